@@ -1,0 +1,3 @@
+from popview.cli import main
+
+raise SystemExit(main())

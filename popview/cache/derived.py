@@ -1,0 +1,134 @@
+"""Data derived from the sorted records at conversion time, so that opening
+and querying never rescans them: call-path intervals, sparse time indexes,
+and whatever optional builders (pyramids, cumulative sums) are installed."""
+from __future__ import annotations
+
+import importlib
+
+import h5py
+import numpy as np
+
+from popview.cache import schema
+from popview.cache.callpaths import LEAVE, CallPathBuilder
+from popview.cache.progress import Progress
+from popview.cache.writer import SORT_BUDGET_ROWS, _location_groups, create_column
+from popview.model.definitions import Definitions, Region
+
+# Modules with a build(out, defs, progress) function, run after the core ones.
+OPTIONAL_BUILDERS = ("popview.cache.cumulative", "popview.cache.pyramid")
+
+
+def build_all(out: h5py.File, defs: Definitions, progress: Progress) -> None:
+    build_calls(out, defs, progress.sub(0.0, 0.4))
+    for table in schema.TABLES:
+        build_sparse_index(out, table)
+    builders = []
+    for name in OPTIONAL_BUILDERS:
+        try:
+            builders.append(importlib.import_module(name).build)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+    for i, build in enumerate(builders):
+        build(out, defs, progress.sub(0.4 + 0.6 * i / len(builders), 0.4 + 0.6 * (i + 1) / len(builders)))
+
+
+def region_ids(defs: Definitions, etype: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Region id of each (type, value) enter event; adds regions never declared."""
+    known = np.array([(r.event_type << 32) | (r.event_value & 0xFFFFFFFF) for r in defs.regions], dtype=np.int64)
+    keys = (etype.astype(np.int64) << 32) | (value.astype(np.int64) & 0xFFFFFFFF)
+    order = np.argsort(known)
+    pos = np.searchsorted(known[order], keys)
+    pos = np.minimum(pos, max(len(known) - 1, 0))
+    found = (known[order][pos] == keys) if len(known) else np.zeros(len(keys), bool)
+    ids = np.where(found, order[pos] if len(known) else 0, -1).astype(np.int64)
+    if not found.all():
+        for key in np.unique(keys[~found]):
+            t, v = int(key >> 32), int(np.int64(key) & 0xFFFFFFFF)
+            et = defs.event_types.get(t)
+            label = et.values.get(v) if et else None
+            name = label or f"{et.name if et else t} {v}"
+            defs.regions.append(Region(name=name, paradigm=et.paradigm if et else "user",
+                                       role="function", event_type=t, event_value=v))
+            ids[keys == key] = len(defs.regions) - 1
+    return ids.astype(np.int32)
+
+
+def build_calls(out: h5py.File, defs: Definitions, progress: Progress) -> None:
+    """Call-path intervals from the region-type events, unless a reader wrote them."""
+    if "calls" in out and out["calls"]["loc"].shape[0] > 0:
+        return
+    region_types = np.array(sorted(c for c, et in defs.event_types.items() if et.kind == "region"), dtype=np.int32)
+    ev = out["events"]
+    offsets = ev["offsets"][:]
+    builder = CallPathBuilder()
+    parts = []
+    n_out = 0
+    if len(region_types):
+        for gi, (a, b) in enumerate(_location_groups(np.diff(offsets), SORT_BUDGET_ROWS)):
+            progress(gi / max(1, len(offsets)), "building call paths")
+            lo, hi = offsets[a], offsets[b]
+            etype = ev["type"][lo:hi]
+            sel = np.isin(etype, region_types)
+            if not sel.any():
+                continue
+            etype = etype[sel]
+            value = ev["value"][lo:hi][sel]
+            region = np.full(len(etype), LEAVE, dtype=np.int32)
+            enter = value != 0
+            region[enter] = region_ids(defs, etype[enter], value[enter])
+            calls = builder.build(ev["loc"][lo:hi][sel], ev["time"][lo:hi][sel], etype, region, defs.t_end)
+            parts.append(calls)
+            n_out += len(calls["loc"])
+    _replace_table(out, "calls", parts, n_out, len(offsets) - 1)
+    defs.callpath_parent, defs.callpath_region = builder.table()
+    if builder.unmatched:
+        defs.warn(f"{builder.unmatched} region exits without a matching entry were ignored")
+
+
+def _replace_table(out: h5py.File, table: str, parts: list[dict], n: int, n_loc: int) -> None:
+    if table in out:
+        del out[table]
+    g = out.create_group(table)
+    counts = np.zeros(n_loc, dtype=np.int64)
+    pos = 0
+    cols = schema.columns(table)
+    dsets = {name: create_column(g, name, dt, n) for name, dt in cols}
+    for p in parts:
+        k = len(p["loc"])
+        for name, dt in cols:
+            dsets[name][pos:pos + k] = p[name].astype(dt)
+        counts += np.bincount(p["loc"], minlength=n_loc)[:n_loc]
+        pos += k
+    offsets = np.zeros(n_loc + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    g.create_dataset("offsets", data=offsets)
+
+
+def build_sparse_index(out: h5py.File, table: str) -> None:
+    """Every SPARSE_STEP-th time (and, for intervals, the running max of the
+    ends within each location) so a window query reads only the slab it needs."""
+    g = out[table]
+    _, time_col, _ = schema.TABLES[table]
+    n = g[time_col].shape[0]
+    step = schema.SPARSE_STEP
+    for name in ("sparse_time", "sparse_maxend"):
+        if name in g:
+            del g[name]
+    g.create_dataset("sparse_time", data=g[time_col][::step] if n else np.zeros(0, np.int64))
+    if table not in schema.INTERVAL_TABLES:
+        return
+    offsets = g["offsets"][:]
+    sampled = []
+    for a, b in _location_groups(np.diff(offsets), SORT_BUDGET_ROWS):
+        lo, hi = int(offsets[a]), int(offsets[b])
+        if lo == hi:
+            continue
+        end = g["end"][lo:hi]
+        for loc in range(a, b):
+            s, e = int(offsets[loc]) - lo, int(offsets[loc + 1]) - lo
+            if e > s:
+                end[s:e] = np.maximum.accumulate(end[s:e])
+        first = lo + (-lo) % step
+        sampled.append(end[first - lo:hi - lo:step])
+    g.create_dataset("sparse_maxend", data=np.concatenate(sampled) if sampled else np.zeros(0, np.int64))

@@ -1,0 +1,149 @@
+"""Reads a cache: definitions at once, records lazily by location and time."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import h5py
+import hdf5plugin  # noqa: F401  (registers the Zstd filter the cache is written with)
+import numpy as np
+
+from popview.cache import schema
+from popview.model.definitions import Definitions
+
+
+class CacheError(Exception):
+    """A cache file that is not complete, of another schema, or unreadable."""
+
+
+class Reader:
+    """Read access to one converted experiment."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        try:
+            self.h5 = h5py.File(self.path, "r")
+        except OSError as exc:
+            raise CacheError(f"{self.path}: not a readable cache ({exc})") from None
+        attrs = self.h5.attrs
+        if not attrs.get("complete", False):
+            self.close()
+            raise CacheError(f"{self.path}: incomplete cache")
+        if int(attrs.get("schema_version", -1)) != schema.SCHEMA_VERSION:
+            self.close()
+            raise CacheError(f"{self.path}: cache schema {attrs.get('schema_version')} != {schema.SCHEMA_VERSION}")
+        self.fingerprint = str(attrs.get("fingerprint", ""))
+        g = self.h5["definitions"]
+        self.definitions = Definitions.from_json_dict(
+            json.loads(bytes(g["json"][:]).decode()), g["callpath_parent"][:], g["callpath_region"][:])
+        self._offsets = {t: self.h5[t]["offsets"][:] for t in schema.TABLES if t in self.h5}
+        self._sparse: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+
+    # ---- basics ---------------------------------------------------------
+    def close(self) -> None:
+        try:
+            self.h5.close()
+        except Exception:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def has(self, table: str) -> bool:
+        return table in self._offsets and self.count(table) > 0
+
+    def count(self, table: str) -> int:
+        off = self._offsets.get(table)
+        return int(off[-1]) if off is not None and len(off) else 0
+
+    def offsets(self, table: str) -> np.ndarray:
+        return self._offsets[table]
+
+    def counts_per_location(self, table: str) -> np.ndarray:
+        return np.diff(self._offsets[table])
+
+    # ---- records --------------------------------------------------------
+    def read(self, table: str, locations=None, t0: int | None = None, t1: int | None = None,
+             columns: list[str] | None = None) -> dict[str, np.ndarray]:
+        """Rows of `table` for `locations` (default all) overlapping [t0, t1)."""
+        names = columns or [c for c, _ in schema.columns(table)]
+        g = self.h5[table]
+        off = self._offsets[table]
+        if locations is None and t0 is None and t1 is None:
+            return {c: g[c][:] for c in names}
+        locs = range(len(off) - 1) if locations is None else np.atleast_1d(locations)
+        parts = {c: [] for c in names}
+        for loc in locs:
+            lo, hi = self._row_range(table, int(loc), t0, t1)
+            if hi <= lo:
+                continue
+            rows = {c: g[c][lo:hi] for c in set(names) | self._filter_columns(table, t0, t1)}
+            keep = self._window_mask(table, rows, t0, t1)
+            for c in names:
+                parts[c].append(rows[c][keep] if keep is not None else rows[c])
+        return {c: (np.concatenate(p) if p else np.zeros(0, dict(schema.columns(table))[c])) for c, p in parts.items()}
+
+    @staticmethod
+    def _filter_columns(table: str, t0, t1) -> set[str]:
+        if t0 is None and t1 is None:
+            return set()
+        _, time_col, _ = schema.TABLES[table]
+        cols = {time_col}
+        if table in schema.INTERVAL_TABLES:
+            cols.add("end")
+        return cols
+
+    @staticmethod
+    def _window_mask(table: str, rows, t0, t1):
+        if t0 is None and t1 is None:
+            return None
+        _, time_col, _ = schema.TABLES[table]
+        t = rows[time_col]
+        keep = np.ones(len(t), bool)
+        if t1 is not None:
+            keep &= t < t1
+        if t0 is not None:
+            keep &= (rows["end"] > t0) if table in schema.INTERVAL_TABLES else (t >= t0)
+        return keep
+
+    def _sparse_index(self, table: str):
+        if table not in self._sparse:
+            g = self.h5[table]
+            self._sparse[table] = (g["sparse_time"][:], g["sparse_maxend"][:] if "sparse_maxend" in g else None)
+        return self._sparse[table]
+
+    def _row_range(self, table: str, loc: int, t0, t1) -> tuple[int, int]:
+        """Row slab of one location that may overlap [t0, t1), from the sparse index."""
+        off = self._offsets[table]
+        lo, hi = int(off[loc]), int(off[loc + 1])
+        if hi <= lo or (t0 is None and t1 is None):
+            return lo, hi
+        step = schema.SPARSE_STEP
+        times, maxend = self._sparse_index(table)
+        k0, k1 = -(-lo // step), (hi - 1) // step + 1   # sparse entries inside [lo, hi)
+        start, stop = lo, hi
+        if t0 is not None and k1 > k0:
+            key = maxend[k0:k1] if maxend is not None else times[k0:k1]
+            j = np.searchsorted(key, t0, side="right")  # first entry ending after t0
+            start = max(lo, (k0 + j - 1) * step)
+        if t1 is not None and k1 > k0:
+            j = np.searchsorted(times[k0:k1], t1, side="left")  # entries beginning before t1
+            stop = min(hi, (k0 + j) * step) if j < k1 - k0 else hi
+        return start, stop
+
+
+def open_if_valid(path: Path, fingerprint: str | None) -> Reader | None:
+    """The cache at `path` if it is complete, current and of this source."""
+    if not Path(path).exists():
+        return None
+    try:
+        reader = Reader(path)
+    except CacheError:
+        return None
+    if fingerprint is not None and reader.fingerprint != fingerprint:
+        reader.close()
+        return None
+    return reader

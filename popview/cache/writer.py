@@ -1,0 +1,244 @@
+"""Writes a cache: records arrive in any order, in chunks; finish() sorts
+them by location then time in bounded memory and renames the file into
+place only when everything, derived data included, is written."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import h5py
+import hdf5plugin
+import numpy as np
+
+from popview._version import __version__
+from popview.cache import schema
+from popview.cache.progress import Progress
+from popview.model.definitions import Definitions
+
+# Rows sorted in memory at once; bounds the peak memory of finish().
+SORT_BUDGET_ROWS = 12_000_000
+
+
+def compression() -> dict:
+    """Zstd + shuffle: ~5x faster to write than gzip at the same ratio (see docs/cache.md)."""
+    return dict(**hdf5plugin.Zstd(clevel=3), shuffle=True)
+
+
+def create_column(group: h5py.Group, name: str, dtype, size: int) -> h5py.Dataset:
+    chunk = max(1, min(schema.CHUNK, size)) if size else schema.CHUNK
+    return group.create_dataset(name, shape=(size,), maxshape=(None,), dtype=dtype,
+                                chunks=(chunk,), **compression())
+
+
+class _Staging:
+    """Unsorted records of one table, spilled uncompressed to a scratch file."""
+
+    def __init__(self, h5: h5py.File, table: str, n_locations_hint: int = 0):
+        self.table = table
+        self.group = h5.require_group(table)
+        self.n = 0
+        self.loc_counts = np.zeros(max(n_locations_hint, 1), dtype=np.int64)
+        self.last_time: dict[int, int] = {}
+        self.time_sorted = True
+        self.t_max = np.iinfo(np.int64).min
+        for name, dtype in schema.columns(table):
+            self.group.create_dataset(name, shape=(0,), maxshape=(None,), dtype=dtype, chunks=(1 << 18,))
+
+    def append(self, cols: dict[str, np.ndarray]) -> None:
+        loc_col, time_col, _ = schema.TABLES[self.table]
+        n = len(cols[loc_col])
+        if n == 0:
+            return
+        for name, dtype in schema.columns(self.table):
+            ds = self.group[name]
+            ds.resize((self.n + n,))
+            ds[self.n:] = np.asarray(cols[name], dtype=dtype)
+        self.n += n
+        locs = np.asarray(cols[loc_col], dtype=np.int64)
+        counts = np.bincount(locs)
+        if len(counts) > len(self.loc_counts):
+            self.loc_counts = np.pad(self.loc_counts, (0, len(counts) - len(self.loc_counts)))
+        self.loc_counts[: len(counts)] += counts
+        times = np.asarray(cols[time_col])
+        self.t_max = max(self.t_max, int(times.max()))
+        if self.time_sorted:
+            self.time_sorted = _sorted_within_locations(locs, times, self.last_time)
+
+
+def _sorted_within_locations(locs: np.ndarray, times: np.ndarray, last: dict[int, int]) -> bool:
+    """True if times are non-decreasing per location, also across chunks."""
+    order = np.argsort(locs, kind="stable")
+    l, t = locs[order], times[order]
+    same = l[1:] == l[:-1]
+    if np.any(t[1:][same] < t[:-1][same]):
+        return False
+    starts = np.flatnonzero(np.r_[True, ~same])
+    ends = np.r_[starts[1:], len(l)] - 1
+    for s, e in zip(starts, ends):
+        loc = int(l[s])
+        if loc in last and t[s] < last[loc]:
+            return False
+        last[loc] = int(t[e])
+    return True
+
+
+class Writer:
+    """Builds one cache file atomically.
+
+    Use as a context manager: an exception (or a cancel) removes every
+    temporary file, so a half-written cache is never found later.
+    """
+
+    def __init__(self, final_path: Path, fingerprint: str, n_locations_hint: int = 0):
+        self.final_path = Path(final_path)
+        self.final_path.parent.mkdir(parents=True, exist_ok=True)
+        self.fingerprint = fingerprint
+        fd, tmp = tempfile.mkstemp(prefix=self.final_path.name + ".", suffix=".staging.tmp",
+                                   dir=self.final_path.parent)
+        os.close(fd)
+        self._staging_path = Path(tmp)
+        self._staging = h5py.File(self._staging_path, "w")
+        self._tables: dict[str, _Staging] = {}
+        self._hint = n_locations_hint
+        self.definitions: Definitions | None = None
+        self.extra_writers: list = []   # callables(h5py.File) writing format-specific groups
+        self.unsorted_tables: list[str] = []
+
+    # ---- input ----------------------------------------------------------
+    def append(self, table: str, cols: dict[str, np.ndarray]) -> None:
+        if table not in self._tables:
+            self._tables[table] = _Staging(self._staging, table, self._hint)
+        self._tables[table].append(cols)
+
+    def set_definitions(self, defs: Definitions) -> None:
+        self.definitions = defs
+
+    def count(self, table: str) -> int:
+        return self._tables[table].n if table in self._tables else 0
+
+    def time_max(self) -> int:
+        return max([t.t_max for t in self._tables.values()] + [0])
+
+    # ---- output ---------------------------------------------------------
+    def finish(self, progress: Progress | None = None) -> Path:
+        """Sort, derive, write and rename. Returns the final path."""
+        from popview.cache import derived
+
+        progress = progress or Progress()
+        if self.definitions is None:
+            raise ValueError("definitions were never set")
+        fd, tmp = tempfile.mkstemp(prefix=self.final_path.name + ".", suffix=".tmp", dir=self.final_path.parent)
+        os.close(fd)
+        tmp_path = Path(tmp)
+        try:
+            with h5py.File(tmp_path, "w") as out:
+                n_loc = max(self.definitions.n_locations, 1)
+                tables = list(schema.TABLES)
+                for i, table in enumerate(tables):
+                    stage = self._tables.get(table)
+                    if stage is not None and not stage.time_sorted:
+                        self.unsorted_tables.append(table)
+                    _write_sorted(out, table, stage, n_loc, progress.sub(i * 0.6 / len(tables), (i + 1) * 0.6 / len(tables)))
+                self._close_staging()
+                for table in self.unsorted_tables:
+                    self.definitions.warn(f"{table} records were not in time order per location; sorted")
+                for write in self.extra_writers:
+                    write(out)
+                derived.build_all(out, self.definitions, progress.sub(0.6, 0.98))
+                _write_definitions(out, self.definitions)
+                out.attrs["schema_version"] = schema.SCHEMA_VERSION
+                out.attrs["popview_version"] = __version__
+                out.attrs["fingerprint"] = self.fingerprint
+                out.attrs["complete"] = True
+            os.replace(tmp_path, self.final_path)
+        except BaseException:
+            tmp_path.unlink(missing_ok=True)
+            self.abort()
+            raise
+        progress(1.0, "done")
+        return self.final_path
+
+    def _close_staging(self) -> None:
+        if self._staging is not None:
+            self._staging.close()
+            self._staging = None
+        self._staging_path.unlink(missing_ok=True)
+
+    def abort(self) -> None:
+        self._close_staging()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            self.abort()
+        return False
+
+
+def _write_definitions(out: h5py.File, defs: Definitions) -> None:
+    g = out.require_group("definitions")
+    payload = json.dumps(defs.to_json_dict(), separators=(",", ":")).encode()
+    g.create_dataset("json", data=np.frombuffer(payload, dtype=np.uint8), **compression())
+    g.create_dataset("callpath_parent", data=np.asarray(defs.callpath_parent, np.int32))
+    g.create_dataset("callpath_region", data=np.asarray(defs.callpath_region, np.int32))
+
+
+def _location_groups(counts: np.ndarray, budget: int) -> list[tuple[int, int]]:
+    """Consecutive location ranges [a, b) holding at most `budget` rows each
+    (a single location larger than the budget forms a group of its own)."""
+    groups, start, acc = [], 0, 0
+    for loc, c in enumerate(counts):
+        if acc and acc + c > budget:
+            groups.append((start, loc))
+            start, acc = loc, 0
+        acc += c
+    groups.append((start, len(counts)))
+    return groups
+
+
+def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int, progress: Progress) -> None:
+    loc_col, time_col, cols = schema.TABLES[table]
+    group = out.create_group(table)
+    total = stage.n if stage is not None else 0
+    counts = np.zeros(n_loc, dtype=np.int64)
+    if stage is not None:
+        c = stage.loc_counts[: max(n_loc, len(stage.loc_counts))]
+        counts = np.pad(c, (0, max(0, n_loc - len(c))))
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    group.create_dataset("offsets", data=offsets)
+    dsets = {name: create_column(group, name, dtype, total) for name, dtype in cols}
+    if total == 0:
+        return
+    src = stage.group
+    groups = _location_groups(counts, SORT_BUDGET_ROWS)
+    for gi, (a, b) in enumerate(groups):
+        progress(gi / len(groups), f"sorting {table}")
+        lo, hi = offsets[a], offsets[b]
+        if lo == hi:
+            continue
+        data = _gather(src, cols, loc_col, a, b, stage.n, single=len(groups) == 1)
+        order = np.lexsort((data[time_col], data[loc_col]))
+        for name, _ in cols:
+            dsets[name][lo:hi] = data[name][order]
+        del data, order
+    progress(1.0, f"sorted {table}")
+
+
+def _gather(src: h5py.Group, cols, loc_col: str, a: int, b: int, n: int, single: bool) -> dict[str, np.ndarray]:
+    """Rows of locations [a, b) from the staging table, read in slabs."""
+    if single:
+        return {name: src[name][:] for name, _ in cols}
+    parts: dict[str, list] = {name: [] for name, _ in cols}
+    slab = 1 << 22
+    for s in range(0, n, slab):
+        locs = src[loc_col][s:s + slab]
+        mask = (locs >= a) & (locs < b)
+        if not mask.any():
+            continue
+        for name, _ in cols:
+            parts[name].append(locs[mask] if name == loc_col else src[name][s:s + slab][mask])
+    return {name: np.concatenate(p) if p else np.zeros(0, dt) for (name, dt), p in zip(cols, parts.values())}

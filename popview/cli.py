@@ -1,0 +1,55 @@
+"""The `popview` command: the GUI by default, plus headless sub-commands.
+
+    popview [FILE...]                 open the window (with files)
+    popview info TRACE...             what a trace or profile contains
+    popview convert TRACE...          convert into the cache
+    popview metrics TRACE...          POP metrics (table / json / csv)
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from popview._version import __version__
+
+# Sub-command modules: each has add_parser(subparsers) and run(args) -> int.
+COMMANDS = ("info", "convert", "metrics", "report")
+
+
+def _command_modules():
+    mods = {}
+    for name in COMMANDS:
+        try:
+            mods[name] = importlib.import_module(f"popview.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"popview.commands.{name}":
+                raise
+    return mods
+
+
+def build_parser(mods) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="popview", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"popview {__version__}")
+    sub = parser.add_subparsers(dest="command")
+    for mod in mods.values():
+        mod.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    mods = _command_modules()
+    if argv and argv[0] in mods:
+        args = build_parser(mods).parse_args(argv)
+        return mods[args.command].run(args)
+    if argv and argv[0] in ("-h", "--help", "--version"):
+        build_parser(mods).parse_args(argv)
+        return 0
+    from popview.gui.app import run_gui  # Qt is imported only for the window
+
+    return run_gui(argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Headless sub-commands of the `popview` command line."""

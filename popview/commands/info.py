@@ -1,0 +1,67 @@
+"""`popview info TRACE...`: what a trace or profile contains."""
+from __future__ import annotations
+
+import json
+
+from popview.commands.common import ProgressBar, add_cache_dir, guarded
+from popview.experiment import open as open_experiment
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("info", help="summarise a trace or profile")
+    p.add_argument("paths", nargs="+", metavar="TRACE")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_cache_dir(p)
+
+
+def format_duration(ns: int) -> str:
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.6g} {unit}"
+    return f"{ns} ns"
+
+
+_UNIT_NAMES = {1.0: "ns", 1000.0: "us", 1e6: "ms", 1e9: "s"}
+
+
+def render(info: dict) -> str:
+    rec = info["records"]
+    lines = [
+        f"{info['source']}",
+        f"  format      {info['format']} ({info['tool']})" + (f", recorded {info['date']}" if info["date"] else ""),
+        f"  duration    {format_duration(info['duration_ns'])}"
+        f" (source clock unit: {_UNIT_NAMES.get(info['source_unit_ns'], str(info['source_unit_ns']) + ' ns')})",
+        f"  shape       {info['processes']} processes x {info['threads_per_process']} threads"
+        f", {info['nodes']} nodes, {info['applications']} application(s)",
+        f"  locations   " + ", ".join(f"{n} {k}" for k, n in info["locations"].items()),
+        f"  records     " + ", ".join(f"{n:,} {k}" for k, n in rec.items()),
+        f"  regions     {info['regions']} regions, {info['callpaths']} call paths",
+        f"  paradigms   {', '.join(info['paradigms']) or 'none detected'}",
+        f"  counters    {', '.join(info['counters']) or 'none'}",
+    ]
+    if info.get("topologies"):
+        lines.append(f"  topologies  {', '.join(info['topologies'])}")
+    if info.get("metrics"):
+        lines.append(f"  metrics     {len(info['metrics'])}: {', '.join(info['metrics'][:12])}" +
+                     (" ..." if len(info["metrics"]) > 12 else ""))
+    flags = [k.replace("_", " ") for k, v in info["flags"].items() if v is True and k != "pcf"]
+    if flags:
+        lines.append(f"  flags       {', '.join(flags)}")
+    if info["warnings"]:
+        lines.append(f"  warnings    {len(info['warnings'])}")
+        lines += [f"    - {w}" for w in info["warnings"]]
+    return "\n".join(lines)
+
+
+@guarded
+def run(args) -> int:
+    out = []
+    for path in args.paths:
+        with open_experiment(path, args.cache_dir, ProgressBar(str(path))) as exp:
+            info = exp.info()
+        out.append(info)
+        if not args.json:
+            print(render(info))
+    if args.json:
+        print(json.dumps(out if len(out) > 1 else out[0], indent=2))
+    return 0

@@ -1,0 +1,111 @@
+"""Opening an experiment: fingerprint the source, reuse a valid cache or
+convert into a new one, and hand out a read-only Experiment."""
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from pathlib import Path
+
+from popview.cache import Progress, Reader, Writer, open_if_valid
+from popview.cache.fingerprint import fingerprint, source_files
+from popview.cache.location import cache_path
+from popview.readers import InputError, reader_for
+
+
+class Experiment:
+    """One converted run: definitions plus lazy access to its records."""
+
+    def __init__(self, source: Path, reader: Reader, converted: bool):
+        self.source = Path(source)
+        self.reader = reader
+        self.cache_path = reader.path
+        self.converted = converted          # False when opened from an existing cache
+        self.definitions = reader.definitions
+
+    @property
+    def format(self) -> str:
+        return self.definitions.source_format
+
+    @property
+    def is_trace(self) -> bool:
+        return self.format != "cube"
+
+    @property
+    def name(self) -> str:
+        n = self.source.name
+        for ext in (".prv.gz", ".prv", ".otf2", ".cubex"):
+            if n.endswith(ext):
+                n = n[: -len(ext)]
+        if n in ("traces", "profile", "summary", "scout") and self.source.parent.name:
+            n = self.source.parent.name
+        return n
+
+    def shape(self) -> tuple[int, int]:
+        """(processes, max threads per process) of the main application."""
+        d = self.definitions
+        tpp = d.threads_per_process()
+        main = [i for i, p in enumerate(d.processes) if p.appl == 0]
+        return len(main), int(tpp[main].max()) if main else 0
+
+    @property
+    def label(self) -> str:
+        p, t = self.shape()
+        return f"{p}x{t}"
+
+    def info(self) -> dict:
+        d = self.definitions
+        r = self.reader
+        p, t = self.shape()
+        kinds = Counter(loc.kind for loc in d.locations)
+        return {
+            "source": str(self.source), "cache": str(self.cache_path), "format": d.source_format, "tool": d.tool,
+            "date": d.date, "duration_ns": d.t_end, "source_unit_ns": d.source_unit_ns,
+            "applications": len(d.applications) or 1, "processes": p, "threads_per_process": t,
+            "locations": dict(kinds), "nodes": len(d.nodes),
+            "records": {tbl: r.count(tbl) for tbl in ("states", "events", "messages", "calls")},
+            "regions": len(d.regions), "callpaths": int(len(d.callpath_parent)),
+            "paradigms": d.paradigms, "counters": d.counters, "topologies": [tp.get("name", "") for tp in d.topologies],
+            "flags": d.flags, "warnings": d.warnings,
+        }
+
+    def close(self) -> None:
+        self.reader.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Experiment {self.name} {self.format} {self.label}>"
+
+
+def convert(path, cache_dir=None, progress=None, cancel: threading.Event | None = None,
+            force: bool = False) -> tuple[Path, bool]:
+    """Make sure a valid cache of `path` exists. Returns (cache path, converted now)."""
+    path = Path(path)
+    fmt, module = reader_for(path)
+    anchor = module.anchor(path) if hasattr(module, "anchor") else path
+    try:
+        fp = fingerprint(source_files(anchor))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc}") from None
+    target = cache_path(anchor, Path(cache_dir) if cache_dir else None)
+    if not force:
+        existing = open_if_valid(target, fp)
+        if existing is not None:
+            existing.close()
+            return target, False
+    prog = Progress(progress, cancel)
+    with Writer(target, fp) as writer:
+        module.convert(anchor, writer, prog.sub(0.0, 0.7))
+        writer.finish(prog.sub(0.7, 1.0))
+    return target, True
+
+
+def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = None,
+         force: bool = False) -> Experiment:  # noqa: A001 - mirrors builtins.open on purpose
+    """Open a trace or profile, converting it (once) into the cache."""
+    target, converted = convert(path, cache_dir, progress, cancel, force)
+    return Experiment(Path(path), Reader(target), converted)

@@ -1,0 +1,255 @@
+"""Vectorised parsing of .prv record lines (a numba kernel over raw bytes).
+
+One call parses one block of whole lines into numpy columns: states,
+events (one row per type:value pair) and messages, and counts every
+problem by kind with the first line it occurred on.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+# Problem kinds (index into the counters the kernel returns).
+MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION, AFTER_END, GLOBAL_COMM = range(6)
+PROBLEMS = {
+    MALFORMED: "malformed record",
+    UNKNOWN_TYPE: "unknown record type",
+    END_BEFORE_BEGIN: "state ends before it begins",
+    UNKNOWN_LOCATION: "record names an application, task or thread the header does not have",
+    AFTER_END: "record after the header's end time",
+    GLOBAL_COMM: "global communication record (type 4) ignored",
+}
+N_PROBLEMS = len(PROBLEMS)
+# Problems that drop the record (the others only warn).
+DROPPING = (MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION)
+
+COLON, NEWLINE, CR, MINUS = 58, 10, 13, 45
+
+
+@numba.njit(cache=True, inline="always")
+def _field(buf, i, n):
+    """Parse an integer at i. Returns (value, next index, terminator):
+    terminator 1 = ':', 2 = end of line, 0 = error."""
+    neg = False
+    if i < n and buf[i] == MINUS:
+        neg = True
+        i += 1
+    start = i
+    v = np.int64(0)
+    while i < n:
+        c = buf[i]
+        if 48 <= c <= 57:
+            v = v * 10 + (c - 48)
+            i += 1
+        else:
+            break
+    if i == start:
+        return v, i, 0
+    if neg:
+        v = -v
+    if i >= n:
+        return v, i, 2
+    c = buf[i]
+    if c == COLON:
+        return v, i + 1, 1
+    if c == NEWLINE:
+        return v, i + 1, 2
+    if c == CR and i + 1 < n and buf[i + 1] == NEWLINE:
+        return v, i + 2, 2
+    return v, i, 0
+
+
+@numba.njit(cache=True, inline="always")
+def _skip_line(buf, i, n):
+    while i < n and buf[i] != NEWLINE:
+        i += 1
+    return i + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _location(appl, task, thread, appl_first_task, task_first_loc):
+    n_appl = len(appl_first_task) - 1
+    if appl < 1 or appl > n_appl:
+        return -1
+    t = appl_first_task[appl - 1] + task - 1
+    if task < 1 or t >= appl_first_task[appl]:
+        return -1
+    first = task_first_loc[t]
+    if thread < 1 or first + thread - 1 >= task_first_loc[t + 1]:
+        return -1
+    return first + thread - 1
+
+
+@numba.njit(cache=True)
+def _grow(a, size):
+    b = np.empty(max(size, 2 * len(a)), a.dtype)
+    b[: len(a)] = a
+    return b
+
+
+@numba.njit(cache=True, nogil=True)
+def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
+    """Parse whole lines in `buf` (uint8). Times are returned in ns."""
+    n = len(buf)
+    n_lines = 0
+    for k in range(n):
+        if buf[k] == NEWLINE:
+            n_lines += 1
+    n_lines += 1
+    s_loc = np.empty(n_lines, np.int32)
+    s_begin = np.empty(n_lines, np.int64)
+    s_end = np.empty(n_lines, np.int64)
+    s_state = np.empty(n_lines, np.int32)
+    e_loc = np.empty(n_lines * 4, np.int32)
+    e_time = np.empty(n_lines * 4, np.int64)
+    e_type = np.empty(n_lines * 4, np.int32)
+    e_value = np.empty(n_lines * 4, np.int64)
+    c_cols = np.empty((8, 16), np.int64)
+    c_n = 0
+    problems = np.zeros(N_PROBLEMS, np.int64)
+    first_line = np.full(N_PROBLEMS, -1, np.int64)
+    f = np.empty(16, np.int64)
+    ns = 0
+    ne = 0
+    i = 0
+    line = line0
+    while i < n:
+        c = buf[i]
+        if c == NEWLINE:
+            i += 1
+            line += 1
+            continue
+        if c == 35 or c == 99 or c == 67 or c == CR:  # '#', 'c', 'C' lines and stray CR
+            i = _skip_line(buf, i, n)
+            line += 1
+            continue
+        kind = c - 48
+        if not (1 <= kind <= 4) or i + 1 >= n or buf[i + 1] != COLON:
+            problems[UNKNOWN_TYPE] += 1
+            if first_line[UNKNOWN_TYPE] < 0:
+                first_line[UNKNOWN_TYPE] = line
+            i = _skip_line(buf, i, n)
+            line += 1
+            continue
+        i += 2
+        # common prefix: cpu, appl, task, thread, time
+        ok = True
+        for k in range(5):
+            v, i, term = _field(buf, i, n)
+            f[k] = v
+            if term != 1:
+                ok = False
+                break
+        bad = -1
+        if ok:
+            loc = _location(f[1], f[2], f[3], appl_first_task, task_first_loc)
+            if kind == 1:
+                v, i, term = _field(buf, i, n)
+                f[5] = v
+                if term == 1:
+                    v, i, term = _field(buf, i, n)
+                    f[6] = v
+                else:
+                    term = 0
+                if term != 2 or f[4] < 0:
+                    bad = MALFORMED
+                elif loc < 0:
+                    bad = UNKNOWN_LOCATION
+                else:
+                    end = t_end if f[5] == -1 else f[5]
+                    if end < f[4]:
+                        bad = END_BEFORE_BEGIN
+                    else:
+                        s_loc[ns] = loc
+                        s_begin[ns] = f[4] * tick_ns
+                        s_end[ns] = end * tick_ns
+                        s_state[ns] = f[6]
+                        ns += 1
+                        if end > t_end:
+                            problems[AFTER_END] += 1
+                            if first_line[AFTER_END] < 0:
+                                first_line[AFTER_END] = line
+            elif kind == 2:
+                start = ne
+                term = 1
+                while term == 1:
+                    t, i, term = _field(buf, i, n)
+                    if term != 1:
+                        term = 0
+                        break
+                    v, i, term = _field(buf, i, n)
+                    if term == 0:
+                        break
+                    if ne >= len(e_loc):
+                        e_loc = _grow(e_loc, ne + 1)
+                        e_time = _grow(e_time, ne + 1)
+                        e_type = _grow(e_type, ne + 1)
+                        e_value = _grow(e_value, ne + 1)
+                    e_loc[ne] = loc
+                    e_time[ne] = f[4] * tick_ns
+                    e_type[ne] = t
+                    e_value[ne] = v
+                    ne += 1
+                if term != 2 or ne == start or f[4] < 0:
+                    ne = start
+                    bad = MALFORMED
+                elif loc < 0:
+                    ne = start
+                    bad = UNKNOWN_LOCATION
+                elif f[4] > t_end:
+                    problems[AFTER_END] += 1
+                    if first_line[AFTER_END] < 0:
+                        first_line[AFTER_END] = line
+            elif kind == 3:
+                # f[4] was the logical send time; 9 more fields follow
+                term = 1
+                for k in range(5, 13):
+                    v, i, term = _field(buf, i, n)
+                    f[k] = v
+                    if term != 1:
+                        term = 0
+                        break
+                if term == 1:
+                    v, i, term = _field(buf, i, n)
+                    f[13] = v
+                if term != 2:
+                    bad = MALFORMED
+                else:
+                    rloc = _location(f[7], f[8], f[9], appl_first_task, task_first_loc)
+                    if loc < 0 or rloc < 0:
+                        bad = UNKNOWN_LOCATION
+                    elif f[4] < 0 or f[5] < 0 or f[10] < 0 or f[11] < 0:
+                        bad = MALFORMED
+                    else:
+                        if c_n >= c_cols.shape[1]:
+                            bigger = np.empty((8, 2 * c_cols.shape[1]), np.int64)
+                            bigger[:, :c_n] = c_cols[:, :c_n]
+                            c_cols = bigger
+                        c_cols[0, c_n] = loc
+                        c_cols[1, c_n] = rloc
+                        c_cols[2, c_n] = f[4] * tick_ns
+                        c_cols[3, c_n] = f[5] * tick_ns
+                        c_cols[4, c_n] = f[10] * tick_ns
+                        c_cols[5, c_n] = f[11] * tick_ns
+                        c_cols[6, c_n] = f[12]
+                        c_cols[7, c_n] = f[13]
+                        c_n += 1
+            else:
+                problems[GLOBAL_COMM] += 1
+                if first_line[GLOBAL_COMM] < 0:
+                    first_line[GLOBAL_COMM] = line
+                i = _skip_line(buf, i, n)
+                line += 1
+                continue
+        else:
+            bad = MALFORMED
+        if bad >= 0:
+            problems[bad] += 1
+            if first_line[bad] < 0:
+                first_line[bad] = line
+            if i > 0 and i <= n and buf[i - 1] != NEWLINE:
+                i = _skip_line(buf, i, n)
+        line += 1
+    return (s_loc[:ns], s_begin[:ns], s_end[:ns], s_state[:ns],
+            e_loc[:ne], e_time[:ne], e_type[:ne], e_value[:ne],
+            c_cols[:, :c_n].copy(), problems, first_line, line)

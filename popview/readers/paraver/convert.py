@@ -1,0 +1,262 @@
+"""Streams a Paraver trace into the cache writer."""
+from __future__ import annotations
+
+import gzip
+import queue
+import threading
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from popview.cache.progress import Progress
+from popview.cache.writer import Writer
+from popview.model.definitions import Definitions, Location, Process, Region
+from popview.model.states import class_of, default_states
+from popview.readers.errors import InputError
+from popview.readers.paraver import body, eventtypes
+from popview.readers.paraver.header import Header, parse_communicator, parse_header
+from popview.readers.paraver.pcf import Pcf, parse_pcf
+from popview.readers.paraver.row import parse_row
+
+BLOCK = 16 << 20
+
+
+def detect(path: Path) -> bool:
+    name = path.name.lower()
+    if path.is_dir():
+        return False
+    if name.endswith((".prv", ".prv.gz")):
+        return True
+    try:
+        with _open(path) as f:
+            return f.read(8) == b"#Paraver"
+    except (OSError, EOFError, zlib.error):
+        return False
+
+
+def _open(path: Path):
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if gz else open(path, "rb")
+
+
+def side_file(path: Path, suffix: str) -> Path:
+    name = path.name
+    for ext in (".prv.gz", ".prv"):
+        if name.endswith(ext):
+            return path.with_name(name[: -len(ext)] + suffix)
+    return path.with_suffix(suffix)
+
+
+def read_header(path: Path) -> tuple[Header, int, int]:
+    """Header, number of header lines, and byte offset of the first record."""
+    with _open(path) as f:
+        first = f.readline()
+        if not first:
+            raise InputError(f"{path}: empty file")
+        try:
+            text = first.decode("ascii")
+        except UnicodeDecodeError:
+            raise InputError(f"{path}: line 1: not a Paraver trace (binary data)") from None
+        header = parse_header(text, str(path))
+        consumed, lines = len(first), 1
+        for _ in range(header.n_communicators):
+            raw = f.readline()
+            comm = parse_communicator(raw.decode("ascii", "replace"))
+            if comm is None:
+                break
+            header.communicators.append(comm)
+            consumed += len(raw)
+            lines += 1
+    return header, lines, consumed
+
+
+def _blocks(path: Path, skip: int, out: queue.Queue, stop: threading.Event) -> None:
+    """Producer: whole-line blocks of the body (decompressed), then None."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as raw:
+            gz = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+            stream = gzip.GzipFile(fileobj=raw) if gz else raw
+            stream.read(skip)
+            carry = b""
+            while not stop.is_set():
+                chunk = stream.read(BLOCK)
+                if not chunk:
+                    break
+                data = carry + chunk
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    carry = data
+                    continue
+                carry = data[cut:]
+                out.put((data[:cut], raw.tell() / max(size, 1)))
+            if carry and not stop.is_set():
+                out.put((carry + b"\n", 1.0, "truncated"))
+        out.put(None)
+    except (OSError, EOFError, zlib.error) as exc:
+        out.put(exc)
+
+
+class _Problems:
+    def __init__(self):
+        self.count = np.zeros(body.N_PROBLEMS, np.int64)
+        self.first = np.full(body.N_PROBLEMS, -1, np.int64)
+
+    def add(self, count, first):
+        new = (self.first < 0) & (first >= 0)
+        self.first[new] = first[new]
+        self.count += count
+
+    def warnings(self, where: str) -> list[str]:
+        return [f"{where}: {n} x {body.PROBLEMS[k]} (first at line {self.first[k]})"
+                for k, n in enumerate(self.count) if n]
+
+
+def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
+    path = Path(path)
+    header, header_lines, skip = read_header(path)
+    defs, pcf = _definitions(path, header)
+    appl_first_task, task_first_loc = _location_index(header)
+    q: queue.Queue = queue.Queue(maxsize=2)
+    stop = threading.Event()
+    producer = threading.Thread(target=_blocks, args=(path, skip, q, stop), daemon=True)
+    producer.start()
+    problems = _Problems()
+    seen_types: set[int] = set()
+    line = header_lines + 1
+    tick = int(round(header.unit_ns))
+    flags = {"burst_mode": False, "flushing": False}
+    try:
+        while True:
+            item = q.get()
+            if item is None:
+                break
+            if isinstance(item, Exception):
+                raise InputError(f"{path}: cannot read: {item}")
+            data, fraction = item[0], item[1]
+            if len(item) == 3:
+                defs.warn(f"{path.name}: last line has no newline (truncated file?)")
+            progress(fraction * 0.95, f"parsing {path.name}")
+            res = body.parse_block(np.frombuffer(data, np.uint8), line, appl_first_task, task_first_loc,
+                                   tick, header.end_time)
+            line = int(res[11])
+            problems.add(res[9], res[10])
+            _append(writer, res, seen_types, flags)
+    finally:
+        stop.set()
+        while producer.is_alive():
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                producer.join(0.05)
+    if writer.count("states") + writer.count("events") + writer.count("messages") == 0:
+        raise InputError(f"{path}: no valid records (" + "; ".join(problems.warnings(path.name) or ["empty body"]) + ")")
+    for w in problems.warnings(path.name):
+        defs.warn(w)
+    _finish_definitions(defs, pcf, path, seen_types, flags)
+    writer.set_definitions(defs)
+    return defs
+
+
+def _append(writer: Writer, res, seen_types: set[int], flags: dict) -> None:
+    s_loc, s_begin, s_end, s_state, e_loc, e_time, e_type, e_value, comms = res[:9]
+    writer.append("states", {"loc": s_loc, "begin": s_begin, "end": s_end, "state": s_state})
+    writer.append("events", {"loc": e_loc, "time": e_time, "type": e_type, "value": e_value})
+    if comms.shape[1]:
+        writer.append("messages", {
+            "send_loc": comms[0], "recv_loc": comms[1], "send_time": comms[2], "send_phys": comms[3],
+            "recv_time": comms[4], "recv_phys": comms[5], "size": comms[6], "tag": comms[7],
+            "comm": np.full(comms.shape[1], -1, np.int32)})
+    if len(e_type):
+        seen_types.update(np.unique(e_type).tolist())
+        mode = e_type == eventtypes.TRACING_MODE
+        if mode.any() and (e_value[mode] == eventtypes.BURST_MODE_VALUE).any():
+            flags["burst_mode"] = True
+        if not flags["flushing"] and (e_type == eventtypes.FLUSHING).any():
+            flags["flushing"] = True
+
+
+def _location_index(header: Header) -> tuple[np.ndarray, np.ndarray]:
+    tasks = [t for app in header.applications for t in app]
+    appl_first_task = np.zeros(len(header.applications) + 1, np.int64)
+    np.cumsum([len(a) for a in header.applications], out=appl_first_task[1:])
+    task_first_loc = np.zeros(len(tasks) + 1, np.int64)
+    np.cumsum([t.threads for t in tasks], out=task_first_loc[1:])
+    return appl_first_task, task_first_loc
+
+
+def _definitions(path: Path, header: Header) -> tuple[Definitions, Pcf | None]:
+    pcf_path, row_path = side_file(path, ".pcf"), side_file(path, ".row")
+    pcf = parse_pcf(pcf_path) if pcf_path.exists() else None
+    row = parse_row(row_path) if row_path.exists() else {}
+    defs = Definitions(source_format="paraver", tool="Extrae / Paraver", date=header.date,
+                       t_end=int(round(header.end_time * header.unit_ns)), source_unit_ns=header.unit_ns)
+    if pcf is None:
+        defs.warn(f"{path.name}: no .pcf beside the trace: generic state and event names")
+    if not row:
+        defs.warn(f"{path.name}: no .row beside the trace: generic location names")
+    n_nodes = max(len(header.cpus_per_node), 1)
+    node_names = row.get("NODE", [])
+    defs.nodes = node_names[:n_nodes] if len(node_names) >= n_nodes else [f"node {i + 1}" for i in range(n_nodes)]
+    thread_names = row.get("THREAD", [])
+    use_names = len(thread_names) == header.n_locations
+    for a, app in enumerate(header.applications):
+        defs.applications.append(f"application {a + 1}")
+        for t, task in enumerate(app):
+            defs.processes.append(Process(name=f"{'' if len(header.applications) == 1 else f'{a + 1}.'}rank {t}",
+                                          node=task.node, appl=a, rank=t))
+            for th in range(task.threads):
+                name = thread_names[len(defs.locations)] if use_names else f"THREAD {a + 1}.{t + 1}.{th + 1}"
+                defs.locations.append(Location(name=name, process=len(defs.processes) - 1, thread=th))
+    defs.communicators = header.communicators
+    defs.flags["pcf"] = pcf is not None
+    return defs, pcf
+
+
+def _finish_definitions(defs: Definitions, pcf: Pcf | None, path: Path, seen: set[int], flags: dict) -> None:
+    states = default_states()
+    if pcf is not None:
+        for code, name in pcf.states.items():
+            entry = states.setdefault(code, {"name": name, "color": [128, 128, 128], "cls": int(class_of(code, name))})
+            entry["name"] = name
+        for code, color in pcf.state_colors.items():
+            if code in states:
+                states[code]["color"] = list(color)
+        for w in pcf.warnings:
+            defs.warn(w)
+    defs.states = states
+    defs.event_types = eventtypes.event_types(pcf, seen)
+    for code, et in defs.event_types.items():
+        if et.kind == "region" and code in seen:
+            for value, label in sorted(et.values.items()):
+                if value != 0:
+                    defs.regions.append(Region(name=label, paradigm=et.paradigm,
+                                               role=eventtypes.region_role(code, label),
+                                               event_type=code, event_value=value))
+    defs.paradigms = _paradigms(seen)
+    defs.counters = [et.name for c, et in defs.event_types.items() if et.kind == "counter" and c in seen]
+    defs.flags.update(flags)
+    if flags["burst_mode"]:
+        defs.warn(f"{path.name}: burst-mode trace: only computation bursts were recorded")
+
+
+def _paradigms(seen: set[int]) -> list[str]:
+    found = []
+    if any(50000000 <= c < 51000000 for c in seen):
+        found.append("mpi")
+    if any(60000000 <= c < 61000000 and c not in (60000019, 60000119, 60000020, 60000120) for c in seen):
+        found.append("openmp")
+    if any(c in (60000020, 60000120) or 61000000 <= c < 62000000 for c in seen):
+        found.append("pthreads")
+    if any(63000000 <= c < 64000000 for c in seen):
+        found.append("cuda")
+    if any(is_io(c) for c in seen):
+        found.append("io")
+    return found
+
+
+def is_io(code: int) -> bool:
+    return code == 50000005 or 40000004 <= code <= 40000010 or code == 40000011

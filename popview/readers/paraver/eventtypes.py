@@ -1,0 +1,98 @@
+"""What Extrae's event types mean: regions (enter value / 0 = exit),
+counters, call-site information, MPI parameters."""
+from __future__ import annotations
+
+import re
+
+from popview.model.definitions import EventType
+from popview.readers.paraver.pcf import Pcf
+
+MPI_TYPES = range(50000001, 50000006)
+FLUSHING = 40000003
+TRACING_MODE = 40000018
+BURST_MODE_VALUE = 2
+
+# type -> (paradigm, role) for types whose non-zero value enters a region and 0 leaves it.
+REGION_TYPES: dict[int, tuple[str, str]] = {
+    50000001: ("mpi", "point2point"),
+    50000002: ("mpi", "collective"),
+    50000003: ("mpi", "other"),
+    50000004: ("mpi", "rma"),
+    50000005: ("mpi", "io"),
+    60000001: ("openmp", "parallel"),
+    60000002: ("openmp", "worksharing"),
+    60000005: ("openmp", "barrier"),
+    60000018: ("user", "outlined"),
+    60000019: ("user", "function"),
+    60000020: ("pthread", "function"),
+    60000023: ("openmp", "task"),
+    61000000: ("pthread", "runtime"),
+    63000001: ("cuda", "runtime"),
+    FLUSHING: ("measurement", "flush"),
+}
+
+_KNOWN_COUNTERS = {42000050: "PAPI_TOT_INS", 42000059: "PAPI_TOT_CYC"}
+_PAPI = re.compile(r"\b(PAPI_[A-Z0-9_]+)")
+
+
+def counter_name(code: int, label: str) -> str:
+    if code in _KNOWN_COUNTERS:
+        return _KNOWN_COUNTERS[code]
+    m = _PAPI.search(label)
+    if m:
+        return m.group(1)
+    return label.split("[")[0].split("(")[0].strip() or f"counter {code}"
+
+
+def is_counter(code: int) -> bool:
+    return 42000000 <= code < 43000000 or 44000000 <= code < 45000000
+
+
+def classify(code: int, label: str, values: dict[int, str]) -> tuple[str, str]:
+    """(kind, paradigm) of an event type."""
+    if code in REGION_TYPES:
+        return "region", REGION_TYPES[code][0]
+    if is_counter(code):
+        return "counter", ""
+    if 70000000 <= code < 90000000:
+        return "caller", "mpi"
+    if 50100000 <= code < 50200000:
+        return "mpi-param", "mpi"
+    if 63000000 <= code < 64000000 and values.get(0, "").lower().startswith("end"):
+        return "region", "cuda"
+    return "info", ""
+
+
+def event_types(pcf: Pcf | None, seen: set[int]) -> dict[int, EventType]:
+    """EventType per code: every .pcf type plus every code found in the body."""
+    out: dict[int, EventType] = {}
+    declared = pcf.event_types if pcf else {}
+    for code in sorted(set(declared) | seen):
+        p = declared.get(code)
+        label = p.name if p else f"Event type {code}"
+        values = dict(p.values) if p else {}
+        kind, paradigm = classify(code, label, values)
+        name = counter_name(code, label) if kind == "counter" else label
+        out[code] = EventType(code=code, name=name, kind=kind, values=values,
+                              gradient=p.gradient if p else 0, paradigm=paradigm, description=label)
+    return out
+
+
+_COLLECTIVE = re.compile(r"MPI_(I?(All)?(Reduce|Gather|Gatherv|Scatter|Scatterv|Bcast|Barrier|Alltoall|Alltoallv|"
+                         r"Allgather|Allgatherv|Reduce_scatter|Scan|Exscan)\w*)", re.I)
+
+
+def region_role(etype: int, label: str) -> str:
+    """Role of one MPI call / construct, refined from its name."""
+    base = REGION_TYPES.get(etype, ("user", "function"))[1]
+    if etype in MPI_TYPES:
+        if _COLLECTIVE.search(label):
+            return "barrier" if "barrier" in label.lower() else "collective"
+        low = label.lower()
+        if any(w in low for w in ("wait", "test")):
+            return "wait"
+        if "send" in low or "recv" in low:
+            return "point2point"
+        if "file" in low:
+            return "io"
+    return base
