@@ -1,0 +1,1 @@
+"""Analysis: profiles, focus of analysis, POP metric models, replay, scaling (no Qt)."""

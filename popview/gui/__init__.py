@@ -1,0 +1,1 @@
+"""The Qt GUI: the only package that imports Qt."""

@@ -1,0 +1,1 @@
+"""Session files: open experiments, bookmarks, annotations, view state (no Qt)."""
