@@ -1,0 +1,127 @@
+"""The cache: reuse, invalidation, atomicity, window reads."""
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import popview
+from popview.cache import Cancelled, schema
+from popview.cache.location import cache_path
+from popview.cache.reader import Reader, open_if_valid
+from tests.paraver.prvtext import write_trace
+
+
+def test_second_open_reuses_the_cache(tmp_path, cache_dir):
+    prv = write_trace(tmp_path)
+    with popview.open(prv, cache_dir=cache_dir) as a:
+        assert a.converted
+    with popview.open(prv, cache_dir=cache_dir) as b:
+        assert not b.converted
+
+
+def test_changed_source_reconverts(tmp_path, cache_dir):
+    prv = write_trace(tmp_path)
+    popview.open(prv, cache_dir=cache_dir).close()
+    text = prv.read_text().replace("1:1:1:1:1:0:600:1", "1:1:1:1:1:0:500:1")
+    prv.write_text(text)
+    os.utime(prv, ns=(time.time_ns(), time.time_ns() + 10**9))
+    with popview.open(prv, cache_dir=cache_dir) as exp:
+        assert exp.converted
+        assert exp.reader.read("states")["end"][0] == 500
+
+
+def test_changed_pcf_reconverts(tmp_path, cache_dir):
+    prv = write_trace(tmp_path)
+    popview.open(prv, cache_dir=cache_dir).close()
+    pcf = prv.with_suffix(".pcf")
+    pcf.write_text(pcf.read_text().replace("MPI_Allreduce", "MPI_Allreduce_renamed"))
+    with popview.open(prv, cache_dir=cache_dir) as exp:
+        assert exp.converted
+        assert any(r.name == "MPI_Allreduce_renamed" for r in exp.definitions.regions)
+
+
+def test_other_schema_or_incomplete_cache_is_not_trusted(tmp_path, cache_dir):
+    prv = write_trace(tmp_path)
+    with popview.open(prv, cache_dir=cache_dir) as exp:
+        path = exp.cache_path
+    import h5py
+    with h5py.File(path, "r+") as f:
+        f.attrs["schema_version"] = schema.SCHEMA_VERSION - 1
+    assert open_if_valid(path, None) is None
+    with h5py.File(path, "r+") as f:
+        f.attrs["schema_version"] = schema.SCHEMA_VERSION
+        f.attrs["complete"] = False
+    assert open_if_valid(path, None) is None
+    path.write_bytes(b"garbage")
+    assert open_if_valid(path, None) is None
+    with popview.open(prv, cache_dir=cache_dir) as exp:
+        assert exp.converted
+
+
+def test_cancelled_conversion_leaves_nothing(tmp_path, cache_dir):
+    prv = write_trace(tmp_path)
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        popview.open(prv, cache_dir=cache_dir, cancel=cancel)
+    assert os.listdir(cache_dir) == []
+
+
+def test_failure_during_finish_leaves_nothing(tmp_path, cache_dir, monkeypatch):
+    from popview.cache import derived
+
+    def boom(*a, **k):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(derived, "build_all", boom)
+    with pytest.raises(RuntimeError):
+        popview.open(write_trace(tmp_path), cache_dir=cache_dir)
+    assert os.listdir(cache_dir) == []
+
+
+def test_cache_beside_writable_trace_else_user_cache(tmp_path, monkeypatch):
+    prv = write_trace(tmp_path)
+    assert cache_path(prv).parent == tmp_path
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    monkeypatch.setattr(os, "access", lambda p, mode: False)
+    monkeypatch.setenv("POPVIEW_CACHE_DIR", str(tmp_path / "xdg"))
+    assert cache_path(ro / "x.prv").parent == tmp_path / "xdg"
+
+
+def test_progress_reaches_one(tmp_path, cache_dir):
+    seen = []
+    popview.open(write_trace(tmp_path), cache_dir=cache_dir, progress=lambda f, m: seen.append(f)).close()
+    assert seen[-1] == 1.0 and all(0 <= f <= 1 for f in seen)
+    assert seen == sorted(seen)
+
+
+def _random_intervals(rng, n_loc, n):
+    body = []
+    truth = []
+    for loc in range(n_loc):
+        t = 0
+        for _ in range(n):
+            d = int(rng.integers(1, 50))
+            body.append(f"1:{loc + 1}:1:{loc + 1}:1:{t}:{t + d}:{int(rng.integers(0, 3))}")
+            truth.append((loc, t, t + d))
+            t += d + int(rng.integers(0, 5))
+    return body, truth, t
+
+
+def test_window_reads_match_a_full_scan(tmp_path, cache_dir, monkeypatch):
+    monkeypatch.setattr(schema, "SPARSE_STEP", 16)
+    rng = np.random.default_rng(1)
+    body, truth, t_end = _random_intervals(rng, 3, 400)
+    header = f"#Paraver (d):{t_end + 100}_ns:1(3):1:3(1:1,1:1,1:1),0\n"
+    prv = write_trace(tmp_path, body="\n".join(body) + "\n", header=header, pcf=None, row=None)
+    with popview.open(prv, cache_dir=cache_dir) as exp:
+        for _ in range(40):
+            t0 = int(rng.integers(0, t_end))
+            t1 = t0 + int(rng.integers(1, 2000))
+            loc = int(rng.integers(0, 3))
+            got = exp.reader.read("states", locations=[loc], t0=t0, t1=t1)
+            want = [(b, e) for l, b, e in truth if l == loc and b < t1 and e > t0]
+            assert list(zip(got["begin"].tolist(), got["end"].tolist())) == want
