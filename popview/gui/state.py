@@ -21,6 +21,9 @@ class AppState(QObject):
     timeWindowChanged = Signal(object, object)    # t0, t1 in ns (the timeline's visible window)
     valueModeChanged = Signal(str)                # absolute | percent_root | percent_selection | difference
     annotationsChanged = Signal()
+    openRequested = Signal(object)                # list of paths a pane asks the window to open
+    referenceChanged = Signal(object)             # Experiment | None compared against in "difference" mode
+    selectionScopeChanged = Signal()              # metric_exclusive / callpath_exclusive changed
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -33,9 +36,24 @@ class AppState(QObject):
         self.value_mode: str = "absolute"
         self.reference = None                      # Experiment used for "difference" mode
         self.session = None                        # popview.session model, when bound
+        self.series: dict = {}                     # Experiment -> series name (runs of one scaling study)
+        # Cube semantics: a selected node that is expanded in its tree stands for its exclusive value.
+        self.metric_exclusive: bool = False
+        self.callpath_exclusive: bool = False
 
     # ---- mutations that emit -------------------------------------------
-    def add_experiment(self, exp) -> None:
+    @property
+    def current_is_trace(self) -> bool:
+        """Whether the current experiment has a timeline (a Cube profile has none)."""
+        return self.current is not None and bool(self.current.is_trace)
+
+    def request_open(self, paths) -> None:
+        """Ask the window to open files or folders (in its workers)."""
+        self.openRequested.emit([str(p) for p in paths])
+
+    def add_experiment(self, exp, series: str | None = None) -> None:
+        if series:
+            self.series[exp] = series
         self.experiments.append(exp)
         self.experimentsChanged.emit()
         if self.current is None:
@@ -44,6 +62,9 @@ class AppState(QObject):
     def remove_experiment(self, exp) -> None:
         if exp in self.experiments:
             self.experiments.remove(exp)
+            self.series.pop(exp, None)
+            if self.reference is exp:
+                self.set_reference(None)
             if self.current is exp:
                 self.set_current(self.experiments[0] if self.experiments else None)
             self.experimentsChanged.emit()
@@ -80,3 +101,17 @@ class AppState(QObject):
         if mode != self.value_mode:
             self.value_mode = mode
             self.valueModeChanged.emit(mode)
+
+    def set_reference(self, exp) -> None:
+        if exp is not self.reference:
+            self.reference = exp
+            self.referenceChanged.emit(exp)
+
+    def set_selection_scope(self, metric_exclusive: bool | None = None,
+                            callpath_exclusive: bool | None = None) -> None:
+        """Whether the selected metric / call path stands for its exclusive value."""
+        new = (self.metric_exclusive if metric_exclusive is None else bool(metric_exclusive),
+               self.callpath_exclusive if callpath_exclusive is None else bool(callpath_exclusive))
+        if new != (self.metric_exclusive, self.callpath_exclusive):
+            self.metric_exclusive, self.callpath_exclusive = new
+            self.selectionScopeChanged.emit()
