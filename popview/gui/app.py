@@ -1,0 +1,25 @@
+"""`popview [FILE...]`: the application object, the main window, the files to open."""
+from __future__ import annotations
+
+import sys
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from popview._version import __version__
+
+
+def run_gui(argv: list[str]) -> int:
+    """Show the main window, open the files given, run until it closes."""
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "popview"])
+    app.setApplicationName("popview")
+    app.setOrganizationName("popview")
+    app.setApplicationVersion(__version__)
+    from popview.gui.mainwindow import MainWindow
+
+    window = MainWindow()
+    window.show()
+    paths = [a for a in argv if not a.startswith("-")]
+    if paths:
+        QTimer.singleShot(0, lambda: window.open_paths(paths))
+    return app.exec()

@@ -1,0 +1,374 @@
+"""The main window: every pane in a dock, menus, and opening experiments.
+
+Pane contract
+-------------
+A pane is listed in PANES as a PaneSpec(module, class name, dock title,
+default area, place). The window imports each module; a module that does
+not exist yet is skipped, so panes plug in by adding one line. Each pane:
+
+* is a QWidget constructed as ``Cls(state: AppState, parent=None)`` and
+  talks to the rest of the window only through the AppState (selection,
+  focus, value mode, current experiment, ``state.request_open(paths)``);
+* may define ``menu_actions()`` returning ``{menu title: [QAction, ...]}``
+  (titles such as "View", "Analysis", "Bookmarks"; a missing menu is
+  created before Help) or a plain list, which goes to the View menu;
+* is wrapped in a QDockWidget (movable, floatable, closable; its toggle is
+  in View > Panes). Layout and window geometry are saved in QSettings.
+
+`place` positions a dock relative to one added before it:
+("right", title), ("below", title) or ("tab", title).
+
+A ``.popview`` session file dropped or opened is handed to
+``popview.gui.session_binding.open_session(state, path)`` when that module
+exists.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QToolBar, QWidget,
+)
+
+from popview.analysis.focus import Focus
+from popview.gui.state import AppState
+from popview.gui.widgets.progress import JobProgress
+from popview.gui.workers import OpenJob, runs_in, series_name
+from popview.readers.errors import InputError
+
+log = logging.getLogger("popview.gui")
+
+Area = Qt.DockWidgetArea
+
+
+@dataclass(frozen=True)
+class PaneSpec:
+    module: str
+    cls: str
+    title: str
+    area: Area
+    place: tuple[str, str] | None = None
+
+
+PANES: list[PaneSpec] = [
+    PaneSpec("popview.gui.experiments", "ExperimentsPane", "Experiments", Area.LeftDockWidgetArea),
+    PaneSpec("popview.gui.session_pane", "BookmarksPane", "Bookmarks", Area.LeftDockWidgetArea, ("below", "Experiments")),
+    PaneSpec("popview.gui.timeline", "TimelinePane", "Timeline", Area.TopDockWidgetArea),
+    PaneSpec("popview.gui.trees", "MetricTreePane", "Metrics", Area.BottomDockWidgetArea),
+    PaneSpec("popview.gui.advisor", "AdvisorPane", "Advisor", Area.BottomDockWidgetArea, ("below", "Metrics")),
+    PaneSpec("popview.gui.scaling", "ScalingPane", "Scaling", Area.BottomDockWidgetArea, ("tab", "Advisor")),
+    PaneSpec("popview.gui.logpane", "LogPane", "Log", Area.BottomDockWidgetArea, ("tab", "Advisor")),
+    PaneSpec("popview.gui.trees", "CallTreePane", "Call tree", Area.BottomDockWidgetArea, ("right", "Metrics")),
+    PaneSpec("popview.gui.trees", "SystemTreePane", "System tree", Area.BottomDockWidgetArea, ("right", "Call tree")),
+    PaneSpec("popview.gui.topology", "TopologyPane", "Topology", Area.BottomDockWidgetArea, ("tab", "System tree")),
+]
+
+VALUE_MODES = [("absolute", "Absolute"), ("percent_root", "% of total"),
+               ("percent_selection", "% of selection"), ("difference", "Difference to reference")]
+MAX_RECENT = 10
+SESSION_SUFFIX = ".popview"
+
+
+def load_pane_class(spec: PaneSpec):
+    """The pane class, or None when its module is not (yet) part of popview."""
+    try:
+        module = importlib.import_module(spec.module)
+    except ModuleNotFoundError as exc:
+        if exc.name and spec.module.startswith(exc.name):
+            return None
+        raise
+    return getattr(module, spec.cls, None)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, state: AppState | None = None, settings: QSettings | None = None,
+                 cache_dir=None, opener=None, panes: list[PaneSpec] | None = None):
+        super().__init__()
+        self.state = state or AppState(self)
+        self.settings = settings or QSettings("popview", "popview")
+        self.cache_dir = cache_dir
+        self.opener = opener
+        self.jobs: list[OpenJob] = []
+        self.errors: list[str] = []           # messages shown to the user, newest last
+        self.panes: dict[str, QWidget] = {}
+        self.docks: dict[str, QDockWidget] = {}
+        self.setWindowTitle("popview")
+        self.setAcceptDrops(True)
+        self.setDockNestingEnabled(True)
+        self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowNestedDocks
+                            | QMainWindow.DockOption.AllowTabbedDocks)
+        self._build_menus()
+        self._build_toolbar()
+        for spec in panes if panes is not None else PANES:
+            self._add_pane(spec)
+        self._finish_menus()
+        self.state.focusChanged.connect(self._show_focus)
+        self.state.valueModeChanged.connect(self._show_value_mode)
+        self.state.openRequested.connect(self.open_paths)
+        self.state.currentExperimentChanged.connect(self._show_current)
+        self.statusBar().showMessage("Drop traces, profiles or folders here, or use File > Open")
+        self.resize(1500, 950)
+        self._restore_layout()
+
+    # ---- panes -----------------------------------------------------------
+    def _add_pane(self, spec: PaneSpec) -> None:
+        cls = load_pane_class(spec)
+        if cls is None:
+            return
+        pane = cls(self.state, None)
+        dock = QDockWidget(spec.title, self)
+        dock.setObjectName("dock_" + re.sub(r"\W", "_", spec.title.lower()))
+        dock.setWidget(pane)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                         | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        target = self.docks.get(spec.place[1]) if spec.place else None
+        if target is None:
+            self.addDockWidget(spec.area, dock, Qt.Orientation.Vertical)
+        elif spec.place[0] == "tab":
+            self.tabifyDockWidget(target, dock)
+        else:
+            orient = Qt.Orientation.Horizontal if spec.place[0] == "right" else Qt.Orientation.Vertical
+            self.splitDockWidget(target, dock, orient)
+        self.panes[spec.title] = pane
+        self.docks[spec.title] = dock
+        self.panes_menu.addAction(dock.toggleViewAction())
+        if hasattr(pane, "menu_actions"):
+            actions = pane.menu_actions()
+            if isinstance(actions, (list, tuple)):
+                actions = {"View": list(actions)}
+            for title, acts in actions.items():
+                menu = self._menu(title)
+                for act in acts:
+                    menu.addAction(act)
+
+    def _menu(self, title: str):
+        if title not in self.menus:
+            self.menus[title] = menu = self.menuBar().addMenu(title)
+            self.menuBar().insertMenu(self.menus["Help"].menuAction(), menu)
+        return self.menus[title]
+
+    # ---- menus and toolbar ---------------------------------------------------
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        self.menus = {t: bar.addMenu(t) for t in ("File", "View", "Analysis", "Help")}
+        file_menu = self.menus["File"]
+        self._action(file_menu, "&Open...", self.open_dialog, QKeySequence.StandardKey.Open)
+        self._action(file_menu, "Open &folder...", self.open_folder_dialog, "Ctrl+Shift+O")
+        self.recent_menu = file_menu.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self.close_action = self._action(file_menu, "&Close experiment", self.close_experiment,
+                                         QKeySequence.StandardKey.Close)
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        view = self.menus["View"]
+        self.panes_menu = view.addMenu("&Panes")
+        mode_menu = view.addMenu("&Values")
+        self.mode_group = QActionGroup(self)
+        for mode, label in VALUE_MODES:
+            act = QAction(label, self, checkable=True, checked=mode == self.state.value_mode)
+            act.setData(mode)
+            act.triggered.connect(lambda _c=False, m=mode: self.state.set_value_mode(m))
+            self.mode_group.addAction(act)
+            mode_menu.addAction(act)
+        self._action(view, "&Reset layout", self.reset_layout)
+        analysis = self.menus["Analysis"]
+        self._action(analysis, "Focus on the &whole run", lambda: self.state.set_focus(Focus.whole()))
+        self._action(analysis, "Focus &automatically", lambda: self.state.set_focus(Focus("auto")))
+        self._action(self.menus["Help"], "&About popview", self._about)
+
+    def _finish_menus(self) -> None:
+        self._default_state = self.saveState()
+
+    def _action(self, menu, text, slot, shortcut=None) -> QAction:
+        act = QAction(text, self)
+        if shortcut is not None:
+            act.setShortcut(QKeySequence(shortcut))
+        act.triggered.connect(lambda _checked=False: slot())
+        menu.addAction(act)
+        return act
+
+    def _build_toolbar(self) -> None:
+        tb = QToolBar("Analysis", self)
+        tb.setObjectName("toolbar_analysis")
+        self.addToolBar(tb)
+        tb.addWidget(QLabel(" Values: "))
+        self.mode_combo = QComboBox()
+        for mode, label in VALUE_MODES:
+            self.mode_combo.addItem(label, mode)
+        self.mode_combo.currentIndexChanged.connect(
+            lambda i: self.state.set_value_mode(self.mode_combo.itemData(i)))
+        tb.addWidget(self.mode_combo)
+        tb.addSeparator()
+        self.focus_label = QLabel()
+        tb.addWidget(self.focus_label)
+        self._show_focus(self.state.focus)
+
+    def _show_focus(self, focus: Focus) -> None:
+        self.focus_label.setText(f" Focus: {focus.label()} ")
+
+    def _show_value_mode(self, mode: str) -> None:
+        i = self.mode_combo.findData(mode)
+        if i >= 0 and i != self.mode_combo.currentIndex():
+            self.mode_combo.setCurrentIndex(i)
+        for act in self.mode_group.actions():
+            act.setChecked(act.data() == mode)
+
+    def _show_current(self, exp) -> None:
+        self.setWindowTitle(f"popview - {exp.name} ({exp.label})" if exp is not None else "popview")
+
+    def _about(self) -> None:
+        from popview._version import __version__
+        QMessageBox.about(self, "popview", f"popview {__version__}\nPerformance analysis of parallel programs.")
+
+    # ---- layout persistence -----------------------------------------------
+    def _restore_layout(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        layout = self.settings.value("window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        if isinstance(layout, QByteArray):
+            self.restoreState(layout)
+
+    def save_layout(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.sync()
+
+    def reset_layout(self) -> None:
+        self.restoreState(self._default_state)
+        for dock in self.docks.values():
+            dock.setFloating(False)
+            dock.show()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        for job in list(self.jobs):
+            job.cancel()
+        for job in list(self.jobs):
+            job.wait()
+        self.save_layout()
+        super().closeEvent(event)
+
+    # ---- opening -----------------------------------------------------------
+    def open_dialog(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(
+            self, "Open traces or profiles", "",
+            "Traces and profiles (*.prv *.prv.gz *.otf2 *.cubex *.popview);;All files (*)")
+        self.open_paths(paths)
+
+    def open_folder_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open an OTF2 experiment or a folder of runs")
+        if path:
+            self.open_paths([path])
+
+    def open_paths(self, paths) -> None:
+        """Open files and folders: one worker per run, a series per folder of runs
+        (or per group of dropped files whose names differ only in numbers)."""
+        planned: list[tuple[Path, str | None]] = []
+        for path in map(Path, paths):
+            if path.suffix == SESSION_SUFFIX:
+                self._open_session(path)
+                continue
+            try:
+                planned.extend(runs_in(path))
+            except InputError as exc:
+                self._report_failure(str(exc), str(exc))
+                continue
+            self._remember_recent(path)
+        loose = [p for p, series in planned if series is None]
+        shared = series_name(loose) if len(loose) > 1 else None
+        for path, series in planned:
+            self._start_job(path, series or shared)
+
+    def _start_job(self, path: Path, series: str | None) -> None:
+        job = OpenJob(path, opener=self.opener, cache_dir=self.cache_dir, series=series, parent=self)
+        widget = JobProgress(job)
+        self.statusBar().addPermanentWidget(widget)
+        job.opened.connect(lambda exp, j=job: self._on_opened(j, exp))
+        job.failed.connect(lambda msg, details: self._report_failure(msg, details))
+        job.cancelled.connect(lambda j=job: self._report_cancelled(j))
+        job.finished.connect(lambda j=job, w=widget: self._job_finished(j, w))
+        self.jobs.append(job)
+        log.info("opening %s", path)
+        job.start()
+
+    def _on_opened(self, job: OpenJob, exp) -> None:
+        self.state.add_experiment(exp, series=job.series)
+        log.info("opened %s (%s, %s)", exp.source, exp.format, exp.label)
+        self.statusBar().showMessage(f"Opened {exp.name}", 5000)
+
+    def _report_failure(self, message: str, details: str) -> None:
+        self.errors.append(message)
+        log.error("%s\n%s", message, details)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open", message, QMessageBox.StandardButton.Ok, self)
+        if details and details != message:
+            box.setDetailedText(details)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    def _report_cancelled(self, job: OpenJob) -> None:
+        log.warning("cancelled opening %s", job.path)
+        self.statusBar().showMessage(f"Cancelled opening {job.path.name}", 5000)
+
+    def _job_finished(self, job: OpenJob, widget: QWidget) -> None:
+        self.statusBar().removeWidget(widget)
+        widget.deleteLater()
+        if job in self.jobs:
+            self.jobs.remove(job)
+        job.deleteLater()
+
+    def _open_session(self, path: Path) -> None:
+        try:
+            binding = importlib.import_module("popview.gui.session_binding")
+        except ModuleNotFoundError:
+            self._report_failure(f"{path}: session files cannot be opened by this version of popview", "")
+            return
+        binding.open_session(self.state, path)
+        self._remember_recent(path)
+
+    def close_experiment(self) -> None:
+        if self.state.current is not None:
+            self.state.remove_experiment(self.state.current)
+
+    # ---- recent files --------------------------------------------------------
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in value or []]
+
+    def _remember_recent(self, path: Path) -> None:
+        p = str(Path(path).resolve())
+        recent = [p] + [r for r in self.recent_files() if r != p]
+        self.settings.setValue("recent", recent[:MAX_RECENT])
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        recent = self.recent_files()
+        for p in recent:
+            act = self.recent_menu.addAction(p)
+            act.triggered.connect(lambda _c=False, p=p: self.open_paths([p]))
+        if not recent:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+
+    # ---- drag and drop -------------------------------------------------------
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self.dragEnterEvent(event)
+
+    def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_paths(paths)

@@ -1,0 +1,159 @@
+"""Opening experiments off the GUI thread, with progress and cancel.
+
+An OpenJob runs `popview.open(path, progress=..., cancel=...)` (and warms the
+experiment's profile) in a QThread. The GUI thread only receives signals, so
+the window stays responsive; cancelling sets the threading.Event the core
+checks at each progress report.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import traceback
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+import popview
+from popview.cache.progress import Cancelled
+from popview.readers import reader_for
+from popview.readers.errors import InputError
+
+
+def warm_profile(exp) -> None:
+    """Build the experiment's profile now, in the worker, if it can make one."""
+    profile = getattr(exp, "profile", None)
+    if callable(profile):
+        profile()
+
+
+class _Runner(QObject):
+    """Lives in the worker thread; does the blocking work."""
+
+    progressed = Signal(float, str)
+    done = Signal(object)
+    failed = Signal(str, str)        # short message, details
+    cancelled = Signal()
+
+    def __init__(self, path: Path, cancel: threading.Event, opener, cache_dir):
+        super().__init__()
+        self.path, self.cancel, self.opener, self.cache_dir = path, cancel, opener, cache_dir
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            exp = self.opener(self.path, cache_dir=self.cache_dir, progress=self._report, cancel=self.cancel)
+            if self.cancel.is_set():
+                exp.close()
+                raise Cancelled("cancelled by the user")
+            try:
+                warm_profile(exp)
+            except Cancelled:
+                exp.close()
+                raise
+        except Cancelled:
+            self.cancelled.emit()
+        except InputError as exc:
+            self.failed.emit(str(exc), traceback.format_exc())
+        except Exception as exc:  # noqa: BLE001 - any failure must reach the user, not kill the thread
+            self.failed.emit(f"{self.path}: {type(exc).__name__}: {exc}", traceback.format_exc())
+        else:
+            self.done.emit(exp)
+
+    def _report(self, fraction: float, message: str) -> None:
+        self.progressed.emit(float(fraction), message)
+
+
+class OpenJob(QObject):
+    """One file being opened. Signals arrive in the GUI thread."""
+
+    progressed = Signal(float, str)     # fraction 0..1, message
+    opened = Signal(object)             # Experiment
+    failed = Signal(str, str)           # message naming the file, details (traceback)
+    cancelled = Signal()
+    finished = Signal()                 # after any of the three outcomes
+
+    def __init__(self, path, opener=None, cache_dir=None, series: str | None = None, parent=None):
+        super().__init__(parent)
+        self.path = Path(path)
+        self.series = series
+        self._cancel = threading.Event()
+        self._thread = QThread()
+        self._runner = _Runner(self.path, self._cancel, opener or popview.open, cache_dir)
+        self._runner.moveToThread(self._thread)
+        self._thread.started.connect(self._runner.run)
+        self._runner.progressed.connect(self.progressed)
+        self._runner.done.connect(self._on_done)
+        self._runner.failed.connect(self._on_failed)
+        self._runner.cancelled.connect(self._on_cancelled)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    @property
+    def is_cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def wait(self, ms: int = 30000) -> bool:
+        return self._thread.wait(ms)
+
+    def _stop_thread(self) -> None:
+        self._thread.quit()
+        self._thread.wait()
+
+    def _on_done(self, exp) -> None:
+        self._stop_thread()
+        if self._cancel.is_set():          # cancelled after the work finished: drop the result
+            exp.close()
+            self.cancelled.emit()
+        else:
+            self.opened.emit(exp)
+        self.finished.emit()
+
+    def _on_failed(self, message: str, details: str) -> None:
+        self._stop_thread()
+        self.failed.emit(message, details)
+        self.finished.emit()
+
+    def _on_cancelled(self) -> None:
+        self._stop_thread()
+        self.cancelled.emit()
+        self.finished.emit()
+
+
+def _is_run(path: Path) -> bool:
+    try:
+        reader_for(path)
+    except InputError:
+        return False
+    return True
+
+
+def runs_in(path) -> list[tuple[Path, str | None]]:
+    """The runs a dropped path stands for, each with its series name.
+
+    A trace, profile or OTF2 directory is one run (no series); any other
+    folder is a series named after it, holding every run directly inside."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file or directory")
+    if _is_run(path):
+        return [(path, None)]
+    if not path.is_dir():
+        reader_for(path)                      # raises the reader's message
+    runs = [child for child in sorted(path.iterdir()) if _is_run(child)]
+    if not runs:
+        raise InputError(f"{path}: no trace or profile in this folder")
+    return [(run, path.name) for run in runs]
+
+
+def series_name(paths) -> str | None:
+    """A common name for runs whose file names differ only in numbers
+    ('epoch_16proc.prv', 'epoch_32proc.prv' -> 'epoch_Nproc.prv')."""
+    patterns = {re.sub(r"\d+", "N", Path(p).name) for p in paths}
+    if len(paths) > 1 and len(patterns) == 1:
+        return patterns.pop()
+    return None
