@@ -32,7 +32,8 @@ def reader_for(path: Path):
             if exc.name == module:
                 continue
             raise
-        if mod.detect(path):
+        detect = getattr(mod, "detect", None)
+        if detect is not None and detect(path):
             return name, mod
     what = "a directory without a trace or profile" if path.is_dir() else "not a Paraver, OTF2 or Cube file"
     raise InputError(f"{path}: {what}")

@@ -111,6 +111,7 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
     f = np.empty(16, np.int64)
     ns = 0
     ne = 0
+    n_event_records = 0
     i = 0
     line = line0
     while i < n:
@@ -196,7 +197,9 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                 elif loc < 0:
                     ne = start
                     bad = UNKNOWN_LOCATION
-                elif f[4] > t_end:
+                else:
+                    n_event_records += 1
+                if bad < 0 and f[4] > t_end:
                     problems[AFTER_END] += 1
                     if first_line[AFTER_END] < 0:
                         first_line[AFTER_END] = line
@@ -252,4 +255,4 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
         line += 1
     return (s_loc[:ns], s_begin[:ns], s_end[:ns], s_state[:ns],
             e_loc[:ne], e_time[:ne], e_type[:ne], e_value[:ne],
-            c_cols[:, :c_n].copy(), problems, first_line, line)
+            c_cols[:, :c_n].copy(), problems, first_line, line, n_event_records)

@@ -128,7 +128,7 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     seen_types: set[int] = set()
     line = header_lines + 1
     tick = int(round(header.unit_ns))
-    flags = {"burst_mode": False, "flushing": False}
+    flags = {"burst_mode": False, "flushing": False, "event_records": 0}
     try:
         while True:
             item = q.get()
@@ -144,6 +144,7 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
                                    tick, header.end_time)
             line = int(res[11])
             problems.add(res[9], res[10])
+            flags["event_records"] += int(res[12])
             _append(writer, res, seen_types, flags)
     finally:
         stop.set()

@@ -41,6 +41,9 @@ def counter_name(code: int, label: str) -> str:
     m = _PAPI.search(label)
     if m:
         return m.group(1)
+    alias = re.match(r"^\(([^)]+)\)", label.strip())
+    if alias:
+        return alias.group(1).strip()
     return label.split("[")[0].split("(")[0].strip() or f"counter {code}"
 
 
