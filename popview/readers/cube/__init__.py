@@ -1,0 +1,89 @@
+"""Cube4 profiles (.cubex, written by Score-P, Scalasca and CubeLib).
+
+A profile has no records: conversion fills the definitions (system tree,
+regions, call tree, topologies) and stores the metric x call path x location
+values as a popview Profile in the cache group "profile". Everything is read
+in memory; nothing from the archive is ever written to disk.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from popview.cache.profile_store import write_profile
+from popview.model.definitions import Definitions
+from popview.model.profile import Profile
+from popview.readers.cube import hierarchy
+from popview.readers.cube.anchor import Anchor, parse_anchor
+from popview.readers.cube.archive import gunzip_member, read_members
+from popview.readers.cube.build import build_profile
+from popview.readers.errors import InputError
+
+# Preferred report when given a Score-P / Scalasca experiment directory.
+REPORTS = ("scout.cubex", "summary.cubex", "profile.cubex")
+_RUNTIMES = ("mpi", "openmp", "pthread", "shmem", "cuda", "hip", "opencl", "openacc", "io")
+
+
+def detect(path) -> bool:
+    path = Path(path)
+    if path.is_dir():
+        return any((path / name).is_file() for name in REPORTS)
+    return path.name.endswith(".cubex")
+
+
+def anchor(path) -> Path:
+    path = Path(path)
+    if path.is_dir():
+        return next(path / name for name in REPORTS if (path / name).is_file())
+    return path
+
+
+def load(path) -> tuple[Anchor, Profile, list[str]]:
+    """Parse a .cubex into its anchor and Profile, with the warnings raised."""
+    path = Path(path)
+    members, warnings = read_members(path)
+    if "anchor.xml" not in members:
+        raise InputError(f"{path}: member anchor.xml is missing (not a Cube4 archive?)")
+    xml = members["anchor.xml"]
+    if xml[:2] == b"\x1f\x8b":
+        xml = gunzip_member(path, "anchor.xml", xml)
+    parsed = parse_anchor(path, xml)
+    warnings += parsed.warnings
+    profile = build_profile(path, parsed, members, warnings)
+    if hierarchy.applies(profile):
+        hierarchy.derive(profile, parsed.locations)
+    return parsed, profile, warnings
+
+
+def convert(path, writer, progress) -> Definitions:
+    path = Path(path)
+    progress(0.0, f"reading {path.name}")
+    parsed, profile, warnings = load(path)
+    progress(0.8, "definitions")
+    defs = definitions(parsed, profile)
+    for w in warnings:
+        defs.warn(w)
+    writer.set_definitions(defs)
+    writer.extra_writers.append(lambda out: write_profile(out.create_group("profile"), profile))
+    progress(1.0, "profile read")
+    return defs
+
+
+def definitions(parsed: Anchor, profile: Profile) -> Definitions:
+    used = np.unique(profile.callpath_region)
+    paradigms = {parsed.regions[i].paradigm for i in used}
+    return Definitions(
+        source_format="cube",
+        tool=parsed.attrs.get("Creator") or f"Cube {parsed.version}",
+        nodes=parsed.nodes, processes=parsed.processes, locations=parsed.locations,
+        regions=parsed.regions, callpath_parent=profile.callpath_parent, callpath_region=profile.callpath_region,
+        topologies=parsed.topologies,
+        paradigms=[p for p in _RUNTIMES if p in paradigms],
+        counters=[m.id for m in profile.metrics if _is_counter(m.id, m.unit)],
+        flags={"profile": True, "derived_time_hierarchy": any(m.kind == "derived" for m in profile.metrics)},
+    )
+
+
+def _is_counter(metric_id: str, unit: str) -> bool:
+    return metric_id.startswith(("PAPI_", "PEVT_")) or unit == "#"

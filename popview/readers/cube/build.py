@@ -1,0 +1,108 @@
+"""From parsed Cube parts to popview's Profile: call paths renumbered in
+pre-order, locations in system-tree order, every stored metric converted to
+exclusive values (the Profile's storage convention)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from popview.model.profile import MetricDef, MetricValues, Profile, preorder
+from popview.readers.cube.anchor import Anchor, CubeMetric
+from popview.readers.cube.values import UnsupportedType, read_metric
+from popview.readers.errors import InputError
+
+STORED_TYPES = ("EXCLUSIVE", "INCLUSIVE", "SIMPLE")
+_AGGREGATION = {"MINDOUBLE": "min", "MAXDOUBLE": "max"}
+
+
+class CallTree:
+    """The cnode tree renumbered in DFS pre-order, and Cube id -> call path."""
+
+    def __init__(self, anchor: Anchor):
+        new = preorder(anchor.cnode_parent)
+        n = len(new)
+        self.parent = np.full(n, -1, np.int32)
+        has_parent = anchor.cnode_parent >= 0
+        self.parent[new[has_parent]] = new[anchor.cnode_parent[has_parent]]
+        self.region = np.empty(n, np.int32)
+        self.region[new] = anchor.cnode_region
+        self._ids_sorted = np.argsort(anchor.cnode_ids)
+        self._ids = anchor.cnode_ids[self._ids_sorted]
+        self._new = new[self._ids_sorted]
+
+    def callpaths(self, cube_ids: np.ndarray) -> np.ndarray | None:
+        """Call path of each Cube cnode id (None if one is unknown)."""
+        pos = np.searchsorted(self._ids, cube_ids)
+        pos = np.minimum(pos, len(self._ids) - 1)
+        if len(cube_ids) and not np.array_equal(self._ids[pos], cube_ids):
+            return None
+        return self._new[pos]
+
+    def exclusive(self, inclusive: np.ndarray, clamp: bool) -> np.ndarray:
+        """Exclusive values from inclusive ones (rows = call paths), vectorised.
+
+        `clamp` saturates at zero, as CubeLib does for unsigned counters whose
+        children (wrapped counters) add up to more than the parent."""
+        children = np.flatnonzero(self.parent >= 0)
+        child_sum = np.zeros_like(inclusive)
+        np.add.at(child_sum, self.parent[children], inclusive[children])
+        out = inclusive - child_sum
+        return np.maximum(out, 0.0) if clamp else out
+
+
+def build_profile(path: Path, anchor: Anchor, members: dict[str, bytes], warnings: list[str]) -> Profile:
+    tree = CallTree(anchor)
+    n_loc = len(anchor.locations)
+    location_of_column = np.empty(n_loc, np.int64)
+    location_of_column[anchor.location_ids] = np.arange(n_loc)
+    profile = Profile(regions=anchor.regions, callpath_parent=tree.parent, callpath_region=tree.region,
+                      n_locations=n_loc)
+    for metric in anchor.metrics:
+        dense = _metric_values(path, metric, members, tree, anchor, location_of_column, warnings)
+        if dense is None and metric.type in STORED_TYPES:
+            continue
+        profile.metrics.append(_definition(metric, dense is not None))
+        if dense is not None:
+            profile.values[metric.uniq_name] = MetricValues.from_dense(dense)
+    return profile
+
+
+def _definition(m: CubeMetric, has_values: bool) -> MetricDef:
+    description = m.descr
+    if not has_values:
+        description = (description + " " if description else "") + "(derived by a CubePL expression that popview does not evaluate)"
+    return MetricDef(id=m.uniq_name, name=m.disp_name, unit=m.uom, description=description, parent=m.parent,
+                     kind="stored", aggregation=_AGGREGATION.get(m.dtype, "sum"))
+
+
+def _metric_values(path: Path, m: CubeMetric, members: dict[str, bytes], tree: CallTree, anchor: Anchor,
+                   location_of_column: np.ndarray, warnings: list[str]) -> np.ndarray | None:
+    """Dense exclusive values (call path, location), or None when not representable."""
+    n_cp, n_loc = len(tree.parent), len(location_of_column)
+    index_name, data_name = f"{m.cube_id}.index", f"{m.cube_id}.data"
+    if m.type not in STORED_TYPES:
+        if m.cube_id is None or index_name not in members:
+            warnings.append(f"{path}: metric {m.uniq_name!r} is derived ({m.type}); its CubePL expression is not evaluated")
+            return None
+    elif m.cube_id is None or index_name not in members:
+        if m.cube_id is not None and data_name in members:
+            raise InputError(f"{path}: member {index_name} is missing (metric {m.uniq_name!r} has {data_name})")
+        return np.zeros((n_cp, n_loc))                 # Cube stores no files for an all-zero metric
+    if data_name not in members:
+        raise InputError(f"{path}: member {data_name} is missing (metric {m.uniq_name!r})")
+    try:
+        ids, values = read_metric(path, str(m.cube_id), members[index_name], members[data_name], m.dtype,
+                                  anchor.cnode_ids, n_loc)
+    except UnsupportedType:
+        warnings.append(f"{path}: metric {m.uniq_name!r} has Cube data type {m.dtype}, which popview does not "
+                        "support (not one number per call path and location); skipped")
+        return None
+    rows = tree.callpaths(ids)
+    if rows is None:
+        raise InputError(f"{path}: {index_name} refers to call paths that anchor.xml does not define")
+    dense = np.zeros((n_cp, n_loc))
+    dense[rows[:, None], location_of_column[None, :]] = values
+    if m.type == "INCLUSIVE":
+        dense = tree.exclusive(dense, clamp=m.dtype.startswith("U"))
+    return dense
