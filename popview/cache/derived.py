@@ -81,7 +81,8 @@ def build_calls(out: h5py.File, defs: Definitions, progress: Progress) -> None:
             parts.append(calls)
             n_out += len(calls["loc"])
     _replace_table(out, "calls", parts, n_out, len(offsets) - 1)
-    defs.callpath_parent, defs.callpath_region = builder.table()
+    if len(region_types):   # without region events, keep the call tree a reader defined (profiles)
+        defs.callpath_parent, defs.callpath_region = builder.table()
     if builder.unmatched:
         defs.warn(f"{builder.unmatched} region exits without a matching entry were ignored")
 
