@@ -9,6 +9,7 @@ from pathlib import Path
 from popview.cache import Progress, Reader, Writer, open_if_valid
 from popview.cache.fingerprint import fingerprint, source_files
 from popview.cache.location import cache_path
+from popview.cache.profile_store import metric_ids
 from popview.readers import InputError, reader_for
 
 
@@ -57,7 +58,7 @@ class Experiment:
         r = self.reader
         p, t = self.shape()
         kinds = Counter(loc.kind for loc in d.locations)
-        return {
+        info = {
             "source": str(self.source), "cache": str(self.cache_path), "format": d.source_format, "tool": d.tool,
             "date": d.date, "duration_ns": d.t_end, "source_unit_ns": d.source_unit_ns,
             "applications": len(d.applications) or 1, "processes": p, "threads_per_process": t,
@@ -67,6 +68,9 @@ class Experiment:
             "paradigms": d.paradigms, "counters": d.counters, "topologies": [tp.get("name", "") for tp in d.topologies],
             "flags": d.flags, "warnings": d.warnings,
         }
+        if "profile" in r.h5:
+            info["metrics"] = metric_ids(r.h5["profile"])
+        return info
 
     def close(self) -> None:
         self.reader.close()

@@ -62,3 +62,8 @@ def read_profile(group: h5py.Group) -> Profile:
             g = values[str(i)]
             profile.values[m.id] = MetricValues(g["row_offsets"][:], g["loc"][:], g["value"][:])
     return profile
+
+
+def metric_ids(group: h5py.Group) -> list[str]:
+    """Ids of the stored metrics, without reading any values."""
+    return [d["id"] for d in json.loads(group["metrics_json"][:].tobytes())]
