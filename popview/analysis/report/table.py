@@ -1,0 +1,108 @@
+"""A scaling table: metrics as rows, runs as columns, for one model and focus."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+
+from popview.analysis.report import nodes
+
+
+@dataclass
+class Row:
+    id: str
+    name: str
+    depth: int
+    kind: str
+    unit: str
+    values: list[float | None]
+    reasons: list[str]
+    node: object = None            # the node of the first run that has it (help text)
+
+
+@dataclass
+class ScalingTable:
+    model: str
+    focus: str
+    labels: list[str]                    # run labels, e.g. "16x4"
+    elements: list[int]                  # processing elements per run (processes x threads)
+    reference: int                       # index of the reference run
+    mode: str                            # strong | weak
+    rows: list[Row] = field(default_factory=list)
+    runtimes: list[float | None] = field(default_factory=list)   # seconds
+    trees: list = field(default_factory=list)                    # the engine's result tree per run
+
+    def speedup(self) -> list[float | None]:
+        """runtime_ref / runtime (weak scaling: times elements / elements_ref)."""
+        ref = self.runtimes[self.reference] if self.runtimes else None
+        out = []
+        for rt, n in zip(self.runtimes, self.elements):
+            if ref is None or rt is None or rt <= 0:
+                out.append(None)
+                continue
+            s = ref / rt
+            out.append(s * n / self.elements[self.reference] if self.mode == "weak" else s)
+        return out
+
+    def ideal_speedup(self) -> list[float]:
+        n_ref = self.elements[self.reference]
+        return [n / n_ref for n in self.elements]
+
+    def row(self, metric_id: str) -> Row | None:
+        return next((r for r in self.rows if r.id == metric_id), None)
+
+    def to_records(self) -> list[dict]:
+        recs = []
+        for r in self.rows:
+            for label, v, why in zip(self.labels, r.values, r.reasons):
+                rec = {"metric": r.id, "name": r.name, "run": label, "value": v}
+                if v is None:
+                    rec["reason"] = why
+                recs.append(rec)
+        return recs
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "model": self.model, "focus": self.focus, "mode": self.mode,
+            "reference": self.labels[self.reference],
+            "runs": [{"label": lab, "elements": n, "runtime_s": rt, "speedup": s}
+                     for lab, n, rt, s in zip(self.labels, self.elements, self.runtimes, self.speedup())],
+            "metrics": [{"id": r.id, "name": r.name, "depth": r.depth, "kind": r.kind, "unit": r.unit,
+                         "values": dict(zip(self.labels, r.values)),
+                         "not_available": {lab: why for lab, v, why in zip(self.labels, r.values, r.reasons)
+                                           if v is None}} for r in self.rows],
+        }, indent=2)
+
+    def to_csv(self) -> str:
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(["metric", "name"] + self.labels)
+        for r in self.rows:
+            w.writerow([r.id, r.name] + ["" if v is None else repr(v) for v in r.values])
+        if self.runtimes:
+            w.writerow(["runtime_s", "Runtime (s)"] + ["" if v is None else repr(v) for v in self.runtimes])
+            w.writerow(["speedup", "Speedup"] + ["" if v is None else repr(v) for v in self.speedup()])
+        return buf.getvalue()
+
+
+def merge_rows(trees: list) -> list[Row]:
+    """Rows in the pre-order of the first tree, then any id only later runs have."""
+    order: list[tuple[str, int, object]] = []
+    seen = set()
+    for tree in trees:
+        for depth, node in nodes.walk(tree):
+            if node.id not in seen:
+                seen.add(node.id)
+                order.append((node.id, depth, node))
+    by_run = [{n.id: n for _, n in nodes.walk(t)} for t in trees]
+    rows = []
+    for node_id, depth, first in order:
+        vals, why = [], []
+        for run in by_run:
+            n = run.get(node_id)
+            vals.append(nodes.value(n) if n is not None else None)
+            why.append(nodes.reason(n) if n is not None else "not computed for this run")
+        rows.append(Row(node_id, first.name, depth, getattr(first, "kind", "efficiency"),
+                        nodes.unit(first), vals, why, first))
+    return rows

@@ -1,0 +1,191 @@
+"""The Advisor pane: POP metrics of the focus of analysis, one tab per variant."""
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+
+from popview.analysis.focus import Focus
+from popview.analysis.report import candidates as cand
+from popview.analysis.report import compute, variants
+from popview.analysis.report import warnings as warn
+from popview.gui.advisor.candidates import CandidatesWidget
+from popview.gui.advisor.tab import VariantTab
+from popview.gui.advisor.worker import LatestRunner
+
+SYNC_RECORDS = 200_000
+"""Experiments with fewer records are computed on the GUI thread (instant)."""
+
+
+def is_small(exp) -> bool:
+    r = exp.reader
+    return sum(r.count(t) for t in ("states", "events", "calls")) < SYNC_RECORDS
+
+
+class AdvisorPane(QWidget):
+    """Reads AppState (current experiment, focus); writes the call-path selection and focus."""
+
+    pane_id = "advisor"
+    title = "Advisor"
+    updated = Signal(str)              # variant key whose tab has just been filled
+
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self._exp = None
+        self._results: dict = {}       # (exp id, focus, variant key) -> (roots, warnings)
+        self.runner = LatestRunner(self)
+        self.candidate_runner = LatestRunner(self)
+
+        self.header = QLabel(self)
+        self.header.setTextFormat(Qt.RichText)
+        self.note = QLabel(self)
+        self.note.setWordWrap(True)
+        self.warnings = QLabel(self)
+        self.warnings.setWordWrap(True)
+        self.warnings.setTextFormat(Qt.RichText)
+        self.warnings.setStyleSheet("QLabel { background: #fff4ce; color: #3d3000; border: 1px solid #e0c060;"
+                                    " border-radius: 3px; padding: 4px; }")
+        self.warnings.hide()
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.candidates = CandidatesWidget(self)
+
+        split = QSplitter(Qt.Vertical, self)
+        top = QWidget(split)
+        top_lay = QVBoxLayout(top)
+        top_lay.setContentsMargins(0, 0, 0, 0)
+        for w in (self.header, self.note, self.warnings, self.tabs):
+            top_lay.addWidget(w)
+        split.addWidget(top)
+        split.addWidget(self.candidates)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(split)
+
+        self.tabs.currentChanged.connect(lambda _i: self.refresh())
+        self.candidates.requested.connect(self._find_candidates)
+        self.candidates.chosen.connect(self._choose_candidate)
+        state.currentExperimentChanged.connect(lambda _e: self._rebuild())
+        state.experimentsChanged.connect(self._rebuild)
+        state.focusChanged.connect(lambda _f: self.refresh())
+        self._rebuild()
+
+    # ---- tabs ---------------------------------------------------------
+    def tab(self, key: str) -> VariantTab | None:
+        for i in range(self.tabs.count()):
+            if self.tabs.widget(i).variant.key == key:
+                return self.tabs.widget(i)
+        return None
+
+    def current_tab(self) -> VariantTab | None:
+        return self.tabs.currentWidget()
+
+    def select_variant(self, key: str) -> None:
+        t = self.tab(key)
+        if t is not None:
+            self.tabs.setCurrentWidget(t)
+
+    def _rebuild(self) -> None:
+        exp = self.state.current
+        if exp is self._exp and self.tabs.count():
+            self.refresh()
+            return
+        self._exp = exp
+        self._results.clear()
+        self.candidates.clear()
+        self.tabs.blockSignals(True)
+        while self.tabs.count():
+            w = self.tabs.widget(0)
+            self.tabs.removeTab(0)
+            w.deleteLater()
+        if exp is not None:
+            best, why = variants.preferred(exp)
+            for v in variants.applicable(exp):
+                self.tabs.addTab(VariantTab(v, self.tabs), v.label)
+            self.select_variant(best.key)
+            self.note.setText(f"Preselected: {best.label}. {why}")
+        else:
+            self.note.setText("Open a trace or profile to see its POP metrics.")
+        self.tabs.blockSignals(False)
+        self.refresh()
+
+    # ---- computing ----------------------------------------------------
+    def refresh(self) -> None:
+        """Show the current tab for the current focus, computing it if needed."""
+        exp, focus, tab = self._exp, self.state.focus, self.current_tab()
+        self.header.setText(f"<b>Advisor:</b> {escape(focus.label())}" +
+                            (f" &mdash; {escape(exp.name)} ({escape(exp.label)})" if exp else ""))
+        if exp is None or tab is None:
+            self.warnings.hide()
+            return
+        key = (id(exp), focus, tab.variant.key)
+        if key in self._results:
+            self._show(tab, *self._results[key])
+            return
+        tab.show_busy()
+        reference = self.state.reference
+        self.runner.submit(lambda: compute.variant(exp, tab.variant, focus, reference),
+                           lambda result, error: self._arrived(key, tab, result, error),
+                           sync=is_small(exp))
+
+    def _arrived(self, key, tab, result, error) -> None:
+        if error is not None:
+            tab.show_done()
+            tab.show_roots([])
+            tab.show_message(f"<b>Could not compute:</b> {escape(error.splitlines()[0])}")
+            self._show_warnings([])
+            self.updated.emit(tab.variant.key)
+            return
+        roots = result
+        found = warn.collect(self._exp, roots)
+        self._results[key] = (roots, found)
+        if self.current_tab() is tab:
+            self._show(tab, roots, found)
+
+    def _show(self, tab, roots, found) -> None:
+        tab.show_done()
+        tab.show_roots(roots)
+        self._show_warnings(found)
+        self.updated.emit(tab.variant.key)
+
+    def _show_warnings(self, found: list[str]) -> None:
+        if found:
+            self.warnings.setText("<br>".join(f"&#9888; {escape(w)}" for w in found))
+            self.warnings.show()
+        else:
+            self.warnings.hide()
+
+    # ---- candidates ---------------------------------------------------
+    def _find_candidates(self, threshold: float) -> None:
+        exp, tab = self._exp, self.current_tab()
+        if exp is None or tab is None:
+            return
+        model = tab.variant.models[0]
+        self.candidates.set_status(f"Searching call paths with {tab.variant.label}...")
+        self.candidate_runner.submit(lambda: cand.find(exp, model, threshold),
+                                     self._candidates_arrived, sync=is_small(exp))
+
+    def _candidates_arrived(self, result, error) -> None:
+        if error is not None:
+            self.candidates.set_status(f"Could not search: {error.splitlines()[0]}")
+        else:
+            self.candidates.set_candidates(result)
+
+    def _choose_candidate(self, c) -> None:
+        self.state.select_callpath(c.callpath)
+        self.state.set_focus(Focus.on_callpath(c.path))
+
+    # ---- session ------------------------------------------------------
+    def view_state(self) -> dict:
+        t = self.current_tab()
+        return {"variant": t.variant.key if t else None, "min_share": self.candidates.slider.value()}
+
+    def restore_view_state(self, d: dict) -> None:
+        if d.get("variant"):
+            self.select_variant(d["variant"])
+        if "min_share" in d:
+            self.candidates.slider.setValue(int(d["min_share"]))

@@ -1,0 +1,58 @@
+"""One variant's page: the metric tree with bars, or why nothing can be shown."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTreeView, QVBoxLayout, QWidget
+
+from popview.analysis.report import nodes
+from popview.gui.advisor.bar import BarDelegate
+from popview.gui.advisor.model import BAR, NAME, RATING, VALUE, MetricTreeModel
+
+
+class VariantTab(QWidget):
+    def __init__(self, variant, parent=None):
+        super().__init__(parent)
+        self.variant = variant
+        self.model = MetricTreeModel(self)
+        self.tree = QTreeView(self)
+        self.tree.setModel(self.model)
+        self.tree.setItemDelegateForColumn(BAR, BarDelegate(self.tree))
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setSelectionBehavior(QAbstractItemView.SelectRows)
+        header = self.tree.header()
+        header.setSectionResizeMode(NAME, QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(VALUE, QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(BAR, QHeaderView.Interactive)
+        header.setSectionResizeMode(RATING, QHeaderView.Stretch)
+        header.resizeSection(BAR, 200)
+        self.message = QLabel(self)
+        self.message.setWordWrap(True)
+        self.message.setTextFormat(Qt.RichText)
+        self.message.hide()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.message)
+        lay.addWidget(self.tree)
+
+    def show_roots(self, roots: list) -> None:
+        self.model.set_roots(roots)
+        self.tree.expandAll()
+        available = [n for r in roots for _, n in nodes.walk(r) if nodes.value(n) is not None]
+        if roots and not available:
+            reasons = sorted({nodes.reason(n) for r in roots for _, n in nodes.walk(r) if nodes.reason(n)})
+            self.show_message("<b>Analysis is not possible:</b> " +
+                              "; ".join(reasons or ["no metric of this model could be computed"]))
+        else:
+            self.message.hide()
+
+    def show_message(self, html: str) -> None:
+        self.message.setText(html)
+        self.message.show()
+
+    def show_busy(self) -> None:
+        self.show_message("<i>calculating...</i>")
+        self.tree.setEnabled(False)
+
+    def show_done(self) -> None:
+        self.tree.setEnabled(True)

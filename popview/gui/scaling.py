@@ -1,0 +1,269 @@
+"""The scaling view: POP metrics of several runs side by side, and a plot.
+
+Rows are the metrics of one model (a real tree), columns the runs
+("16x4"), each cell coloured on the Advisor's red-to-green scale. The
+reference run and strong / weak scaling can be changed; the plot shows the
+speedup against the ideal and the top-level efficiencies against the
+number of processing elements.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
+                               QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from popview.analysis.report import nodes, series, variants
+from popview.analysis.report.scale import ACCEPTABLE, colour, percent, text_on
+from popview.gui.advisor.model import tooltip_html
+from popview.gui.advisor.pane import is_small
+from popview.gui.advisor.worker import LatestRunner
+
+PLOT_DEPTH = 1
+"""Efficiencies down to this depth of the tree are drawn in the plot."""
+
+
+class ScalingPane(QWidget):
+    pane_id = "scaling"
+    title = "Scaling"
+    updated = Signal()
+
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.table = None                # the last ScalingTable
+        self.runner = LatestRunner(self)
+
+        self.model_box = QComboBox(self)
+        self.reference_box = QComboBox(self)
+        self.mode_box = QComboBox(self)
+        self.mode_box.addItems(list(series.MODES))
+        self.status = QLabel(self)
+        self.status.setWordWrap(True)
+        buttons = []
+        for text, slot in (("CSV", self.export_csv), ("JSON", self.export_json),
+                           ("PNG", self.export_png), ("SVG", self.export_svg)):
+            b = QPushButton(f"Export {text}", self)
+            b.clicked.connect(lambda _c=False, s=slot: s())
+            buttons.append(b)
+
+        self.tree = QTreeWidget(self)
+        self.tree.setAlternatingRowColors(False)
+        self.tree.setUniformRowHeights(True)
+        self.speedup_plot = pg.PlotWidget(self, background="w")
+        self.efficiency_plot = pg.PlotWidget(self, background="w")
+        for p, title, ylabel in ((self.speedup_plot, "Speedup", "speedup"),
+                                 (self.efficiency_plot, "Efficiencies", "%")):
+            p.setTitle(title, color="k")
+            p.setLabel("bottom", "processing elements")
+            p.setLabel("left", ylabel)
+            p.showGrid(x=True, y=True, alpha=0.25)
+            p.addLegend(offset=(10, 10))
+
+        controls = QHBoxLayout()
+        for label, w in (("Model", self.model_box), ("Reference", self.reference_box), ("Scaling", self.mode_box)):
+            controls.addWidget(QLabel(label, self))
+            controls.addWidget(w)
+        controls.addStretch(1)
+        for b in buttons:
+            controls.addWidget(b)
+        plots = QSplitter(Qt.Horizontal, self)
+        plots.addWidget(self.speedup_plot)
+        plots.addWidget(self.efficiency_plot)
+        split = QSplitter(Qt.Vertical, self)
+        split.addWidget(self.tree)
+        split.addWidget(plots)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        plots.setMinimumHeight(240)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addLayout(controls)
+        lay.addWidget(self.status)
+        lay.addWidget(split, 1)
+
+        self.model_box.currentIndexChanged.connect(lambda _i: self.refresh())
+        self.reference_box.currentIndexChanged.connect(lambda _i: self.refresh())
+        self.mode_box.currentIndexChanged.connect(lambda _i: self.refresh())
+        state.experimentsChanged.connect(self._runs_changed)
+        state.focusChanged.connect(lambda _f: self.refresh())
+        self._runs_changed()
+
+    # ---- inputs -------------------------------------------------------
+    def runs(self) -> list:
+        return series.ordered(self.state.experiments)
+
+    def _runs_changed(self) -> None:
+        runs = self.runs()
+        for box in (self.model_box, self.reference_box):
+            box.blockSignals(True)
+        current_model = self.model_box.currentData()
+        self.model_box.clear()
+        if runs:
+            keys = []
+            for exp in runs:
+                for v in variants.applicable(exp):
+                    for m in v.models:
+                        if m not in keys:
+                            keys.append(m)
+            for m in keys:
+                self.model_box.addItem(_model_label(m), m)
+            best = current_model or variants.preferred(runs[-1])[0].models[0]
+            self.model_box.setCurrentIndex(max(0, self.model_box.findData(best)))
+        self.reference_box.clear()
+        for exp in runs:
+            self.reference_box.addItem(f"{exp.label}  {exp.name}", exp.label)
+        for box in (self.model_box, self.reference_box):
+            box.blockSignals(False)
+        self.refresh()
+
+    def set_reference(self, index: int) -> None:
+        self.reference_box.setCurrentIndex(index)
+
+    def set_mode(self, mode: str) -> None:
+        self.mode_box.setCurrentText(mode)
+
+    # ---- computing ----------------------------------------------------
+    def refresh(self) -> None:
+        runs = self.runs()
+        if len(runs) < 2:
+            self.table = None
+            self.tree.clear()
+            self.speedup_plot.clear()
+            self.efficiency_plot.clear()
+            self.status.setText("Open two or more runs of one application to compare them.")
+            self.updated.emit()
+            return
+        model = self.model_box.currentData()
+        ref = max(0, self.reference_box.currentIndex())
+        mode = self.mode_box.currentText()
+        focus = self.state.focus
+        self.status.setText("calculating...")
+        self.runner.submit(lambda: series.build(runs, model, focus, ref, mode), self._arrived,
+                           sync=all(is_small(e) for e in runs))
+
+    def _arrived(self, table, error) -> None:
+        if error is not None:
+            self.table = None
+            self.tree.clear()
+            self.status.setText(f"Could not compute the scaling table: {error.splitlines()[0]}")
+        else:
+            self.table = table
+            self.status.setText(f"{len(table.labels)} runs, reference {table.labels[table.reference]}, "
+                                f"{table.mode} scaling, focus {table.focus}")
+            self._fill_tree(table)
+            self._draw(table)
+        self.updated.emit()
+
+    # ---- showing ------------------------------------------------------
+    def _fill_tree(self, table) -> None:
+        self.tree.clear()
+        self.tree.setColumnCount(1 + len(table.labels))
+        self.tree.setHeaderLabels(["Metric"] + [f"{lab}{' (ref)' if i == table.reference else ''}"
+                                                for i, lab in enumerate(table.labels)])
+        parents: list[QTreeWidgetItem] = []
+        for row in table.rows:
+            parents = parents[:row.depth]
+            item = QTreeWidgetItem([row.name] + [_cell_text(row, v) for v in row.values])
+            item.setToolTip(0, tooltip_html(row.node))
+            for c, (v, why) in enumerate(zip(row.values, row.reasons), start=1):
+                item.setTextAlignment(c, int(Qt.AlignRight | Qt.AlignVCenter))
+                if v is None:
+                    item.setForeground(c, QBrush(QColor(140, 140, 140)))
+                    item.setToolTip(c, f"not available: {why}")
+                elif row.kind in nodes.RATED_KINDS:
+                    rgb = colour(v)
+                    item.setBackground(c, QBrush(QColor(*rgb)))
+                    item.setForeground(c, QBrush(QColor(text_on(rgb))))
+            (parents[-1].addChild(item) if parents else self.tree.addTopLevelItem(item))
+            parents.append(item)
+        if any(v is not None for v in table.runtimes):
+            extra = [("Runtime", [nodes.format_seconds(v) if v is not None else "n/a" for v in table.runtimes]),
+                     ("Speedup", [f"{v:.2f}" if v is not None else "n/a" for v in table.speedup()]),
+                     ("Ideal speedup", [f"{v:.2f}" for v in table.ideal_speedup()])]
+            for name, texts in extra:
+                item = QTreeWidgetItem([name] + texts)
+                for c in range(1, len(texts) + 1):
+                    item.setTextAlignment(c, int(Qt.AlignRight | Qt.AlignVCenter))
+                self.tree.addTopLevelItem(item)
+        self.tree.expandAll()
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeToContents)
+
+    def _draw(self, table) -> None:
+        xs = [float(n) for n in table.elements]
+        log = min(xs) > 0 and max(xs) / min(xs) >= 4
+        for p in (self.speedup_plot, self.efficiency_plot):
+            p.clear()
+            p.setLogMode(x=log, y=False)
+        self.speedup_plot.plot(xs, table.ideal_speedup(), pen=pg.mkPen("#555555", width=2, style=Qt.DashLine),
+                               name="ideal")
+        sp = table.speedup()
+        if any(v is not None for v in sp):
+            pts = [(x, v) for x, v in zip(xs, sp) if v is not None]
+            self.speedup_plot.plot([p[0] for p in pts], [p[1] for p in pts], pen=pg.mkPen("#1f77b4", width=2),
+                                   symbol="o", symbolBrush="#1f77b4", name="measured")
+        self.efficiency_plot.addItem(pg.InfiniteLine(pos=ACCEPTABLE * 100, angle=0,
+                                                     pen=pg.mkPen("#888888", style=Qt.DotLine)))
+        for i, row in enumerate(r for r in table.rows if r.depth <= PLOT_DEPTH and r.kind in nodes.RATED_KINDS):
+            pts = [(x, v * 100) for x, v in zip(xs, row.values) if v is not None]
+            if pts:
+                c = pg.intColor(i, hues=8)
+                self.efficiency_plot.plot([p[0] for p in pts], [p[1] for p in pts], pen=pg.mkPen(c, width=2),
+                                          symbol="o", symbolBrush=c, name=row.name)
+
+    # ---- export -------------------------------------------------------
+    def _ask(self, caption: str, suffix: str) -> Path | None:
+        name, _ = QFileDialog.getSaveFileName(self, caption, f"scaling.{suffix}", f"*.{suffix}")
+        return Path(name) if name else None
+
+    def export_csv(self, path: Path | None = None) -> None:
+        if self.table and (path := path or self._ask("Export table as CSV", "csv")):
+            Path(path).write_text(self.table.to_csv(), encoding="utf-8")
+
+    def export_json(self, path: Path | None = None) -> None:
+        if self.table and (path := path or self._ask("Export table as JSON", "json")):
+            Path(path).write_text(self.table.to_json(), encoding="utf-8")
+
+    def export_png(self, path: Path | None = None) -> None:
+        if self.table and (path := path or self._ask("Export plot as PNG", "png")):
+            self.grab_plots().save(str(path), "PNG")
+
+    def export_svg(self, path: Path | None = None) -> None:
+        """The same plot the report shows, as a standalone SVG file."""
+        from popview.analysis.report.html import scaling_svg
+        if self.table and (path := path or self._ask("Export plot as SVG", "svg")):
+            Path(path).write_text(scaling_svg(self.table), encoding="utf-8")
+
+    def grab_plots(self):
+        return self.speedup_plot.parentWidget().grab()
+
+    def view_state(self) -> dict:
+        return {"model": self.model_box.currentData(), "reference": self.reference_box.currentIndex(),
+                "mode": self.mode_box.currentText()}
+
+    def restore_view_state(self, d: dict) -> None:
+        if d.get("model"):
+            self.model_box.setCurrentIndex(max(0, self.model_box.findData(d["model"])))
+        if d.get("mode") in series.MODES:
+            self.mode_box.setCurrentText(d["mode"])
+        if isinstance(d.get("reference"), int) and 0 <= d["reference"] < self.reference_box.count():
+            self.reference_box.setCurrentIndex(d["reference"])
+
+
+def _model_label(model: str) -> str:
+    for v in variants.VARIANTS:
+        if v.models == (model,):
+            return v.label
+    return {"computation": "Computation", "io": "I/O"}.get(model, model)
+
+
+def _cell_text(row, v) -> str:
+    if v is None:
+        return "n/a"
+    return percent(v) if row.kind in nodes.RATED_KINDS else nodes.format_number(v, row.unit)
+
