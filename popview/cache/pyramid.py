@@ -1,0 +1,425 @@
+"""The timeline's level of detail, built once at conversion.
+
+Two structures in the group "pyramid":
+
+* levels: per location and per power-of-two time bin, the dominant value of
+  a channel and the share of the bin it covers (categorical channels:
+  thread state, innermost call path, MPI call, OpenMP construct), the
+  longest useful burst overlapping the bin, and each counter's sum spread
+  over the bins. Level 0 has bins of `base_ns`, level k of base_ns * 2**k,
+  so any zoom draws from about pixels-many bins per row.
+* tiles: the records again, grouped by time block then location (states,
+  innermost call-path pieces, counter intervals), so the visible window of
+  all locations is one contiguous slab when zoomed in.
+
+Everything is computed from the sorted tables in bounded memory by location
+groups; numba kernels do the per-record work.
+"""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import h5py
+import numba
+import numpy as np
+
+from popview.cache import schema
+from popview.cache.progress import Progress
+from popview.cache.writer import SORT_BUDGET_ROWS, _location_groups, compression
+from popview.model.definitions import Definitions
+
+GROUP = "pyramid"
+FINEST_BINS = 16384       # bins per location at level 0 (at most)
+COARSEST_BINS = 64        # the last level has at most this many
+BLOCK_ROWS = 65536        # about this many tile rows per time block
+MAX_BLOCKS = 4096
+NONE = -1                 # no value in a bin / no record
+CATEGORICAL = ("state", "callpath", "mpi", "openmp")
+
+
+# ---- kernels shared with popview.analysis.timeline_data ----------------------
+@numba.njit(cache=True)
+def dominant_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, weight, t0, width, n_bins,
+                    out_value, out_share):
+    """Per (row, bin) the value covering most of the bin and that cover / width.
+
+    Segments (row, [lo, hi)) are visited in order; within a row the records
+    must be in time order (overlaps are clipped: the earlier record wins).
+    A record of segment s beginning before skip_before[s] is a duplicate and
+    skipped. weight scales each record's cover (1 for raw records, the share
+    when the records are coarser bins).
+    """
+    slots = 32
+    vals = np.empty(slots, np.int64)
+    cover = np.empty(slots, np.float64)
+    t_stop = t0 + width * n_bins
+    cur_row = -1
+    cur_bin = -1
+    used = 0
+    cursor = 0.0
+    for s in range(len(seg_row)):
+        row = seg_row[s]
+        if row != cur_row:
+            if used > 0:
+                _flush(cur_row, cur_bin, vals, cover, used, width, out_value, out_share)
+            cur_row, cur_bin, used, cursor = row, -1, 0, -1e300
+        for i in range(seg_lo[s], seg_hi[s]):
+            if begin[i] < skip_before[s]:
+                continue
+            a = max(float(begin[i]), cursor, t0)
+            b = min(float(end[i]), t_stop)
+            if b <= a:
+                continue
+            cursor = max(cursor, b)
+            first = min(int((a - t0) / width), n_bins - 1)
+            last = min(int(np.ceil((b - t0) / width)) - 1, n_bins - 1)
+            for k in range(first, last + 1):
+                if k != cur_bin:
+                    if used > 0:
+                        _flush(cur_row, cur_bin, vals, cover, used, width, out_value, out_share)
+                    cur_bin, used = k, 0
+                lo = max(a, t0 + k * width)
+                hi = min(b, t0 + (k + 1) * width)
+                if hi <= lo:
+                    continue
+                c = (hi - lo) * weight[i]
+                v = value[i]
+                j = 0
+                while j < used and vals[j] != v:
+                    j += 1
+                if j < used:
+                    cover[j] += c
+                elif used < slots:
+                    vals[used] = v
+                    cover[used] = c
+                    used += 1
+    if used > 0:
+        _flush(cur_row, cur_bin, vals, cover, used, width, out_value, out_share)
+
+
+@numba.njit(cache=True)
+def _flush(row, k, vals, cover, used, width, out_value, out_share):
+    best = 0
+    for j in range(1, used):
+        if cover[j] > cover[best]:
+            best = j
+    out_value[row, k] = vals[best]
+    out_share[row, k] = min(cover[best] / width, 1.0)
+
+
+@numba.njit(cache=True)
+def reduce_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, t0, width, n_bins, spread, out):
+    """Per (row, bin): the maximum of the values of records overlapping the bin
+    (spread False), or the sum of each value spread evenly over its interval
+    (spread True, for counters). Bins without records stay as given (NaN)."""
+    t_stop = t0 + width * n_bins
+    for s in range(len(seg_row)):
+        row = seg_row[s]
+        for i in range(seg_lo[s], seg_hi[s]):
+            if begin[i] < skip_before[s]:
+                continue
+            a = max(float(begin[i]), t0)
+            b = min(float(end[i]), t_stop)
+            if b < a or (b == a and end[i] > begin[i]):
+                continue
+            first = min(int((a - t0) / width), n_bins - 1)
+            last = first if b == a else min(int(np.ceil((b - t0) / width)) - 1, n_bins - 1)
+            length = float(end[i] - begin[i])
+            for k in range(first, last + 1):
+                old = out[row, k]
+                if spread:
+                    lo = max(a, t0 + k * width)
+                    hi = min(b, t0 + (k + 1) * width)
+                    add = value[i] * (hi - lo) / length if length > 0 else value[i]
+                    if length > 0 and hi <= lo:
+                        continue
+                    out[row, k] = add if np.isnan(old) else old + add
+                elif np.isnan(old) or value[i] > old:
+                    out[row, k] = value[i]
+
+
+@numba.njit(cache=True)
+def flatten_calls(loc, begin, end, callpath):
+    """Nested call intervals (sorted by location, then begin, parents first)
+    -> pieces of time where each call path is the innermost one."""
+    n = len(loc)
+    o_loc = np.empty(2 * n, np.int32)
+    o_begin = np.empty(2 * n, np.int64)
+    o_end = np.empty(2 * n, np.int64)
+    o_cp = np.empty(2 * n, np.int32)
+    st_end = np.empty(512, np.int64)
+    st_cp = np.empty(512, np.int32)
+    m = 0
+    depth = 0
+    cursor = 0
+    for i in range(n + 1):
+        new_loc = i == n or (i > 0 and loc[i] != loc[i - 1])
+        stop = np.iinfo(np.int64).max if new_loc else begin[i]
+        while depth > 0 and st_end[depth - 1] <= stop:
+            depth -= 1
+            if st_end[depth] > cursor:
+                o_loc[m], o_begin[m], o_end[m], o_cp[m] = loc[i - 1], cursor, st_end[depth], st_cp[depth]
+                m += 1
+                cursor = st_end[depth]
+        if i == n:
+            break
+        if depth > 0 and begin[i] > cursor:
+            o_loc[m], o_begin[m], o_end[m], o_cp[m] = loc[i], cursor, begin[i], st_cp[depth - 1]
+            m += 1
+        cursor = max(cursor, begin[i]) if depth > 0 else begin[i]
+        if depth == len(st_end):
+            st_end = np.concatenate((st_end, np.empty(depth, np.int64)))
+            st_cp = np.concatenate((st_cp, np.empty(depth, np.int32)))
+        st_end[depth] = end[i]
+        st_cp[depth] = callpath[i]
+        depth += 1
+    return o_loc[:m], o_begin[:m], o_end[:m], o_cp[:m]
+
+
+# ---- lookups ------------------------------------------------------------------
+def paradigm_lookup(defs: Definitions, paradigm: str) -> np.ndarray:
+    """Call path -> its nearest ancestor-or-self whose region has `paradigm` (or NONE)."""
+    parent = np.asarray(defs.callpath_parent, np.int64)
+    region = np.asarray(defs.callpath_region, np.int64)
+    wanted = np.array([r.paradigm == paradigm for r in defs.regions] + [False], bool)
+    out = np.full(len(parent), NONE, np.int64)
+    for cp in range(len(parent)):          # parents precede children: one pass over the small table
+        if wanted[region[cp]]:
+            out[cp] = cp
+        elif parent[cp] >= 0:
+            out[cp] = out[parent[cp]]
+    return out
+
+
+def counter_codes(defs: Definitions) -> list[int]:
+    """Event types of the counters the run recorded (all declared ones if unknown)."""
+    codes = {defs.counter_code(name) for name in defs.counters} - {None}
+    if not defs.counters:
+        codes = {code for code, et in defs.event_types.items() if et.kind == "counter"}
+    return sorted(codes)
+
+
+# ---- geometry -----------------------------------------------------------------
+def base_width(t_end: int) -> int:
+    """Finest bin width: the smallest power of two ns giving at most FINEST_BINS bins."""
+    k = 0
+    while (max(t_end, 1) + (1 << k) - 1) >> k > FINEST_BINS:
+        k += 1
+    return 1 << k
+
+
+def level_bins(t_end: int, base: int) -> list[int]:
+    bins, width = [], base
+    while True:
+        n = max(1, -(-max(t_end, 1) // width))
+        bins.append(n)
+        if n <= COARSEST_BINS:
+            return bins
+        width *= 2
+
+
+# ---- build ----------------------------------------------------------------------
+def build(out: h5py.File, defs: Definitions, progress: Progress) -> None:
+    """(Re)build the pyramid group of a cache from its sorted tables."""
+    if GROUP in out:
+        del out[GROUP]
+    g = out.create_group(GROUP)
+    n_loc = max(len(defs.locations), 1)
+    t_end = max(int(defs.t_end), 1)
+    base = base_width(t_end)
+    bins = level_bins(t_end, base)
+    g.attrs.update(base_ns=base, t_end=t_end, n_levels=len(bins))
+    sources = _Sources(out, defs)
+    channels = [c for c in CATEGORICAL if sources.has(c)]
+    numeric = (["useful"] if sources.has("state") else []) + [f"counter_{c}" for c in sources.counters]
+    g.attrs["channels"] = ",".join(channels)
+    g.attrs["numeric"] = ",".join(numeric)
+    dsets = _create_levels(g, channels, numeric, n_loc, bins)
+    groups = _location_groups(sources.counts(), SORT_BUDGET_ROWS // 3)
+    for gi, (a, b) in enumerate(groups):
+        progress(0.6 * gi / len(groups), "building the timeline pyramid")
+        for name in channels + numeric:
+            recs = sources.records(name, a, b)
+            for level, n in enumerate(bins):
+                _fill_level(dsets[name][level], name in channels, name.startswith("counter_"), recs, a, b,
+                            float(base << level), n)
+    _build_tiles(g, sources, t_end, n_loc, progress.sub(0.6, 1.0))
+
+
+class _Sources:
+    """Per-channel records (loc, begin, end, value) of a location range."""
+
+    def __init__(self, out: h5py.File, defs: Definitions):
+        self.out, self.defs = out, defs
+        self.n_loc = max(len(defs.locations), 1)
+        self.counters = counter_codes(defs)
+        self.mpi = paradigm_lookup(defs, "mpi")
+        self.omp = paradigm_lookup(defs, "openmp")
+        self._cache: tuple | None = None
+
+    def has(self, channel: str) -> bool:
+        table = "states" if channel == "state" else "calls"
+        if table not in self.out or self.out[table]["loc"].shape[0] == 0:
+            return False
+        if channel == "mpi":
+            return bool((self.mpi >= 0).any())
+        if channel == "openmp":
+            return bool((self.omp >= 0).any())
+        return True
+
+    def counts(self) -> np.ndarray:
+        total = np.zeros(self.n_loc, np.int64)
+        for table in ("states", "calls", "events"):
+            if table in self.out:
+                off = self.out[table]["offsets"][:]
+                c = np.diff(off)[: self.n_loc]
+                total[: len(c)] += c
+        return total
+
+    def _slab(self, table: str, a: int, b: int, cols: tuple[str, ...]) -> dict[str, np.ndarray]:
+        g = self.out[table]
+        off = g["offsets"]
+        lo, hi = int(off[a]), int(off[min(b, len(off) - 1)])
+        return {c: g[c][lo:hi] for c in cols}
+
+    def flat_calls(self, a: int, b: int):
+        if self._cache is None or self._cache[0] != (a, b):
+            c = self._slab("calls", a, b, ("loc", "begin", "end", "callpath"))
+            self._cache = ((a, b), flatten_calls(c["loc"], c["begin"], c["end"], c["callpath"]))
+        return self._cache[1]
+
+    def records(self, channel: str, a: int, b: int):
+        """(loc, begin, end, value) of `channel` for locations [a, b)."""
+        if channel in ("state", "useful"):
+            s = self._slab("states", a, b, ("loc", "begin", "end", "state"))
+            if channel == "state":
+                return s["loc"], s["begin"], s["end"], s["state"].astype(np.int64)
+            keep = s["state"] == 1
+            dur = (s["end"] - s["begin"])[keep].astype(np.float64)
+            return s["loc"][keep], s["begin"][keep], s["end"][keep], dur
+        if channel.startswith("counter_"):
+            return self.counter_intervals(int(channel.split("_")[1]), a, b)
+        loc, begin, end, cp = self.flat_calls(a, b)
+        if channel == "callpath":
+            return loc, begin, end, cp.astype(np.int64)
+        value = (self.mpi if channel == "mpi" else self.omp)[cp]
+        keep = value >= 0
+        return loc[keep], begin[keep], end[keep], value[keep]
+
+    def counter_intervals(self, code: int, a: int, b: int):
+        """Each reading as the interval since the previous one on its location."""
+        e = self._slab("events", a, b, ("loc", "time", "type", "value"))
+        keep = e["type"] == code
+        loc, t, v = e["loc"][keep], e["time"][keep], e["value"][keep].astype(np.float64)
+        prev = np.empty_like(t)
+        if len(t):
+            prev[0] = 0
+            prev[1:] = t[:-1]
+            first = np.r_[True, loc[1:] != loc[:-1]]
+            prev[first] = 0
+        return loc, prev, t, v
+
+
+def _create_levels(g: h5py.Group, channels, numeric, n_loc: int, bins: list[int]) -> dict:
+    dsets = {}
+    for name in channels + numeric:
+        cg = g.create_group(name)
+        dsets[name] = []
+        for level, n in enumerate(bins):
+            lg = cg.create_group(str(level))
+            chunks = (min(n_loc, 64), min(n, 1024))
+            if name in channels:
+                v = lg.create_dataset("value", shape=(n_loc, n), dtype=np.int32, chunks=chunks,
+                                      fillvalue=NONE, **compression())
+                s = lg.create_dataset("share", shape=(n_loc, n), dtype=np.uint8, chunks=chunks, **compression())
+                dsets[name].append((v, s))
+            else:
+                v = lg.create_dataset("value", shape=(n_loc, n), dtype=np.float32, chunks=chunks,
+                                      fillvalue=np.nan, **compression())
+                dsets[name].append((v,))
+    return dsets
+
+
+def segments_by_location(loc: np.ndarray, a: int, b: int):
+    """One segment per location of a (loc-sorted) slab: rows relative to a."""
+    bounds = np.searchsorted(loc, np.arange(a, b + 1))
+    rows = np.arange(b - a, dtype=np.int64)
+    return rows, bounds[:-1].astype(np.int64), bounds[1:].astype(np.int64), np.full(b - a, np.iinfo(np.int64).min)
+
+
+def _fill_level(dsets, categorical: bool, spread: bool, recs, a: int, b: int, width: float, n: int) -> None:
+    loc, begin, end, value = recs
+    rows, lo, hi, skip = segments_by_location(loc, a, b)
+    if categorical:
+        out_v = np.full((b - a, n), NONE, np.int64)
+        out_s = np.zeros((b - a, n), np.float64)
+        dominant_kernel(rows, lo, hi, skip, begin, end, value, np.ones(len(begin)), 0.0, width, n, out_v, out_s)
+        dsets[0][a:b] = out_v.astype(np.int32)
+        dsets[1][a:b] = np.round(out_s * 255).astype(np.uint8)
+    else:
+        out = np.full((b - a, n), np.nan, np.float64)
+        reduce_kernel(rows, lo, hi, skip, begin, end, np.asarray(value, np.float64), 0.0, width, n, spread, out)
+        dsets[0][a:b] = out.astype(np.float32)
+
+
+# ---- tiles --------------------------------------------------------------------------
+TILE_CHANNELS = ("state", "callpath")
+
+
+def _build_tiles(g: h5py.Group, sources: _Sources, t_end: int, n_loc: int, progress: Progress) -> None:
+    """Records regrouped by (time block, location): a window of all rows is one slab."""
+    names = [c for c in TILE_CHANNELS if sources.has(c)] + [f"counter_{c}" for c in sources.counters]
+    tg = g.create_group("tiles")
+    groups = _location_groups(sources.counts(), SORT_BUDGET_ROWS // 3)
+    scratch_dir = Path(g.file.filename).resolve().parent
+    for ci, name in enumerate(names):
+        part = progress.sub(ci / len(names), (ci + 1) / len(names))
+        total = sum(len(sources.records(name, a, b)[0]) for a, b in groups)
+        n_blocks = int(min(MAX_BLOCKS, 1 << int(np.ceil(np.log2(max(1.0, total / BLOCK_ROWS))))))
+        block_ns = -(-t_end // n_blocks)
+        counts = np.zeros(n_blocks * n_loc, np.int64)
+        for a, b in groups:
+            loc, begin, end, _ = sources.records(name, a, b)
+            blk, rep_loc, _ = _expand(loc, begin, end, block_ns, n_blocks)
+            counts += np.bincount(blk * n_loc + rep_loc, minlength=n_blocks * n_loc)
+        offsets = np.zeros((n_blocks, n_loc + 1), np.int64)
+        flat = np.cumsum(counts)
+        offsets[:, 1:] = flat.reshape(n_blocks, n_loc)
+        offsets[1:, 0] = offsets[:-1, -1]
+        n = int(flat[-1]) if len(flat) else 0
+        cg = tg.create_group(name)
+        cg.attrs["block_ns"] = block_ns
+        cg.create_dataset("offsets", data=offsets)
+        vdtype = np.float64 if name.startswith("counter_") else np.int32
+        dtypes = {"loc": np.int32, "begin": np.int64, "end": np.int64, "value": vdtype}
+        with tempfile.TemporaryDirectory(dir=scratch_dir, prefix=".popview-tiles-") as tmp:
+            scratch = {c: np.lib.format.open_memmap(Path(tmp) / f"{c}.npy", "w+", dt, (max(n, 1),))
+                       for c, dt in dtypes.items()}
+            for gi, (a, b) in enumerate(groups):
+                part(0.8 * gi / len(groups), f"tiling {name}")
+                loc, begin, end, value = sources.records(name, a, b)
+                blk, rep_loc, src = _expand(loc, begin, end, block_ns, n_blocks)
+                order = np.lexsort((begin[src], rep_loc, blk))
+                blk, src = blk[order], src[order]
+                starts = np.searchsorted(blk, np.arange(n_blocks))
+                dst = offsets[blk, a] + np.arange(len(blk)) - starts[blk]
+                for c, col in (("loc", loc), ("begin", begin), ("end", end), ("value", value)):
+                    scratch[c][dst] = col[src]
+            part(0.8, f"writing {name} tiles")
+            for c, dt in dtypes.items():
+                ds = cg.create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
+                                       chunks=(max(1, min(n, schema.CHUNK)),), **compression())
+                for s in range(0, n, 1 << 22):
+                    ds[s:s + (1 << 22)] = scratch[c][s:min(n, s + (1 << 22))]
+            del scratch
+
+
+def _expand(loc, begin, end, block_ns: int, n_blocks: int):
+    """One copy of each record per time block it overlaps: (block, loc, source row)."""
+    first = np.clip(begin // block_ns, 0, n_blocks - 1)
+    last = np.clip(np.maximum(end - 1, begin) // block_ns, 0, n_blocks - 1)
+    reps = (last - first + 1).astype(np.int64)
+    src = np.repeat(np.arange(len(loc)), reps)
+    step = np.arange(len(src)) - np.repeat(np.cumsum(reps) - reps, reps)
+    return first[src] + step, loc[src].astype(np.int64), src

@@ -1,0 +1,141 @@
+"""The timeline pyramid: dominant values and shares per power-of-two bin, tiles."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from popview.cache import Progress, Reader, Writer, pyramid
+from popview.model.definitions import Definitions, EventType, Location, Process
+
+MPI, INS = 50000001, 42000050
+
+
+def make_cache(path, states, events, t_end, n_loc=2):
+    defs = Definitions(source_format="paraver", t_end=t_end)
+    defs.processes = [Process("rank 0", 0)]
+    defs.locations = [Location(f"t{i}", 0, i) for i in range(n_loc)]
+    defs.event_types = {MPI: EventType(MPI, "MPI Point-to-point", "region", {1: "MPI_Send", 2: "MPI_Recv"},
+                                       paradigm="mpi"),
+                        INS: EventType(INS, "PAPI_TOT_INS", "counter")}
+    defs.counters = ["PAPI_TOT_INS"]
+    w = Writer(path, "test", n_loc)
+    w.append("states", {k: np.asarray(v) for k, v in states.items()})
+    if events:
+        w.append("events", {k: np.asarray(v) for k, v in events.items()})
+    w.set_definitions(defs)
+    w.finish()
+    return Reader(path)
+
+
+@pytest.fixture(autouse=True)
+def all_levels(monkeypatch):
+    monkeypatch.setattr(pyramid, "COARSEST_BINS", 1)   # keep levels down to one bin in these tiny traces
+
+
+@pytest.fixture
+def small(tmp_path):
+    # loc 0: Running [0,300) MPI-wait [300,400) Running [400,1024); loc 1: Running all along
+    states = {"loc": [0, 0, 0, 1], "begin": [0, 300, 400, 0], "end": [300, 400, 1024, 1024], "state": [1, 3, 1, 1]}
+    events = {"loc": [0, 0, 0, 0, 1], "time": [300, 300, 400, 1024, 512], "type": [INS, MPI, MPI, INS, INS],
+              "value": [600, 1, 0, 1248, 50]}
+    with make_cache(tmp_path / "c.h5", states, events, 1024) as reader:
+        yield reader
+
+
+def level(reader, channel, k):
+    g = reader.h5["pyramid"][channel][str(k)]
+    return g["value"][:], (g["share"][:] if "share" in g else None)
+
+
+def test_geometry_is_powers_of_two(small):
+    g = small.h5["pyramid"]
+    assert g.attrs["base_ns"] == 1          # 1024 ns at <= 16384 bins
+    widths = [int(g.attrs["base_ns"]) << k for k in range(int(g.attrs["n_levels"]))]
+    bins = [small.h5["pyramid"]["state"][str(k)]["value"].shape[1] for k in range(len(widths))]
+    assert [w * b for w, b in zip(widths, bins)] == [1024] * len(widths)
+    assert bins[-1] == 1
+
+
+def test_state_dominant_and_share_exact(small):
+    # level 8: bins of 256 ns -> [0,256) [256,512) [512,768) [768,1024)
+    value, share = level(small, "state", 8)
+    assert value.tolist() == [[1, 1, 1, 1], [1, 1, 1, 1]]
+    # bin 1 of loc 0: Running 44 + 112 = 156 ns of 256, MPI 100 ns
+    assert share[0].tolist() == [255, round(156 / 256 * 255), 255, 255]
+    # level 7 (128 ns): bin 2 = [256,384): Running 44, MPI 84 -> MPI dominant with 84/128
+    value, share = level(small, "state", 7)
+    assert value[0, 2] == 3 and share[0, 2] == round(84 / 128 * 255)
+    assert value[0, 3] == 1 and share[0, 3] == round(112 / 128 * 255)   # [384,512): MPI 16, Running 112
+
+
+def test_mpi_channel_is_non_null_dominant(small):
+    value, share = level(small, "mpi", 8)
+    cp = value[0, 1]
+    assert cp >= 0 and small.definitions.callpath_name(int(cp)) == "MPI_Send"
+    assert share[0, 1] == round(100 / 256 * 255)
+    assert (value[0, [0, 2, 3]] == pyramid.NONE).all() and (value[1] == pyramid.NONE).all()
+
+
+def test_useful_duration_is_longest_burst(small):
+    value, _ = level(small, "useful", 8)
+    assert value[0].tolist() == [300, 624, 624, 624]    # bin 1 overlaps both bursts
+    assert value[1].tolist() == [1024] * 4
+
+
+def test_counter_sums_spread_over_intervals(small):
+    value, _ = level(small, f"counter_{INS}", 9)        # two bins of 512 ns
+    # loc 0: 600 over [0,300), 1248 over [300,1024): 212/724 of it in bin 0
+    assert value[0, 0] == pytest.approx(600 + 1248 * 212 / 724, rel=1e-6)
+    assert value[0, 1] == pytest.approx(1248 * 512 / 724, rel=1e-6)
+    assert value[1].tolist() == [50, 0] or (value[1, 0] == 50 and np.isnan(value[1, 1]))
+
+
+def test_tiles_group_records_by_block_then_location(small):
+    t = small.h5["pyramid"]["tiles"]["state"]
+    offsets = t["offsets"][:]
+    assert offsets.shape == (1, 3)                      # 4 records: one block
+    assert t["loc"][:].tolist() == [0, 0, 0, 1]
+    assert t["value"][:].tolist() == [1, 3, 1, 1]
+
+
+def test_flatten_calls_keeps_innermost():
+    # loc 0: a [0,100) containing b [10,20) and c [30,40) containing d [32,35)
+    loc = np.zeros(4, np.int32)
+    begin = np.array([0, 10, 30, 32])
+    end = np.array([100, 20, 40, 35])
+    cp = np.array([0, 1, 2, 3], np.int32)
+    l, b, e, v = pyramid.flatten_calls(loc, begin, end, cp)
+    pieces = list(zip(b.tolist(), e.tolist(), v.tolist()))
+    assert pieces == [(0, 10, 0), (10, 20, 1), (20, 30, 0), (30, 32, 2), (32, 35, 3), (35, 40, 2), (40, 100, 0)]
+
+
+def test_dominance_on_random_trace_matches_brute_force(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 400
+    dur = rng.integers(1, 60, n)
+    end = np.cumsum(dur)
+    begin = end - dur
+    state = rng.integers(1, 5, n)
+    t_end = int(end[-1])
+    with make_cache(tmp_path / "r.h5", {"loc": np.zeros(n, int), "begin": begin, "end": end, "state": state},
+                    None, t_end, n_loc=1) as reader:
+        g = reader.h5["pyramid"]
+        base = int(g.attrs["base_ns"])
+        for k in (3, 5):
+            width = base << k
+            value, share = level(reader, "state", k)
+            for b in range(value.shape[1]):
+                lo, hi = b * width, (b + 1) * width
+                cover = np.clip(np.minimum(end, hi) - np.maximum(begin, lo), 0, None)
+                totals = np.bincount(state, weights=cover, minlength=5)
+                assert totals[value[0, b]] == totals.max()
+                assert share[0, b] == round(totals.max() / width * 255)
+
+
+def test_rebuild_replaces_the_group(small):
+    import h5py
+    path, defs = small.path, small.definitions
+    small.close()
+    with h5py.File(path, "r+") as out:
+        pyramid.build(out, defs, Progress())
+        assert sorted(out["pyramid"]["tiles"]) == ["callpath", f"counter_{INS}", "state"]
