@@ -1,0 +1,104 @@
+"""The report's parts that need no engine: rating scale, variant choice,
+inline SVG plots, scaling-table exports, atomic writing."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+import pytest
+
+import popview
+from popview.analysis.report import html, scale, svgplot, variants, write_report
+from popview.analysis.report.table import ScalingTable, merge_rows
+from popview.testing.synthetic import Shape, write
+
+
+@dataclass
+class Node:
+    id: str
+    name: str
+    value: float | None
+    kind: str = "efficiency"
+    reason: str = ""
+    children: list = field(default_factory=list)
+
+
+def test_rating_words_follow_cube():
+    assert [scale.rating(v) for v in (0.0, 0.19, 0.2, 0.45, 0.61, 0.8, 0.99, 1.0, 1.7)] == [
+        "Very poor", "Very poor", "Poor", "Fair", "Good", "Very good", "Very good", "Excellent", "Excellent"]
+    assert scale.rating(None) == "not available"
+    assert scale.rating(float("nan")) == "not available"
+
+
+def test_colour_runs_red_to_green_and_greys_missing():
+    red, mark, green = scale.colour(0.0), scale.colour(scale.ACCEPTABLE), scale.colour(1.0)
+    assert red[0] > red[1] and green[1] > green[0]
+    assert mark[1] > mark[0] * 0.9          # the acceptable mark is already on the green side
+    assert scale.colour(1.5) == green       # above 100 % stays green
+    assert scale.colour(None) == scale.colour(float("inf")) == (190, 190, 190)
+    greens = [scale.colour(v / 10)[1] - scale.colour(v / 10)[0] for v in range(3, 11)]
+    assert greens == sorted(greens)         # from red through yellow to green
+
+
+def _exp(tmp_path, cache_dir, processes, threads):
+    path = tmp_path / f"s{processes}x{threads}.prv"
+    write(path, Shape(processes=processes, threads=threads, iterations=2))
+    return popview.open(path, cache_dir=cache_dir)
+
+
+def test_variants_offered_and_preselected(tmp_path, cache_dir):
+    with _exp(tmp_path, cache_dir, 2, 1) as mpi, _exp(tmp_path, cache_dir, 2, 2) as hybrid:
+        assert [v.key for v in variants.applicable(mpi)] == ["pop-mpi", "critical-path", "computation-io"]
+        best, why = variants.preferred(mpi)
+        assert best.key == "pop-mpi" and "Pure MPI" in why
+        assert [v.key for v in variants.applicable(hybrid)] == [
+            "pop-mpi", "hybrid-additive", "hybrid-multiplicative", "critical-path", "computation-io"]
+        best, why = variants.preferred(hybrid)
+        assert best.key == "hybrid-additive" and "OpenMP" in why
+
+
+def _table():
+    runs = [Node("pe", "Parallel efficiency", v, children=[Node("lb", "Load balance", lb),
+                                                          Node("ser", "Serialisation", None, reason="needs messages")])
+            for v, lb in ((0.9, 0.95), (0.7, 0.75))]
+    return ScalingTable("pop-mpi", "whole", ["1x1", "4x1"], [1, 4], 0, "strong", merge_rows(runs), [4.0, 1.6])
+
+
+def test_scaling_table_exports_and_speedup():
+    t = _table()
+    assert [(r.id, r.depth) for r in t.rows] == [("pe", 0), ("lb", 1), ("ser", 1)]
+    assert t.speedup() == pytest.approx([1.0, 2.5])
+    assert t.ideal_speedup() == [1.0, 4.0]
+    data = json.loads(t.to_json())
+    assert data["metrics"][2]["not_available"] == {"1x1": "needs messages", "4x1": "needs messages"}
+    assert data["runs"][1]["speedup"] == pytest.approx(2.5)
+    lines = t.to_csv().splitlines()
+    assert lines[0] == "metric,name,1x1,4x1"
+    assert lines[1] == "pe,Parallel efficiency,0.9,0.7"
+    assert lines[3] == "ser,Serialisation,,"
+    weak = ScalingTable("pop-mpi", "whole", ["1x1", "4x1"], [1, 4], 0, "weak", [], [4.0, 4.4])
+    assert weak.speedup() == pytest.approx([1.0, 4 * 4.0 / 4.4])
+
+
+def test_scaling_svg_is_well_formed_and_breaks_at_missing_points():
+    svg = html.scaling_svg(_table())
+    root = ET.fromstring(svg)
+    polylines = root.findall(".//{http://www.w3.org/2000/svg}polyline")
+    assert polylines                                   # ideal, measured, efficiencies
+    plot = svgplot.LinePlot("t", "x", "y", [1, 2, 4, 8], [svgplot.Line("a", [0.5, None, 0.7, 0.8])])
+    lines = ET.fromstring(svgplot.render(plot)).findall(".//{http://www.w3.org/2000/svg}polyline")
+    assert [len(pl.get("points").split()) for pl in lines] == [1, 2]
+
+
+def test_scaling_table_html_colours_cells_and_explains_missing():
+    out = html.scaling_table(_table())
+    assert f"background:{scale.hex_colour(0.9)}" in out
+    assert "90.0 %" in out and "n/a" in out and "needs messages" in out
+
+
+def test_write_report_is_atomic(tmp_path):
+    target = tmp_path / "r.html"
+    write_report(target, "<html>x</html>")
+    assert target.read_text() == "<html>x</html>"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.html"]
