@@ -17,7 +17,12 @@ _AGGREGATION = {"MINDOUBLE": "min", "MAXDOUBLE": "max"}
 
 
 class CallTree:
-    """The cnode tree renumbered in DFS pre-order, and Cube id -> call path."""
+    """The cnode tree renumbered in DFS pre-order, and the maps from the
+    positions an index file uses to call paths.
+
+    CubeLib numbers the rows of EXCLUSIVE metrics in DFS pre-order and those
+    of INCLUSIVE metrics "children first": a node's children are numbered
+    together before the walk descends into the first of them."""
 
     def __init__(self, anchor: Anchor):
         new = preorder(anchor.cnode_parent)
@@ -27,17 +32,13 @@ class CallTree:
         self.parent[new[has_parent]] = new[anchor.cnode_parent[has_parent]]
         self.region = np.empty(n, np.int32)
         self.region[new] = anchor.cnode_region
-        self._ids_sorted = np.argsort(anchor.cnode_ids)
-        self._ids = anchor.cnode_ids[self._ids_sorted]
-        self._new = new[self._ids_sorted]
+        self.children_first = _children_first(self.parent)
 
-    def callpaths(self, cube_ids: np.ndarray) -> np.ndarray | None:
-        """Call path of each Cube cnode id (None if one is unknown)."""
-        pos = np.searchsorted(self._ids, cube_ids)
-        pos = np.minimum(pos, len(self._ids) - 1)
-        if len(cube_ids) and not np.array_equal(self._ids[pos], cube_ids):
+    def callpaths(self, positions: np.ndarray, metric_type: str) -> np.ndarray | None:
+        """Call path of each tree position of an index file (None if out of range)."""
+        if len(positions) and (positions.min() < 0 or positions.max() >= len(self.parent)):
             return None
-        return self._new[pos]
+        return self.children_first[positions] if metric_type == "INCLUSIVE" else positions
 
     def exclusive(self, inclusive: np.ndarray, clamp: bool) -> np.ndarray:
         """Exclusive values from inclusive ones (rows = call paths), vectorised.
@@ -59,7 +60,7 @@ def build_profile(path: Path, anchor: Anchor, members: dict[str, bytes], warning
     profile = Profile(regions=anchor.regions, callpath_parent=tree.parent, callpath_region=tree.region,
                       n_locations=n_loc)
     for metric in anchor.metrics:
-        dense = _metric_values(path, metric, members, tree, anchor, location_of_column, warnings)
+        dense = _metric_values(path, metric, members, tree, location_of_column, warnings)
         if dense is None and metric.type in STORED_TYPES:
             continue
         profile.metrics.append(_definition(metric, dense is not None))
@@ -76,7 +77,7 @@ def _definition(m: CubeMetric, has_values: bool) -> MetricDef:
                      kind="stored", aggregation=_AGGREGATION.get(m.dtype, "sum"))
 
 
-def _metric_values(path: Path, m: CubeMetric, members: dict[str, bytes], tree: CallTree, anchor: Anchor,
+def _metric_values(path: Path, m: CubeMetric, members: dict[str, bytes], tree: CallTree,
                    location_of_column: np.ndarray, warnings: list[str]) -> np.ndarray | None:
     """Dense exclusive values (call path, location), or None when not representable."""
     n_cp, n_loc = len(tree.parent), len(location_of_column)
@@ -92,17 +93,34 @@ def _metric_values(path: Path, m: CubeMetric, members: dict[str, bytes], tree: C
     if data_name not in members:
         raise InputError(f"{path}: member {data_name} is missing (metric {m.uniq_name!r})")
     try:
-        ids, values = read_metric(path, str(m.cube_id), members[index_name], members[data_name], m.dtype,
-                                  anchor.cnode_ids, n_loc)
+        positions, values = read_metric(path, str(m.cube_id), members[index_name], members[data_name], m.dtype,
+                                        n_cp, n_loc)
     except UnsupportedType:
         warnings.append(f"{path}: metric {m.uniq_name!r} has Cube data type {m.dtype}, which popview does not "
                         "support (not one number per call path and location); skipped")
         return None
-    rows = tree.callpaths(ids)
-    if rows is None:
+    rows = tree.callpaths(positions, m.type)
+    if rows is None or len(np.unique(rows)) != len(rows):
         raise InputError(f"{path}: {index_name} refers to call paths that anchor.xml does not define")
     dense = np.zeros((n_cp, n_loc))
     dense[rows[:, None], location_of_column[None, :]] = values
     if m.type == "INCLUSIVE":
         dense = tree.exclusive(dense, clamp=m.dtype.startswith("U"))
     return dense
+
+
+def _children_first(parent: np.ndarray) -> np.ndarray:
+    """Call path (pre-order id) at each "children first" position."""
+    children: list[list[int]] = [[] for _ in range(len(parent))]
+    roots = []
+    for c, p in enumerate(parent.tolist()):
+        (children[p] if p >= 0 else roots).append(c)
+    order = []
+    for root in roots:
+        order.append(root)
+        stack = [root]
+        while stack:
+            kids = children[stack.pop()]
+            order.extend(kids)
+            stack.extend(reversed(kids))
+    return np.array(order, np.int64)

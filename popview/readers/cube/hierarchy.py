@@ -10,9 +10,20 @@ Differences from the remapper, because the shared vocabulary is flatter:
 file I/O (paradigm io) is its own `io` instead of a part of computation; the
 runtime time of other paradigms (pthread, SHMEM, CUDA/HIP/OpenCL/OpenACC API
 calls) and buffer flushes go to `other`; OpenMP runtime API calls (role
-wrapper, except the lock API) and task creation form `omp_management`.
-`omp_idle` is the remapper's omp_idle_threads: time of worker threads
-(thread rank > 0) outside any OpenMP parallel region.
+wrapper, except the lock API) and task creation form `omp_management`,
+unless the file stores an omp_management of its own (Scalasca), which is
+kept as it is and left outside the derived tree.
+`omp_idle` is the time worker threads (thread rank > 0) recorded outside
+every OpenMP parallel region, so that the sum above holds with `time` as
+the file stores it (the value Cube, pycubexr and scorep-score show).
+
+Score-P records almost nothing for workers outside parallel regions, so the
+remapper additionally counts the time they sat allocated but idle, making
+its `time` larger than the stored one. That estimate is kept as the
+separate top-level metric `omp_idle_threads`, computed as the remapper
+does (the master's exclusive time minus the worker's, at call paths outside
+parallel regions; its omp_limited_parallelism part is not derived). It is
+not part of `time`.
 """
 from __future__ import annotations
 
@@ -86,6 +97,11 @@ def region_category(region: Region) -> str:
     return "comp"
 
 
+def _leaf(category: str, owned: set[str]) -> str:
+    """A leaf the file already stores is not derived: its call paths count as computation."""
+    return "comp" if category in owned else category
+
+
 def idle_mask(profile: Profile, locations: list[Location]) -> np.ndarray:
     """(call path, location) True where a worker thread idles outside parallel regions."""
     parallel = np.array([r.paradigm == "openmp" and r.role == "parallel" for r in profile.regions], bool)
@@ -101,7 +117,8 @@ def idle_mask(profile: Profile, locations: list[Location]) -> np.ndarray:
 def derive(profile: Profile, locations: list[Location]) -> None:
     """Add the derived time hierarchy to a raw profile (in place)."""
     time = profile.matrix("time")
-    category = np.array([LEAVES.index(region_category(r)) for r in profile.regions], np.int64)
+    owned = {ident for ident, *_ in DERIVED if ident in profile.values}
+    category = np.array([LEAVES.index(_leaf(region_category(r), owned)) for r in profile.regions], np.int64)
     leaf = category[profile.callpath_region][:, None] * np.ones(time.shape[1], np.int64)[None, :]
     if any(r.paradigm == "openmp" for r in profile.regions):
         leaf[idle_mask(profile, locations)] = LEAVES.index("omp_idle")
@@ -109,6 +126,26 @@ def derive(profile: Profile, locations: list[Location]) -> None:
     for name in ("mpi", "omp"):
         parts[name] = sum(v for k, v in parts.items() if _PARENT.get(k) == name)
     for ident, title, parent, descr in DERIVED:
+        if ident in profile.values:                     # the file's own metric wins (scout's omp_management)
+            profile.metrics[[m.id for m in profile.metrics].index(ident)].description += (
+                " (stored by the file; not part of the derived time hierarchy)")
+            continue
         profile.metrics.append(MetricDef(id=ident, name=title, unit="sec", description=descr, parent=parent,
                                          kind="derived"))
         profile.values[ident] = MetricValues.from_dense(parts[ident])
+    if any(r.paradigm == "openmp" for r in profile.regions) and "omp_idle_threads" not in profile.values:
+        _add_idle_threads(profile, locations, time)
+
+
+def _add_idle_threads(profile: Profile, locations: list[Location], time: np.ndarray) -> None:
+    master_of_process = {}
+    for i, loc in enumerate(locations):
+        if loc.kind == "thread" and loc.thread == 0:
+            master_of_process.setdefault(loc.process, i)
+    master = np.array([master_of_process.get(loc.process, i) for i, loc in enumerate(locations)], np.int64)
+    idle = np.where(idle_mask(profile, locations), time[:, master] - time, 0.0)
+    profile.metrics.append(MetricDef(
+        id="omp_idle_threads", name="Idle threads", unit="sec", kind="derived",
+        description="Time worker threads were allocated but idle outside parallel regions, as Cube's remapper "
+                    "computes it (master's exclusive time minus the worker's); not part of time"))
+    profile.values["omp_idle_threads"] = MetricValues.from_dense(idle)

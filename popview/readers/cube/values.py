@@ -2,8 +2,10 @@
 float64 array plus the Cube cnode id of each row.
 
 Layout (CubeLib): index = "CUBEX.INDEX", int32 1 (its byte order is the
-file's), int16 version, uint8 index type (1 = sparse: int32 N + N cnode
-ids; 0 = dense: every cnode in id order). data = "CUBEX.DATA" + N x L
+file's), int16 version, uint8 index type (1 = sparse: int32 N + N tree
+positions; 0 = dense: every cnode). Tree positions number the call tree
+depth-first, pre-order for EXCLUSIVE metrics and "children first" for
+INCLUSIVE ones (see build.CallTree). data = "CUBEX.DATA" + N x L
 values, or "ZCUBEX.DATA" + int64 n + n x (uncompressed pos, compressed pos,
 size) int64 + zlib segments. Integers become float64: an unsigned counter
 at 2^64-1 (a wrapped hardware counter) stays a large positive value.
@@ -41,11 +43,11 @@ def numpy_type(dtype: str) -> str:
     return DTYPES[base]
 
 
-def read_metric(path: Path, name: str, index: bytes, data: bytes, dtype: str, all_cnode_ids: np.ndarray,
+def read_metric(path: Path, name: str, index: bytes, data: bytes, dtype: str, n_cnodes: int,
                 n_locations: int) -> tuple[np.ndarray, np.ndarray]:
-    """(cnode ids of the rows, values[rows, locations]) of one metric."""
+    """(tree positions of the rows, values[rows, locations]) of one metric."""
     code = numpy_type(dtype)
-    order, ids = _parse_index(path, name, index, all_cnode_ids)
+    order, ids = _parse_index(path, name, index, n_cnodes)
     item = np.dtype(code).newbyteorder(order)
     expected = len(ids) * n_locations * item.itemsize
     raw = _payload(path, name, data, order, expected)
@@ -56,7 +58,7 @@ def read_metric(path: Path, name: str, index: bytes, data: bytes, dtype: str, al
     return ids, values.reshape(len(ids), n_locations)
 
 
-def _parse_index(path: Path, name: str, index: bytes, all_cnode_ids: np.ndarray) -> tuple[str, np.ndarray]:
+def _parse_index(path: Path, name: str, index: bytes, n_cnodes: int) -> tuple[str, np.ndarray]:
     where = f"{path}: {name}.index"
     head = len(INDEX_MAGIC)
     if index[:head] != INDEX_MAGIC or len(index) < head + 7:
@@ -66,8 +68,8 @@ def _parse_index(path: Path, name: str, index: bytes, all_cnode_ids: np.ndarray)
     if order is None:
         raise InputError(f"{where}: unknown byte order marker {one.hex()}")
     kind = index[head + 6]
-    if kind == 0:                                          # dense: every cnode, by id
-        return order, np.sort(all_cnode_ids)
+    if kind == 0:                                          # dense: every cnode
+        return order, np.arange(n_cnodes, dtype=np.int64)
     if kind != 1:
         raise InputError(f"{where}: unknown index type {kind}")
     pos = head + 7
