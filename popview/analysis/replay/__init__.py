@@ -1,0 +1,135 @@
+"""Replay of a trace on an ideal network: critical paths from the trace itself.
+
+Lamport clocks travel along the execution graph (sequential execution on a
+location, messages, collectives, OpenMP fork / join / barriers) with three
+weightings - CUE (useful computation only), COO (all but OpenMP runtime),
+COM (all but MPI) - globally and process-locally. The results fill the
+serialisation / transfer factors of every POP model and the whole
+critical-path model (seed 000, 2.1.4), without Dimemas or Scalasca.
+
+    result = replay(popview.open("run.prv"), Focus.whole())
+    result.r_ideal, result.critical_path, result.critical_path_profile
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+
+import numpy as np
+
+from popview.analysis.focus import Focus
+from popview.analysis.replay import kernel
+from popview.analysis.replay.collectives import add_collectives
+from popview.analysis.replay.graph import GraphBuilder
+from popview.analysis.replay.intervals import segment_weights, totals
+from popview.analysis.replay.messages import add_messages
+from popview.analysis.replay.openmp import add_openmp
+from popview.analysis.replay.profile import critical_path_profile
+from popview.analysis.replay.result import ReplayResult
+from popview.analysis.replay.weights import COM, CUE, focus_mask, weighted_pieces
+from popview.cache.progress import Progress
+
+__all__ = ["replay", "ReplayResult", "clear_cache"]
+
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_SIZE = 32
+_LOCK = threading.Lock()
+
+
+def replay(exp, focus: Focus | None = None, progress=None) -> ReplayResult:
+    """Replay `exp` for `focus` (default the whole run); cached per cache file and focus."""
+    focus = focus or Focus.whole()
+    key = (str(exp.cache_path), exp.reader.fingerprint, focus)
+    with _LOCK:
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            return _CACHE[key]
+    result = _replay(exp, focus, progress if isinstance(progress, Progress) else Progress(progress))
+    with _LOCK:
+        _CACHE[key] = result
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return result
+
+
+def clear_cache() -> None:
+    with _LOCK:
+        _CACHE.clear()
+
+
+def _replay(exp, focus: Focus, progress: Progress) -> ReplayResult:
+    started = time.perf_counter()
+    defs = exp.definitions
+    n_loc = defs.n_locations
+    loc_proc = defs.location_process()
+    progress(0.0, "replay: reading synchronisation")
+    builder = GraphBuilder(n_loc, loc_proc)
+    msg = add_messages(builder, exp.reader, n_loc)
+    coll = add_collectives(builder, exp.reader, defs)
+    omp = add_openmp(builder, exp.reader, defs)
+    progress(0.3, "replay: building the execution graph")
+    graph = builder.finish()
+    mask = focus_mask(exp, focus)
+    pieces = weighted_pieces(exp, mask)
+    seg = segment_weights(graph.loc_ptr, graph.time, *pieces)
+    progress(0.5, "replay: propagating clocks")
+    clock, came_from, _, forced = kernel.propagate(
+        graph.loc_ptr, graph.time, graph.copy, graph.n_virtual, graph.succ_ptr, graph.succ, graph.succ_cross,
+        graph.indegree, seg, kernel.WEIGHT_OF_CLOCK, kernel.LOCAL_CLOCK)
+    progress(0.8, "replay: critical path")
+    end_loc = int(np.argmax(clock[:, 0])) if n_loc else 0
+    cp_loc, cp_b, cp_e = kernel.backtrack(graph.loc_ptr, graph.time, came_from, int(graph.loc_ptr[end_loc + 1] - 1),
+                                          mask.t_start, mask.t_stop)
+    path = {"loc": cp_loc, "begin": cp_b, "end": cp_e}
+    per_cp, outside, by_loc = critical_path_profile(exp, path, pieces)
+    weighted = totals(*pieces)
+    masters = _masters(defs)
+    ns = 1e-9
+    g_com = float(clock[:, 2].max()) * ns if n_loc else 0.0
+    outside_mpi = weighted[masters, COM] * ns
+    pl_cue = np.zeros(defs.n_processes)
+    np.maximum.at(pl_cue, loc_proc, clock[:, 3] * ns)
+    notes, approximate = _notes(msg, coll, omp, forced)
+    progress(1.0, "replay: done")
+    return ReplayResult(
+        focus=focus, r=mask.runtime_ns * ns, r_ideal=float(clock[:, 0].max()) * ns if n_loc else 0.0,
+        g_coo=float(clock[:, 1].max()) * ns if n_loc else 0.0, g_com=g_com, pl_cue=pl_cue,
+        tl_cue=weighted[:, CUE] * ns, outside_mpi=outside_mpi, mpi_ideal=np.maximum(g_com - outside_mpi, 0.0),
+        critical_path=path, critical_path_profile=per_cp, critical_path_outside=outside,
+        critical_path_by_location=by_loc, n_messages_matched=msg.matched, n_unmatched=msg.unmatched,
+        n_collectives=coll.instances, approximate=approximate, notes=notes,
+        seconds=time.perf_counter() - started)
+
+
+def _masters(defs) -> np.ndarray:
+    """Location of each process's master thread (lowest thread number)."""
+    best: dict[int, int] = {}
+    for i, loc in enumerate(defs.locations):
+        if loc.kind == "thread":
+            j = best.get(loc.process)
+            if j is None or loc.thread < defs.locations[j].thread:
+                best[loc.process] = i
+    return np.array([best.get(p, 0) for p in range(defs.n_processes)], np.int64)
+
+
+def _notes(msg, coll, omp, forced: int) -> tuple[list[str], bool]:
+    """What the replay could not follow exactly, in words; and whether that makes it approximate."""
+    notes, approximate = [], False
+    checks = [
+        (msg.unmatched, f"{msg.unmatched} messages without a valid sender or receiver were ignored"),
+        (coll.incomplete, f"{coll.incomplete} collective instances lack members or have extra ones"),
+        (coll.unknown_root, f"{coll.unknown_root} rooted collectives without a known root replayed as all-to-all"),
+        (coll.skipped_nonblocking, f"{coll.skipped_nonblocking} non-blocking collective calls not synchronised"),
+        (omp.incomplete_barriers, f"{omp.incomplete_barriers} OpenMP barriers not reached by the whole team"),
+        (forced, f"{forced} cyclic waits broken (inconsistent records)"),
+    ]
+    for count, text in checks:
+        if count:
+            notes.append(text)
+            approximate = True
+    if msg.backwards:
+        notes.append(f"{msg.backwards} messages received before they were sent (clock skew); followed as recorded")
+    if coll.no_communicator and coll.calls:
+        notes.append("no communicator recorded for collectives: each assumed over all processes")
+    return notes, approximate

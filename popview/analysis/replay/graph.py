@@ -1,0 +1,101 @@
+"""The execution graph the replay walks, as numpy columns.
+
+Nodes are points on a location's timeline where a clock is read or set:
+message sends and receive completions, collective entries and exits,
+OpenMP forks, joins and barriers, and one final node per location. Edges
+from another location (or from a virtual node standing for one collective
+instance, so P participants cost 2P edges, not P^2) say which clocks a node
+waits for. Nodes of a location are ordered by time, then by PRIORITY so that
+what completes at t is seen before what starts at t.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# Node kinds
+SEND, RECV, COLL_BEGIN, COLL_END, FORK_MASTER, FORK_WORKER, JOIN_WORKER, JOIN_MASTER, \
+    BARRIER_BEGIN, BARRIER_END, FINAL = range(11)
+# Order at equal times on one location: completions, then starts, then copies.
+PRIORITY = np.array([2, 1, 2, 1, 2, 3, 0, 1, 2, 1, 9], np.int8)
+ZERO_LENGTH_END = 4      # the exit of a zero-length call comes after its own entry
+FOREVER = np.int64(2 ** 62)
+
+
+@dataclass
+class Graph:
+    """Nodes sorted by (location, time, priority) plus edges in CSR form."""
+
+    loc: np.ndarray
+    time: np.ndarray
+    kind: np.ndarray
+    copy: np.ndarray                 # FORK_WORKER: take the master's clock, not the max
+    loc_ptr: np.ndarray              # nodes of location l: loc_ptr[l]:loc_ptr[l+1]
+    n_virtual: int
+    succ_ptr: np.ndarray             # over real + virtual nodes
+    succ: np.ndarray
+    succ_cross: np.ndarray           # edge between processes (ignored by process-local clocks)
+    indegree: np.ndarray
+
+    @property
+    def n_real(self) -> int:
+        return len(self.loc)
+
+
+@dataclass
+class GraphBuilder:
+    """Collects nodes and edges in any order, then sorts them once."""
+
+    n_loc: int
+    loc_process: np.ndarray
+    _nodes: list = field(default_factory=list)      # (loc, time, priority, kind, copy)
+    _edges: list = field(default_factory=list)      # (src, dst, cross) in builder ids
+    _n: int = 0
+    _n_virtual: int = 0
+
+    def nodes(self, loc, time, kind, priority=None, copy=False) -> np.ndarray:
+        """Add nodes of one kind; returns their builder ids."""
+        loc = np.asarray(loc, np.int32)
+        n = len(loc)
+        pri = np.full(n, PRIORITY[kind], np.int8) if priority is None else np.asarray(priority, np.int8)
+        self._nodes.append((loc, np.asarray(time, np.int64), pri, np.full(n, kind, np.int8),
+                            np.full(n, copy, bool)))
+        ids = np.arange(self._n, self._n + n, dtype=np.int64)
+        self._n += n
+        return ids
+
+    def virtual(self, n: int) -> np.ndarray:
+        """Ids of n virtual nodes (negative until finish() renumbers them)."""
+        ids = -1 - np.arange(self._n_virtual, self._n_virtual + n, dtype=np.int64)
+        self._n_virtual += n
+        return ids
+
+    def edges(self, src, dst, cross) -> None:
+        src = np.asarray(src, np.int64)
+        self._edges.append((src, np.asarray(dst, np.int64), np.broadcast_to(np.asarray(cross, bool), src.shape)))
+
+    def finish(self) -> Graph:
+        self.nodes(np.arange(self.n_loc), np.full(self.n_loc, FOREVER), FINAL)
+        loc, time, pri, kind, copy = (np.concatenate(c) for c in zip(*self._nodes))
+        order = np.lexsort((pri, time, loc))
+        rank = np.empty(len(order), np.int64)
+        rank[order] = np.arange(len(order))
+        n_real = len(order)
+        if self._edges:
+            src, dst, cross = (np.concatenate(c) for c in zip(*self._edges))
+        else:
+            src = dst = np.zeros(0, np.int64)
+            cross = np.zeros(0, bool)
+        src = np.where(src >= 0, rank[np.maximum(src, 0)], n_real - 1 - src)
+        dst = np.where(dst >= 0, rank[np.maximum(dst, 0)], n_real - 1 - dst)
+        total = n_real + self._n_virtual
+        by_src = np.argsort(src, kind="stable")
+        succ_ptr = np.zeros(total + 1, np.int64)
+        np.cumsum(np.bincount(src, minlength=total), out=succ_ptr[1:])
+        loc_sorted = loc[order]
+        loc_ptr = np.zeros(self.n_loc + 1, np.int64)
+        np.cumsum(np.bincount(loc_sorted, minlength=self.n_loc), out=loc_ptr[1:])
+        return Graph(loc=loc_sorted, time=time[order], kind=kind[order], copy=copy[order], loc_ptr=loc_ptr,
+                     n_virtual=self._n_virtual, succ_ptr=succ_ptr, succ=dst[by_src], succ_cross=cross[by_src],
+                     indegree=np.bincount(dst, minlength=total).astype(np.int64))

@@ -1,0 +1,158 @@
+"""Per-location interval algebra for the replay (numba kernels).
+
+Interval lists are CSR by location: rows of location l are ptr[l]:ptr[l+1],
+sorted by begin and disjoint within a location. Kernels merge such lists in
+one pass, so masking the states by a focus or cutting the critical path by
+call paths costs O(rows), never a Python loop per record.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+def csr(loc: np.ndarray, n_loc: int) -> np.ndarray:
+    """Row pointers of rows already sorted by location."""
+    ptr = np.zeros(n_loc + 1, np.int64)
+    np.cumsum(np.bincount(loc, minlength=n_loc)[:n_loc], out=ptr[1:])
+    return ptr
+
+
+@numba.njit(cache=True)
+def intersect(a_ptr, a_b, a_e, b_ptr, b_b, b_e):
+    """Pieces of A ∩ B per location: (ptr, begin, end, index in A, index in B)."""
+    n_loc = len(a_ptr) - 1
+    cap = len(a_b) + len(b_b) + 1
+    out_b = np.empty(cap, np.int64)
+    out_e = np.empty(cap, np.int64)
+    out_ia = np.empty(cap, np.int64)
+    out_ib = np.empty(cap, np.int64)
+    ptr = np.zeros(n_loc + 1, np.int64)
+    m = 0
+    for loc in range(n_loc):
+        i, i1 = a_ptr[loc], a_ptr[loc + 1]
+        j, j1 = b_ptr[loc], b_ptr[loc + 1]
+        while i < i1 and j < j1:
+            lo = max(a_b[i], b_b[j])
+            hi = min(a_e[i], b_e[j])
+            if hi > lo:
+                out_b[m] = lo
+                out_e[m] = hi
+                out_ia[m] = i
+                out_ib[m] = j
+                m += 1
+            if a_e[i] < b_e[j]:
+                i += 1
+            else:
+                j += 1
+        ptr[loc + 1] = m
+    return ptr, out_b[:m].copy(), out_e[:m].copy(), out_ia[:m].copy(), out_ib[:m].copy()
+
+
+@numba.njit(cache=True)
+def merge_overlaps(ptr, b, e):
+    """Union of possibly overlapping intervals (sorted by begin) per location."""
+    n_loc = len(ptr) - 1
+    out_b = np.empty(len(b), np.int64)
+    out_e = np.empty(len(b), np.int64)
+    out_ptr = np.zeros(n_loc + 1, np.int64)
+    m = 0
+    for loc in range(n_loc):
+        first = m
+        for i in range(ptr[loc], ptr[loc + 1]):
+            if m > first and b[i] <= out_e[m - 1]:
+                if e[i] > out_e[m - 1]:
+                    out_e[m - 1] = e[i]
+            else:
+                out_b[m] = b[i]
+                out_e[m] = e[i]
+                m += 1
+        out_ptr[loc + 1] = m
+    return out_ptr, out_b[:m].copy(), out_e[:m].copy()
+
+
+@numba.njit(cache=True)
+def leaves(ptr, begin, end, depth, callpath):
+    """Innermost call path per time: nested calls -> disjoint (begin, end, callpath)."""
+    n_loc = len(ptr) - 1
+    cap = 2 * len(begin) + 1
+    out_b = np.empty(cap, np.int64)
+    out_e = np.empty(cap, np.int64)
+    out_cp = np.empty(cap, np.int32)
+    out_ptr = np.zeros(n_loc + 1, np.int64)
+    st_end = np.empty(4096, np.int64)
+    st_cp = np.empty(4096, np.int32)
+    m = 0
+    for loc in range(n_loc):
+        top = 0
+        t = np.int64(-(2 ** 62))
+        for i in range(ptr[loc], ptr[loc + 1] + 1):
+            nxt = begin[i] if i < ptr[loc + 1] else np.int64(2 ** 62)
+            # close the open calls that end before the next call begins
+            while top > 0 and st_end[top - 1] <= nxt:
+                if st_end[top - 1] > t:
+                    out_b[m] = t
+                    out_e[m] = st_end[top - 1]
+                    out_cp[m] = st_cp[top - 1]
+                    m += 1
+                    t = st_end[top - 1]
+                top -= 1
+            if i == ptr[loc + 1]:
+                break
+            if top > 0 and nxt > t:
+                out_b[m] = t
+                out_e[m] = nxt
+                out_cp[m] = st_cp[top - 1]
+                m += 1
+            t = max(t, nxt)
+            if top < len(st_end):
+                st_end[top] = end[i]
+                st_cp[top] = callpath[i]
+                top += 1
+        out_ptr[loc + 1] = m
+    return out_ptr, out_b[:m].copy(), out_e[:m].copy(), out_cp[:m].copy()
+
+
+@numba.njit(cache=True)
+def segment_weights(node_ptr, node_time, piece_ptr, piece_b, piece_e, piece_w):
+    """Weighted time between consecutive nodes of each location.
+
+    piece_w[k, w] is the weight of piece k for weight kind w (0 or 1). Row n
+    of the result is the weighted time in (time of node n-1, time of node n]
+    on the node's location (from the start of time for the first node).
+    """
+    n_w = piece_w.shape[1]
+    out = np.zeros((len(node_time), n_w), np.int64)
+    acc = np.zeros(n_w, np.int64)
+    before = np.zeros(n_w, np.int64)
+    for loc in range(len(node_ptr) - 1):
+        k = piece_ptr[loc]
+        k1 = piece_ptr[loc + 1]
+        for w in range(n_w):
+            acc[w] = 0
+            before[w] = 0
+        for n in range(node_ptr[loc], node_ptr[loc + 1]):
+            t = node_time[n]
+            while k < k1 and piece_e[k] <= t:
+                for w in range(n_w):
+                    acc[w] += piece_w[k, w] * (piece_e[k] - piece_b[k])
+                k += 1
+            for w in range(n_w):
+                cum = acc[w]
+                if k < k1 and piece_b[k] < t:
+                    cum += piece_w[k, w] * (t - piece_b[k])
+                out[n, w] = cum - before[w]
+                before[w] = cum
+    return out
+
+
+@numba.njit(cache=True)
+def totals(piece_ptr, piece_b, piece_e, piece_w):
+    """Weighted total per location and weight kind."""
+    n_loc = len(piece_ptr) - 1
+    out = np.zeros((n_loc, piece_w.shape[1]), np.int64)
+    for loc in range(n_loc):
+        for k in range(piece_ptr[loc], piece_ptr[loc + 1]):
+            for w in range(piece_w.shape[1]):
+                out[loc, w] += piece_w[k, w] * (piece_e[k] - piece_b[k])
+    return out

@@ -1,0 +1,179 @@
+"""Lamport-clock propagation over the execution graph (numba kernels).
+
+Each location advances a cursor through its nodes while their remote
+dependencies are satisfied; a finished node pushes its clocks to its
+successors and wakes the location of a successor that became ready, so
+every node and edge is touched once. If every location waits (a cycle,
+which only inconsistent records can create), the waiting node with the
+earliest time is forced and counted.
+
+Clock dimensions: 0 G-CUE, 1 G-COO, 2 G-COM (global), 3 PL-CUE (process
+local: edges between processes are not followed).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+N_CLOCKS = 4
+WEIGHT_OF_CLOCK = np.array([0, 1, 2, 0], np.int64)   # CUE, COO, COM, CUE
+LOCAL_CLOCK = np.array([False, False, False, True])
+
+
+@numba.njit(cache=True)
+def _push(node, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock):
+    """Offer `value` (the clocks of `node`) to its successors and count the dependency done."""
+    for e in range(succ_ptr[node], succ_ptr[node + 1]):
+        s = succ[e]
+        for d in range(N_CLOCKS):
+            if local_clock[d] and succ_cross[e]:
+                continue
+            if value[d] > acc[s, d]:
+                acc[s, d] = value[d]
+                if d == 0:
+                    came_from[s] = node
+        pending[s] -= 1
+
+
+@numba.njit(cache=True)
+def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegree, seg, weight_of_clock,
+              local_clock):
+    """Clocks at every location's end; per-node G-CUE origin for the critical path.
+
+    seg[n, w]: weighted time between node n and the previous node of its location.
+    Returns (final clocks [loc, clock], came_from, value of G-CUE per node, forced count).
+    """
+    n_loc = len(loc_ptr) - 1
+    n_real = len(time)
+    total = n_real + n_virtual
+    acc = np.full((total, N_CLOCKS), -1, np.int64)
+    came_from = np.full(total, -1, np.int64)
+    cue = np.zeros(total, np.int64)
+    pending = indegree.copy()
+    clock = np.zeros((n_loc, N_CLOCKS), np.int64)
+    cursor = loc_ptr[:-1].copy()
+    ready = np.empty(n_loc + 1, np.int64)
+    queued = np.zeros(n_loc, np.bool_)
+    vstack = np.empty(max(n_virtual, 1), np.int64)
+    value = np.empty(N_CLOCKS, np.int64)
+    loc_of = np.empty(n_real, np.int64)
+    for loc in range(n_loc):
+        for n in range(loc_ptr[loc], loc_ptr[loc + 1]):
+            loc_of[n] = loc
+    top = 0
+    for loc in range(n_loc):
+        ready[top] = loc
+        top += 1
+        queued[loc] = True
+    forced = 0
+    remaining = n_real
+    while remaining > 0:
+        while top > 0:
+            top -= 1
+            loc = ready[top]
+            queued[loc] = False
+            while cursor[loc] < loc_ptr[loc + 1]:
+                n = cursor[loc]
+                if pending[n] > 0:
+                    break
+                for d in range(N_CLOCKS):
+                    local = clock[loc, d] + seg[n, weight_of_clock[d]]
+                    remote = acc[n, d]
+                    if copy[n] and remote >= 0:
+                        value[d] = remote
+                    elif remote > local:
+                        value[d] = remote
+                    else:
+                        value[d] = local
+                        if d == 0:
+                            came_from[n] = -1
+                    clock[loc, d] = value[d]
+                cue[n] = value[0]
+                cursor[loc] += 1
+                remaining -= 1
+                _push(n, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock)
+                # successors that became ready: virtual ones fire at once, real ones wake their location
+                vtop = 0
+                for e in range(succ_ptr[n], succ_ptr[n + 1]):
+                    s = succ[e]
+                    if pending[s] == 0:
+                        if s >= n_real:
+                            vstack[vtop] = s
+                            vtop += 1
+                        else:
+                            l2 = loc_of[s]
+                            if cursor[l2] == s and not queued[l2]:
+                                ready[top] = l2
+                                top += 1
+                                queued[l2] = True
+                while vtop > 0:
+                    vtop -= 1
+                    v = vstack[vtop]
+                    for d in range(N_CLOCKS):
+                        value[d] = acc[v, d]
+                    cue[v] = value[0]
+                    _push(v, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock)
+                    for e in range(succ_ptr[v], succ_ptr[v + 1]):
+                        s = succ[e]
+                        if pending[s] == 0 and s < n_real:
+                            l2 = loc_of[s]
+                            if cursor[l2] == s and not queued[l2]:
+                                ready[top] = l2
+                                top += 1
+                                queued[l2] = True
+        if remaining == 0:
+            break
+        # every location waits: force the earliest waiting node
+        best = -1
+        for loc in range(n_loc):
+            if cursor[loc] < loc_ptr[loc + 1]:
+                n = cursor[loc]
+                if best < 0 or time[n] < time[cursor[best]]:
+                    best = loc
+        pending[cursor[best]] = 0
+        forced += 1
+        ready[top] = best
+        top += 1
+        queued[best] = True
+    return clock, came_from, cue, forced
+
+
+@numba.njit(cache=True)
+def backtrack(loc_ptr, time, came_from, start_node, t_start, t_stop):
+    """Intervals (loc, begin, end) of the G-CUE critical path ending at start_node,
+    from the first to the last, adjacent pieces of one location merged."""
+    n_real = len(time)
+    cap = n_real + 1
+    out_loc = np.empty(cap, np.int32)
+    out_b = np.empty(cap, np.int64)
+    out_e = np.empty(cap, np.int64)
+    loc_of = np.empty(n_real, np.int32)
+    for loc in range(len(loc_ptr) - 1):
+        for n in range(loc_ptr[loc], loc_ptr[loc + 1]):
+            loc_of[n] = loc
+    m = 0
+    n = start_node
+    steps = 0
+    while n >= 0 and steps <= 2 * cap:
+        steps += 1
+        if n >= n_real:               # virtual node: continue at the contributor
+            n = came_from[n]
+            continue
+        if came_from[n] >= 0:
+            n = came_from[n]
+            continue
+        loc = loc_of[n]
+        first = n == loc_ptr[loc]
+        b = t_start if first else time[n - 1]
+        e = min(time[n], t_stop)
+        b = max(b, t_start)
+        if e > b:
+            if m > 0 and out_loc[m - 1] == loc and out_b[m - 1] == e:
+                out_b[m - 1] = b
+            else:
+                out_loc[m] = loc
+                out_b[m] = b
+                out_e[m] = e
+                m += 1
+        n = -1 if first else n - 1
+    return out_loc[:m][::-1].copy(), out_b[:m][::-1].copy(), out_e[:m][::-1].copy()

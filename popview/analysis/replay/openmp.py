@@ -1,0 +1,132 @@
+"""OpenMP edges inside a process: fork copies the master's clock to every
+worker, join gives the master the max of the team, and the k-th barrier of
+every thread within one parallel region is one instance (max of all).
+
+Parallel regions are the master's outermost visits of regions with paradigm
+"openmp" and role "parallel"; worker nodes are placed at the master's fork
+and join times, so workers need no region records of their own.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from popview.analysis.replay.collectives import collective_callpaths
+from popview.analysis.replay.graph import (BARRIER_BEGIN, BARRIER_END, FORK_MASTER, FORK_WORKER, JOIN_MASTER,
+                                           JOIN_WORKER, ZERO_LENGTH_END, GraphBuilder)
+from popview.analysis.replay.records import select
+
+
+@dataclass
+class OpenMPStats:
+    parallel_regions: int = 0
+    barriers: int = 0
+    incomplete_barriers: int = 0
+
+
+def add_openmp(builder: GraphBuilder, reader, defs) -> OpenMPStats:
+    stats = OpenMPStats()
+    parallel = collective_callpaths(defs, "openmp", ("parallel",))
+    barrier = collective_callpaths(defs, "openmp", ("barrier",))
+    if not (parallel or barrier) or not reader.has("calls"):
+        return stats
+    cols = ["loc", "begin", "end", "callpath"]
+    par = select(reader, "calls", "callpath", parallel.keys(), cols)
+    bar = select(reader, "calls", "callpath", barrier.keys(), cols)
+    team = _teams(defs)
+    regions = _outermost(par, team)
+    stats.parallel_regions = len(regions["begin"])
+    if stats.parallel_regions:
+        _fork_join(builder, regions, team)
+    stats.barriers, stats.incomplete_barriers = _barriers(builder, bar, regions, team)
+    return stats
+
+
+def _teams(defs) -> dict[int, tuple[int, np.ndarray]]:
+    """process -> (master location, worker locations)."""
+    out: dict[int, list] = {}
+    for i, loc in enumerate(defs.locations):
+        if loc.kind == "thread":
+            out.setdefault(loc.process, []).append((loc.thread, i))
+    return {p: (min(m)[1], np.array([i for _, i in sorted(m)[1:]], np.int32)) for p, m in out.items()}
+
+
+def _outermost(par, team) -> dict[str, np.ndarray]:
+    """The master's outermost parallel regions, with their process."""
+    masters = {m: p for p, (m, _) in team.items()}
+    parts = []
+    for m, p in masters.items():
+        lo, hi = np.searchsorted(par["loc"], [m, m + 1])
+        if hi <= lo:
+            continue
+        b, e = par["begin"][lo:hi], par["end"][lo:hi]
+        outer = np.ones(len(b), bool)
+        outer[1:] = b[1:] >= np.maximum.accumulate(e)[:-1]
+        parts.append((b[outer], e[outer], np.full(int(outer.sum()), p, np.int64)))
+    if not parts:
+        z = np.zeros(0, np.int64)
+        return {"begin": z, "end": z, "process": z}
+    b, e, p = (np.concatenate(c) for c in zip(*parts))
+    return {"begin": b, "end": e, "process": p}
+
+
+def _fork_join(builder: GraphBuilder, regions, team) -> None:
+    for p in np.unique(regions["process"]):
+        sel = regions["process"] == p
+        master, workers = team[int(p)]
+        if len(workers) == 0:
+            continue
+        b, e = regions["begin"][sel], regions["end"][sel]
+        n, w = len(b), len(workers)
+        fm = builder.nodes(np.full(n, master), b, FORK_MASTER)
+        fw = builder.nodes(np.tile(workers, n), np.repeat(b, w), FORK_WORKER, copy=True)
+        builder.edges(np.repeat(fm, w), fw, False)
+        jw = builder.nodes(np.tile(workers, n), np.repeat(e, w), JOIN_WORKER)
+        jm = builder.nodes(np.full(n, master), e, JOIN_MASTER)
+        builder.edges(jw, np.repeat(jm, w), False)
+
+
+def _barriers(builder: GraphBuilder, bar, regions, team) -> tuple[int, int]:
+    """Barrier instances: (parallel region, k-th barrier of each thread in it)."""
+    if len(bar["loc"]) == 0 or len(regions["begin"]) == 0:
+        return 0, 0
+    loc_proc = builder.loc_process
+    # global region index of each barrier: the region of its process it begins in
+    bproc = loc_proc[bar["loc"]]
+    region = np.full(len(bproc), -1, np.int64)
+    for p in np.unique(bproc):
+        mine = np.flatnonzero(regions["process"] == p)
+        if len(mine) == 0:
+            continue
+        sel = np.flatnonzero(bproc == p)
+        pos = np.searchsorted(regions["begin"][mine], bar["begin"][sel], side="right") - 1
+        ok = pos >= 0
+        r = mine[np.maximum(pos, 0)]
+        ok &= bar["begin"][sel] < regions["end"][r]
+        region[sel[ok]] = r[ok]
+    inside = region >= 0
+    loc, b, e, region = bar["loc"][inside], bar["begin"][inside], bar["end"][inside], region[inside]
+    if len(loc) == 0:
+        return 0, 0
+    order = np.lexsort((b, loc, region))
+    r, lo = region[order], loc[order]
+    new_run = np.ones(len(order), bool)
+    new_run[1:] = (r[1:] != r[:-1]) | (lo[1:] != lo[:-1])
+    run_start = np.maximum.accumulate(np.where(new_run, np.arange(len(order)), 0))
+    k = np.empty(len(order), np.int64)
+    k[order] = np.arange(len(order)) - run_start
+    _, group = np.unique(region * (int(k.max()) + 1) + k, return_inverse=True)
+    group = group.ravel()
+    n_groups = int(group.max()) + 1
+    size = np.bincount(group, minlength=n_groups)
+    team_size = np.array([1 + len(team[int(p)][1]) for p in regions["process"]], np.int64)
+    g_region = np.zeros(n_groups, np.int64)
+    g_region[group] = region
+    incomplete = int((size != team_size[g_region]).sum())
+    b_ids = builder.nodes(loc, b, BARRIER_BEGIN)
+    e_ids = builder.nodes(loc, e, BARRIER_END, priority=np.where(e <= b, ZERO_LENGTH_END, 1))
+    virt = builder.virtual(n_groups)
+    builder.edges(b_ids, virt[group], False)
+    builder.edges(virt[group], e_ids, False)
+    return n_groups, incomplete

@@ -1,0 +1,38 @@
+"""Chunked selection of cache rows, and exact (location, time) look-ups."""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+BLOCK_ROWS = 1 << 22
+
+
+def select(reader, table: str, key: str, wanted, columns: list[str]) -> dict[str, np.ndarray]:
+    """Rows of `table` whose `key` column is in `wanted`, read in bounded blocks."""
+    g = reader.h5[table]
+    n = reader.count(table)
+    wanted = np.asarray(sorted(set(int(w) for w in wanted)), np.int64)
+    parts: dict[str, list] = {c: [] for c in columns}
+    if len(wanted) == 0 or n == 0:
+        return {c: g[c][:0] for c in columns}
+    for a in range(0, n, BLOCK_ROWS):
+        b = min(n, a + BLOCK_ROWS)
+        keep = np.flatnonzero(np.isin(g[key][a:b], wanted))
+        if len(keep) == 0:
+            continue
+        for c in columns:
+            parts[c].append(g[c][a:b][keep])
+    return {c: (np.concatenate(p) if p else g[c][:0]) for c, p in parts.items()}
+
+
+@numba.njit(cache=True)
+def value_at(q_loc, q_time, e_loc, e_time, e_value, default):
+    """Value of the event at exactly (q_loc, q_time); both inputs sorted by (loc, time)."""
+    out = np.full(len(q_loc), default, np.int64)
+    j = 0
+    for i in range(len(q_loc)):
+        while j < len(e_loc) and (e_loc[j] < q_loc[i] or (e_loc[j] == q_loc[i] and e_time[j] < q_time[i])):
+            j += 1
+        if j < len(e_loc) and e_loc[j] == q_loc[i] and e_time[j] == q_time[i]:
+            out[i] = e_value[j]
+    return out

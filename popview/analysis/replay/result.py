@@ -1,0 +1,55 @@
+"""What a replay hands to the metric models (times in seconds)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from popview.analysis.focus import Focus
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """Critical-path figures of one experiment for one focus of analysis.
+
+    r: measured runtime of the focus. r_ideal = G-CUE: runtime on an ideal
+    network (useful computation along the critical path). g_coo, g_com: the
+    global critical paths weighing all but OpenMP / all but MPI time.
+    pl_cue: process-local CUE per process; tl_cue: useful time per location.
+    outside_mpi: COM-weighted time of each process's master; mpi_ideal:
+    that master's time in MPI on the ideal network (g_com - outside_mpi).
+    critical_path: columns loc / begin / end (ns) of the G-CUE path in time
+    order; critical_path_profile: useful seconds on it per call path id,
+    critical_path_outside: those outside any region (the two sum to r_ideal);
+    critical_path_by_location: sparse columns loc / callpath / seconds.
+    """
+
+    focus: Focus
+    r: float
+    r_ideal: float
+    g_coo: float
+    g_com: float
+    pl_cue: np.ndarray
+    tl_cue: np.ndarray
+    outside_mpi: np.ndarray
+    mpi_ideal: np.ndarray
+    critical_path: dict[str, np.ndarray]
+    critical_path_profile: np.ndarray
+    critical_path_outside: float
+    critical_path_by_location: dict[str, np.ndarray]
+    n_messages_matched: int
+    n_unmatched: int
+    n_collectives: int
+    approximate: bool
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def serialisation_efficiency(self) -> float:
+        """max useful / R_ideal (POP MPI model)."""
+        return float(self.tl_cue.max()) / self.r_ideal if self.r_ideal > 0 and len(self.tl_cue) else float("nan")
+
+    @property
+    def transfer_efficiency(self) -> float:
+        """R_ideal / R (POP MPI model)."""
+        return self.r_ideal / self.r if self.r > 0 else float("nan")

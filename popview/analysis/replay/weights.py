@@ -1,0 +1,104 @@
+"""What a segment of a location's timeline weighs on each critical path.
+
+CUE: only useful computation weighs. COO: everything but OpenMP runtime
+(and idle) time. COM: everything but MPI (and idle) time. The focus of
+analysis restricts every weight to its time: a window to [t0, t1), a call
+path to the visits of that call path by the process's master thread, which
+then hold for all threads of the process.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from popview.analysis.focus import Focus
+from popview.analysis.replay import intervals
+from popview.analysis.replay.records import select
+from popview.model.states import StateClass, class_lookup
+
+CUE, COO, COM = range(3)
+_ZERO = {CUE: set(StateClass) - {StateClass.USEFUL},
+         COO: {StateClass.OPENMP, StateClass.IDLE},
+         COM: {StateClass.MPI, StateClass.IDLE}}
+
+
+def class_weights() -> np.ndarray:
+    """[class, weight kind] -> 0 or 1."""
+    w = np.ones((len(StateClass), 3), np.int64)
+    for kind, zero in _ZERO.items():
+        for c in zero:
+            w[int(c), kind] = 0
+    return w
+
+
+@dataclass
+class Mask:
+    """Per-location intervals the focus keeps (None: everything)."""
+
+    ptr: np.ndarray | None
+    begin: np.ndarray | None
+    end: np.ndarray | None
+    runtime_ns: int
+    t_start: int
+    t_stop: int
+
+
+def focus_mask(exp, focus: Focus) -> Mask:
+    defs = exp.definitions
+    n_loc = defs.n_locations
+    if focus.kind == "whole":
+        return Mask(None, None, None, int(defs.t_end), 0, int(defs.t_end))
+    if focus.kind == "window":
+        ptr = np.arange(n_loc + 1, dtype=np.int64)
+        return Mask(ptr, np.full(n_loc, focus.t0, np.int64), np.full(n_loc, focus.t1, np.int64),
+                    int(focus.t1 - focus.t0), int(focus.t0), int(focus.t1))
+    if focus.kind in ("callpath", "iterations"):
+        return _callpath_mask(exp, focus)
+    raise ValueError(f"the replay needs a resolved focus (whole, window, callpath, iterations), not {focus.kind!r}")
+
+
+def _callpath_mask(exp, focus: Focus) -> Mask:
+    defs = exp.definitions
+    cps = [cp for cp in range(len(defs.callpath_parent)) if defs.callpath_name(cp) == focus.callpath]
+    if not cps:
+        raise ValueError(f"no call path {focus.callpath!r} in {exp.source}")
+    calls = select(exp.reader, "calls", "callpath", cps, ["loc", "begin", "end"])
+    proc = defs.location_process()
+    masters = {}
+    for i, loc in enumerate(defs.locations):
+        if loc.kind == "thread" and (loc.process not in masters or loc.thread < defs.locations[masters[loc.process]].thread):
+            masters[loc.process] = i
+    per_process = {}
+    for p, m in masters.items():
+        lo, hi = np.searchsorted(calls["loc"], [m, m + 1])
+        b, e = calls["begin"][lo:hi], calls["end"][lo:hi]
+        if focus.kind == "iterations" and len(b):
+            first, last = max(focus.first, 1) - 1, min(focus.last, len(b)) - 1
+            b, e = (b[first:first + 1], e[last:last + 1]) if last >= first else (b[:0], e[:0])
+        ptr, mb, me = intervals.merge_overlaps(np.array([0, len(b)], np.int64), b, e)
+        per_process[p] = (mb, me)
+    runtime = max((int((e - b).sum()) for b, e in per_process.values()), default=0)
+    empty = np.zeros(0, np.int64)
+    parts = [per_process.get(int(proc[loc]), (empty, empty)) for loc in range(defs.n_locations)]
+    counts = np.array([len(b) for b, _ in parts], np.int64)
+    ptr = np.zeros(defs.n_locations + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    begin = np.concatenate([b for b, _ in parts]) if parts else empty
+    end = np.concatenate([e for _, e in parts]) if parts else empty
+    return Mask(ptr, begin, end, runtime, 0, int(defs.t_end))
+
+
+def weighted_pieces(exp, mask: Mask):
+    """States cut to the focus: (ptr, begin, end, weight[piece, kind])."""
+    defs = exp.definitions
+    st = exp.reader.read("states", columns=["loc", "begin", "end", "state"])
+    lookup = class_lookup(defs.states, int(st["state"].max()) + 1 if len(st["state"]) else None)
+    code = st["state"]
+    cls = np.where(code >= 0, lookup[np.maximum(code, 0)], int(StateClass.IDLE))
+    weight = class_weights()[cls]
+    ptr = intervals.csr(st["loc"], defs.n_locations)
+    if mask.ptr is None:
+        return ptr, st["begin"], st["end"], weight
+    ptr, b, e, ia, _ = intervals.intersect(ptr, st["begin"], st["end"], mask.ptr, mask.begin, mask.end)
+    return ptr, b, e, weight[ia]
