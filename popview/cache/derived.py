@@ -61,6 +61,9 @@ def build_calls(out: h5py.File, defs: Definitions, progress: Progress) -> None:
     region_types = np.array(sorted(c for c, et in defs.event_types.items() if et.kind == "region"), dtype=np.int32)
     ev = out["events"]
     offsets = ev["offsets"][:]
+    if not len(region_types):   # no region events (Cube profiles): keep the call tree the reader defined
+        _replace_table(out, "calls", [], 0, len(offsets) - 1)
+        return
     builder = CallPathBuilder()
     parts = []
     n_out = 0
@@ -81,8 +84,7 @@ def build_calls(out: h5py.File, defs: Definitions, progress: Progress) -> None:
             parts.append(calls)
             n_out += len(calls["loc"])
     _replace_table(out, "calls", parts, n_out, len(offsets) - 1)
-    if len(region_types):   # without region events, keep the call tree a reader defined (profiles)
-        defs.callpath_parent, defs.callpath_region = builder.table()
+    defs.callpath_parent, defs.callpath_region = builder.table()
     if builder.unmatched:
         defs.warn(f"{builder.unmatched} region exits without a matching entry were ignored")
 
