@@ -1,0 +1,527 @@
+"""Per-location cumulative time by category, built at conversion, so that
+the POP figures of any time window cost O(locations x log records).
+
+Every state interval gets one *category* (useful outside / inside OpenMP,
+MPI by kind, OpenMP runtime by kind, I/O, idle, other) from its state code
+and the regions open on its location. The group `cumulative` holds:
+
+    seg          (n, 2) int64: begin, (end - begin) << 8 | category, per state row
+    ctr          (n, n_counters) float32: counter deltas read during useful rows
+    ck_row, ck_begin, ck_cum, ck_ctr: checkpoints every CHECK rows (and at each
+                 location's first row) with the sums of everything before them
+    totals, ctr_totals (n_loc, ...): the sums over each whole location
+    profile/     a popview Profile (process-level call paths, see below)
+    parallel/    one row per OpenMP parallel-region instance on a master thread,
+                 with the useful time of every thread of its process inside it
+
+The profile attributes every thread's time to the call path of its process's
+master thread at that moment (the way Score-P nests worker time under the
+master's call tree), so a call-path focus is one profile row.
+"""
+from __future__ import annotations
+
+import json
+
+import h5py
+import numba
+import numpy as np
+
+from popview.cache.progress import Progress
+from popview.cache.writer import compression
+from popview.model.definitions import Definitions
+from popview.model.states import StateClass, class_lookup
+
+CATEGORIES = ("comp_serial", "comp_parallel", "mpi_p2p", "mpi_collective", "mpi_sync", "mpi_other", "mpi_io",
+              "omp_sync", "omp_management", "omp_idle", "io", "idle", "other", "gpu")
+CAT = {name: i for i, name in enumerate(CATEGORIES)}
+N_CAT = len(CATEGORIES)
+CHECK = 1024               # rows between checkpoints (and rows per chunk)
+BUDGET_ROWS = 2_000_000    # state rows held in memory at once
+OUTSIDE = "(outside any region)"
+# Counts kept like counters (per row, cumulative) so windows get them too.
+PSEUDO_COUNTERS = ("mpi_calls", "mpi_collective_calls")
+
+_MPI_ROLE_CAT = {"point2point": "mpi_p2p", "wait": "mpi_p2p", "collective": "mpi_collective",
+                 "barrier": "mpi_sync", "io": "mpi_io"}
+_OMP_SYNC_STATES = (5, 9, 41)       # synchronization, blocked, OpenMP synchronization
+
+
+def build(out: h5py.File, defs: Definitions, progress: Progress) -> None:
+    if "states" not in out or out["states"]["loc"].shape[0] == 0:
+        return
+    _Builder(out, defs).run(progress)
+
+
+# ------------------------------------------------------------------ kernels
+
+@numba.njit(cache=True)
+def innermost_segments(begin, end, cp):
+    """Partition of the time covered by nested intervals (sorted by begin,
+    parents first) into segments labelled by the innermost interval."""
+    n = len(begin)
+    s_begin = np.empty(2 * n, np.int64)
+    s_end = np.empty(2 * n, np.int64)
+    s_cp = np.empty(2 * n, np.int32)
+    st_end = np.empty(n + 1, np.int64)
+    st_cp = np.empty(n + 1, np.int32)
+    depth = 0
+    m = 0
+    cur = np.int64(0)
+    for i in range(n + 1):
+        t = begin[i] if i < n else np.int64(2**62)
+        while depth > 0 and st_end[depth - 1] <= t:
+            e = st_end[depth - 1]
+            if e > cur:
+                s_begin[m] = cur
+                s_end[m] = e
+                s_cp[m] = st_cp[depth - 1]
+                m += 1
+                cur = e
+            depth -= 1
+        if i == n:
+            break
+        if depth > 0 and t > cur:
+            s_begin[m] = cur
+            s_end[m] = t
+            s_cp[m] = st_cp[depth - 1]
+            m += 1
+        e = max(end[i], t)
+        if depth > 0:
+            e = min(e, st_end[depth - 1])
+        st_end[depth] = e
+        st_cp[depth] = cp[i]
+        depth += 1
+        cur = t
+    return s_begin[:m], s_end[:m], s_cp[:m]
+
+
+def evaluate(begin, end, cat, cum, x) -> np.ndarray:
+    """Cumulative time per category at times `x` for one location's rows
+    (sorted by begin, non-overlapping); cum has len(rows) + 1 rows."""
+    i = np.searchsorted(begin, x, side="left")
+    out = cum[i].copy()
+    prev = i - 1
+    ok = prev >= 0
+    over = np.zeros(len(x))
+    over[ok] = np.maximum(end[prev[ok]] - x[ok], 0)
+    rows = np.flatnonzero(ok & (over > 0))
+    out[rows, cat[prev[rows]]] -= over[rows]
+    return out
+
+
+def evaluate_counters(begin, end, ctr, cum_ctr, x) -> np.ndarray:
+    """Cumulative counter values at times `x` (a row's counts spread evenly over it)."""
+    i = np.searchsorted(begin, x, side="left")
+    out = cum_ctr[i].copy()
+    prev = i - 1
+    ok = prev >= 0
+    dur = np.maximum(end - begin, 1)
+    frac = np.zeros(len(x))
+    frac[ok] = np.clip((end[prev[ok]] - x[ok]) / dur[prev[ok]], 0, 1)
+    out[ok] -= ctr[prev[ok]] * frac[ok, None]
+    return out
+
+
+# ------------------------------------------------------------------ builder
+
+class _Builder:
+    def __init__(self, out: h5py.File, defs: Definitions):
+        self.out, self.defs = out, defs
+        self.states = out["states"]
+        self.offsets = self.states["offsets"][:]
+        self.n_loc = len(self.offsets) - 1
+        self.calls = out["calls"] if "calls" in out else None
+        self.call_off = self.calls["offsets"][:] if self.calls is not None else np.zeros(self.n_loc + 1, np.int64)
+        self.counter_codes = sorted(c for c, et in defs.event_types.items() if et.kind == "counter"
+                                    and et.name in defs.counters) if defs.counters else []
+        self.class_of = class_lookup(defs.states, 64)
+        self._callpath_tables()
+
+    def _callpath_tables(self) -> None:
+        d = self.defs
+        n_cp = len(d.callpath_parent)
+        self.cp_mpi_cat = np.full(n_cp, -1, np.int8)
+        self.cp_omp = np.zeros(n_cp, bool)
+        self.cp_parallel = np.zeros(n_cp, bool)
+        self.cp_outlined = np.zeros(n_cp, bool)
+        for cp in range(n_cp):
+            r = d.regions[d.callpath_region[cp]]
+            if r.paradigm == "mpi":
+                self.cp_mpi_cat[cp] = CAT[_MPI_ROLE_CAT.get(r.role, "mpi_other")]
+            self.cp_omp[cp] = r.paradigm == "openmp" or r.role == "outlined"
+            self.cp_parallel[cp] = r.paradigm == "openmp" and r.role == "parallel"
+            self.cp_outlined[cp] = r.role == "outlined"
+
+    # -------------------------------------------------------------- run
+    def run(self, progress: Progress) -> None:
+        n = int(self.offsets[-1])
+        n_ctr = len(self.counter_codes) + len(PSEUDO_COUNTERS)
+        g = self.out.create_group("cumulative")
+        g.attrs["categories"] = json.dumps(CATEGORIES)
+        g.attrs["counters"] = json.dumps([self.defs.event_types[c].name for c in self.counter_codes]
+                                         + list(PSEUDO_COUNTERS))
+        g.attrs["check"] = CHECK
+        comp = compression()
+        seg = g.create_dataset("seg", shape=(n, 2), dtype=np.int64, chunks=(min(CHECK, n), 2), **comp)
+        ctr = g.create_dataset("ctr", shape=(n, n_ctr), dtype=np.float32, chunks=(min(CHECK, n), n_ctr), **comp)
+        totals = np.zeros((self.n_loc, N_CAT))
+        ctr_totals = np.zeros((self.n_loc, n_ctr))
+        ck = {"row": [], "begin": [], "cum": [], "ctr": []}
+        prof = _ProfileParts(self.n_loc)
+        procs = self._process_groups()
+        for gi, locs in enumerate(procs):
+            progress(gi / max(len(procs), 1), "cumulative sums")
+            per_loc = {}
+            for loc in locs:
+                lo, hi = int(self.offsets[loc]), int(self.offsets[loc + 1])
+                rows = self._location_rows(loc, lo, hi)
+                per_loc[loc] = rows
+                seg[lo:hi, 0] = rows["begin"]
+                seg[lo:hi, 1] = ((rows["end"] - rows["begin"]) << 8) | rows["cat"]
+                if hi > lo:
+                    ctr[lo:hi] = rows["ctr"].astype(np.float32)
+                totals[loc] = rows["cum"][-1]
+                ctr_totals[loc] = rows["cum_ctr"][-1]
+                _checkpoints(ck, lo, hi, rows)
+            self._profile_process_group(per_loc, prof)
+        _write_checkpoints(g, ck, n_ctr)
+        g.create_dataset("totals", data=totals)
+        g.create_dataset("ctr_totals", data=ctr_totals)
+        prof.write(g, self)
+
+    def _process_groups(self) -> list[list[int]]:
+        """Locations grouped by process, groups of whole processes within the row budget."""
+        proc = self.defs.location_process() if self.defs.locations else np.arange(self.n_loc)
+        counts = np.diff(self.offsets)
+        groups, cur, acc = [], [], 0
+        for p in np.unique(proc):
+            locs = np.flatnonzero(proc == p).tolist()
+            c = int(counts[locs].sum())
+            if cur and acc + c > BUDGET_ROWS:
+                groups.append(cur)
+                cur, acc = [], 0
+            cur += locs
+            acc += c
+        if cur:
+            groups.append(cur)
+        return groups
+
+    # -------------------------------------------------------------- per location
+    def _location_rows(self, loc: int, lo: int, hi: int) -> dict:
+        st = self.states
+        begin, end = st["begin"][lo:hi], st["end"][lo:hi]
+        state = st["state"][lo:hi]
+        calls = self._calls(loc)
+        cat = self._categories(loc, begin, end, state, calls)
+        dur = (end - begin).astype(np.float64)
+        onehot = np.zeros((len(begin), N_CAT))
+        onehot[np.arange(len(begin)), cat] = dur
+        cum = np.zeros((len(begin) + 1, N_CAT))
+        np.cumsum(onehot, axis=0, out=cum[1:])
+        ctr = np.hstack((self._counters(loc, begin, end, cat), self._mpi_call_counts(begin, calls)))
+        cum_ctr = np.zeros((len(begin) + 1, ctr.shape[1]))
+        np.cumsum(ctr, axis=0, out=cum_ctr[1:])
+        return {"begin": begin, "end": end, "cat": cat, "cum": cum, "ctr": ctr, "cum_ctr": cum_ctr, "calls": calls}
+
+    def _calls(self, loc: int) -> dict:
+        if self.calls is None:
+            return {k: np.zeros(0, np.int64) for k in ("begin", "end", "callpath")}
+        lo, hi = int(self.call_off[loc]), int(self.call_off[loc + 1])
+        return {k: self.calls[k][lo:hi] for k in ("begin", "end", "callpath")}
+
+    def _categories(self, loc, begin, end, state, calls) -> np.ndarray:
+        mid = begin + (end - begin) // 2
+        cls = self.class_of[np.clip(state, 0, len(self.class_of) - 1)]
+        cp = calls["callpath"].astype(np.int64)
+        mpi_cat = _inside(calls, self.cp_mpi_cat[cp] >= 0, mid, self.cp_mpi_cat[cp], CAT["mpi_other"])
+        in_omp = _inside(calls, self.cp_omp[cp], mid, None) >= 0
+        thread = self.defs.locations[loc].thread if self.defs.locations else 0
+        cat = np.full(len(begin), CAT["other"], np.int8)
+        cat[(cls == StateClass.GPU)] = CAT["gpu"]
+        cat[cls == StateClass.IO] = CAT["io"]
+        idle = cls == StateClass.IDLE
+        cat[idle] = np.where(in_omp[idle] | (thread > 0), CAT["omp_idle"], CAT["idle"])
+        omp_state = cls == StateClass.OPENMP
+        cat[omp_state] = np.where(np.isin(state[omp_state], _OMP_SYNC_STATES), CAT["omp_sync"], CAT["omp_management"])
+        mpi_state = cls == StateClass.MPI
+        cat[mpi_state] = np.where(in_omp[mpi_state], CAT["omp_sync"], CAT["mpi_other"])
+        in_mpi = (mpi_cat >= 0) & (cls != StateClass.USEFUL)
+        cat[in_mpi] = mpi_cat[in_mpi]
+        useful = cls == StateClass.USEFUL
+        cat[useful] = np.where(in_omp[useful], CAT["comp_parallel"], CAT["comp_serial"])
+        return cat
+
+    def _counters(self, loc, begin, end, cat) -> np.ndarray:
+        """Counter deltas of each useful row: a reading at t belongs to the row ending at t."""
+        n_ctr = len(self.counter_codes)
+        out = np.zeros((len(begin), n_ctr))
+        if not n_ctr or not len(begin):
+            return out
+        ev = self.out["events"]
+        off = self._event_offsets()
+        lo, hi = int(off[loc]), int(off[loc + 1])
+        etype = ev["type"][lo:hi]
+        sel = np.isin(etype, self.counter_codes)
+        if not sel.any():
+            return out
+        t = ev["time"][lo:hi][sel]
+        v = ev["value"][lo:hi][sel].astype(np.float64)
+        col = np.searchsorted(self.counter_codes, etype[sel])
+        row = np.searchsorted(begin, t, side="left") - 1
+        ok = (row >= 0)
+        ok[ok] &= end[row[ok]] >= t[ok]
+        ok[ok] &= cat[row[ok]] <= CAT["comp_parallel"]
+        np.add.at(out, (row[ok], col[ok]), v[ok])
+        return out
+
+    def _mpi_call_counts(self, begin, calls) -> np.ndarray:
+        """Pseudo counters: MPI calls (all, collective) entered during each row."""
+        out = np.zeros((len(begin), len(PSEUDO_COUNTERS)))
+        cp = calls["callpath"].astype(np.int64)
+        if not len(cp) or not len(begin):
+            return out
+        mcat = self.cp_mpi_cat[cp]
+        row = np.searchsorted(begin, calls["begin"], side="right") - 1
+        ok = (row >= 0) & (mcat >= 0)
+        np.add.at(out[:, 0], row[ok], 1.0)
+        coll = ok & np.isin(mcat, (CAT["mpi_collective"], CAT["mpi_sync"]))
+        np.add.at(out[:, 1], row[coll], 1.0)
+        return out
+
+    def _event_offsets(self) -> np.ndarray:
+        if not hasattr(self, "_ev_off"):
+            self._ev_off = self.out["events"]["offsets"][:]
+        return self._ev_off
+
+    # -------------------------------------------------------------- profile
+    def _profile_process_group(self, per_loc: dict, prof: "_ProfileParts") -> None:
+        locations = self.defs.locations
+        by_proc: dict[int, list[int]] = {}
+        for loc in per_loc:
+            p = locations[loc].process if locations else loc
+            by_proc.setdefault(p, []).append(loc)
+        for p, locs in by_proc.items():
+            locs.sort(key=lambda L: locations[L].thread if locations else 0)
+            master = per_loc[locs[0]]["calls"]
+            order = np.lexsort((-(master["end"] - master["begin"]), master["begin"]))
+            sb, se, scp = innermost_segments(master["begin"][order], master["end"][order],
+                                             master["callpath"][order].astype(np.int32))
+            for loc in locs:
+                prof.add_location(loc, per_loc[loc], sb, se, scp, is_master=(loc == locs[0]))
+            prof.add_parallel(self, p, locs, per_loc, master)
+
+
+def _inside(calls: dict, select: np.ndarray, x: np.ndarray, label: np.ndarray | None,
+            fallback: int = 0) -> np.ndarray:
+    """For each time x: the label of the latest-starting selected interval
+    containing it (`fallback` when only an enclosing one does), or -1."""
+    out = np.full(len(x), -1, np.int64)
+    if not len(select) or not select.any():
+        return out
+    b, e = calls["begin"][select], calls["end"][select]
+    lab = label[select].astype(np.int64) if label is not None else np.zeros(len(b), np.int64)
+    runmax = np.maximum.accumulate(e)
+    i = np.searchsorted(b, x, side="right") - 1
+    ok = i >= 0
+    inside = np.zeros(len(x), bool)
+    inside[ok] = runmax[i[ok]] > x[ok]
+    direct = np.zeros(len(x), bool)
+    direct[ok] = e[i[ok]] > x[ok]
+    out[inside] = fallback
+    out[direct] = lab[i[direct]]
+    return out
+
+
+def _checkpoints(ck: dict, lo: int, hi: int, rows: dict) -> None:
+    if hi <= lo:
+        return
+    first = -(-lo // CHECK) * CHECK
+    idx = np.unique(np.concatenate(([lo], np.arange(first, hi, CHECK))))
+    ck["row"].append(idx)
+    ck["begin"].append(rows["begin"][idx - lo])
+    ck["cum"].append(rows["cum"][idx - lo])
+    ck["ctr"].append(rows["cum_ctr"][idx - lo])
+
+
+def _write_checkpoints(g: h5py.Group, ck: dict, n_ctr: int) -> None:
+    def cat(parts, shape, dtype):
+        return np.concatenate(parts) if parts else np.zeros(shape, dtype)
+    g.create_dataset("ck_row", data=cat(ck["row"], (0,), np.int64))
+    g.create_dataset("ck_begin", data=cat(ck["begin"], (0,), np.int64))
+    g.create_dataset("ck_cum", data=cat(ck["cum"], (0, N_CAT), np.float64))
+    g.create_dataset("ck_ctr", data=cat(ck["ctr"], (0, n_ctr), np.float64))
+
+
+class _ProfileParts:
+    """Exclusive category time, counters and visits per (master call path, location)."""
+
+    def __init__(self, n_loc: int):
+        self.n_loc = n_loc
+        self.cp, self.loc, self.cat_values, self.ctr_values = [], [], [], []
+        self.visits_cp, self.visits_loc = [], []
+        self.par = {k: [] for k in ("proc", "begin", "end", "key", "useful", "locs")}
+
+    def add_location(self, loc, rows, sb, se, scp, is_master: bool) -> None:
+        begin, end, cat, cum = rows["begin"], rows["end"], rows["cat"], rows["cum"]
+        total = cum[-1]
+        total_ctr = rows["cum_ctr"][-1]
+        if len(sb):
+            fa = evaluate(begin, end, cat, cum, sb)
+            fb = evaluate(begin, end, cat, cum, se)
+            ca = evaluate_counters(begin, end, rows["ctr"], rows["cum_ctr"], sb)
+            cb = evaluate_counters(begin, end, rows["ctr"], rows["cum_ctr"], se)
+            per_seg, per_seg_ctr = fb - fa, cb - ca
+            ucp, inv = np.unique(scp, return_inverse=True)
+            sums = np.zeros((len(ucp), N_CAT))
+            np.add.at(sums, inv, per_seg)
+            csums = np.zeros((len(ucp), per_seg_ctr.shape[1]))
+            np.add.at(csums, inv, per_seg_ctr)
+        else:
+            ucp, sums, csums = np.zeros(0, np.int32), np.zeros((0, N_CAT)), np.zeros((0, len(total_ctr)))
+        outside = total - sums.sum(axis=0)
+        outside_ctr = total_ctr - csums.sum(axis=0)
+        self.cp.append(np.concatenate((ucp, [-1])))
+        self.loc.append(np.full(len(ucp) + 1, loc))
+        self.cat_values.append(np.vstack((sums, outside)))
+        self.ctr_values.append(np.vstack((csums, outside_ctr)))
+        calls = rows["calls"]
+        if is_master:
+            self.visits_cp.append(calls["callpath"].astype(np.int64))
+        elif len(calls["begin"]) and len(sb):
+            # a worker's own calls count as visits of the master's call path at their start
+            i = np.searchsorted(sb, calls["begin"], side="right") - 1
+            ok = (i >= 0)
+            ok[ok] &= se[i[ok]] > calls["begin"][ok]
+            self.visits_cp.append(np.where(ok, scp[np.maximum(i, 0)], -1).astype(np.int64))
+        else:
+            self.visits_cp.append(np.full(len(calls["begin"]), -1, np.int64))
+        self.visits_loc.append(np.full(len(self.visits_cp[-1]), loc))
+
+    def add_parallel(self, b: _Builder, p: int, locs: list[int], per_loc: dict, master: dict) -> None:
+        """Parallel-region instances of the master; key = first outlined call inside, else the region."""
+        cp = master["callpath"].astype(np.int64)
+        if not len(cp):
+            return
+        par = b.cp_parallel[cp]
+        if not par.any():
+            par = b.cp_outlined[cp]
+        if not par.any():
+            return
+        mb, me = master["begin"], master["end"]
+        # outermost instances only
+        idx = np.flatnonzero(par)
+        runmax = np.maximum.accumulate(me[idx])
+        outer = np.ones(len(idx), bool)
+        outer[1:] = mb[idx[1:]] >= runmax[:-1]
+        idx = idx[outer]
+        key = cp[idx].copy()
+        outl = np.flatnonzero(b.cp_outlined[cp])
+        if len(outl):
+            j = np.searchsorted(mb[outl], mb[idx], side="left")
+            ok = j < len(outl)
+            ok[ok] &= mb[outl[j[ok]]] < me[idx[ok]]
+            key[ok] = cp[outl[j[ok]]]
+        useful = np.zeros((len(idx), len(locs)))
+        for k, loc in enumerate(locs):
+            r = per_loc[loc]
+            fa = evaluate(r["begin"], r["end"], r["cat"], r["cum"], mb[idx])
+            fb = evaluate(r["begin"], r["end"], r["cat"], r["cum"], me[idx])
+            useful[:, k] = (fb - fa)[:, CAT["comp_serial"]] + (fb - fa)[:, CAT["comp_parallel"]]
+        self.par["proc"].append(np.full(len(idx), p))
+        self.par["begin"].append(mb[idx])
+        self.par["end"].append(me[idx])
+        self.par["key"].append(key)
+        self.par["useful"].append(useful)
+        self.par["locs"].append(np.asarray(locs))
+
+    def write(self, g: h5py.Group, b: _Builder) -> None:
+        from popview.cache.profile_store import write_profile
+        profile = build_profile(b.defs, self.n_loc, np.concatenate(self.cp), np.concatenate(self.loc),
+                                np.vstack(self.cat_values), np.vstack(self.ctr_values),
+                                np.concatenate(self.visits_cp), np.concatenate(self.visits_loc),
+                                json.loads(g.attrs["counters"]))
+        write_profile(g.create_group("profile"), profile)
+        pg = g.create_group("parallel")
+        width = max((u.shape[1] for u in self.par["useful"]), default=0)
+        n = sum(len(x) for x in self.par["proc"])
+        useful = np.full((n, width), np.nan)
+        pos = 0
+        for u in self.par["useful"]:
+            useful[pos:pos + len(u), :u.shape[1]] = u
+            pos += len(u)
+        for k in ("proc", "begin", "end", "key"):
+            pg.create_dataset(k, data=np.concatenate(self.par[k]) if self.par[k] else np.zeros(0, np.int64))
+        pg.create_dataset("useful", data=useful)
+
+
+# ------------------------------------------------------------------ profile
+
+# (id, name, parent, categories summed); the order is the metric tree's.
+PROFILE_METRICS = (
+    ("time", "Time", None, CATEGORIES),
+    ("comp", "Computation", "time", ("comp_serial", "comp_parallel")),
+    ("comp_serial", "Computation outside OpenMP", "comp", ("comp_serial",)),
+    ("comp_parallel", "Computation in OpenMP", "comp", ("comp_parallel",)),
+    ("mpi", "MPI", "time", ("mpi_p2p", "mpi_collective", "mpi_sync", "mpi_other", "mpi_io")),
+    ("mpi_p2p", "MPI point-to-point", "mpi", ("mpi_p2p",)),
+    ("mpi_collective", "MPI collective", "mpi", ("mpi_collective",)),
+    ("mpi_sync", "MPI synchronization", "mpi", ("mpi_sync",)),
+    ("mpi_io", "MPI file I/O", "mpi", ("mpi_io",)),
+    ("mpi_other", "MPI other", "mpi", ("mpi_other",)),
+    ("omp", "OpenMP", "time", ("omp_sync", "omp_management", "omp_idle")),
+    ("omp_sync", "OpenMP synchronization", "omp", ("omp_sync",)),
+    ("omp_management", "OpenMP management", "omp", ("omp_management",)),
+    ("omp_idle", "OpenMP idle threads", "omp", ("omp_idle",)),
+    ("io", "File I/O", "time", ("io",)),
+    ("other", "Other", "time", ("other", "idle", "gpu")),
+)
+_DESCRIPTIONS = {
+    "time": "All time of the location", "comp": "Useful computation (state Running)",
+    "comp_serial": "Useful computation outside OpenMP parallel regions",
+    "comp_parallel": "Useful computation inside OpenMP parallel regions",
+    "mpi": "Time in MPI calls (not Running)", "omp": "OpenMP runtime: synchronisation, fork/join, idle workers",
+    "io": "File I/O outside MPI-IO", "other": "Idle, measurement overhead, anything else",
+}
+
+
+def build_profile(defs: Definitions, n_loc: int, cp, loc, cat_values, ctr_values, visits_cp, visits_loc,
+                  counter_names: list[str]):
+    """A Profile over the master threads' call paths plus one root for time outside every region."""
+    from popview.model.definitions import Region
+    from popview.model.profile import MetricDef, MetricValues, Profile, preorder
+
+    parent = np.concatenate((np.asarray(defs.callpath_parent, np.int64), [-1]))
+    regions = list(defs.regions) + [Region(name=OUTSIDE, paradigm="measurement", role="artificial")]
+    region = np.concatenate((np.asarray(defs.callpath_region, np.int64), [len(regions) - 1]))
+    outside = len(parent) - 1
+    new = preorder(parent)
+    inv = np.empty_like(new)
+    inv[new] = np.arange(len(new))
+    new_parent = np.where(parent[inv] >= 0, new[np.maximum(parent[inv], 0)], -1)
+    n_cp = len(parent)
+    cp = new[np.where(cp < 0, outside, cp)]
+    metrics, values = [], {}
+    for ident, name, par, cats in PROFILE_METRICS:
+        v = cat_values[:, [CAT[c] for c in cats]].sum(axis=1) / 1e9
+        if ident != "time" and not v.any():
+            continue
+        metrics.append(MetricDef(ident, name, "sec", _DESCRIPTIONS.get(ident, name), par, "derived"))
+        values[ident] = MetricValues.from_coo(n_cp, cp, loc, v)
+    vcp = new[np.where(visits_cp < 0, outside, visits_cp)]
+    ones = np.ones(len(vcp))
+    metrics.append(MetricDef("visits", "Visits", "occ", "Number of times a call path was entered"))
+    values["visits"] = MetricValues.from_coo(n_cp, vcp, visits_loc, ones)
+    for k, name in enumerate(counter_names):
+        text = (f"{name} counted during useful computation" if name not in PSEUDO_COUNTERS
+                else "MPI calls entered" if name == "mpi_calls" else "MPI collective calls entered")
+        metrics.append(MetricDef(name, name, "occ", text))
+        values[name] = MetricValues.from_coo(n_cp, cp, loc, ctr_values[:, k])
+    for mv in values.values():
+        keep = mv.value != 0
+        if not keep.all():
+            rows = np.repeat(np.arange(n_cp), np.diff(mv.row_offsets))[keep]
+            mv.row_offsets = np.zeros(n_cp + 1, np.int64)
+            np.cumsum(np.bincount(rows, minlength=n_cp), out=mv.row_offsets[1:])
+            mv.loc, mv.value = mv.loc[keep], mv.value[keep]
+    return Profile(regions=regions, callpath_parent=new_parent, callpath_region=region[inv], n_locations=n_loc,
+                   metrics=metrics, values=values)
