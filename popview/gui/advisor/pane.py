@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from popview.analysis.focus import Focus
 from popview.analysis.report import candidates as cand
 from popview.analysis.report import compute, variants
 from popview.analysis.report import warnings as warn
+from popview.gui.advisor import export
 from popview.gui.advisor.candidates import CandidatesWidget
 from popview.gui.advisor.tab import VariantTab
 from popview.gui.advisor.worker import LatestRunner
@@ -29,6 +32,7 @@ class AdvisorPane(QWidget):
     pane_id = "advisor"
     title = "Advisor"
     updated = Signal(str)              # variant key whose tab has just been filled
+    reportWritten = Signal(str, str)   # path, error ("" when written)
 
     def __init__(self, state, parent=None):
         super().__init__(parent)
@@ -37,6 +41,7 @@ class AdvisorPane(QWidget):
         self._results: dict = {}       # (exp id, focus, variant key) -> (roots, warnings)
         self.runner = LatestRunner(self)
         self.candidate_runner = LatestRunner(self)
+        self.report_runner = LatestRunner(self)
 
         self.header = QLabel(self)
         self.header.setTextFormat(Qt.RichText)
@@ -178,6 +183,39 @@ class AdvisorPane(QWidget):
     def _choose_candidate(self, c) -> None:
         self.state.select_callpath(c.callpath)
         self.state.set_focus(Focus.on_callpath(c.path))
+
+    # ---- report -------------------------------------------------------
+    def menu_actions(self) -> dict:
+        act = QAction("Export &report...", self)
+        act.triggered.connect(lambda _checked=False: self.export_report_dialog())
+        return {"File": [act]}
+
+    def report_variants(self) -> list[str]:
+        """The variant on show, plus computation / I/O."""
+        t = self.current_tab()
+        if t is None:
+            return None
+        return [t.variant.key] + (["computation-io"] if t.variant.key != "computation-io" else [])
+
+    def export_report_dialog(self) -> None:
+        if not self.state.experiments:
+            QMessageBox.information(self, "Export report", "Open a trace or profile first.")
+            return
+        name, _ = QFileDialog.getSaveFileName(self, "Export report", "popview-report.html", "HTML (*.html)")
+        if name:
+            self.export_report(Path(name))
+
+    def export_report(self, path: Path) -> None:
+        """Write the report of what is open; `reportWritten` tells when it is done."""
+        write = export.report_job(self.state, self.window(), self.report_variants())
+        small = all(is_small(e) for e in self.state.experiments)
+        self.report_runner.submit(lambda: write(path), lambda result, error: self._report_done(path, error),
+                                  sync=small)
+
+    def _report_done(self, path, error) -> None:
+        if error is not None:
+            self.note.setText(f"Could not write the report {path}: {error.splitlines()[0]}")
+        self.reportWritten.emit(str(path), error or "")
 
     # ---- session ------------------------------------------------------
     def view_state(self) -> dict:

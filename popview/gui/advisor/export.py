@@ -1,0 +1,60 @@
+"""File > Export report: the HTML report of what is open, with a picture of
+every bookmarked view (the window is shown in each bookmark's state in
+turn, grabbed, and put back as it was)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+from PySide6.QtWidgets import QApplication
+
+from popview.analysis.report import bookmarks_of, build_report, write_report
+
+
+def png_bytes(widget) -> bytes:
+    data = QByteArray()
+    buf = QBuffer(data)
+    buf.open(QIODevice.WriteOnly)
+    widget.grab().save(buf, "PNG")
+    buf.close()
+    return bytes(data)
+
+
+def _binding(state):
+    try:
+        from popview.gui.session_binding import binding_for
+    except ModuleNotFoundError:
+        return None
+    return binding_for(state)
+
+
+def bookmark_pictures(state, window) -> dict[str, bytes]:
+    """bookmark id -> PNG of the window showing that bookmark; the view is restored afterwards."""
+    session = getattr(state, "session", None)
+    binding = _binding(state)
+    if window is None or binding is None or not getattr(session, "bookmarks", None):
+        return {}
+    before = binding.capture()
+    pictures = {}
+    try:
+        for bm in list(session.bookmarks):
+            binding.restore_bookmark(bm.id)
+            QApplication.processEvents()
+            pictures[bm.id] = png_bytes(window)
+    finally:
+        binding.restore(before)
+        QApplication.processEvents()
+    return pictures
+
+
+def report_job(state, window=None, variant_keys: list[str] | None = None):
+    """Grab the bookmark pictures now (GUI thread) and return a function that
+    builds and writes the report (safe to run in a worker thread)."""
+    shots = bookmarks_of(getattr(state, "session", None), bookmark_pictures(state, window))
+    exps, focus = list(state.experiments), state.focus
+
+    def write(path) -> Path:
+        return write_report(Path(path), build_report(
+            exps, focus, variant_keys, shots,
+            bookmarks_note="No bookmarks in this session (Ctrl+B bookmarks a view)."))
+    return write

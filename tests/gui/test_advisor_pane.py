@@ -1,0 +1,236 @@
+"""The Advisor pane as a view: given result trees, what it shows and what
+it does (stub trees here; tests/gui/test_advisor_values.py checks the real
+engine's numbers end to end)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+from PySide6.QtCore import Qt
+
+import popview
+from popview.analysis.focus import Focus
+from popview.analysis.report.candidates import Candidate
+from popview.experiment import Experiment
+from popview.gui.advisor import AdvisorPane
+from popview.gui.advisor.model import BAR, NAME, RATING, VALUE, NodeRole
+from popview.gui.state import AppState
+from popview.testing.synthetic import Shape, write
+
+pytestmark = pytest.mark.gui
+
+
+@dataclass
+class Node:
+    id: str
+    name: str
+    value: float | None
+    kind: str = "efficiency"
+    reason: str = ""
+    description: str = ""
+    formula: str = ""
+    inputs: dict = field(default_factory=dict)
+    children: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+    min: float | None = None
+    avg: float | None = None
+    max: float | None = None
+
+
+class StubEngine:
+    """Answers exp.metrics(model, focus) with a small tree that depends on the focus."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, exp, model, focus, **_kw):
+        self.calls.append((model, focus))
+        lb = 0.5 if focus.kind == "callpath" else 0.9
+        return Node("parallel_efficiency", "Parallel efficiency", lb * 0.95, children=[
+            Node("load_balance", "Load balance", lb, description="How evenly the work is spread.",
+                 formula="avg(useful) / max(useful)", inputs={"useful_avg": 1.5, "useful_max": 2.0},
+                 min=0.4, avg=0.6, max=0.9),
+            Node("communication_efficiency", "Communication efficiency", 0.95, children=[
+                Node("serialisation_efficiency", "Serialisation efficiency", None,
+                     reason="needs message records (trace with MPI point-to-point events)"),
+                Node("transfer_efficiency", "Transfer efficiency", 1.04)]),
+            Node("computation_scalability", "Computation scalability", 1.3, kind="scalability"),
+        ], warnings=["I/O takes 12 % of the focus"] if model == "pop-mpi" else [])
+
+
+@pytest.fixture
+def stub(monkeypatch):
+    engine = StubEngine()
+    monkeypatch.setattr(Experiment, "metrics", lambda self, model, focus, **kw: engine(self, model, focus, **kw),
+                        raising=False)
+    return engine
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    d = tmp_path_factory.mktemp("advisor")
+    write(d / "mpi.prv", Shape(processes=2, threads=1, iterations=2))
+    write(d / "hybrid.prv", Shape(processes=2, threads=2, iterations=2, serial_fraction=0.1))
+    return d
+
+
+def _pane(qtbot, traces, cache_dir, name):
+    state = AppState()
+    pane = AdvisorPane(state)
+    qtbot.addWidget(pane)
+    exp = popview.open(traces / name, cache_dir=cache_dir)
+    state.add_experiment(exp)
+    return state, pane, exp
+
+
+def _rows(pane):
+    model = pane.current_tab().model
+    out = {}
+
+    def visit(parent):
+        for r in range(model.rowCount(parent)):
+            idx = model.index(r, 0, parent)
+            node = idx.data(NodeRole)
+            out[node.id] = idx
+            visit(idx)
+    visit(model.index(-1, -1))
+    return model, out
+
+
+def test_hybrid_preselects_additive_with_a_note(qtbot, traces, cache_dir, stub):
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "hybrid.prv")
+    with exp:
+        assert [pane.tabs.tabText(i) for i in range(pane.tabs.count())] == [
+            "POP MPI", "Hybrid additive", "Hybrid multiplicative (BSC)", "Critical path", "Computation / I/O"]
+        assert pane.current_tab().variant.key == "hybrid-additive"
+        assert "OpenMP" in pane.note.text()
+        assert stub.calls[-1] == ("hybrid-additive", Focus.whole())
+
+
+def test_pure_mpi_offers_no_hybrid_tab(qtbot, traces, cache_dir, stub):
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "mpi.prv")
+    with exp:
+        assert pane.current_tab().variant.key == "pop-mpi"
+        assert pane.tab("hybrid-additive") is None and pane.tab("hybrid-multiplicative") is None
+
+
+def test_rows_form_a_tree_with_values_ratings_and_help(qtbot, traces, cache_dir, stub):
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "mpi.prv")
+    with exp:
+        model, rows = _rows(pane)
+        lb = rows["load_balance"]
+        assert lb.parent() == rows["parallel_efficiency"]                   # a real tree
+        assert rows["serialisation_efficiency"].parent() == rows["communication_efficiency"]
+        assert model.index(lb.row(), VALUE, lb.parent()).data() == "90.0 %"
+        assert model.index(lb.row(), RATING, lb.parent()).data() == "Very good"
+        tip = lb.data(Qt.ToolTipRole)
+        for text in ("How evenly", "avg(useful) / max(useful)", "useful_avg", "min 40.0 %", "max 90.0 %"):
+            assert text in tip
+        cs = rows["computation_scalability"]
+        assert model.index(cs.row(), VALUE, cs.parent()).data() == "130.0 %"
+        assert model.bar_scale == pytest.approx(1.3)                         # bars run past 100 %
+        te = rows["transfer_efficiency"]
+        assert model.index(te.row(), RATING, te.parent()).data().startswith("Inconsistent")
+
+
+def test_not_available_rows_are_grey_and_say_why(qtbot, traces, cache_dir, stub):
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "mpi.prv")
+    with exp:
+        model, rows = _rows(pane)
+        ser = rows["serialisation_efficiency"]
+        assert model.index(ser.row(), VALUE, ser.parent()).data() == "n/a"
+        rating = model.index(ser.row(), RATING, ser.parent())
+        assert "needs message records" in rating.data()
+        assert rating.data(Qt.ForegroundRole).color().getRgb()[:3] == (140, 140, 140)
+        assert "needs message records" in ser.data(Qt.ToolTipRole)
+
+
+def test_warnings_above_the_tree(qtbot, traces, cache_dir, stub):
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "mpi.prv")
+    with exp:
+        text = pane.warnings.text()
+        assert not pane.warnings.isHidden()
+        assert "I/O takes 12 %" in text
+        assert "Transfer efficiency is 104.0 %" in text                     # above 100 %: inconsistent
+
+
+def test_focus_change_recomputes(qtbot, traces, cache_dir, stub):
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "mpi.prv")
+    with exp:
+        state.set_focus(Focus.on_callpath("main/timestep"))
+        model, rows = _rows(pane)
+        lb = rows["load_balance"]
+        assert model.index(lb.row(), VALUE, lb.parent()).data() == "50.0 %"
+        assert stub.calls[-1] == ("pop-mpi", Focus.on_callpath("main/timestep"))
+        assert "main/timestep" in pane.header.text()
+        state.set_focus(Focus.window(0, 1000))
+        assert stub.calls[-1] == ("pop-mpi", Focus.window(0, 1000))
+        model, rows = _rows(pane)
+        lb = rows["load_balance"]
+        assert model.index(lb.row(), VALUE, lb.parent()).data() == "90.0 %"
+
+
+def test_tab_switch_computes_that_variant_once(qtbot, traces, cache_dir, stub):
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "hybrid.prv")
+    with exp:
+        pane.select_variant("hybrid-multiplicative")
+        pane.select_variant("computation-io")
+        assert [m for m, _ in stub.calls] == ["hybrid-additive", "hybrid-multiplicative", "computation", "io"]
+        assert len(pane.current_tab().model.roots()) == 2                  # computation and I/O trees
+        pane.select_variant("hybrid-additive")
+        assert len(stub.calls) == 4                                         # cached
+
+
+def test_worker_thread_path_delivers_the_newest_result(qtbot, traces, cache_dir, stub, monkeypatch):
+    monkeypatch.setattr("popview.gui.advisor.pane.SYNC_RECORDS", 0)       # force the worker
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "mpi.prv")
+    with exp:
+        with qtbot.waitSignal(pane.updated, timeout=10000):
+            state.set_focus(Focus.on_callpath("main/timestep"))
+        pane.runner.wait(5000)
+        qtbot.waitUntil(lambda: pane.current_tab().tree.isEnabled(), timeout=5000)
+        model, rows = _rows(pane)
+        lb = rows["load_balance"]
+        assert model.index(lb.row(), VALUE, lb.parent()).data() == "50.0 %"
+
+
+def test_candidate_click_selects_and_focuses(qtbot, traces, cache_dir, stub):
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "mpi.prv")
+    with exp:
+        cp = next(i for i in range(len(exp.definitions.callpath_parent))
+                  if exp.definitions.callpath_name(i) == "main/timestep")
+        pane.candidates.threshold.setValue(0.8)
+        with qtbot.waitSignal(state.focusChanged):
+            pane.candidates.find_button.click()
+            row = [c.path for c in pane.candidates.shown()].index("main/timestep")
+            pane.candidates.table.cellClicked.emit(row, 0)
+        assert state.callpath == cp
+        assert state.focus == Focus.on_callpath("main/timestep")
+
+
+def test_share_slider_filters_candidates(qtbot, traces, cache_dir, stub):
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "mpi.prv")
+    with exp:
+        pane.candidates.set_candidates([Candidate(1, "main/a", 0.40, [("Load balance", 0.5)]),
+                                        Candidate(2, "main/b", 0.03, [("Load balance", 0.6)])])
+        pane.candidates.slider.setValue(5)
+        assert pane.candidates.table.rowCount() == 1
+        assert pane.candidates.table.item(0, 0).text() == "main/a"
+        assert pane.candidates.table.item(0, 2).text() == "Load balance 0.50"
+        pane.candidates.slider.setValue(0)
+        assert pane.candidates.table.rowCount() == 2
+
+
+def test_bar_column_paints(qtbot, traces, cache_dir, stub):
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "mpi.prv")
+    with exp:
+        pane.resize(900, 500)
+        pane.show()
+        qtbot.waitExposed(pane)
+        img = pane.current_tab().tree.viewport().grab().toImage()
+        tree = pane.current_tab().tree
+        _, rows = _rows(pane)
+        rect = tree.visualRect(tree.model().index(rows["load_balance"].row(), BAR, rows["load_balance"].parent()))
+        colours = {img.pixelColor(x, rect.center().y()).name() for x in range(rect.left() + 5, rect.right() - 5)}
+        assert "#ececec" in colours and len(colours) >= 3                    # fill, mark, background
+        assert tree.model().index(0, NAME).data() == "Parallel efficiency"
