@@ -170,7 +170,7 @@ class ScalingPane(QWidget):
             item = QTreeWidgetItem([row.name] + [_cell_text(row, v) for v in row.values])
             item.setToolTip(0, tooltip_html(row.node))
             for c, (v, why) in enumerate(zip(row.values, row.reasons), start=1):
-                item.setTextAlignment(c, int(Qt.AlignRight | Qt.AlignVCenter))
+                item.setTextAlignment(c, Qt.AlignRight | Qt.AlignVCenter)
                 if v is None:
                     item.setForeground(c, QBrush(QColor(140, 140, 140)))
                     item.setToolTip(c, f"not available: {why}")
@@ -187,7 +187,7 @@ class ScalingPane(QWidget):
             for name, texts in extra:
                 item = QTreeWidgetItem([name] + texts)
                 for c in range(1, len(texts) + 1):
-                    item.setTextAlignment(c, int(Qt.AlignRight | Qt.AlignVCenter))
+                    item.setTextAlignment(c, Qt.AlignRight | Qt.AlignVCenter)
                 self.tree.addTopLevelItem(item)
         self.tree.expandAll()
         header = self.tree.header()

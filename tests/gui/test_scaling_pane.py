@@ -1,0 +1,111 @@
+"""The scaling view as a view: runs as columns, coloured cells, reference and
+mode changes, exports (stub trees; the real engine's figures are checked in
+tests/test_report_series.py)."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+import pytest
+from PySide6.QtCore import Qt
+
+import popview
+from popview.analysis.report.scale import hex_colour
+from popview.experiment import Experiment
+from popview.gui.scaling import ScalingPane
+from popview.gui.state import AppState
+from popview.testing.synthetic import write_scaling_series
+
+pytestmark = pytest.mark.gui
+
+
+@dataclass
+class Node:
+    id: str
+    name: str
+    value: float | None
+    kind: str = "efficiency"
+    reason: str = ""
+    inputs: dict = field(default_factory=dict)
+    children: list = field(default_factory=list)
+
+
+def stub_metrics(self, model, focus, reference=None, mode="strong", **_kw):
+    """Parallel efficiency falls with the number of processes; scalability is relative to the reference."""
+    p, t = self.shape()
+    rp, _ = reference.shape()
+    runtime = 8.0 / p if mode == "strong" else 2.0 * (1 + 0.1 * p)
+    return Node("global_efficiency", "Global efficiency", 0.9 / p ** 0.25, inputs={"runtime": runtime}, children=[
+        Node("parallel_efficiency", "Parallel efficiency", 1.0 - 0.05 * p),
+        Node("computation_scalability", "Computation scalability", rp / p + 0.5, kind="scalability"),
+        Node("serialisation_efficiency", "Serialisation efficiency", None, reason="needs message records")])
+
+
+@pytest.fixture
+def pane(qtbot, tmp_path, cache_dir, monkeypatch):
+    monkeypatch.setattr(Experiment, "metrics", stub_metrics, raising=False)
+    state = AppState()
+    p = ScalingPane(state)
+    qtbot.addWidget(p)
+    series = write_scaling_series(tmp_path, shapes=((1, 2), (2, 2), (4, 2)), total_work_ns=4_000_000, iterations=2)
+    exps = [popview.open(path, cache_dir=cache_dir) for path, _ in reversed(series)]
+    for e in exps:
+        state.add_experiment(e)
+    yield p
+    for e in exps:
+        e.close()
+
+
+def _cells(pane, row_name):
+    it = pane.tree.findItems(row_name, Qt.MatchExactly | Qt.MatchRecursive, 0)[0]
+    return it, [it.text(c) for c in range(1, pane.tree.columnCount())]
+
+
+def test_runs_are_columns_ordered_by_size_with_reference(pane):
+    headers = [pane.tree.headerItem().text(c) for c in range(pane.tree.columnCount())]
+    assert headers == ["Metric", "1x2 (ref)", "2x2", "4x2"]
+    item, cells = _cells(pane, "Parallel efficiency")
+    assert cells == ["95.0 %", "90.0 %", "80.0 %"]
+    assert item.parent().text(0) == "Global efficiency"
+    assert item.background(1).color().name() == hex_colour(0.95)
+    _, cells = _cells(pane, "Serialisation efficiency")
+    assert cells == ["n/a"] * 3
+    _, speed = _cells(pane, "Speedup")
+    assert speed == ["1.00", "2.00", "4.00"]
+
+
+def test_reference_and_mode_are_changeable(pane):
+    pane.set_reference(2)
+    _, cells = _cells(pane, "Computation scalability")
+    assert cells == ["450.0 %", "250.0 %", "150.0 %"]
+    assert pane.tree.headerItem().text(3) == "4x2 (ref)"
+    pane.set_mode("weak")
+    assert pane.table.mode == "weak"
+    _, speed = _cells(pane, "Speedup")
+    ref_rt = 2.0 * 1.4
+    expected = [ref_rt / (2.0 * (1 + 0.1 * p)) * (2 * p) / 8 for p in (1, 2, 4)]
+    assert speed == [f"{v:.2f}" for v in expected]
+    assert "weak scaling" in pane.status.text()
+
+
+def test_exports(pane, tmp_path):
+    pane.export_csv(tmp_path / "t.csv")
+    pane.export_json(tmp_path / "t.json")
+    pane.export_png(tmp_path / "p.png")
+    pane.export_svg(tmp_path / "p.svg")
+    csv_lines = (tmp_path / "t.csv").read_text().splitlines()
+    assert csv_lines[0] == "metric,name,1x2,2x2,4x2"
+    data = json.loads((tmp_path / "t.json").read_text())
+    assert data["reference"] == "1x2" and [r["label"] for r in data["runs"]] == ["1x2", "2x2", "4x2"]
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    ET.fromstring((tmp_path / "p.svg").read_text())
+
+
+def test_one_run_asks_for_more(qtbot, tmp_path, cache_dir, monkeypatch):
+    monkeypatch.setattr(Experiment, "metrics", stub_metrics, raising=False)
+    state = AppState()
+    p = ScalingPane(state)
+    qtbot.addWidget(p)
+    assert "two or more runs" in p.status.text()
+    assert p.table is None
