@@ -10,7 +10,7 @@ from popview.model.definitions import Definitions, EventType, Location, Process
 MPI, INS = 50000001, 42000050
 
 
-def make_cache(path, states, events, t_end, n_loc=2):
+def make_cache(path, states, events, t_end, n_loc=2, extra_counters=None):
     defs = Definitions(source_format="paraver", t_end=t_end)
     defs.processes = [Process("rank 0", 0)]
     defs.locations = [Location(f"t{i}", 0, i) for i in range(n_loc)]
@@ -18,6 +18,9 @@ def make_cache(path, states, events, t_end, n_loc=2):
                                        paradigm="mpi"),
                         INS: EventType(INS, "PAPI_TOT_INS", "counter")}
     defs.counters = ["PAPI_TOT_INS"]
+    for code, name in (extra_counters or {}).items():
+        defs.event_types[code] = EventType(code, name, "counter")
+        defs.counters.append(name)
     w = Writer(path, "test", n_loc)
     w.append("states", {k: np.asarray(v) for k, v in states.items()})
     if events:

@@ -47,7 +47,7 @@ def dominant_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, wei
     Segments (row, [lo, hi)) are visited in order; within a row the records
     must be in time order (overlaps are clipped: the earlier record wins).
     A record of segment s beginning before skip_before[s] is a duplicate and
-    skipped. weight scales each record's cover (1 for raw records, the share
+    skipped, and so is a record without value (negative). weight scales each record's cover (1 for raw records, the share
     when the records are coarser bins).
     """
     slots = 32
@@ -65,7 +65,7 @@ def dominant_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, wei
                 _flush(cur_row, cur_bin, vals, cover, used, width, out_value, out_share)
             cur_row, cur_bin, used, cursor = row, -1, 0, -1e300
         for i in range(seg_lo[s], seg_hi[s]):
-            if begin[i] < skip_before[s]:
+            if begin[i] < skip_before[s] or value[i] < 0:
                 continue
             a = max(float(begin[i]), cursor, t0)
             b = min(float(end[i]), t_stop)
@@ -112,12 +112,13 @@ def _flush(row, k, vals, cover, used, width, out_value, out_share):
 def reduce_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, t0, width, n_bins, spread, out):
     """Per (row, bin): the maximum of the values of records overlapping the bin
     (spread False), or the sum of each value spread evenly over its interval
-    (spread True, for counters). Bins without records stay as given (NaN)."""
+    (spread True, for counters). Records valued NaN are skipped; bins without
+    records stay as given (NaN)."""
     t_stop = t0 + width * n_bins
     for s in range(len(seg_row)):
         row = seg_row[s]
         for i in range(seg_lo[s], seg_hi[s]):
-            if begin[i] < skip_before[s]:
+            if begin[i] < skip_before[s] or np.isnan(value[i]):
                 continue
             a = max(float(begin[i]), t0)
             b = min(float(end[i]), t_stop)

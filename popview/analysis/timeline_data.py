@@ -1,0 +1,535 @@
+"""What the timeline draws, computed without Qt.
+
+For a set of rows (locations), a time window [t0, t1) and a pixel width,
+`TimelineData.picture` returns per row and pixel the dominant value of a
+colour mode and the share of the pixel it covers (categorical modes), or a
+number (gradient modes). Zoomed out it reads one level of the pyramid built
+at conversion (about pixels-many bins per row); zoomed in, the records of
+the visible window from the time-block tiles; so a redraw costs about
+rows x pixels whatever the size of the trace.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+from popview.cache import pyramid
+from popview.model.states import RUNNING
+
+NONE = pyramid.NONE
+RAW_BUDGET = 400_000      # tile records read at most for one picture
+EVENT_BUDGET = 200_000    # raw events read at most for event-based pictures and flags
+MESSAGE_BUDGET = 20_000
+PARADIGM_MODES = {"mpi": "mpi", "openmp": "openmp"}
+
+
+@dataclass(frozen=True)
+class ColourMode:
+    """kind: state | mpi | openmp | callpath | useful | counter | ipc | event.
+
+    param: call-path depth (callpath) or event type code (counter, event);
+    categories: draw an event type's values as categories, not a gradient.
+    """
+
+    kind: str = "state"
+    param: int = 0
+    categories: bool = False
+    label: str = ""
+
+    @property
+    def categorical(self) -> bool:
+        return self.kind in ("state", "mpi", "openmp", "callpath") or (self.kind == "event" and self.categories)
+
+
+@dataclass
+class Picture:
+    """Rows x pixels of one colour mode in [t0, t1)."""
+
+    mode: ColourMode
+    t0: int
+    t1: int
+    values: np.ndarray              # int64 category (NONE: nothing) or float64 (NaN: nothing)
+    share: np.ndarray | None        # categorical: fraction of the pixel the value covers
+    source: str                     # "records" or "pyramid level k"
+    message: str = ""               # why the picture is empty, when it is
+
+
+@dataclass
+class Lines:
+    """Messages in a window: one row per message (send/recv location and time)."""
+
+    send_loc: np.ndarray
+    recv_loc: np.ndarray
+    send_time: np.ndarray
+    recv_time: np.ndarray
+    size: np.ndarray
+    truncated: bool = False
+
+
+@dataclass
+class Flags:
+    loc: np.ndarray
+    time: np.ndarray
+    type: np.ndarray
+    value: np.ndarray
+    truncated: bool = False
+
+
+@dataclass
+class Lookups:
+    """Call path -> value tables of the call-path based modes."""
+
+    mpi: np.ndarray
+    openmp: np.ndarray
+    depth: np.ndarray
+    depth_cache: dict = field(default_factory=dict)
+
+
+class TimelineData:
+    """Window queries on one experiment's cache."""
+
+    def __init__(self, exp):
+        self.exp = exp
+        self.reader = exp.reader
+        self.defs = exp.definitions
+        self.n_loc = len(self.defs.locations)
+        h5 = self.reader.h5
+        self.pyr = h5[pyramid.GROUP] if pyramid.GROUP in h5 else None
+        self.base = int(self.pyr.attrs["base_ns"]) if self.pyr is not None else 0
+        self._tile_offsets: dict[str, np.ndarray] = {}
+        self._range_cache: dict[ColourMode, tuple[float, float]] = {}
+        region = np.asarray(self.defs.callpath_region, np.int64)
+        self.lookups = Lookups(
+            mpi=_to_region(pyramid.paradigm_lookup(self.defs, "mpi"), region),
+            openmp=_to_region(pyramid.paradigm_lookup(self.defs, "openmp"), region),
+            depth=_callpath_depth(np.asarray(self.defs.callpath_parent, np.int64)))
+
+    # ---- what can be drawn ----------------------------------------------------
+    @property
+    def t_end(self) -> int:
+        return max(int(self.defs.t_end), 1)
+
+    def modes(self) -> list[ColourMode]:
+        """Colour modes this experiment has data for."""
+        modes = [ColourMode("state", label="State")]
+        if (self.lookups.mpi >= 0).any():
+            modes.append(ColourMode("mpi", label="MPI call"))
+        if (self.lookups.openmp >= 0).any():
+            modes.append(ColourMode("openmp", label="OpenMP construct"))
+        if len(self.lookups.depth):
+            for d in range(min(int(self.lookups.depth.max()) + 1, 6)):
+                modes.append(ColourMode("callpath", d, label=f"Call path (depth {d})"))
+        if self.reader.has("states"):
+            modes.append(ColourMode("useful", label="Useful duration"))
+        codes = pyramid.counter_codes(self.defs)
+        names = {self.defs.event_types[c].name: c for c in codes}
+        if "PAPI_TOT_INS" in names and "PAPI_TOT_CYC" in names:
+            modes.append(ColourMode("ipc", label="IPC"))
+        for c in codes:
+            modes.append(ColourMode("counter", c, label=f"{self.defs.event_types[c].name} rate"))
+        for code, et in sorted(self.defs.event_types.items()):
+            if et.kind in ("info", "mpi-param", "caller", "region"):
+                modes.append(ColourMode("event", code, categories=bool(et.values), label=f"Event {et.name}"))
+        return modes
+
+    # ---- pictures -------------------------------------------------------------------
+    def picture(self, mode: ColourMode, rows, t0: int, t1: int, width: int) -> Picture:
+        """Per row (location index) and pixel: the value of `mode` in [t0, t1)."""
+        rows = np.asarray(rows, np.int64)
+        t0, t1, width = int(t0), int(max(t1, t0 + 1)), max(int(width), 1)
+        if len(rows) == 0:
+            empty = np.zeros((0, width), np.int64 if mode.categorical else np.float64)
+            return Picture(mode, t0, t1, empty, np.zeros((0, width)) if mode.categorical else None, "none")
+        if mode.kind == "event":
+            return self._event_picture(mode, rows, t0, t1, width)
+        if mode.categorical:
+            return self._categorical(mode, rows, t0, t1, width)
+        return self._numeric(mode, rows, t0, t1, width)
+
+    def _categorical(self, mode, rows, t0, t1, width) -> Picture:
+        values = np.full((len(rows), width), NONE, np.int64)
+        share = np.zeros((len(rows), width), np.float64)
+        pw = (t1 - t0) / width
+        tile = "state" if mode.kind == "state" else "callpath"
+        recs = self._tile_records(tile, rows, t0, t1) if self._raw_ok(tile, t0, t1, pw) else None
+        if recs is not None:
+            seg_row, lo, hi, skip, begin, end, value = recs
+            value = self._map_values(mode, value)
+            pyramid.dominant_kernel(seg_row, lo, hi, skip, begin, end, value, np.ones(len(value)), float(t0), pw,
+                                    width, values, share)
+            values[values < 0] = NONE
+            return Picture(mode, t0, t1, values, share, "records")
+        channel = "state" if mode.kind == "state" else ("callpath" if mode.kind == "callpath" else mode.kind)
+        level, b0, vals, shr = self._level(channel, rows, t0, t1, pw)
+        if vals is None:
+            return Picture(mode, t0, t1, values, share, "none", "no data for this colour mode")
+        if mode.kind == "callpath":
+            vals = self._map_values(mode, vals)
+        elif mode.kind in PARADIGM_MODES:
+            region = np.asarray(self.defs.callpath_region, np.int64)
+            vals = np.where(vals >= 0, region[np.maximum(vals, 0)], NONE)
+        width_ns = float(self.base << level)
+        _resample_categories(vals, shr.astype(np.float64) / 255.0, b0 * width_ns, width_ns, float(t0), pw, values,
+                             share)
+        return Picture(mode, t0, t1, values, share, f"pyramid level {level}")
+
+    def _numeric(self, mode, rows, t0, t1, width) -> Picture:
+        pw = (t1 - t0) / width
+        out = np.full((len(rows), width), np.nan)
+        if mode.kind == "useful":
+            if self._raw_ok("state", t0, t1, pw):
+                seg_row, lo, hi, skip, begin, end, value = self._tile_records("state", rows, t0, t1)
+                dur = np.where(value == RUNNING, (end - begin).astype(np.float64), np.nan)
+                pyramid.reduce_kernel(seg_row, lo, hi, skip, begin, end, dur, float(t0), pw, width, False, out)
+                return Picture(mode, t0, t1, out, None, "records")
+            level, b0, vals, _ = self._level("useful", rows, t0, t1, pw)
+            if vals is not None:
+                _resample_numeric(vals.astype(np.float64), b0 * float(self.base << level),
+                                  float(self.base << level), float(t0), pw, False, out)
+            return Picture(mode, t0, t1, out, None, f"pyramid level {level}")
+        if mode.kind == "counter":
+            sums, source = self._counter_sums(mode.param, rows, t0, t1, width)
+            return Picture(mode, t0, t1, sums / pw * 1e9, None, source)   # per second
+        if mode.kind == "ipc":
+            ins, source = self._counter_sums(self.defs.counter_code("PAPI_TOT_INS"), rows, t0, t1, width)
+            cyc, _ = self._counter_sums(self.defs.counter_code("PAPI_TOT_CYC"), rows, t0, t1, width)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ipc = np.where(cyc > 0, ins / cyc, np.nan)
+            return Picture(mode, t0, t1, ipc, None, source)
+        raise ValueError(f"unknown colour mode {mode.kind!r}")
+
+    def _counter_sums(self, code, rows, t0, t1, width):
+        pw = (t1 - t0) / width
+        out = np.full((len(rows), width), np.nan)
+        name = f"counter_{code}"
+        if self._raw_ok(name, t0, t1, pw):
+            seg_row, lo, hi, skip, begin, end, value = self._tile_records(name, rows, t0, t1)
+            pyramid.reduce_kernel(seg_row, lo, hi, skip, begin, end, value.astype(np.float64), float(t0), pw, width,
+                                  True, out)
+            return out, "records"
+        level, b0, vals, _ = self._level(name, rows, t0, t1, pw)
+        if vals is not None:
+            _resample_numeric(vals.astype(np.float64), b0 * float(self.base << level), float(self.base << level),
+                              float(t0), pw, True, out)
+        return out, f"pyramid level {level}"
+
+    def _event_picture(self, mode, rows, t0, t1, width) -> Picture:
+        """Paraver's "last event value": each value holds until the next event of the type."""
+        pw = (t1 - t0) / width
+        estimate = self._estimate_rows("events", rows, t0, t1)
+        categorical = mode.categorical
+        values = np.full((len(rows), width), NONE if categorical else np.nan,
+                         np.int64 if categorical else np.float64)
+        share = np.zeros((len(rows), width)) if categorical else None
+        if estimate > EVENT_BUDGET:
+            return Picture(mode, t0, t1, values, share, "none", "zoom in to see this event type")
+        ev = self.reader.read("events", rows, t0, t1, columns=["loc", "time", "type", "value"])
+        keep = ev["type"] == mode.param
+        loc, time, value = ev["loc"][keep], ev["time"][keep], ev["value"][keep]
+        row_of = np.full(self.n_loc, -1, np.int64)
+        row_of[rows] = np.arange(len(rows))
+        nxt = np.r_[time[1:], t1]
+        last = np.r_[loc[1:] != loc[:-1], True]
+        nxt[last] = t1
+        seg_row, lo, hi = _segments(row_of[loc])
+        skip = np.full(len(seg_row), np.iinfo(np.int64).min)
+        if categorical:
+            pyramid.dominant_kernel(seg_row, lo, hi, skip, time, nxt, value.astype(np.int64), np.ones(len(time)),
+                                    float(t0), pw, width, values, share)
+        else:
+            pyramid.reduce_kernel(seg_row, lo, hi, skip, time, nxt, value.astype(np.float64), float(t0), pw, width,
+                                  False, values)
+        return Picture(mode, t0, t1, values, share, "records")
+
+    # ---- data access ------------------------------------------------------------------
+    def _tile_offsets_of(self, name: str) -> np.ndarray | None:
+        if self.pyr is None or "tiles" not in self.pyr or name not in self.pyr["tiles"]:
+            return None
+        if name not in self._tile_offsets:
+            self._tile_offsets[name] = self.pyr["tiles"][name]["offsets"][:]
+        return self._tile_offsets[name]
+
+    def _blocks(self, name: str, t0: int, t1: int) -> tuple[int, int, int]:
+        g = self.pyr["tiles"][name]
+        block_ns = int(g.attrs["block_ns"])
+        n_blocks = self._tile_offsets_of(name).shape[0]
+        b0 = min(max(t0 // block_ns, 0), n_blocks - 1)
+        b1 = min(max((t1 - 1) // block_ns, 0), n_blocks - 1)
+        return b0, b1, block_ns
+
+    def _raw_ok(self, name: str, t0: int, t1: int, pw: float) -> bool:
+        """Read records when the window holds few enough, or the pyramid is too coarse."""
+        off = self._tile_offsets_of(name)
+        if off is None:
+            return False
+        b0, b1, _ = self._blocks(name, t0, t1)
+        n = int(off[b1, -1] - off[b0, 0])
+        return n <= RAW_BUDGET or (pw < self.base and n <= 4 * RAW_BUDGET)
+
+    def _tile_records(self, name: str, rows: np.ndarray, t0: int, t1: int):
+        """Records of the blocks covering the window as kernel segments (rows in time order)."""
+        off = self._tile_offsets_of(name)
+        b0, b1, block_ns = self._blocks(name, t0, t1)
+        g = self.pyr["tiles"][name]
+        lo, hi = int(off[b0, 0]), int(off[b1, -1])
+        begin, end, value = g["begin"][lo:hi], g["end"][lo:hi], g["value"][lo:hi]
+        blocks = np.arange(b0, b1 + 1)
+        seg_lo = (off[blocks][:, rows] - lo).T.ravel()          # row-major: each row, its blocks in order
+        seg_hi = (off[blocks][:, rows + 1] - lo).T.ravel()
+        seg_row = np.repeat(np.arange(len(rows)), len(blocks))
+        skip = np.tile(np.where(blocks == b0, np.iinfo(np.int64).min, blocks * block_ns), len(rows))
+        return seg_row, seg_lo, seg_hi, skip, begin, end, value
+
+    def _level(self, channel: str, rows, t0, t1, pw):
+        """(level, first bin, values, shares) of the coarsest level with bins no wider than a pixel."""
+        if self.pyr is None or channel not in self.pyr:
+            return 0, 0, None, None
+        n_levels = int(self.pyr.attrs["n_levels"])
+        level = int(np.clip(np.floor(np.log2(max(pw, 1.0) / self.base)), 0, n_levels - 1))
+        g = self.pyr[channel][str(level)]
+        width_ns = self.base << level
+        n_bins = g["value"].shape[1]
+        b0 = int(min(max(t0 // width_ns, 0), n_bins))
+        b1 = int(min(max(-(-t1 // width_ns), b0), n_bins))
+        r0, r1 = int(rows.min()), int(rows.max()) + 1
+        sel = rows - r0
+        vals = g["value"][r0:r1, b0:b1][sel]
+        shr = g["share"][r0:r1, b0:b1][sel] if "share" in g else None
+        return level, b0, vals, shr
+
+    def _estimate_rows(self, table: str, rows, t0: int, t1: int) -> int:
+        if not self.reader.has(table):
+            return 0
+        counts = self.reader.counts_per_location(table)[rows]
+        return int(counts.sum() * min(1.0, (t1 - t0) / self.t_end))
+
+    def _map_values(self, mode: ColourMode, cp: np.ndarray) -> np.ndarray:
+        if mode.kind in PARADIGM_MODES:
+            table = getattr(self.lookups, mode.kind)
+        elif mode.kind == "callpath":
+            table = self._depth_table(mode.param)
+        else:
+            return cp
+        if len(table) == 0:
+            return np.full(len(cp), NONE, np.int64)
+        return np.where(cp >= 0, table[np.clip(cp, 0, len(table) - 1)], NONE)
+
+    def _depth_table(self, depth: int) -> np.ndarray:
+        """Call path -> its ancestor at `depth` (itself when shallower)."""
+        if depth not in self.lookups.depth_cache:
+            parent = np.asarray(self.defs.callpath_parent, np.int64)
+            table = np.arange(len(parent), dtype=np.int64)
+            for _ in range(int(self.lookups.depth.max(initial=0))):
+                deeper = self.lookups.depth[table] > depth
+                if not deeper.any():
+                    break
+                table[deeper] = parent[table[deeper]]
+            self.lookups.depth_cache[depth] = table
+        return self.lookups.depth_cache[depth]
+
+    # ---- labels and colours -------------------------------------------------------------
+    def category_label(self, mode: ColourMode, value: int) -> str:
+        if value == NONE:
+            return ""
+        if mode.kind == "state":
+            return self.defs.states.get(int(value), {}).get("name", f"state {value}")
+        if mode.kind in PARADIGM_MODES:
+            return self.defs.regions[int(value)].name
+        if mode.kind == "callpath":
+            return self.defs.callpath_name(int(value))
+        et = self.defs.event_types.get(mode.param)
+        return (et.values.get(int(value)) if et else None) or str(value)
+
+    def value_range(self, mode: ColourMode) -> tuple[float, float]:
+        """Range of a gradient mode over the run, from a level of about 1,000 bins."""
+        if mode not in self._range_cache:
+            rows = np.arange(self.n_loc)
+            pic = self.picture(mode, rows, 0, self.t_end, 1024)
+            finite = pic.values[np.isfinite(pic.values)] if pic.values.dtype.kind == "f" else pic.values
+            if len(finite) == 0:
+                self._range_cache[mode] = (0.0, 1.0)
+            else:
+                self._range_cache[mode] = (0.0 if mode.kind in ("useful", "counter", "ipc") else float(finite.min()),
+                                           float(np.percentile(finite, 99.5)) or 1.0)
+        return self._range_cache[mode]
+
+    # ---- overlays ---------------------------------------------------------------------------
+    def lines(self, rows, t0: int, t1: int, limit: int = MESSAGE_BUDGET) -> Lines | None:
+        """Messages sent from `rows` in the window (None when the estimate is above the budget)."""
+        rows = np.asarray(rows, np.int64)
+        if self._estimate_rows("messages", rows, t0, t1) > 4 * limit:
+            return None
+        m = self.reader.read("messages", rows, t0, t1,
+                             columns=["send_loc", "recv_loc", "send_time", "recv_time", "size"])
+        truncated = len(m["send_loc"]) > limit
+        cut = slice(0, limit)
+        return Lines(m["send_loc"][cut], m["recv_loc"][cut], m["send_time"][cut], m["recv_time"][cut],
+                     m["size"][cut], truncated)
+
+    def flags(self, rows, t0: int, t1: int, limit: int = EVENT_BUDGET // 10) -> Flags | None:
+        """Events in the window (None when too many to draw one by one)."""
+        rows = np.asarray(rows, np.int64)
+        if self._estimate_rows("events", rows, t0, t1) > 4 * limit:
+            return None
+        ev = self.reader.read("events", rows, t0, t1)
+        truncated = len(ev["loc"]) > limit
+        cut = slice(0, limit)
+        return Flags(ev["loc"][cut], ev["time"][cut], ev["type"][cut], ev["value"][cut], truncated)
+
+    # ---- what / where -------------------------------------------------------------------------
+    def info_at(self, loc: int, t: int, tolerance: int = 0) -> dict:
+        """What happens on location `loc` at time `t`: state, call path, events, counters, messages."""
+        d = self.defs
+        location = d.locations[loc]
+        process = d.processes[location.process] if location.process < len(d.processes) else None
+        info = {"location": location.name, "loc": loc, "time": int(t),
+                "process": process.name if process else "",
+                "node": d.nodes[process.node] if process and 0 <= process.node < len(d.nodes) else ""}
+        st = self.reader.read("states", [loc], t, t + 1)
+        if len(st["state"]):
+            code = int(st["state"][-1])
+            info["state"] = d.states.get(code, {}).get("name", f"state {code}")
+            info["state_begin"], info["state_end"] = int(st["begin"][-1]), int(st["end"][-1])
+        calls = self.reader.read("calls", [loc], t, t + 1)
+        if len(calls["callpath"]):
+            i = int(np.argmax(calls["depth"]))
+            info["callpath"] = d.callpath_name(int(calls["callpath"][i]))
+            info["call_begin"], info["call_end"] = int(calls["begin"][i]), int(calls["end"][i])
+        tol = max(int(tolerance), 0)
+        ev = self.reader.read("events", [loc], t - tol, t + tol + 1)
+        info["events"] = [(int(tm), self._event_name(int(ty)), self._event_value(int(ty), int(v)))
+                          for tm, ty, v in zip(ev["time"], ev["type"], ev["value"])][:20]
+        info["counters"] = self._counters_at(loc, t)
+        info["messages"] = self._messages_at(loc, t, tol)
+        return info
+
+    def _event_name(self, code: int) -> str:
+        et = self.defs.event_types.get(code)
+        return et.name if et else str(code)
+
+    def _event_value(self, code: int, value: int) -> str:
+        et = self.defs.event_types.get(code)
+        return (et.values.get(value) if et else None) or str(value)
+
+    def _counters_at(self, loc: int, t: int) -> dict[str, float]:
+        """Each counter's rate (per second) over the reading interval containing t."""
+        out = {}
+        for code in pyramid.counter_codes(self.defs):
+            off = self._tile_offsets_of(f"counter_{code}")
+            if off is None:
+                continue
+            seg_row, lo, hi, skip, begin, end, value = self._tile_records(f"counter_{code}", np.array([loc]), t, t + 1)
+            idx = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)]) if len(lo) else np.zeros(0, int)
+            hit = idx[(begin[idx] <= t) & (end[idx] > t)]
+            if len(hit):
+                i = hit[0]
+                out[self._event_name(code)] = float(value[i]) / max(int(end[i] - begin[i]), 1) * 1e9
+        return out
+
+    def _messages_at(self, loc: int, t: int, tol: int) -> list[dict]:
+        sent = self.reader.read("messages", [loc], t - tol, t + tol + 1)
+        out = [{"direction": "send", "partner": self.defs.locations[int(r)].name, "partner_loc": int(r),
+                "send_time": int(s), "recv_time": int(rt), "size": int(z)}
+               for r, s, rt, z in zip(sent["recv_loc"], sent["send_time"], sent["recv_time"], sent["size"])]
+        if self._estimate_rows("messages", np.arange(self.n_loc), t - tol, t + tol + 1) <= MESSAGE_BUDGET:
+            allm = self.reader.read("messages", None, 0, t + tol + 1)
+            hit = (allm["recv_loc"] == loc) & (np.abs(allm["recv_time"] - t) <= tol)
+            out += [{"direction": "receive", "partner": self.defs.locations[int(s)].name, "partner_loc": int(s),
+                     "send_time": int(st), "recv_time": int(rt), "size": int(z)}
+                    for s, st, rt, z in zip(allm["send_loc"][hit], allm["send_time"][hit], allm["recv_time"][hit],
+                                            allm["size"][hit])]
+        return out[:20]
+
+
+# ---- helpers --------------------------------------------------------------------------------------
+def _to_region(cp_table: np.ndarray, region: np.ndarray) -> np.ndarray:
+    return np.where(cp_table >= 0, region[np.maximum(cp_table, 0)], NONE) if len(cp_table) else cp_table
+
+
+def _callpath_depth(parent: np.ndarray) -> np.ndarray:
+    depth = np.zeros(len(parent), np.int64)
+    for cp in range(len(parent)):       # parents precede children
+        if parent[cp] >= 0:
+            depth[cp] = depth[parent[cp]] + 1
+    return depth
+
+
+def _segments(row: np.ndarray):
+    """Segments of consecutive equal rows of a location-sorted record list."""
+    if len(row) == 0:
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+    ends = np.r_[starts[1:], len(row)]
+    return row[starts].astype(np.int64), starts.astype(np.int64), ends.astype(np.int64)
+
+
+@numba.njit(cache=True)
+def _resample_categories(vals, share, bin_t0, bin_w, t0, pw, out_value, out_share):
+    """Pyramid bins -> pixels: per pixel the value with the largest covered time."""
+    n_rows, n_bins = vals.shape
+    width = out_value.shape[1]
+    cand_v = np.empty(8, np.int64)
+    cand_c = np.empty(8, np.float64)
+    for r in range(n_rows):
+        for p in range(width):
+            a = t0 + p * pw
+            b = a + pw
+            j0 = max(int((a - bin_t0) / bin_w), 0)
+            j1 = min(int(np.ceil((b - bin_t0) / bin_w)), n_bins)
+            used = 0
+            for j in range(j0, j1):
+                v = vals[r, j]
+                if v < 0:
+                    continue
+                lo = max(a, bin_t0 + j * bin_w)
+                hi = min(b, bin_t0 + (j + 1) * bin_w)
+                if hi <= lo:
+                    continue
+                c = (hi - lo) * share[r, j]
+                k = 0
+                while k < used and cand_v[k] != v:
+                    k += 1
+                if k < used:
+                    cand_c[k] += c
+                elif used < 8:
+                    cand_v[used] = v
+                    cand_c[used] = c
+                    used += 1
+            if used:
+                best = 0
+                for k in range(1, used):
+                    if cand_c[k] > cand_c[best]:
+                        best = k
+                out_value[r, p] = cand_v[best]
+                out_share[r, p] = min(cand_c[best] / pw, 1.0)
+
+
+@numba.njit(cache=True)
+def _resample_numeric(vals, bin_t0, bin_w, t0, pw, spread, out):
+    """Pyramid bins -> pixels: maximum (spread False) or proportional sum (spread True)."""
+    n_rows, n_bins = vals.shape
+    width = out.shape[1]
+    for r in range(n_rows):
+        for p in range(width):
+            a = t0 + p * pw
+            b = a + pw
+            j0 = max(int((a - bin_t0) / bin_w), 0)
+            j1 = min(int(np.ceil((b - bin_t0) / bin_w)), n_bins)
+            acc = np.nan
+            for j in range(j0, j1):
+                v = vals[r, j]
+                if np.isnan(v):
+                    continue
+                lo = max(a, bin_t0 + j * bin_w)
+                hi = min(b, bin_t0 + (j + 1) * bin_w)
+                if hi <= lo:
+                    continue
+                if spread:
+                    add = v * (hi - lo) / bin_w
+                    acc = add if np.isnan(acc) else acc + add
+                elif np.isnan(acc) or v > acc:
+                    acc = v
+            out[r, p] = acc

@@ -1,0 +1,164 @@
+"""Timeline benchmark: a ~10^8-record synthetic trace with 1,000 locations.
+
+    python tests/benchmarks/bench_timeline.py make /tmp/bench_timeline.popview.h5
+    python tests/benchmarks/bench_timeline.py pyramid /tmp/bench_timeline.popview.h5
+    python tests/benchmarks/bench_timeline.py run /tmp/bench_timeline.popview.h5
+
+`make` writes the cache straight through popview.cache.Writer (no text to
+parse; minutes), `pyramid` (re)builds the timeline pyramid inside it, `run`
+opens it in a TimelinePane offscreen and times redraws after zooms and pans
+at full view and at 1 ms windows, and reports the peak memory (RSS).
+"""
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+N_LOC = 1000
+THREADS = 8
+ITERATIONS = 17_000          # compute + MPI pairs per location
+MPI_ENTER = 50000001
+INS, CYC = 42000050, 42000059
+
+
+def _definitions(t_end: int):
+    from popview.model.definitions import Definitions, EventType, Location, Process
+
+    defs = Definitions(source_format="paraver", tool="synthetic benchmark", t_end=t_end)
+    n_proc = N_LOC // THREADS
+    defs.nodes = [f"node{i}" for i in range(n_proc // 8)]
+    defs.applications = ["application 1"]
+    for p in range(n_proc):
+        defs.processes.append(Process(name=f"rank {p}", node=p // 8, rank=p))
+        for t in range(THREADS):
+            defs.locations.append(Location(name=f"THREAD 1.{p + 1}.{t + 1}", process=p, thread=t))
+    defs.event_types = {
+        MPI_ENTER: EventType(MPI_ENTER, "MPI Point-to-point", "region", {0: "End", 1: "MPI_Send", 2: "MPI_Recv",
+                                                                      3: "MPI_Wait"}, paradigm="mpi"),
+        INS: EventType(INS, "PAPI_TOT_INS", "counter"),
+        CYC: EventType(CYC, "PAPI_TOT_CYC", "counter"),
+    }
+    defs.paradigms = ["mpi"]
+    defs.counters = ["PAPI_TOT_INS", "PAPI_TOT_CYC"]
+    return defs
+
+
+def _location_records(loc: int, rng: np.random.Generator):
+    """Alternating Running / MPI states, MPI enter/exit events, counters at each entry."""
+    compute = rng.lognormal(np.log(380_000 + 40 * loc), 0.3, ITERATIONS).astype(np.int64) + 1
+    mpi = rng.lognormal(np.log(90_000), 0.6, ITERATIONS).astype(np.int64) + 1
+    dur = np.empty(2 * ITERATIONS, np.int64)
+    dur[0::2], dur[1::2] = compute, mpi
+    ends = np.cumsum(dur)
+    begins = ends - dur
+    state = np.empty(2 * ITERATIONS, np.int32)
+    state[0::2] = 1
+    state[1::2] = np.where(rng.random(ITERATIONS) < 0.7, 3, 8)
+    calls = rng.integers(1, 4, ITERATIONS)
+    mpi_b, mpi_e = begins[1::2], ends[1::2]
+    ev_time = np.concatenate([mpi_b, mpi_e, mpi_b, mpi_b])
+    ev_type = np.concatenate([np.full(ITERATIONS, MPI_ENTER), np.full(ITERATIONS, MPI_ENTER),
+                              np.full(ITERATIONS, INS), np.full(ITERATIONS, CYC)]).astype(np.int32)
+    ins = (compute * rng.uniform(1.0, 2.5, ITERATIONS)).astype(np.int64)
+    ev_value = np.concatenate([calls, np.zeros(ITERATIONS, np.int64), ins, compute])
+    order = np.lexsort((ev_type == MPI_ENTER, ev_time))  # counters before the entry at equal times
+    states = {"loc": np.full(len(begins), loc, np.int32), "begin": begins, "end": ends, "state": state}
+    events = {"loc": np.full(len(ev_time), loc, np.int32), "time": ev_time[order], "type": ev_type[order],
+              "value": ev_value[order]}
+    return states, events
+
+
+def make(path: Path) -> None:
+    from popview.cache import Progress, Writer, derived
+
+    derived.OPTIONAL_BUILDERS = tuple(b for b in derived.OPTIONAL_BUILDERS if b != "popview.cache.pyramid")
+    rng = np.random.default_rng(7)
+    t_end = 0
+    n = 0
+    start = time.perf_counter()
+    with Writer(path, "synthetic-benchmark", N_LOC) as w:
+        for loc in range(N_LOC):
+            states, events = _location_records(loc, rng)
+            t_end = max(t_end, int(states["end"][-1]))
+            w.append("states", states)
+            w.append("events", events)
+            n += len(states["loc"]) + len(events["loc"])
+            if loc % 100 == 99:
+                print(f"generated {loc + 1} locations, {n:,} records, {time.perf_counter() - start:.0f} s", flush=True)
+        w.set_definitions(_definitions(t_end))
+        w.finish(Progress(lambda f, m: print(f"{f:5.1%} {m}", flush=True) if m else None))
+    print(f"made {path}: {n:,} records in {time.perf_counter() - start:.0f} s")
+
+
+def pyramid(path: Path) -> None:
+    import h5py
+
+    from popview.cache import Progress, Reader, pyramid as pyr
+    from popview.cache.schema import SCHEMA_VERSION
+
+    with h5py.File(path, "r+") as out:
+        out.attrs["schema_version"] = SCHEMA_VERSION   # made without the pyramid: add it now
+    with Reader(path) as reader:
+        defs = reader.definitions
+    start = time.perf_counter()
+    with h5py.File(path, "r+") as out:
+        pyr.build(out, defs, Progress(lambda f, m: print(f"{f:5.1%} {m}", flush=True) if m else None))
+    print(f"pyramid built in {time.perf_counter() - start:.1f} s")
+
+
+def run(path: Path) -> None:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from popview.cache import Reader
+    from popview.experiment import Experiment
+    from popview.gui.state import AppState
+    from popview.gui.timeline import TimelinePane
+
+    app = QApplication.instance() or QApplication([])
+    state = AppState()
+    pane = TimelinePane(state)
+    pane.resize(1600, 1000)
+    pane.show()
+    exp = Experiment(path, Reader(path), False)
+    state.add_experiment(exp)
+    app.processEvents()
+    t_end = exp.definitions.t_end
+    view = pane.view
+
+    def timed(action) -> float:
+        action()
+        start = time.perf_counter()
+        view.redraw_now()
+        pane.grab()
+        return (time.perf_counter() - start) * 1e3
+
+    full = []
+    for i in range(10):
+        shift = (i % 5) * t_end // 200
+        full.append(timed(lambda s=shift: view.set_window(s, t_end + s)))
+        full.append(timed(lambda: view.set_window(0, t_end)))
+    rng = np.random.default_rng(1)
+    small = []
+    for _ in range(10):
+        t0 = int(rng.integers(0, t_end - 2_000_000))
+        small.append(timed(lambda a=t0: view.set_window(a, a + 1_000_000)))            # zoom to 1 ms
+        small.append(timed(lambda a=t0: view.set_window(a + 200_000, a + 1_200_000)))  # pan by 20 %
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"records: {sum(exp.reader.count(t) for t in ('states', 'events', 'messages')):,} "
+          f"(+{exp.reader.count('calls'):,} call intervals), locations: {len(exp.definitions.locations)}")
+    print(f"redraw at full view:  median {statistics.median(full):6.1f} ms  max {max(full):6.1f} ms  (n={len(full)})")
+    print(f"redraw at 1 ms views: median {statistics.median(small):6.1f} ms  max {max(small):6.1f} ms  (n={len(small)})")
+    print(f"peak memory (RSS) of the GUI process: {peak:.0f} MB")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("make", "pyramid", "run"):
+        sys.exit(__doc__)
+    {"make": make, "pyramid": pyramid, "run": run}[sys.argv[1]](Path(sys.argv[2]))

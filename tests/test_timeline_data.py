@@ -1,0 +1,157 @@
+"""Window queries of the timeline: pixels from records and from the pyramid."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import popview
+from popview.analysis import timeline_data
+from popview.analysis.timeline_data import NONE, ColourMode, TimelineData
+from popview.cache import pyramid
+from popview.testing import synthetic
+from tests.test_pyramid import INS, MPI, make_cache
+
+CYC = 42000059
+
+
+class _Exp:
+    def __init__(self, reader):
+        self.reader, self.definitions = reader, reader.definitions
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.setattr(pyramid, "COARSEST_BINS", 1)
+    states = {"loc": [0, 0, 0, 1], "begin": [0, 300, 400, 0], "end": [300, 400, 1024, 1024], "state": [1, 3, 1, 1]}
+    events = {"loc": [0, 0, 0, 0, 0, 0, 1], "time": [300, 300, 300, 400, 1024, 1024, 512],
+              "type": [INS, CYC, MPI, MPI, INS, CYC, INS], "value": [600, 300, 1, 0, 1248, 624, 50]}
+    with make_cache(tmp_path / "c.h5", states, events, 1024, extra_counters={CYC: "PAPI_TOT_CYC"}) as reader:
+        yield TimelineData(_Exp(reader))
+
+
+@pytest.fixture(params=["records", "pyramid"])
+def source(request, monkeypatch):
+    if request.param == "pyramid":
+        monkeypatch.setattr(timeline_data, "RAW_BUDGET", 0)
+    return request.param
+
+
+def test_state_pixels_exact(data, source):
+    pic = data.picture(ColourMode("state"), [0, 1], 0, 1024, 4)
+    assert pic.source.startswith(source)
+    assert pic.values.tolist() == [[1, 1, 1, 1], [1, 1, 1, 1]]
+    assert pic.share[0] == pytest.approx([1, 156 / 256, 1, 1], abs=1 / 255)
+    pic = data.picture(ColourMode("state"), [0], 256, 512, 2)          # pixels of 128 ns
+    assert pic.values.tolist() == [[3, 1]]
+    assert pic.share[0] == pytest.approx([84 / 128, 112 / 128], abs=1 / 255)
+
+
+def test_rows_follow_the_requested_order(data, source):
+    pic = data.picture(ColourMode("state"), [1, 0], 256, 512, 2)
+    assert pic.values.tolist() == [[1, 1], [3, 1]]
+
+
+def test_mpi_call_is_non_null_dominant(data, source):
+    pic = data.picture(ColourMode("mpi"), [0, 1], 0, 1024, 4)
+    assert [data.category_label(ColourMode("mpi"), v) for v in pic.values[0]] == ["", "MPI_Send", "", ""]
+    assert pic.share[0, 1] == pytest.approx(100 / 256, abs=1 / 255)
+    assert (pic.values[1] == NONE).all()
+
+
+def test_useful_duration_is_longest_burst(data, source):
+    pic = data.picture(ColourMode("useful"), [0, 1], 0, 1024, 4)
+    assert pic.values.tolist() == [[300, 624, 624, 624], [1024] * 4]
+
+
+def test_counter_rate_and_ipc(data, source):
+    pic = data.picture(ColourMode("counter", INS), [0], 0, 1024, 2)
+    expected_sums = [600 + 1248 * 212 / 724, 1248 * 512 / 724]
+    assert pic.values[0] == pytest.approx([s / 512 * 1e9 for s in expected_sums], rel=1e-5)
+    ipc = data.picture(ColourMode("ipc"), [0], 0, 1024, 2)
+    assert ipc.values[0] == pytest.approx([2.0, 2.0], rel=1e-5)    # 600/300 and 1248/624 everywhere
+
+
+def test_tiles_across_blocks_do_not_double_count(tmp_path, monkeypatch):
+    monkeypatch.setattr(pyramid, "BLOCK_ROWS", 2)                   # many blocks: records span several
+    n = 50
+    rng = np.random.default_rng(5)
+    dur = rng.integers(5, 80, n)
+    end = np.cumsum(dur)
+    begin = end - dur
+    state = rng.integers(1, 4, n)
+    with make_cache(tmp_path / "b.h5", {"loc": np.zeros(n, int), "begin": begin, "end": end, "state": state},
+                    None, int(end[-1]), n_loc=1) as reader:
+        assert reader.h5["pyramid/tiles/state/offsets"].shape[0] > 8
+        data = TimelineData(_Exp(reader))
+        t0, t1, width = int(end[3]), int(end[40]), 37
+        pic = data.picture(ColourMode("state"), [0], t0, t1, width)
+        assert pic.source == "records"
+        pw = (t1 - t0) / width
+        for p in range(width):
+            lo, hi = t0 + p * pw, t0 + (p + 1) * pw
+            cover = np.clip(np.minimum(end, hi) - np.maximum(begin, lo), 0, None)
+            totals = np.bincount(state, weights=cover, minlength=4)
+            assert totals[pic.values[0, p]] == pytest.approx(totals.max())
+            assert pic.share[0, p] == pytest.approx(totals.max() / pw)
+        useful = data.picture(ColourMode("useful"), [0], t0, t1, width)
+        run = state == 1
+        for p in range(width):
+            lo, hi = t0 + p * pw, t0 + (p + 1) * pw
+            hit = run & (begin < hi) & (end > lo)
+            assert (useful.values[0, p] == (end - begin)[hit].max()) if hit.any() else np.isnan(useful.values[0, p])
+
+
+def test_info_at_says_what_and_where(data):
+    info = data.info_at(0, 350)
+    assert info["location"] == "t0" and info["process"] == "rank 0"
+    assert info["state"] == "Waiting a message" and (info["state_begin"], info["state_end"]) == (300, 400)
+    assert info["callpath"] == "MPI_Send"
+    assert info["counters"]["PAPI_TOT_INS"] == pytest.approx(1248 / 724 * 1e9)
+    assert [e[1] for e in data.info_at(0, 300, tolerance=2)["events"]] == ["PAPI_TOT_INS", "PAPI_TOT_CYC",
+                                                                          "MPI Point-to-point"]
+
+
+def test_modes_list_what_the_trace_has(data):
+    kinds = {(m.kind, m.param) for m in data.modes()}
+    assert {("state", 0), ("mpi", 0), ("useful", 0), ("ipc", 0), ("counter", INS)} <= kinds
+    assert ("openmp", 0) not in kinds
+
+
+def test_event_values_hold_until_the_next_event(data):
+    pic = data.picture(ColourMode("event", MPI, categories=True), [0], 0, 1024, 4)
+    assert pic.values.tolist() == [[NONE, 0, 0, 0]]       # entered at 300, left (value 0) at 400
+    pic = data.picture(ColourMode("event", MPI, categories=True), [0], 256, 512, 2)
+    assert pic.values.tolist() == [[1, 0]]
+
+
+@pytest.fixture(scope="module")
+def hybrid(tmp_path_factory):
+    d = tmp_path_factory.mktemp("syn")
+    shape = synthetic.Shape(processes=2, threads=2, iterations=6, work_ns=2_000_000, rank_weights=(1.0, 1.5))
+    expected = synthetic.write(d / "h.prv", shape)
+    with popview.open(d / "h.prv", cache_dir=d / "cache") as exp:
+        yield exp, expected
+
+
+def test_synthetic_useful_time_from_state_pixels(hybrid):
+    exp, expected = hybrid
+    data = TimelineData(exp)
+    rows = np.arange(len(exp.definitions.locations))
+    width = 20000
+    pic = data.picture(ColourMode("state"), rows, 0, data.t_end, width)
+    pw = data.t_end / width
+    useful = ((pic.values == 1) * pic.share).sum(axis=1) * pw
+    assert useful == pytest.approx(expected.useful_ns, rel=0.02)
+
+
+def test_synthetic_lines_and_openmp(hybrid):
+    exp, expected = hybrid
+    data = TimelineData(exp)
+    rows = np.arange(len(exp.definitions.locations))
+    lines = data.lines(rows, 0, data.t_end)
+    assert lines is not None and len(lines.send_loc) == exp.reader.count("messages")
+    assert ((lines.recv_time >= lines.send_time) | (lines.recv_time == 0)).all()
+    omp = data.picture(ColourMode("openmp"), rows, 0, data.t_end, 500)
+    assert (omp.values >= 0).any()
+    labels = {data.category_label(ColourMode("openmp"), v) for v in np.unique(omp.values[omp.values >= 0])}
+    assert labels and all(label for label in labels)
