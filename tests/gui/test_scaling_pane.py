@@ -42,14 +42,21 @@ def stub_metrics(self, model, focus, reference=None, mode="strong", **_kw):
         Node("serialisation_efficiency", "Serialisation efficiency", None, reason="needs message records")])
 
 
+@pytest.fixture(scope="module")
+def series_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("scaling")
+    write_scaling_series(d, shapes=((1, 2), (2, 2), (4, 2)), total_work_ns=4_000_000, iterations=2)
+    return d
+
+
 @pytest.fixture
-def pane(qtbot, tmp_path, cache_dir, monkeypatch):
+def pane(qtbot, series_dir, monkeypatch):
     monkeypatch.setattr(Experiment, "metrics", stub_metrics, raising=False)
     state = AppState()
     p = ScalingPane(state)
     qtbot.addWidget(p)
-    series = write_scaling_series(tmp_path, shapes=((1, 2), (2, 2), (4, 2)), total_work_ns=4_000_000, iterations=2)
-    exps = [popview.open(path, cache_dir=cache_dir) for path, _ in reversed(series)]
+    paths = sorted(series_dir.glob("*.prv"), reverse=True)
+    exps = [popview.open(path, cache_dir=series_dir / "cache") for path in paths]
     for e in exps:
         state.add_experiment(e)
     yield p
@@ -102,7 +109,7 @@ def test_exports(pane, tmp_path):
     ET.fromstring((tmp_path / "p.svg").read_text())
 
 
-def test_one_run_asks_for_more(qtbot, tmp_path, cache_dir, monkeypatch):
+def test_one_run_asks_for_more(qtbot, monkeypatch):
     monkeypatch.setattr(Experiment, "metrics", stub_metrics, raising=False)
     state = AppState()
     p = ScalingPane(state)
