@@ -1,0 +1,330 @@
+"""Small synthetic Paraver runs whose critical-path figures are known in closed form.
+
+Each case writes <name>.prv/.pcf/.row into a directory and returns the path
+of the .prv with an `Expected` holding the figures derived from the schedule
+(never from the records): runtime, R_ideal (G-CUE), G-COO, G-COM, PL-CUE per
+process and TL-CUE (useful time) per thread, all in seconds.
+
+Times in the schedules are in microseconds for readability; the traces are
+written in nanoseconds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Extrae state codes and event types
+IDLE, RUNNING, WAIT_MSG, SYNC, FORK_JOIN, BLOCKED, GROUP, SEND_RECV = 0, 1, 3, 5, 7, 9, 13, 16
+MPI_P2P, MPI_COLL, OMP_PARALLEL, OMP_BARRIER = 50000001, 50000002, 60000001, 60000005
+ROOT, COMM = 50100003, 50100004
+SEND, RECV, SENDRECV = 1, 2, 41
+BCAST, BARRIER, REDUCE, ALLREDUCE = 7, 8, 9, 10
+US = 1000
+
+_PCF = """DEFAULT_OPTIONS
+
+LEVEL               THREAD
+UNITS               NANOSEC
+
+STATES
+0    Idle
+1    Running
+2    Not created
+3    Waiting a message
+5    Synchronization
+7    Scheduling and Fork/Join
+9    Blocked
+13    Group Communication
+16    Send Receive
+
+EVENT_TYPE
+9   50000001    MPI Point-to-point
+VALUES
+0   Outside MPI
+1   MPI_Send
+2   MPI_Recv
+41   MPI_Sendrecv
+
+EVENT_TYPE
+9   50000002    MPI Collective Comm
+VALUES
+0   Outside MPI
+7   MPI_Bcast
+8   MPI_Barrier
+9   MPI_Reduce
+10   MPI_Allreduce
+
+EVENT_TYPE
+1    50100003    Root in MPI Global OP
+1    50100004    Communicator in MPI Global OP
+
+EVENT_TYPE
+0    60000001    Parallel (OMP)
+VALUES
+0 close
+3 REGION (open)
+
+EVENT_TYPE
+0    60000005    OpenMP barrier
+VALUES
+0 End
+1 Begin
+"""
+
+
+@dataclass
+class Expected:
+    """Closed-form figures of a case (seconds)."""
+
+    r: float
+    r_ideal: float
+    g_coo: float
+    g_com: float
+    pl_cue: list[float]
+    tl_cue: list[float]
+
+
+@dataclass
+class CaseWriter:
+    """Records of a run with `threads[p]` threads in process p, in microseconds."""
+
+    threads: list[int]
+    records: list[tuple] = field(default_factory=list)
+
+    def loc(self, p: int, t: int = 0) -> tuple[int, int, int]:
+        cpu = sum(self.threads[:p]) + t + 1
+        return cpu, p + 1, t + 1
+
+    def state(self, p: int, t: int, begin: float, end: float, code: int) -> None:
+        cpu, task, thread = self.loc(p, t)
+        self.records.append((_ns(begin), 1, f"1:{cpu}:1:{task}:{thread}:{_ns(begin)}:{_ns(end)}:{code}"))
+
+    def event(self, p: int, t: int, time: float, *pairs: int) -> None:
+        cpu, task, thread = self.loc(p, t)
+        body = ":".join(str(x) for x in pairs)
+        self.records.append((_ns(time), 2, f"2:{cpu}:1:{task}:{thread}:{_ns(time)}:{body}"))
+
+    def call(self, p: int, t: int, begin: float, end: float, etype: int, value: int, state: int,
+             *params: int) -> None:
+        """An MPI call / OpenMP construct: state plus enter / leave events."""
+        self.state(p, t, begin, end, state)
+        self.event(p, t, begin, etype, value, *params)
+        self.event(p, t, end, etype, 0)
+
+    def message(self, src: int, dst: int, send: float, recv_post: float, arrive: float, size: int = 1024) -> None:
+        cs, ts, hs = self.loc(src)
+        cr, tr, hr = self.loc(dst)
+        self.records.append((_ns(send), 3, f"3:{cs}:1:{ts}:{hs}:{_ns(send)}:{_ns(send)}:"
+                                           f"{cr}:1:{tr}:{hr}:{_ns(recv_post)}:{_ns(arrive)}:{size}:0"))
+
+    def write(self, directory: Path, name: str, end: float) -> Path:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        n_proc = len(self.threads)
+        tasks = ",".join(f"{t}:1" for t in self.threads)
+        members = ":".join(str(p + 1) for p in range(n_proc))
+        lines = [f"#Paraver (01/01/2026 at 00:00):{_ns(end)}_ns:1({sum(self.threads)}):1:{n_proc}({tasks}),1",
+                 f"c:1:1:{n_proc}:{members}"]
+        lines += [text for _, _, text in sorted(self.records, key=lambda r: (r[0], r[1]))]
+        prv = directory / f"{name}.prv"
+        prv.write_text("\n".join(lines) + "\n")
+        (directory / f"{name}.pcf").write_text(_PCF)
+        names = [f"THREAD 1.{p + 1}.{t + 1}" for p in range(n_proc) for t in range(self.threads[p])]
+        (directory / f"{name}.row").write_text(f"LEVEL THREAD SIZE {len(names)}\n" + "\n".join(names) + "\n")
+        return prv
+
+
+def _ns(us: float) -> int:
+    return int(round(us * US))
+
+
+def _s(us: float) -> float:
+    return us * 1e-6
+
+
+def pipeline(directory: Path, ranks: int = 4, work: float = 1000.0, transfer: float = 100.0,
+             barrier: float = 50.0) -> tuple[Path, Expected]:
+    """Rank r waits for r-1, computes `work`, sends to r+1; a final barrier.
+
+    The useful work forms one chain through all ranks: R_ideal = ranks * work,
+    serialisation = 1 / ranks; the transfers and the barrier are the rest.
+    """
+    w = CaseWriter([1] * ranks)
+    last_done = ranks * work + (ranks - 1) * transfer
+    end = last_done + barrier
+    for r in range(ranks):
+        start = r * (work + transfer)
+        if r > 0:
+            w.call(r, 0, 0, start, MPI_P2P, RECV, WAIT_MSG)
+        w.state(r, 0, start, start + work, RUNNING)
+        done = start + work
+        if r < ranks - 1:
+            w.call(r, 0, done, done + transfer, MPI_P2P, SEND, WAIT_MSG)
+            w.message(r, r + 1, done, 0, done + transfer)
+            done += transfer
+        w.call(r, 0, done, end, MPI_COLL, BARRIER, SYNC, COMM, 1)
+    total = _s(ranks * work)
+    return w.write(directory, "pipeline", end), Expected(
+        r=_s(end), r_ideal=total, g_coo=_s(end), g_com=total, pl_cue=[_s(work)] * ranks, tl_cue=[_s(work)] * ranks)
+
+
+def transfer(directory: Path, iterations: int = 5, work: float = 1000.0, cost: float = 250.0) -> tuple[Path, Expected]:
+    """Two balanced ranks exchange a message every iteration; each exchange
+    takes `cost`: transfer efficiency work / (work + cost), serialisation 1."""
+    w = CaseWriter([1, 1])
+    step = work + cost
+    for i in range(iterations):
+        t0 = i * step
+        for r in range(2):
+            w.state(r, 0, t0, t0 + work, RUNNING)
+            w.call(r, 0, t0 + work, t0 + step, MPI_P2P, SENDRECV, SEND_RECV)
+            w.message(r, 1 - r, t0 + work, t0 + work, t0 + step)
+    end = iterations * step
+    useful = _s(iterations * work)
+    return w.write(directory, "transfer", end), Expected(
+        r=_s(end), r_ideal=useful, g_coo=_s(end), g_com=useful, pl_cue=[useful] * 2, tl_cue=[useful] * 2)
+
+
+def imbalanced_collectives(directory: Path, ranks: int = 4, iterations: int = 3, work: float = 1000.0,
+                           cost: float = 100.0) -> tuple[Path, Expected]:
+    """Rank r computes work * (1 + 2r), then MPI_Allreduce (`cost` after the
+    last arrives). Serialisation 1, load balance ranks / (2 ranks - 1)."""
+    w = CaseWriter([1] * ranks)
+    longest = work * (2 * ranks - 1)
+    step = longest + cost
+    for i in range(iterations):
+        t0 = i * step
+        for r in range(ranks):
+            mine = work * (1 + 2 * r)
+            w.state(r, 0, t0, t0 + mine, RUNNING)
+            w.call(r, 0, t0 + mine, t0 + step, MPI_COLL, ALLREDUCE, GROUP, COMM, 1)
+    end = iterations * step
+    useful = [_s(iterations * work * (1 + 2 * r)) for r in range(ranks)]
+    ideal = _s(iterations * longest)
+    return w.write(directory, "imbalanced_collectives", end), Expected(
+        r=_s(end), r_ideal=ideal, g_coo=_s(end), g_com=ideal, pl_cue=useful, tl_cue=useful)
+
+
+def rooted(directory: Path, kind: str = "reduce") -> tuple[Path, Expected]:
+    """Two ranks, one rooted collective with root 0 between two phases of work.
+
+    reduce: root works 400 then 100, rank 1 works 100 then 300. The root
+    waits for rank 1 but rank 1 never waits: R_ideal = max(400 + 100, 100 + 300).
+    bcast: root works 400 then 100, rank 1 works 100 then 300; rank 1 waits
+    for the root: R_ideal = 400 + 300.
+    """
+    w = CaseWriter([1, 1])
+    a, c, b, d, cost = 400.0, 100.0, 100.0, 300.0, 20.0
+    if kind == "reduce":
+        call, ideal = REDUCE, max(a + c, b + d)
+        r0_exit, r1_exit = a + cost, b + cost          # the root waits for nobody slower
+    else:
+        call, ideal = BCAST, a + d
+        r0_exit, r1_exit = a + cost, a + cost          # rank 1 waits for the root's data
+    end = max(r0_exit + c, r1_exit + d)
+    w.state(0, 0, 0, a, RUNNING)
+    w.call(0, 0, a, r0_exit, MPI_COLL, call, GROUP, ROOT, 1, COMM, 1)
+    w.state(0, 0, r0_exit, r0_exit + c, RUNNING)
+    w.state(1, 0, 0, b, RUNNING)
+    w.call(1, 0, b, r1_exit, MPI_COLL, call, GROUP, COMM, 1)
+    w.state(1, 0, r1_exit, r1_exit + d, RUNNING)
+    for r, done in ((0, r0_exit + c), (1, r1_exit + d)):
+        if done < end:
+            w.state(r, 0, done, end, IDLE)
+    # every second but the trailing idle weighs on COO; only MPI is free on COM
+    return w.write(directory, f"rooted_{kind}", end), Expected(
+        r=_s(end), r_ideal=_s(ideal), g_coo=_s(end), g_com=_s(ideal),
+        pl_cue=[_s(a + c), _s(b + d)], tl_cue=[_s(a + c), _s(b + d)])
+
+
+# Hybrid case: two parameter sets that processes alternate between.
+_HYBRID = {"A": (100.0, (200.0, 100.0)), "B": (200.0, (200.0, 500.0))}   # serial, per-thread work
+
+
+def hybrid(directory: Path, fork: float = 50.0, allreduce: float = 100.0,
+           pattern: tuple[str, ...] = ("AB", "BA", "AB")) -> tuple[Path, Expected]:
+    """Two processes x two threads. Per iteration, process p (parameters
+    pattern[i][p]) runs serial work on its master, forks (overhead `fork`,
+    OpenMP runtime), its threads work, join, then MPI_Allreduce (`allreduce`
+    after the last master arrives). Every critical-path factor of seed 000
+    2.1.4 differs from 1 and is known from the parameters."""
+    w = CaseWriter([2, 2])
+    t = 0.0
+    tl = [[0.0, 0.0], [0.0, 0.0]]
+    pl = [0.0, 0.0]
+    ideal = coo = com = 0.0
+    for it in pattern:
+        joins, paths = [], []
+        for p in range(2):
+            serial, work = _HYBRID[it[p]]
+            fork_at = t + serial
+            start = fork_at + fork
+            join = start + max(work)
+            w.state(p, 0, t, fork_at, RUNNING)
+            w.event(p, 0, fork_at, OMP_PARALLEL, 3)
+            w.state(p, 0, fork_at, start, FORK_JOIN)
+            w.state(p, 1, t, start, IDLE)
+            for th in range(2):
+                w.state(p, th, start, start + work[th], RUNNING)
+                if work[th] < max(work):
+                    w.state(p, th, start + work[th], join, BLOCKED)
+                tl[p][th] += work[th]
+            w.event(p, 0, join, OMP_PARALLEL, 0)
+            tl[p][0] += serial
+            pl[p] += serial + max(work)
+            joins.append(join)
+            paths.append(serial + max(work))
+        exit_at = max(joins) + allreduce
+        for p in range(2):
+            w.call(p, 0, joins[p], exit_at, MPI_COLL, ALLREDUCE, GROUP, COMM, 1)
+            w.state(p, 1, joins[p], exit_at, IDLE)
+        ideal += max(paths)
+        coo += max(paths) + allreduce
+        com += max(paths) + fork
+        t = exit_at
+    return w.write(directory, "hybrid", t), Expected(
+        r=_s(t), r_ideal=_s(ideal), g_coo=_s(coo), g_com=_s(com), pl_cue=[_s(x) for x in pl],
+        tl_cue=[_s(x) for row in tl for x in row])
+
+
+def openmp_barrier(directory: Path) -> tuple[Path, Expected]:
+    """One process, two threads, one parallel region with an explicit barrier
+    (leaving 10 after the last arrival): master 100 / worker 300 before it,
+    master 400 / worker 50 after it. R_ideal = 300 + 400: the barrier hands
+    the worker's clock to the master."""
+    w = CaseWriter([2])
+    before, after = (100.0, 300.0), (400.0, 50.0)
+    bar = max(before) + 10.0
+    end = bar + max(after)
+    w.event(0, 0, 0, OMP_PARALLEL, 3)
+    for th in range(2):
+        w.state(0, th, 0, before[th], RUNNING)
+        w.call(0, th, before[th], bar, OMP_BARRIER, 1, BLOCKED)
+        w.state(0, th, bar, bar + after[th], RUNNING)
+        if bar + after[th] < end:
+            w.state(0, th, bar + after[th], end, BLOCKED)
+    w.event(0, 0, end, OMP_PARALLEL, 0)
+    tl = [_s(before[th] + after[th]) for th in range(2)]
+    ideal = _s(max(before) + max(after))
+    return w.write(directory, "openmp_barrier", end), Expected(
+        r=_s(end), r_ideal=ideal, g_coo=ideal, g_com=_s(end), pl_cue=[ideal], tl_cue=tl)
+
+
+def skewed(directory: Path) -> Path:
+    """Two ranks whose clocks disagree: rank 0 receives rank 1's message at 50
+    although rank 1 sends it at 200, after waiting for rank 0's message sent
+    at 100. The records form a cycle; the replay must break it and say so."""
+    w = CaseWriter([1, 1])
+    w.state(0, 0, 0, 40, RUNNING)
+    w.call(0, 0, 40, 60, MPI_P2P, RECV, WAIT_MSG)
+    w.state(0, 0, 60, 100, RUNNING)
+    w.call(0, 0, 100, 110, MPI_P2P, SEND, WAIT_MSG)
+    w.state(0, 0, 110, 300, RUNNING)
+    w.state(1, 0, 0, 140, RUNNING)
+    w.call(1, 0, 140, 160, MPI_P2P, RECV, WAIT_MSG)
+    w.state(1, 0, 160, 200, RUNNING)
+    w.call(1, 0, 200, 210, MPI_P2P, SEND, WAIT_MSG)
+    w.state(1, 0, 210, 300, RUNNING)
+    w.message(0, 1, 100, 140, 150)
+    w.message(1, 0, 200, 40, 50)
+    return w.write(directory, "skewed", 300)
