@@ -1,6 +1,7 @@
 """`popview [FILE...]`: the application object, the main window, the files to open."""
 from __future__ import annotations
 
+import importlib
 import sys
 
 from PySide6.QtCore import QTimer
@@ -18,8 +19,20 @@ def run_gui(argv: list[str]) -> int:
     from popview.gui.mainwindow import MainWindow
 
     window = MainWindow()
+    _bind_session(window)
     window.show()
     paths = [a for a in argv if not a.startswith("-")]
     if paths:
         QTimer.singleShot(0, lambda: window.open_paths(paths))
     return app.exec()
+
+
+def _bind_session(window) -> None:
+    """Session files, autosave and recovery, when popview has them."""
+    try:
+        binding = importlib.import_module("popview.gui.session_binding")
+    except ModuleNotFoundError as exc:
+        if exc.name != "popview.gui.session_binding":
+            raise
+        return
+    binding.binding_for(window.state).attach(window)

@@ -58,7 +58,7 @@ class PaneSpec:
 
 PANES: list[PaneSpec] = [
     PaneSpec("popview.gui.experiments", "ExperimentsPane", "Experiments", Area.LeftDockWidgetArea),
-    PaneSpec("popview.gui.session_pane", "BookmarksPane", "Bookmarks", Area.LeftDockWidgetArea, ("below", "Experiments")),
+    PaneSpec("popview.gui.bookmarks", "BookmarksPane", "Bookmarks", Area.LeftDockWidgetArea, ("below", "Experiments")),
     PaneSpec("popview.gui.timeline", "TimelinePane", "Timeline", Area.TopDockWidgetArea),
     PaneSpec("popview.gui.trees", "MetricTreePane", "Metrics", Area.BottomDockWidgetArea),
     PaneSpec("popview.gui.advisor", "AdvisorPane", "Advisor", Area.BottomDockWidgetArea, ("below", "Metrics")),
@@ -184,7 +184,20 @@ class MainWindow(QMainWindow):
         self._action(self.menus["Help"], "&About popview", self._about)
 
     def _finish_menus(self) -> None:
+        self._default_sizes()
         self._default_state = self.saveState()
+
+    def _default_sizes(self) -> None:
+        """Side panes narrow, the trees tall: the first-run layout of UI.md."""
+        left = [d for t, d in self.docks.items() if self.dockWidgetArea(d) == Area.LeftDockWidgetArea]
+        if left:
+            self.resizeDocks(left[:1], [330], Qt.Orientation.Horizontal)
+        row = [self.docks[t] for t in ("Metrics", "Call tree", "System tree") if t in self.docks]
+        if row:
+            self.resizeDocks(row, [300, 480, 380][:len(row)], Qt.Orientation.Horizontal)
+        column = [self.docks[t] for t in ("Timeline", "Metrics", "Advisor") if t in self.docks]
+        if column:
+            self.resizeDocks(column, [320, 380, 240][:len(column)], Qt.Orientation.Vertical)
 
     def _action(self, menu, text, slot, shortcut=None) -> QAction:
         act = QAction(text, self)

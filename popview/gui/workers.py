@@ -21,10 +21,12 @@ from popview.readers.errors import InputError
 
 
 def warm_profile(exp) -> None:
-    """Build the experiment's profile now, in the worker, if it can make one."""
-    profile = getattr(exp, "profile", None)
-    if callable(profile):
-        profile()
+    """Load the experiment's profile and its totals now, in the worker, not in the GUI thread."""
+    from popview.gui.trees.source import profile_values
+
+    pv = profile_values(exp)
+    if pv is not None and pv.first_metric() is not None:
+        pv.callpath_values(pv.first_metric())
 
 
 class _Runner(QObject):

@@ -1,0 +1,112 @@
+"""The experiments list: every open run with its format, shape, duration and
+paradigms; runs of one series grouped under the series' name."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from popview.gui.widgets.units import format_value
+
+COLUMNS = ["Experiment", "Format", "Procs x threads", "Duration", "Paradigms"]
+EXP_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def describe(exp) -> list[str]:
+    """The row of an experiment (from its info(), which reads definitions only)."""
+    info = exp.info()
+    duration = info.get("duration_ns") or 0
+    return [exp.name, info.get("format", ""), f"{info.get('processes', 0)} x {info.get('threads_per_process', 0)}",
+            format_value(duration / 1e9, "sec") if duration else "n/a", ", ".join(info.get("paradigms") or [])]
+
+
+class ExperimentsPane(QWidget):
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.tree = QTreeWidget(self)
+        self.tree.setHeaderLabels(COLUMNS)
+        self.tree.setRootIsDecorated(True)
+        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._context_menu)
+        self.tree.currentItemChanged.connect(self._on_current)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.tree)
+        state.experimentsChanged.connect(self.rebuild)
+        state.currentExperimentChanged.connect(self._show_current)
+        state.referenceChanged.connect(lambda _e: self.rebuild())
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        self.tree.blockSignals(True)
+        self.tree.clear()
+        groups: dict[str, QTreeWidgetItem] = {}
+        for exp in self.state.experiments:
+            series = self.state.series.get(exp)
+            parent = self.tree.invisibleRootItem()
+            if series:
+                if series not in groups:
+                    groups[series] = QTreeWidgetItem([f"series {series}"])
+                    self.tree.addTopLevelItem(groups[series])
+                parent = groups[series]
+            try:
+                row = describe(exp)
+            except Exception as exc:  # noqa: BLE001 - one bad run must not hide the others
+                row = [exp.name, "", "", "", f"info unavailable: {exc}"]
+            if exp is self.state.reference:
+                row[0] += "  (reference)"
+            item = QTreeWidgetItem(row)
+            item.setData(0, EXP_ROLE, exp)
+            item.setToolTip(0, str(getattr(exp, "source", exp.name)))
+            parent.addChild(item)
+        self.tree.expandAll()
+        for c in range(len(COLUMNS)):
+            self.tree.resizeColumnToContents(c)
+        self.tree.blockSignals(False)
+        self._show_current(self.state.current)
+
+    def item_of(self, exp) -> QTreeWidgetItem | None:
+        it = self.tree.invisibleRootItem()
+        stack = [it.child(i) for i in range(it.childCount())]
+        while stack:
+            item = stack.pop()
+            if item.data(0, EXP_ROLE) is exp:
+                return item
+            stack.extend(item.child(i) for i in range(item.childCount()))
+        return None
+
+    def _show_current(self, exp) -> None:
+        item = self.item_of(exp) if exp is not None else None
+        if item is not None and item is not self.tree.currentItem():
+            self.tree.blockSignals(True)
+            self.tree.setCurrentItem(item)
+            self.tree.blockSignals(False)
+
+    def _on_current(self, item, _previous) -> None:
+        exp = item.data(0, EXP_ROLE) if item is not None else None
+        if exp is not None:
+            self.state.set_current(exp)
+
+    def _context_menu(self, pos) -> None:
+        item = self.tree.itemAt(pos)
+        exp = item.data(0, EXP_ROLE) if item is not None else None
+        if exp is None:
+            return
+        menu = QMenu(self)
+        menu.addAction("Show", lambda: self.state.set_current(exp))
+        ref = menu.addAction("Use as reference for differences", lambda: self._use_as_reference(exp))
+        ref.setEnabled(exp is not self.state.reference)
+        menu.addSeparator()
+        menu.addAction("Close", lambda: self.state.remove_experiment(exp))
+        menu.popup(self.tree.viewport().mapToGlobal(pos))
+
+    def _use_as_reference(self, exp) -> None:
+        self.state.set_reference(exp)
+        self.state.set_value_mode("difference")
+
+    def menu_actions(self) -> dict:
+        act = QAction("Use the current experiment as &reference", self)
+        act.triggered.connect(lambda: self.state.current is not None and self.state.set_reference(self.state.current))
+        return {"Analysis": [act]}

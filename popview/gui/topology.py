@@ -1,0 +1,326 @@
+"""The topology view: locations placed on their Cartesian topology (or on a
+node > process > thread grid when the data define none), coloured by the
+selected metric and call path.
+
+Each dimension of a topology gets a role: X, Y, Z (planes drawn side by
+side) or a slice at one coordinate. Several dimensions on one axis are
+folded into it (mixed radix), so any number of dimensions can be shown.
+Coordinates no location occupies are greyed. Hover shows location and
+value; a click selects the location for every pane.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import (
+    QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSpinBox, QToolTip, QVBoxLayout, QWidget,
+)
+
+from popview.gui.trees.source import profile_values, unavailable_reason
+from popview.gui.widgets.colorscale import NOT_AVAILABLE, ColorLegend, colours
+from popview.gui.widgets.units import format_value
+
+X, Y, Z, SLICE = "X", "Y", "Z", "slice"
+UNUSED = QColor("#eeeeee")
+
+
+@dataclass
+class Placement:
+    """Where each location is drawn: cell (x, y, z), or -1 when sliced away."""
+
+    x: np.ndarray
+    y: np.ndarray
+    z: np.ndarray
+    nx: int
+    ny: int
+    nz: int
+    x_label: str
+    y_label: str
+    z_label: str
+
+
+def _fold(coords: np.ndarray, dims: list[int], sizes: list[int]) -> tuple[np.ndarray, int]:
+    """Mixed-radix index of the given dimensions (first = most significant)."""
+    idx = np.zeros(len(coords), np.int64)
+    n = 1
+    for d in dims:
+        idx = idx * sizes[d] + coords[:, d]
+        n *= sizes[d]
+    return idx, n
+
+
+def place_topology(topo: dict, n_locations: int, roles: list[str], slices: list[int]) -> Placement:
+    """Cells of the locations on a Cartesian topology, given a role per dimension."""
+    sizes = [max(int(s), 1) for s in topo["dims"]]
+    names = list(topo.get("dim_names") or []) + [""] * len(sizes)
+    coords = np.full((n_locations, len(sizes)), -1, np.int64)
+    for loc, c in topo.get("coords", {}).items():
+        loc = int(loc)
+        if 0 <= loc < n_locations and len(c) == len(sizes):
+            coords[loc] = c
+    placed = (coords >= 0).all(axis=1)
+    for d, role in enumerate(roles):
+        if role == SLICE:
+            placed &= coords[:, d] == slices[d]
+    safe = np.where(coords >= 0, coords, 0)
+    axes = {}
+    for axis in (X, Y, Z):
+        dims = [d for d, r in enumerate(roles) if r == axis]
+        idx, n = _fold(safe, dims, sizes)
+        label = " x ".join(names[d] or f"dim {d}" for d in dims)
+        axes[axis] = (np.where(placed, idx, -1), n, label)
+    return Placement(axes[X][0], axes[Y][0], axes[Z][0], axes[X][1], axes[Y][1], axes[Z][1],
+                     axes[X][2], axes[Y][2], axes[Z][2])
+
+
+def place_grid(defs, n_locations: int) -> Placement:
+    """Without a topology: one row per process (grouped by node), one column per thread."""
+    if defs is None or len(defs.locations) != n_locations or not defs.processes:
+        side = int(np.ceil(np.sqrt(max(n_locations, 1))))
+        loc = np.arange(n_locations)
+        return Placement(loc % side, loc // side, np.zeros(n_locations, np.int64), side,
+                         (n_locations + side - 1) // side, 1, "location", "location", "")
+    proc = defs.location_process().astype(np.int64)
+    if len(np.unique(proc)) == n_locations:         # one location per process: a square of processes
+        side = int(np.ceil(np.sqrt(n_locations)))
+        loc = np.arange(n_locations)
+        return Placement(loc % side, loc // side, np.zeros(n_locations, np.int64), side,
+                         (n_locations + side - 1) // side, 1, f"process mod {side}", f"process / {side}", "")
+    order = sorted(range(len(defs.processes)), key=lambda p: (defs.processes[p].node, p))
+    row_of_proc = np.empty(len(defs.processes), np.int64)
+    row_of_proc[order] = np.arange(len(order))
+    col = np.zeros(n_locations, np.int64)
+    seen: dict[int, int] = {}
+    for i, p in enumerate(proc.tolist()):
+        col[i] = seen.get(p, 0)
+        seen[p] = col[i] + 1
+    return Placement(col, row_of_proc[proc], np.zeros(n_locations, np.int64), int(col.max()) + 1 if n_locations else 1,
+                     len(defs.processes), 1, "thread", "process (by node)", "")
+
+
+class TopologyCanvas(QWidget):
+    """Draws the cells; reports hover and clicks in location numbers."""
+
+    MARGIN = 24
+    GAP = 16
+
+    def __init__(self, pane, parent=None):
+        super().__init__(parent)
+        self.pane = pane
+        self.placement: Placement | None = None
+        self.values = np.zeros(0)
+        self.rgb = np.zeros((0, 3), np.uint8)
+        self.selected = -1
+        self.names: list[str] = []
+        self.unit = ""
+        self.setMouseTracking(True)
+        self.setMinimumSize(120, 80)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(400, 300)
+
+    def set_data(self, placement: Placement, values: np.ndarray, names: list[str], unit: str) -> None:
+        self.placement, self.values, self.names, self.unit = placement, values, names, unit
+        top = float(np.nanmax(np.abs(values))) if len(values) and np.isfinite(values).any() else 0.0
+        self.rgb = colours(values / top if top else np.zeros(len(values)))
+        self.update()
+
+    # ---- geometry ------------------------------------------------------------------
+    def _cell(self) -> tuple[float, float, float]:
+        """(cell width, cell height, plane width)."""
+        p = self.placement
+        w = max(self.width() - 2 * self.MARGIN - (p.nz - 1) * self.GAP, 10) / p.nz
+        h = max(self.height() - 2 * self.MARGIN, 10)
+        return w / p.nx, h / p.ny, w
+
+    def cell_rect(self, loc: int) -> QRectF:
+        p = self.placement
+        cw, ch, pw = self._cell()
+        z = p.z[loc]
+        return QRectF(self.MARGIN + z * (pw + self.GAP) + p.x[loc] * cw, self.MARGIN + p.y[loc] * ch, cw, ch)
+
+    def location_at(self, pos: QPointF) -> int:
+        p = self.placement
+        if p is None or not len(p.x):
+            return -1
+        cw, ch, pw = self._cell()
+        px, py = pos.x() - self.MARGIN, pos.y() - self.MARGIN
+        z = int(px // (pw + self.GAP))
+        x = int((px - z * (pw + self.GAP)) // cw)
+        y = int(py // ch)
+        if px < 0 or py < 0 or not (0 <= x < p.nx and 0 <= y < p.ny and 0 <= z < p.nz):
+            return -1
+        hit = np.flatnonzero((p.x == x) & (p.y == y) & (p.z == z))
+        return int(hit[0]) if len(hit) else -1
+
+    # ---- painting and mouse ---------------------------------------------------------
+    def paintEvent(self, _event) -> None:  # noqa: N802 - Qt override
+        p = self.placement
+        if p is None:
+            return
+        painter = QPainter(self)
+        cw, ch, pw = self._cell()
+        for z in range(p.nz):
+            painter.fillRect(QRectF(self.MARGIN + z * (pw + self.GAP), self.MARGIN, pw, p.ny * ch), UNUSED)
+            if p.nz > 1:
+                painter.drawText(QPointF(self.MARGIN + z * (pw + self.GAP), self.MARGIN - 6), f"{p.z_label} = {z}")
+        shown = np.flatnonzero(p.x >= 0)
+        edge = QPen(QColor("#ffffff")) if cw > 6 and ch > 6 else Qt.PenStyle.NoPen
+        painter.setPen(edge)
+        for loc in shown.tolist():
+            r, g, b = self.rgb[loc] if loc < len(self.rgb) else NOT_AVAILABLE.getRgb()[:3]
+            painter.setBrush(QColor(int(r), int(g), int(b)))
+            painter.drawRect(self.cell_rect(loc))
+        if 0 <= self.selected < len(p.x) and p.x[self.selected] >= 0:
+            painter.setPen(QPen(QColor("#000000"), 2))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(self.cell_rect(self.selected).adjusted(1, 1, -1, -1))
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(QPointF(self.MARGIN, self.height() - 6), f"x: {p.x_label}   y: {p.y_label}")
+
+    def tooltip_for(self, loc: int) -> str:
+        value = float(self.values[loc]) if loc < len(self.values) else float("nan")
+        return f"{self.names[loc]} (location {loc})\n{format_value(value, self.unit)}"
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
+        loc = self.location_at(event.position())
+        if loc >= 0:
+            QToolTip.showText(event.globalPosition().toPoint(), self.tooltip_for(loc), self)
+        else:
+            QToolTip.hideText()
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt override
+        loc = self.location_at(event.position())
+        if loc >= 0 and event.button() == Qt.MouseButton.LeftButton:
+            self.pane.state.select_location(loc)
+
+
+class TopologyPane(QWidget):
+    """The topology of the current experiment, coloured like the system tree."""
+
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.pv = None
+        self.topo_combo = QComboBox(self)
+        self.topo_combo.currentIndexChanged.connect(lambda _i: self._topology_changed())
+        self.dims_bar = QHBoxLayout()
+        self.canvas = TopologyCanvas(self, self)
+        self.legend = ColorLegend(self)
+        self.status = QLabel(self)
+        self.status.setWordWrap(True)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Topology:"))
+        top.addWidget(self.topo_combo, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addLayout(top)
+        lay.addLayout(self.dims_bar)
+        lay.addWidget(self.canvas, 1)
+        lay.addWidget(self.legend)
+        lay.addWidget(self.status)
+        self.role_boxes: list[QComboBox] = []
+        self.slice_boxes: list[QSpinBox] = []
+        state.currentExperimentChanged.connect(lambda _e: self.reload())
+        for sig in (state.metricSelected, state.callpathSelected):
+            sig.connect(lambda _v: self.refresh())
+        state.selectionScopeChanged.connect(self.refresh)
+        state.locationSelected.connect(self._on_location)
+        self.reload()
+
+    @property
+    def definitions(self):
+        return getattr(self.state.current, "definitions", None)
+
+    def reload(self) -> None:
+        self.pv = profile_values(self.state.current)
+        self.topo_combo.blockSignals(True)
+        self.topo_combo.clear()
+        self.topo_combo.addItem("Node > process > thread grid", -1)
+        for i, topo in enumerate(getattr(self.definitions, "topologies", None) or []):
+            self.topo_combo.addItem(f"{topo.get('name', 'topology')} ({' x '.join(map(str, topo['dims']))})", i)
+        self.topo_combo.setCurrentIndex(1 if self.topo_combo.count() > 1 else 0)
+        self.topo_combo.blockSignals(False)
+        self._topology_changed()
+
+    def topology(self) -> dict | None:
+        i = self.topo_combo.currentData()
+        return None if i is None or i < 0 else self.definitions.topologies[i]
+
+    def _topology_changed(self) -> None:
+        while self.dims_bar.count():
+            w = self.dims_bar.takeAt(0).widget()
+            if w is not None:
+                w.deleteLater()
+        self.role_boxes, self.slice_boxes = [], []
+        topo = self.topology()
+        if topo is not None:
+            names = topo.get("dim_names") or []
+            for d, size in enumerate(topo["dims"]):
+                role = QComboBox(self)
+                role.addItems([X, Y, Z, SLICE])
+                role.setCurrentIndex(min(d, 2) if d < 3 else 3)
+                sl = QSpinBox(self)
+                sl.setRange(0, max(int(size) - 1, 0))
+                sl.setToolTip("Coordinate shown when this dimension is sliced")
+                name = names[d] if d < len(names) and names[d] else f"dim {d}"
+                self.dims_bar.addWidget(QLabel(f"{name} ({size}):"))
+                self.dims_bar.addWidget(role)
+                self.dims_bar.addWidget(sl)
+                role.currentIndexChanged.connect(lambda _i: self.refresh())
+                sl.valueChanged.connect(lambda _v: self.refresh())
+                self.role_boxes.append(role)
+                self.slice_boxes.append(sl)
+            self.dims_bar.addStretch(1)
+        self.refresh()
+
+    def set_roles(self, roles: list[str], slices: list[int] | None = None) -> None:
+        for box, role in zip(self.role_boxes, roles):
+            box.setCurrentText(role)
+        for box, s in zip(self.slice_boxes, slices or []):
+            box.setValue(s)
+
+    def placement(self) -> Placement | None:
+        if self.pv is None:
+            return None
+        n = self.pv.profile.n_locations
+        topo = self.topology()
+        if topo is None:
+            return place_grid(self.definitions, n)
+        return place_topology(topo, n, [b.currentText() for b in self.role_boxes],
+                              [b.value() for b in self.slice_boxes])
+
+    def refresh(self) -> None:
+        if self.pv is None:
+            self.canvas.placement = None
+            self.canvas.update()
+            self.status.setText(unavailable_reason(self.state.current))
+            return
+        placement = self.placement()
+        cp = self.state.callpath if 0 <= self.state.callpath < self.pv.profile.n_callpaths else None
+        try:
+            values = self.pv.location_values(self.state.metric, self.state.metric_exclusive, cp,
+                                             self.state.callpath_exclusive)
+            unit = self.pv.node(self.state.metric).unit
+        except KeyError:
+            self.status.setText(f"The metric {self.state.metric!r} is not in this profile.")
+            return
+        defs = self.definitions
+        n = self.pv.profile.n_locations
+        names = [loc.name for loc in defs.locations] if defs is not None and len(defs.locations) == n \
+            else [f"location {i}" for i in range(n)]
+        self.canvas.selected = self.state.location
+        self.canvas.set_data(placement, values, names, unit)
+        top = float(np.nanmax(np.abs(values))) if len(values) else 0.0
+        self.legend.set_range(format_value(top, unit) + " (largest location)")
+        hidden = int((placement.x < 0).sum())
+        self.status.setText(f"{self.pv.node(self.state.metric).name}: {n - hidden} of {n} locations shown"
+                            + (f" ({hidden} sliced away or without coordinates)" if hidden else ""))
+
+    def _on_location(self, loc: int) -> None:
+        self.canvas.selected = loc
+        self.canvas.update()

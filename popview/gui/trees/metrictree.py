@@ -1,0 +1,159 @@
+"""The metric tree: left-most of the coupled trees; its selection colours the others.
+
+Two hierarchies of the time metrics: by paradigm (as stored: MPI with its
+classes, OpenMP, I/O...) or by activity (computation, communication,
+synchronisation, management, I/O), with only what the data contain."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel
+
+from popview.gui.trees.models import Forest, ValueTreeModel
+from popview.gui.trees.pane import TreePane
+from popview.gui.trees.values import ACTIVITY, PARADIGM, ProfileValues
+
+
+class MetricTreeModel(ValueTreeModel):
+    value_header = "Total"
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.keys: list[str] = []
+        self.pv: ProfileValues | None = None
+
+    def build(self, pv: ProfileValues, hierarchy: str) -> None:
+        self.pv = pv
+        keys, parents = [], []
+
+        def walk(key: str, parent: int) -> None:
+            keys.append(key)
+            parents.append(parent)
+            me = len(keys) - 1
+            for c in pv.children(key, hierarchy):
+                walk(c, me)
+
+        for root in pv.roots(hierarchy):
+            walk(root, -1)
+        self.keys = keys
+        self.set_forest(Forest(np.array(parents, np.int64)))
+
+    def node_of_key(self, key: str) -> int:
+        return self.keys.index(key) if key in self.keys else -1
+
+    def name(self, node: int) -> str:
+        n = self.pv.node(self.keys[node])
+        return f"{n.name} ({n.unit})" if n.unit else n.name
+
+    def tooltip(self, node: int) -> str:
+        n = self.pv.node(self.keys[node])
+        return f"{n.name} [{n.key}]\n{n.description}".strip()
+
+    def root_total(self) -> float:
+        """Percent of the root is per hierarchy branch: comp as a share of time."""
+        return float("nan")
+
+    def branch_root_value(self, node: int) -> float:
+        anc = self.forest.ancestors(node)
+        return float(self.incl[anc[0] if anc else node])
+
+    def shown(self, node: int) -> float:
+        if self.mode == "percent_root":
+            total = self.branch_root_value(node)
+            return 100.0 * self.raw(node) / total if total else float("nan")
+        return super().shown(node)
+
+    def fraction(self, node: int) -> float:
+        if self.mode in ("absolute", "percent_root"):
+            total = self.branch_root_value(node)
+            return max(-1.0, min(1.0, self.raw(node) / total)) if total else 0.0
+        return super().fraction(node)
+
+    def node_unit(self, node: int) -> str:
+        return self.pv.node(self.keys[node]).unit
+
+    def unit_of(self, node: int) -> str:
+        return self.pv.node(self.keys[node]).unit
+
+
+class MetricTreePane(TreePane):
+    def __init__(self, state, parent=None):
+        super().__init__(state, MetricTreeModel(), parent)
+        self.hierarchy = PARADIGM
+        self.hierarchy_combo = QComboBox(self)
+        self.hierarchy_combo.addItem("Time by paradigm", PARADIGM)
+        self.hierarchy_combo.addItem("Time by activity", ACTIVITY)
+        self.hierarchy_combo.setToolTip("How the time metrics are grouped")
+        self.hierarchy_combo.currentIndexChanged.connect(
+            lambda i: self.set_hierarchy(self.hierarchy_combo.itemData(i)))
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("Metrics"))
+        bar.addStretch(1)
+        bar.addWidget(self.hierarchy_combo)
+        self.layout_.insertLayout(0, bar)
+        self.reload()
+
+    def set_hierarchy(self, hierarchy: str) -> None:
+        if hierarchy != self.hierarchy:
+            self.hierarchy = hierarchy
+            i = self.hierarchy_combo.findData(hierarchy)
+            if i != self.hierarchy_combo.currentIndex():
+                self.hierarchy_combo.setCurrentIndex(i)
+            if self.pv is not None:
+                self.build()
+                self.refresh()
+
+    def build(self) -> None:
+        self.hierarchy_combo.setEnabled(self.pv.has_activities())
+        hierarchy = self.hierarchy if self.pv.has_activities() else PARADIGM
+        self.model.build(self.pv, hierarchy)
+        self.state.set_selection_scope(metric_exclusive=False)   # every node starts collapsed
+        key = self.state.metric
+        if self.model.node_of_key(key) < 0:
+            key = self.pv.first_metric()
+            if key is None:
+                self.status.setText("The profile has no metrics.")
+                return
+        self.select_node(self.model.node_of_key(key))
+        self.state.select_metric(key)
+
+    def refresh(self) -> None:
+        if self.pv is None:
+            return
+        keys = self.model.keys
+        incl = np.array([self.pv.total(k) for k in keys])
+        excl = np.array([self.pv.total(k, metric_exclusive=True) for k in keys])
+        ref = self.reference_values()
+        ref_incl = ref_excl = None
+        if ref is not None:
+            ref_incl = np.array([ref.total(k) if _known(ref, k) else np.nan for k in keys])
+            ref_excl = np.array([ref.total(k, metric_exclusive=True) if _known(ref, k) else np.nan for k in keys])
+        node = self.model.node_of_key(self.state.metric)
+        unit = self.model.unit_of(node) if node >= 0 else ""
+        self.model.set_values(incl, excl, unit, ref_incl, ref_excl)
+        self.model.scale = float(np.nanmax(np.abs(incl))) if len(incl) else 0.0
+        self.update_legend()
+        self.status.setText("")
+
+    def update_legend(self) -> None:
+        if self.model.mode in ("absolute", "percent_root"):
+            self.legend.set_range("100 % of the metric's root")
+        else:
+            super().update_legend()
+
+    def node_selected(self, node: int) -> None:
+        self.state.set_selection_scope(metric_exclusive=node in self.model.expanded)
+        self.state.select_metric(self.model.keys[node])
+
+    def node_expanded(self, node: int, expanded: bool) -> None:
+        self.state.set_selection_scope(metric_exclusive=expanded)
+
+    def menu_actions(self) -> dict:
+        return {}
+
+
+def _known(pv: ProfileValues, key: str) -> bool:
+    try:
+        pv.node(key)
+    except KeyError:
+        return False
+    return True

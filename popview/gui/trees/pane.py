@@ -1,0 +1,144 @@
+"""What the three tree panes share: the view, the legend, copy and the
+Cube expand semantics (the selected node's expansion decides whether the
+panes to its right get its inclusive or its exclusive value)."""
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QMenu, QTreeView, QVBoxLayout, QWidget
+
+from popview.gui.trees.models import Forest, ValueTreeModel
+from popview.gui.trees.source import profile_values, unavailable_reason
+from popview.gui.widgets.colorscale import ColorLegend
+from popview.gui.widgets.units import format_value
+
+
+class TreePane(QWidget):
+    """A QTreeView over a ValueTreeModel, with a legend and a status line."""
+
+    def __init__(self, state, model: ValueTreeModel, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.model = model
+        self.pv = None
+        self.view = QTreeView(self)
+        self.view.setModel(model)
+        self.view.setUniformRowHeights(True)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._context_menu)
+        header = self.view.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        self.view.expanded.connect(lambda idx: self._on_expand(idx, True))
+        self.view.collapsed.connect(lambda idx: self._on_expand(idx, False))
+        self.view.selectionModel().currentChanged.connect(self._on_current)
+        self.copy_action = QAction("Copy value", self)
+        self.copy_action.setShortcut(QKeySequence.StandardKey.Copy)
+        self.copy_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.copy_action.triggered.connect(self.copy_current)
+        self.addAction(self.copy_action)
+        self.status = QLabel(self)
+        self.status.setWordWrap(True)
+        self.legend = ColorLegend(self)
+        self.layout_ = QVBoxLayout(self)
+        self.layout_.setContentsMargins(2, 2, 2, 2)
+        self.layout_.addWidget(self.view, 1)
+        self.layout_.addWidget(self.legend)
+        self.layout_.addWidget(self.status)
+        state.currentExperimentChanged.connect(lambda _e: self.reload())
+        state.valueModeChanged.connect(self._on_mode)
+        state.referenceChanged.connect(lambda _e: self.refresh())
+        model.set_mode(state.value_mode)
+
+    # ---- hooks ------------------------------------------------------------------
+    def build(self) -> None:
+        """Set the model's structure for self.pv (not None)."""
+        raise NotImplementedError
+
+    def refresh(self) -> None:
+        """Recompute the model's values from the state's selection."""
+        raise NotImplementedError
+
+    def node_selected(self, node: int) -> None:
+        """The user selected `node` (its expansion is in self.model.expanded)."""
+
+    def node_expanded(self, node: int, expanded: bool) -> None:
+        """The selected node was expanded or collapsed."""
+
+    def extra_menu(self, menu: QMenu, node: int) -> None:
+        """Add pane-specific entries to a row's context menu."""
+
+    # ---- shared behaviour ------------------------------------------------------------
+    def reload(self) -> None:
+        exp = self.state.current
+        self.pv = profile_values(exp)
+        if self.pv is None:
+            self.model.set_forest(Forest(np.zeros(0, np.int64)))
+            self.model.set_values(np.zeros(0), np.zeros(0), "")
+            self.status.setText(unavailable_reason(exp))
+            return
+        self.build()
+        self.refresh()
+
+    def reference_values(self):
+        ref = self.state.reference
+        if self.state.value_mode != "difference" or ref is None or ref is self.state.current:
+            return None
+        return profile_values(ref)
+
+    def _on_mode(self, mode: str) -> None:
+        self.model.set_mode(mode)
+        if mode == "difference":
+            self.refresh()
+        self.update_legend()
+
+    def update_legend(self) -> None:
+        unit = self.model.unit
+        if self.model.mode == "percent_selection":
+            self.legend.set_range("100 % of the selection")
+        elif self.model.mode == "difference":
+            scale = format_value(abs(self.model.scale), unit)
+            self.legend.set_range(f"+{scale}", low_text=f"-{scale}", signed=True)
+        else:
+            self.legend.set_range(format_value(self.model.scale, unit))
+
+    def _on_expand(self, index: QModelIndex, expanded: bool) -> None:
+        node = self.model.node_of(index)
+        self.model.set_expanded(node, expanded)
+        if node == self.model.selected:
+            self.node_expanded(node, expanded)
+
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        node = self.model.node_of(current)
+        if node >= 0 and node != self.model.selected:
+            self.model.set_selected(node)
+            self.node_selected(node)
+
+    def select_node(self, node: int) -> None:
+        """Select (and scroll to) a node, expanding its ancestors."""
+        for a in self.model.forest.ancestors(node):
+            self.view.expand(self.model.index_of(a))
+        idx = self.model.index_of(node)
+        if idx.isValid():
+            self.view.setCurrentIndex(idx)
+            self.view.scrollTo(idx)
+
+    def copy_current(self) -> None:
+        node = self.model.node_of(self.view.currentIndex())
+        if node >= 0:
+            text = f"{self.model.name(node)}\t{format_value(self.model.shown(node), self.model.shown_unit(node))}"
+            QGuiApplication.clipboard().setText(text)
+
+    def _context_menu(self, pos) -> None:
+        index = self.view.indexAt(pos)
+        node = self.model.node_of(index)
+        if node < 0:
+            return
+        self.view.setCurrentIndex(index)
+        menu = QMenu(self)
+        menu.addAction(self.copy_action)
+        self.extra_menu(menu, node)
+        menu.popup(self.view.viewport().mapToGlobal(pos))

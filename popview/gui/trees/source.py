@@ -1,0 +1,76 @@
+"""Where the trees get their numbers: the experiment's profile, cached per experiment."""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from popview.cache.profile_store import read_profile
+from popview.gui.trees.values import ProfileValues
+
+STORED_PROFILES = ("profile", "cumulative/profile")   # cache groups a converter may write
+
+_values: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_maps: dict[tuple[int, int], np.ndarray] = {}
+
+
+def profile_values(exp) -> ProfileValues | None:
+    """The ProfileValues of an experiment (None if it has no profile; see unavailable_reason)."""
+    if exp is None:
+        return None
+    hit = _values.get(exp)
+    if hit is None:
+        try:
+            profile = load_profile(exp)
+        except Exception:  # noqa: BLE001 - the reason is shown by unavailable_reason
+            return None
+        if profile is None:
+            return None
+        hit = _values[exp] = ProfileValues(profile)
+    return hit
+
+
+def load_profile(exp):
+    """exp.profile(), or the profile stored in its cache by the converter."""
+    getter = getattr(exp, "profile", None)
+    if callable(getter):
+        return getter()
+    h5 = getattr(getattr(exp, "reader", None), "h5", None)
+    if h5 is not None:
+        for name in STORED_PROFILES:
+            if name in h5:
+                return read_profile(h5[name])
+    return None
+
+
+def unavailable_reason(exp) -> str:
+    """Why an experiment has no profile to show."""
+    if exp is None:
+        return "No experiment open: drop a trace or a profile here."
+    try:
+        profile = load_profile(exp)
+    except Exception as exc:  # noqa: BLE001 - shown to the user
+        return f"{exp.name}: no profile: {exc}"
+    if profile is None:
+        return f"{exp.name}: the cache holds no profile of this {exp.format} experiment."
+    return f"{exp.name}: the experiment has no profile."
+
+
+def callpath_keys(pv: ProfileValues) -> list[tuple]:
+    """A hashable name path per call path (pre-order: parents come first)."""
+    p = pv.profile
+    names = [r.name for r in p.regions]
+    keys: list[tuple] = [()] * p.n_callpaths
+    for cp, (parent, region) in enumerate(zip(p.callpath_parent.tolist(), p.callpath_region.tolist())):
+        keys[cp] = (keys[parent] if parent >= 0 else ()) + (names[region],)
+    return keys
+
+
+def callpath_map(pv: ProfileValues, ref: ProfileValues) -> np.ndarray:
+    """For each call path of `pv`, the same path in `ref` (-1 when absent)."""
+    key = (id(pv), id(ref))
+    if key not in _maps:
+        where = {k: i for i, k in enumerate(callpath_keys(ref))}
+        _maps.clear()
+        _maps[key] = np.array([where.get(k, -1) for k in callpath_keys(pv)], np.int64)
+    return _maps[key]

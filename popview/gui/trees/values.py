@@ -1,0 +1,209 @@
+"""The numbers the coupled trees and the topology show, from a Profile alone.
+
+No Qt here: this layer is tested and benchmarked headless. A metric *node*
+of the metric tree is a linear combination of stored metrics (its `terms`),
+so the same arithmetic serves a stored metric, its exclusive part (own value
+minus its children's) and the groups of the alternative time hierarchy
+("by activity"). Per-call-path totals are cached per stored metric; values
+per location are computed for the one selected call path only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from popview.model.profile import Profile
+
+PARADIGM = "paradigm"
+ACTIVITY = "activity"
+
+# The time hierarchy regrouped by what the time was spent on.
+ACTIVITIES: list[tuple[str, str, tuple[str, ...]]] = [
+    ("computation", "Computation", ("comp",)),
+    ("communication", "Communication", ("mpi_p2p", "mpi_collective")),
+    ("synchronisation", "Synchronisation", ("mpi_sync", "omp_sync", "omp_idle")),
+    ("management", "Management", ("mpi_other", "omp_management")),
+    ("io", "I/O", ("mpi_io", "io")),
+    ("other", "Other", ("other",)),
+]
+# Metrics that exist only when a paradigm is in the data: hidden when all zero.
+PARADIGM_METRICS = {m for _k, _n, members in ACTIVITIES for m in members} | {"mpi", "omp"}
+
+
+@dataclass
+class MetricNode:
+    key: str
+    name: str
+    unit: str
+    description: str
+    terms: dict[str, float]                      # stored metric id -> coefficient
+    children: list[str] = field(default_factory=list)
+    virtual: bool = False                        # a group made by popview, not a stored metric
+
+
+def add_terms(a: dict[str, float], b: dict[str, float], sign: float = 1.0) -> dict[str, float]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0.0) + sign * v
+    return {k: v for k, v in out.items() if v != 0.0}
+
+
+def row_sums(row_offsets: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Sum of each CSR row (empty rows give 0)."""
+    n = len(row_offsets) - 1
+    out = np.zeros(n)
+    if len(value) == 0:
+        return out
+    starts = row_offsets[:-1]
+    nonempty = np.flatnonzero(row_offsets[1:] > starts)
+    out[nonempty] = np.add.reduceat(value, starts[nonempty])
+    return out
+
+
+class ProfileValues:
+    """Cached arithmetic over one Profile for the trees and the topology."""
+
+    def __init__(self, profile: Profile):
+        self.profile = profile
+        self._stored = {m.id: m for m in profile.metrics}
+        self._stored_children: dict[str | None, list[str]] = {}
+        for m in profile.metrics:
+            parent = m.parent if m.parent in self._stored else None
+            self._stored_children.setdefault(parent, []).append(m.id)
+        self._nodes: dict[str, MetricNode] = {}
+        self._excl: dict[str, np.ndarray] = {}
+        self._incl: dict[str, np.ndarray] = {}
+        self._loc_cache: dict[tuple, np.ndarray] = {}
+        idx = np.arange(profile.n_callpaths)
+        self._subtree_end = idx + profile.subtree_size
+
+    # ---- metric nodes ------------------------------------------------------
+    def node(self, key: str) -> MetricNode:
+        if key not in self._nodes:
+            self._nodes[key] = self._make_node(key)
+        return self._nodes[key]
+
+    def _make_node(self, key: str) -> MetricNode:
+        if key.startswith("activity:"):
+            name = key.split(":", 1)[1]
+            for akey, label, members in ACTIVITIES:
+                if akey == name:
+                    kids = [m for m in members if self.available(m)]
+                    terms: dict[str, float] = {}
+                    for k in kids:
+                        terms = add_terms(terms, self.node(k).terms)
+                    unit = self.node(kids[0]).unit if kids else "sec"
+                    return MetricNode(key, label, unit, f"{label}: " + ", ".join(kids), terms, kids, virtual=True)
+            raise KeyError(key)
+        if key.startswith("self:"):
+            base = self.node(key.split(":", 1)[1])
+            return MetricNode(key, f"{base.name} (self)", base.unit, f"{base.name} not in any sub-metric",
+                              self.exclusive_terms(base.key), [], virtual=True)
+        m = self._stored[key]
+        kids = [c for c in self._stored_children.get(key, []) if self.available(c)]
+        if key in self.profile.values:
+            terms = {key: 1.0}
+        else:                                     # a grouping metric without data of its own
+            terms = {}
+            for k in kids:
+                terms = add_terms(terms, self.node(k).terms)
+        return MetricNode(key, m.name, m.unit, m.description, terms, kids)
+
+    def available(self, key: str) -> bool:
+        """Whether a stored metric has data (a paradigm metric must also be non-zero)."""
+        if key not in self._stored:
+            return False
+        if key in self.profile.values:
+            if key in PARADIGM_METRICS:
+                return bool(np.any(self.profile.values[key].value))
+            return True
+        return any(self.available(c) for c in self._stored_children.get(key, []))
+
+    def exclusive_terms(self, key: str) -> dict[str, float]:
+        node = self.node(key)
+        terms = node.terms
+        for c in node.children:
+            terms = add_terms(terms, self.node(c).terms, -1.0)
+        return terms
+
+    def terms(self, key: str, metric_exclusive: bool = False) -> dict[str, float]:
+        return self.exclusive_terms(key) if metric_exclusive else self.node(key).terms
+
+    def roots(self, hierarchy: str = PARADIGM) -> list[str]:
+        return [k for k in self._stored_children.get(None, []) if self.available(k)]
+
+    def children(self, key: str, hierarchy: str = PARADIGM) -> list[str]:
+        node = self.node(key)
+        if hierarchy == ACTIVITY and key == "time" and self.has_activities():
+            kids = [f"activity:{a}" for a, _l, members in ACTIVITIES if any(self.available(m) for m in members)]
+            kids += [f"self:{k}" for k in self._selfs_below("time")]
+            return kids
+        return node.children
+
+    def has_activities(self) -> bool:
+        return "time" in self._stored and any(self.available(m) for _a, _l, ms in ACTIVITIES for m in ms)
+
+    def _selfs_below(self, key: str) -> list[str]:
+        """Non-leaf paradigm metrics under `key` whose own part is non-zero (e.g. MPI not in any class)."""
+        out = []
+        for c in self.node(key).children:
+            if self.node(c).children:
+                if c in PARADIGM_METRICS and abs(self.total(c, metric_exclusive=True)) > 0:
+                    out.append(c)
+                out += self._selfs_below(c)
+        return out
+
+    def first_metric(self) -> str | None:
+        roots = self.roots()
+        return "time" if "time" in roots else (roots[0] if roots else None)
+
+    # ---- values over call paths ------------------------------------------------
+    def _stored_exclusive(self, mid: str) -> np.ndarray:
+        if mid not in self._excl:
+            mv = self.profile.values[mid]
+            self._excl[mid] = row_sums(mv.row_offsets, mv.value)
+        return self._excl[mid]
+
+    def _stored_inclusive(self, mid: str) -> np.ndarray:
+        if mid not in self._incl:
+            prefix = np.zeros(self.profile.n_callpaths + 1)
+            np.cumsum(self._stored_exclusive(mid), out=prefix[1:])
+            self._incl[mid] = prefix[self._subtree_end] - prefix[:-1]
+        return self._incl[mid]
+
+    def _combine(self, terms: dict[str, float], get) -> np.ndarray:
+        out = None
+        for mid, coef in terms.items():
+            arr = get(mid)
+            out = arr * coef if out is None else out + arr * coef
+        return out if out is not None else np.zeros(self.profile.n_callpaths)
+
+    def callpath_values(self, key: str, metric_exclusive: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(inclusive, exclusive) value of every call path, summed over locations."""
+        terms = self.terms(key, metric_exclusive)
+        return (self._combine(terms, self._stored_inclusive), self._combine(terms, self._stored_exclusive))
+
+    def total(self, key: str, metric_exclusive: bool = False) -> float:
+        """The metric over the whole run (all roots of the call tree, all locations)."""
+        roots = self.profile.roots()
+        return float(sum(coef * self._stored_inclusive(mid)[roots].sum()
+                         for mid, coef in self.terms(key, metric_exclusive).items()))
+
+    # ---- values over locations ----------------------------------------------------
+    def location_values(self, key: str, metric_exclusive: bool = False, callpath: int | None = None,
+                        callpath_exclusive: bool = False) -> np.ndarray:
+        """Value per location of the selected metric and call path (None = all call paths)."""
+        if callpath is not None and callpath < 0:
+            callpath = None
+        cache_key = (key, metric_exclusive, callpath, callpath_exclusive)
+        hit = self._loc_cache.get(cache_key)
+        if hit is not None:
+            return hit
+        out = np.zeros(self.profile.n_locations)
+        for mid, coef in self.terms(key, metric_exclusive).items():
+            out += coef * self.profile.by_location(mid, callpath, inclusive=not callpath_exclusive)
+        if len(self._loc_cache) > 64:
+            self._loc_cache.clear()
+        self._loc_cache[cache_key] = out
+        return out

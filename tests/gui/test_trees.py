@@ -1,0 +1,208 @@
+"""Coupled metric / call / system trees over a synthetic profile with known numbers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+
+from popview.analysis.focus import Focus
+from popview.gui.state import AppState
+from popview.gui.trees import CallTreePane, MetricTreePane, SystemTreePane
+from popview.gui.trees.values import ACTIVITY, ProfileValues
+from popview.model.profile import MetricValues
+from popview.testing.synthetic_profile import (
+    SMALL_COLL, SMALL_COMP, SMALL_P2P, ProfileExperiment, small_definitions, small_profile,
+)
+
+# Call path ids of the small profile (pre-order).
+MAIN, INIT, LOOP, SOLVE, HALO, SEND, ALLREDUCE, TASKS, TASK_BODY = range(9)
+
+
+@pytest.fixture
+def trees(qtbot):
+    state = AppState()
+    panes = [MetricTreePane(state), CallTreePane(state), SystemTreePane(state)]
+    for p in panes:
+        qtbot.addWidget(p)
+        p.show()
+    exp = ProfileExperiment(small_profile(), small_definitions(), name="small")
+    state.add_experiment(exp)
+    return state, panes[0], panes[1], panes[2]
+
+
+def select(pane, node):
+    pane.select_node(node)
+    assert pane.model.selected == node
+
+
+def shown_of(pane, node):
+    return pane.model.shown(node)
+
+
+def location_rows(system):
+    f = system.model.layout.first_location
+    return np.array([system.model.shown(f + i) for i in range(system.model.layout.n_locations)])
+
+
+# ---- the numbers layer ------------------------------------------------------------------
+def test_profile_values_totals_and_locations():
+    pv = ProfileValues(small_profile())
+    assert pv.total("comp") == pytest.approx(SMALL_COMP.sum())
+    assert pv.total("time") == pytest.approx(30.0)
+    assert pv.total("time", metric_exclusive=True) == pytest.approx(0.0)   # all in comp and mpi
+    incl, excl = pv.callpath_values("time")
+    assert incl[LOOP] == pytest.approx(23.0)
+    assert excl[LOOP] == pytest.approx(1.0)
+    assert np.allclose(pv.location_values("comp", False, SOLVE, False), SMALL_COMP[SOLVE])
+    halo_mpi = pv.location_values("mpi_p2p", False, HALO, callpath_exclusive=False)
+    assert np.allclose(halo_mpi, SMALL_P2P[SEND])
+    assert not pv.location_values("mpi_p2p", False, HALO, callpath_exclusive=True).any()
+
+
+def test_only_paradigms_in_the_data_appear():
+    pv = ProfileValues(small_profile())
+    assert pv.children("time") == ["comp", "mpi"]          # omp is all zero: not shown
+    groups = pv.children("time", ACTIVITY)
+    assert groups == ["activity:computation", "activity:communication"]
+    assert pv.total("activity:communication") == pytest.approx(SMALL_P2P.sum() + SMALL_COLL.sum())
+
+
+# ---- coupling -----------------------------------------------------------------------
+def test_metric_and_callpath_selection_drive_the_system_tree(trees):
+    state, metrics, calls, system = trees
+    select(metrics, metrics.model.node_of_key("time"))
+    metrics.view.expand(metrics.model.index_of(0))
+    select(metrics, metrics.model.node_of_key("comp"))
+    assert state.metric == "comp"
+    assert calls.model.incl[SOLVE] == pytest.approx(15.0)
+    select(calls, SOLVE)
+    assert state.callpath == SOLVE
+    assert np.allclose(location_rows(system), [4.0, 3.0, 2.0, 1.0, 5.0])
+    rank1 = system.model.layout.first_location - 1
+    assert system.model.shown(rank1) == pytest.approx(8.0)         # collapsed process: its threads' sum
+    select(metrics, metrics.model.node_of_key("mpi_p2p"))
+    select(calls, HALO)
+    assert np.allclose(location_rows(system), [0.75, 0, 1.25, 0, 0])   # halo collapsed: includes MPI_Send
+    calls.view.expand(calls.model.index_of(HALO))
+    assert state.callpath_exclusive
+    assert np.allclose(location_rows(system), 0.0)                      # expanded: halo's own MPI time
+
+
+def test_expanding_a_node_switches_inclusive_to_exclusive(trees):
+    _state, _metrics, calls, _system = trees
+    assert calls.view.isExpanded(calls.model.index_of(MAIN))
+    calls.view.collapse(calls.model.index_of(LOOP))
+    assert shown_of(calls, LOOP) == pytest.approx(23.0)
+    calls.view.expand(calls.model.index_of(LOOP))
+    assert shown_of(calls, LOOP) == pytest.approx(1.0)
+    text = calls.model.data(calls.model.index_of(LOOP, 1))
+    assert text == "1 s"
+
+
+def test_expanding_the_selected_metric_gives_its_exclusive_part(trees):
+    state, metrics, calls, _system = trees
+    time = metrics.model.node_of_key("time")
+    select(metrics, time)
+    assert metrics.model.shown(time) == pytest.approx(30.0)
+    metrics.view.expand(metrics.model.index_of(time))
+    assert metrics.model.shown(time) == pytest.approx(0.0)
+    assert state.metric_exclusive
+    assert calls.model.incl[MAIN] == pytest.approx(0.0)
+
+
+def test_value_modes(trees):
+    state, _metrics, calls, system = trees
+    calls.view.collapse(calls.model.index_of(LOOP))
+    state.set_value_mode("percent_root")
+    assert shown_of(calls, LOOP) == pytest.approx(100 * 23 / 30)
+    assert calls.model.data(calls.model.index_of(LOOP, 1)).endswith("%")
+    state.set_value_mode("percent_selection")
+    select(calls, LOOP)
+    assert shown_of(calls, LOOP) == pytest.approx(100.0)
+    assert shown_of(calls, MAIN) == pytest.approx(100 * 1 / 23)          # main is expanded: exclusive
+    f = system.model.layout.first_location
+    select(system, f - 1)                                                # rank 1 = 100 %
+    loop_on = SMALL_COMP[2:7].sum(0) + SMALL_P2P.sum(0) + SMALL_COLL.sum(0)    # loop's inclusive time per location
+    assert system.model.shown(f + 2) == pytest.approx(100 * loop_on[2] / loop_on[2:].sum())
+    # difference to a reference in which every computation took half as long
+    ref_profile = small_profile()
+    half = SMALL_COMP * 0.5 + SMALL_P2P + SMALL_COLL
+    ref_profile.values["time"] = MetricValues.from_dense(half)
+    ref = ProfileExperiment(ref_profile, small_definitions(), name="reference")
+    state.add_experiment(ref)
+    state.set_reference(ref)
+    state.set_value_mode("difference")
+    assert shown_of(calls, SOLVE) == pytest.approx(15.0 - 7.5)
+    assert shown_of(calls, LOOP) == pytest.approx(0.5 * SMALL_COMP[2:5].sum())
+    select(calls, SOLVE)
+    assert np.allclose(location_rows(system), 0.5 * SMALL_COMP[SOLVE])
+    state.set_value_mode("absolute")
+    assert shown_of(calls, SOLVE) == pytest.approx(15.0)
+
+
+def test_colour_swatch_follows_the_value(trees):
+    _state, _metrics, calls, _system = trees
+    calls.view.collapse(calls.model.index_of(LOOP))
+    deco = Qt.ItemDataRole.DecorationRole
+    big = calls.model.data(calls.model.index_of(LOOP), deco)
+    small = calls.model.data(calls.model.index_of(INIT), deco)
+    assert calls.model.fraction(LOOP) == pytest.approx(23 / 30)
+    assert calls.model.fraction(INIT) == pytest.approx(3 / 30)
+    assert big.lightness() < small.lightness()          # the larger value is the darker swatch
+    assert calls.legend.high_text == "30 s"
+
+
+# ---- navigation -------------------------------------------------------------------------
+def test_filter_keeps_matches_and_their_callers(trees):
+    _state, _metrics, calls, _system = trees
+    calls.set_filter("mpi_")
+    visible = np.flatnonzero(calls.model.forest.visible)
+    assert visible.tolist() == [MAIN, LOOP, HALO, SEND, ALLREDUCE]
+    assert calls.model.rowCount() == 1
+    assert calls.view.isExpanded(calls.model.index_of(HALO))
+    assert "2 call paths match" in calls.status.text()
+    calls.set_filter("")
+    assert calls.model.rowCount() == 2
+
+
+def test_hottest_path_sort_copy_and_focus(trees):
+    state, _metrics, calls, _system = trees
+    calls.expand_hottest()
+    assert state.callpath == SOLVE
+    calls.sort_box.setChecked(True)
+    kids = [int(calls.model.forest.children(LOOP)[i]) for i in range(3)]
+    assert kids == [SOLVE, HALO, ALLREDUCE]
+    assert calls.model.index_of(SOLVE).row() == 0
+    calls.view.setCurrentIndex(calls.model.index_of(SOLVE))
+    calls.copy_current()
+    assert QGuiApplication.clipboard().text() == "solve\t15 s"
+    calls.focus_action.trigger()
+    assert state.focus == Focus.on_callpath("main/loop/solve")
+
+
+def test_artificial_roots_and_gpu_locations_are_marked(trees):
+    _state, _metrics, calls, system = trees
+    assert calls.model.is_artificial(TASKS)
+    assert calls.model.data(calls.model.index_of(TASKS), role=Qt.ItemDataRole.FontRole).italic()
+    assert not calls.model.is_artificial(MAIN)
+    gpu = system.model.layout.first_location + 4
+    assert system.model.name(gpu).endswith("[GPU]")
+    assert "GPU location" in system.model.tooltip(gpu)
+
+
+def test_activity_hierarchy_switch(trees):
+    state, metrics, _calls, _system = trees
+    metrics.set_hierarchy(ACTIVITY)
+    assert "activity:communication" in metrics.model.keys
+    node = metrics.model.node_of_key("activity:communication")
+    select(metrics, node)
+    assert state.metric == "activity:communication"
+    assert metrics.model.shown(node) == pytest.approx(SMALL_P2P.sum() + SMALL_COLL.sum())
+
+
+def test_no_profile_says_why(qtbot):
+    state = AppState()
+    pane = CallTreePane(state)
+    qtbot.addWidget(pane)
+    assert "No experiment open" in pane.status.text()
