@@ -72,6 +72,18 @@ class Experiment:
             info["metrics"] = metric_ids(r.h5["profile"])
         return info
 
+    def profile(self):
+        """Metric x call path x location (popview.model.profile.Profile), read once."""
+        if getattr(self, "_profile", None) is None:
+            from popview.analysis.profiles import experiment_profile
+            self._profile = experiment_profile(self)
+        return self._profile
+
+    def metrics(self, model: str = "pop-mpi", focus=None, **options):
+        """The POP metric tree of `model` for `focus` (popview.analysis.metrics.metrics)."""
+        from popview.analysis.metrics import metrics
+        return metrics(self, model, focus, **options)
+
     def close(self) -> None:
         self.reader.close()
 
