@@ -4,24 +4,14 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 
 import pytest
 
 import popview
+from popview.analysis.node import MetricNode, MetricTree
 from popview.analysis.report import html, scale, svgplot, variants, write_report
 from popview.analysis.report.table import ScalingTable, merge_rows
 from popview.testing.synthetic import Shape, write
-
-
-@dataclass
-class Node:
-    id: str
-    name: str
-    value: float | None
-    kind: str = "efficiency"
-    reason: str = ""
-    children: list = field(default_factory=list)
 
 
 def test_rating_words_follow_cube():
@@ -59,9 +49,11 @@ def test_variants_offered_and_preselected(tmp_path, cache_dir):
 
 
 def _table():
-    runs = [Node("pe", "Parallel efficiency", v, children=[Node("lb", "Load balance", lb),
-                                                          Node("ser", "Serialisation", None, reason="needs messages")])
-            for v, lb in ((0.9, 0.95), (0.7, 0.75))]
+    runs = [MetricTree("pop-mpi", "POP MPI", label, "whole", [MetricNode(
+        "pe", "Parallel efficiency", value=v, children=[
+            MetricNode("lb", "Load balance", value=lb),
+            MetricNode("ser", "Serialisation", value=None, reason="needs messages")])])
+        for label, v, lb in (("1x1", 0.9, 0.95), ("4x1", 0.7, 0.75))]
     return ScalingTable("pop-mpi", "whole", ["1x1", "4x1"], [1, 4], 0, "strong", merge_rows(runs), [4.0, 1.6])
 
 

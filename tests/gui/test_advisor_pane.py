@@ -3,13 +3,13 @@ it does (stub trees here; tests/gui/test_advisor_values.py checks the real
 engine's numbers end to end)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
 from PySide6.QtCore import Qt
 
 import popview
 from popview.analysis.focus import Focus
+from popview.analysis.node import MetricNode as Node
+from popview.analysis.node import MetricTree
 from popview.analysis.report.candidates import Candidate
 from popview.experiment import Experiment
 from popview.gui.advisor import AdvisorPane
@@ -18,23 +18,6 @@ from popview.gui.state import AppState
 from popview.testing.synthetic import Shape, write
 
 pytestmark = pytest.mark.gui
-
-
-@dataclass
-class Node:
-    id: str
-    name: str
-    value: float | None
-    kind: str = "efficiency"
-    reason: str = ""
-    description: str = ""
-    formula: str = ""
-    inputs: dict = field(default_factory=dict)
-    children: list = field(default_factory=list)
-    warnings: list = field(default_factory=list)
-    min: float | None = None
-    avg: float | None = None
-    max: float | None = None
 
 
 class StubEngine:
@@ -46,16 +29,18 @@ class StubEngine:
     def __call__(self, exp, model, focus, **_kw):
         self.calls.append((model, focus))
         lb = 0.5 if focus.kind == "callpath" else 0.9
-        return Node("parallel_efficiency", "Parallel efficiency", lb * 0.95, children=[
-            Node("load_balance", "Load balance", lb, description="How evenly the work is spread.",
+        root = Node("parallel_efficiency", "Parallel efficiency", value=lb * 0.95, children=[
+            Node("load_balance", "Load balance", value=lb, description="How evenly the work is spread.",
                  formula="avg(useful) / max(useful)", inputs={"useful_avg": 1.5, "useful_max": 2.0},
                  min=0.4, avg=0.6, max=0.9),
-            Node("communication_efficiency", "Communication efficiency", 0.95, children=[
-                Node("serialisation_efficiency", "Serialisation efficiency", None,
+            Node("communication_efficiency", "Communication efficiency", value=0.95, children=[
+                Node("serialisation_efficiency", "Serialisation efficiency", value=None,
                      reason="needs message records (trace with MPI point-to-point events)"),
-                Node("transfer_efficiency", "Transfer efficiency", 1.04)]),
-            Node("computation_scalability", "Computation scalability", 1.3, kind="scalability"),
-        ], warnings=["I/O takes 12 % of the focus"] if model == "pop-mpi" else [])
+                Node("transfer_efficiency", "Transfer efficiency", value=1.04)]),
+            Node("computation_scalability", "Computation scalability", value=1.3, kind="scalability"),
+        ])
+        notes = ["I/O takes 12 % of the focus"] if model == "pop-mpi" else []
+        return MetricTree(model, model, exp.name, focus.label(), [root], notes)
 
 
 @pytest.fixture

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 
 import pytest
 from PySide6.QtCore import Qt
 
 import popview
+from popview.analysis.node import MetricNode as Node
+from popview.analysis.node import MetricTree
 from popview.analysis.report.scale import hex_colour
 from popview.experiment import Experiment
 from popview.gui.scaling import ScalingPane
@@ -20,26 +21,18 @@ from popview.testing.synthetic import write_scaling_series
 pytestmark = pytest.mark.gui
 
 
-@dataclass
-class Node:
-    id: str
-    name: str
-    value: float | None
-    kind: str = "efficiency"
-    reason: str = ""
-    inputs: dict = field(default_factory=dict)
-    children: list = field(default_factory=list)
-
-
 def stub_metrics(self, model, focus, reference=None, mode="strong", **_kw):
     """Parallel efficiency falls with the number of processes; scalability is relative to the reference."""
     p, t = self.shape()
     rp, _ = reference.shape()
     runtime = 8.0 / p if mode == "strong" else 2.0 * (1 + 0.1 * p)
-    return Node("global_efficiency", "Global efficiency", 0.9 / p ** 0.25, inputs={"runtime": runtime}, children=[
-        Node("parallel_efficiency", "Parallel efficiency", 1.0 - 0.05 * p),
-        Node("computation_scalability", "Computation scalability", rp / p + 0.5, kind="scalability"),
-        Node("serialisation_efficiency", "Serialisation efficiency", None, reason="needs message records")])
+    root = Node("global_efficiency", "Global efficiency", value=0.9 / p ** 0.25, inputs={"runtime": runtime},
+                children=[Node("parallel_efficiency", "Parallel efficiency", value=1.0 - 0.05 * p),
+                          Node("computation_scalability", "Computation scalability", value=rp / p + 0.5,
+                               kind="scalability"),
+                          Node("serialisation_efficiency", "Serialisation efficiency", value=None,
+                               reason="needs message records")])
+    return MetricTree(model, model, self.name, focus.label(), [root])
 
 
 @pytest.fixture(scope="module")

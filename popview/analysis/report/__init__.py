@@ -105,8 +105,8 @@ def _experiments(runs: list) -> str:
 def _variant(runs, v, focus, reference_index, mode) -> tuple[str, list[str], list]:
     """One variant's table(s): a metric tree for one run, a scaling table per model for several."""
     if len(runs) == 1:
-        roots = compute.variant(runs[0], v, focus)
-        return html.metric_tree(roots), warn.collect(runs[0], roots), []
+        trees = compute.variant(runs[0], v, focus)
+        return html.metric_tree([r for t in trees for r in t.roots]), warn.collect(runs[0], trees), []
     parts, found, tables = [], [], []
     for model in v.models:
         t = series.build(runs, model, focus, reference_index, mode)

@@ -48,8 +48,8 @@ def find(exp, model: str, threshold: float = 0.8, min_share: float = 0.01, limit
         if cancel is not None and cancel.is_set():
             break
         path = d.callpath_name(int(cp))
-        root = exp.metrics(model, Focus.on_callpath(path))
-        low = sorted(((n.name, v) for _, n in nodes.walk(root)
+        tree = exp.metrics(model, Focus.on_callpath(path))
+        low = sorted(((n.name, v) for _, n in tree.walk()
                       if getattr(n, "kind", "") == "efficiency"
                       and (v := nodes.value(n)) is not None and v < threshold), key=lambda t: t[1])
         if low:

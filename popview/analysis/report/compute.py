@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 def variant(exp, variant, focus, reference=None) -> list:
-    """The result trees of every model of `variant` (computation / I/O has two)."""
+    """The MetricTree of every model of `variant` (computation / I/O has two)."""
     return [model_tree(exp, m, focus, reference) for m in variant.models]
 
 

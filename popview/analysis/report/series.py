@@ -20,7 +20,7 @@ def ordered(exps: list) -> list:
 
 def runtime_of(tree) -> float | None:
     """The focus runtime R (seconds) among the tree's inputs."""
-    for _, node in nodes.walk(tree):
+    for _, node in tree.walk():
         inputs = getattr(node, "inputs", None) or {}
         for key in ("runtime", "R", "runtime_s"):
             v = inputs.get(key)
@@ -30,7 +30,7 @@ def runtime_of(tree) -> float | None:
 
 
 def trees(exps: list, model: str, focus, reference, mode: str) -> list:
-    """One result tree per run, scalabilities relative to `reference`."""
+    """One MetricTree per run, scalabilities relative to `reference`."""
     return [e.metrics(model, focus, reference=reference, mode=mode) for e in exps]
 
 

@@ -31,7 +31,7 @@ class ScalingTable:
     mode: str                            # strong | weak
     rows: list[Row] = field(default_factory=list)
     runtimes: list[float | None] = field(default_factory=list)   # seconds
-    trees: list = field(default_factory=list)                    # the engine's result tree per run
+    trees: list = field(default_factory=list)                    # the engine's MetricTree per run
 
     def speedup(self) -> list[float | None]:
         """runtime_ref / runtime (weak scaling: times elements / elements_ref)."""
@@ -87,15 +87,15 @@ class ScalingTable:
 
 
 def merge_rows(trees: list) -> list[Row]:
-    """Rows in the pre-order of the first tree, then any id only later runs have."""
+    """Rows of the runs' MetricTrees in the pre-order of the first, then any id only later runs have."""
     order: list[tuple[str, int, object]] = []
     seen = set()
     for tree in trees:
-        for depth, node in nodes.walk(tree):
+        for depth, node in tree.walk():
             if node.id not in seen:
                 seen.add(node.id)
                 order.append((node.id, depth, node))
-    by_run = [{n.id: n for _, n in nodes.walk(t)} for t in trees]
+    by_run = [{n.id: n for _, n in t.walk()} for t in trees]
     rows = []
     for node_id, depth, first in order:
         vals, why = [], []

@@ -4,19 +4,20 @@ from __future__ import annotations
 from popview.analysis.report import nodes
 
 
-def collect(exp, roots: list) -> list[str]:
-    """Engine warnings of every node, inconsistent (> 100 %) efficiencies, and
-    what the trace itself says about how it was recorded (burst mode, flushing)."""
+def collect(exp, trees: list) -> list[str]:
+    """The engine's notes and node warnings of every MetricTree, inconsistent
+    (> 100 %) efficiencies, and what the trace itself says about how it was
+    recorded (burst mode, flushing)."""
     out: list[str] = []
 
     def add(text: str) -> None:
         if text and text not in out:
             out.append(text)
 
-    for root in roots:
-        for w in getattr(root, "result_warnings", None) or ():
+    for tree in trees:
+        for w in tree.notes:
             add(str(w))
-        for _, node in nodes.walk(root):
+        for _, node in tree.walk():
             for w in getattr(node, "warnings", None) or ():
                 add(str(w))
             v = nodes.value(node)

@@ -145,8 +145,8 @@ class AdvisorPane(QWidget):
             self._show_warnings([])
             self.updated.emit(tab.variant.key)
             return
-        roots = result
-        found = warn.collect(self._exp, roots)
+        roots = [r for tree in result for r in tree.roots]
+        found = warn.collect(self._exp, result)
         self._results[key] = (roots, found)
         if self.current_tab() is tab:
             self._show(tab, roots, found)
