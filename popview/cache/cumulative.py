@@ -309,6 +309,7 @@ class _Builder:
             for loc in locs:
                 prof.add_location(loc, per_loc[loc], sb, se, scp, is_master=(loc == locs[0]))
             prof.add_parallel(self, p, locs, per_loc, master)
+            prof.add_master_calls(p, master)
 
 
 def _inside(calls: dict, select: np.ndarray, x: np.ndarray, label: np.ndarray | None,
@@ -360,6 +361,13 @@ class _ProfileParts:
         self.cp, self.loc, self.cat_values, self.ctr_values = [], [], [], []
         self.visits_cp, self.visits_loc = [], []
         self.par = {k: [] for k in ("proc", "begin", "end", "key", "useful", "locs")}
+        self.master = {k: [] for k in ("callpath", "proc", "begin", "end")}
+
+    def add_master_calls(self, p: int, master: dict) -> None:
+        self.master["callpath"].append(master["callpath"].astype(np.int32))
+        self.master["proc"].append(np.full(len(master["begin"]), p, np.int32))
+        self.master["begin"].append(master["begin"])
+        self.master["end"].append(master["end"])
 
     def add_location(self, loc, rows, sb, se, scp, is_master: bool) -> None:
         begin, end, cat, cum = rows["begin"], rows["end"], rows["cat"], rows["cum"]
@@ -452,6 +460,37 @@ class _ProfileParts:
         for k in ("proc", "begin", "end", "key"):
             pg.create_dataset(k, data=np.concatenate(self.par[k]) if self.par[k] else np.zeros(0, np.int64))
         pg.create_dataset("useful", data=useful)
+        self._write_parallel_summary(pg, useful, b)
+        self._write_master_calls(g.create_group("master_calls"), len(b.defs.callpath_parent))
+
+    def _write_parallel_summary(self, pg: h5py.Group, useful: np.ndarray, b: _Builder) -> None:
+        """Per region key: the master's time in it per process and each location's useful time in it."""
+        n_proc = max(len(b.defs.processes), 1)
+        keys = np.unique(np.concatenate(self.par["key"])) if self.par["key"] else np.zeros(0, np.int64)
+        openmp = np.zeros((len(keys), n_proc))
+        per_loc = np.zeros((len(keys), self.n_loc))
+        pos = 0
+        for proc, begin, end, key, locs in zip(self.par["proc"], self.par["begin"], self.par["end"],
+                                               self.par["key"], self.par["locs"]):
+            k = np.searchsorted(keys, key)
+            np.add.at(openmp, (k, proc), (end - begin).astype(np.float64))
+            block = useful[pos:pos + len(key), :len(locs)]
+            for j, loc in enumerate(locs):
+                np.add.at(per_loc[:, loc], k, block[:, j])
+            pos += len(key)
+        pg.create_dataset("summary_keys", data=keys)
+        pg.create_dataset("summary_openmp", data=openmp)
+        pg.create_dataset("summary_useful", data=per_loc)
+
+    def _write_master_calls(self, g: h5py.Group, n_cp: int) -> None:
+        """Master-thread visits sorted by (call path, process, begin): iterations of a region are one slice."""
+        cols = {k: (np.concatenate(v) if v else np.zeros(0, np.int64)) for k, v in self.master.items()}
+        order = np.lexsort((cols["begin"], cols["proc"], cols["callpath"]))
+        offsets = np.zeros(n_cp + 1, np.int64)
+        np.cumsum(np.bincount(cols["callpath"], minlength=n_cp)[:n_cp], out=offsets[1:])
+        g.create_dataset("cp_offsets", data=offsets)
+        for k in ("proc", "begin", "end"):
+            g.create_dataset(k, data=cols[k][order], **(compression() if len(order) > 4096 else {}))
 
 
 # ------------------------------------------------------------------ profile

@@ -1,0 +1,248 @@
+"""FocusInputs of an experiment for a focus of analysis.
+
+Traces: whole run and call paths read figures summed at conversion; a
+window evaluates the cumulative sums at its two ends; iterations i..j of a
+repeating region become the window from the start of visit i to the end of
+visit j (earliest start, latest end over processes). Cube profiles: whole
+run and call paths from the stored profile; they have no time line.
+Only the main application (Paraver application 1) is analysed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from popview.analysis.focus import Focus
+from popview.analysis.inputs import FocusInputs, Region, empty_cat
+from popview.analysis.window_index import CumulativeIndex
+from popview.cache.cumulative import CAT, PSEUDO_COUNTERS
+
+NS = 1e9
+
+
+class FocusError(ValueError):
+    """A focus that does not apply to this experiment."""
+
+
+def main_locations(defs) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """(locations, process index 0..P-1, thread) of the main application's threads, and notes."""
+    notes = []
+    main_procs = [i for i, p in enumerate(defs.processes) if p.appl == 0]
+    if len(defs.applications) > 1:
+        notes.append(f"the trace holds {len(defs.applications)} applications: only the main one "
+                     f"(application 1, {len(main_procs)} processes) is analysed")
+    index = {p: i for i, p in enumerate(main_procs)}
+    locs = [i for i, loc in enumerate(defs.locations) if loc.kind == "thread" and loc.process in index]
+    proc = np.array([index[defs.locations[i].process] for i in locs], np.int64)
+    thread = np.array([defs.locations[i].thread for i in locs], np.int64)
+    return np.array(locs, np.int64), proc, thread, notes
+
+
+def gather(exp, focus: Focus) -> FocusInputs:
+    if focus.kind == "auto":
+        from popview.analysis.autofocus import propose
+        focus, why = propose(exp)
+        inputs = gather(exp, focus)
+        inputs.notes.insert(0, f"automatic focus: {focus.label()} - {why}")
+        return inputs
+    if not exp.is_trace:
+        from popview.analysis.gather_profile import gather_profile
+        return gather_profile(exp, focus)
+    return _TraceGather(exp).run(focus)
+
+
+class _TraceGather:
+    def __init__(self, exp):
+        self.exp = exp
+        self.defs = exp.definitions
+        self.h5 = exp.reader.h5
+        self.locs, self.proc, self.thread, self.notes = main_locations(self.defs)
+        self.index = _index(exp)
+        self.procs_global = np.unique(np.array([self.defs.locations[i].process for i in self.locs], np.int64))
+
+    def run(self, focus: Focus) -> FocusInputs:
+        if focus.kind == "whole":
+            return self._whole()
+        if focus.kind == "window":
+            return self._window(int(focus.t0), int(focus.t1), focus.label())
+        if focus.kind == "iterations":
+            t0, t1 = iteration_window(self.exp, focus.callpath, focus.first, focus.last)
+            out = self._window(t0, t1, focus.label())
+            out.notes.append(f"iterations {focus.first}-{focus.last} of {focus.callpath}: the window "
+                             f"{t0 / NS:.6g} s - {t1 / NS:.6g} s (first start to last end over processes)")
+            return out
+        if focus.kind == "callpath":
+            return self._callpath(focus.callpath)
+        raise FocusError(f"unknown focus kind {focus.kind!r}")
+
+    def _inputs(self, runtime_ns, cat_ns, ctr, label, regions) -> FocusInputs:
+        counters = {name: ctr[:, k] for k, name in enumerate(self.index.counter_names) if name not in PSEUDO_COUNTERS}
+        for k, name in enumerate(self.index.counter_names):
+            if name in PSEUDO_COUNTERS:
+                counters[name] = ctr[:, k]
+        return FocusInputs(runtime=runtime_ns / NS, process=self.proc, thread=self.thread, cat=cat_ns / NS,
+                           counters=counters, regions=regions, notes=list(self.notes), label=label)
+
+    # ---- whole run -------------------------------------------------------------
+    def _whole(self) -> FocusInputs:
+        return self._inputs(self.defs.t_end, self.index.totals[self.locs], self.index.ctr_totals[self.locs],
+                            "whole run", self._summary_regions(None))
+
+    def _summary_regions(self, keep_key) -> list[Region]:
+        if "parallel" not in self.index.group:
+            return []
+        pg = self.index.group["parallel"]
+        keys = pg["summary_keys"][:]
+        if not len(keys):
+            return []
+        openmp, useful = pg["summary_openmp"][:], pg["summary_useful"][:]
+        out = []
+        for k, key in enumerate(keys.tolist()):
+            if keep_key is not None and not keep_key(key):
+                continue
+            out.append(Region(self.defs.callpath_name(key), openmp[k, self.procs_global] / NS,
+                              useful[k, self.locs] / NS))
+        return out
+
+    # ---- window ----------------------------------------------------------------
+    def _window(self, t0: int, t1: int, label: str) -> FocusInputs:
+        if t1 <= t0:
+            raise FocusError(f"empty window [{t0}, {t1}] ns")
+        c0, k0 = self.index.at(self.locs, t0)
+        c1, k1 = self.index.at(self.locs, t1)
+        inputs = self._inputs(t1 - t0, c1 - c0, k1 - k0, label, self._window_regions(t0, t1))
+        if t1 > self.defs.t_end:
+            inputs.notes.append(f"the window ends after the trace ({self.defs.t_end / NS:.6g} s)")
+        return inputs
+
+    def _window_regions(self, t0: int, t1: int) -> list[Region]:
+        if "parallel" not in self.index.group:
+            return []
+        pg = self.index.group["parallel"]
+        begin, end = pg["begin"][:], pg["end"][:]
+        sel = np.flatnonzero((begin < t1) & (end > t0))
+        if not len(sel):
+            return []
+        proc, key = pg["proc"][:][sel], pg["key"][:][sel]
+        cb, ce = np.maximum(begin[sel], t0), np.minimum(end[sel], t1)
+        useful = pg["useful"][sel.min():sel.max() + 1][sel - sel.min()]
+        clipped = np.flatnonzero((cb > begin[sel]) | (ce < end[sel]))
+        table = self._location_table(useful.shape[1])
+        for i in clipped:    # the few instances cut by the window: exact useful time inside the cut
+            cols = table[proc[i]]
+            have = np.flatnonzero(cols >= 0)
+            locs = self.locs[cols[have]]
+            a, _ = self.index.at(locs, int(cb[i]))
+            b, _ = self.index.at(locs, int(ce[i]))
+            useful[i, have] = (b - a)[:, [CAT["comp_serial"], CAT["comp_parallel"]]].sum(axis=1)
+        return self._regions_from_instances(proc, key, (ce - cb).astype(np.float64), useful)
+
+    def _regions_from_instances(self, proc, key, length, useful) -> list[Region]:
+        table = self._location_table(useful.shape[1])
+        pindex = np.full(len(self.defs.processes), -1, np.int64)
+        pindex[self.procs_global] = np.arange(len(self.procs_global))
+        cols = table[proc]                                  # (instances, threads) -> location index or -1
+        ok = (cols >= 0) & np.isfinite(useful)
+        out = []
+        for k in np.unique(key).tolist():
+            m = key == k
+            pm = pindex[proc[m]]
+            openmp = np.bincount(pm[pm >= 0], weights=length[m][pm >= 0], minlength=len(self.procs_global))
+            okm = ok[m]
+            per_loc = np.bincount(cols[m][okm], weights=useful[m][okm], minlength=len(self.locs))
+            out.append(Region(self.defs.callpath_name(k), openmp / NS, per_loc / NS))
+        return out
+
+    def _location_table(self, width: int) -> np.ndarray:
+        """[global process, thread] -> index into self.locs, or -1."""
+        table = np.full((len(self.defs.processes), max(width, 1)), -1, np.int64)
+        for i, L in enumerate(self.locs):
+            loc = self.defs.locations[L]
+            if loc.thread < width:
+                table[loc.process, loc.thread] = i
+        return table
+
+    # ---- call path -------------------------------------------------------------
+    def _callpath(self, path: str) -> FocusInputs:
+        from popview.analysis.profiles import trace_profile
+        prof = trace_profile(self.exp)
+        cp = prof.find(path)
+        if cp is None:
+            raise FocusError(f"{self.exp.source}: no call path {path!r}")
+        cat = np.zeros((len(self.locs), len(CAT)))
+        for name, cats in _PROFILE_TO_CATS.items():
+            if prof.has(name):
+                cat[:, CAT[cats]] += prof.by_location(name, cp, True)[self.locs] * NS
+        ctr = np.zeros((len(self.locs), len(self.index.counter_names)))
+        for k, name in enumerate(self.index.counter_names):
+            if prof.has(name):
+                ctr[:, k] = prof.by_location(name, cp, True)[self.locs]
+        masters = FocusInputs(0.0, self.proc, self.thread, cat).masters
+        runtime = float(cat[masters].sum(axis=1).max()) if len(masters) else 0.0
+        defs_cp = _defs_callpath(self.defs, path)
+        regions = self._summary_regions(lambda key: _descends(self.defs.callpath_parent, key, defs_cp))
+        inputs = self._inputs(runtime, cat, ctr, path, regions)
+        inputs.notes.append("call-path focus: every thread's time while its process's master thread is inside "
+                            f"{path}; R = the longest such time over processes")
+        return inputs
+
+
+_PROFILE_TO_CATS = {"comp_serial": "comp_serial", "comp_parallel": "comp_parallel", "mpi_p2p": "mpi_p2p",
+                    "mpi_collective": "mpi_collective", "mpi_sync": "mpi_sync", "mpi_other": "mpi_other",
+                    "mpi_io": "mpi_io", "omp_sync": "omp_sync", "omp_management": "omp_management",
+                    "omp_idle": "omp_idle", "io": "io", "other": "other"}
+
+
+def _index(exp) -> CumulativeIndex:
+    cached = getattr(exp, "_cumulative_index", None)
+    if cached is None:
+        cached = CumulativeIndex(exp.reader)
+        exp._cumulative_index = cached
+    return cached
+
+
+def _defs_callpath(defs, path: str) -> int:
+    want = [p for p in path.strip("/").split("/") if p]
+    names = [defs.regions[r].name for r in defs.callpath_region]
+    parent = defs.callpath_parent
+    cur = -1
+    for part in want:
+        match = [c for c in range(len(parent)) if parent[c] == cur and names[c] == part]
+        if not match:
+            return -2
+        cur = match[0]
+    return cur
+
+
+def _descends(parent: np.ndarray, cp: int, ancestor: int) -> bool:
+    while cp >= 0:
+        if cp == ancestor:
+            return True
+        cp = int(parent[cp])
+    return False
+
+
+def visits(exp, path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(process, begin, end) of the master threads' visits of `path`, by process then time."""
+    cp = _defs_callpath(exp.definitions, path)
+    if cp < 0:
+        raise FocusError(f"{exp.source}: no call path {path!r}")
+    g = _index(exp).group["master_calls"]
+    off = g["cp_offsets"]
+    lo, hi = int(off[cp]), int(off[cp + 1])
+    return g["proc"][lo:hi], g["begin"][lo:hi], g["end"][lo:hi]
+
+
+def iteration_window(exp, path: str, first: int, last: int) -> tuple[int, int]:
+    """[start of visit `first`, end of visit `last`] (0-based, over the processes)."""
+    proc, begin, end = visits(exp, path)
+    if not len(proc):
+        raise FocusError(f"{path} is never visited")
+    starts = np.flatnonzero(np.r_[True, proc[1:] != proc[:-1]])
+    counts = np.diff(np.r_[starts, len(proc)])
+    n = int(counts.min())
+    if not 0 <= first <= last < n:
+        raise FocusError(f"{path} has iterations 0..{n - 1} on every process; asked for {first}..{last}")
+    return int(begin[starts + first].min()), int(end[starts + last].max())
+
+
+__all__ = ["gather", "FocusError", "main_locations", "iteration_window", "visits", "empty_cat"]

@@ -1,0 +1,112 @@
+"""The raw figures of one focus of analysis, the same whatever the source.
+
+Every metric model reads a `FocusInputs`: per location (thread) the time
+by category in seconds, counters during useful computation, and per
+OpenMP parallel region the master's time in it and each thread's useful
+time in it; plus the runtime R of the focus. Traces fill it from the
+cache's cumulative sums (popview.cache.cumulative), Cube profiles from
+their stored profile.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from popview.cache.cumulative import CAT, CATEGORIES, N_CAT
+
+MPI_CATS = ("mpi_p2p", "mpi_collective", "mpi_sync", "mpi_other", "mpi_io")
+OMP_CATS = ("comp_parallel", "omp_sync", "omp_management", "omp_idle")
+
+
+@dataclass
+class Region:
+    """One OpenMP parallel region (all instances of one outlined function)."""
+
+    name: str
+    openmp: np.ndarray        # per process: master's time inside, s
+    useful: np.ndarray        # per location: useful time inside, s
+
+
+@dataclass
+class FocusInputs:
+    runtime: float                         # R, seconds
+    process: np.ndarray                    # per location: process index (0..P-1)
+    thread: np.ndarray                     # per location: thread number within the process
+    cat: np.ndarray                        # (locations, N_CAT) seconds
+    counters: dict[str, np.ndarray] = field(default_factory=dict)   # per location, during useful computation
+    regions: list[Region] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    label: str = ""
+    n_processes: int = 0
+
+    def __post_init__(self):
+        self.n_processes = int(self.process.max()) + 1 if len(self.process) else 0
+
+    # ---- shape -------------------------------------------------------------------------
+    @property
+    def n_threads(self) -> int:
+        """T: processing elements (threads) of the focus."""
+        return len(self.process)
+
+    @property
+    def threads_per_process(self) -> np.ndarray:
+        return np.bincount(self.process, minlength=self.n_processes)
+
+    @property
+    def masters(self) -> np.ndarray:
+        """Location index of each process's master thread."""
+        order = np.lexsort((self.thread, self.process))
+        _, first = np.unique(self.process[order], return_index=True)
+        return order[first]
+
+    def time(self, *names: str) -> np.ndarray:
+        return self.cat[:, [CAT[n] for n in names]].sum(axis=1)
+
+    # ---- the quantities of METRICS.md -------------------------------------------------
+    @property
+    def useful(self) -> np.ndarray:
+        return self.time("comp_serial", "comp_parallel")
+
+    @property
+    def serial_useful(self) -> np.ndarray:
+        """Per process: useful time of the master outside parallel regions."""
+        return self.cat[self.masters, CAT["comp_serial"]]
+
+    @property
+    def omp_useful(self) -> np.ndarray:
+        """Per location: useful time in parallel regions (a worker's useful time all counts)."""
+        out = self.useful.copy()
+        out[self.masters] = self.cat[self.masters, CAT["comp_parallel"]]
+        return out
+
+    @property
+    def openmp(self) -> np.ndarray:
+        """Per process: time of the master inside parallel regions."""
+        return self.time(*OMP_CATS)[self.masters]
+
+    @property
+    def mpi(self) -> np.ndarray:
+        """Per process: time of the master in MPI."""
+        return self.time(*MPI_CATS)[self.masters]
+
+    @property
+    def outside_mpi(self) -> np.ndarray:
+        return self.runtime - self.mpi
+
+    def weighted_avg(self, per_process: np.ndarray) -> float:
+        """sum_p t_p x[p] / T (seed 000, 2.1.1)."""
+        return float((self.threads_per_process * per_process).sum() / self.n_threads)
+
+    def counter(self, name: str) -> np.ndarray | None:
+        return self.counters.get(name)
+
+    def has_paradigm_time(self, *names: str) -> bool:
+        return bool(self.time(*names).any())
+
+
+def empty_cat(n: int) -> np.ndarray:
+    return np.zeros((n, N_CAT))
+
+
+__all__ = ["FocusInputs", "Region", "CATEGORIES", "MPI_CATS", "OMP_CATS", "empty_cat"]

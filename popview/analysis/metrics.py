@@ -1,0 +1,108 @@
+"""POP metrics of one experiment: `metrics(exp, model, focus)` -> MetricTree."""
+from __future__ import annotations
+
+from popview.analysis import models
+from popview.analysis.focus import Focus
+from popview.analysis.gather import gather
+from popview.analysis.inputs import FocusInputs
+from popview.analysis.models.base import REPLAY_MISSING, Context, evaluate
+from popview.analysis.node import MetricTree
+
+WEAK_THRESHOLD = 0.9
+
+
+def propose_focus(exp) -> tuple[Focus, str]:
+    cache = exp.__dict__.setdefault("_auto_focus", [])
+    if not cache:
+        from popview.analysis.autofocus import propose
+        cache.append(propose(exp))
+    return cache[0]
+
+
+def as_focus(focus) -> Focus:
+    if focus is None:
+        return Focus.whole()
+    return Focus.parse(focus) if isinstance(focus, str) else focus
+
+
+def focus_inputs(exp, focus) -> FocusInputs:
+    """FocusInputs of `exp` for `focus`, cached on the experiment."""
+    focus = as_focus(focus)
+    cache = exp.__dict__.setdefault("_focus_inputs", {})
+    if focus not in cache:
+        cache[focus] = gather(exp, focus)
+    return cache[focus]
+
+
+def reference_focus(focus: Focus) -> Focus:
+    """The focus of the reference run: a time window does not carry over to another run."""
+    return focus if focus.kind in ("whole", "callpath", "auto") else Focus.whole()
+
+
+def guess_scaling(runs: list[FocusInputs], ref: FocusInputs) -> tuple[str, str]:
+    """Weak when the instructions grow with the processing elements (Basic Analysis's rule)."""
+    ratios = []
+    for x in runs:
+        if x is ref:
+            continue
+        ins, ins_ref = x.counter("PAPI_TOT_INS"), ref.counter("PAPI_TOT_INS")
+        if ins is None or ins_ref is None or ins_ref.sum() <= 0:
+            return "strong", "strong scaling assumed: no instruction counts to tell"
+        ratios.append((ins.sum() / ins_ref.sum()) / (x.n_threads / ref.n_threads))
+    if not ratios:
+        return "strong", "strong scaling: a single run"
+    mean = sum(ratios) / len(ratios)
+    kind = "weak" if mean > WEAK_THRESHOLD else "strong"
+    return kind, (f"{kind} scaling guessed: instructions / processing elements, relative to the reference, "
+                  f"average {mean:.3f} ({'>' if kind == 'weak' else '<='} {WEAK_THRESHOLD})")
+
+
+def _replay_loader(exp, focus: Focus):
+    if not exp.is_trace:
+        return None, "a profile has no records to replay on an ideal network"
+    try:
+        from popview.analysis.replay import replay
+    except ImportError:
+        return None, REPLAY_MISSING
+    return (lambda: replay(exp, focus)), REPLAY_MISSING
+
+
+def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: str = "auto",
+            use_replay: bool = True) -> MetricTree:
+    """The metric tree of `model` for `exp` and `focus`; scalabilities against `reference`
+    (default: the run itself)."""
+    module = models.get(model)
+    focus = as_focus(focus)
+    notes = []
+    if focus.kind == "auto":
+        focus, why = propose_focus(exp)
+        notes.append(f"automatic focus: {focus.label()} - {why}")
+    x = focus_inputs(exp, focus)
+    notes += x.notes
+    if reference is None or reference is exp:
+        ref, ref_is_self, ref_label = x, True, "this run"
+    else:
+        ref = focus_inputs(reference, reference_focus(focus))
+        ref_is_self, ref_label = False, getattr(reference, "label", "reference")
+    if scaling == "auto":
+        scaling, why = guess_scaling([x], ref)
+        if not ref_is_self:
+            notes.append(why)
+    if ref_is_self and model not in ("computation", "io"):
+        notes.append("scalabilities are against this run itself (give a reference or a series to compare)")
+    loader, reason = _replay_loader(exp, focus) if use_replay else (None, "replay not requested")
+    ctx = Context(x=x, ref=ref, ref_label=ref_label, ref_is_self=ref_is_self, scaling=scaling,
+                  replay_loader=loader, replay_reason=reason)
+    roots = [evaluate(spec, ctx) for spec in module.MODEL.roots]
+    post = getattr(module, "POST", {})
+    for root in roots:
+        for _, node in list(root.walk()):
+            if node.id in post:
+                post[node.id](ctx, node)
+    if ctx._replay is not None:
+        rp = ctx._replay
+        notes += [f"replay: {n}" for n in getattr(rp, "notes", [])]
+        if getattr(rp, "approximate", False):
+            notes.append("the replay is approximate: serialisation / transfer figures are estimates")
+    return MetricTree(model=module.MODEL.id, title=module.MODEL.title, experiment=getattr(exp, "label", ""),
+                      focus=focus.label(), roots=roots, notes=notes)

@@ -1,0 +1,129 @@
+"""Declarative metric models: a tree of Specs evaluated against a Context."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from popview.analysis.inputs import FocusInputs
+from popview.analysis.node import MetricNode
+
+REPLAY_MISSING = "needs the replay engine (ideal-network replay)"
+
+
+class NotAvailable(Exception):
+    """A metric whose inputs this experiment / focus does not have; the message says why."""
+
+
+@dataclass
+class Context:
+    """What a model may read: the focus inputs, the reference run's, the replay."""
+
+    x: FocusInputs
+    ref: FocusInputs
+    ref_label: str = "this run"
+    ref_is_self: bool = True
+    scaling: str = "strong"
+    replay_loader: Callable[[], object] | None = None
+    replay_reason: str = REPLAY_MISSING
+    _replay: object | None = None
+
+    @property
+    def replay(self):
+        """The replay result, run on first use; None (and replay_reason set) when there is none."""
+        if self._replay is None and self.replay_loader is not None:
+            loader, self.replay_loader = self.replay_loader, None
+            try:
+                self._replay = loader()
+            except Exception as exc:  # noqa: BLE001 - any failure of the replay makes its metrics unavailable
+                self.replay_reason = f"the replay failed: {exc}"
+        return self._replay
+
+    def need_replay(self):
+        rp = self.replay
+        if rp is None:
+            raise NotAvailable(self.replay_reason)
+        return rp
+
+    def runtime(self) -> float:
+        if self.x.runtime <= 0:
+            raise NotAvailable("the focus has no duration")
+        return self.x.runtime
+
+    def useful(self, inputs: FocusInputs | None = None) -> np.ndarray:
+        u = (inputs or self.x).useful
+        if not len(u) or u.max() <= 0:
+            raise NotAvailable("no useful computation (state Running) in the focus")
+        return u
+
+    def counter(self, name: str, inputs: FocusInputs | None = None) -> float:
+        c = (inputs or self.x).counter(name)
+        if c is None:
+            raise NotAvailable(f"the experiment has no {name} counter")
+        total = float(c.sum())
+        if total <= 0:
+            raise NotAvailable(f"{name} is zero during useful computation in the focus")
+        return total
+
+    def weak_factor(self) -> float:
+        """n / n_ref for weak scaling, 1 for strong."""
+        return self.x.n_threads / self.ref.n_threads if self.scaling == "weak" else 1.0
+
+
+Compute = Callable[[Context], tuple[float, dict]]
+
+
+@dataclass(frozen=True)
+class Spec:
+    id: str
+    name: str
+    formula: str
+    description: str
+    compute: Compute
+    kind: str = "efficiency"
+    unit: str = ""
+    combine: str | None = None
+    children: tuple["Spec", ...] = ()
+    factor: bool = True
+    spread: Callable[[Context], np.ndarray] | None = None
+
+
+@dataclass(frozen=True)
+class Model:
+    id: str
+    title: str
+    description: str
+    roots: tuple[Spec, ...]
+
+
+def evaluate(spec: Spec, ctx: Context) -> MetricNode:
+    node = MetricNode(id=spec.id, name=spec.name, description=spec.description, formula=spec.formula,
+                      kind=spec.kind, unit=spec.unit, combine=spec.combine, factor=spec.factor,
+                      children=[evaluate(c, ctx) for c in spec.children])
+    try:
+        value, inputs = spec.compute(ctx)
+        node.inputs = {k: float(v) for k, v in inputs.items()}
+        if value is None or not np.isfinite(value):
+            raise NotAvailable("the inputs give no finite value (division by zero)")
+        node.value = float(value)
+        if spec.spread is not None:
+            s = np.asarray(spec.spread(ctx), np.float64)
+            if len(s):
+                node.min, node.avg, node.max = float(s.min()), float(s.mean()), float(s.max())
+    except NotAvailable as exc:
+        node.value, node.reason = None, str(exc)
+    except ZeroDivisionError:
+        node.value, node.reason = None, "division by zero: an input is zero in this focus"
+    if node.value is not None and spec.kind == "efficiency" and node.value > 1 + 1e-9:
+        node.warnings.append(f"above 100 % ({node.value:.4f}): the inputs are inconsistent "
+                             "(e.g. an ideal runtime longer than the measured one); shown unclipped")
+    if node.value is not None and node.value < -1e-9 and spec.kind == "efficiency":
+        node.warnings.append("below 0: the inputs are inconsistent; shown unclipped")
+    return node
+
+
+def ratio(a: float, b: float) -> float:
+    if b == 0:
+        raise ZeroDivisionError
+    return a / b

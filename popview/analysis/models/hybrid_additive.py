@@ -1,0 +1,157 @@
+"""Hybrid additive model (seeds 000 2.1.2, 001; METRICS.md 2): a parent's
+inefficiency (1 - efficiency) is the sum of its children's.
+
+The process level uses non_mpi[p] = openmp[p] + serial_useful[p] (the
+master's time in parallel regions plus its useful time outside them), as
+PyPOP does, so that mpi[p] = R - non_mpi[p] and the MPI children sum
+exactly to their parent. A worker thread's useful time all counts as
+useful time in parallel regions. One OpenMP-region child per parallel
+region (all instances of one outlined function); what no single region
+explains (MPI inside regions, worker computation outside them) is its own
+child, so the children always sum to the parent."""
+from __future__ import annotations
+
+import numpy as np
+
+from popview.analysis.models.base import Context, Model, NotAvailable, Spec, ratio
+from popview.analysis.models.scalability import COMPUTATION, global_efficiency
+from popview.analysis.node import MetricNode
+
+
+def _non_mpi(ctx: Context) -> np.ndarray:
+    return ctx.x.openmp + ctx.x.serial_useful
+
+
+def _avg_non_mpi(ctx: Context) -> float:
+    return ctx.x.weighted_avg(ctx.x.openmp) + ctx.x.weighted_avg(ctx.x.serial_useful)
+
+
+def parallel(ctx: Context):
+    u = ctx.useful()
+    return ratio(u.mean(), ctx.runtime()), {"avg_useful_s": u.mean(), "runtime_s": ctx.runtime()}
+
+
+def process(ctx: Context):
+    ctx.useful()
+    a = _avg_non_mpi(ctx)
+    return ratio(a, ctx.runtime()), {"avg_openmp_plus_serial_s": a, "runtime_s": ctx.runtime()}
+
+
+def process_lb(ctx: Context):
+    ctx.useful()
+    m, a, r = float(_non_mpi(ctx).max()), _avg_non_mpi(ctx), ctx.runtime()
+    return 1 - (m - a) / r, {"max_openmp_plus_serial_s": m, "avg_openmp_plus_serial_s": a, "runtime_s": r}
+
+
+def mpi_comm(ctx: Context):
+    ctx.useful()
+    m = float(_non_mpi(ctx).max())
+    return ratio(m, ctx.runtime()), {"max_openmp_plus_serial_s": m, "runtime_s": ctx.runtime()}
+
+
+def _mpi_ideal(ctx: Context) -> np.ndarray:
+    rp = ctx.need_replay()
+    ideal = np.asarray(rp.mpi_ideal, np.float64)
+    if len(ideal) < ctx.x.n_processes:
+        raise NotAvailable("the replay gave no ideal MPI time for every process")
+    return ideal[:ctx.x.n_processes]
+
+
+def mpi_transfer(ctx: Context):
+    ideal = _mpi_ideal(ctx)
+    r = ctx.runtime()
+    mpi = r - _non_mpi(ctx)
+    return (r - mpi.min() + ideal.min()) / r, {"min_mpi_s": mpi.min(), "min_mpi_ideal_s": ideal.min(), "runtime_s": r}
+
+
+def mpi_serialisation(ctx: Context):
+    ideal = _mpi_ideal(ctx)
+    r = ctx.runtime()
+    return (r - ideal.min()) / r, {"min_mpi_ideal_s": ideal.min(), "runtime_s": r}
+
+
+def thread(ctx: Context):
+    u = ctx.useful()
+    a, r = _avg_non_mpi(ctx), ctx.runtime()
+    return 1 - (a - u.mean()) / r, {"avg_openmp_plus_serial_s": a, "avg_useful_s": u.mean(), "runtime_s": r}
+
+
+def amdahl(ctx: Context):
+    ctx.useful()
+    x = ctx.x
+    lost = float((x.serial_useful * (x.threads_per_process - 1)).sum() / x.n_threads)
+    return 1 - lost / ctx.runtime(), {"serial_useful_x_idle_threads_avg_s": lost, "runtime_s": ctx.runtime()}
+
+
+def omp_region(ctx: Context):
+    ctx.useful()
+    x = ctx.x
+    lost = x.weighted_avg(x.openmp) - float(x.omp_useful.mean())
+    return 1 - lost / ctx.runtime(), {"avg_openmp_s": x.weighted_avg(x.openmp),
+                                      "avg_omp_useful_s": float(x.omp_useful.mean()), "runtime_s": ctx.runtime()}
+
+
+def region_nodes(ctx: Context, parent: MetricNode) -> None:
+    """One child per parallel region, plus the part no region explains."""
+    x = ctx.x
+    if parent.value is None or not x.regions or x.runtime <= 0:
+        return
+    r = x.runtime
+    total_lost = 0.0
+    for reg in x.regions:
+        lost = float((x.threads_per_process * reg.openmp).sum() / x.n_threads - reg.useful.mean())
+        total_lost += lost
+        parent.children.append(MetricNode(
+            id=f"openmp_region_efficiency:{reg.name}", name=f"Region {reg.name}", kind="efficiency", value=1 - lost / r,
+            description=f"OpenMP region efficiency of the parallel region {reg.name}",
+            formula="1 - avg_t(openmp_region[p] - omp_useful_region[p,t]) / R",
+            inputs={"avg_openmp_s": float((x.threads_per_process * reg.openmp).sum() / x.n_threads),
+                    "avg_omp_useful_s": float(reg.useful.mean()), "runtime_s": r}))
+    rest = (1 - parent.value) - total_lost / r
+    if abs(rest) > 1e-12:
+        parent.children.append(MetricNode(
+            id="openmp_region_efficiency:unattributed", name="Outside the listed regions", kind="efficiency", value=1 - rest,
+            description="Thread-level time no single parallel region accounts for: MPI calls inside "
+                        "regions, worker computation outside them, regions cut by the focus",
+            formula="parent inefficiency - sum of the regions' inefficiencies"))
+    parent.combine = "additive"
+
+
+REGION = Spec("openmp_region_efficiency", "OpenMP region efficiency",
+              "1 - avg_t(openmp[p] - omp_useful[p,t]) / R",
+              "Time lost inside OpenMP parallel regions (imbalance, scheduling, synchronisation)", omp_region)
+
+PARALLEL = Spec(
+    "parallel_efficiency", "Parallel efficiency", "avg(useful) / R = process_efficiency + thread_efficiency - 1",
+    "Share of the runtime the threads spend in useful computation, on average", parallel, combine="additive",
+    spread=lambda c: c.useful() / c.runtime(), children=(
+        Spec("process_efficiency", "Process efficiency", "(avg(openmp) + avg(serial_useful)) / R",
+             "Efficiency of the MPI level", process, combine="additive", children=(
+                 Spec("process_load_balance", "MPI load balance",
+                      "1 - (max_p(openmp + serial_useful) - avg(openmp) - avg(serial_useful)) / R",
+                      "Imbalance of the time processes spend outside MPI", process_lb),
+                 Spec("mpi_communication_efficiency", "MPI communication efficiency",
+                      "max_p(openmp + serial_useful) / R", "Time the busiest process loses in MPI",
+                      mpi_comm, combine="additive", children=(
+                          Spec("mpi_serialisation_efficiency", "MPI serialisation efficiency",
+                               "(R - min_p mpi_ideal[p]) / R", "MPI time left on an ideal network",
+                               mpi_serialisation),
+                          Spec("mpi_transfer_efficiency", "MPI transfer efficiency",
+                               "(R - min_p mpi[p] + min_p mpi_ideal[p]) / R",
+                               "MPI time due to the network", mpi_transfer),
+                      )),
+             )),
+        Spec("thread_efficiency", "Thread efficiency", "1 - (avg(openmp) + avg(serial_useful) - avg(useful)) / R",
+             "Efficiency of the OpenMP level", thread, combine="additive", children=(
+                 Spec("amdahl_efficiency", "Amdahl efficiency (serial region)",
+                      "1 - (sum_p serial_useful[p] (t_p - 1) / T) / R",
+                      "Time worker threads idle while the master computes alone", amdahl),
+                 REGION,
+             )),
+    ))
+
+MODEL = Model("hybrid-additive", "Hybrid additive", "POP hybrid MPI+OpenMP model, additive (inefficiencies sum)",
+              roots=(Spec("global_efficiency", "Global efficiency", "parallel_efficiency x computation_scalability",
+                          "Overall efficiency against the reference run", global_efficiency("parallel_efficiency"),
+                          combine="product", children=(PARALLEL, COMPUTATION)),))
+POST = {"openmp_region_efficiency": region_nodes}

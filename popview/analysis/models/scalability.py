@@ -1,0 +1,57 @@
+"""Scalability factors against a reference run (the run itself when alone):
+computation = IPC x instruction x frequency scalability (METRICS.md 1)."""
+from __future__ import annotations
+
+from popview.analysis.models.base import Context, Spec, ratio
+
+INS, CYC = "PAPI_TOT_INS", "PAPI_TOT_CYC"
+
+
+def _ref(ctx: Context) -> dict:
+    return {"reference": 1.0 if ctx.ref_is_self else 0.0}
+
+
+def computation(ctx: Context):
+    u, u_ref = ctx.useful().sum(), ctx.useful(ctx.ref).sum()
+    return ratio(u_ref * ctx.weak_factor(), u), {"useful_total": u, "useful_total_ref": u_ref,
+                                                 "weak_factor": ctx.weak_factor()}
+
+
+def ipc(ctx: Context):
+    i, c = ctx.counter(INS), ctx.counter(CYC)
+    ir, cr = ctx.counter(INS, ctx.ref), ctx.counter(CYC, ctx.ref)
+    return ratio(i / c, ir / cr), {"ipc": i / c, "ipc_ref": ir / cr}
+
+
+def instruction(ctx: Context):
+    i, ir = ctx.counter(INS), ctx.counter(INS, ctx.ref)
+    return ratio(ir * ctx.weak_factor(), i), {"instructions": i, "instructions_ref": ir,
+                                              "weak_factor": ctx.weak_factor()}
+
+
+def frequency(ctx: Context):
+    c, u = ctx.counter(CYC), ctx.useful().sum()
+    cr, ur = ctx.counter(CYC, ctx.ref), ctx.useful(ctx.ref).sum()
+    return ratio(c / u, cr / ur), {"frequency_hz": c / u, "frequency_ref_hz": cr / ur}
+
+
+COMPUTATION = Spec(
+    "computation_scalability", "Computation scalability",
+    "strong: sum(useful_ref) / sum(useful); weak: x n / n_ref",
+    "How the total useful computation time grows with the processing elements, against the reference run",
+    computation, kind="scalability", combine="product", children=(
+        Spec("ipc_scalability", "IPC scalability", "IPC / IPC_ref, IPC = sum ins / sum cyc",
+             "Instructions per cycle during useful computation, against the reference", ipc, kind="scalability"),
+        Spec("instruction_scalability", "Instruction scalability", "strong: sum ins_ref / sum ins; weak: x n / n_ref",
+             "Useful instructions executed, against the reference", instruction, kind="scalability"),
+        Spec("frequency_scalability", "Frequency scalability", "f / f_ref, f = sum cyc / sum useful",
+             "Clock rate during useful computation, against the reference", frequency, kind="scalability"),
+    ))
+
+
+def global_efficiency(parallel_id: str):
+    def compute(ctx: Context):
+        pe = ctx.useful().mean() / ctx.runtime()
+        cs, _ = computation(ctx)
+        return pe * cs, {"parallel_efficiency": pe, "computation_scalability": cs}
+    return compute
