@@ -35,7 +35,7 @@ def check_anchor(path: Path) -> None:
         raise InputError(f"{path}: no such file")
     with open(path, "rb") as f:
         head = f.read(64)
-    if ANCHOR_MAGIC not in head[:16] and b"OTF2" not in head:
+    if head[2:6] != ANCHOR_MAGIC:
         raise InputError(f"{path}: not an OTF2 anchor file (no OTF2 signature in its first bytes)")
     defs = path.with_suffix(".def")
     if not defs.is_file():

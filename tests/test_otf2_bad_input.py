@@ -1,0 +1,74 @@
+"""Broken OTF2 archives: a clear message naming the file, and no cache left behind."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+import popview
+from popview.readers import InputError
+from popview.testing.otf2_writer import write_trace
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("otf2") / "run"
+    write_trace(folder, ranks=2, iterations=20)
+    return folder
+
+
+@pytest.fixture
+def copy(good, tmp_path):
+    target = tmp_path / "run"
+    shutil.copytree(good, target)
+    return target
+
+
+def _fails(path, cache_dir, pattern):
+    with pytest.raises(InputError, match=pattern):
+        popview.open(path, cache_dir=cache_dir)
+    assert not [p for p in cache_dir.rglob("*") if p.is_file()], "a partial cache was left behind"
+
+
+def _truncate(path):
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.truncate(size // 2)
+
+
+def test_missing_global_definitions(copy, cache_dir):
+    (copy / "traces.def").unlink()
+    _fails(copy, cache_dir, r"traces\.def are missing")
+
+
+def test_truncated_global_definitions(copy, cache_dir):
+    _truncate(copy / "traces.def")
+    _fails(copy, cache_dir, r"traces\.def")
+
+
+def test_missing_event_file(copy, cache_dir):
+    (copy / "traces" / "1.evt").unlink()
+    _fails(copy, cache_dir, r"1 event file\(s\) missing in traces/: 1\.evt")
+
+
+def test_truncated_event_file(copy, cache_dir):
+    _truncate(copy / "traces" / "1.evt")
+    _fails(copy, cache_dir, r"traces/1\.evt")
+
+
+def test_anchor_without_its_directory(copy, cache_dir):
+    shutil.rmtree(copy / "traces")
+    _fails(copy / "traces.otf2", cache_dir, r"the directory traces/ itself is missing")
+
+
+def test_garbage_anchor(tmp_path, cache_dir):
+    bad = tmp_path / "junk.otf2"
+    bad.write_bytes(os.urandom(4096))
+    _fails(bad, cache_dir, r"junk\.otf2: not an OTF2 anchor file")
+
+
+def test_directory_without_anchor_is_not_otf2(tmp_path, cache_dir):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="directory without a trace"):
+        popview.open(tmp_path / "empty", cache_dir=cache_dir)
