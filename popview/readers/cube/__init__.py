@@ -45,7 +45,7 @@ def load(path) -> tuple[Anchor, Profile, list[str]]:
     members, warnings = read_members(path)
     if "anchor.xml" not in members:
         raise InputError(f"{path}: member anchor.xml is missing (not a Cube4 archive?)")
-    xml = members["anchor.xml"]
+    xml = bytes(members["anchor.xml"])
     if xml[:2] == b"\x1f\x8b":
         xml = gunzip_member(path, "anchor.xml", xml)
     parsed = parse_anchor(path, xml)

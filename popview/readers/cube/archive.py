@@ -7,7 +7,6 @@ checked so that nothing named '../x' or '/etc/x' is ever accepted.
 """
 from __future__ import annotations
 
-import gzip
 import zlib
 from pathlib import Path, PurePosixPath
 
@@ -18,8 +17,10 @@ BLOCK = 512
 MAX_EXPANDED = 1 << 33
 
 
-def read_members(path: Path) -> tuple[dict[str, bytes], list[str]]:
-    """{member name: bytes} of a .cubex and the warnings raised while reading it."""
+def read_members(path: Path) -> tuple[dict[str, memoryview], list[str]]:
+    """{member name: contents} of a .cubex and the warnings raised while reading it.
+
+    Contents are views into the one in-memory copy of the file."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -30,27 +31,27 @@ def read_members(path: Path) -> tuple[dict[str, bytes], list[str]]:
     return parse_tar(path, raw)
 
 
-def _gunzip(path: Path, raw: bytes) -> bytes:
+def _gunzip(path: Path, raw, what: str = "archive") -> bytes:
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
         out = d.decompress(raw, MAX_EXPANDED)
     except zlib.error as exc:
-        raise InputError(f"{path}: corrupt gzip compression: {exc}") from None
+        raise InputError(f"{path}: {what}: corrupt gzip compression: {exc}") from None
     if d.unconsumed_tail:
-        raise InputError(f"{path}: compressed archive expands beyond {MAX_EXPANDED} bytes")
+        raise InputError(f"{path}: {what}: expands beyond {MAX_EXPANDED} bytes")
+    if not d.eof:
+        raise InputError(f"{path}: {what}: truncated gzip stream")
     return out
 
 
-def gunzip_member(path: Path, name: str, data: bytes) -> bytes:
+def gunzip_member(path: Path, name: str, data) -> bytes:
     """A gzip-compressed member (anchor.xml of Cube >= 4.3 may be one)."""
-    try:
-        return gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"{path}: member {name}: corrupt gzip compression: {exc}") from None
+    return _gunzip(path, data, f"member {name}")
 
 
-def parse_tar(path: Path, raw: bytes) -> tuple[dict[str, bytes], list[str]]:
-    members: dict[str, bytes] = {}
+def parse_tar(path: Path, raw: bytes) -> tuple[dict[str, memoryview], list[str]]:
+    members: dict[str, memoryview] = {}
+    view = memoryview(raw)
     warnings: list[str] = []
     pos, long_name, pax_name = 0, None, None
     while pos + BLOCK <= len(raw):
@@ -64,13 +65,13 @@ def parse_tar(path: Path, raw: bytes) -> tuple[dict[str, bytes], list[str]]:
         if end > len(raw):
             raise InputError(f"{path}: tar member at byte {pos} is truncated "
                              f"({size} bytes announced, {len(raw) - start} present)")
-        body = raw[start:end]
+        body = view[start:end]
         pos = start + -(-size // BLOCK) * BLOCK
         if kind == b"L":                                   # GNU long name for the next member
-            long_name = body.rstrip(b"\0").decode("utf-8", "replace")
+            long_name = bytes(body).rstrip(b"\0").decode("utf-8", "replace")
             continue
         if kind in (b"x", b"g"):                           # pax extended header
-            pax_name = _pax_path(body) if kind == b"x" else pax_name
+            pax_name = _pax_path(bytes(body)) if kind == b"x" else pax_name
             continue
         name = long_name or pax_name or _header_name(header)
         long_name = pax_name = None

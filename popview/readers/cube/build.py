@@ -52,7 +52,7 @@ class CallTree:
         return np.maximum(out, 0.0) if clamp else out
 
 
-def build_profile(path: Path, anchor: Anchor, members: dict[str, bytes], warnings: list[str]) -> Profile:
+def build_profile(path: Path, anchor: Anchor, members: dict[str, memoryview], warnings: list[str]) -> Profile:
     tree = CallTree(anchor)
     n_loc = len(anchor.locations)
     location_of_column = np.empty(n_loc, np.int64)
@@ -77,7 +77,7 @@ def _definition(m: CubeMetric, has_values: bool) -> MetricDef:
                      kind="stored", aggregation=_AGGREGATION.get(m.dtype, "sum"))
 
 
-def _metric_values(path: Path, m: CubeMetric, members: dict[str, bytes], tree: CallTree,
+def _metric_values(path: Path, m: CubeMetric, members: dict[str, memoryview], tree: CallTree,
                    location_of_column: np.ndarray, warnings: list[str]) -> np.ndarray | None:
     """Dense exclusive values (call path, location), or None when not representable."""
     n_cp, n_loc = len(tree.parent), len(location_of_column)

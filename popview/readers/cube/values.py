@@ -43,7 +43,7 @@ def numpy_type(dtype: str) -> str:
     return DTYPES[base]
 
 
-def read_metric(path: Path, name: str, index: bytes, data: bytes, dtype: str, n_cnodes: int,
+def read_metric(path: Path, name: str, index: memoryview, data: memoryview, dtype: str, n_cnodes: int,
                 n_locations: int) -> tuple[np.ndarray, np.ndarray]:
     """(tree positions of the rows, values[rows, locations]) of one metric."""
     code = numpy_type(dtype)
@@ -58,7 +58,7 @@ def read_metric(path: Path, name: str, index: bytes, data: bytes, dtype: str, n_
     return ids, values.reshape(len(ids), n_locations)
 
 
-def _parse_index(path: Path, name: str, index: bytes, n_cnodes: int) -> tuple[str, np.ndarray]:
+def _parse_index(path: Path, name: str, index: memoryview, n_cnodes: int) -> tuple[str, np.ndarray]:
     where = f"{path}: {name}.index"
     head = len(INDEX_MAGIC)
     if index[:head] != INDEX_MAGIC or len(index) < head + 7:
@@ -82,7 +82,7 @@ def _parse_index(path: Path, name: str, index: bytes, n_cnodes: int) -> tuple[st
     return order, ids
 
 
-def _payload(path: Path, name: str, data: bytes, order: str, expected: int) -> memoryview | bytes:
+def _payload(path: Path, name: str, data: memoryview, order: str, expected: int) -> memoryview | bytes:
     if data[:len(DATA_MAGIC)] == DATA_MAGIC:
         return memoryview(data)[len(DATA_MAGIC):]
     if data[:len(ZDATA_MAGIC)] == ZDATA_MAGIC:
@@ -90,7 +90,7 @@ def _payload(path: Path, name: str, data: bytes, order: str, expected: int) -> m
     raise InputError(f"{path}: {name}.data: not Cube data (bad header)")
 
 
-def _inflate(path: Path, name: str, data: bytes, order: str, expected: int) -> bytes:
+def _inflate(path: Path, name: str, data: memoryview, order: str, expected: int) -> bytes:
     where = f"{path}: {name}.data"
     i8 = np.dtype("i8").newbyteorder(order)
     pos = len(ZDATA_MAGIC)
