@@ -1,0 +1,240 @@
+"""The main window: pane registry, drag-and-drop opening, progress and cancel, layout memory."""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication, QDockWidget, QMessageBox, QWidget
+
+from popview.cache.progress import Cancelled
+from popview.gui.mainwindow import PANES, MainWindow, PaneSpec
+from popview.gui.workers import runs_in, series_name
+from popview.testing.synthetic import Shape, write, write_scaling_series
+from popview.testing.synthetic_profile import ProfileExperiment, small_definitions, small_profile
+
+MY_PANES = [s for s in PANES if s.module in ("popview.gui.experiments", "popview.gui.logpane", "popview.gui.trees",
+                                            "popview.gui.topology")]
+
+
+class MenuPane(QWidget):
+    """A pane that contributes to the menus, as the contract allows."""
+
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.action = QAction("Do the thing", self)
+
+    def menu_actions(self):
+        return {"Analysis": [self.action], "Bookmarks": [QAction("Bookmark", self)]}
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return QSettings(str(tmp_path / "popview.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def window(qtbot, settings, cache_dir):
+    w = MainWindow(settings=settings, cache_dir=cache_dir, panes=MY_PANES)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    for job in list(w.jobs):
+        job.cancel()
+        job.wait()
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    d = tmp_path_factory.mktemp("traces")
+    write(d / "alone.prv", Shape(processes=2, threads=1, iterations=2))
+    write_scaling_series(d / "series", shapes=((1, 1), (2, 1)), iterations=2)
+    (d / "broken.prv").write_text("#Paraver this is not a header\n")
+    return d
+
+
+def drop(widget, paths) -> QDropEvent:
+    md = QMimeData()
+    md.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    pos = QPointF(widget.rect().center())
+    enter = QDragEnterEvent(pos.toPoint(), Qt.DropAction.CopyAction, md, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(widget, enter)
+    assert enter.isAccepted()
+    event = QDropEvent(pos, Qt.DropAction.CopyAction, md, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(widget, event)
+    return event
+
+
+def wait_idle(qtbot, window, timeout=120_000):
+    qtbot.waitUntil(lambda: not window.jobs, timeout=timeout)
+
+
+# ---- registry -------------------------------------------------------------------------------
+def test_panes_are_docks_and_missing_modules_are_skipped(qtbot, settings):
+    specs = MY_PANES + [PaneSpec("popview.gui.not_written_yet", "NopePane", "Nope", Qt.DockWidgetArea.TopDockWidgetArea),
+                        PaneSpec(__name__, "MenuPane", "Menu pane", Qt.DockWidgetArea.RightDockWidgetArea)]
+    w = MainWindow(settings=settings, panes=specs)
+    qtbot.addWidget(w)
+    assert "Nope" not in w.docks
+    assert {"Experiments", "Metrics", "Call tree", "System tree", "Topology", "Log", "Menu pane"} <= set(w.docks)
+    dock = w.docks["Call tree"]
+    assert isinstance(dock, QDockWidget)
+    assert dock.features() & QDockWidget.DockWidgetFeature.DockWidgetFloatable
+    assert w.panes["Menu pane"].state is w.state
+    assert w.panes["Menu pane"].action in w.menus["Analysis"].actions()
+    assert [a.text() for a in w.menus["Bookmarks"].actions()] == ["Bookmark"]
+    assert dock.toggleViewAction() in w.panes_menu.actions()
+
+
+def test_layout_and_geometry_are_remembered(qtbot, settings):
+    w = MainWindow(settings=settings, panes=MY_PANES)
+    qtbot.addWidget(w)
+    w.show()
+    w.resize(700, 555)            # the offscreen screen is 800 x 800
+    w.docks["Topology"].setFloating(True)
+    size = (w.width(), w.height())
+    w.close()
+    again = MainWindow(settings=settings, panes=MY_PANES)
+    qtbot.addWidget(again)
+    assert again.docks["Topology"].isFloating()
+    assert (again.width(), again.height()) == size
+    assert size[1] == 555
+
+
+# ---- opening ---------------------------------------------------------------------------------
+def test_drop_a_file_opens_it_in_a_worker(qtbot, window, traces):
+    drop(window, [traces / "alone.prv"])
+    assert len(window.jobs) == 1                       # converting off the GUI thread
+    wait_idle(qtbot, window)
+    assert window.errors == []
+    (exp,) = window.state.experiments
+    assert exp.label == "2x1"
+    assert window.state.current is exp
+    assert window.panes["Experiments"].tree.topLevelItemCount() == 1
+    assert "opened" in window.panes["Log"].contents()
+    assert window.recent_files() == [str((traces / "alone.prv").resolve())]
+
+
+def test_drop_a_folder_of_runs_opens_a_series(qtbot, window, traces):
+    drop(window, [traces / "series"])
+    assert len(window.jobs) == 2
+    wait_idle(qtbot, window)
+    assert len(window.state.experiments) == 2
+    assert set(window.state.series.values()) == {"series"}
+    tree = window.panes["Experiments"].tree
+    assert tree.topLevelItemCount() == 1
+    assert tree.topLevelItem(0).text(0) == "series series"
+    assert tree.topLevelItem(0).childCount() == 2
+
+
+def test_dropped_files_named_alike_form_a_series(traces):
+    runs = sorted((traces / "series").glob("*.prv"))
+    assert series_name(runs) is not None
+    assert series_name([traces / "alone.prv", runs[0]]) is None
+    assert runs_in(traces / "alone.prv") == [(traces / "alone.prv", None)]
+
+
+def test_failed_open_shows_a_dialog_and_logs_details(qtbot, window, traces):
+    drop(window, [traces / "broken.prv"])
+    wait_idle(qtbot, window)
+    assert window.state.experiments == []
+    assert len(window.errors) == 1 and "broken.prv" in window.errors[0]
+    boxes = [b for b in window.findChildren(QMessageBox) if b.isVisible()]
+    assert boxes and "broken.prv" in boxes[0].text()
+    assert "broken.prv" in window.panes["Log"].contents()
+    assert not list(Path(window.cache_dir).rglob("*.h5")), "a failed conversion left a cache file"
+
+
+def test_not_a_trace_is_refused_with_a_message(qtbot, window, tmp_path):
+    junk = tmp_path / "notes.txt"
+    junk.write_text("hello")
+    drop(window, [junk])
+    assert not window.jobs
+    assert "notes.txt" in window.errors[0]
+
+
+class GatedOpener:
+    """Reports half of the work, then waits to be released or cancelled."""
+
+    def __init__(self):
+        self.release = threading.Event()
+        self.halfway = threading.Event()
+
+    def __call__(self, path, cache_dir=None, progress=None, cancel=None):
+        progress(0.5, "halfway")
+        self.halfway.set()
+        while not self.release.wait(0.01):
+            if cancel.is_set():
+                raise Cancelled("cancelled by the user")
+        return ProfileExperiment(small_profile(), small_definitions(), name=Path(path).stem)
+
+
+def test_progress_and_cancel(qtbot, settings, tmp_path, traces):
+    opener = GatedOpener()
+    w = MainWindow(settings=settings, cache_dir=tmp_path, opener=opener, panes=MY_PANES)
+    qtbot.addWidget(w)
+    w.show()
+    w.open_paths([traces / "alone.prv"])
+    (job,) = w.jobs
+    progress = w.statusBar().findChildren(QWidget, options=Qt.FindChildOption.FindChildrenRecursively)
+    from popview.gui.widgets.progress import JobProgress
+    (widget,) = [p for p in progress if isinstance(p, JobProgress)]
+    qtbot.waitUntil(lambda: widget.bar.value() == 50, timeout=10_000)
+    assert widget.bar.text() == "50 %"
+    qtbot.mouseClick(widget.cancel_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, w, 10_000)
+    assert w.state.experiments == []
+    assert w.errors == []                               # cancelling is not an error
+    assert "cancelled" in w.panes["Log"].contents()
+    assert not [p for p in w.statusBar().findChildren(JobProgress) if not p.isHidden() and p.parent()]
+    opener.release.set()
+    w.open_paths([traces / "alone.prv"])
+    wait_idle(qtbot, w, 10_000)
+    assert [e.name for e in w.state.experiments] == ["alone"]
+
+
+def test_window_stays_responsive_while_converting(qtbot, settings, tmp_path, traces):
+    opener = GatedOpener()
+    w = MainWindow(settings=settings, cache_dir=tmp_path, opener=opener, panes=MY_PANES)
+    qtbot.addWidget(w)
+    w.open_paths([traces / "alone.prv"])
+    assert opener.halfway.wait(10)
+    ticks = []
+    from PySide6.QtCore import QTimer
+    QTimer.singleShot(10, lambda: ticks.append(1))
+    qtbot.waitUntil(lambda: ticks == [1], timeout=2_000)   # the event loop runs during the open
+    opener.release.set()
+    wait_idle(qtbot, w, 10_000)
+
+
+def test_real_conversion_cancelled_leaves_no_cache(qtbot, window, traces):
+    window.open_paths([traces / "series"])
+    for job in list(window.jobs):
+        job.cancel()
+    wait_idle(qtbot, window)
+    assert window.state.experiments == []
+    assert not list(Path(window.cache_dir).rglob("*.h5")), "a cancelled conversion left a cache file"
+
+
+def test_close_experiment_and_session_files(qtbot, window, tmp_path, monkeypatch):
+    exp = ProfileExperiment(small_profile(), small_definitions())
+    window.state.add_experiment(exp)
+    window.close_action.trigger()
+    assert window.state.experiments == [] and exp.closed
+    opened = []
+    import popview.gui.session_binding as binding
+    monkeypatch.setattr(binding, "open_session", lambda state, path: opened.append(Path(path)))
+    window.open_paths([tmp_path / "work.popview"])
+    assert opened == [tmp_path / "work.popview"]
+
+
+def test_focus_and_value_mode_in_the_toolbar(window):
+    from popview.analysis.focus import Focus
+    window.state.set_focus(Focus.on_callpath("main/loop"))
+    assert "main/loop" in window.focus_label.text()
+    window.mode_combo.setCurrentIndex(window.mode_combo.findData("percent_root"))
+    assert window.state.value_mode == "percent_root"
