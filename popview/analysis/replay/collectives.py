@@ -4,8 +4,8 @@ is one instance, synchronised through a virtual node.
 all-to-all and barriers: every exit waits for every entry; one-to-all
 (bcast, scatter): every exit waits for the root's entry; all-to-one (reduce,
 gather): the root's exit waits for every entry. The communicator and root
-come from the events Extrae writes at the call's entry (the OTF2 reader
-writes the same types): 50100004 = communicator id, 50100003 = root, either
+come from the first events of these types inside the call (Extrae writes
+them at the entry, the OTF2 reader at the collective's begin record): 50100004 = communicator id, 50100003 = root, either
 as a flag on the root alone (Extrae) or as root process + 1 on every member.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from popview.analysis.replay.graph import COLL_BEGIN, COLL_END, ZERO_LENGTH_END, GraphBuilder
-from popview.analysis.replay.records import select, value_at
+from popview.analysis.replay.records import select, value_within
 
 ROOT_TYPE, COMM_TYPE = 50100003, 50100004
 ALL, ONE_TO_ALL, ALL_TO_ONE, SKIPPED = range(4)
@@ -74,8 +74,8 @@ def add_collectives(builder: GraphBuilder, reader, defs) -> CollectiveStats:
     if stats.calls == 0:
         return stats
     ev = select(reader, "events", "type", (ROOT_TYPE, COMM_TYPE), ["loc", "time", "type", "value"])
-    comm = _param(ev, COMM_TYPE, loc, begin, -1)
-    root_value = _param(ev, ROOT_TYPE, loc, begin, 0)
+    comm = _param(ev, COMM_TYPE, loc, begin, end, -1)
+    root_value = _param(ev, ROOT_TYPE, loc, begin, end, 0)
     stats.no_communicator = bool((comm < 0).all())
     group = _instances(comm, loc, begin)
     proc = builder.loc_process
@@ -105,12 +105,12 @@ def add_collectives(builder: GraphBuilder, reader, defs) -> CollectiveStats:
     return stats
 
 
-def _param(ev, etype: int, loc, begin, default: int) -> np.ndarray:
+def _param(ev, etype: int, loc, begin, end, default: int) -> np.ndarray:
     sel = ev["type"] == etype
     if not sel.any():
         return np.full(len(loc), default, np.int64)
-    return value_at(loc.astype(np.int64), begin, ev["loc"][sel].astype(np.int64), ev["time"][sel],
-                    ev["value"][sel].astype(np.int64), default)
+    return value_within(loc.astype(np.int64), begin, np.maximum(end, begin), ev["loc"][sel].astype(np.int64),
+                        ev["time"][sel], ev["value"][sel].astype(np.int64), default)
 
 
 def _instances(comm, loc, begin):

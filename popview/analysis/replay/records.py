@@ -1,4 +1,4 @@
-"""Chunked selection of cache rows, and exact (location, time) look-ups."""
+"""Chunked selection of cache rows, and call-parameter look-ups."""
 from __future__ import annotations
 
 import numba
@@ -26,13 +26,15 @@ def select(reader, table: str, key: str, wanted, columns: list[str]) -> dict[str
 
 
 @numba.njit(cache=True)
-def value_at(q_loc, q_time, e_loc, e_time, e_value, default):
-    """Value of the event at exactly (q_loc, q_time); both inputs sorted by (loc, time)."""
+def value_within(q_loc, q_time, q_end, e_loc, e_time, e_value, default):
+    """Value of the first event of location q_loc in [q_time, q_end] (a call's
+    parameters: Extrae writes them at the call's entry, OTF2 at the collective's
+    begin record inside the call); inputs sorted by (loc, time)."""
     out = np.full(len(q_loc), default, np.int64)
     j = 0
     for i in range(len(q_loc)):
         while j < len(e_loc) and (e_loc[j] < q_loc[i] or (e_loc[j] == q_loc[i] and e_time[j] < q_time[i])):
             j += 1
-        if j < len(e_loc) and e_loc[j] == q_loc[i] and e_time[j] == q_time[i]:
+        if j < len(e_loc) and e_loc[j] == q_loc[i] and e_time[j] <= q_end[i]:
             out[i] = e_value[j]
     return out
