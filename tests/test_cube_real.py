@@ -155,6 +155,7 @@ def test_cube_4_0_profiles(shared_traces):
     """tum-pos-gccg: the old machine/node/process/thread tree pycubexr rejects."""
     parsed, p, _ = load(shared_traces / "tum-pos-gccg/pent/scorep-pent-metis-64/profile.cubex")
     assert len(parsed.processes) == 64 and p.n_locations == 64
+    assert {loc.thread for loc in parsed.locations} == {0}      # <rank> of a 4.0 thread is global
     assert {"PAPI_TOT_CYC", "PAPI_FP_INS", "bytes_sent"} <= set(p.values)
     assert p.inclusive_totals("time")[0] == pytest.approx(252.0996, abs=1e-3)
     assert p.inclusive_totals("mpi_p2p")[0] > 0 and p.inclusive_totals("mpi_collective")[0] > 0

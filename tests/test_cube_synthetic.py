@@ -179,6 +179,18 @@ def test_unsupported_data_type_is_a_warning(tmp_path):
     assert any("HISTOGRAM(5)" in w and "not support" in w for w in warnings)
 
 
+def test_accelerator_locations_are_gpu_locations(tmp_path):
+    content = members()
+    text = content["anchor.xml"].decode()
+    content["anchor.xml"] = text.replace('<location Id="3"><name>thread 1</name><rank>1</rank><type>thread</type>',
+                                         '<location Id="3"><name>CUDA[0:7]</name><rank>1</rank><type>accelerator</type>').encode()
+    path = tmp_path / "p.cubex"
+    write_cubex(path, content)
+    parsed, profile, _ = load(path)
+    assert [loc.kind for loc in parsed.locations] == ["thread", "thread", "thread", "gpu"]
+    assert profile.matrix("omp_idle")[:, 3].sum() == 0          # a GPU stream is not an idle OpenMP thread
+
+
 def test_old_cube_4_0_system_tree_and_inferred_roles(tmp_path):
     text = anchor_xml(version="4.0")
     start, end = text.index("<system>"), text.index("</system>")

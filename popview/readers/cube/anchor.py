@@ -164,11 +164,10 @@ def _system(path: Path, system):
         p = len(processes)
         processes.append(Process(name=_text(group, "name") or f"process {p}", node=node,
                                  rank=int(rank_text) if rank_text.lstrip("-").isdigit() else p))
-        for loc in group.findall(loc_tag):
-            rank = _text(loc, "rank")
+        # The position in the process, not <rank>: Cube 4.0 and CubeLib's examples number ranks globally.
+        for thread, loc in enumerate(group.findall(loc_tag)):
             loc_ids.append(_int(path, loc, "Id", "location"))
-            locations.append(Location(name=_text(loc, "name") or f"thread {len(locations)}", process=p,
-                                      thread=int(rank) if rank.isdigit() else len(locations),
+            locations.append(Location(name=_text(loc, "name") or f"thread {thread}", process=p, thread=thread,
                                       kind=_location_kind(_text(loc, "type") or type_tag_default)))
 
     def walk_stn(el) -> None:
