@@ -81,14 +81,15 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
     notes += x.notes
     if reference is None or reference is exp:
         ref, ref_is_self, ref_label = x, True, "this run"
+        alone = reference is None
     else:
         ref = focus_inputs(reference, reference_focus(focus))
-        ref_is_self, ref_label = False, getattr(reference, "label", "reference")
+        ref_is_self, ref_label, alone = False, getattr(reference, "label", "reference"), False
     if scaling == "auto":
         scaling, why = guess_scaling([x], ref)
         if not ref_is_self:
             notes.append(why)
-    if ref_is_self and model not in ("computation", "io"):
+    if alone and model not in ("computation", "io"):
         notes.append("scalabilities are against this run itself (give a reference or a series to compare)")
     loader, reason = _replay_loader(exp, focus) if use_replay else (None, "replay not requested")
     ctx = Context(x=x, ref=ref, ref_label=ref_label, ref_is_self=ref_is_self, scaling=scaling,

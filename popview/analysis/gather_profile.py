@@ -1,0 +1,110 @@
+"""FocusInputs from a stored profile (Cube): the whole run or a call path.
+
+The profile's derived time hierarchy gives the categories; computation
+inside a parallel region (a call path under an OpenMP parallel region)
+is `comp_parallel`, the rest `comp_serial`. R is the longest inclusive
+time of a master thread. Counters are summed over the call paths whose
+time is all computation, as a profile cannot split a call path's counts
+between computation and runtime time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from popview.analysis.focus import Focus
+from popview.analysis.gather import FocusError, main_locations
+from popview.analysis.inputs import FocusInputs, Region
+from popview.analysis.profiles import experiment_profile
+from popview.cache.cumulative import CAT, N_CAT
+
+_DIRECT = ("mpi_p2p", "mpi_collective", "mpi_sync", "mpi_other", "mpi_io", "omp_sync", "omp_management",
+           "omp_idle", "io", "other")
+
+
+def gather_profile(exp, focus: Focus) -> FocusInputs:
+    if focus.kind not in ("whole", "callpath"):
+        raise FocusError(f"{exp.source}: a profile has no time line: focus {focus.kind} needs a trace")
+    prof = exp.profile() if hasattr(exp, "profile") else experiment_profile(exp)
+    if not prof.has("time"):
+        raise FocusError(f"{exp.source}: the profile has no time metric")
+    locs, proc, thread, notes = main_locations(exp.definitions)
+    if prof.n_locations != len(exp.definitions.locations):
+        locs = np.arange(prof.n_locations)
+        proc, thread = locs.copy(), np.zeros(len(locs), np.int64)
+    cp = None
+    if focus.kind == "callpath":
+        cp = prof.find(focus.callpath)
+        if cp is None:
+            raise FocusError(f"{exp.source}: no call path {focus.callpath!r}")
+    inside = _inside_parallel(prof)
+    span = slice(0, prof.n_callpaths) if cp is None else slice(cp, cp + int(prof.subtree_size[cp]))
+    cat = np.zeros((len(locs), N_CAT))
+    dense = {m: prof.matrix(m)[span][:, locs] for m in ("time", "comp", *_DIRECT) if prof.has(m)}
+    if "comp" not in dense:
+        raise FocusError(f"{exp.source}: the profile has no computation metric (no derived time hierarchy)")
+    par = inside[span]
+    cat[:, CAT["comp_parallel"]] = dense["comp"][par].sum(axis=0)
+    cat[:, CAT["comp_serial"]] = dense["comp"][~par].sum(axis=0)
+    for m in _DIRECT:
+        if m in dense:
+            cat[:, CAT[m]] = dense[m].sum(axis=0)
+    inputs = FocusInputs(runtime=0.0, process=proc, thread=thread, cat=cat, notes=notes,
+                         label=focus.label())
+    time = dense["time"].sum(axis=0)
+    inputs.runtime = float(time[inputs.masters].max())
+    inputs.counters = _counters(prof, dense, span, locs)
+    inputs.regions = _regions(prof, span, locs, inputs)
+    inputs.notes.append("profile: R = the longest inclusive time of a master thread; counters summed over "
+                        "call paths that are all computation")
+    return inputs
+
+
+def _inside_parallel(prof) -> np.ndarray:
+    parallel = np.array([r.paradigm == "openmp" and r.role == "parallel" for r in prof.regions], bool)
+    inside = np.zeros(prof.n_callpaths, bool)
+    for c in range(prof.n_callpaths):           # pre-order: parents first
+        p = prof.callpath_parent[c]
+        inside[c] = (p >= 0 and (inside[p] or parallel[prof.callpath_region[p]]))
+    return inside
+
+
+def _counters(prof, dense, span, locs) -> dict[str, np.ndarray]:
+    pure = np.isclose(dense["comp"], dense["time"]) & (dense["time"] > 0)
+    out = {}
+    for m in prof.metrics:
+        if m.id.startswith("PAPI_") and prof.has(m.id):
+            out[m.id] = np.where(pure, prof.matrix(m.id)[span][:, locs], 0.0).sum(axis=0)
+    if prof.has("visits"):
+        mpi = np.array([prof.regions[r].paradigm == "mpi" for r in prof.callpath_region[span]], bool)
+        coll = np.array([prof.regions[r].paradigm == "mpi" and prof.regions[r].role in
+                         ("collective", "barrier", "one2all", "all2one", "all2all", "other collective")
+                         for r in prof.callpath_region[span]], bool)
+        visits = prof.matrix("visits")[span][:, locs]
+        out["mpi_calls"] = visits[mpi].sum(axis=0)
+        out["mpi_collective_calls"] = visits[coll].sum(axis=0)
+    return out
+
+
+def _regions(prof, span, locs, inputs: FocusInputs) -> list[Region]:
+    """One region per outermost parallel-region call path in the focus."""
+    out = []
+    parallel = [c for c in range(span.start, span.stop)
+                if prof.regions[prof.callpath_region[c]].paradigm == "openmp"
+                and prof.regions[prof.callpath_region[c]].role == "parallel"]
+    masters = inputs.masters
+    taken = set()
+    for c in parallel:
+        p = int(prof.callpath_parent[c])
+        nested = False
+        while p >= 0:
+            if p in taken:
+                nested = True
+                break
+            p = int(prof.callpath_parent[p])
+        if nested:
+            continue
+        taken.add(c)
+        time = prof.by_location("time", c, True)[locs]
+        comp = prof.by_location("comp", c, True)[locs]
+        out.append(Region(prof.path(c), time[masters], comp))
+    return out

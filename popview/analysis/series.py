@@ -1,0 +1,104 @@
+"""Runs of one application at several scales: scalabilities against a
+reference run (by default the one with the fewest processing elements),
+strong or weak scaling guessed from the instruction counts, and the
+Basic-Analysis-style table (metrics as rows, runs as columns)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from popview.analysis.metrics import as_focus, focus_inputs, guess_scaling, metrics, reference_focus
+from popview.analysis.node import MetricNode, MetricTree
+
+
+class Series:
+    def __init__(self, runs, reference=None, scaling: str = "auto", focus=None, cache_dir=None,
+                 use_replay: bool = True):
+        import popview
+        self.experiments = [r if hasattr(r, "reader") else popview.open(r, cache_dir=cache_dir) for r in runs]
+        if not self.experiments:
+            raise ValueError("a series needs at least one run")
+        self.focus = as_focus(focus)
+        self.use_replay = use_replay
+        self.inputs = [focus_inputs(e, self.focus if i == 0 or self.focus.kind != "window"
+                                    else reference_focus(self.focus)) for i, e in enumerate(self.experiments)]
+        self.reference = self._reference(reference)
+        ref_inputs = self.inputs[self.experiments.index(self.reference)]
+        if scaling == "auto":
+            self.scaling, self.scaling_reason = guess_scaling(self.inputs, ref_inputs)
+        elif scaling in ("strong", "weak"):
+            self.scaling, self.scaling_reason = scaling, f"{scaling} scaling (as requested)"
+        else:
+            raise ValueError(f"scaling must be strong, weak or auto, not {scaling!r}")
+        self._trees: dict[str, list[MetricTree]] = {}
+
+    def _reference(self, reference):
+        if reference is None:
+            n = [x.n_threads for x in self.inputs]
+            return self.experiments[n.index(min(n))]
+        if isinstance(reference, int):
+            return self.experiments[reference]
+        if hasattr(reference, "reader"):
+            if reference not in self.experiments:
+                self.experiments.insert(0, reference)
+                self.inputs.insert(0, focus_inputs(reference, reference_focus(self.focus)))
+            return reference
+        want = Path(reference).resolve()
+        for e in self.experiments:
+            if Path(e.source).resolve() == want:
+                return e
+        raise ValueError(f"the reference {reference} is not one of the runs")
+
+    @property
+    def labels(self) -> list[str]:
+        labels = [e.label for e in self.experiments]
+        if len(set(labels)) < len(labels):
+            labels = [f"{e.name} ({e.label})" for e in self.experiments]
+        return labels
+
+    def trees(self, model: str = "pop-mpi") -> list[MetricTree]:
+        if model not in self._trees:
+            out = []
+            for e in self.experiments:
+                t = metrics(e, model, self.focus, reference=self.reference, scaling=self.scaling,
+                            use_replay=self.use_replay)
+                t.notes.insert(0, self.scaling_reason)
+                if model not in ("computation", "io"):
+                    t.roots.append(self._speedup(e))
+                out.append(t)
+            self._trees[model] = out
+        return self._trees[model]
+
+    def _speedup(self, exp) -> MetricNode:
+        x = self.inputs[self.experiments.index(exp)]
+        ref = self.inputs[self.experiments.index(self.reference)]
+        weak = x.n_threads / ref.n_threads if self.scaling == "weak" else 1.0
+        node = MetricNode("speedup", "Speedup", "How much faster than the reference run",
+                          "strong: R_ref / R; weak: R_ref / R x n / n_ref", kind="value")
+        if x.runtime > 0 and ref.runtime > 0:
+            node.value = ref.runtime / x.runtime * weak
+            node.inputs = {"runtime_s": x.runtime, "runtime_ref_s": ref.runtime, "weak_factor": weak}
+        else:
+            node.reason = "a run of the series has no duration"
+        return node
+
+    def table(self, model: str = "pop-mpi", extra: tuple[str, ...] = ("computation",)):
+        """DataFrame: one row per metric (pre-order), one column per run; plus ipc / clock_rate rows."""
+        import pandas as pd
+        trees = self.trees(model)
+        rows, index = [], []
+        for depth, node in trees[0].walk():
+            index.append(node.id)
+            rows.append({"name": "  " * depth + node.name, "kind": node.kind,
+                         **{lab: t.value(node.id) for lab, t in zip(self.labels, trees)}})
+        for m in extra:
+            for depth, node in self.trees(m)[0].walk():
+                if node.id in ("ipc", "clock_rate"):
+                    index.append(node.id)
+                    rows.append({"name": node.name, "kind": node.kind,
+                                 **{lab: t.value(node.id) for lab, t in zip(self.labels, self.trees(m))}})
+        return pd.DataFrame(rows, index=pd.Index(index, name="id"))
+
+
+def series(runs, reference=None, scaling: str = "auto", focus=None, cache_dir=None, use_replay: bool = True) -> Series:
+    """Open (if needed) and compare runs of one application: `popview.series([...])`."""
+    return Series(runs, reference=reference, scaling=scaling, focus=focus, cache_dir=cache_dir, use_replay=use_replay)
