@@ -75,7 +75,8 @@ def definitions(parsed: Anchor, profile: Profile) -> Definitions:
     paradigms = {parsed.regions[i].paradigm for i in used}
     return Definitions(
         source_format="cube",
-        tool=parsed.attrs.get("Creator") or f"Cube {parsed.version}",
+        tool=(parsed.attrs.get("Creator") or parsed.attrs.get("CUBE Library version")
+              or f"Cube {parsed.attrs.get('Cube Version') or parsed.version}"),
         nodes=parsed.nodes, processes=parsed.processes, locations=parsed.locations,
         regions=parsed.regions, callpath_parent=profile.callpath_parent, callpath_region=profile.callpath_region,
         topologies=parsed.topologies,
