@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import random
 import tarfile
 import zlib
 
@@ -333,3 +334,26 @@ def test_convert_failure_leaves_no_cache(tmp_path, cache_dir):
     with pytest.raises(InputError):
         popview.open(path, cache_dir=cache_dir)
     assert list(cache_dir.rglob("*.h5")) == [] and not list(cache_dir.rglob("*.tmp"))
+
+
+def test_corrupted_archives_fail_cleanly(tmp_path):
+    """Random byte damage anywhere: either it loads or InputError says why; nothing else escapes."""
+    path = tmp_path / "p.cubex"
+    write_cubex(path, members(compressed=True))
+    base = path.read_bytes()
+    anchor_start, anchor_end = base.index(b"<metrics>"), base.index(b"</system>")
+    rng = random.Random(7)
+    for _ in range(400):
+        raw = bytearray(base)
+        if rng.random() < 0.5:
+            for _ in range(rng.randint(1, 4)):
+                raw[rng.randrange(len(raw))] = rng.randrange(256)
+        elif rng.random() < 0.5:
+            raw = raw[:rng.randrange(len(raw))]
+        else:
+            raw[rng.randrange(anchor_start, anchor_end)] = rng.choice(b'<>"=/ 0123456789xyz&;')
+        path.write_bytes(bytes(raw))
+        try:
+            load(path)
+        except InputError as exc:
+            assert str(path) in str(exc)

@@ -209,11 +209,13 @@ def _topologies(path: Path, system, loc_ids: np.ndarray, processes, locations, w
         for c in topo.findall("coord"):
             loc = _coord_location(c, index_of_id, first_loc)
             if loc is None:
-                warnings.append(f"{path}: topology {topo.get('name', '')!r}: coordinate without a known location skipped")
+                msg = f"{path}: topology {topo.get('name', '')!r}: coordinates without a known location skipped"
+                if msg not in warnings:
+                    warnings.append(msg)
                 continue
             coords[str(loc)] = [int(v) for v in _NUM.findall(c.text or "")]
         out.append({"name": topo.get("name") or f"topology {len(out)}",
-                    "dims": [int(d.get("size", "0")) for d in dims],
+                    "dims": [_int(path, d, "size", "topology dimension") for d in dims],
                     "periodic": [d.get("periodic", "false").lower() == "true" for d in dims],
                     "dim_names": [d.get("name", "") for d in dims], "coords": coords})
     return out
