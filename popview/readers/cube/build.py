@@ -43,7 +43,7 @@ class CallTree:
     def exclusive(self, inclusive: np.ndarray, clamp: bool) -> np.ndarray:
         """Exclusive values from inclusive ones (rows = call paths), vectorised.
 
-        `clamp` saturates at zero, as CubeLib does for unsigned counters whose
+        `clamp` saturates at zero (as pycubexr does) for unsigned counters whose
         children (wrapped counters) add up to more than the parent."""
         children = np.flatnonzero(self.parent >= 0)
         child_sum = np.zeros_like(inclusive)
@@ -72,7 +72,8 @@ def build_profile(path: Path, anchor: Anchor, members: dict[str, memoryview], wa
 def _definition(m: CubeMetric, has_values: bool) -> MetricDef:
     description = m.descr
     if not has_values:
-        description = (description + " " if description else "") + "(derived by a CubePL expression that popview does not evaluate)"
+        note = "(derived by a CubePL expression that popview does not evaluate)"
+        description = f"{description} {note}" if description else note
     return MetricDef(id=m.uniq_name, name=m.disp_name, unit=m.uom, description=description, parent=m.parent,
                      kind="stored", aggregation=_AGGREGATION.get(m.dtype, "sum"))
 
@@ -84,7 +85,8 @@ def _metric_values(path: Path, m: CubeMetric, members: dict[str, memoryview], tr
     index_name, data_name = f"{m.cube_id}.index", f"{m.cube_id}.data"
     if m.type not in STORED_TYPES:
         if m.cube_id is None or index_name not in members:
-            warnings.append(f"{path}: metric {m.uniq_name!r} is derived ({m.type}); its CubePL expression is not evaluated")
+            warnings.append(f"{path}: metric {m.uniq_name!r} is derived ({m.type}); "
+                            "its CubePL expression is not evaluated")
             return None
     elif m.cube_id is None or index_name not in members:
         if m.cube_id is not None and data_name in members:
