@@ -9,6 +9,13 @@ critical-path model (seed 000, 2.1.4), without Dimemas or Scalasca.
 
     result = replay(popview.open("run.prv"), Focus.whole())
     result.r_ideal, result.critical_path, result.critical_path_profile
+
+model="lamport" (the default) is the ideal network of the POP definitions:
+zero latency, infinite bandwidth, collectives by their semantics.
+model="dimemas" reproduces what BSC's modelfactors gets from Dimemas with
+its ideal configuration: CPU bursts (useful, I/O, "Not created") weigh,
+every collective synchronises like a barrier, and messages of 32 KiB or
+more use the rendezvous protocol (docs/replay.md compares both).
 """
 from __future__ import annotations
 
@@ -30,22 +37,27 @@ from popview.analysis.replay.result import ReplayResult
 from popview.analysis.replay.weights import COM, CUE, focus_mask, weighted_pieces
 from popview.cache.progress import Progress
 
-__all__ = ["replay", "ReplayResult", "clear_cache"]
+__all__ = ["replay", "ReplayResult", "clear_cache", "MODELS"]
+
+# model -> (rendezvous threshold in bytes, every collective a barrier, CUE weighs CPU bursts)
+MODELS = {"lamport": (None, False, False), "dimemas": (32 * 1024, True, True)}
 
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 32
 _LOCK = threading.Lock()
 
 
-def replay(exp, focus: Focus | None = None, progress=None) -> ReplayResult:
-    """Replay `exp` for `focus` (default the whole run); cached per cache file and focus."""
+def replay(exp, focus: Focus | None = None, progress=None, model: str = "lamport") -> ReplayResult:
+    """Replay `exp` for `focus` (default the whole run); cached per cache file, focus and model."""
     focus = focus or Focus.whole()
-    key = (str(exp.cache_path), exp.reader.fingerprint, focus)
+    if model not in MODELS:
+        raise ValueError(f"unknown replay model {model!r}: use one of {', '.join(MODELS)}")
+    key = (str(exp.cache_path), exp.reader.fingerprint, focus, model)
     with _LOCK:
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key]
-    result = _replay(exp, focus, progress if isinstance(progress, Progress) else Progress(progress))
+    result = _replay(exp, focus, progress if isinstance(progress, Progress) else Progress(progress), model)
     with _LOCK:
         _CACHE[key] = result
         while len(_CACHE) > _CACHE_SIZE:
@@ -58,20 +70,21 @@ def clear_cache() -> None:
         _CACHE.clear()
 
 
-def _replay(exp, focus: Focus, progress: Progress) -> ReplayResult:
+def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:
     started = time.perf_counter()
+    rendezvous, all_barriers, bursts = MODELS[model]
     defs = exp.definitions
     n_loc = defs.n_locations
     loc_proc = defs.location_process()
     progress(0.0, "replay: reading synchronisation")
     builder = GraphBuilder(n_loc, loc_proc)
-    msg = add_messages(builder, exp.reader, n_loc)
-    coll = add_collectives(builder, exp.reader, defs)
+    msg = add_messages(builder, exp.reader, n_loc, rendezvous)
+    coll = add_collectives(builder, exp.reader, defs, all_barriers)
     omp = add_openmp(builder, exp.reader, defs)
     progress(0.3, "replay: building the execution graph")
     graph = builder.finish()
     mask = focus_mask(exp, focus)
-    pieces = weighted_pieces(exp, mask)
+    pieces = weighted_pieces(exp, mask, bursts)
     seg = segment_weights(graph.loc_ptr, graph.time, *pieces)
     progress(0.5, "replay: propagating clocks")
     clock, came_from, _, forced = kernel.propagate(
@@ -93,7 +106,7 @@ def _replay(exp, focus: Focus, progress: Progress) -> ReplayResult:
     notes, approximate = _notes(msg, coll, omp, forced)
     progress(1.0, "replay: done")
     return ReplayResult(
-        focus=focus, r=mask.runtime_ns * ns, r_ideal=float(clock[:, 0].max()) * ns if n_loc else 0.0,
+        focus=focus, model=model, r=mask.runtime_ns * ns, r_ideal=float(clock[:, 0].max()) * ns if n_loc else 0.0,
         g_coo=float(clock[:, 1].max()) * ns if n_loc else 0.0, g_com=g_com, pl_cue=pl_cue,
         tl_cue=weighted[:, CUE] * ns, outside_mpi=outside_mpi, mpi_ideal=np.maximum(g_com - outside_mpi, 0.0),
         critical_path=path, critical_path_profile=per_cp, critical_path_outside=outside,

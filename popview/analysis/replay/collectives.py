@@ -57,7 +57,9 @@ def collective_callpaths(defs, paradigm: str, roles: tuple[str, ...]) -> dict[in
     return out
 
 
-def add_collectives(builder: GraphBuilder, reader, defs) -> CollectiveStats:
+def add_collectives(builder: GraphBuilder, reader, defs, all_barriers: bool = False) -> CollectiveStats:
+    """Collective instances as virtual nodes; `all_barriers` synchronises every
+    collective like a barrier (as Dimemas does), whatever its root."""
     stats = CollectiveStats()
     names = collective_callpaths(defs, "mpi", ("collective", "barrier"))
     if not names or not reader.has("calls"):
@@ -67,6 +69,8 @@ def add_collectives(builder: GraphBuilder, reader, defs) -> CollectiveStats:
         return stats
     kinds = np.array([pattern(names.get(cp, "")) for cp in range(len(defs.callpath_region))], np.int8)
     kind = kinds[calls["callpath"]]
+    if all_barriers:
+        kind = np.where(kind == SKIPPED, SKIPPED, ALL).astype(np.int8)
     stats.skipped_nonblocking = int((kind == SKIPPED).sum())
     keep = kind != SKIPPED
     loc, begin, end, kind = calls["loc"][keep], calls["begin"][keep], calls["end"][keep], kind[keep]

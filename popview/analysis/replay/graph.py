@@ -1,7 +1,8 @@
 """The execution graph the replay walks, as numpy columns.
 
 Nodes are points on a location's timeline where a clock is read or set:
-message sends and receive completions, collective entries and exits,
+message sends and receive completions (and, for rendezvous messages, the
+receive's posting and the send's completion), collective entries and exits,
 OpenMP forks, joins and barriers, and one final node per location. Edges
 from another location (or from a virtual node standing for one collective
 instance, so P participants cost 2P edges, not P^2) say which clocks a node
@@ -16,9 +17,9 @@ import numpy as np
 
 # Node kinds
 SEND, RECV, COLL_BEGIN, COLL_END, FORK_MASTER, FORK_WORKER, JOIN_WORKER, JOIN_MASTER, \
-    BARRIER_BEGIN, BARRIER_END, FINAL = range(11)
-# Order at equal times on one location: completions, then starts, then copies.
-PRIORITY = np.array([2, 1, 2, 1, 2, 3, 0, 1, 2, 1, 9], np.int8)
+    BARRIER_BEGIN, BARRIER_END, RECV_POSTED, SEND_DONE, FINAL = range(13)
+# Order at equal times on one location: completions, then starts, then what waits for a start.
+PRIORITY = np.array([2, 1, 2, 1, 2, 3, 0, 1, 2, 1, 2, 3, 9], np.int8)
 ZERO_LENGTH_END = 4      # the exit of a zero-length call comes after its own entry
 FOREVER = np.int64(2 ** 62)
 

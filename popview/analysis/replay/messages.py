@@ -3,6 +3,11 @@
 The send node sits at the logical send time (the send call's entry, also for
 an isend); the receive node at the physical receive time, which lies inside
 the call where the data arrived (the recv, or the wait of an irecv).
+
+Optionally (the Dimemas-compatible model) messages of at least
+`rendezvous_bytes` also hold the sender: its send completes (at the
+physical send time) no earlier than the receive was posted (the logical
+receive time: the recv or irecv call).
 """
 from __future__ import annotations
 
@@ -10,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from popview.analysis.replay.graph import RECV, SEND, GraphBuilder
+from popview.analysis.replay.graph import RECV, RECV_POSTED, SEND, SEND_DONE, GraphBuilder
 
-_COLUMNS = ["send_loc", "recv_loc", "send_time", "recv_phys"]
+_COLUMNS = ["send_loc", "recv_loc", "send_time", "send_phys", "recv_time", "recv_phys", "size"]
 
 
 @dataclass
@@ -22,7 +27,7 @@ class MessageStats:
     backwards: int = 0       # received before it was sent (clock skew between nodes)
 
 
-def add_messages(builder: GraphBuilder, reader, n_loc: int) -> MessageStats:
+def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: int | None = None) -> MessageStats:
     stats = MessageStats()
     if not reader.has("messages"):
         return stats
@@ -32,11 +37,17 @@ def add_messages(builder: GraphBuilder, reader, n_loc: int) -> MessageStats:
     ok = (s_loc >= 0) & (s_loc < n_loc) & (r_loc >= 0) & (r_loc < n_loc) & (s_t >= 0) & (r_t >= 0)
     stats.unmatched = int((~ok).sum())
     if not ok.all():
-        s_loc, r_loc, s_t, r_t = s_loc[ok], r_loc[ok], s_t[ok], r_t[ok]
+        m = {k: v[ok] for k, v in m.items()}
+        s_loc, r_loc, s_t, r_t = m["send_loc"], m["recv_loc"], m["send_time"], m["recv_phys"]
     stats.matched = len(s_loc)
     stats.backwards = int((r_t < s_t).sum())
     sends = builder.nodes(s_loc, s_t, SEND)
     recvs = builder.nodes(r_loc, r_t, RECV)
-    proc = builder.loc_process
-    builder.edges(sends, recvs, proc[s_loc] != proc[r_loc])
+    cross = builder.loc_process[s_loc] != builder.loc_process[r_loc]
+    builder.edges(sends, recvs, cross)
+    if rendezvous_bytes is not None:
+        big = m["size"] >= rendezvous_bytes
+        posted = builder.nodes(r_loc[big], np.maximum(m["recv_time"][big], 0), RECV_POSTED)
+        done = builder.nodes(s_loc[big], np.maximum(m["send_phys"][big], s_t[big]), SEND_DONE)
+        builder.edges(posted, done, cross[big])
     return stats

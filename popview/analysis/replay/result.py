@@ -22,9 +22,12 @@ class ReplayResult:
     order; critical_path_profile: useful seconds on it per call path id,
     critical_path_outside: those outside any region (the two sum to r_ideal);
     critical_path_by_location: sparse columns loc / callpath / seconds.
+    With model "dimemas", CUE weighs CPU bursts (useful, I/O, not created)
+    and tl_cue is the burst time per location.
     """
 
     focus: Focus
+    model: str
     r: float
     r_ideal: float
     g_coo: float

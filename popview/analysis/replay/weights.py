@@ -5,6 +5,11 @@ CUE: only useful computation weighs. COO: everything but OpenMP runtime
 analysis restricts every weight to its time: a window to [t0, t1), a call
 path to the visits of that call path by the process's master thread, which
 then hold for all threads of the process.
+
+The Dimemas-compatible model weighs on CUE what Dimemas replays as CPU
+bursts instead: useful computation, I/O, and the "Not created" time before
+a thread starts (prv2dim turns it into a burst); "Others" (Extrae's own
+overhead) and MPI cost nothing.
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ import numpy as np
 from popview.analysis.focus import Focus
 from popview.analysis.replay import intervals
 from popview.analysis.replay.records import select
-from popview.model.states import StateClass, class_lookup
+from popview.model.states import NOT_CREATED, StateClass, class_lookup
 
 CUE, COO, COM = range(3)
 _ZERO = {CUE: set(StateClass) - {StateClass.USEFUL},
@@ -89,14 +94,17 @@ def _callpath_mask(exp, focus: Focus) -> Mask:
     return Mask(ptr, begin, end, runtime, 0, int(defs.t_end))
 
 
-def weighted_pieces(exp, mask: Mask):
-    """States cut to the focus: (ptr, begin, end, weight[piece, kind])."""
+def weighted_pieces(exp, mask: Mask, bursts: bool = False):
+    """States cut to the focus: (ptr, begin, end, weight[piece, kind]);
+    `bursts`: CUE weighs Dimemas's CPU bursts (see the module doc)."""
     defs = exp.definitions
     st = exp.reader.read("states", columns=["loc", "begin", "end", "state"])
     lookup = class_lookup(defs.states, int(st["state"].max()) + 1 if len(st["state"]) else None)
     code = st["state"]
     cls = np.where(code >= 0, lookup[np.maximum(code, 0)], int(StateClass.IDLE))
     weight = class_weights()[cls]
+    if bursts:
+        weight[:, CUE] = (cls == StateClass.USEFUL) | (cls == StateClass.IO) | (code == NOT_CREATED)
     ptr = intervals.csr(st["loc"], defs.n_locations)
     if mask.ptr is None:
         return ptr, st["begin"], st["end"], weight
