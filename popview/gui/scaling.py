@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView,
                                QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from popview.analysis.report import nodes, series, variants
-from popview.analysis.report.scale import ACCEPTABLE, colour, percent, text_on
+from popview.analysis.report.scale import ACCEPTABLE, colour, text_on
 from popview.gui.advisor.model import tooltip_html
 from popview.gui.advisor.pane import is_small
 from popview.gui.advisor.worker import LatestRunner
@@ -120,6 +120,9 @@ class ScalingPane(QWidget):
             box.blockSignals(False)
         self.refresh()
 
+    def set_model(self, model: str) -> None:
+        self.model_box.setCurrentIndex(max(0, self.model_box.findData(model)))
+
     def set_reference(self, index: int) -> None:
         self.reference_box.setCurrentIndex(index)
 
@@ -153,7 +156,7 @@ class ScalingPane(QWidget):
         else:
             self.table = table
             self.status.setText(f"{len(table.labels)} runs, reference {table.labels[table.reference]}, "
-                                f"{table.mode} scaling, focus {table.focus}")
+                                f"focus {table.focus}; {table.mode_reason}")
             self._fill_tree(table)
             self._draw(table)
         self.updated.emit()
@@ -167,7 +170,7 @@ class ScalingPane(QWidget):
         parents: list[QTreeWidgetItem] = []
         for row in table.rows:
             parents = parents[:row.depth]
-            item = QTreeWidgetItem([row.name] + [_cell_text(row, v) for v in row.values])
+            item = QTreeWidgetItem([row.name] + [nodes.format_as(row.node, v) for v in row.values])
             item.setToolTip(0, tooltip_html(row.node))
             for c, (v, why) in enumerate(zip(row.values, row.reasons), start=1):
                 item.setTextAlignment(c, Qt.AlignRight | Qt.AlignVCenter)
@@ -180,10 +183,10 @@ class ScalingPane(QWidget):
                     item.setForeground(c, QBrush(QColor(text_on(rgb))))
             (parents[-1].addChild(item) if parents else self.tree.addTopLevelItem(item))
             parents.append(item)
-        if any(v is not None for v in table.runtimes):
-            extra = [("Runtime", [nodes.format_seconds(v) if v is not None else "n/a" for v in table.runtimes]),
-                     ("Speedup", [f"{v:.2f}" if v is not None else "n/a" for v in table.speedup()]),
-                     ("Ideal speedup", [f"{v:.2f}" for v in table.ideal_speedup()])]
+        extra = [("Runtime", [nodes.format_seconds(v) if v is not None else "n/a" for v in table.runtimes])]
+        if table.row("speedup"):
+            extra.append(("Ideal speedup", [f"{v:.2f}" for v in table.ideal_speedup()]))
+        if table.runtimes:
             for name, texts in extra:
                 item = QTreeWidgetItem([name] + texts)
                 for c in range(1, len(texts) + 1):
@@ -262,8 +265,4 @@ def _model_label(model: str) -> str:
     return {"computation": "Computation", "io": "I/O"}.get(model, model)
 
 
-def _cell_text(row, v) -> str:
-    if v is None:
-        return "n/a"
-    return percent(v) if row.kind in nodes.RATED_KINDS else nodes.format_number(v, row.unit)
 

@@ -37,9 +37,10 @@ class StubEngine:
                 Node("serialisation_efficiency", "Serialisation efficiency", value=None,
                      reason="needs message records (trace with MPI point-to-point events)"),
                 Node("transfer_efficiency", "Transfer efficiency", value=1.04)]),
-            Node("computation_scalability", "Computation scalability", value=1.3, kind="scalability"),
+            Node("computation_scalability", "Computation scalability", value=1.3, kind="scalability",
+                 warnings=["12.0 % of the time is file I/O"] if model == "pop-mpi" else []),
         ])
-        notes = ["I/O takes 12 % of the focus"] if model == "pop-mpi" else []
+        notes = ["scalabilities are against this run itself"]
         return MetricTree(model, model, exp.name, focus.label(), [root], notes)
 
 
@@ -135,8 +136,10 @@ def test_warnings_above_the_tree(qtbot, traces, cache_dir, stub):
     with exp:
         text = pane.warnings.text()
         assert not pane.warnings.isHidden()
-        assert "I/O takes 12 %" in text
+        assert "Computation scalability: 12.0 % of the time is file I/O" in text
         assert "Transfer efficiency is 104.0 %" in text                     # above 100 %: inconsistent
+        assert "against this run itself" in pane.notes.text()              # notes apart from warnings
+        assert "against this run itself" not in text
 
 
 def test_focus_change_recomputes(qtbot, traces, cache_dir, stub):

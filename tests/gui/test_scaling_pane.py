@@ -1,6 +1,6 @@
-"""The scaling view as a view: runs as columns, coloured cells, reference and
-mode changes, exports (stub trees; the real engine's figures are checked in
-tests/test_report_series.py)."""
+"""The scaling view on a synthetic hybrid strong-scaling series whose figures
+are known in closed form: runs as columns, coloured cells, reference and
+mode changes, plot, exports."""
 from __future__ import annotations
 
 import json
@@ -10,10 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 import popview
-from popview.analysis.node import MetricNode as Node
-from popview.analysis.node import MetricTree
 from popview.analysis.report.scale import hex_colour
-from popview.experiment import Experiment
 from popview.gui.scaling import ScalingPane
 from popview.gui.state import AppState
 from popview.testing.synthetic import write_scaling_series
@@ -21,35 +18,19 @@ from popview.testing.synthetic import write_scaling_series
 pytestmark = pytest.mark.gui
 
 
-def stub_metrics(self, model, focus, reference=None, mode="strong", **_kw):
-    """Parallel efficiency falls with the number of processes; scalability is relative to the reference."""
-    p, t = self.shape()
-    rp, _ = reference.shape()
-    runtime = 8.0 / p if mode == "strong" else 2.0 * (1 + 0.1 * p)
-    root = Node("global_efficiency", "Global efficiency", value=0.9 / p ** 0.25, inputs={"runtime": runtime},
-                children=[Node("parallel_efficiency", "Parallel efficiency", value=1.0 - 0.05 * p),
-                          Node("computation_scalability", "Computation scalability", value=rp / p + 0.5,
-                               kind="scalability"),
-                          Node("serialisation_efficiency", "Serialisation efficiency", value=None,
-                               reason="needs message records")])
-    return MetricTree(model, model, self.name, focus.label(), [root])
-
-
 @pytest.fixture(scope="module")
-def series_dir(tmp_path_factory):
+def series(tmp_path_factory):
     d = tmp_path_factory.mktemp("scaling")
-    write_scaling_series(d, shapes=((1, 2), (2, 2), (4, 2)), total_work_ns=4_000_000, iterations=2)
-    return d
+    return d, write_scaling_series(d, shapes=((1, 2), (2, 2), (4, 2)), total_work_ns=4_000_000, iterations=2)
 
 
 @pytest.fixture
-def pane(qtbot, series_dir, monkeypatch):
-    monkeypatch.setattr(Experiment, "metrics", stub_metrics, raising=False)
+def pane(qtbot, series):
+    d, runs = series
     state = AppState()
     p = ScalingPane(state)
     qtbot.addWidget(p)
-    paths = sorted(series_dir.glob("*.prv"), reverse=True)
-    exps = [popview.open(path, cache_dir=series_dir / "cache") for path in paths]
+    exps = [popview.open(path, cache_dir=d / "cache") for path, _ in reversed(runs)]
     for e in exps:
         state.add_experiment(e)
     yield p
@@ -62,31 +43,54 @@ def _cells(pane, row_name):
     return it, [it.text(c) for c in range(1, pane.tree.columnCount())]
 
 
-def test_runs_are_columns_ordered_by_size_with_reference(pane):
+def _pct(v):
+    return f"{v * 100:.1f} %"
+
+
+def test_runs_are_columns_with_the_expected_figures(pane, series):
+    _, runs = series
+    ex = [e for _, e in runs]
+    assert pane.model_box.currentData() == "hybrid-additive"          # what fits MPI + OpenMP
+    pane.set_model("pop-mpi")
     headers = [pane.tree.headerItem().text(c) for c in range(pane.tree.columnCount())]
     assert headers == ["Metric", "1x2 (ref)", "2x2", "4x2"]
     item, cells = _cells(pane, "Parallel efficiency")
-    assert cells == ["95.0 %", "90.0 %", "80.0 %"]
+    assert cells == [_pct(e.parallel_efficiency()) for e in ex]
     assert item.parent().text(0) == "Global efficiency"
-    assert item.background(1).color().name() == hex_colour(0.95)
-    _, cells = _cells(pane, "Serialisation efficiency")
-    assert cells == ["n/a"] * 3
-    _, speed = _cells(pane, "Speedup")
-    assert speed == ["1.00", "2.00", "4.00"]
+    assert item.background(1).color().name() == hex_colour(ex[0].parallel_efficiency())
+    _, cells = _cells(pane, "Load balance")
+    assert cells == [_pct(e.load_balance()) for e in ex]
+    _, cells = _cells(pane, "Computation scalability")
+    assert cells == [_pct(ex[0].useful_ns.sum() / e.useful_ns.sum()) for e in ex]
+    table = pane.table
+    assert table.mode == "strong" and "guessed" in pane.status.text()
+    assert table.speedup() == pytest.approx([ex[0].runtime_ns / e.runtime_ns for e in ex], rel=1e-9)
+    assert table.elements == [2, 4, 8]
 
 
-def test_reference_and_mode_are_changeable(pane):
+def test_reference_and_mode_are_changeable(pane, series):
+    _, runs = series
+    ex = [e for _, e in runs]
+    pane.set_mode("strong")
     pane.set_reference(2)
     _, cells = _cells(pane, "Computation scalability")
-    assert cells == ["450.0 %", "250.0 %", "150.0 %"]
+    assert cells == [_pct(ex[2].useful_ns.sum() / e.useful_ns.sum()) for e in ex]
     assert pane.tree.headerItem().text(3) == "4x2 (ref)"
+    pane.set_reference(0)
     pane.set_mode("weak")
     assert pane.table.mode == "weak"
-    _, speed = _cells(pane, "Speedup")
-    ref_rt = 2.0 * 1.4
-    expected = [ref_rt / (2.0 * (1 + 0.1 * p)) * (2 * p) / 8 for p in (1, 2, 4)]
-    assert speed == [f"{v:.2f}" for v in expected]
-    assert "weak scaling" in pane.status.text()
+    _, cells = _cells(pane, "Computation scalability")
+    assert cells == [_pct(ex[0].useful_ns.sum() * n / 2 / e.useful_ns.sum()) for n, e in zip((2, 4, 8), ex)]
+    assert pane.table.speedup() == pytest.approx(
+        [ex[0].runtime_ns / e.runtime_ns * n / 2 for n, e in zip((2, 4, 8), ex)], rel=1e-9)
+
+
+def test_plot_shows_ideal_and_measured_speedup(pane):
+    items = pane.speedup_plot.getPlotItem().listDataItems()
+    assert [i.name() for i in items] == ["ideal", "measured"]
+    assert list(items[0].getData()[1]) == [1.0, 2.0, 4.0]
+    names = [i.name() for i in pane.efficiency_plot.getPlotItem().listDataItems()]
+    assert "Parallel efficiency" in names and "Global efficiency" in names
 
 
 def test_exports(pane, tmp_path):
@@ -96,16 +100,15 @@ def test_exports(pane, tmp_path):
     pane.export_svg(tmp_path / "p.svg")
     csv_lines = (tmp_path / "t.csv").read_text().splitlines()
     assert csv_lines[0] == "metric,name,1x2,2x2,4x2"
+    assert csv_lines[2].startswith("parallel_efficiency,Parallel efficiency,0.83056")
     data = json.loads((tmp_path / "t.json").read_text())
     assert data["reference"] == "1x2" and [r["label"] for r in data["runs"]] == ["1x2", "2x2", "4x2"]
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     ET.fromstring((tmp_path / "p.svg").read_text())
 
 
-def test_one_run_asks_for_more(qtbot, monkeypatch):
-    monkeypatch.setattr(Experiment, "metrics", stub_metrics, raising=False)
-    state = AppState()
-    p = ScalingPane(state)
+def test_one_run_asks_for_more(qtbot):
+    p = ScalingPane(AppState())
     qtbot.addWidget(p)
     assert "two or more runs" in p.status.text()
     assert p.table is None

@@ -106,14 +106,16 @@ def _variant(runs, v, focus, reference_index, mode) -> tuple[str, list[str], lis
     """One variant's table(s): a metric tree for one run, a scaling table per model for several."""
     if len(runs) == 1:
         trees = compute.variant(runs[0], v, focus)
-        return html.metric_tree([r for t in trees for r in t.roots]), warn.collect(runs[0], trees), []
+        return (html.metric_tree([r for t in trees for r in t.roots]) + html.notes(warn.notes(trees)),
+                warn.collect(runs[0], trees, focus), [])
     parts, found, tables = [], [], []
     for model in v.models:
         t = series.build(runs, model, focus, reference_index, mode)
         tables.append(t)
         parts.append(html.scaling_table(t))
         for exp, tree in zip(runs, t.trees):
-            found += [f"{exp.label}: {w}" for w in warn.collect(exp, [tree])]
+            found += [f"{exp.label}: {w}" for w in warn.collect(exp, [tree], focus)]
+        parts.append(html.notes(warn.notes(t.trees)))
     return "".join(parts), found, tables
 
 

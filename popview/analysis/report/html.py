@@ -62,6 +62,12 @@ def warnings_box(items: list[str]) -> str:
     return "<div class=\"warn\"><b>Warnings</b><ul>" + "".join(f"<li>{escape(w)}</li>" for w in items) + "</ul></div>"
 
 
+def notes(items: list[str]) -> str:
+    if not items:
+        return ""
+    return "<ul class=\"sub\">" + "".join(f"<li>{escape(n)}</li>" for n in items) + "</ul>"
+
+
 def legend() -> str:
     steps = [0.2, 0.4, 0.6, 0.7, 0.8, 0.9, 1.0]
     spans = "".join(f'<span style="background:{hex_colour(v)};color:{text_on(colour(v))}">{v * 100:.0f} %</span>'
@@ -122,14 +128,14 @@ def scaling_table(t) -> str:
                 cells.append(f'<td class="num" style="background:{hex_colour(v)};color:{text_on(rgb)}">'
                              f'{percent(v)}</td>')
             else:
-                cells.append(f'<td class="num">{escape(nodes.format_number(v, r.unit))}</td>')
+                cells.append(f'<td class="num">{escape(nodes.format_as(r.node, v))}</td>')
         out.append(f'<tr title="{escape(_help(r.node))}"><td style="{_indent(r.depth)}">{escape(r.name)}</td>'
                    + "".join(cells) + "</tr>")
     if any(is_number(v) for v in t.runtimes):
         def fmt(vals, f):
             return "".join(f'<td class="num">{f(v) if is_number(v) else "n/a"}</td>' for v in vals)
         out.append(f"<tr><td>Runtime</td>{fmt(t.runtimes, nodes.format_seconds)}</tr>")
-        out.append(f"<tr><td>Speedup</td>{fmt(t.speedup(), lambda v: f'{v:.2f}')}</tr>")
+    if t.row("speedup"):
         out.append(f"<tr><td>Ideal speedup</td>{fmt(t.ideal_speedup(), lambda v: f'{v:.2f}')}</tr>")
     out.append("</table>")
     missing = sorted({(r.name, why) for r in t.rows for v, why in zip(r.values, r.reasons) if v is None and why})

@@ -51,11 +51,20 @@ def format_seconds(v: float) -> str:
     return f"{v * 1e9:.4g} ns" if v else "0 s"
 
 
+def is_share(node) -> bool:
+    """A fraction of the time (I/O shares): shown as a percentage, but not rated."""
+    return unit(node) in ("%", "share") or getattr(node, "id", "").endswith("_share")
+
+
 def format_value(node) -> str:
-    v = value(node)
+    return format_as(node, value(node))
+
+
+def format_as(node, v: float | None) -> str:
+    """`v` written the way `node`'s values are (percent, seconds, GHz...)."""
     if v is None:
         return "n/a"
-    return percent(v) if is_rated(node) else format_number(v, unit(node))
+    return percent(v) if is_rated(node) or is_share(node) else format_number(v, unit(node))
 
 
 def rating_word(node) -> str:

@@ -29,21 +29,15 @@ class ScalingTable:
     elements: list[int]                  # processing elements per run (processes x threads)
     reference: int                       # index of the reference run
     mode: str                            # strong | weak
+    mode_reason: str = ""                # why (guessed from the instruction counts, or as asked)
     rows: list[Row] = field(default_factory=list)
     runtimes: list[float | None] = field(default_factory=list)   # seconds
     trees: list = field(default_factory=list)                    # the engine's MetricTree per run
 
     def speedup(self) -> list[float | None]:
-        """runtime_ref / runtime (weak scaling: times elements / elements_ref)."""
-        ref = self.runtimes[self.reference] if self.runtimes else None
-        out = []
-        for rt, n in zip(self.runtimes, self.elements):
-            if ref is None or rt is None or rt <= 0:
-                out.append(None)
-                continue
-            s = ref / rt
-            out.append(s * n / self.elements[self.reference] if self.mode == "weak" else s)
-        return out
+        """The engine's speedup row (runtime_ref / runtime, weak scaling: times n / n_ref)."""
+        row = self.row("speedup")
+        return list(row.values) if row else [None] * len(self.labels)
 
     def ideal_speedup(self) -> list[float]:
         n_ref = self.elements[self.reference]
@@ -64,7 +58,7 @@ class ScalingTable:
 
     def to_json(self) -> str:
         return json.dumps({
-            "model": self.model, "focus": self.focus, "mode": self.mode,
+            "model": self.model, "focus": self.focus, "mode": self.mode, "mode_reason": self.mode_reason,
             "reference": self.labels[self.reference],
             "runs": [{"label": lab, "elements": n, "runtime_s": rt, "speedup": s}
                      for lab, n, rt, s in zip(self.labels, self.elements, self.runtimes, self.speedup())],
@@ -82,7 +76,6 @@ class ScalingTable:
             w.writerow([r.id, r.name] + ["" if v is None else repr(v) for v in r.values])
         if self.runtimes:
             w.writerow(["runtime_s", "Runtime (s)"] + ["" if v is None else repr(v) for v in self.runtimes])
-            w.writerow(["speedup", "Speedup"] + ["" if v is None else repr(v) for v in self.speedup()])
         return buf.getvalue()
 
 

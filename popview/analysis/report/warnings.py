@@ -1,13 +1,16 @@
 """Warnings worth reading before trusting a metric table."""
 from __future__ import annotations
 
+import numpy as np
+
 from popview.analysis.report import nodes
 
+NS = 1e9
 
-def collect(exp, trees: list) -> list[str]:
-    """The engine's notes and node warnings of every MetricTree, inconsistent
-    (> 100 %) efficiencies, and what the trace itself says about how it was
-    recorded (burst mode, flushing)."""
+
+def collect(exp, trees: list, focus=None) -> list[str]:
+    """Node warnings of every MetricTree, inconsistent (> 100 %) efficiencies,
+    trace flushing inside the focus, and how the trace was recorded (burst mode)."""
     out: list[str] = []
 
     def add(text: str) -> None:
@@ -15,20 +18,89 @@ def collect(exp, trees: list) -> list[str]:
             out.append(text)
 
     for tree in trees:
-        for w in tree.notes:
-            add(str(w))
         for _, node in tree.walk():
-            for w in getattr(node, "warnings", None) or ():
-                add(str(w))
+            for w in node.warnings:
+                add(f"{node.name}: {w}")
             v = nodes.value(node)
-            if v is not None and getattr(node, "kind", "") == "efficiency" and v > 1.0 + 1e-6:
+            if v is not None and node.kind == "efficiency" and v > 1.0 + 1e-6:
                 add(f"{node.name} is {v * 100:.1f} %, above 100 %: the inputs are inconsistent "
                     "(check clock synchronisation and the focus of analysis).")
-    flags = exp.definitions.flags if exp is not None else {}
+    flags = exp.definitions.flags
     if flags.get("burst_mode"):
         add("Burst-mode trace: only computation bursts were recorded, so communication "
             "metrics rest on what is missing between the bursts.")
-    if flags.get("flushing") and not any("flush" in w.lower() for w in out):
-        add("The trace contains buffer flushes by the tracer; time spent flushing "
-            "is neither useful computation nor communication.")
+    if flags.get("flushing") and focus is not None:
+        add(flushing_warning(exp, focus))
     return out
+
+
+def notes(trees: list) -> list[str]:
+    """What the engine says about how it computed the trees (focus, reference, replay)."""
+    out: list[str] = []
+    for tree in trees:
+        out += [n for n in tree.notes if n not in out]
+    return out
+
+
+def flushing_warning(exp, focus) -> str:
+    """A sentence when the tracer flushed its buffers inside the focus, else ''."""
+    begin, end = _flush_intervals(exp)
+    if not len(begin):
+        return ""
+    union = _focus_intervals(exp, focus)
+    inside = _overlap(begin, end, union)
+    hit = inside > 0
+    if not hit.any():
+        return ""
+    span = float((union[1] - union[0]).sum())
+    return (f"The tracer flushed its buffers {int(hit.sum())} time(s) inside the focus "
+            f"({inside.sum() / NS:.3g} s of thread time, {inside.sum() / max(span, 1.0) * 100:.1f} % of the "
+            "focus span): that time is measurement overhead, not the program.")
+
+
+def _flush_intervals(exp) -> tuple[np.ndarray, np.ndarray]:
+    d = exp.definitions
+    flush = [i for i, r in enumerate(d.regions) if r.role == "flush"]
+    if not flush or not len(d.callpath_region):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    is_flush = np.isin(d.callpath_region, flush)
+    calls = exp.reader.read("calls", columns=["begin", "end", "callpath"])
+    keep = is_flush[calls["callpath"]]
+    return calls["begin"][keep], calls["end"][keep]
+
+
+def _focus_intervals(exp, focus) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint sorted [begin, end) intervals (ns) the focus covers."""
+    from popview.analysis import gather
+    if focus.kind == "window":
+        return np.array([focus.t0]), np.array([focus.t1])
+    if focus.kind == "iterations":
+        t0, t1 = gather.iteration_window(exp, focus.callpath, focus.first, focus.last)
+        return np.array([t0]), np.array([t1])
+    if focus.kind == "callpath":
+        _, begin, end = gather.visits(exp, focus.callpath)
+        return _union(np.asarray(begin, np.int64), np.asarray(end, np.int64))
+    return np.array([0]), np.array([exp.definitions.t_end])
+
+
+def _union(begin: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if not len(begin):
+        return begin, end
+    order = np.argsort(begin, kind="stable")
+    begin, end = begin[order], end[order]
+    reach = np.maximum.accumulate(end)
+    first = np.flatnonzero(np.r_[True, begin[1:] > reach[:-1]])
+    return begin[first], np.maximum.reduceat(end, first)
+
+
+def _overlap(begin: np.ndarray, end: np.ndarray, union) -> np.ndarray:
+    """Length of each [begin, end) inside the union of disjoint sorted intervals."""
+    ub, ue = union
+    covered = np.r_[0, np.cumsum(ue - ub)]
+
+    def measure(t):   # length of the union inside [-inf, t)
+        i = np.searchsorted(ub, t, side="right")
+        prev = np.maximum(i - 1, 0)
+        part = np.where(i > 0, np.clip(t - ub[prev], 0, (ue - ub)[prev]), 0)
+        return covered[prev] * (i > 0) + part
+    return measure(end) - measure(begin)

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QSplitter, QTabW
 
 from popview.analysis.focus import Focus
 from popview.analysis.report import candidates as cand
-from popview.analysis.report import compute, variants
+from popview.analysis.report import compute, series, variants
 from popview.analysis.report import warnings as warn
 from popview.gui.advisor import export
 from popview.gui.advisor.candidates import CandidatesWidget
@@ -53,6 +53,11 @@ class AdvisorPane(QWidget):
         self.warnings.setStyleSheet("QLabel { background: #fff4ce; color: #3d3000; border: 1px solid #e0c060;"
                                     " border-radius: 3px; padding: 4px; }")
         self.warnings.hide()
+        self.notes = QLabel(self)
+        self.notes.setWordWrap(True)
+        self.notes.setTextFormat(Qt.RichText)
+        self.notes.setStyleSheet("QLabel { color: palette(placeholder-text); font-size: small; }")
+        self.notes.hide()
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.candidates = CandidatesWidget(self)
@@ -61,7 +66,7 @@ class AdvisorPane(QWidget):
         top = QWidget(split)
         top_lay = QVBoxLayout(top)
         top_lay.setContentsMargins(0, 0, 0, 0)
-        for w in (self.header, self.note, self.warnings, self.tabs):
+        for w in (self.header, self.note, self.warnings, self.tabs, self.notes):
             top_lay.addWidget(w)
         split.addWidget(top)
         split.addWidget(self.candidates)
@@ -125,44 +130,48 @@ class AdvisorPane(QWidget):
         self.header.setText(f"<b>Advisor:</b> {escape(focus.label())}" +
                             (f" &mdash; {escape(exp.name)} ({escape(exp.label)})" if exp else ""))
         if exp is None or tab is None:
-            self.warnings.hide()
+            self._show_warnings([], [])
             return
-        key = (id(exp), focus, tab.variant.key)
+        reference = self.reference()
+        key = (id(exp), focus, tab.variant.key, id(reference))
         if key in self._results:
             self._show(tab, *self._results[key])
             return
         tab.show_busy()
-        reference = self.state.reference
-        self.runner.submit(lambda: compute.variant(exp, tab.variant, focus, reference),
-                           lambda result, error: self._arrived(key, tab, result, error),
-                           sync=is_small(exp))
+
+        def job():
+            trees = compute.variant(exp, tab.variant, focus, reference)
+            return [r for t in trees for r in t.roots], warn.collect(exp, trees, focus), warn.notes(trees)
+        self.runner.submit(job, lambda result, error: self._arrived(key, tab, result, error), sync=is_small(exp))
+
+    def reference(self):
+        """The run scalabilities are measured against: the smallest open run (None: the run itself)."""
+        runs = series.ordered(self.state.experiments)
+        return runs[0] if len(runs) > 1 and runs[0] is not self._exp else None
 
     def _arrived(self, key, tab, result, error) -> None:
         if error is not None:
             tab.show_done()
             tab.show_roots([])
             tab.show_message(f"<b>Could not compute:</b> {escape(error.splitlines()[0])}")
-            self._show_warnings([])
+            self._show_warnings([], [])
             self.updated.emit(tab.variant.key)
             return
-        roots = [r for tree in result for r in tree.roots]
-        found = warn.collect(self._exp, result)
-        self._results[key] = (roots, found)
+        self._results[key] = result
         if self.current_tab() is tab:
-            self._show(tab, roots, found)
+            self._show(tab, *result)
 
-    def _show(self, tab, roots, found) -> None:
+    def _show(self, tab, roots, found, notes) -> None:
         tab.show_done()
         tab.show_roots(roots)
-        self._show_warnings(found)
+        self._show_warnings(found, notes)
         self.updated.emit(tab.variant.key)
 
-    def _show_warnings(self, found: list[str]) -> None:
-        if found:
-            self.warnings.setText("<br>".join(f"&#9888; {escape(w)}" for w in found))
-            self.warnings.show()
-        else:
-            self.warnings.hide()
+    def _show_warnings(self, found: list[str], notes: list[str]) -> None:
+        self.warnings.setText("<br>".join(f"&#9888; {escape(w)}" for w in found))
+        self.warnings.setVisible(bool(found))
+        self.notes.setText("<br>".join(escape(n) for n in notes))
+        self.notes.setVisible(bool(notes))
 
     # ---- candidates ---------------------------------------------------
     def _find_candidates(self, threshold: float) -> None:
