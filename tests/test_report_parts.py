@@ -48,29 +48,31 @@ def test_variants_offered_and_preselected(tmp_path, cache_dir):
         assert best.key == "hybrid-additive" and "OpenMP" in why
 
 
-def _table():
-    runs = [MetricTree("pop-mpi", "POP MPI", label, "whole", [MetricNode(
-        "pe", "Parallel efficiency", value=v, children=[
+def _table(mode="strong"):
+    runs = [MetricTree("pop-mpi", "POP MPI", label, "whole", [
+        MetricNode("pe", "Parallel efficiency", value=v, children=[
             MetricNode("lb", "Load balance", value=lb),
-            MetricNode("ser", "Serialisation", value=None, reason="needs messages")])])
-        for label, v, lb in (("1x1", 0.9, 0.95), ("4x1", 0.7, 0.75))]
-    return ScalingTable("pop-mpi", "whole", ["1x1", "4x1"], [1, 4], 0, "strong", merge_rows(runs), [4.0, 1.6])
+            MetricNode("ser", "Serialisation", value=None, reason="needs messages")]),
+        MetricNode("speedup", "Speedup", kind="value", value=s)])
+        for label, v, lb, s in (("1x1", 0.9, 0.95, 1.0), ("4x1", 0.7, 0.75, 2.5))]
+    return ScalingTable("pop-mpi", "whole", ["1x1", "4x1"], [1, 4], 0, mode, "as asked", merge_rows(runs),
+                        [4.0, 1.6], runs)
 
 
 def test_scaling_table_exports_and_speedup():
     t = _table()
-    assert [(r.id, r.depth) for r in t.rows] == [("pe", 0), ("lb", 1), ("ser", 1)]
+    assert [(r.id, r.depth) for r in t.rows] == [("pe", 0), ("lb", 1), ("ser", 1), ("speedup", 0)]
     assert t.speedup() == pytest.approx([1.0, 2.5])
     assert t.ideal_speedup() == [1.0, 4.0]
     data = json.loads(t.to_json())
     assert data["metrics"][2]["not_available"] == {"1x1": "needs messages", "4x1": "needs messages"}
     assert data["runs"][1]["speedup"] == pytest.approx(2.5)
+    assert data["runs"][1]["runtime_s"] == pytest.approx(1.6)
     lines = t.to_csv().splitlines()
     assert lines[0] == "metric,name,1x1,4x1"
     assert lines[1] == "pe,Parallel efficiency,0.9,0.7"
     assert lines[3] == "ser,Serialisation,,"
-    weak = ScalingTable("pop-mpi", "whole", ["1x1", "4x1"], [1, 4], 0, "weak", [], [4.0, 4.4])
-    assert weak.speedup() == pytest.approx([1.0, 4 * 4.0 / 4.4])
+    assert lines[-1] == "runtime_s,Runtime (s),4.0,1.6"
 
 
 def test_scaling_svg_is_well_formed_and_breaks_at_missing_points():
