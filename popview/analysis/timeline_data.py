@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 from popview.cache import pyramid
@@ -22,6 +21,8 @@ NONE = pyramid.NONE
 RAW_BUDGET = 400_000      # tile records read at most for one picture
 EVENT_BUDGET = 200_000    # raw events read at most for event-based pictures and flags
 MESSAGE_BUDGET = 20_000
+LEVEL_CACHE_CELLS = 8_000_000   # pyramid levels up to this many bins (all rows) are kept in memory...
+LEVEL_CACHE_SIZE = 8            # ...this many of them
 PARADIGM_MODES = {"mpi": "mpi", "openmp": "openmp"}
 
 
@@ -100,6 +101,9 @@ class TimelineData:
         self.base = int(self.pyr.attrs["base_ns"]) if self.pyr is not None else 0
         self._tile_offsets: dict[str, np.ndarray] = {}
         self._range_cache: dict[ColourMode, tuple[float, float]] = {}
+        self._levels: dict[tuple[str, int], tuple] = {}
+        self._handles: dict[tuple[str, ...], object] = {}
+        self._block_ns: dict[str, int] = {}
         region = np.asarray(self.defs.callpath_region, np.int64)
         self.lookups = Lookups(
             mpi=_to_region(pyramid.paradigm_lookup(self.defs, "mpi"), region),
@@ -140,8 +144,9 @@ class TimelineData:
         rows = np.asarray(rows, np.int64)
         t0, t1, width = int(t0), int(max(t1, t0 + 1)), max(int(width), 1)
         if len(rows) == 0:
-            empty = np.zeros((0, width), np.int64 if mode.categorical else np.float64)
-            return Picture(mode, t0, t1, empty, np.zeros((0, width)) if mode.categorical else None, "none")
+            empty = np.zeros((0, width), np.int32 if mode.categorical else np.float64)
+            return Picture(mode, t0, t1, empty, np.zeros((0, width), np.float32) if mode.categorical else None,
+                           "none")
         if mode.kind == "event":
             return self._event_picture(mode, rows, t0, t1, width)
         if mode.categorical:
@@ -149,30 +154,34 @@ class TimelineData:
         return self._numeric(mode, rows, t0, t1, width)
 
     def _categorical(self, mode, rows, t0, t1, width) -> Picture:
-        values = np.full((len(rows), width), NONE, np.int64)
-        share = np.zeros((len(rows), width), np.float64)
         pw = (t1 - t0) / width
         tile = "state" if mode.kind == "state" else "callpath"
         recs = self._tile_records(tile, rows, t0, t1) if self._raw_ok(tile, t0, t1, pw) else None
         if recs is not None:
             seg_row, lo, hi, skip, begin, end, value = recs
             value = self._map_values(mode, value)
+            values = np.full((len(rows), width), NONE, np.int32)
+            share = np.zeros((len(rows), width), np.float32)
             pyramid.dominant_kernel(seg_row, lo, hi, skip, begin, end, value, np.ones(len(value)), float(t0), pw,
                                     width, values, share)
-            values[values < 0] = NONE
             return Picture(mode, t0, t1, values, share, "records")
         channel = "state" if mode.kind == "state" else ("callpath" if mode.kind == "callpath" else mode.kind)
-        level, b0, vals, shr = self._level(channel, rows, t0, t1, pw)
+        level, cols, vals, shr = self._level(channel, rows, t0, t1, width)
         if vals is None:
-            return Picture(mode, t0, t1, values, share, "none", "no data for this colour mode")
+            return Picture(mode, t0, t1, np.full((len(rows), width), NONE, np.int32),
+                           np.zeros((len(rows), width), np.float32), "none", "no data for this colour mode")
         if mode.kind == "callpath":
             vals = self._map_values(mode, vals)
         elif mode.kind in PARADIGM_MODES:
             region = np.asarray(self.defs.callpath_region, np.int64)
             vals = np.where(vals >= 0, region[np.maximum(vals, 0)], NONE)
-        width_ns = float(self.base << level)
-        _resample_categories(vals, shr.astype(np.float64) / 255.0, b0 * width_ns, width_ns, float(t0), pw, values,
-                             share)
+        shr = shr * np.float32(1.0 / 255.0)
+        if (cols >= 0).all():
+            return Picture(mode, t0, t1, vals.astype(np.int32, copy=False), shr, f"pyramid level {level}")
+        values = np.full((len(rows), width), NONE, np.int32)
+        share = np.zeros((len(rows), width), np.float32)
+        values[:, cols >= 0] = vals
+        share[:, cols >= 0] = shr
         return Picture(mode, t0, t1, values, share, f"pyramid level {level}")
 
     def _numeric(self, mode, rows, t0, t1, width) -> Picture:
@@ -184,10 +193,9 @@ class TimelineData:
                 dur = np.where(value == RUNNING, (end - begin).astype(np.float64), np.nan)
                 pyramid.reduce_kernel(seg_row, lo, hi, skip, begin, end, dur, float(t0), pw, width, False, out)
                 return Picture(mode, t0, t1, out, None, "records")
-            level, b0, vals, _ = self._level("useful", rows, t0, t1, pw)
+            level, cols, vals, _ = self._level("useful", rows, t0, t1, width)
             if vals is not None:
-                _resample_numeric(vals.astype(np.float64), b0 * float(self.base << level),
-                                  float(self.base << level), float(t0), pw, False, out)
+                out[:, cols >= 0] = vals
             return Picture(mode, t0, t1, out, None, f"pyramid level {level}")
         if mode.kind == "counter":
             sums, source = self._counter_sums(mode.param, rows, t0, t1, width)
@@ -209,10 +217,9 @@ class TimelineData:
             pyramid.reduce_kernel(seg_row, lo, hi, skip, begin, end, value.astype(np.float64), float(t0), pw, width,
                                   True, out)
             return out, "records"
-        level, b0, vals, _ = self._level(name, rows, t0, t1, pw)
+        level, cols, vals, _ = self._level(name, rows, t0, t1, width)
         if vals is not None:
-            _resample_numeric(vals.astype(np.float64), b0 * float(self.base << level), float(self.base << level),
-                              float(t0), pw, True, out)
+            out[:, cols >= 0] = vals * (pw / float(self.base << level))   # the bin's sum scaled to a pixel
         return out, f"pyramid level {level}"
 
     def _event_picture(self, mode, rows, t0, t1, width) -> Picture:
@@ -221,8 +228,8 @@ class TimelineData:
         estimate = self._estimate_rows("events", rows, t0, t1)
         categorical = mode.categorical
         values = np.full((len(rows), width), NONE if categorical else np.nan,
-                         np.int64 if categorical else np.float64)
-        share = np.zeros((len(rows), width)) if categorical else None
+                         np.int32 if categorical else np.float64)
+        share = np.zeros((len(rows), width), np.float32) if categorical else None
         if estimate > EVENT_BUDGET:
             return Picture(mode, t0, t1, values, share, "none", "zoom in to see this event type")
         ev = self.reader.read("events", rows, t0, t1, columns=["loc", "time", "type", "value"])
@@ -245,15 +252,22 @@ class TimelineData:
 
     # ---- data access ------------------------------------------------------------------
     def _tile_offsets_of(self, name: str) -> np.ndarray | None:
-        if self.pyr is None or "tiles" not in self.pyr or name not in self.pyr["tiles"]:
-            return None
         if name not in self._tile_offsets:
-            self._tile_offsets[name] = self.pyr["tiles"][name]["offsets"][:]
+            g = self._group(("tiles", name))
+            self._tile_offsets[name] = None if g is None else g["offsets"][:]
         return self._tile_offsets[name]
 
+    def _group(self, path: tuple[str, ...]):
+        """An HDF5 group or dataset of the pyramid, looked up once (lookups cost ~1 ms each)."""
+        if path not in self._handles:
+            node = self.pyr
+            for part in path:
+                node = node[part] if node is not None and part in node else None
+            self._handles[path] = node
+        return self._handles[path]
+
     def _blocks(self, name: str, t0: int, t1: int) -> tuple[int, int, int]:
-        g = self.pyr["tiles"][name]
-        block_ns = int(g.attrs["block_ns"])
+        block_ns = int(self._block_ns.setdefault(name, int(self._group(("tiles", name)).attrs["block_ns"])))
         n_blocks = self._tile_offsets_of(name).shape[0]
         b0 = min(max(t0 // block_ns, 0), n_blocks - 1)
         b1 = min(max((t1 - 1) // block_ns, 0), n_blocks - 1)
@@ -272,9 +286,8 @@ class TimelineData:
         """Records of the blocks covering the window as kernel segments (rows in time order)."""
         off = self._tile_offsets_of(name)
         b0, b1, block_ns = self._blocks(name, t0, t1)
-        g = self.pyr["tiles"][name]
         lo, hi = int(off[b0, 0]), int(off[b1, -1])
-        begin, end, value = g["begin"][lo:hi], g["end"][lo:hi], g["value"][lo:hi]
+        begin, end, value = (self._group(("tiles", name, c))[lo:hi] for c in ("begin", "end", "value"))
         blocks = np.arange(b0, b1 + 1)
         seg_lo = (off[blocks][:, rows] - lo).T.ravel()          # row-major: each row, its blocks in order
         seg_hi = (off[blocks][:, rows + 1] - lo).T.ravel()
@@ -282,22 +295,44 @@ class TimelineData:
         skip = np.tile(np.where(blocks == b0, np.iinfo(np.int64).min, blocks * block_ns), len(rows))
         return seg_row, seg_lo, seg_hi, skip, begin, end, value
 
-    def _level(self, channel: str, rows, t0, t1, pw):
-        """(level, first bin, values, shares) of the coarsest level with bins no wider than a pixel."""
-        if self.pyr is None or channel not in self.pyr:
-            return 0, 0, None, None
+    def _level(self, channel: str, rows, t0, t1, width):
+        """The finest level whose bins are at least a pixel wide, sampled at the pixel centres:
+        (level, bin column of each pixel (-1 outside the run), values, shares) of the pixels inside."""
+        if self._group((channel,)) is None:
+            return 0, None, None, None
+        pw = (t1 - t0) / width
         n_levels = int(self.pyr.attrs["n_levels"])
-        level = int(np.clip(np.floor(np.log2(max(pw, 1.0) / self.base)), 0, n_levels - 1))
-        g = self.pyr[channel][str(level)]
+        level = int(np.clip(np.ceil(np.log2(max(pw, 1.0) / self.base)), 0, n_levels - 1))
         width_ns = self.base << level
-        n_bins = g["value"].shape[1]
-        b0 = int(min(max(t0 // width_ns, 0), n_bins))
-        b1 = int(min(max(-(-t1 // width_ns), b0), n_bins))
+        centres = t0 + (np.arange(width) + 0.5) * pw
+        cols = np.floor(centres / width_ns).astype(np.int64)
+        value, share = self._level_arrays(channel, level)
+        n_bins = value.shape[1]
+        cols[(cols < 0) | (cols >= n_bins) | (centres >= self.t_end)] = -1
+        inside = cols[cols >= 0]
+        if len(inside) == 0:
+            return level, cols, np.zeros((len(rows), 0)), np.zeros((len(rows), 0))
+        b0, b1 = int(inside.min()), int(inside.max()) + 1
         r0, r1 = int(rows.min()), int(rows.max()) + 1
-        sel = rows - r0
-        vals = g["value"][r0:r1, b0:b1][sel]
-        shr = g["share"][r0:r1, b0:b1][sel] if "share" in g else None
-        return level, b0, vals, shr
+        contiguous = len(rows) == r1 - r0 and bool((np.diff(rows) == 1).all())
+
+        def pick(ds):
+            block = ds[r0:r1, b0:b1]
+            return np.take(block if contiguous else block[rows - r0], inside - b0, axis=1)
+        return level, cols, pick(value), (pick(share) if share is not None else None)
+
+    def _level_arrays(self, channel: str, level: int):
+        """A level's datasets, or the level in memory when small (the zoomed-out views reuse it)."""
+        value = self._group((channel, str(level), "value"))
+        share = self._group((channel, str(level), "share"))
+        if value.size > LEVEL_CACHE_CELLS:
+            return value, share
+        key = (channel, level)
+        if key not in self._levels:
+            while len(self._levels) >= LEVEL_CACHE_SIZE:
+                self._levels.pop(next(iter(self._levels)))
+            self._levels[key] = (value[...], share[...] if share is not None else None)
+        return self._levels[key]
 
     def _estimate_rows(self, table: str, rows, t0: int, t1: int) -> int:
         if not self.reader.has(table):
@@ -359,7 +394,7 @@ class TimelineData:
     def lines(self, rows, t0: int, t1: int, limit: int = MESSAGE_BUDGET) -> Lines | None:
         """Messages sent from `rows` in the window (None when the estimate is above the budget)."""
         rows = np.asarray(rows, np.int64)
-        if self._estimate_rows("messages", rows, t0, t1) > 4 * limit:
+        if not self.reader.has("messages") or self._estimate_rows("messages", rows, t0, t1) > 4 * limit:
             return None
         m = self.reader.read("messages", rows, t0, t1,
                              columns=["send_loc", "recv_loc", "send_time", "recv_time", "size"])
@@ -371,7 +406,7 @@ class TimelineData:
     def flags(self, rows, t0: int, t1: int, limit: int = EVENT_BUDGET // 10) -> Flags | None:
         """Events in the window (None when too many to draw one by one)."""
         rows = np.asarray(rows, np.int64)
-        if self._estimate_rows("events", rows, t0, t1) > 4 * limit:
+        if not self.reader.has("events") or self._estimate_rows("events", rows, t0, t1) > 4 * limit:
             return None
         ev = self.reader.read("events", rows, t0, t1)
         truncated = len(ev["loc"]) > limit
@@ -443,6 +478,36 @@ class TimelineData:
         return out[:20]
 
 
+_UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "µs": 1e3, "ns": 1.0}
+
+
+def parse_time(text: str) -> int:
+    """'1.5 s', '200ms', '30 us', '12ns' or a bare number of seconds -> ns."""
+    t = text.strip().lower().replace(" ", "")
+    for unit in sorted(_UNITS, key=len, reverse=True):
+        if t.endswith(unit) and t[: -len(unit)]:
+            number, scale = t[: -len(unit)], _UNITS[unit]
+            break
+    else:
+        number, scale = t, 1e9
+    try:
+        return int(round(float(number) * scale))
+    except ValueError:
+        raise ValueError(f"not a time: {text!r} (write e.g. 1.5 s, 200 ms, 30 us)") from None
+
+
+def parse_time_window(text: str) -> tuple[int, int | None]:
+    """'1.2 s' (a time to centre on) or '10ms-12ms' / '10ms..12ms' (a window) -> (t0, t1 or None)."""
+    t = text.strip().replace("..", "-")
+    head, sep, tail = t.partition("-")
+    if sep and head.strip() and tail.strip():
+        t0, t1 = parse_time(head), parse_time(tail)
+        if t1 <= t0:
+            raise ValueError(f"empty time window: {text!r}")
+        return t0, t1
+    return parse_time(t), None
+
+
 # ---- helpers --------------------------------------------------------------------------------------
 def _to_region(cp_table: np.ndarray, region: np.ndarray) -> np.ndarray:
     return np.where(cp_table >= 0, region[np.maximum(cp_table, 0)], NONE) if len(cp_table) else cp_table
@@ -464,72 +529,3 @@ def _segments(row: np.ndarray):
     starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
     ends = np.r_[starts[1:], len(row)]
     return row[starts].astype(np.int64), starts.astype(np.int64), ends.astype(np.int64)
-
-
-@numba.njit(cache=True)
-def _resample_categories(vals, share, bin_t0, bin_w, t0, pw, out_value, out_share):
-    """Pyramid bins -> pixels: per pixel the value with the largest covered time."""
-    n_rows, n_bins = vals.shape
-    width = out_value.shape[1]
-    cand_v = np.empty(8, np.int64)
-    cand_c = np.empty(8, np.float64)
-    for r in range(n_rows):
-        for p in range(width):
-            a = t0 + p * pw
-            b = a + pw
-            j0 = max(int((a - bin_t0) / bin_w), 0)
-            j1 = min(int(np.ceil((b - bin_t0) / bin_w)), n_bins)
-            used = 0
-            for j in range(j0, j1):
-                v = vals[r, j]
-                if v < 0:
-                    continue
-                lo = max(a, bin_t0 + j * bin_w)
-                hi = min(b, bin_t0 + (j + 1) * bin_w)
-                if hi <= lo:
-                    continue
-                c = (hi - lo) * share[r, j]
-                k = 0
-                while k < used and cand_v[k] != v:
-                    k += 1
-                if k < used:
-                    cand_c[k] += c
-                elif used < 8:
-                    cand_v[used] = v
-                    cand_c[used] = c
-                    used += 1
-            if used:
-                best = 0
-                for k in range(1, used):
-                    if cand_c[k] > cand_c[best]:
-                        best = k
-                out_value[r, p] = cand_v[best]
-                out_share[r, p] = min(cand_c[best] / pw, 1.0)
-
-
-@numba.njit(cache=True)
-def _resample_numeric(vals, bin_t0, bin_w, t0, pw, spread, out):
-    """Pyramid bins -> pixels: maximum (spread False) or proportional sum (spread True)."""
-    n_rows, n_bins = vals.shape
-    width = out.shape[1]
-    for r in range(n_rows):
-        for p in range(width):
-            a = t0 + p * pw
-            b = a + pw
-            j0 = max(int((a - bin_t0) / bin_w), 0)
-            j1 = min(int(np.ceil((b - bin_t0) / bin_w)), n_bins)
-            acc = np.nan
-            for j in range(j0, j1):
-                v = vals[r, j]
-                if np.isnan(v):
-                    continue
-                lo = max(a, bin_t0 + j * bin_w)
-                hi = min(b, bin_t0 + (j + 1) * bin_w)
-                if hi <= lo:
-                    continue
-                if spread:
-                    add = v * (hi - lo) / bin_w
-                    acc = add if np.isnan(acc) else acc + add
-                elif np.isnan(acc) or v > acc:
-                    acc = v
-            out[r, p] = acc

@@ -79,6 +79,10 @@ def dominant_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, wei
                     if used > 0:
                         _flush(cur_row, cur_bin, vals, cover, used, width, out_value, out_share)
                     cur_bin, used = k, 0
+                    if a <= t0 + k * width and b >= t0 + (k + 1) * width:
+                        out_value[row, k] = value[i]       # a bin the record covers alone
+                        out_share[row, k] = min(weight[i], 1.0)
+                        continue
                 lo = max(a, t0 + k * width)
                 hi = min(b, t0 + (k + 1) * width)
                 if hi <= lo:

@@ -1,0 +1,356 @@
+"""The Timeline pane: a toolbar, one TimelineView per open experiment
+(stacked, each scaled to its own run or focus window), a legend for the
+colour mode and the what/where of the point under the mouse."""
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QObject, QRunnable, QSize, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtGui import QAction, QColor, QIcon, QPixmap
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QSplitter, QStackedWidget,
+    QToolButton, QVBoxLayout, QWidget,
+)
+
+from popview.analysis.focus import Focus
+from popview.analysis.timeline_data import ColourMode, parse_time_window
+from popview.gui.timeline.rows import GROUPINGS
+from popview.gui.timeline.view import TimelineView, format_time
+
+NO_TIMELINE = "A profile has no timeline: open a trace (Paraver .prv or OTF2) to see one."
+
+
+class _PathSignals(QObject):
+    done = Signal(object, object)      # view, critical path columns (or None)
+
+
+class _CriticalPathJob(QRunnable):
+    """Runs the replay engine off the GUI thread."""
+
+    def __init__(self, view, focus, signals):
+        super().__init__()
+        self.view, self.focus, self.signals = view, focus, signals
+
+    def run(self) -> None:
+        try:
+            from popview.analysis.replay import replay
+            path = replay(self.view.exp, self.focus).critical_path
+        except Exception as exc:  # noqa: BLE001 - reported to the user as text
+            path = {"error": str(exc)}
+        self.signals.done.emit(self.view, path)
+
+
+class TimelinePane(QWidget):
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.views: dict[int, TimelineView] = {}
+        self._path_signals = _PathSignals()
+        self._path_signals.done.connect(self._path_ready)
+        self._settle_timer = QTimer(self, singleShot=True, interval=120, timeout=self._settled)
+        self._build()
+        state.experimentsChanged.connect(self._sync_experiments)
+        state.currentExperimentChanged.connect(self._current_changed)
+        state.focusChanged.connect(self._focus_changed)
+        state.locationSelected.connect(self._location_selected)
+        state.annotationsChanged.connect(self._annotations_changed)
+        self._sync_experiments()
+
+    # ---- layout ------------------------------------------------------------------
+    def _build(self) -> None:
+        self.mode_box = QComboBox(toolTip="Colour mode")
+        self.mode_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.mode_box.currentIndexChanged.connect(self._mode_chosen)
+        self.group_box = QComboBox(toolTip="One row per thread, per process or per node")
+        self.group_box.addItems([g.capitalize() for g in GROUPINGS])
+        self.group_box.currentIndexChanged.connect(self._grouping_chosen)
+        self.back_button = self._tool("◀", "Back in the zoom history (Alt+Left)", lambda: self._each(TimelineView.back))
+        self.forward_button = self._tool("▶", "Forward in the zoom history (Alt+Right)",
+                                         lambda: self._each(TimelineView.forward))
+        self.fit_button = self._tool("Fit", "Show the whole run (Home)", lambda: self._each(TimelineView.fit))
+        self.goto_edit = QLineEdit(placeholderText="go to: 1.2 s or 10ms-12ms")
+        self.goto_edit.setMaximumWidth(200)
+        self.goto_edit.returnPressed.connect(self._go_to)
+        self.lines_box = QCheckBox("Comms", checked=True, toolTip="Communication lines")
+        self.lines_box.toggled.connect(lambda on: self._set_overlay("show_lines", on))
+        self.flags_box = QCheckBox("Flags", toolTip="Event flags")
+        self.flags_box.toggled.connect(lambda on: self._set_overlay("show_flags", on))
+        self.path_box = QCheckBox("Critical path", toolTip="Critical path from the replay of the run")
+        self.path_box.toggled.connect(self._critical_path_toggled)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(2, 2, 2, 2)
+        for w in (QLabel("Colour:"), self.mode_box, QLabel("Rows:"), self.group_box, self.back_button,
+                  self.forward_button, self.fit_button, self.goto_edit, self.lines_box, self.flags_box,
+                  self.path_box):
+            bar.addWidget(w)
+        bar.addStretch(1)
+        self.source_label = QLabel()
+        self.source_label.setStyleSheet("color: gray")
+        bar.addWidget(self.source_label)
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.legend = QListWidget()
+        self.legend.setMaximumWidth(240)
+        self.legend.setIconSize(QSize(14, 14))
+        self.gradient_label = QLabel()
+        side = QWidget()
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.addWidget(self.legend)
+        side_layout.addWidget(self.gradient_label)
+        side.setMaximumWidth(240)
+        body = QHBoxLayout()
+        body.addWidget(self.splitter, 1)
+        body.addWidget(side)
+        self.message = QLabel(NO_TIMELINE, alignment=Qt.AlignmentFlag.AlignCenter)
+        self.message.setWordWrap(True)
+        self.stack = QStackedWidget()
+        timeline = QWidget()
+        timeline.setLayout(body)
+        self.stack.addWidget(timeline)
+        self.stack.addWidget(self.message)
+        self.info = QLabel(textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.info.setWordWrap(True)
+        self.info.setMinimumHeight(48)
+        self.info.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.stack, 1)
+        layout.addWidget(self.info)
+
+    def _tool(self, text, tip, slot) -> QToolButton:
+        b = QToolButton(text=text, toolTip=tip)
+        b.clicked.connect(slot)
+        return b
+
+    def menu_actions(self):
+        fit = QAction("Timeline: fit all", self, shortcut="Home")
+        fit.triggered.connect(lambda: self._each(TimelineView.fit))
+        return {"View": [fit]}
+
+    # ---- experiments ----------------------------------------------------------------
+    @property
+    def view(self) -> TimelineView | None:
+        """The view of the current experiment (or the first one)."""
+        cur = self.state.current
+        if cur is not None and id(cur) in self.views:
+            return self.views[id(cur)]
+        return next(iter(self.views.values()), None)
+
+    def _sync_experiments(self) -> None:
+        traces = [e for e in self.state.experiments if e.is_trace]
+        for key in [k for k in self.views if k not in {id(e) for e in traces}]:
+            self.views.pop(key).deleteLater()
+        for exp in traces:
+            if id(exp) not in self.views:
+                view = TimelineView(exp)
+                view.hovered.connect(self._show_info)
+                view.windowSelected.connect(self._window_selected)
+                view.locationClicked.connect(self._location_clicked)
+                view.drawn.connect(self._drawn)
+                view.show_lines = self.lines_box.isChecked()
+                view.show_flags = self.flags_box.isChecked()
+                self.views[id(exp)] = view
+                self.splitter.addWidget(view)
+                self._apply_focus(view, self.state.focus)
+                view.set_annotations(self._annotation_ranges(exp))
+        self._current_changed(self.state.current)
+
+    def _current_changed(self, exp) -> None:
+        if exp is not None and not exp.is_trace and not self.views:
+            self.message.setText(NO_TIMELINE)
+            self.stack.setCurrentIndex(1)
+            return
+        if not self.views:
+            self.message.setText("Open a trace to see its timeline." if exp is None else NO_TIMELINE)
+            self.stack.setCurrentIndex(1)
+            return
+        self.stack.setCurrentIndex(0)
+        self._fill_modes()
+
+    def _fill_modes(self) -> None:
+        view = self.view
+        if view is None:
+            return
+        current = view.mode
+        self.mode_box.blockSignals(True)
+        self.mode_box.clear()
+        self._modes = view.data.modes()
+        for m in self._modes:
+            self.mode_box.addItem(m.label)
+        keys = [(m.kind, m.param) for m in self._modes]
+        self.mode_box.setCurrentIndex(keys.index((current.kind, current.param))
+                                      if (current.kind, current.param) in keys else 0)
+        self.mode_box.blockSignals(False)
+        self._drawn()
+
+    def _each(self, method) -> None:
+        view = self.view
+        if view is not None:
+            method(view)
+
+    # ---- toolbar --------------------------------------------------------------------------
+    def set_mode(self, mode: ColourMode) -> None:
+        """Colour every experiment's timeline by `mode` (kind and param) where it has that data."""
+        for view in self.views.values():
+            match = [m for m in view.data.modes() if (m.kind, m.param) == (mode.kind, mode.param)]
+            view.set_mode(match[0] if match else ColourMode("state", label="State"))
+        keys = [(m.kind, m.param) for m in getattr(self, "_modes", [])]
+        if (mode.kind, mode.param) in keys:
+            self.mode_box.blockSignals(True)
+            self.mode_box.setCurrentIndex(keys.index((mode.kind, mode.param)))
+            self.mode_box.blockSignals(False)
+
+    def _mode_chosen(self, index: int) -> None:
+        if 0 <= index < len(getattr(self, "_modes", [])):
+            self.set_mode(self._modes[index])
+
+    def _grouping_chosen(self, index: int) -> None:
+        for view in self.views.values():
+            view.set_grouping(GROUPINGS[index])
+
+    def _set_overlay(self, attr: str, on: bool) -> None:
+        for view in self.views.values():
+            setattr(view, attr, on)
+            view.redraw_now()
+
+    def _go_to(self) -> None:
+        view = self.view
+        if view is None:
+            return
+        try:
+            t0, t1 = parse_time_window(self.goto_edit.text())
+        except ValueError as exc:
+            self.info.setText(html.escape(str(exc)))
+            return
+        view.go_to(t0, t1)
+
+    def _critical_path_toggled(self, on: bool) -> None:
+        for view in self.views.values():
+            if not on:
+                view.set_critical_path(None)
+                continue
+            focus = self.state.focus if self.state.focus.kind != "window" else Focus.whole()
+            self.info.setText("computing the critical path…")
+            QThreadPool.globalInstance().start(_CriticalPathJob(view, focus, self._path_signals))
+
+    def _path_ready(self, view, path) -> None:
+        if view not in self.views.values() or not self.path_box.isChecked():
+            return
+        if path and "error" in path:
+            self.info.setText(f"critical path not available: {html.escape(path['error'])}")
+            return
+        view.set_critical_path(path)
+        self.info.setText(f"critical path: {len(path['loc'])} segments")
+
+    # ---- AppState ----------------------------------------------------------------------------
+    def _window_selected(self, t0: int, t1: int) -> None:
+        view = self.sender()
+        if isinstance(view, TimelineView) and view.exp is not self.state.current:
+            self.state.set_current(view.exp)
+        self.state.set_focus(Focus.window(t0, t1))
+
+    def _location_clicked(self, loc: int) -> None:
+        view = self.sender()
+        if isinstance(view, TimelineView) and view.exp is not self.state.current:
+            self.state.set_current(view.exp)
+        self.state.select_location(loc)
+
+    def _focus_changed(self, focus) -> None:
+        for view in self.views.values():
+            self._apply_focus(view, focus)
+
+    @staticmethod
+    def _apply_focus(view: TimelineView, focus) -> None:
+        if focus.kind == "window":
+            view.set_focus_window(focus.t0, focus.t1)
+        else:
+            view.set_focus_window(None, None)
+
+    def _location_selected(self, loc: int) -> None:
+        view = self.view
+        if view is not None:
+            view.highlight_location(loc)
+
+    def _annotation_ranges(self, exp) -> list[tuple[int, int, str]]:
+        session = self.state.session
+        if session is None or not hasattr(session, "annotations_for"):
+            return []
+        try:
+            anns = session.annotations_for(exp.source, "time_range")
+        except (KeyError, StopIteration, AttributeError):
+            return []
+        return [(a.t0, a.t1, a.text) for a in anns if a.t0 is not None and a.t1 is not None]
+
+    def _annotations_changed(self) -> None:
+        for view in self.views.values():
+            view.set_annotations(self._annotation_ranges(view.exp))
+
+    # ---- feedback ------------------------------------------------------------------------------
+    def _drawn(self) -> None:
+        """After a redraw: the light feedback now, the legend and the window signal once it settles."""
+        view = self.view
+        if view is None or view.last_picture is None:
+            return
+        t0, t1 = view.window()
+        pic = view.last_picture
+        self.source_label.setText(f"{format_time(t1 - t0)} shown · from {pic.source}"
+                                  + (f" · {pic.message}" if pic.message else ""))
+        self.back_button.setEnabled(view.can_go_back())
+        self.forward_button.setEnabled(view.can_go_forward())
+        self._settle_timer.start()
+
+    def _settled(self) -> None:
+        view = self.view
+        if view is None or view.last_picture is None:
+            return
+        self._fill_legend(view)
+        self.state.timeWindowChanged.emit(*view.window())
+
+    def _fill_legend(self, view: TimelineView) -> None:
+        self.legend.clear()
+        if view.mode.categorical:
+            self.gradient_label.hide()
+            for colour, label, fraction in view.palette.legend(view.last_index):
+                pix = QPixmap(14, 14)
+                pix.fill(QColor(*colour))
+                self.legend.addItem(QListWidgetItem(QIcon(pix), f"{label}  {fraction:.0%}"))
+            return
+        p = view.palette
+        unit = {"useful": "duration", "ipc": "IPC"}.get(view.mode.kind, "per second")
+        low = format_time(p.low) if view.mode.kind == "useful" else f"{p.low:.3g}"
+        high = format_time(p.high) if view.mode.kind == "useful" else f"{p.high:.3g}"
+        lo_c, hi_c = p.lut[1], p.lut[255]
+        self.gradient_label.setText(
+            f"<b>{html.escape(view.mode.label)}</b> ({unit})<br>"
+            f"<span style='background: rgb({lo_c[0]},{lo_c[1]},{lo_c[2]})'>&nbsp;&nbsp;&nbsp;</span> {low}<br>"
+            f"<span style='background: rgb({hi_c[0]},{hi_c[1]},{hi_c[2]})'>&nbsp;&nbsp;&nbsp;</span> ≥ {high}<br>"
+            "<span style='background: black'>&nbsp;&nbsp;&nbsp;</span> no value")
+        self.gradient_label.show()
+
+    def _show_info(self, info: dict | None) -> None:
+        self.info.setText(info_html(info) if info else "")
+
+
+def info_html(info: dict) -> str:
+    """The what/where of a point, one line each."""
+    esc = html.escape
+    parts = [f"<b>{esc(info.get('row', info['location']))}</b> ({esc(info['location'])}, {esc(info['process'])}"
+             f"{', ' + esc(info['node']) if info.get('node') else ''}) at <b>{format_time(info['time'])}</b>"]
+    if "value" in info:
+        share = f" ({info['share']:.0%} of the pixel)" if "share" in info else ""
+        parts.append(f"value: {esc(str(info['value']))}{share}")
+    if "state" in info:
+        parts.append(f"state: {esc(info['state'])} for {format_time(info['state_end'] - info['state_begin'])}")
+    if "callpath" in info:
+        parts.append(f"call path: {esc(info['callpath'])}")
+    if info.get("counters"):
+        parts.append("rates: " + ", ".join(f"{esc(k)} {v:.3g}/s" for k, v in list(info["counters"].items())[:4]))
+    if info.get("events"):
+        parts.append("events: " + ", ".join(f"{esc(n)}={esc(v)}" for _, n, v in info["events"][:6]))
+    for m in info.get("messages", [])[:3]:
+        arrow = "→" if m["direction"] == "send" else "←"
+        parts.append(f"message {arrow} {esc(m['partner'])}, {m['size']} B, "
+                     f"sent {format_time(m['send_time'])}, received {format_time(m['recv_time'])}")
+    return " · ".join(parts)

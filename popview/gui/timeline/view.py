@@ -1,0 +1,456 @@
+"""One experiment's timeline: an indexed image (uint8 + LUT) of the visible
+window, overlays, and the mouse and keyboard interactions.
+
+Mouse: wheel zooms time at the cursor (Ctrl+wheel zooms rows), left drag
+pans, right drag (or Ctrl+left drag) zooms to the dragged range, Shift+left
+drag selects a time window (it becomes the focus of analysis), a click
+selects the row's location. Keys: Left/Right pan, +/- zoom, Home fits,
+Alt+Left / Alt+Right go back / forward in the zoom history.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+
+from popview.analysis.timeline_data import ColourMode, TimelineData
+from popview.gui.timeline.palette import Palette
+from popview.gui.timeline.rows import RowLayout
+from popview.gui.widgets.units import format_value
+
+ZOOM_STEP = 1.25
+MIN_WINDOW_NS = 100
+
+
+def format_time(ns: float) -> str:
+    return format_value(ns / 1e9, "s")
+
+
+class TimeAxis(pg.AxisItem):
+    """Time in readable units (the view's x is in ns)."""
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
+        return [format_time(v) for v in values]
+
+
+class RowAxis(pg.AxisItem):
+    """Row labels at row centres; thinned out when rows are dense."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.labels: list[str] = []
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802,N803 - pyqtgraph override
+        n = len(self.labels)
+        lo, hi = max(int(np.floor(minVal)), 0), min(int(np.ceil(maxVal)), n)
+        if hi <= lo:
+            return []
+        step = max(1, int(np.ceil((hi - lo) * 14 / max(size, 1))))
+        return [(1.0, [r + 0.5 for r in range(lo, hi, step)])]
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
+        return [self.labels[int(v)] if 0 <= int(v) < len(self.labels) else "" for v in values]
+
+
+class TimelineViewBox(pg.ViewBox):
+    """Time zoom/pan, rubber-band zoom and Shift-drag selection."""
+
+    def __init__(self, view: "TimelineView"):
+        super().__init__(invertY=True, enableMenu=False)
+        self.view = view
+        self.setMouseEnabled(x=True, y=False)
+        self._select = pg.LinearRegionItem(brush=pg.mkBrush(80, 140, 255, 60), movable=False)
+        self._select.setZValue(50)
+        self._select.hide()
+        self.addItem(self._select, ignoreBounds=True)
+
+    def wheelEvent(self, ev, axis=None):  # noqa: N802 - Qt override
+        delta = ev.delta() if hasattr(ev, "delta") else ev.angleDelta().y()
+        factor = ZOOM_STEP ** (-np.sign(delta)) if delta else 1.0
+        center = self.mapToView(ev.pos())
+        if ev.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            self.view.zoom_rows(factor, center.y())
+        else:
+            self.view.zoom(factor, center.x(), record=False)
+            self.view.record_soon()
+        ev.accept()
+
+    def mouseDragEvent(self, ev, axis=None):  # noqa: N802 - pyqtgraph override
+        mods = ev.modifiers()
+        left = ev.button() == Qt.MouseButton.LeftButton
+        start, now = self.mapToView(ev.buttonDownPos()), self.mapToView(ev.pos())
+        if left and mods & Qt.KeyboardModifier.ShiftModifier:
+            ev.accept()
+            a, b = sorted((start.x(), now.x()))
+            self._select.setRegion((a, b))
+            self._select.show()
+            if ev.isFinish():
+                self._select.hide()
+                self.view.select_window(a, b)
+            return
+        if ev.button() == Qt.MouseButton.RightButton or (left and mods & Qt.KeyboardModifier.ControlModifier):
+            ev.accept()
+            if ev.isFinish():
+                self.rbScaleBox.hide()
+                a, b = sorted((start.x(), now.x()))
+                if b - a > 0:
+                    self.view.set_window(a, b)
+            else:
+                self.updateScaleBox(ev.buttonDownPos(), ev.pos())
+            return
+        if left:
+            ev.accept()
+            last = self.mapToView(ev.lastPos())
+            dx, dy = last.x() - now.x(), last.y() - now.y()
+            self.view.pan(dx, dy)
+            if ev.isFinish():
+                self.view.record()
+            return
+        ev.ignore()
+
+    def mouseClickEvent(self, ev):  # noqa: N802 - pyqtgraph override
+        if ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            p = self.mapToView(ev.pos())
+            self.view.clicked(p.x(), p.y())
+        else:
+            ev.ignore()
+
+
+class TimelineView(pg.PlotWidget):
+    """The timeline of one experiment."""
+
+    hovered = Signal(object)          # info dict (or None)
+    windowSelected = Signal(object, object)
+    locationClicked = Signal(int)
+    drawn = Signal()
+
+    def __init__(self, exp, parent=None):
+        self.vb = TimelineViewBox(self)
+        self.time_axis = TimeAxis("bottom")
+        self.row_axis = RowAxis("left")
+        super().__init__(parent, viewBox=self.vb, axisItems={"bottom": self.time_axis, "left": self.row_axis})
+        self.exp = exp
+        self.data = TimelineData(exp)
+        self.layout_rows = RowLayout(exp.definitions)
+        self.mode = ColourMode("state", label="State")
+        self.palette = Palette(self.data, self.mode)
+        self.show_lines = True
+        self.show_flags = False
+        self.critical_path = None
+        self.last_picture = None
+        self.last_index = None
+        self.last_redraw_ms = 0.0
+        self.history: list[tuple[int, int]] = []
+        self.history_pos = -1
+        self.setBackground("w")
+        self.plotItem.setClipToView(True)
+        self.row_axis.setWidth(140)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.addItem(self.image)
+        self.lines = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(20, 20, 20, 200, width=1))
+        self.flags = pg.ScatterPlotItem(symbol="t1", size=7, pen=pg.mkPen(None), brush=pg.mkBrush(40, 160, 40))
+        self.path = pg.PlotDataItem(pen=pg.mkPen(230, 0, 200, 230, width=3))
+        self.focus_region = pg.LinearRegionItem(brush=pg.mkBrush(255, 200, 0, 55), pen=pg.mkPen(200, 140, 0),
+                                                movable=False)
+        self.row_band = pg.LinearRegionItem(orientation="horizontal", brush=pg.mkBrush(0, 120, 255, 40),
+                                            pen=pg.mkPen(None), movable=False)
+        self.annotations: list = []
+        self.highlight = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(255, 255, 0, 255, width=4))
+        for item, z in ((self.lines, 10), (self.flags, 11), (self.path, 12), (self.highlight, 13),
+                        (self.focus_region, 5), (self.row_band, 6)):
+            item.setZValue(z)
+            self.addItem(item, ignoreBounds=True)
+        self.focus_region.hide()
+        self.row_band.hide()
+        self._redraw_timer = QTimer(self, singleShot=True, interval=0, timeout=self.redraw_now)
+        self._record_timer = QTimer(self, singleShot=True, interval=400, timeout=self.record)
+        self._hover_timer = QTimer(self, singleShot=True, interval=60, timeout=self._hover_now)
+        self._hover_at: tuple[float, float] | None = None
+        self.vb.sigRangeChanged.connect(lambda *_: self._redraw_timer.start())
+        self.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self._apply_rows()
+        self.fit()
+
+    # ---- window ---------------------------------------------------------------
+    def window(self) -> tuple[int, int]:
+        (a, b), _ = self.vb.viewRange()
+        return int(a), int(b)
+
+    def set_window(self, t0: float, t1: float, record: bool = True) -> None:
+        t0, t1 = float(t0), float(t1)
+        if t1 - t0 < MIN_WINDOW_NS:
+            mid = (t0 + t1) / 2
+            t0, t1 = mid - MIN_WINDOW_NS / 2, mid + MIN_WINDOW_NS / 2
+        self.vb.setXRange(t0, t1, padding=0)
+        if record:
+            self.record()
+
+    def fit(self) -> None:
+        self.set_window(0, self.data.t_end)
+
+    def zoom(self, factor: float, center: float | None = None, record: bool = True) -> None:
+        t0, t1 = self.window()
+        c = (t0 + t1) / 2 if center is None else center
+        self.set_window(c - (c - t0) * factor, c + (t1 - c) * factor, record)
+
+    def pan(self, dt: float, drow: float = 0.0) -> None:
+        t0, t1 = self.window()
+        self.vb.setXRange(t0 + dt, t1 + dt, padding=0)
+        if drow:
+            (_, _), (r0, r1) = self.vb.viewRange()
+            self.vb.setYRange(r0 + drow, r1 + drow, padding=0)
+
+    def pan_fraction(self, fraction: float) -> None:
+        t0, t1 = self.window()
+        self.pan((t1 - t0) * fraction)
+        self.record()
+
+    def zoom_rows(self, factor: float, center: float) -> None:
+        (_, _), (r0, r1) = self.vb.viewRange()
+        n = len(self.layout_rows)
+        span = min(max((r1 - r0) * factor, 1.0), n)
+        a = min(max(center - (center - r0) * factor, 0.0), n - span)
+        self.vb.setYRange(a, a + span, padding=0)
+
+    def go_to(self, t0: int, t1: int | None = None) -> None:
+        """Centre on t0 keeping the zoom, or show [t0, t1]."""
+        if t1 is not None:
+            self.set_window(t0, t1)
+            return
+        a, b = self.window()
+        half = (b - a) / 2
+        self.set_window(t0 - half, t0 + half)
+
+    # ---- history ---------------------------------------------------------------------
+    def record(self) -> None:
+        self._record_timer.stop()
+        w = self.window()
+        if self.history_pos >= 0 and self.history[self.history_pos] == w:
+            return
+        del self.history[self.history_pos + 1:]
+        self.history.append(w)
+        self.history_pos = len(self.history) - 1
+
+    def record_soon(self) -> None:
+        self._record_timer.start()
+
+    def can_go_back(self) -> bool:
+        return self.history_pos > 0
+
+    def can_go_forward(self) -> bool:
+        return self.history_pos < len(self.history) - 1
+
+    def back(self) -> None:
+        self.record()
+        if self.can_go_back():
+            self.history_pos -= 1
+            self.set_window(*self.history[self.history_pos], record=False)
+
+    def forward(self) -> None:
+        if self.can_go_forward():
+            self.history_pos += 1
+            self.set_window(*self.history[self.history_pos], record=False)
+
+    # ---- rows and modes ---------------------------------------------------------------
+    def set_grouping(self, grouping: str) -> None:
+        self.layout_rows.set_grouping(grouping)
+        self._apply_rows()
+
+    def toggle_group_at(self, row: int) -> None:
+        if 0 <= row < len(self.layout_rows):
+            self.layout_rows.toggle(self.layout_rows.rows[row].group)
+            self._apply_rows()
+
+    def _apply_rows(self) -> None:
+        self.row_axis.labels = [r.label for r in self.layout_rows.rows]
+        self.vb.setLimits(yMin=0, yMax=max(len(self.layout_rows), 1))
+        self.vb.setYRange(0, max(len(self.layout_rows), 1), padding=0)
+        self.row_axis.picture = None
+        self.row_axis.update()
+        self._redraw_timer.start()
+
+    def set_mode(self, mode: ColourMode) -> None:
+        self.mode = mode
+        self.palette = Palette(self.data, mode)
+        self._redraw_timer.start()
+
+    # ---- drawing -------------------------------------------------------------------------
+    def visible_rows(self) -> tuple[int, int]:
+        (_, _), (r0, r1) = self.vb.viewRange()
+        n = len(self.layout_rows)
+        return max(int(np.floor(r0)), 0), min(int(np.ceil(r1)), n)
+
+    def redraw_now(self) -> None:
+        """Recompute the image of the visible window (and the overlays)."""
+        self._redraw_timer.stop()
+        start = time.perf_counter()
+        t0, t1 = self.window()
+        width = max(int(self.vb.width()), 1)
+        r0, r1 = self.visible_rows()
+        rows = self.layout_rows.locs[r0:r1]
+        if r1 <= r0 or t1 <= t0:
+            self.image.clear()
+            return
+        pic = self.data.picture(self.mode, rows, t0, t1, width)
+        index = self.palette.index(pic.values)
+        self.image.setImage(index, lut=self.palette.lut, levels=(0, 255), autoLevels=False)
+        self.image.setRect(QRectF(pic.t0, r0, pic.t1 - pic.t0, r1 - r0))
+        self.last_picture, self.last_index = pic, index
+        self._draw_lines(rows, t0, t1)
+        self._draw_flags(rows, t0, t1)
+        self.last_redraw_ms = (time.perf_counter() - start) * 1e3
+        self.drawn.emit()
+
+    def _draw_lines(self, rows, t0, t1) -> None:
+        lines = self.data.lines(rows, t0, t1) if self.show_lines else None
+        if lines is None or len(lines.send_loc) == 0:
+            self.lines.setData([], [])
+            return
+        ys = self.layout_rows.row_of[lines.send_loc]
+        yr = self.layout_rows.row_of[lines.recv_loc]
+        keep = (ys >= 0) & (yr >= 0) & (ys != yr)
+        x = np.empty(2 * keep.sum())
+        y = np.empty_like(x)
+        x[0::2], x[1::2] = lines.send_time[keep], lines.recv_time[keep]
+        y[0::2], y[1::2] = ys[keep] + 0.5, yr[keep] + 0.5
+        self.lines.setData(x, y)
+
+    def _draw_flags(self, rows, t0, t1) -> None:
+        flags = self.data.flags(rows, t0, t1) if self.show_flags else None
+        if flags is None or len(flags.loc) == 0:
+            self.flags.setData([], [])
+            return
+        y = self.layout_rows.row_of[flags.loc]
+        keep = y >= 0
+        self.flags.setData(flags.time[keep].astype(float), y[keep] + 0.2)
+
+    def set_critical_path(self, path: dict | None) -> None:
+        self.critical_path = path
+        if not path or len(path.get("loc", ())) == 0:
+            self.path.setData([], [])
+            return
+        rows = self.layout_rows.row_of[np.asarray(path["loc"], np.int64)] + 0.5
+        x = np.empty(2 * len(rows))
+        x[0::2], x[1::2] = path["begin"], path["end"]
+        self.path.setData(x, np.repeat(rows, 2))
+
+    def set_focus_window(self, t0: int | None, t1: int | None) -> None:
+        if t0 is None or t1 is None:
+            self.focus_region.hide()
+        else:
+            self.focus_region.setRegion((t0, t1))
+            self.focus_region.show()
+
+    def set_annotations(self, ranges: list[tuple[int, int, str]]) -> None:
+        for item in self.annotations:
+            self.removeItem(item)
+        self.annotations = []
+        for t0, t1, text in ranges:
+            region = pg.LinearRegionItem((t0, t1), brush=pg.mkBrush(120, 220, 120, 45), pen=pg.mkPen(60, 150, 60),
+                                         movable=False)
+            region.setZValue(4)
+            region.setToolTip(text)
+            self.addItem(region, ignoreBounds=True)
+            label = pg.TextItem(text, color=(30, 100, 30), anchor=(0, 0))
+            label.setPos(t0, 0)
+            label.setZValue(20)
+            self.addItem(label, ignoreBounds=True)
+            self.annotations += [region, label]
+
+    def highlight_location(self, loc: int) -> None:
+        row = int(self.layout_rows.row_of[loc]) if 0 <= loc < len(self.layout_rows.row_of) else -1
+        if row < 0:
+            self.row_band.hide()
+        else:
+            self.row_band.setRegion((row, row + 1))
+            self.row_band.show()
+
+    def highlight_intervals(self, loc: np.ndarray, begin: np.ndarray, end: np.ndarray) -> None:
+        """Mark intervals (e.g. a histogram cell's) with a bar on their rows."""
+        rows = self.layout_rows.row_of[np.asarray(loc, np.int64)] if len(loc) else np.zeros(0, np.int64)
+        keep = rows >= 0
+        x = np.empty(2 * keep.sum())
+        x[0::2], x[1::2] = np.asarray(begin)[keep], np.asarray(end)[keep]
+        self.highlight.setData(x, np.repeat(rows[keep] + 0.85, 2))
+
+    # ---- interaction ---------------------------------------------------------------------------
+    def select_window(self, a: float, b: float) -> None:
+        a, b = max(int(a), 0), min(int(b), self.data.t_end)
+        if b > a:
+            self.windowSelected.emit(a, b)
+
+    def row_at(self, y: float) -> int:
+        r = int(np.floor(y))
+        return r if 0 <= r < len(self.layout_rows) else -1
+
+    def clicked(self, x: float, y: float) -> None:
+        r = self.row_at(y)
+        if r >= 0:
+            self.locationClicked.emit(int(self.layout_rows.rows[r].loc))
+
+    def info_at(self, x: float, y: float) -> dict | None:
+        r = self.row_at(y)
+        if r < 0 or not 0 <= x <= self.data.t_end:
+            return None
+        t0, t1 = self.window()
+        tolerance = int(3 * (t1 - t0) / max(self.vb.width(), 1))
+        info = self.data.info_at(int(self.layout_rows.rows[r].loc), int(x), tolerance)
+        info["row"] = self.layout_rows.rows[r].label
+        if self.last_picture is not None and self.last_picture.t1 > self.last_picture.t0:
+            pic = self.last_picture
+            r0, _ = self.visible_rows()
+            p = int((x - pic.t0) / (pic.t1 - pic.t0) * pic.values.shape[1])
+            if 0 <= r - r0 < pic.values.shape[0] and 0 <= p < pic.values.shape[1]:
+                v = pic.values[r - r0, p]
+                if self.mode.categorical:
+                    info["value"] = self.data.category_label(self.mode, int(v))
+                    info["share"] = float(pic.share[r - r0, p])
+                elif np.isfinite(v):
+                    info["value"] = _format_mode_value(self.mode, float(v))
+        return info
+
+    def _mouse_moved(self, pos: QPointF) -> None:
+        if not self.vb.sceneBoundingRect().contains(pos):
+            return
+        p = self.vb.mapSceneToView(pos)
+        self._hover_at = (p.x(), p.y())
+        self._hover_timer.start()
+
+    def _hover_now(self) -> None:
+        if self._hover_at is not None:
+            self.hovered.emit(self.info_at(*self._hover_at))
+
+    def keyPressEvent(self, ev) -> None:  # noqa: N802 - Qt override
+        key, mods = ev.key(), ev.modifiers()
+        alt = mods & Qt.KeyboardModifier.AltModifier
+        if key == Qt.Key.Key_Left and alt:
+            self.back()
+        elif key == Qt.Key.Key_Right and alt:
+            self.forward()
+        elif key == Qt.Key.Key_Left:
+            self.pan_fraction(-0.2)
+        elif key == Qt.Key.Key_Right:
+            self.pan_fraction(0.2)
+        elif key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom(1 / 2)
+        elif key == Qt.Key.Key_Minus:
+            self.zoom(2)
+        elif key == Qt.Key.Key_Home:
+            self.fit()
+        else:
+            super().keyPressEvent(ev)
+            return
+        ev.accept()
+
+
+def _format_mode_value(mode: ColourMode, v: float) -> str:
+    if mode.kind == "useful":
+        return format_time(v)
+    if mode.kind == "counter":
+        return f"{v:.4g} /s"
+    return f"{v:.4g}"
+
