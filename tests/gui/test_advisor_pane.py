@@ -185,8 +185,7 @@ def test_worker_thread_path_delivers_the_newest_result(qtbot, traces, cache_dir,
 def test_candidate_click_selects_and_focuses(qtbot, traces, cache_dir, stub):
     state, pane, exp = _pane(qtbot, traces, cache_dir, "mpi.prv")
     with exp:
-        cp = next(i for i in range(len(exp.definitions.callpath_parent))
-                  if exp.definitions.callpath_name(i) == "main/timestep")
+        cp = exp.profile().find("main/timestep")
         pane.candidates.threshold.setValue(0.8)
         with qtbot.waitSignal(state.focusChanged):
             pane.candidates.find_button.click()

@@ -16,7 +16,7 @@ from popview.analysis.report import nodes
 
 @dataclass
 class Candidate:
-    callpath: int
+    callpath: int                                  # id in the experiment's profile (as AppState.callpath)
     path: str
     share: float                                   # of the run's thread time
     low: list[tuple[str, float]] = field(default_factory=list)   # (metric name, value), worst first
@@ -25,30 +25,25 @@ class Candidate:
         return ", ".join(f"{name} {v:.2f}" for name, v in self.low)
 
 
-def callpath_shares(exp) -> np.ndarray:
-    """Inclusive time of each call path over all threads / (duration x threads)."""
-    d = exp.definitions
-    n = len(d.callpath_parent)
-    if n == 0 or d.t_end <= 0:
-        return np.zeros(n)
-    cols = exp.reader.read("calls", columns=["begin", "end", "callpath"])
-    time = np.bincount(cols["callpath"], weights=(cols["end"] - cols["begin"]).astype(np.float64), minlength=n)
-    threads = max(1, sum(1 for loc in d.locations if loc.kind == "thread"))
-    return time / (float(d.t_end) * threads)
+def callpath_shares(profile) -> np.ndarray:
+    """Inclusive time of each call path of the profile over the total time of all locations."""
+    time = profile.inclusive_totals("time")
+    total = float(profile.exclusive_totals("time").sum())
+    return time / total if total > 0 else np.zeros_like(time)
 
 
-def find(exp, model: str, threshold: float = 0.8, min_share: float = 0.01, limit: int = 40,
-         cancel=None) -> list[Candidate]:
-    """Candidates among the `limit` largest call paths above `min_share`, largest first."""
-    shares = callpath_shares(exp)
-    order = [int(c) for c in np.argsort(-shares, kind="stable") if shares[c] >= min_share][:limit]
-    d = exp.definitions
+def find(exp, model: str, threshold: float = 0.8, min_share: float = 0.01, limit: int = 40) -> list[Candidate]:
+    """Candidates among the `limit` largest call paths above `min_share`, largest first.
+    Without the ideal-network replay (one per call path would be slow): serialisation and
+    transfer are left to the Advisor once a candidate is the focus."""
+    profile = exp.profile()
+    shares = callpath_shares(profile)
+    real = np.array([profile.regions[r].role != "artificial" for r in profile.callpath_region], bool)
+    order = [int(c) for c in np.argsort(-shares, kind="stable") if shares[c] >= min_share and real[c]][:limit]
     out = []
     for cp in order:
-        if cancel is not None and cancel.is_set():
-            break
-        path = d.callpath_name(int(cp))
-        tree = exp.metrics(model, Focus.on_callpath(path))
+        path = profile.path(cp)
+        tree = exp.metrics(model, Focus.on_callpath(path), use_replay=False)
         low = sorted(((n.name, v) for _, n in tree.walk()
                       if getattr(n, "kind", "") == "efficiency"
                       and (v := nodes.value(n)) is not None and v < threshold), key=lambda t: t[1])
