@@ -235,3 +235,15 @@ def test_against_pycubexr(shared_traces):
                     theirs = np.asarray(values.cnode_values(cnode, convert_to_exclusive=True), float)
                     np.testing.assert_allclose(ours[cp_of[cnode.id]][columns], theirs, rtol=1e-9, atol=1e-9,
                                                err_msg=f"{name} {metric.name}")
+
+
+def test_popview_info_command(shared_traces, cache_dir, capsys):
+    """`popview info` on a Scalasca experiment directory picks its trace analysis report."""
+    from popview.cli import main
+
+    directory = shared_traces / "tauonk-btmz/scorep_bt-mz_B_8x4_trace"
+    assert main(["info", str(directory), "--cache-dir", str(cache_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "format      cube (Cube 4.3.2)" in out
+    assert "8 processes x 4 threads" in out and "32 thread" in out
+    assert "metrics     93: time, visits, mpi_finalize_wait" in out
