@@ -1,0 +1,69 @@
+"""`popview metrics`: table, JSON and CSV output, focus and model options, errors."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from popview.cli import main
+from popview.testing.synthetic import Shape, write, write_scaling_series
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("series")
+    return [str(p) for p, _ in write_scaling_series(d, shapes=((1, 2), (2, 2)), iterations=3)], d / "cache"
+
+
+def test_table_has_metrics_as_rows_and_runs_as_columns(runs, capsys):
+    paths, cache = runs
+    assert main(["metrics", *paths, "--cache-dir", str(cache), "--no-replay"]) == 0
+    out = capsys.readouterr().out
+    header = [line for line in out.splitlines() if line.startswith("POP MPI")][0]
+    assert "1x2" in header and "2x2" in header
+    assert any(line.lstrip().startswith("Load balance") and "%" in line for line in out.splitlines())
+    assert "n/a: Serialisation efficiency, Transfer efficiency: replay not requested" in out
+
+
+def test_json_carries_ids_values_inputs_and_reasons(runs, capsys, tmp_path):
+    paths, cache = runs
+    target = tmp_path / "m.json"
+    assert main(["metrics", *paths, "--cache-dir", str(cache), "--format", "json", "--model", "all",
+                 "--focus", "callpath:main/timestep", "-o", str(target), "--no-replay"]) == 0
+    doc = json.loads(target.read_text())
+    assert doc["focus"] == {"kind": "callpath", "callpath": "main/timestep"}
+    run = doc["runs"][1]
+    assert set(run["models"]) == {"pop-mpi", "hybrid-additive", "hybrid-multiplicative", "critical-path",
+                                  "computation", "io"}
+    ge = run["models"]["pop-mpi"]["metrics"][0]
+    assert ge["id"] == "global_efficiency" and 0 < ge["value"] <= 1 and ge["inputs"]
+    ser = ge["children"][0]["children"][1]["children"][0]
+    assert ser["id"] == "serialisation_efficiency" and ser["value"] is None and ser["reason"]
+
+
+def test_csv_has_one_row_per_metric_and_run(runs, capsys):
+    paths, cache = runs
+    assert main(["metrics", *paths, "--cache-dir", str(cache), "--format", "csv", "--model", "hybrid-additive",
+                 "--reference", paths[1], "--scaling", "weak", "--no-replay"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {r["run"] for r in rows} == {"1x2", "2x2"}
+    ref_rows = [r for r in rows if r["run"] == "2x2" and r["metric"] == "computation_scalability"]
+    assert float(ref_rows[0]["value"]) == pytest.approx(1.0)
+    assert len({(r["run"], r["metric"]) for r in rows}) == len(rows)
+
+
+def test_bad_focus_and_missing_file_fail_cleanly(runs, capsys, tmp_path):
+    paths, cache = runs
+    assert main(["metrics", paths[0], "--cache-dir", str(cache), "--focus", "callpath:no/such"]) == 2
+    assert "no call path" in capsys.readouterr().err
+    assert main(["metrics", paths[0], "--focus", "sideways"]) == 2
+    assert main(["metrics", str(tmp_path / "absent.prv"), "--cache-dir", str(cache)]) == 2
+
+
+def test_window_focus_from_the_command_line(tmp_path, capsys):
+    write(tmp_path / "w.prv", Shape(processes=2, iterations=4))
+    assert main(["metrics", str(tmp_path / "w.prv"), "--cache-dir", str(tmp_path / "c"),
+                 "--focus", "window:0.001:0.003", "--no-replay"]) == 0
+    assert "Focus: 0.001 s - 0.003 s" in capsys.readouterr().out
