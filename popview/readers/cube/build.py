@@ -40,32 +40,35 @@ class CallTree:
             return None
         return self.children_first[positions] if metric_type == "INCLUSIVE" else positions
 
-    def exclusive(self, inclusive: np.ndarray, clamp: bool) -> np.ndarray:
-        """Exclusive values from inclusive ones (rows = call paths), vectorised.
+    def exclusive(self, rows: np.ndarray, inclusive: np.ndarray, clamp: bool) -> np.ndarray:
+        """Exclusive values of the stored rows (call paths `rows`) from inclusive ones.
 
-        `clamp` saturates at zero (as pycubexr does) for unsigned counters whose
-        children (wrapped counters) add up to more than the parent."""
-        children = np.flatnonzero(self.parent >= 0)
+        Only the stored rows are touched (an absent row is zero), so memory
+        stays proportional to the file's data. `clamp` saturates at zero (as
+        pycubexr does) for unsigned counters whose children (wrapped
+        counters) add up to more than the parent."""
+        position = np.full(len(self.parent), -1, np.int64)
+        position[rows] = np.arange(len(rows))
+        parents = self.parent[rows]
+        parent_row = np.where(parents >= 0, position[np.maximum(parents, 0)], -1)
+        has = parent_row >= 0
         child_sum = np.zeros_like(inclusive)
-        np.add.at(child_sum, self.parent[children], inclusive[children])
+        np.add.at(child_sum, parent_row[has], inclusive[has])
         out = inclusive - child_sum
         return np.maximum(out, 0.0) if clamp else out
 
 
 def build_profile(path: Path, anchor: Anchor, members: dict[str, memoryview], warnings: list[str]) -> Profile:
     tree = CallTree(anchor)
-    n_loc = len(anchor.locations)
-    location_of_column = np.empty(n_loc, np.int64)
-    location_of_column[anchor.location_ids] = np.arange(n_loc)
     profile = Profile(regions=anchor.regions, callpath_parent=tree.parent, callpath_region=tree.region,
-                      n_locations=n_loc)
+                      n_locations=len(anchor.locations))
     for metric in anchor.metrics:
-        dense = _metric_values(path, metric, members, tree, location_of_column, warnings)
-        if dense is None and metric.type in STORED_TYPES:
+        values = _metric_values(path, metric, members, tree, anchor.location_ids, warnings)
+        if values is None and metric.type in STORED_TYPES:
             continue
-        profile.metrics.append(_definition(metric, dense is not None))
-        if dense is not None:
-            profile.values[metric.uniq_name] = MetricValues.from_dense(dense)
+        profile.metrics.append(_definition(metric, values is not None))
+        if values is not None:
+            profile.values[metric.uniq_name] = values
     return profile
 
 
@@ -79,9 +82,9 @@ def _definition(m: CubeMetric, has_values: bool) -> MetricDef:
 
 
 def _metric_values(path: Path, m: CubeMetric, members: dict[str, memoryview], tree: CallTree,
-                   location_of_column: np.ndarray, warnings: list[str]) -> np.ndarray | None:
-    """Dense exclusive values (call path, location), or None when not representable."""
-    n_cp, n_loc = len(tree.parent), len(location_of_column)
+                   location_ids: np.ndarray, warnings: list[str]) -> MetricValues | None:
+    """Exclusive values of one metric, or None when not representable."""
+    n_cp, n_loc = len(tree.parent), len(location_ids)
     index_name, data_name = f"{m.cube_id}.index", f"{m.cube_id}.data"
     if m.type not in STORED_TYPES:
         if m.cube_id is None or index_name not in members:
@@ -91,7 +94,7 @@ def _metric_values(path: Path, m: CubeMetric, members: dict[str, memoryview], tr
     elif m.cube_id is None or index_name not in members:
         if m.cube_id is not None and data_name in members:
             raise InputError(f"{path}: member {index_name} is missing (metric {m.uniq_name!r} has {data_name})")
-        return np.zeros((n_cp, n_loc))                 # Cube stores no files for an all-zero metric
+        return MetricValues.from_coo(n_cp, [], [], [])   # Cube stores no files for an all-zero metric
     if data_name not in members:
         raise InputError(f"{path}: member {data_name} is missing (metric {m.uniq_name!r})")
     try:
@@ -104,11 +107,11 @@ def _metric_values(path: Path, m: CubeMetric, members: dict[str, memoryview], tr
     rows = tree.callpaths(positions, m.type)
     if rows is None or len(np.unique(rows)) != len(rows):
         raise InputError(f"{path}: {index_name} refers to call paths that anchor.xml does not define")
-    dense = np.zeros((n_cp, n_loc))
-    dense[rows[:, None], location_of_column[None, :]] = values
+    values = values[:, location_ids]                       # data columns are location ids
     if m.type == "INCLUSIVE":
-        dense = tree.exclusive(dense, clamp=m.dtype.startswith("U"))
-    return dense
+        values = tree.exclusive(rows, values, clamp=m.dtype.startswith("U"))
+    r, loc = np.nonzero(values)
+    return MetricValues.from_coo(n_cp, rows[r], loc, values[r, loc])
 
 
 def _children_first(parent: np.ndarray) -> np.ndarray:

@@ -102,50 +102,72 @@ def _leaf(category: str, owned: set[str]) -> str:
     return "comp" if category in owned else category
 
 
-def idle_mask(profile: Profile, locations: list[Location]) -> np.ndarray:
-    """(call path, location) True where a worker thread idles outside parallel regions."""
+def outside_parallel(profile: Profile) -> np.ndarray:
+    """Per call path: True if neither it nor an ancestor is an OpenMP parallel region."""
     parallel = np.array([r.paradigm == "openmp" and r.role == "parallel" for r in profile.regions], bool)
     inside = parallel[profile.callpath_region]
     for cp in range(1, profile.n_callpaths):            # pre-order: parents come first
         p = profile.callpath_parent[cp]
         if p >= 0 and inside[p]:
             inside[cp] = True
-    worker = np.array([loc.kind == "thread" and loc.thread > 0 for loc in locations], bool)
-    return ~inside[:, None] & worker[None, :]
+    return ~inside
+
+
+def worker_threads(locations: list[Location]) -> np.ndarray:
+    return np.array([loc.kind == "thread" and loc.thread > 0 for loc in locations], bool)
 
 
 def derive(profile: Profile, locations: list[Location]) -> None:
-    """Add the derived time hierarchy to a raw profile (in place)."""
-    time = profile.matrix("time")
+    """Add the derived time hierarchy to a raw profile (in place), entry by
+    entry of the stored `time` (memory proportional to its non-zeros)."""
+    n = profile.n_callpaths
+    time = profile.values["time"]
+    cp = np.repeat(np.arange(n), np.diff(time.row_offsets))
+    loc, value = time.loc, time.value
     owned = {ident for ident, *_ in DERIVED if ident in profile.values}
     category = np.array([LEAVES.index(_leaf(region_category(r), owned)) for r in profile.regions], np.int64)
-    leaf = category[profile.callpath_region][:, None] * np.ones(time.shape[1], np.int64)[None, :]
-    if any(r.paradigm == "openmp" for r in profile.regions):
-        leaf[idle_mask(profile, locations)] = LEAVES.index("omp_idle")
-    parts = {name: np.where(leaf == i, time, 0.0) for i, name in enumerate(LEAVES)}
-    for name in ("mpi", "omp"):
-        parts[name] = sum(v for k, v in parts.items() if _PARENT.get(k) == name)
+    leaf = category[profile.callpath_region[cp]]
+    uses_openmp = any(r.paradigm == "openmp" for r in profile.regions)
+    if uses_openmp:
+        leaf[outside_parallel(profile)[cp] & worker_threads(locations)[loc]] = LEAVES.index("omp_idle")
     for ident, title, parent, descr in DERIVED:
         if ident in profile.values:                     # the file's own metric wins (scout's omp_management)
             profile.metrics[[m.id for m in profile.metrics].index(ident)].description += (
                 " (stored by the file; not part of the derived time hierarchy)")
             continue
+        members = [LEAVES.index(k) for k in LEAVES if k == ident or _PARENT[k] == ident]
+        sel = np.isin(leaf, members)
         profile.metrics.append(MetricDef(id=ident, name=title, unit="sec", description=descr, parent=parent,
                                          kind="derived"))
-        profile.values[ident] = MetricValues.from_dense(parts[ident])
-    if any(r.paradigm == "openmp" for r in profile.regions) and "omp_idle_threads" not in profile.values:
-        _add_idle_threads(profile, locations, time)
+        profile.values[ident] = MetricValues.from_coo(n, cp[sel], loc[sel], value[sel])
+    if uses_openmp and "omp_idle_threads" not in profile.values:
+        _add_idle_threads(profile, locations, cp, loc, value)
 
 
-def _add_idle_threads(profile: Profile, locations: list[Location], time: np.ndarray) -> None:
-    master_of_process = {}
-    for i, loc in enumerate(locations):
-        if loc.kind == "thread" and loc.thread == 0:
-            master_of_process.setdefault(loc.process, i)
-    master = np.array([master_of_process.get(loc.process, i) for i, loc in enumerate(locations)], np.int64)
-    idle = np.where(idle_mask(profile, locations), time[:, master] - time, 0.0)
+def _add_idle_threads(profile: Profile, locations: list[Location], cp: np.ndarray, loc: np.ndarray,
+                      value: np.ndarray) -> None:
+    """Master's time minus each worker's, at call paths outside parallel regions."""
+    n, n_loc = profile.n_callpaths, len(locations)
+    process = np.array([x.process for x in locations], np.int64)
+    master = np.array([x.kind == "thread" and x.thread == 0 for x in locations], bool)
+    worker = worker_threads(locations)
+    worker[~np.isin(process, process[master])] = False     # no master thread: nothing to compare with
+    workers = np.flatnonzero(worker)
+    workers = workers[np.argsort(process[workers], kind="stable")]
+    per_process = np.bincount(process[workers], minlength=process.max() + 1)
+    first = np.concatenate([[0], np.cumsum(per_process)[:-1]])
+    outside = outside_parallel(profile)[cp]
+    m = np.flatnonzero(outside & master[loc])                # master entries, one copy per worker
+    copies = per_process[process[loc[m]]]
+    src = np.repeat(m, copies)
+    rank_in_process = np.arange(len(src)) - np.repeat(np.cumsum(copies) - copies, copies)
+    w = np.flatnonzero(outside & worker[loc])
+    keys = np.concatenate([cp[src] * n_loc + workers[first[process[loc[src]]] + rank_in_process],
+                           cp[w] * n_loc + loc[w]])
+    unique, inverse = np.unique(keys, return_inverse=True)
+    idle = np.bincount(inverse, weights=np.concatenate([value[src], -value[w]]), minlength=len(unique))
     profile.metrics.append(MetricDef(
         id="omp_idle_threads", name="Idle threads", unit="sec", kind="derived",
         description="Time worker threads were allocated but idle outside parallel regions, as Cube's remapper "
                     "computes it (master's exclusive time minus the worker's); not part of time"))
-    profile.values["omp_idle_threads"] = MetricValues.from_dense(idle)
+    profile.values["omp_idle_threads"] = MetricValues.from_coo(n, unique // n_loc, unique % n_loc, idle)
