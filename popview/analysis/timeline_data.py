@@ -378,16 +378,19 @@ class TimelineData:
         return (et.values.get(int(value)) if et else None) or str(value)
 
     def value_range(self, mode: ColourMode) -> tuple[float, float]:
-        """Range of a gradient mode over the run, from a level of about 1,000 bins."""
+        """Colour scale of a gradient mode: 0 (or the minimum) to the 95th percentile of the
+        distinct values of a picture of the whole run (distinct, so one long burst does not
+        stretch the scale of the many short ones)."""
         if mode not in self._range_cache:
-            rows = np.arange(self.n_loc)
-            pic = self.picture(mode, rows, 0, self.t_end, 1024)
-            finite = pic.values[np.isfinite(pic.values)] if pic.values.dtype.kind == "f" else pic.values
-            if len(finite) == 0:
+            pic = self.picture(mode, np.arange(self.n_loc), 0, self.t_end, 4096)
+            v = pic.values[np.isfinite(pic.values)] if pic.values.dtype.kind == "f" else pic.values.ravel()
+            v = np.unique(v)
+            if len(v) == 0:
                 self._range_cache[mode] = (0.0, 1.0)
             else:
-                self._range_cache[mode] = (0.0 if mode.kind in ("useful", "counter", "ipc") else float(finite.min()),
-                                           float(np.percentile(finite, 99.5)) or 1.0)
+                low = 0.0 if mode.kind in ("useful", "counter", "ipc") else float(v.min())
+                high = float(np.percentile(v, 95))
+                self._range_cache[mode] = (low, high if high > low else low + 1.0)
         return self._range_cache[mode]
 
     # ---- overlays ---------------------------------------------------------------------------

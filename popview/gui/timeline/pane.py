@@ -141,7 +141,10 @@ class TimelinePane(QWidget):
     def _sync_experiments(self) -> None:
         traces = [e for e in self.state.experiments if e.is_trace]
         for key in [k for k in self.views if k not in {id(e) for e in traces}]:
-            self.views.pop(key).deleteLater()
+            view = self.views.pop(key)
+            view.shutdown()
+            view.hide()
+            view.deleteLater()
         for exp in traces:
             if id(exp) not in self.views:
                 view = TimelineView(exp)

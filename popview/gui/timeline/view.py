@@ -44,6 +44,7 @@ class RowAxis(pg.AxisItem):
 
     def tickValues(self, minVal, maxVal, size):  # noqa: N802,N803 - pyqtgraph override
         n = len(self.labels)
+        minVal, maxVal = sorted((minVal, maxVal))     # the row axis is inverted  # noqa: N806
         lo, hi = max(int(np.floor(minVal)), 0), min(int(np.ceil(maxVal)), n)
         if hi <= lo:
             return []
@@ -145,12 +146,13 @@ class TimelineView(pg.PlotWidget):
         self.last_redraw_ms = 0.0
         self.history: list[tuple[int, int]] = []
         self.history_pos = -1
+        self._closed = False
         self.setBackground("w")
         self.plotItem.setClipToView(True)
         self.row_axis.setWidth(140)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.addItem(self.image)
-        self.lines = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(20, 20, 20, 200, width=1))
+        self.lines = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(255, 235, 0, 220, width=1))
         self.flags = pg.ScatterPlotItem(symbol="t1", size=7, pen=pg.mkPen(None), brush=pg.mkBrush(40, 160, 40))
         self.path = pg.PlotDataItem(pen=pg.mkPen(230, 0, 200, 230, width=3))
         self.focus_region = pg.LinearRegionItem(brush=pg.mkBrush(255, 200, 0, 55), pen=pg.mkPen(200, 140, 0),
@@ -174,6 +176,13 @@ class TimelineView(pg.PlotWidget):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._apply_rows()
         self.fit()
+
+    def shutdown(self) -> None:
+        """Stop every pending redraw: the experiment is about to close."""
+        for timer in (self._redraw_timer, self._record_timer, self._hover_timer):
+            timer.stop()
+        self.vb.sigRangeChanged.disconnect()
+        self._closed = True
 
     # ---- window ---------------------------------------------------------------
     def window(self) -> tuple[int, int]:
@@ -287,6 +296,8 @@ class TimelineView(pg.PlotWidget):
     def redraw_now(self) -> None:
         """Recompute the image of the visible window (and the overlays)."""
         self._redraw_timer.stop()
+        if self._closed:
+            return
         start = time.perf_counter()
         t0, t1 = self.window()
         width = max(int(self.vb.width()), 1)

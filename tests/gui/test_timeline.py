@@ -1,0 +1,227 @@
+"""The timeline pane: zoom, history, selection -> focus, colour modes, hover info."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF, Qt
+
+import popview
+from popview.analysis.focus import Focus
+from popview.gui.state import AppState
+from popview.gui.timeline import TimelinePane
+from popview.gui.timeline.pane import NO_TIMELINE
+from popview.testing import synthetic
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tl")
+    shapes = {"a": synthetic.Shape(processes=2, threads=2, iterations=6, work_ns=2_000_000),
+              "b": synthetic.Shape(processes=4, threads=1, iterations=4, work_ns=1_000_000)}
+    return {k: (synthetic.write(d / f"{k}.prv", s), d / f"{k}.prv", d / "cache") for k, s in shapes.items()}
+
+
+@pytest.fixture
+def pane(qtbot, traces):
+    state = AppState()
+    pane = TimelinePane(state)
+    qtbot.addWidget(pane)
+    pane.resize(1200, 600)
+    pane.show()
+    _, path, cache = traces["a"]
+    exp = popview.open(path, cache_dir=cache)
+    state.add_experiment(exp)
+    qtbot.waitExposed(pane)
+    pane.view.redraw_now()
+    yield pane
+    exp.close()
+
+
+class Drag:
+    """The parts of a pyqtgraph drag event the view box reads."""
+
+    def __init__(self, vb, t_from, t_to, row, button=Qt.MouseButton.LeftButton,
+                 mods=Qt.KeyboardModifier.NoModifier, finish=True):
+        self._down = vb.mapFromView(QPointF(t_from, row))
+        self._pos = vb.mapFromView(QPointF(t_to, row))
+        self._button, self._mods, self._finish = button, mods, finish
+        self.accepted = False
+
+    def button(self):
+        return self._button
+
+    def modifiers(self):
+        return self._mods
+
+    def buttonDownPos(self):  # noqa: N802 - pyqtgraph API
+        return self._down
+
+    def pos(self):
+        return self._pos
+
+    def lastPos(self):  # noqa: N802 - pyqtgraph API
+        return self._down
+
+    def isFinish(self):  # noqa: N802 - pyqtgraph API
+        return self._finish
+
+    def accept(self):
+        self.accepted = True
+
+    def ignore(self):
+        pass
+
+
+def test_draws_the_whole_run_with_state_colours(pane):
+    view = pane.view
+    t0, t1 = view.window()
+    assert (t0, t1) == (0, view.data.t_end)
+    pic = view.last_picture
+    assert pic.values.shape[0] == len(view.layout_rows) == 4
+    assert (pic.values == 1).mean() > 0.3                    # Running dominates a balanced run
+    assert view.image.image is not None and view.image.image.dtype == np.uint8
+    assert [r.label for r in view.layout_rows.rows] == [loc.name for loc in view.exp.definitions.locations]
+
+
+def test_zoom_pan_and_history(pane, qtbot):
+    view = pane.view
+    full = view.window()
+    view.zoom(0.5)
+    half = view.window()
+    assert half[1] - half[0] == pytest.approx((full[1] - full[0]) / 2, rel=1e-3)
+    view.pan_fraction(0.25)
+    panned = view.window()
+    assert panned[0] > half[0]
+    vb = view.vb
+    drag = Drag(vb, panned[0] + 1000, panned[0] + 200_000, 1.5, button=Qt.MouseButton.RightButton)
+    vb.mouseDragEvent(drag)
+    assert drag.accepted
+    band = view.window()
+    assert band[1] - band[0] == pytest.approx(199_000, rel=0.01)
+    assert view.last_redraw_ms >= 0
+    view.back()
+    assert view.window() == panned
+    view.back()
+    assert view.window() == half
+    view.forward()
+    assert view.window() == panned
+    qtbot.keyClick(view, Qt.Key.Key_Home)
+    assert view.window() == full
+    view.set_window(0, 1_000_000)
+    view.redraw_now()
+    assert view.last_picture.source == "records" and view.last_picture.t1 - view.last_picture.t0 == 1_000_000
+
+
+def test_wheel_zooms_at_the_cursor(pane):
+    view = pane.view
+    t0, t1 = view.window()
+
+    class Wheel:
+        def __init__(self, pos):
+            self._pos = pos
+
+        def delta(self):
+            return 120
+
+        def pos(self):
+            return self._pos
+
+        def modifiers(self):
+            return Qt.KeyboardModifier.NoModifier
+
+        def accept(self):
+            pass
+
+    centre = (t0 + t1) / 4
+    view.vb.wheelEvent(Wheel(view.vb.mapFromView(QPointF(centre, 1.0))))
+    a, b = view.window()
+    assert b - a == pytest.approx((t1 - t0) / 1.25, rel=1e-3)
+    assert (centre - a) / (b - a) == pytest.approx((centre - t0) / (t1 - t0), abs=1e-3)
+
+
+def test_shift_drag_sets_the_focus_window(pane):
+    view, state = pane.view, pane.state
+    seen = []
+    state.focusChanged.connect(seen.append)
+    drag = Drag(view.vb, 2_000_000, 5_000_000, 0.5, mods=Qt.KeyboardModifier.ShiftModifier)
+    view.vb.mouseDragEvent(drag)
+    assert seen and seen[-1].kind == "window"
+    assert (seen[-1].t0, seen[-1].t1) == pytest.approx((2_000_000, 5_000_000), abs=2)
+    assert view.focus_region.isVisible() and view.focus_region.getRegion() == pytest.approx((seen[-1].t0, seen[-1].t1))
+    state.set_focus(Focus.whole())
+    assert not view.focus_region.isVisible()
+
+
+def test_colour_mode_switch_changes_picture_and_legend(pane):
+    view = pane.view
+    labels = [pane.mode_box.itemText(i) for i in range(pane.mode_box.count())]
+    assert {"State", "MPI call", "OpenMP construct", "Useful duration", "IPC"} <= set(labels)
+    pane.mode_box.setCurrentIndex(labels.index("MPI call"))
+    view.redraw_now()
+    pane._settled()
+    assert view.mode.kind == "mpi"
+    shown = {view.data.category_label(view.mode, v) for v in np.unique(view.last_picture.values) if v >= 0}
+    assert shown <= {"MPI_Sendrecv", "MPI_Allreduce", "MPI_Barrier", "MPI_Init", "MPI_Finalize"} and shown
+    legend = [pane.legend.item(i).text() for i in range(pane.legend.count())]
+    assert any(text.startswith("MPI_") for text in legend)
+    pane.mode_box.setCurrentIndex(labels.index("Useful duration"))
+    view.redraw_now()
+    assert view.last_picture.values.dtype.kind == "f"
+    assert np.nanmax(view.last_picture.values) > 0
+    st = view.exp.reader.read("states", [0])
+    other = np.flatnonzero((st["state"][1:-1] != 1) & (st["state"][:-2] == 1)) + 1
+    i = int(other[len(other) // 2])                          # zoom onto a non-useful interval after a burst
+    view.set_window(st["begin"][i] - 5000, st["end"][i])
+    view.redraw_now()
+    assert (view.image.image[0] == 0).any()                  # black outside useful computation
+    assert (view.image.image[0] > 0).any()
+
+
+def test_hover_says_what_and_where(pane, qtbot):
+    view = pane.view
+    t = view.data.t_end // 2
+    info = view.info_at(t, 0.5)
+    assert info["location"] == view.exp.definitions.locations[0].name
+    assert "state" in info and "value" in info
+    with qtbot.waitSignal(view.hovered, timeout=2000) as blocker:
+        view._mouse_moved(view.vb.mapViewToScene(QPointF(t, 0.5)))
+    assert blocker.args[0]["location"] == info["location"]
+    assert info["location"] in pane.info.text()
+
+
+def test_click_selects_the_location_and_grouping_collapses_rows(pane):
+    view, state = pane.view, pane.state
+    view.clicked(1000.0, 2.5)
+    assert state.location == 2
+    assert view.row_band.isVisible()
+    pane.group_box.setCurrentIndex(1)                        # one row per process
+    assert len(view.layout_rows) == 2
+    view.redraw_now()
+    assert view.last_picture.values.shape[0] == 2
+
+
+def test_several_experiments_are_stacked_each_at_its_own_scale(pane, traces):
+    _, path, cache = traces["b"]
+    other = popview.open(path, cache_dir=cache)
+    pane.state.add_experiment(other)
+    assert len(pane.views) == 2
+    ends = sorted(v.window()[1] for v in pane.views.values())
+    assert ends == sorted(v.data.t_end for v in pane.views.values())
+    assert ends[0] != ends[1]
+    pane.state.remove_experiment(other)
+    assert len(pane.views) == 1
+
+
+def test_a_profile_says_it_has_no_timeline(qtbot):
+    class Profile:
+        is_trace = False
+
+        def close(self):
+            pass
+
+    state = AppState()
+    pane = TimelinePane(state)
+    qtbot.addWidget(pane)
+    state.add_experiment(Profile())
+    assert pane.stack.currentWidget() is pane.message
+    assert pane.message.text() == NO_TIMELINE
