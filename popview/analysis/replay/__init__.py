@@ -82,12 +82,13 @@ def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:
     coll = add_collectives(builder, exp.reader, defs, all_barriers)
     omp = add_openmp(builder, exp.reader, defs)
     progress(0.3, "replay: building the execution graph")
-    graph = builder.finish()
     mask = focus_mask(exp, focus)
     pieces = weighted_pieces(exp, mask, bursts)
+    last_state = int(pieces[2].max()) if len(pieces[2]) else 0
+    graph = builder.finish(max(builder.latest(), last_state, int(defs.t_end)) + 1)
     seg = segment_weights(graph.loc_ptr, graph.time, *pieces)
     progress(0.5, "replay: propagating clocks")
-    clock, came_from, _, forced = kernel.propagate(
+    clock, came_from, forced = kernel.propagate(
         graph.loc_ptr, graph.time, graph.copy, graph.n_virtual, graph.succ_ptr, graph.succ, graph.succ_cross,
         graph.indegree, seg, kernel.WEIGHT_OF_CLOCK, kernel.LOCAL_CLOCK)
     progress(0.8, "replay: critical path")

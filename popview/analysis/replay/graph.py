@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from popview.analysis.replay.sorting import edges_by_source
+
 # Node kinds
 SEND, RECV, COLL_BEGIN, COLL_END, FORK_MASTER, FORK_WORKER, JOIN_WORKER, JOIN_MASTER, \
     BARRIER_BEGIN, BARRIER_END, RECV_POSTED, SEND_DONE, FINAL = range(13)
 # Order at equal times on one location: completions, then starts, then what waits for a start.
 PRIORITY = np.array([2, 1, 2, 1, 2, 3, 0, 1, 2, 1, 2, 3, 9], np.int8)
 ZERO_LENGTH_END = 4      # the exit of a zero-length call comes after its own entry
-FOREVER = np.int64(2 ** 62)
+PRIORITY_BITS = 4
 
 
 @dataclass
@@ -76,13 +78,15 @@ class GraphBuilder:
         src = np.asarray(src, np.int64)
         self._edges.append((src, np.asarray(dst, np.int64), np.broadcast_to(np.asarray(cross, bool), src.shape)))
 
-    def finish(self) -> Graph:
-        self.nodes(np.arange(self.n_loc), np.full(self.n_loc, FOREVER), FINAL)
+    def finish(self, t_final: int) -> Graph:
+        """Sort and index everything; `t_final` (after every node and state)
+        places the node that closes each location."""
+        self.nodes(np.arange(self.n_loc), np.full(self.n_loc, t_final), FINAL)
         loc, time, pri, kind, copy = (np.concatenate(c) for c in zip(*self._nodes))
-        order = np.lexsort((pri, time, loc))
-        rank = np.empty(len(order), np.int64)
-        rank[order] = np.arange(len(order))
+        order = _node_order(loc, time, pri)
         n_real = len(order)
+        rank = np.empty(n_real, np.int64)
+        rank[order] = np.arange(n_real)
         if self._edges:
             src, dst, cross = (np.concatenate(c) for c in zip(*self._edges))
         else:
@@ -91,12 +95,27 @@ class GraphBuilder:
         src = np.where(src >= 0, rank[np.maximum(src, 0)], n_real - 1 - src)
         dst = np.where(dst >= 0, rank[np.maximum(dst, 0)], n_real - 1 - dst)
         total = n_real + self._n_virtual
-        by_src = np.argsort(src, kind="stable")
-        succ_ptr = np.zeros(total + 1, np.int64)
-        np.cumsum(np.bincount(src, minlength=total), out=succ_ptr[1:])
+        succ_ptr, succ, succ_cross = edges_by_source(src, dst, cross, total)
         loc_sorted = loc[order]
         loc_ptr = np.zeros(self.n_loc + 1, np.int64)
         np.cumsum(np.bincount(loc_sorted, minlength=self.n_loc), out=loc_ptr[1:])
         return Graph(loc=loc_sorted, time=time[order], kind=kind[order], copy=copy[order], loc_ptr=loc_ptr,
-                     n_virtual=self._n_virtual, succ_ptr=succ_ptr, succ=dst[by_src], succ_cross=cross[by_src],
+                     n_virtual=self._n_virtual, succ_ptr=succ_ptr, succ=succ, succ_cross=succ_cross,
                      indegree=np.bincount(dst, minlength=total).astype(np.int64))
+
+    def latest(self) -> int:
+        """The latest node time so far."""
+        return max((int(t.max()) for _, t, *_ in self._nodes if len(t)), default=0)
+
+
+def _node_order(loc, time, pri) -> np.ndarray:
+    """Order by (location, time, priority): one argsort of a packed key when
+    it fits in 63 bits (ties are interchangeable nodes), else a lexsort."""
+    t0 = int(time.min()) if len(time) else 0
+    t_bits = max(int(time.max()) - t0, 1).bit_length() if len(time) else 1
+    loc_bits = max(int(loc.max()) if len(loc) else 1, 1).bit_length()
+    bits = loc_bits + t_bits + PRIORITY_BITS
+    if bits > 63:
+        return np.lexsort((pri, time, loc))
+    key = (loc.astype(np.int64) << (t_bits + PRIORITY_BITS)) | ((time - t0) << PRIORITY_BITS) | pri.astype(np.int64)
+    return np.argsort(key)

@@ -41,14 +41,13 @@ def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegr
     """Clocks at every location's end; per-node G-CUE origin for the critical path.
 
     seg[n, w]: weighted time between node n and the previous node of its location.
-    Returns (final clocks [loc, clock], came_from, value of G-CUE per node, forced count).
+    Returns (final clocks [loc, clock], came_from, forced count).
     """
     n_loc = len(loc_ptr) - 1
     n_real = len(time)
     total = n_real + n_virtual
     acc = np.full((total, N_CLOCKS), -1, np.int64)
     came_from = np.full(total, -1, np.int64)
-    cue = np.zeros(total, np.int64)
     pending = indegree.copy()
     clock = np.zeros((n_loc, N_CLOCKS), np.int64)
     cursor = loc_ptr[:-1].copy()
@@ -88,7 +87,6 @@ def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegr
                         if d == 0:
                             came_from[n] = -1
                     clock[loc, d] = value[d]
-                cue[n] = value[0]
                 cursor[loc] += 1
                 remaining -= 1
                 _push(n, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock)
@@ -111,7 +109,6 @@ def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegr
                     v = vstack[vtop]
                     for d in range(N_CLOCKS):
                         value[d] = acc[v, d]
-                    cue[v] = value[0]
                     _push(v, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock)
                     for e in range(succ_ptr[v], succ_ptr[v + 1]):
                         s = succ[e]
@@ -135,7 +132,7 @@ def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegr
         ready[top] = best
         top += 1
         queued[best] = True
-    return clock, came_from, cue, forced
+    return clock, came_from, forced
 
 
 @numba.njit(cache=True)
