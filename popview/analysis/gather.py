@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from popview.analysis.focus import Focus
-from popview.analysis.inputs import FocusInputs, Region, empty_cat
+from popview.analysis.inputs import FocusInputs, Region
 from popview.analysis.window_index import CumulativeIndex
-from popview.cache.cumulative import CAT, PSEUDO_COUNTERS
+from popview.cache.cumulative import CAT, N_CAT
 
 NS = 1e9
 
@@ -74,92 +74,43 @@ class _TraceGather:
             return self._callpath(focus.callpath)
         raise FocusError(f"unknown focus kind {focus.kind!r}")
 
-    def _inputs(self, runtime_ns, cat_ns, ctr, label, regions) -> FocusInputs:
-        counters = {name: ctr[:, k] for k, name in enumerate(self.index.counter_names) if name not in PSEUDO_COUNTERS}
-        for k, name in enumerate(self.index.counter_names):
-            if name in PSEUDO_COUNTERS:
-                counters[name] = ctr[:, k]
-        return FocusInputs(runtime=runtime_ns / NS, process=self.proc, thread=self.thread, cat=cat_ns / NS,
-                           counters=counters, regions=regions, notes=list(self.notes), label=label)
+    def _inputs(self, runtime_ns, sums_ns, ctr, label, keep_region=None) -> FocusInputs:
+        counters = {name: ctr[:, k] for k, name in enumerate(self.index.counter_names)}
+        inputs = FocusInputs(runtime=runtime_ns / NS, process=self.proc, thread=self.thread,
+                             cat=sums_ns[:, :N_CAT] / NS, counters=counters, notes=list(self.notes), label=label)
+        inputs.regions = self._regions(sums_ns, inputs.masters, keep_region)
+        return inputs
+
+    def _regions(self, sums_ns, masters, keep) -> list[Region]:
+        """Per parallel region: the master's time in it per process, each thread's useful time in it."""
+        n = self.index.n_regions
+        out = []
+        for k, key in enumerate(self.index.region_callpaths):
+            time = sums_ns[:, N_CAT + k] / NS
+            useful = sums_ns[:, N_CAT + n + k] / NS
+            if not time.any() or (keep is not None and not keep(key)):
+                continue
+            out.append(Region(self.defs.callpath_name(key), time[masters], useful))
+        return out
 
     # ---- whole run -------------------------------------------------------------
     def _whole(self) -> FocusInputs:
         return self._inputs(self.defs.t_end, self.index.totals[self.locs], self.index.ctr_totals[self.locs],
-                            "whole run", self._summary_regions(None))
-
-    def _summary_regions(self, keep_key) -> list[Region]:
-        if "parallel" not in self.index.group:
-            return []
-        pg = self.index.group["parallel"]
-        keys = pg["summary_keys"][:]
-        if not len(keys):
-            return []
-        openmp, useful = pg["summary_openmp"][:], pg["summary_useful"][:]
-        out = []
-        for k, key in enumerate(keys.tolist()):
-            if keep_key is not None and not keep_key(key):
-                continue
-            out.append(Region(self.defs.callpath_name(key), openmp[k, self.procs_global] / NS,
-                              useful[k, self.locs] / NS))
-        return out
+                            "whole run")
 
     # ---- window ----------------------------------------------------------------
     def _window(self, t0: int, t1: int, label: str) -> FocusInputs:
         if t1 <= t0:
             raise FocusError(f"empty window [{t0}, {t1}] ns")
-        c0, k0 = self.index.at(self.locs, t0)
-        c1, k1 = self.index.at(self.locs, t1)
-        inputs = self._inputs(t1 - t0, c1 - c0, k1 - k0, label, self._window_regions(t0, t1))
+        sums = np.zeros((len(self.locs), self.index.width))
+        ctr = np.zeros((len(self.locs), len(self.index.counter_names)))
+        for i, loc in enumerate(self.locs.tolist()):
+            c, k = self.index.location_at(loc, np.array([t0, t1]))
+            sums[i], ctr[i] = c[1] - c[0], k[1] - k[0]
+        inputs = self._inputs(t1 - t0, sums, ctr, label)
         if t1 > self.defs.t_end:
             inputs.notes.append(f"the window ends after the trace ({self.defs.t_end / NS:.6g} s)")
         return inputs
-
-    def _window_regions(self, t0: int, t1: int) -> list[Region]:
-        if "parallel" not in self.index.group:
-            return []
-        pg = self.index.group["parallel"]
-        begin, end = pg["begin"][:], pg["end"][:]
-        sel = np.flatnonzero((begin < t1) & (end > t0))
-        if not len(sel):
-            return []
-        proc, key = pg["proc"][:][sel], pg["key"][:][sel]
-        cb, ce = np.maximum(begin[sel], t0), np.minimum(end[sel], t1)
-        useful = pg["useful"][sel.min():sel.max() + 1][sel - sel.min()]
-        clipped = np.flatnonzero((cb > begin[sel]) | (ce < end[sel]))
-        table = self._location_table(useful.shape[1])
-        for i in clipped:    # the few instances cut by the window: exact useful time inside the cut
-            cols = table[proc[i]]
-            have = np.flatnonzero(cols >= 0)
-            locs = self.locs[cols[have]]
-            a, _ = self.index.at(locs, int(cb[i]))
-            b, _ = self.index.at(locs, int(ce[i]))
-            useful[i, have] = (b - a)[:, [CAT["comp_serial"], CAT["comp_parallel"]]].sum(axis=1)
-        return self._regions_from_instances(proc, key, (ce - cb).astype(np.float64), useful)
-
-    def _regions_from_instances(self, proc, key, length, useful) -> list[Region]:
-        table = self._location_table(useful.shape[1])
-        pindex = np.full(len(self.defs.processes), -1, np.int64)
-        pindex[self.procs_global] = np.arange(len(self.procs_global))
-        cols = table[proc]                                  # (instances, threads) -> location index or -1
-        ok = (cols >= 0) & np.isfinite(useful)
-        out = []
-        for k in np.unique(key).tolist():
-            m = key == k
-            pm = pindex[proc[m]]
-            openmp = np.bincount(pm[pm >= 0], weights=length[m][pm >= 0], minlength=len(self.procs_global))
-            okm = ok[m]
-            per_loc = np.bincount(cols[m][okm], weights=useful[m][okm], minlength=len(self.locs))
-            out.append(Region(self.defs.callpath_name(k), openmp / NS, per_loc / NS))
-        return out
-
-    def _location_table(self, width: int) -> np.ndarray:
-        """[global process, thread] -> index into self.locs, or -1."""
-        table = np.full((len(self.defs.processes), max(width, 1)), -1, np.int64)
-        for i, L in enumerate(self.locs):
-            loc = self.defs.locations[L]
-            if loc.thread < width:
-                table[loc.process, loc.thread] = i
-        return table
 
     # ---- call path -------------------------------------------------------------
     def _callpath(self, path: str) -> FocusInputs:
@@ -168,19 +119,20 @@ class _TraceGather:
         cp = prof.find(path)
         if cp is None:
             raise FocusError(f"{self.exp.source}: no call path {path!r}")
-        cat = np.zeros((len(self.locs), len(CAT)))
+        cat = np.zeros((len(self.locs), self.index.width))
         for name, cats in _PROFILE_TO_CATS.items():
             if prof.has(name):
                 cat[:, CAT[cats]] += prof.by_location(name, cp, True)[self.locs] * NS
+        cat[:, N_CAT:] = self.index.totals[self.locs][:, N_CAT:]
         ctr = np.zeros((len(self.locs), len(self.index.counter_names)))
         for k, name in enumerate(self.index.counter_names):
             if prof.has(name):
                 ctr[:, k] = prof.by_location(name, cp, True)[self.locs]
-        masters = FocusInputs(0.0, self.proc, self.thread, cat).masters
-        runtime = float(cat[masters].sum(axis=1).max()) if len(masters) else 0.0
+        masters = FocusInputs(0.0, self.proc, self.thread, cat[:, :N_CAT]).masters
+        runtime = float(cat[masters, :N_CAT].sum(axis=1).max()) if len(masters) else 0.0
         defs_cp = _defs_callpath(self.defs, path)
-        regions = self._summary_regions(lambda key: _descends(self.defs.callpath_parent, key, defs_cp))
-        inputs = self._inputs(runtime, cat, ctr, path, regions)
+        inputs = self._inputs(runtime, cat, ctr, path,
+                              lambda key: _descends(self.defs.callpath_parent, key, defs_cp))
         inputs.notes.append("call-path focus: every thread's time while its process's master thread is inside "
                             f"{path}; R = the longest such time over processes")
         return inputs
@@ -245,4 +197,4 @@ def iteration_window(exp, path: str, first: int, last: int) -> tuple[int, int]:
     return int(begin[starts + first].min()), int(end[starts + last].max())
 
 
-__all__ = ["gather", "FocusError", "main_locations", "iteration_window", "visits", "empty_cat"]
+__all__ = ["gather", "FocusError", "main_locations", "iteration_window", "visits"]

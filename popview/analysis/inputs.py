@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from popview.cache.cumulative import CAT, CATEGORIES, N_CAT
+from popview.cache.cumulative import CAT, CATEGORIES
 
 MPI_CATS = ("mpi_p2p", "mpi_collective", "mpi_sync", "mpi_other", "mpi_io")
 OMP_CATS = ("comp_parallel", "omp_sync", "omp_management", "omp_idle")
@@ -105,8 +105,4 @@ class FocusInputs:
         return bool(self.time(*names).any())
 
 
-def empty_cat(n: int) -> np.ndarray:
-    return np.zeros((n, N_CAT))
-
-
-__all__ = ["FocusInputs", "Region", "CATEGORIES", "MPI_CATS", "OMP_CATS", "empty_cat"]
+__all__ = ["FocusInputs", "Region", "CATEGORIES", "MPI_CATS", "OMP_CATS"]

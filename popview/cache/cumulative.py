@@ -5,14 +5,19 @@ Every state interval gets one *category* (useful outside / inside OpenMP,
 MPI by kind, OpenMP runtime by kind, I/O, idle, other) from its state code
 and the regions open on its location. The group `cumulative` holds:
 
-    seg          (n, 2) int64: begin, (end - begin) << 8 | category, per state row
+    seg          (n, 2) int64: begin, (end - begin) << 16 | (region + 1) << 8 | category
     ctr          (n, n_counters) float32: counter deltas read during useful rows
     ck_row, ck_begin, ck_cum, ck_ctr: checkpoints every CHECK rows (and at each
                  location's first row) with the sums of everything before them
     totals, ctr_totals (n_loc, ...): the sums over each whole location
     profile/     a popview Profile (process-level call paths, see below)
-    parallel/    one row per OpenMP parallel-region instance on a master thread,
-                 with the useful time of every thread of its process inside it
+    master_calls/ the master threads' visits by call path (iterations of a region)
+
+A row's *region* is the OpenMP parallel region its process's master thread
+is in at that moment (key: the first outlined function of the instance, else
+the parallel construct's call path), so the sums also hold, per region, the
+time inside it and the useful time inside it: the columns of `ck_cum` and
+`totals` are the categories, then region time, then region useful time.
 
 The profile attributes every thread's time to the call path of its process's
 master thread at that moment (the way Score-P nests worker time under the
@@ -36,6 +41,7 @@ CATEGORIES = ("comp_serial", "comp_parallel", "mpi_p2p", "mpi_collective", "mpi_
 CAT = {name: i for i, name in enumerate(CATEGORIES)}
 N_CAT = len(CATEGORIES)
 CHECK = 1024               # rows between checkpoints (and rows per chunk)
+MAX_REGIONS = 64           # parallel regions with their own sums (the first by call-path id)
 BUDGET_ROWS = 2_000_000    # state rows held in memory at once
 OUTSIDE = "(outside any region)"
 # Counts kept like counters (per row, cumulative) so windows get them too.
@@ -95,24 +101,43 @@ def innermost_segments(begin, end, cp):
     return s_begin[:m], s_end[:m], s_cp[:m]
 
 
-def evaluate(begin, end, cat, cum, x) -> np.ndarray:
-    """Cumulative time per category at times `x` for one location's rows
-    (sorted by begin, non-overlapping); cum has len(rows) + 1 rows."""
+def row_weights(cat: np.ndarray, reg: np.ndarray, n_regions: int) -> tuple[np.ndarray, ...]:
+    """Column indexes a row's duration adds to: its category, its region's time
+    (-1 if none) and its region's useful time (-1 if none or not useful)."""
+    useful = cat <= CAT["comp_parallel"]
+    rt = np.where(reg >= 0, N_CAT + reg, -1)
+    ru = np.where((reg >= 0) & useful, N_CAT + n_regions + reg, -1)
+    return cat.astype(np.int64), rt, ru
+
+
+def add_rows(out: np.ndarray, rows: np.ndarray, cols: tuple[np.ndarray, ...], amount: np.ndarray) -> None:
+    """out[rows[i], c] += amount[i] for each column list c (skipping -1)."""
+    for c in cols:
+        ok = c >= 0
+        np.add.at(out, (rows[ok], c[ok]), amount[ok])
+
+
+def evaluate(rows: dict, x: np.ndarray, n_regions: int) -> np.ndarray:
+    """Cumulative sums (categories, region columns) at times `x` for one
+    location's rows (sorted by begin, non-overlapping)."""
+    begin, end = rows["begin"], rows["end"]
     i = np.searchsorted(begin, x, side="left")
-    out = cum[i].copy()
+    out = rows["cum"][i].copy()
     prev = i - 1
     ok = prev >= 0
     over = np.zeros(len(x))
     over[ok] = np.maximum(end[prev[ok]] - x[ok], 0)
-    rows = np.flatnonzero(ok & (over > 0))
-    out[rows, cat[prev[rows]]] -= over[rows]
+    sel = np.flatnonzero(ok & (over > 0))
+    cols = row_weights(rows["cat"][prev[sel]], rows["reg"][prev[sel]], n_regions)
+    add_rows(out, sel, cols, -over[sel])
     return out
 
 
-def evaluate_counters(begin, end, ctr, cum_ctr, x) -> np.ndarray:
+def evaluate_counters(rows: dict, x) -> np.ndarray:
     """Cumulative counter values at times `x` (a row's counts spread evenly over it)."""
+    begin, end, ctr = rows["begin"], rows["end"], rows["ctr"]
     i = np.searchsorted(begin, x, side="left")
-    out = cum_ctr[i].copy()
+    out = rows["cum_ctr"][i].copy()
     prev = i - 1
     ok = prev >= 0
     dur = np.maximum(end - begin, 1)
@@ -136,6 +161,13 @@ class _Builder:
                                     and et.name in defs.counters) if defs.counters else []
         self.class_of = class_lookup(defs.states, 64)
         self._callpath_tables()
+        keys = np.flatnonzero(self.cp_outlined | self.cp_parallel)
+        self.too_many_regions = len(keys) > MAX_REGIONS
+        self.region_keys = keys[:MAX_REGIONS]
+        self.n_regions = len(self.region_keys)
+        self.key_col = np.full(len(self.cp_outlined) + 1, -1, np.int64)
+        self.key_col[self.region_keys] = np.arange(self.n_regions)
+        self.width = N_CAT + 2 * self.n_regions
 
     def _callpath_tables(self) -> None:
         d = self.defs
@@ -160,68 +192,110 @@ class _Builder:
         g.attrs["categories"] = json.dumps(CATEGORIES)
         g.attrs["counters"] = json.dumps([self.defs.event_types[c].name for c in self.counter_codes]
                                          + list(PSEUDO_COUNTERS))
+        g.attrs["regions"] = json.dumps([int(k) for k in self.region_keys])
         g.attrs["check"] = CHECK
+        if self.too_many_regions:
+            self.defs.warn(f"more than {MAX_REGIONS} OpenMP parallel regions: per-region figures cover the "
+                           f"first {MAX_REGIONS}")
         comp = compression()
-        seg = g.create_dataset("seg", shape=(n, 2), dtype=np.int64, chunks=(min(CHECK, n), 2), **comp)
-        ctr = g.create_dataset("ctr", shape=(n, n_ctr), dtype=np.float32, chunks=(min(CHECK, n), n_ctr), **comp)
-        totals = np.zeros((self.n_loc, N_CAT))
+        seg = g.create_dataset("seg", shape=(n, 2), dtype=np.int64, chunks=(min(CHECK, max(n, 1)), 2), **comp)
+        ctr = g.create_dataset("ctr", shape=(n, n_ctr), dtype=np.float32, chunks=(min(CHECK, max(n, 1)), n_ctr),
+                               **comp)
+        totals = np.zeros((self.n_loc, self.width))
         ctr_totals = np.zeros((self.n_loc, n_ctr))
         ck = {"row": [], "begin": [], "cum": [], "ctr": []}
         prof = _ProfileParts(self.n_loc)
         procs = self._process_groups()
         for gi, locs in enumerate(procs):
             progress(gi / max(len(procs), 1), "cumulative sums")
-            per_loc = {}
-            for loc in locs:
-                lo, hi = int(self.offsets[loc]), int(self.offsets[loc + 1])
-                rows = self._location_rows(loc, lo, hi)
-                per_loc[loc] = rows
-                seg[lo:hi, 0] = rows["begin"]
-                seg[lo:hi, 1] = ((rows["end"] - rows["begin"]) << 8) | rows["cat"]
-                if hi > lo:
-                    ctr[lo:hi] = rows["ctr"].astype(np.float32)
-                totals[loc] = rows["cum"][-1]
-                ctr_totals[loc] = rows["cum_ctr"][-1]
-                _checkpoints(ck, lo, hi, rows)
-            self._profile_process_group(per_loc, prof)
-        _write_checkpoints(g, ck, n_ctr)
+            for p_locs in locs:
+                master = self._calls(p_locs[0])
+                instances = self._instances(master)
+                per_loc = {}
+                for loc in p_locs:
+                    lo, hi = int(self.offsets[loc]), int(self.offsets[loc + 1])
+                    rows = self._location_rows(loc, lo, hi, instances)
+                    per_loc[loc] = rows
+                    dur = rows["end"] - rows["begin"]
+                    seg[lo:hi, 0] = rows["begin"]
+                    seg[lo:hi, 1] = (dur << 16) | ((rows["reg"] + 1) << 8) | rows["cat"]
+                    if hi > lo:
+                        ctr[lo:hi] = rows["ctr"].astype(np.float32)
+                    totals[loc] = rows["cum"][-1]
+                    ctr_totals[loc] = rows["cum_ctr"][-1]
+                    _checkpoints(ck, lo, hi, rows)
+                self._profile_process(p_locs, per_loc, master, prof)
+        _write_checkpoints(g, ck, n_ctr, self.width)
         g.create_dataset("totals", data=totals)
         g.create_dataset("ctr_totals", data=ctr_totals)
         prof.write(g, self)
 
-    def _process_groups(self) -> list[list[int]]:
-        """Locations grouped by process, groups of whole processes within the row budget."""
+    def _instances(self, master: dict) -> dict:
+        """The master's outermost parallel-region instances with their region column."""
+        cp = master["callpath"].astype(np.int64)
+        empty = {"begin": np.zeros(0, np.int64), "end": np.zeros(0, np.int64), "col": np.zeros(0, np.int64)}
+        if not len(cp):
+            return empty
+        par = self.cp_parallel[cp]
+        if not par.any():
+            par = self.cp_outlined[cp]
+        if not par.any():
+            return empty
+        mb, me = master["begin"], master["end"]
+        idx = np.flatnonzero(par)
+        runmax = np.maximum.accumulate(me[idx])
+        outer = np.ones(len(idx), bool)
+        outer[1:] = mb[idx[1:]] >= runmax[:-1]
+        idx = idx[outer]
+        key = cp[idx].copy()
+        outl = np.flatnonzero(self.cp_outlined[cp])
+        if len(outl):
+            j = np.searchsorted(mb[outl], mb[idx], side="left")
+            ok = j < len(outl)
+            ok[ok] &= mb[outl[j[ok]]] < me[idx[ok]]
+            key[ok] = cp[outl[j[ok]]]
+        return {"begin": mb[idx], "end": me[idx], "col": self.key_col[key]}
+
+    def _process_groups(self) -> list[list[list[int]]]:
+        """Processes (their locations, master first) in groups within the row budget."""
         proc = self.defs.location_process() if self.defs.locations else np.arange(self.n_loc)
         counts = np.diff(self.offsets)
         groups, cur, acc = [], [], 0
+        thread = self.defs.location_thread() if self.defs.locations else np.zeros(self.n_loc, np.int64)
         for p in np.unique(proc):
-            locs = np.flatnonzero(proc == p).tolist()
+            locs = np.flatnonzero(proc == p)
+            locs = locs[np.argsort(thread[locs], kind="stable")].tolist()
             c = int(counts[locs].sum())
             if cur and acc + c > BUDGET_ROWS:
                 groups.append(cur)
                 cur, acc = [], 0
-            cur += locs
+            cur.append(locs)
             acc += c
         if cur:
             groups.append(cur)
         return groups
 
     # -------------------------------------------------------------- per location
-    def _location_rows(self, loc: int, lo: int, hi: int) -> dict:
+    def _location_rows(self, loc: int, lo: int, hi: int, instances: dict) -> dict:
         st = self.states
         begin, end = st["begin"][lo:hi], st["end"][lo:hi]
         state = st["state"][lo:hi]
         calls = self._calls(loc)
         cat = self._categories(loc, begin, end, state, calls)
+        mid = begin + (end - begin) // 2
+        reg = _inside(instances, np.ones(len(instances["begin"]), bool), mid, instances["col"], -1)
+        reg = np.where(reg >= 0, reg, -1)
         dur = (end - begin).astype(np.float64)
-        onehot = np.zeros((len(begin), N_CAT))
-        onehot[np.arange(len(begin)), cat] = dur
-        cum = np.zeros((len(begin) + 1, N_CAT))
-        np.cumsum(onehot, axis=0, out=cum[1:])
+        weights = np.zeros((len(begin), self.width))
+        add_rows(weights, np.arange(len(begin)), row_weights(cat, reg, self.n_regions), dur)
+        cum = np.zeros((len(begin) + 1, self.width))
+        np.cumsum(weights, axis=0, out=cum[1:])
+        del weights
         ctr = np.hstack((self._counters(loc, begin, end, cat), self._mpi_call_counts(begin, calls)))
         cum_ctr = np.zeros((len(begin) + 1, ctr.shape[1]))
         np.cumsum(ctr, axis=0, out=cum_ctr[1:])
-        return {"begin": begin, "end": end, "cat": cat, "cum": cum, "ctr": ctr, "cum_ctr": cum_ctr, "calls": calls}
+        return {"begin": begin, "end": end, "cat": cat, "reg": reg, "cum": cum, "ctr": ctr, "cum_ctr": cum_ctr,
+                "calls": calls}
 
     def _calls(self, loc: int) -> dict:
         if self.calls is None:
@@ -294,22 +368,14 @@ class _Builder:
         return self._ev_off
 
     # -------------------------------------------------------------- profile
-    def _profile_process_group(self, per_loc: dict, prof: "_ProfileParts") -> None:
-        locations = self.defs.locations
-        by_proc: dict[int, list[int]] = {}
-        for loc in per_loc:
-            p = locations[loc].process if locations else loc
-            by_proc.setdefault(p, []).append(loc)
-        for p, locs in by_proc.items():
-            locs.sort(key=lambda L: locations[L].thread if locations else 0)
-            master = per_loc[locs[0]]["calls"]
-            order = np.lexsort((-(master["end"] - master["begin"]), master["begin"]))
-            sb, se, scp = innermost_segments(master["begin"][order], master["end"][order],
-                                             master["callpath"][order].astype(np.int32))
-            for loc in locs:
-                prof.add_location(loc, per_loc[loc], sb, se, scp, is_master=(loc == locs[0]))
-            prof.add_parallel(self, p, locs, per_loc, master)
-            prof.add_master_calls(p, master)
+    def _profile_process(self, locs: list[int], per_loc: dict, master: dict, prof: "_ProfileParts") -> None:
+        order = np.lexsort((-(master["end"] - master["begin"]), master["begin"]))
+        sb, se, scp = innermost_segments(master["begin"][order], master["end"][order],
+                                         master["callpath"][order].astype(np.int32))
+        for loc in locs:
+            prof.add_location(loc, per_loc[loc], sb, se, scp, is_master=(loc == locs[0]), n_regions=self.n_regions)
+        p = self.defs.locations[locs[0]].process if self.defs.locations else locs[0]
+        prof.add_master_calls(p, master)
 
 
 def _inside(calls: dict, select: np.ndarray, x: np.ndarray, label: np.ndarray | None,
@@ -344,12 +410,12 @@ def _checkpoints(ck: dict, lo: int, hi: int, rows: dict) -> None:
     ck["ctr"].append(rows["cum_ctr"][idx - lo])
 
 
-def _write_checkpoints(g: h5py.Group, ck: dict, n_ctr: int) -> None:
+def _write_checkpoints(g: h5py.Group, ck: dict, n_ctr: int, width: int) -> None:
     def cat(parts, shape, dtype):
         return np.concatenate(parts) if parts else np.zeros(shape, dtype)
     g.create_dataset("ck_row", data=cat(ck["row"], (0,), np.int64))
     g.create_dataset("ck_begin", data=cat(ck["begin"], (0,), np.int64))
-    g.create_dataset("ck_cum", data=cat(ck["cum"], (0, N_CAT), np.float64))
+    g.create_dataset("ck_cum", data=cat(ck["cum"], (0, width), np.float64))
     g.create_dataset("ck_ctr", data=cat(ck["ctr"], (0, n_ctr), np.float64))
 
 
@@ -360,7 +426,6 @@ class _ProfileParts:
         self.n_loc = n_loc
         self.cp, self.loc, self.cat_values, self.ctr_values = [], [], [], []
         self.visits_cp, self.visits_loc = [], []
-        self.par = {k: [] for k in ("proc", "begin", "end", "key", "useful", "locs")}
         self.master = {k: [] for k in ("callpath", "proc", "begin", "end")}
 
     def add_master_calls(self, p: int, master: dict) -> None:
@@ -369,15 +434,14 @@ class _ProfileParts:
         self.master["begin"].append(master["begin"])
         self.master["end"].append(master["end"])
 
-    def add_location(self, loc, rows, sb, se, scp, is_master: bool) -> None:
-        begin, end, cat, cum = rows["begin"], rows["end"], rows["cat"], rows["cum"]
-        total = cum[-1]
+    def add_location(self, loc, rows, sb, se, scp, is_master: bool, n_regions: int) -> None:
+        total = rows["cum"][-1, :N_CAT]
         total_ctr = rows["cum_ctr"][-1]
         if len(sb):
-            fa = evaluate(begin, end, cat, cum, sb)
-            fb = evaluate(begin, end, cat, cum, se)
-            ca = evaluate_counters(begin, end, rows["ctr"], rows["cum_ctr"], sb)
-            cb = evaluate_counters(begin, end, rows["ctr"], rows["cum_ctr"], se)
+            fa = evaluate(rows, sb, n_regions)[:, :N_CAT]
+            fb = evaluate(rows, se, n_regions)[:, :N_CAT]
+            ca = evaluate_counters(rows, sb)
+            cb = evaluate_counters(rows, se)
             per_seg, per_seg_ctr = fb - fa, cb - ca
             ucp, inv = np.unique(scp, return_inverse=True)
             sums = np.zeros((len(ucp), N_CAT))
@@ -405,43 +469,6 @@ class _ProfileParts:
             self.visits_cp.append(np.full(len(calls["begin"]), -1, np.int64))
         self.visits_loc.append(np.full(len(self.visits_cp[-1]), loc))
 
-    def add_parallel(self, b: _Builder, p: int, locs: list[int], per_loc: dict, master: dict) -> None:
-        """Parallel-region instances of the master; key = first outlined call inside, else the region."""
-        cp = master["callpath"].astype(np.int64)
-        if not len(cp):
-            return
-        par = b.cp_parallel[cp]
-        if not par.any():
-            par = b.cp_outlined[cp]
-        if not par.any():
-            return
-        mb, me = master["begin"], master["end"]
-        # outermost instances only
-        idx = np.flatnonzero(par)
-        runmax = np.maximum.accumulate(me[idx])
-        outer = np.ones(len(idx), bool)
-        outer[1:] = mb[idx[1:]] >= runmax[:-1]
-        idx = idx[outer]
-        key = cp[idx].copy()
-        outl = np.flatnonzero(b.cp_outlined[cp])
-        if len(outl):
-            j = np.searchsorted(mb[outl], mb[idx], side="left")
-            ok = j < len(outl)
-            ok[ok] &= mb[outl[j[ok]]] < me[idx[ok]]
-            key[ok] = cp[outl[j[ok]]]
-        useful = np.zeros((len(idx), len(locs)))
-        for k, loc in enumerate(locs):
-            r = per_loc[loc]
-            fa = evaluate(r["begin"], r["end"], r["cat"], r["cum"], mb[idx])
-            fb = evaluate(r["begin"], r["end"], r["cat"], r["cum"], me[idx])
-            useful[:, k] = (fb - fa)[:, CAT["comp_serial"]] + (fb - fa)[:, CAT["comp_parallel"]]
-        self.par["proc"].append(np.full(len(idx), p))
-        self.par["begin"].append(mb[idx])
-        self.par["end"].append(me[idx])
-        self.par["key"].append(key)
-        self.par["useful"].append(useful)
-        self.par["locs"].append(np.asarray(locs))
-
     def write(self, g: h5py.Group, b: _Builder) -> None:
         from popview.cache.profile_store import write_profile
         profile = build_profile(b.defs, self.n_loc, np.concatenate(self.cp), np.concatenate(self.loc),
@@ -449,38 +476,7 @@ class _ProfileParts:
                                 np.concatenate(self.visits_cp), np.concatenate(self.visits_loc),
                                 json.loads(g.attrs["counters"]))
         write_profile(g.create_group("profile"), profile)
-        pg = g.create_group("parallel")
-        width = max((u.shape[1] for u in self.par["useful"]), default=0)
-        n = sum(len(x) for x in self.par["proc"])
-        useful = np.full((n, width), np.nan)
-        pos = 0
-        for u in self.par["useful"]:
-            useful[pos:pos + len(u), :u.shape[1]] = u
-            pos += len(u)
-        for k in ("proc", "begin", "end", "key"):
-            pg.create_dataset(k, data=np.concatenate(self.par[k]) if self.par[k] else np.zeros(0, np.int64))
-        pg.create_dataset("useful", data=useful)
-        self._write_parallel_summary(pg, useful, b)
         self._write_master_calls(g.create_group("master_calls"), len(b.defs.callpath_parent))
-
-    def _write_parallel_summary(self, pg: h5py.Group, useful: np.ndarray, b: _Builder) -> None:
-        """Per region key: the master's time in it per process and each location's useful time in it."""
-        n_proc = max(len(b.defs.processes), 1)
-        keys = np.unique(np.concatenate(self.par["key"])) if self.par["key"] else np.zeros(0, np.int64)
-        openmp = np.zeros((len(keys), n_proc))
-        per_loc = np.zeros((len(keys), self.n_loc))
-        pos = 0
-        for proc, begin, end, key, locs in zip(self.par["proc"], self.par["begin"], self.par["end"],
-                                               self.par["key"], self.par["locs"]):
-            k = np.searchsorted(keys, key)
-            np.add.at(openmp, (k, proc), (end - begin).astype(np.float64))
-            block = useful[pos:pos + len(key), :len(locs)]
-            for j, loc in enumerate(locs):
-                np.add.at(per_loc[:, loc], k, block[:, j])
-            pos += len(key)
-        pg.create_dataset("summary_keys", data=keys)
-        pg.create_dataset("summary_openmp", data=openmp)
-        pg.create_dataset("summary_useful", data=per_loc)
 
     def _write_master_calls(self, g: h5py.Group, n_cp: int) -> None:
         """Master-thread visits sorted by (call path, process, begin): iterations of a region are one slice."""
