@@ -133,3 +133,15 @@ def test_inconsistent_records_still_finish_and_say_so(tmp_path):
     assert any("cyclic" in n for n in result.notes)
     assert any("before they were sent" in n for n in result.notes)
     assert 0 < result.r_ideal <= result.r
+
+
+def test_iterations_focus_spans_the_chosen_visits(tmp_path):
+    path, expected = cases.imbalanced_collectives(tmp_path / "trace", ranks=3, iterations=3, work=1000.0, cost=100.0)
+    exp = popview.open(path, cache_dir=tmp_path / "cache")
+    # from the entry of each master's 2nd MPI_Allreduce to the exit of its 3rd:
+    # the third iteration's work plus the waits around it
+    result = replay(exp, Focus.iterations("MPI_Allreduce", 2, 3))
+    step = 5000 + 100
+    assert result.r == pytest.approx((2 * step - 1000) * 1e-6, **EXACT)      # rank 0 enters earliest
+    assert result.r_ideal == pytest.approx(5000e-6, **EXACT)
+    np.testing.assert_allclose(result.tl_cue, [1000e-6, 3000e-6, 5000e-6], rtol=1e-9)
