@@ -20,7 +20,8 @@ def add_parser(sub) -> None:
                         f"plus computation-io): {', '.join(variants.BY_KEY)}")
     p.add_argument("--reference", metavar="LABEL",
                    help="reference run for scalabilities, by shape label like 1x4 (default: the smallest)")
-    p.add_argument("--mode", choices=series.MODES, default="strong", help="strong or weak scaling")
+    p.add_argument("--mode", choices=series.MODES, default="auto",
+                   help="strong or weak scaling (default: guessed from the instruction counts)")
     p.add_argument("--title", default="popview performance report")
     add_cache_dir(p)
 

@@ -52,7 +52,7 @@ def chosen_variants(exps: list, keys: list[str] | None = None) -> list:
 
 
 def build_report(exps: list, focus: Focus | None = None, variant_keys: list[str] | None = None,
-                 bookmarks: list[BookmarkShot] | None = None, reference_index: int = 0, mode: str = "strong",
+                 bookmarks: list[BookmarkShot] | None = None, reference_index: int = 0, mode: str = "auto",
                  title: str = "popview performance report", bookmarks_note: str = "") -> str:
     """The whole report as one HTML string."""
     if not exps:
@@ -63,9 +63,10 @@ def build_report(exps: list, focus: Focus | None = None, variant_keys: list[str]
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections = [_experiments(runs), html.section("Focus of analysis", f"<p><b>{escape(focus.label())}</b></p>")]
     found: list[str] = []
+    said: set[str] = set()              # engine notes already written (each once in the report)
     metric_parts, tables = [], []
     for v in chosen:
-        body, w, t = _variant(runs, v, focus, reference_index, mode)
+        body, w, t = _variant(runs, v, focus, reference_index, mode, said)
         metric_parts.append(f"<h3>{escape(v.label)}</h3>{body}")
         found += [x for x in w if x not in found]
         tables += [(x, v.label) for x in t]
@@ -84,6 +85,9 @@ def write_report(path, html_text: str) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(html_text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)          # mkstemp's 0600 would hide the report from others
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -95,18 +99,23 @@ def _experiments(runs: list) -> str:
     rows = []
     for e in runs:
         info = e.info()
-        rows.append([e.name, e.label, f"{info['format']} ({info['tool']})",
-                     f"{info['duration_ns'] / 1e9:.6g} s", ", ".join(info["paradigms"]) or "-",
-                     ", ".join(info["counters"]) or "none", str(e.source)])
+        rows.append([escape(e.name), escape(e.label), escape(f"{info['format']} ({info['tool']})"),
+                     f"{info['duration_ns'] / 1e9:.4g} s", escape(", ".join(info["paradigms"]) or "-"),
+                     html.short_list(info["counters"]), f'<span class="sub">{escape(str(e.source))}</span>'])
     return html.section("Experiments", html.table(
-        ["Name", "Shape", "Format", "Duration", "Paradigms", "Counters", "Source"], rows))
+        ["Name", "Shape", "Format", "Duration", "Paradigms", "Counters", "Source"], rows, raw=True))
 
 
-def _variant(runs, v, focus, reference_index, mode) -> tuple[str, list[str], list]:
+def _variant(runs, v, focus, reference_index, mode, said: set[str]) -> tuple[str, list[str], list]:
     """One variant's table(s): a metric tree for one run, a scaling table per model for several."""
+    def new_notes(trees) -> str:
+        fresh = [n for n in warn.notes(trees) if n not in said]
+        said.update(fresh)
+        return html.notes(fresh)
+
     if len(runs) == 1:
         trees = compute.variant(runs[0], v, focus)
-        return (html.metric_tree([r for t in trees for r in t.roots]) + html.notes(warn.notes(trees)),
+        return (html.metric_tree([r for t in trees for r in t.roots]) + new_notes(trees),
                 warn.collect(runs[0], trees, focus), [])
     parts, found, tables = [], [], []
     for model in v.models:
@@ -115,7 +124,7 @@ def _variant(runs, v, focus, reference_index, mode) -> tuple[str, list[str], lis
         parts.append(html.scaling_table(t))
         for exp, tree in zip(runs, t.trees):
             found += [f"{exp.label}: {w}" for w in warn.collect(exp, [tree], focus)]
-        parts.append(html.notes(warn.notes(t.trees)))
+        parts.append(new_notes(t.trees))
     return "".join(parts), found, tables
 
 

@@ -56,6 +56,16 @@ def table(head: list[str], rows: list[list[str]], raw: bool = False) -> str:
     return "".join(out) + "</table>"
 
 
+def short_list(items: list[str], shown: int = 3) -> str:
+    """The first few items, the rest behind a hover title (long counter lists)."""
+    if not items:
+        return "none"
+    text = escape(", ".join(items[:shown]))
+    if len(items) > shown:
+        text += f' <span class="sub" title="{escape(", ".join(items))}">+{len(items) - shown} more</span>'
+    return text
+
+
 def warnings_box(items: list[str]) -> str:
     if not items:
         return ""
@@ -140,7 +150,7 @@ def scaling_table(t) -> str:
     out.append("</table>")
     missing = sorted({(r.name, why) for r in t.rows for v, why in zip(r.values, r.reasons) if v is None and why})
     if missing:
-        out.append("<details><summary>Not available, and why</summary><ul>" +
+        out.append("<details open><summary>Not available, and why</summary><ul>" +
                    "".join(f"<li><b>{escape(n)}</b>: {escape(w)}</li>" for n, w in missing) + "</ul></details>")
     return "".join(out)
 

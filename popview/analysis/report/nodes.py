@@ -64,6 +64,8 @@ def format_as(node, v: float | None) -> str:
     """`v` written the way `node`'s values are (percent, seconds, GHz...)."""
     if v is None:
         return "n/a"
+    if getattr(node, "id", "") == "speedup":
+        return f"{v:.2f}"
     return percent(v) if is_rated(node) or is_share(node) else format_number(v, unit(node))
 
 

@@ -43,7 +43,14 @@ def notes(trees: list) -> list[str]:
 
 
 def flushing_warning(exp, focus) -> str:
-    """A sentence when the tracer flushed its buffers inside the focus, else ''."""
+    """A sentence when the tracer flushed its buffers inside the focus, else '' (kept per experiment)."""
+    cache = exp.__dict__.setdefault("_flushing_warnings", {})
+    if focus not in cache:
+        cache[focus] = _flushing_sentence(exp, focus)
+    return cache[focus]
+
+
+def _flushing_sentence(exp, focus) -> str:
     begin, end = _flush_intervals(exp)
     if not len(begin):
         return ""
@@ -52,10 +59,11 @@ def flushing_warning(exp, focus) -> str:
     hit = inside > 0
     if not hit.any():
         return ""
-    span = float((union[1] - union[0]).sum())
+    threads = sum(1 for loc in exp.definitions.locations if loc.kind == "thread")
+    share = inside.sum() / max(float((union[1] - union[0]).sum()) * threads, 1.0)
     return (f"The tracer flushed its buffers {int(hit.sum())} time(s) inside the focus "
-            f"({inside.sum() / NS:.3g} s of thread time, {inside.sum() / max(span, 1.0) * 100:.1f} % of the "
-            "focus span): that time is measurement overhead, not the program.")
+            f"({inside.sum() / NS:.3g} s, {share * 100:.2g} % of the threads' time there): "
+            "measurement overhead, neither computation nor communication.")
 
 
 def _flush_intervals(exp) -> tuple[np.ndarray, np.ndarray]:
