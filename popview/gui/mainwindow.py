@@ -67,6 +67,7 @@ PANES: list[PaneSpec] = [
     PaneSpec("popview.gui.trees", "CallTreePane", "Call tree", Area.BottomDockWidgetArea, ("right", "Metrics")),
     PaneSpec("popview.gui.trees", "SystemTreePane", "System tree", Area.BottomDockWidgetArea, ("right", "Call tree")),
     PaneSpec("popview.gui.topology", "TopologyPane", "Topology", Area.BottomDockWidgetArea, ("tab", "System tree")),
+    PaneSpec("popview.gui.histograms", "HistogramPane", "Histograms", Area.BottomDockWidgetArea, ("tab", "Advisor")),
 ]
 
 VALUE_MODES = [("absolute", "Absolute"), ("percent_root", "% of total"),
