@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 
 from popview.analysis.focus import Focus
 from popview.analysis.timeline_data import ColourMode, parse_time_window
+from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import TimelineView, format_time
 
@@ -54,6 +55,7 @@ class TimelinePane(QWidget):
         state.focusChanged.connect(self._focus_changed)
         state.locationSelected.connect(self._location_selected)
         state.annotationsChanged.connect(self._annotations_changed)
+        highlight_channel(state).intervals.connect(self._highlight)
         self._sync_experiments()
 
     # ---- layout ------------------------------------------------------------------
@@ -275,6 +277,11 @@ class TimelinePane(QWidget):
         view = self.view
         if view is not None:
             view.highlight_location(loc)
+
+    def _highlight(self, exp, intervals) -> None:
+        view = self.views.get(id(exp))
+        if view is not None:
+            view.highlight_intervals(*intervals)
 
     def _annotation_ranges(self, exp) -> list[tuple[int, int, str]]:
         session = self.state.session

@@ -1,0 +1,220 @@
+"""The Histograms pane: Paraver-style tables of the current window.
+
+The window is the timeline's visible range, the focus window, or the whole
+run. Tables are computed off the GUI thread; a cell click marks its records
+on the timeline; every table exports to CSV.
+"""
+from __future__ import annotations
+
+import html
+import itertools
+
+import numpy as np
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtGui import QBrush
+from PySide6.QtWidgets import (
+    QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableView, QVBoxLayout, QWidget,
+)
+
+from popview.analysis import histograms
+from popview.gui.timeline.highlight import channel as highlight_channel
+from popview.gui.widgets.colorscale import colour
+from popview.gui.widgets.units import format_value
+
+WINDOWS = ("timeline", "focus", "whole")
+WINDOW_LABELS = {"timeline": "Timeline window", "focus": "Focus window", "whole": "Whole run"}
+
+
+class TableModel(QAbstractTableModel):
+    """One statistic of a Table, each cell shaded by its share of the table's maximum."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.table: histograms.Table | None = None
+        self.stat = ""
+
+    def set_table(self, table, stat: str) -> None:
+        self.beginResetModel()
+        self.table, self.stat = table, stat
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()):  # noqa: N802,B008 - Qt override
+        return 0 if self.table is None or parent.isValid() else len(self.table.row_labels)
+
+    def columnCount(self, parent=QModelIndex()):  # noqa: N802,B008 - Qt override
+        return 0 if self.table is None or parent.isValid() else len(self.table.col_labels)
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if self.table is None or not index.isValid():
+            return None
+        v = float(self.table.stats[self.stat][index.row(), index.column()])
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._text(v)
+        if role == Qt.ItemDataRole.BackgroundRole:
+            top = np.nanmax(self.table.stats[self.stat]) if np.isfinite(self.table.stats[self.stat]).any() else 0
+            return QBrush(colour(v / top if top > 0 and np.isfinite(v) and v > 0 else None)) if v else None
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def _text(self, v: float) -> str:
+        if not np.isfinite(v):
+            return ""
+        unit = self.table.units.get(self.stat, "")
+        if unit == "ns":
+            return format_value(v / 1e9, "s")
+        if unit == "%":
+            return f"{v:.2f} %"
+        return format_value(v)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802 - Qt override
+        if self.table is None or role != Qt.ItemDataRole.DisplayRole:
+            return None
+        labels = self.table.col_labels if orientation == Qt.Orientation.Horizontal else self.table.row_labels
+        return labels[section] if section < len(labels) else None
+
+
+class _Signals(QObject):
+    done = Signal(int, object, object)     # generation, table or None, error text
+
+
+class _Job(QRunnable):
+    def __init__(self, generation, exp, kind, t0, t1, signals):
+        super().__init__()
+        self.args = (generation, exp, kind, t0, t1)
+        self.signals = signals
+
+    def run(self) -> None:
+        generation, exp, kind, t0, t1 = self.args
+        try:
+            self.signals.done.emit(generation, histograms.build(exp, kind, t0, t1), None)
+        except (histograms.NotAvailable, ValueError) as exc:
+            self.signals.done.emit(generation, None, str(exc))
+        except Exception as exc:  # noqa: BLE001 - e.g. the experiment was closed meanwhile; shown as text
+            self.signals.done.emit(generation, None, f"{type(exc).__name__}: {exc}")
+
+
+class HistogramPane(QWidget):
+    def __init__(self, state, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.table: histograms.Table | None = None
+        self.visible_window: tuple[int, int] | None = None
+        self._generation = itertools.count(1)
+        self._current = 0
+        self._signals = _Signals()
+        self._signals.done.connect(self._ready)
+        self.kind_box = QComboBox()
+        for key, label in histograms.KINDS.items():
+            self.kind_box.addItem(label, key)
+        self.stat_box = QComboBox(toolTip="Statistic shown in the cells")
+        self.window_box = QComboBox(toolTip="Which time window the table covers")
+        for key in WINDOWS:
+            self.window_box.addItem(WINDOW_LABELS[key], key)
+        self.export_button = QPushButton("Export CSV…")
+        self.export_button.clicked.connect(self._export_dialog)
+        self.status = QLabel()
+        self.status.setStyleSheet("color: gray")
+        self.model = TableModel(self)
+        self.view = QTableView()
+        self.view.setModel(self.model)
+        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.view.clicked.connect(self._cell_clicked)
+        bar = QHBoxLayout()
+        for w in (self.kind_box, self.stat_box, self.window_box, self.export_button):
+            bar.addWidget(w)
+        bar.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(bar)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.status)
+        self._refresh_timer = QTimer(self, singleShot=True, interval=300, timeout=self.refresh)
+        self.kind_box.currentIndexChanged.connect(lambda _: self.refresh())
+        self.window_box.currentIndexChanged.connect(lambda _: self.refresh())
+        self.stat_box.currentTextChanged.connect(self._stat_chosen)
+        state.currentExperimentChanged.connect(lambda _: self.refresh())
+        state.focusChanged.connect(lambda _: self._window_may_change("focus"))
+        state.timeWindowChanged.connect(self._timeline_window)
+        self.refresh()
+
+    # ---- computing ------------------------------------------------------------
+    def window(self) -> tuple[int | None, int | None]:
+        which = self.window_box.currentData()
+        focus = self.state.focus
+        if which == "focus" and focus.kind == "window":
+            return focus.t0, focus.t1
+        if which == "timeline" and self.visible_window is not None:
+            return self.visible_window
+        return None, None
+
+    def refresh(self, wait: bool = False) -> None:
+        """Recompute the table in a worker (or here when `wait`)."""
+        exp = self.state.current
+        self._current = next(self._generation)
+        if exp is None or not exp.is_trace:
+            self._show(None, "a profile has no records to build histograms from" if exp is not None else
+                       "open a trace to see its tables")
+            return
+        t0, t1 = self.window()
+        job = _Job(self._current, exp, self.kind_box.currentData(), t0, t1, self._signals)
+        self.status.setText("computing…")
+        if wait:
+            job.run()
+        else:
+            QThreadPool.globalInstance().start(job)
+
+    def _window_may_change(self, which: str) -> None:
+        if self.window_box.currentData() == which:
+            self._refresh_timer.start()
+
+    def _timeline_window(self, t0, t1) -> None:
+        self.visible_window = (int(t0), int(t1))
+        self._window_may_change("timeline")
+
+    def _ready(self, generation: int, table, error) -> None:
+        if generation == self._current:
+            self._show(table, error)
+
+    def _show(self, table, error) -> None:
+        self.table = table
+        stat = self.stat_box.currentText()
+        self.stat_box.blockSignals(True)
+        self.stat_box.clear()
+        if table is not None:
+            self.stat_box.addItems(list(table.stats))
+            self.stat_box.setCurrentText(stat if stat in table.stats else next(iter(table.stats)))
+        self.stat_box.blockSignals(False)
+        self.model.set_table(table, self.stat_box.currentText())
+        self.export_button.setEnabled(table is not None)
+        if table is None:
+            self.status.setText(f"not available: {html.escape(error or '')}")
+        else:
+            self.status.setText(f"{table.title}, {format_value((table.t1 - table.t0) / 1e9, 's')} window "
+                                f"from {format_value(table.t0 / 1e9, 's')} · click a cell to mark its records")
+
+    def _stat_chosen(self, stat: str) -> None:
+        if self.table is not None and stat in self.table.stats:
+            self.model.set_table(self.table, stat)
+
+    # ---- actions ------------------------------------------------------------------
+    def _cell_clicked(self, index) -> None:
+        exp = self.state.current
+        if self.table is None or exp is None:
+            return
+        intervals = histograms.cell_intervals(exp, self.table, index.row(), index.column())
+        highlight_channel(self.state).intervals.emit(exp, intervals)
+        if self.table.kind in ("states", "mpi", "openmp", "useful"):
+            self.state.select_location(int(self.table.row_keys[index.row()]))
+        self.status.setText(f"{len(intervals[0])} records marked on the timeline")
+
+    def export_csv(self, path) -> None:
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            histograms.write_csv(self.table, self.stat_box.currentText(), f)
+
+    def _export_dialog(self) -> None:
+        if self.table is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export table", f"{self.table.kind}.csv", "CSV (*.csv)")
+        if path:
+            self.export_csv(path)
