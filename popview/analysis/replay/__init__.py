@@ -50,6 +50,8 @@ _LOCK = threading.Lock()
 def replay(exp, focus: Focus | None = None, progress=None, model: str = "lamport") -> ReplayResult:
     """Replay `exp` for `focus` (default the whole run); cached per cache file, focus and model."""
     focus = focus or Focus.whole()
+    if not exp.is_trace:
+        raise ValueError(f"{exp.source}: a profile holds no records to replay; open a trace")
     if model not in MODELS:
         raise ValueError(f"unknown replay model {model!r}: use one of {', '.join(MODELS)}")
     key = (str(exp.cache_path), exp.reader.fingerprint, focus, model)

@@ -118,17 +118,23 @@ def _param(ev, etype: int, loc, begin, end, default: int) -> np.ndarray:
 
 
 def _instances(comm, loc, begin):
-    """Instance id of each call: (communicator, k-th call of that location on it)."""
-    order = np.lexsort((begin, loc, comm))
-    c, lo = comm[order], loc[order]
+    """Instance id of each call: (communicator, k-th call of that location on it).
+    Calls come sorted by (location, begin), so a stable sort by communicator
+    leaves each (communicator, location) run in time order."""
+    values, dense = np.unique(comm, return_inverse=True)
+    dense = dense.ravel()
+    order = np.argsort(dense, kind="stable")
+    c, lo = dense[order], loc[order]
     new_run = np.ones(len(order), bool)
     new_run[1:] = (c[1:] != c[:-1]) | (lo[1:] != lo[:-1])
     run_start = np.maximum.accumulate(np.where(new_run, np.arange(len(order)), 0))
     k = np.empty(len(order), np.int64)
     k[order] = np.arange(len(order)) - run_start
-    _, dense = np.unique(comm, return_inverse=True)
-    _, group = np.unique(dense.ravel().astype(np.int64) * (int(k.max()) + 1) + k, return_inverse=True)
-    return group.ravel().astype(np.int64)
+    # instances of communicator c are numbered offset[c] + k, k = 0 .. its largest k
+    largest = np.maximum.reduceat(k[order], np.searchsorted(c, np.arange(len(values))))
+    offset = np.zeros(len(values), np.int64)
+    np.cumsum(largest[:-1] + 1, out=offset[1:])
+    return offset[dense] + k
 
 
 def _expected_sizes(defs, comm, group, n_groups, proc) -> np.ndarray:

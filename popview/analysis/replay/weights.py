@@ -20,6 +20,7 @@ import numpy as np
 from popview.analysis.focus import Focus
 from popview.analysis.replay import intervals
 from popview.analysis.replay.records import select
+from popview.cache import schema
 from popview.model.states import NOT_CREATED, StateClass, class_lookup
 
 CUE, COO, COM = range(3)
@@ -98,7 +99,8 @@ def weighted_pieces(exp, mask: Mask, bursts: bool = False):
     """States cut to the focus: (ptr, begin, end, weight[piece, kind]);
     `bursts`: CUE weighs Dimemas's CPU bursts (see the module doc)."""
     defs = exp.definitions
-    st = exp.reader.read("states", columns=["loc", "begin", "end", "state"])
+    cols = ["loc", "begin", "end", "state"]
+    st = exp.reader.read("states", columns=cols) if exp.reader.has("states") else schema.empty("states")
     lookup = class_lookup(defs.states, int(st["state"].max()) + 1 if len(st["state"]) else None)
     code = st["state"]
     cls = np.where(code >= 0, lookup[np.maximum(code, 0)], int(StateClass.IDLE))
