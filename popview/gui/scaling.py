@@ -8,6 +8,7 @@ number of processing elements.
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pyqtgraph as pg
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView,
 
 from popview.analysis.report import nodes, series, variants
 from popview.analysis.report.scale import ACCEPTABLE, colour, text_on
+from popview.analysis.report.svgplot import PALETTE
 from popview.gui.advisor.model import tooltip_html
 from popview.gui.advisor.pane import is_small
 from popview.gui.advisor.worker import LatestRunner
@@ -55,13 +57,14 @@ class ScalingPane(QWidget):
         self.tree.setUniformRowHeights(True)
         self.speedup_plot = pg.PlotWidget(self, background="w")
         self.efficiency_plot = pg.PlotWidget(self, background="w")
-        for p, title, ylabel in ((self.speedup_plot, "Speedup", "speedup"),
-                                 (self.efficiency_plot, "Efficiencies", "%")):
+        # legends where the curves are not: speedup rises to the right, efficiencies fall
+        for p, title, ylabel, corner in ((self.speedup_plot, "Speedup", "speedup", (10, 10)),
+                                         (self.efficiency_plot, "Efficiencies", "%", (10, -10))):
             p.setTitle(title, color="k")
             p.setLabel("bottom", "processing elements")
             p.setLabel("left", ylabel)
             p.showGrid(x=True, y=True, alpha=0.25)
-            p.addLegend(offset=(10, 10))
+            p.addLegend(offset=corner)
 
         controls = QHBoxLayout()
         for label, w in (("Model", self.model_box), ("Reference", self.reference_box), ("Scaling", self.mode_box)):
@@ -70,15 +73,15 @@ class ScalingPane(QWidget):
         controls.addStretch(1)
         for b in buttons:
             controls.addWidget(b)
-        plots = QSplitter(Qt.Horizontal, self)
-        plots.addWidget(self.speedup_plot)
-        plots.addWidget(self.efficiency_plot)
-        split = QSplitter(Qt.Vertical, self)
+        self.plots = QSplitter(Qt.Vertical, self)
+        self.plots.addWidget(self.speedup_plot)
+        self.plots.addWidget(self.efficiency_plot)
+        split = QSplitter(Qt.Horizontal, self)
         split.addWidget(self.tree)
-        split.addWidget(plots)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 1)
-        plots.setMinimumHeight(240)
+        split.addWidget(self.plots)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        split.setSizes([480, 720])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addLayout(controls)
@@ -200,9 +203,11 @@ class ScalingPane(QWidget):
     def _draw(self, table) -> None:
         xs = [float(n) for n in table.elements]
         log = min(xs) > 0 and max(xs) / min(xs) >= 4
+        ticks = [[(math.log10(x) if log else x, f"{x:g}") for x in xs]]
         for p in (self.speedup_plot, self.efficiency_plot):
             p.clear()
             p.setLogMode(x=log, y=False)
+            p.getAxis("bottom").setTicks(ticks)
         self.speedup_plot.plot(xs, table.ideal_speedup(), pen=pg.mkPen("#555555", width=2, style=Qt.DashLine),
                                name="ideal")
         sp = table.speedup()
@@ -215,7 +220,7 @@ class ScalingPane(QWidget):
         for i, row in enumerate(r for r in table.rows if r.depth <= PLOT_DEPTH and r.kind in nodes.RATED_KINDS):
             pts = [(x, v * 100) for x, v in zip(xs, row.values) if v is not None]
             if pts:
-                c = pg.intColor(i, hues=8)
+                c = PALETTE[i % len(PALETTE)]
                 self.efficiency_plot.plot([p[0] for p in pts], [p[1] for p in pts], pen=pg.mkPen(c, width=2),
                                           symbol="o", symbolBrush=c, name=row.name)
 
@@ -243,7 +248,7 @@ class ScalingPane(QWidget):
             Path(path).write_text(scaling_svg(self.table), encoding="utf-8")
 
     def grab_plots(self):
-        return self.speedup_plot.parentWidget().grab()
+        return self.plots.grab()
 
     def view_state(self) -> dict:
         return {"model": self.model_box.currentData(), "reference": self.reference_box.currentIndex(),

@@ -127,12 +127,14 @@ class AdvisorPane(QWidget):
     def refresh(self) -> None:
         """Show the current tab for the current focus, computing it if needed."""
         exp, focus, tab = self._exp, self.state.focus, self.current_tab()
+        reference = self.reference()
         self.header.setText(f"<b>Advisor:</b> {escape(focus.label())}" +
-                            (f" &mdash; {escape(exp.name)} ({escape(exp.label)})" if exp else ""))
+                            (f" &mdash; {escape(exp.name)} ({escape(exp.label)})" if exp else "") +
+                            (f" &mdash; scalabilities against {escape(reference.name)} ({escape(reference.label)})"
+                             if reference is not None else ""))
         if exp is None or tab is None:
             self._show_warnings([], [])
             return
-        reference = self.reference()
         key = (id(exp), focus, tab.variant.key, id(reference))
         if key in self._results:
             self._show(tab, *self._results[key])
