@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import (
     QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSpinBox, QToolTip, QVBoxLayout, QWidget,
 )
 
 from popview.gui.trees.source import profile_values, unavailable_reason
-from popview.gui.widgets.colorscale import NOT_AVAILABLE, ColorLegend, colours
+from popview.gui.widgets.colorscale import ColorLegend, colours
 from popview.gui.widgets.units import format_value
 
 X, Y, Z, SLICE = "X", "Y", "Z", "slice"
@@ -89,16 +89,31 @@ def place_grid(defs, n_locations: int) -> Placement:
         loc = np.arange(n_locations)
         return Placement(loc % side, loc // side, np.zeros(n_locations, np.int64), side,
                          (n_locations + side - 1) // side, 1, f"process mod {side}", f"process / {side}", "")
-    order = sorted(range(len(defs.processes)), key=lambda p: (defs.processes[p].node, p))
-    row_of_proc = np.empty(len(defs.processes), np.int64)
-    row_of_proc[order] = np.arange(len(order))
-    col = np.zeros(n_locations, np.int64)
-    seen: dict[int, int] = {}
-    for i, p in enumerate(proc.tolist()):
-        col[i] = seen.get(p, 0)
-        seen[p] = col[i] + 1
+    n_procs = len(defs.processes)
+    nodes = np.array([p.node for p in defs.processes], np.int64)
+    row_of_proc = np.empty(n_procs, np.int64)
+    row_of_proc[np.lexsort((np.arange(n_procs), nodes))] = np.arange(n_procs)
+    by_proc = np.argsort(proc, kind="stable")
+    first = np.searchsorted(proc[by_proc], np.arange(n_procs))
+    col = np.empty(n_locations, np.int64)
+    col[by_proc] = np.arange(n_locations) - first[proc[by_proc]]
     return Placement(col, row_of_proc[proc], np.zeros(n_locations, np.int64), int(col.max()) + 1 if n_locations else 1,
-                     len(defs.processes), 1, "thread", "process (by node)", "")
+                     n_procs, 1, "thread", "process (by node)", "")
+
+
+def plane_images(p: Placement, rgb: np.ndarray) -> list[QImage]:
+    """One image per Z plane, a pixel per cell; unused cells in the background grey."""
+    grey = np.array(UNUSED.getRgb()[:3], np.uint8)
+    planes = np.empty((p.nz, p.ny, p.nx, 3), np.uint8)
+    planes[:] = grey
+    shown = p.x >= 0
+    planes[p.z[shown], p.y[shown], p.x[shown]] = rgb[shown]
+    images = []
+    for z in range(p.nz):
+        buf = np.ascontiguousarray(planes[z])
+        img = QImage(buf.data, p.nx, p.ny, 3 * p.nx, QImage.Format.Format_RGB888)
+        images.append(img.copy())                  # own the pixels; buf is temporary
+    return images
 
 
 class TopologyCanvas(QWidget):
@@ -116,6 +131,7 @@ class TopologyCanvas(QWidget):
         self.selected = -1
         self.names: list[str] = []
         self.unit = ""
+        self.images: list[QImage] = []
         self.setMouseTracking(True)
         self.setMinimumSize(120, 80)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -127,6 +143,7 @@ class TopologyCanvas(QWidget):
         self.placement, self.values, self.names, self.unit = placement, values, names, unit
         top = float(np.nanmax(np.abs(values))) if len(values) and np.isfinite(values).any() else 0.0
         self.rgb = colours(values / top if top else np.zeros(len(values)))
+        self.images = plane_images(placement, self.rgb)
         self.update()
 
     # ---- geometry ------------------------------------------------------------------
@@ -163,18 +180,19 @@ class TopologyCanvas(QWidget):
         if p is None:
             return
         painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
         cw, ch, pw = self._cell()
-        for z in range(p.nz):
-            painter.fillRect(QRectF(self.MARGIN + z * (pw + self.GAP), self.MARGIN, pw, p.ny * ch), UNUSED)
+        for z, image in enumerate(self.images):
+            left = self.MARGIN + z * (pw + self.GAP)
+            painter.drawImage(QRectF(left, self.MARGIN, pw, p.ny * ch), image)
             if p.nz > 1:
-                painter.drawText(QPointF(self.MARGIN + z * (pw + self.GAP), self.MARGIN - 6), f"{p.z_label} = {z}")
-        shown = np.flatnonzero(p.x >= 0)
-        edge = QPen(QColor("#ffffff")) if cw > 6 and ch > 6 else Qt.PenStyle.NoPen
-        painter.setPen(edge)
-        for loc in shown.tolist():
-            r, g, b = self.rgb[loc] if loc < len(self.rgb) else NOT_AVAILABLE.getRgb()[:3]
-            painter.setBrush(QColor(int(r), int(g), int(b)))
-            painter.drawRect(self.cell_rect(loc))
+                painter.drawText(QPointF(left, self.MARGIN - 6), f"{p.z_label} = {z}")
+            if cw > 6 and ch > 6:                      # cell borders when cells are big enough to see
+                painter.setPen(QPen(QColor("#ffffff")))
+                for i in range(p.nx + 1):
+                    painter.drawLine(QPointF(left + i * cw, self.MARGIN), QPointF(left + i * cw, self.MARGIN + p.ny * ch))
+                for j in range(p.ny + 1):
+                    painter.drawLine(QPointF(left, self.MARGIN + j * ch), QPointF(left + pw, self.MARGIN + j * ch))
         if 0 <= self.selected < len(p.x) and p.x[self.selected] >= 0:
             painter.setPen(QPen(QColor("#000000"), 2))
             painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -225,6 +243,8 @@ class TopologyPane(QWidget):
         lay.addWidget(self.status)
         self.role_boxes: list[QComboBox] = []
         self.slice_boxes: list[QSpinBox] = []
+        self._placement = None
+        self._names = None
         state.currentExperimentChanged.connect(lambda _e: self.reload())
         for sig in (state.metricSelected, state.callpathSelected):
             sig.connect(lambda _v: self.refresh())
@@ -238,6 +258,8 @@ class TopologyPane(QWidget):
 
     def reload(self) -> None:
         self.pv = profile_values(self.state.current)
+        self._placement = None
+        self._names = None
         self.topo_combo.blockSignals(True)
         self.topo_combo.clear()
         self.topo_combo.addItem("Node > process > thread grid", -1)
@@ -285,14 +307,28 @@ class TopologyPane(QWidget):
             box.setValue(s)
 
     def placement(self) -> Placement | None:
+        """Cells of the locations for the chosen topology and dimension roles (cached)."""
         if self.pv is None:
             return None
         n = self.pv.profile.n_locations
         topo = self.topology()
-        if topo is None:
-            return place_grid(self.definitions, n)
-        return place_topology(topo, n, [b.currentText() for b in self.role_boxes],
-                              [b.value() for b in self.slice_boxes])
+        key = (id(self.pv), self.topo_combo.currentIndex(), tuple(b.currentText() for b in self.role_boxes),
+               tuple(b.value() for b in self.slice_boxes))
+        if self._placement is None or self._placement[0] != key:
+            if topo is None:
+                placed = place_grid(self.definitions, n)
+            else:
+                placed = place_topology(topo, n, list(key[2]), list(key[3]))
+            self._placement = (key, placed)
+        return self._placement[1]
+
+    def location_names(self) -> list[str]:
+        defs = self.definitions
+        n = self.pv.profile.n_locations
+        if self._names is None or len(self._names) != n:
+            self._names = [loc.name for loc in defs.locations] if defs is not None and len(defs.locations) == n \
+                else [f"location {i}" for i in range(n)]
+        return self._names
 
     def refresh(self) -> None:
         if self.pv is None:
@@ -309,10 +345,8 @@ class TopologyPane(QWidget):
         except KeyError:
             self.status.setText(f"The metric {self.state.metric!r} is not in this profile.")
             return
-        defs = self.definitions
         n = self.pv.profile.n_locations
-        names = [loc.name for loc in defs.locations] if defs is not None and len(defs.locations) == n \
-            else [f"location {i}" for i in range(n)]
+        names = self.location_names()
         self.canvas.selected = self.state.location
         self.canvas.set_data(placement, values, names, unit)
         top = float(np.nanmax(np.abs(values))) if len(values) else 0.0

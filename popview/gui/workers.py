@@ -27,6 +27,8 @@ def warm_profile(exp) -> None:
     pv = profile_values(exp)
     if pv is not None and pv.first_metric() is not None:
         pv.callpath_values(pv.first_metric())
+        for key in pv.roots():
+            pv.total(key)
 
 
 class _Runner(QObject):

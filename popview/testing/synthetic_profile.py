@@ -67,17 +67,18 @@ def small_profile() -> Profile:
                    {k: MetricValues.from_dense(v) for k, v in dense.items()})
 
 
-def random_profile(n_callpaths: int, n_locations: int, per_callpath: int = 16, seed: int = 0) -> Profile:
-    """A random pre-order call tree (fan-out and depth like real codes) with
-    `per_callpath` locations holding values of `time` and `visits` per call path."""
+def random_profile(n_callpaths: int, n_locations: int, per_callpath: int = 16, seed: int = 0,
+                   max_depth: int = 30) -> Profile:
+    """A random pre-order call tree (fan-out and depth like real codes: at most
+    `max_depth` deep) with `per_callpath` locations holding values per call path."""
     rng = np.random.default_rng(seed)
     parent = np.empty(n_callpaths, np.int32)
     parent[0] = -1
     stack = [0]
-    pops = rng.geometric(0.55, n_callpaths) - 1
+    pops = rng.geometric(0.5, n_callpaths) - 1          # one pop per push on average
     for i in range(1, n_callpaths):
-        for _ in range(min(pops[i], len(stack) - 1)):
-            stack.pop()
+        n_pop = max(min(pops[i], len(stack) - 1), len(stack) - max_depth + 1)
+        del stack[len(stack) - n_pop:]
         parent[i] = stack[-1]
         stack.append(i)
     n_regions = max(1, n_callpaths // 10)

@@ -18,6 +18,7 @@ from popview.gui.trees.values import ProfileValues
 ARTIFICIAL_ROOTS = {"THREADS": "threads created by the program (pthreads)", "TASKS": "OpenMP tasks",
                     "KERNELS": "GPU kernels"}
 MAX_EXPANDED_MATCHES = 200
+AUTO_EXPAND_CHILDREN = 200        # a new tree shows the children of its roots up to this many
 
 
 class CallTreeModel(ValueTreeModel):
@@ -126,7 +127,8 @@ class CallTreePane(TreePane):
         roots = self.pv.profile.roots()
         if len(roots) <= 8:
             for r in roots:
-                self.view.expand(self.model.index_of(int(r)))
+                if len(self.model.forest.children(int(r))) <= AUTO_EXPAND_CHILDREN:
+                    self.view.expand(self.model.index_of(int(r)))
 
     def refresh(self) -> None:
         if self.pv is None or self.state.metric is None:

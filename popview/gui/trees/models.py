@@ -17,8 +17,13 @@ from PySide6.QtGui import QFont
 from popview.gui.widgets.colorscale import colour
 from popview.gui.widgets.units import format_value
 
-FRACTION_ROLE = Qt.ItemDataRole.UserRole + 1     # value / scale, for the colour bar
-NODE_ROLE = Qt.ItemDataRole.UserRole + 2         # the node id
+FRACTION_ROLE = int(Qt.ItemDataRole.UserRole) + 1     # value / scale, for the colour bar
+NODE_ROLE = int(Qt.ItemDataRole.UserRole) + 2         # the node id
+_DISPLAY, _DECORATION, _ALIGN, _TOOLTIP, _FONT, _FOREGROUND = (int(r) for r in (
+    Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.TextAlignmentRole,
+    Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ForegroundRole))
+_ROLES = frozenset((_DISPLAY, _DECORATION, _ALIGN, _TOOLTIP, _FONT, _FOREGROUND, FRACTION_ROLE, NODE_ROLE))
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 MODES = ("absolute", "percent_root", "percent_selection", "difference")
 
 
@@ -33,31 +38,36 @@ class Forest:
         self.sort_key: np.ndarray | None = None     # sort children by descending key when set
         self.visible: np.ndarray | None = None      # bool mask when filtered
         self.row = np.full(n, -1, np.int64)
-        self._kids: dict[int, np.ndarray] = {}
+        self._kids: dict[int, list[int]] = {}
+        self.has_kids: list[bool] = (np.diff(self.first)[1:] > 0).tolist()   # Python list: Qt asks per row
 
     def __len__(self) -> int:
         return len(self.parent)
 
     def invalidate(self) -> None:
+        """Forget children lists after the sort key or the filter changed."""
         self._kids.clear()
         self.row.fill(-1)
+        if self.visible is None:
+            self.has_kids = (np.diff(self.first)[1:] > 0).tolist()
+        else:
+            shown = self.visible & (self.parent >= 0)
+            self.has_kids = (np.bincount(self.parent[shown], minlength=len(self.parent)) > 0).tolist()
 
-    def children(self, node: int) -> np.ndarray:
+    def children(self, node: int) -> list[int]:
         kids = self._kids.get(node)
         if kids is None:
-            kids = self.order[self.first[node + 1]:self.first[node + 2]]
+            arr = self.order[self.first[node + 1]:self.first[node + 2]]
             if self.visible is not None:
-                kids = kids[self.visible[kids]]
-            if self.sort_key is not None and len(kids) > 1:
-                kids = kids[np.argsort(-self.sort_key[kids], kind="stable")]
-            self._kids[node] = kids
-            self.row[kids] = np.arange(len(kids))
+                arr = arr[self.visible[arr]]
+            if self.sort_key is not None and len(arr) > 1:
+                arr = arr[np.argsort(-self.sort_key[arr], kind="stable")]
+            self.row[arr] = np.arange(len(arr))
+            kids = self._kids[node] = arr.tolist()
         return kids
 
     def has_children(self, node: int) -> bool:
-        if self.visible is None:
-            return self.first[node + 2] > self.first[node + 1]
-        return len(self.children(node)) > 0
+        return self.has_kids[node]
 
     def row_of(self, node: int) -> int:
         if self.row[node] < 0:
@@ -213,27 +223,28 @@ class ValueTreeModel(QAbstractItemModel):
         return self.createIndex(self.forest.row_of(node), column, node)
 
     # ---- QAbstractItemModel ---------------------------------------------------------
+    # Qt calls these for every row it lays out: keep them to a few Python operations.
     def index(self, row, column, parent=QModelIndex()):  # noqa: B008 - Qt signature
-        kids = self.forest.children(self.node_of(parent))
+        kids = self.forest.children(parent.internalId() if parent.isValid() else -1)
         if 0 <= row < len(kids) and 0 <= column < 2:
-            return self.createIndex(row, column, int(kids[row]))
+            return self.createIndex(row, column, kids[row])
         return QModelIndex()
 
     def parent(self, index=QModelIndex()):  # noqa: B008 - Qt signature
         if not index.isValid():
             return QModelIndex()
-        p = int(self.forest.parent[self.node_of(index)])
-        return self.index_of(p) if p >= 0 else QModelIndex()
+        p = int(self.forest.parent[index.internalId()])
+        return self.createIndex(self.forest.row_of(p), 0, p) if p >= 0 else QModelIndex()
 
     def rowCount(self, parent=QModelIndex()):  # noqa: N802, B008 - Qt signature
-        if parent.isValid() and parent.column() != 0:
-            return 0
-        return len(self.forest.children(self.node_of(parent)))
+        if not parent.isValid():
+            return len(self.forest.children(-1))
+        return len(self.forest.children(parent.internalId())) if parent.column() == 0 else 0
 
     def hasChildren(self, parent=QModelIndex()):  # noqa: N802, B008 - Qt signature
         if not parent.isValid():
             return len(self.forest) > 0
-        return parent.column() == 0 and bool(self.forest.has_children(self.node_of(parent)))
+        return parent.column() == 0 and self.forest.has_kids[parent.internalId()]
 
     def columnCount(self, parent=QModelIndex()):  # noqa: N802, B008 - Qt signature
         return 2
@@ -244,24 +255,28 @@ class ValueTreeModel(QAbstractItemModel):
         return None
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
+        role = int(role)
+        if role not in _ROLES or not index.isValid():
             return None
-        node = self.node_of(index)
+        node = index.internalId()
         col = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DISPLAY:
             return self.name(node) if col == 0 else format_value(self.shown(node), self.shown_unit(node))
-        if role == Qt.ItemDataRole.DecorationRole and col == 0:
-            return colour(self.fraction(node))
-        if role == Qt.ItemDataRole.TextAlignmentRole and col == 1:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == _DECORATION:
+            return colour(self.fraction(node)) if col == 0 else None
+        if role == _ALIGN:
+            return _RIGHT if col == 1 else None
+        if role == _TOOLTIP:
             return self._tooltip(node)
-        if role == Qt.ItemDataRole.FontRole and col == 0:
-            return self.font(node)
+        if role == _FONT:
+            return self.font(node) if col == 0 else None
+        if role == _FOREGROUND:
+            return self.foreground(node)
         if role == FRACTION_ROLE:
             return self.fraction(node)
-        if role == NODE_ROLE:
-            return node
+        return node                                   # NODE_ROLE
+
+    def foreground(self, node: int):
         return None
 
     def _tooltip(self, node: int) -> str:

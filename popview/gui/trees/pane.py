@@ -31,7 +31,8 @@ class TreePane(QWidget):
         header = self.view.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)   # ResizeToContents visits every row
+        header.resizeSection(1, self.fontMetrics().horizontalAdvance("0,000,000,000 occ") + 12)
         self.view.expanded.connect(lambda idx: self._on_expand(idx, True))
         self.view.collapsed.connect(lambda idx: self._on_expand(idx, False))
         self.view.selectionModel().currentChanged.connect(self._on_current)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from popview.gui.trees.models import Forest, ValueTreeModel, italic
@@ -15,6 +14,7 @@ from popview.gui.trees.source import callpath_map
 from popview.gui.widgets.units import format_value
 
 NODE, PROCESS, LOCATION = 0, 1, 2
+GPU_COLOUR = QColor("#1b7837")
 
 
 @dataclass
@@ -78,6 +78,7 @@ class SystemTreeModel(ValueTreeModel):
         super().__init__(parent)
         self.layout: SystemLayout | None = None
         self._italic = italic()
+        self._level_max = [0.0, 0.0, 0.0]
 
     def build(self, layout: SystemLayout) -> None:
         self.layout = layout
@@ -104,10 +105,14 @@ class SystemTreeModel(ValueTreeModel):
         kind = {"gpu": "GPU location", "metric": "metric location (no call paths)"}.get(self.layout.kinds[loc], "thread")
         return f"{self.layout.names[node]} (location {loc}, {kind})"
 
+    def set_values(self, incl, excl, unit, ref_incl=None, ref_excl=None) -> None:
+        if self.layout is not None and len(incl) == len(self.layout.level):
+            lv = self.layout.level
+            self._level_max = [float(np.max(np.abs(incl[lv == k]), initial=0.0)) for k in (NODE, PROCESS, LOCATION)]
+        super().set_values(incl, excl, unit, ref_incl, ref_excl)
+
     def level_max(self, node: int) -> float:
-        lv = self.layout.level
-        same = self.incl[lv == lv[node]]
-        return float(np.max(np.abs(same))) if len(same) else 0.0
+        return self._level_max[int(self.layout.level[node])]
 
     def fraction(self, node: int) -> float:
         if self.mode in ("absolute", "percent_root"):
@@ -115,12 +120,9 @@ class SystemTreeModel(ValueTreeModel):
             return max(-1.0, min(1.0, self.raw(node) / top)) if top else 0.0
         return super().fraction(node)
 
-    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if role == Qt.ItemDataRole.ForegroundRole and index.isValid():
-            loc = self.location_of(self.node_of(index))
-            if loc >= 0 and self.layout.kinds[loc] == "gpu":
-                return QColor("#1b7837")
-        return super().data(index, role)
+    def foreground(self, node: int):
+        loc = self.location_of(node)
+        return GPU_COLOUR if loc >= 0 and self.layout.kinds[loc] == "gpu" else None
 
 
 class SystemTreePane(TreePane):

@@ -75,6 +75,7 @@ class ProfileValues:
         self._excl: dict[str, np.ndarray] = {}
         self._incl: dict[str, np.ndarray] = {}
         self._loc_cache: dict[tuple, np.ndarray] = {}
+        self._sums: dict[str, float] = {}
         idx = np.arange(profile.n_callpaths)
         self._subtree_end = idx + profile.subtree_size
 
@@ -186,9 +187,13 @@ class ProfileValues:
 
     def total(self, key: str, metric_exclusive: bool = False) -> float:
         """The metric over the whole run (all roots of the call tree, all locations)."""
-        roots = self.profile.roots()
-        return float(sum(coef * self._stored_inclusive(mid)[roots].sum()
-                         for mid, coef in self.terms(key, metric_exclusive).items()))
+        return float(sum(coef * self._stored_sum(mid) for mid, coef in self.terms(key, metric_exclusive).items()))
+
+    def _stored_sum(self, mid: str) -> float:
+        """Every value of a stored metric: each call path is under some root."""
+        if mid not in self._sums:
+            self._sums[mid] = float(self.profile.values[mid].value.sum())
+        return self._sums[mid]
 
     # ---- values over locations ----------------------------------------------------
     def location_values(self, key: str, metric_exclusive: bool = False, callpath: int | None = None,
