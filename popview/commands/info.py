@@ -40,7 +40,9 @@ def render(info: dict) -> str:
         f"  counters    {', '.join(info['counters']) or 'none'}",
     ]
     if info.get("topologies"):
-        lines.append(f"  topologies  {', '.join(info['topologies'])}")
+        topo = info["topologies"]
+        shown = ", ".join(t or "unnamed" for t in topo[:4]) + (f" and {len(topo) - 4} more" if len(topo) > 4 else "")
+        lines.append(f"  topologies  {len(topo)}: {shown}")
     if info.get("metrics"):
         lines.append(f"  metrics     {len(info['metrics'])}: {', '.join(info['metrics'][:12])}" +
                      (" ..." if len(info["metrics"]) > 12 else ""))
