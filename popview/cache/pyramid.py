@@ -262,6 +262,8 @@ class _Sources:
         self.mpi = paradigm_lookup(defs, "mpi")
         self.omp = paradigm_lookup(defs, "openmp")
         self._cache: tuple | None = None
+        self._slab_group: tuple[int, int] | None = None
+        self._slabs: dict[tuple[str, str], np.ndarray] = {}
 
     def has(self, channel: str) -> bool:
         table = "states" if channel == "state" else "calls"
@@ -283,10 +285,17 @@ class _Sources:
         return total
 
     def _slab(self, table: str, a: int, b: int, cols: tuple[str, ...]) -> dict[str, np.ndarray]:
+        """Columns of locations [a, b); the last location group's columns are kept, since
+        every channel and level of the group reads them again."""
+        if self._slab_group != (a, b):
+            self._slab_group, self._slabs = (a, b), {}
         g = self.out[table]
         off = g["offsets"]
         lo, hi = int(off[a]), int(off[min(b, len(off) - 1)])
-        return {c: g[c][lo:hi] for c in cols}
+        for c in cols:
+            if (table, c) not in self._slabs:
+                self._slabs[(table, c)] = g[c][lo:hi]
+        return {c: self._slabs[(table, c)] for c in cols}
 
     def flat_calls(self, a: int, b: int):
         if self._cache is None or self._cache[0] != (a, b):

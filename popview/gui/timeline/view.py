@@ -417,7 +417,7 @@ class TimelineView(pg.PlotWidget):
             p = int((x - pic.t0) / (pic.t1 - pic.t0) * pic.values.shape[1])
             if 0 <= r - r0 < pic.values.shape[0] and 0 <= p < pic.values.shape[1]:
                 v = pic.values[r - r0, p]
-                if self.mode.categorical:
+                if self.mode.categorical and v >= 0:
                     info["value"] = self.data.category_label(self.mode, int(v))
                     info["share"] = float(pic.share[r - r0, p])
                 elif np.isfinite(v):
