@@ -102,11 +102,9 @@ class _TraceGather:
     def _window(self, t0: int, t1: int, label: str) -> FocusInputs:
         if t1 <= t0:
             raise FocusError(f"empty window [{t0}, {t1}] ns")
-        sums = np.zeros((len(self.locs), self.index.width))
-        ctr = np.zeros((len(self.locs), len(self.index.counter_names)))
-        for i, loc in enumerate(self.locs.tolist()):
-            c, k = self.index.location_at(loc, np.array([t0, t1]))
-            sums[i], ctr[i] = c[1] - c[0], k[1] - k[0]
+        res = self.index.evaluate([(loc, np.array([t0, t1])) for loc in self.locs.tolist()])
+        sums = np.vstack([c[1] - c[0] for c, _ in res])
+        ctr = np.vstack([k[1] - k[0] for _, k in res])
         inputs = self._inputs(t1 - t0, sums, ctr, label)
         if t1 > self.defs.t_end:
             inputs.notes.append(f"the window ends after the trace ({self.defs.t_end / NS:.6g} s)")

@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 
 import h5py
+import numba
 import numpy as np
 
 from popview.cache.cumulative import CAT, N_CAT
+
+USEFUL_LAST = CAT["comp_parallel"]      # categories 0..USEFUL_LAST are useful computation
 
 
 class CumulativeIndex:
@@ -21,7 +24,7 @@ class CumulativeIndex:
             raise KeyError(f"{reader.path}: the cache has no cumulative sums (convert it again)")
         g = reader.h5["cumulative"]
         self.group = g
-        self.seg, self.ctr = g["seg"], g["ctr"]
+        self.seg = g["seg"]
         self.offsets = reader.offsets("states")
         self.counter_names: list[str] = json.loads(g.attrs["counters"])
         self.region_callpaths: list[int] = json.loads(g.attrs.get("regions", "[]"))
@@ -44,64 +47,77 @@ class CumulativeIndex:
         location before x (x: one instant, or one per location)."""
         locations = np.asarray(locations, np.int64)
         xs = np.broadcast_to(np.asarray(x, np.int64), locations.shape)
-        cum = np.zeros((len(locations), self.width))
-        ctr = np.zeros((len(locations), len(self.counter_names)))
-        for i, (loc, t) in enumerate(zip(locations.tolist(), xs.tolist())):
-            c, k = self.location_at(loc, np.array([t]))
-            cum[i], ctr[i] = c[0], k[0]
-        return cum, ctr
+        res = self.evaluate([(loc, np.array([t])) for loc, t in zip(locations.tolist(), xs.tolist())])
+        return np.vstack([c for c, _ in res]), np.vstack([k for _, k in res])
 
-    def location_at(self, loc: int, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Sums on one location before each of `times`, reading each needed slab once."""
-        times = np.asarray(times, np.int64)
-        cum = np.zeros((len(times), self.width))
-        ctr = np.zeros((len(times), len(self.counter_names)))
-        a, b = int(self.ck_off[loc]), int(self.ck_off[loc + 1])
-        if a == b:
-            return cum, ctr
-        j = a + np.searchsorted(self.ck_begin[a:b], times, side="left") - 1
-        for jj in np.unique(j[times > self.first_begin[loc]]).tolist():
-            sel = np.flatnonzero((j == jj) & (times > self.first_begin[loc]))
-            self._from_slab(loc, jj, b, times[sel], cum, ctr, sel)
-        return cum, ctr
-
-    def _from_slab(self, loc, j, b, ts, cum, ctr, sel) -> None:
-        row0 = int(self.ck_row[j])
-        row1 = int(self.ck_row[j + 1]) if j + 1 < b else int(self.offsets[loc + 1])
-        seg = _read_rows(self.seg, row0, row1)
-        ctr_rows = _read_rows(self.ctr, row0, row1).astype(np.float64)
-        begin = seg[:, 0]
-        word = seg[:, 1]
-        dur = (word >> 16).astype(np.float64)
-        reg = ((word >> 8) & 255).astype(np.int64) - 1
-        cat = (word & 255).astype(np.int64)
-        weights = np.zeros((len(begin), self.width))
-        rows = np.arange(len(begin))
-        weights[rows, cat] = dur
-        inr = reg >= 0
-        weights[rows[inr], N_CAT + reg[inr]] += dur[inr]
-        use = inr & (cat <= CAT["comp_parallel"])
-        weights[rows[use], N_CAT + self.n_regions + reg[use]] += dur[use]
-        cw = np.vstack((np.zeros((1, self.width)), np.cumsum(weights, axis=0)))
-        cc = np.vstack((np.zeros((1, ctr_rows.shape[1])), np.cumsum(ctr_rows, axis=0)))
-        k = np.searchsorted(begin, ts, side="left")
-        out = self.ck_cum[j] + cw[k]
-        outc = self.ck_ctr[j] + cc[k]
-        last = k - 1
-        over = np.maximum(begin[last] + dur[last] - ts, 0)
-        frac = over / np.maximum(dur[last], 1)
-        out -= weights[last] * frac[:, None]
-        outc -= ctr_rows[last] * frac[:, None]
-        cum[sel], ctr[sel] = out, outc
-
-
-def _read_rows(dset: h5py.Dataset, lo: int, hi: int) -> np.ndarray:
-    """dset[lo:hi] through the low-level API (a tenth of the high-level call's overhead)."""
-    shape = (hi - lo,) + dset.shape[1:]
-    out = np.empty(shape, dset.dtype)
-    if hi <= lo:
+    def evaluate(self, requests: list[tuple[int, np.ndarray]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each (location, times): the sums before each time, reading each
+        needed slab once."""
+        out, slabs = [], {}
+        for loc, times in requests:
+            times = np.asarray(times, np.int64)
+            cum = np.zeros((len(times), self.width))
+            ctr = np.zeros((len(times), len(self.counter_names)))
+            out.append((cum, ctr))
+            a, b = int(self.ck_off[loc]), int(self.ck_off[loc + 1])
+            if a == b:
+                continue
+            j = a + np.searchsorted(self.ck_begin[a:b], times, side="left") - 1
+            for i in np.flatnonzero(times > self.first_begin[loc]).tolist():
+                row0 = int(self.ck_row[j[i]])
+                row1 = int(self.ck_row[j[i] + 1]) if j[i] + 1 < b else int(self.offsets[loc + 1])
+                slabs.setdefault((row0, row1), []).append((len(out) - 1, i, int(j[i]), int(times[i])))
+        if not slabs:
+            return out
+        ranges = sorted(slabs)
+        data = _read_ranges(self.seg, ranges)
+        pos = 0
+        for row0, row1 in ranges:
+            slab = data[pos:pos + row1 - row0]
+            pos += row1 - row0
+            for req, i, j, t in slabs[(row0, row1)]:
+                c, k = slab_sums(slab, t, self.width, self.n_regions)
+                out[req][0][i] = self.ck_cum[j] + c
+                out[req][1][i] = self.ck_ctr[j] + k
         return out
+
+
+@numba.njit(cache=True)
+def slab_sums(slab, t, width, n_regions):
+    """Sums of the slab's rows before t (the row across t counted up to t)."""
+    n_ctr = slab.shape[1] - 2
+    out = np.zeros(width)
+    ctr = np.zeros(n_ctr)
+    for r in range(slab.shape[0]):
+        begin = slab[r, 0]
+        if begin >= t:
+            break
+        word = slab[r, 1]
+        dur = word >> 16
+        reg = ((word >> 8) & 255) - 1
+        cat = word & 255
+        part = min(dur, t - begin)
+        frac = part / dur if dur > 0 else 1.0
+        out[cat] += part
+        if reg >= 0:
+            out[N_CAT + reg] += part
+            if cat <= USEFUL_LAST:
+                out[N_CAT + n_regions + reg] += part
+        for c in range(n_ctr):
+            ctr[c] += slab[r, 2 + c] * frac
+    return out, ctr
+
+
+def _read_ranges(dset: h5py.Dataset, ranges: list[tuple[int, int]]) -> np.ndarray:
+    """The rows of sorted, disjoint [lo, hi) ranges, concatenated. One low-level read
+    per range: each lies inside one chunk, and HDF5 handles a union of many
+    hyperslabs far slower than the separate reads."""
+    ncols = dset.shape[1]
+    out = np.empty((sum(hi - lo for lo, hi in ranges), ncols), dset.dtype)
     fspace = dset.id.get_space()
-    fspace.select_hyperslab((lo,) + (0,) * (len(shape) - 1), shape)
-    dset.id.read(h5py.h5s.create_simple(shape), fspace, out)
+    pos = 0
+    for lo, hi in ranges:
+        fspace.select_hyperslab((lo, 0), (hi - lo, ncols))
+        dset.id.read(h5py.h5s.create_simple((hi - lo, ncols)), fspace, out[pos:pos + hi - lo])
+        pos += hi - lo
     return out
