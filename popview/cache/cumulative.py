@@ -44,7 +44,7 @@ CAT = {name: i for i, name in enumerate(CATEGORIES)}
 N_CAT = len(CATEGORIES)
 CHECK = 1024               # rows between checkpoints (and rows per chunk)
 MAX_REGIONS = 64           # parallel regions with their own sums (the first by call-path id)
-BUDGET_ROWS = 2_000_000    # state rows held in memory at once
+BUDGET_ROWS = 1_000_000    # state rows held in memory at once
 OUTSIDE = "(outside any region)"
 # Counts kept like counters (per row, cumulative) so windows get them too.
 PSEUDO_COUNTERS = ("mpi_calls", "mpi_collective_calls")
