@@ -61,10 +61,10 @@ def gather_profile(exp, focus: Focus) -> FocusInputs:
 
 def _inside_parallel(prof) -> np.ndarray:
     parallel = np.array([r.paradigm == "openmp" and r.role == "parallel" for r in prof.regions], bool)
-    inside = np.zeros(prof.n_callpaths, bool)
+    inside = parallel[prof.callpath_region].copy()
     for c in range(prof.n_callpaths):           # pre-order: parents first
         p = prof.callpath_parent[c]
-        inside[c] = (p >= 0 and (inside[p] or parallel[prof.callpath_region[p]]))
+        inside[c] |= p >= 0 and inside[p]
     return inside
 
 

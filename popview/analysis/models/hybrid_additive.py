@@ -113,7 +113,10 @@ def region_nodes(ctx: Context, parent: MetricNode) -> None:
             id="openmp_region_efficiency:unattributed", name="Outside the listed regions", kind="efficiency", value=1 - rest,
             description="Thread-level time no single parallel region accounts for: MPI calls inside "
                         "regions, worker computation outside them, regions cut by the focus",
-            formula="parent inefficiency - sum of the regions' inefficiencies"))
+            formula="parent inefficiency - sum of the regions' inefficiencies",
+            warnings=[] if rest >= -1e-9 else [
+                f"above 100 % ({1 - rest:.4f}): the regions hold more lost time than the thread level as a "
+                "whole; shown unclipped"]))
     parent.combine = "additive"
 
 
