@@ -66,7 +66,7 @@ PANES: list[PaneSpec] = [
     PaneSpec("popview.gui.logpane", "LogPane", "Log", Area.BottomDockWidgetArea, ("tab", "Advisor")),
     PaneSpec("popview.gui.trees", "CallTreePane", "Call tree", Area.BottomDockWidgetArea, ("right", "Metrics")),
     PaneSpec("popview.gui.trees", "SystemTreePane", "System tree", Area.BottomDockWidgetArea, ("right", "Call tree")),
-    PaneSpec("popview.gui.topology", "TopologyPane", "Topology", Area.BottomDockWidgetArea, ("tab", "System tree")),
+    PaneSpec("popview.gui.topology", "TopologyPane", "Topology", Area.BottomDockWidgetArea, ("below", "System tree")),
     PaneSpec("popview.gui.histograms", "HistogramPane", "Histograms", Area.BottomDockWidgetArea, ("tab", "Advisor")),
 ]
 
@@ -102,12 +102,17 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("popview")
         self.setAcceptDrops(True)
         self.setDockNestingEnabled(True)
+        # The left column (experiments, bookmarks) runs the full height; timeline and trees share the rest.
+        self.setCorner(Qt.Corner.TopLeftCorner, Area.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomLeftCorner, Area.LeftDockWidgetArea)
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowNestedDocks
                             | QMainWindow.DockOption.AllowTabbedDocks)
         self._build_menus()
         self._build_toolbar()
-        for spec in panes if panes is not None else PANES:
-            self._add_pane(spec)
+        specs = [s for s in (panes if panes is not None else PANES) if self._add_pane(s)]
+        # Tabs last: tabbing a dock before the splits are done leaves a stray tab bar (Qt 6.11).
+        for spec in sorted(specs, key=lambda s: bool(s.place and s.place[0] == "tab")):
+            self._place(spec)
         self._finish_menus()
         self.state.focusChanged.connect(self._show_focus)
         self.state.valueModeChanged.connect(self._show_value_mode)
@@ -118,10 +123,10 @@ class MainWindow(QMainWindow):
         self._restore_layout()
 
     # ---- panes -----------------------------------------------------------
-    def _add_pane(self, spec: PaneSpec) -> None:
+    def _add_pane(self, spec: PaneSpec) -> bool:
         cls = load_pane_class(spec)
         if cls is None:
-            return
+            return False
         pane = cls(self.state, None)
         dock = QDockWidget(spec.title, self)
         dock.setObjectName("dock_" + re.sub(r"\W", "_", spec.title.lower()))
@@ -129,14 +134,6 @@ class MainWindow(QMainWindow):
         dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                          | QDockWidget.DockWidgetFeature.DockWidgetFloatable
                          | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-        target = self.docks.get(spec.place[1]) if spec.place else None
-        if target is None:
-            self.addDockWidget(spec.area, dock, Qt.Orientation.Vertical)
-        elif spec.place[0] == "tab":
-            self.tabifyDockWidget(target, dock)
-        else:
-            orient = Qt.Orientation.Horizontal if spec.place[0] == "right" else Qt.Orientation.Vertical
-            self.splitDockWidget(target, dock, orient)
         self.panes[spec.title] = pane
         self.docks[spec.title] = dock
         self.panes_menu.addAction(dock.toggleViewAction())
@@ -148,6 +145,18 @@ class MainWindow(QMainWindow):
                 menu = self._menu(title)
                 for act in acts:
                     menu.addAction(act)
+        return True
+
+    def _place(self, spec: PaneSpec) -> None:
+        dock = self.docks[spec.title]
+        target = self.docks.get(spec.place[1]) if spec.place else None
+        if target is None:
+            self.addDockWidget(spec.area, dock, Qt.Orientation.Vertical)
+        elif spec.place[0] == "tab":
+            self.tabifyDockWidget(target, dock)
+        else:
+            orient = Qt.Orientation.Horizontal if spec.place[0] == "right" else Qt.Orientation.Vertical
+            self.splitDockWidget(target, dock, orient)
 
     def _menu(self, title: str):
         if title not in self.menus:
