@@ -63,3 +63,18 @@ def test_otf2_and_paraver_give_the_same_replay(tmp_path):
         np.testing.assert_allclose(getattr(a, name), getattr(b, name), atol=2 * ns, err_msg=name)
     # the critical path is the same chain of ranks
     assert list(a.critical_path["loc"]) == list(b.critical_path["loc"])
+
+
+def test_critical_path_profile_names_the_computation(tmp_path):
+    written = write_trace(tmp_path / "otf2", ranks=RANKS, iterations=ITERATIONS,
+                          collective_every=COLLECTIVE_EVERY, counters=False)
+    exp = popview.open(written.anchor, cache_dir=tmp_path / "cache")
+    result = replay(exp)
+    defs = exp.definitions
+    names = {defs.callpath_name(cp): sec for cp, sec in enumerate(result.critical_path_profile) if sec > 0}
+    # every iteration's computation (100 .. 4000 ticks of 0.5 ns) lies on the path
+    assert names["main/compute"] == pytest.approx(ITERATIONS * 1950e-9, rel=1e-12)
+    assert set(names) == {"main", "main/compute"}
+    assert sum(names.values()) + result.critical_path_outside == pytest.approx(result.r_ideal, rel=1e-12)
+    by_loc = result.critical_path_by_location
+    assert by_loc["seconds"].sum() == pytest.approx(sum(names.values()), rel=1e-12)
