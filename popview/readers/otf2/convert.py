@@ -34,7 +34,10 @@ def read_definitions(anchor: Path) -> tuple[Definitions, dd.Tables]:
                 creator = "OTF2"
             if isinstance(creator, bytes):
                 creator = creator.decode("utf-8", "replace")
-            return dd.build(trace.definitions, anchor.stem, creator.strip().splitlines()[0] if creator.strip() else "OTF2")
+            defs, tables = dd.build(trace.definitions, anchor.stem,
+                                    creator.strip().splitlines()[0] if creator.strip() else "OTF2")
+            tables.event_chunk_size = int(_otf2.Reader_GetChunkSize(trace.handle)[0])
+            return defs, tables
     except _otf2.Error as exc:
         raise InputError(f"{anchor}: the OTF2 library cannot read the anchor or the global definitions "
                          f"{anchor.with_suffix('.def').name}: {exc}") from None
@@ -53,16 +56,18 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     seen_regions: set[int] = set()
     batches = _batches(tables)
     total = max(sum(tables.location_events.values()), 1)
-    done = 0
+    done = fallback = 0
     for refs in batches:
         progress(0.9 * done / total, f"reading {anchor.name}: {done:,} of {total:,} events")
-        records, batch_counts = events.read(anchor, refs, tables)
+        records, batch_counts, slow = events.read(anchor, refs, tables, defs.warn)
         counts.update(batch_counts)
+        fallback += slow
         for ref in refs:
             loc = tables.location_index[ref]
             rec = records.pop(ref)
             _convert_one(defs, tables, loc, rec, writer, sends, recvs, problems, seen_regions)
             done += tables.location_events[ref]
+    defs.flags["otf2_locations_via_bindings"] = fallback
     _finish_messages(defs, writer, sends, recvs)
     _finish_definitions(defs, counts, problems, seen_regions, writer)
     writer.set_definitions(defs)

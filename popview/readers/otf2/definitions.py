@@ -49,6 +49,7 @@ class Tables:
     flush_region: int = -1
     global_offset: int = 0
     ns_per_tick: float = 1.0
+    event_chunk_size: int = 1 << 20
 
 
 def build(reg, anchor_name: str, creator: str = "OTF2") -> tuple[Definitions, Tables]:

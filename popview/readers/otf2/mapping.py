@@ -250,30 +250,27 @@ def match_messages(sends: dict, recvs: dict) -> tuple[dict, int, int]:
     n_s, n_r = len(sends["time"]), len(recvs["time"])
     if n_s == 0 or n_r == 0:
         return _no_messages(), n_s, n_r
-    keys = np.concatenate([np.stack([h[c] for c in ("comm", "src", "dst", "tag")], axis=1) for h in (sends, recvs)])
-    _, key = np.unique(keys, axis=0, return_inverse=True)
-    key = key.ravel().astype(np.int64)
-    occ_s = _occurrence(key[:n_s], sends["time"])
-    occ_r = _occurrence(key[n_s:], recvs["time"])
-    scale = np.int64(max(n_s, n_r) + 1)
-    _, i_s, i_r = np.intersect1d(key[:n_s] * scale + occ_s, key[n_s:] * scale + occ_r,
-                                 assume_unique=True, return_indices=True)
+    both = {c: np.concatenate([sends[c], recvs[c]]) for c in ("comm", "src", "dst", "tag", "time")}
+    side = np.r_[np.zeros(n_s, np.int8), np.ones(n_r, np.int8)]
+    order = np.lexsort((np.arange(n_s + n_r), both["time"], side, both["tag"], both["dst"], both["src"], both["comm"]))
+    key = [both[c][order] for c in ("comm", "src", "dst", "tag")]
+    new_group = np.r_[True, np.any([k[1:] != k[:-1] for k in key], axis=0)]
+    group = np.cumsum(new_group) - 1
+    start = np.flatnonzero(new_group)
+    s_side = side[order]
+    n_send = np.bincount(group, weights=(s_side == 0), minlength=len(start)).astype(np.int64)
+    pos = np.arange(n_s + n_r) - start[group]
+    is_recv = s_side == 1
+    occ = pos - n_send[group]                        # rank of a receive among its group's receives
+    paired = is_recv & (occ < n_send[group])
+    recv_rows = order[paired]                        # indices into the concatenation (>= n_s)
+    send_rows = order[start[group[paired]] + occ[paired]]
+    i_s, i_r = send_rows, recv_rows - n_s
     msgs = {"send_loc": sends["loc"][i_s].astype(np.int32), "recv_loc": recvs["loc"][i_r].astype(np.int32),
             "send_time": sends["time"][i_s], "send_phys": sends["time"][i_s],
             "recv_time": recvs["time"][i_r], "recv_phys": recvs["time"][i_r],
             "size": sends["size"][i_s], "tag": sends["tag"][i_s], "comm": sends["comm"][i_s].astype(np.int32)}
     return msgs, n_s - len(i_s), n_r - len(i_r)
-
-
-def _occurrence(key: np.ndarray, time: np.ndarray) -> np.ndarray:
-    """Rank of each half among those of its key, in time order (FIFO)."""
-    order = np.lexsort((np.arange(len(key)), time, key))
-    k = key[order]
-    start = np.r_[0, np.flatnonzero(k[1:] != k[:-1]) + 1]
-    first = np.repeat(start, np.diff(np.r_[start, len(k)]))
-    occ = np.empty(len(key), np.int64)
-    occ[order] = np.arange(len(k)) - first
-    return occ
 
 
 def _no_messages() -> dict:

@@ -1,0 +1,401 @@
+"""Fast path: a numba decoder of OTF2 event files (.evt) for the common
+record kinds, producing the same RawEvents as the bindings.
+
+The format (OTF2's OTF2_Buffer / OTF2_EvtReader): fixed-size chunks, each
+starting with an 18-byte header (0x03, endianness 0x42 little / 0x23 big,
+first and last event number); records are a type byte, for all but the
+"singleton" kinds a record length (one byte, or 0xff + 8 bytes) and the
+fields. A timestamp record (0x05 + 8 bytes) precedes the events it applies
+to; an attribute list (0x06 + length) may precede an event. Integers are
+compressed: one byte n with n following little-endian bytes (0xff: all ones).
+Local definition files (N.def) hold mapping tables (local -> global ids)
+and clock offsets, which the OTF2 reader applies; so does this decoder.
+Anything else, and big-endian archives, go to the bindings."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from popview.readers.errors import InputError
+from popview.readers.otf2 import raw
+from popview.readers.otf2.raw import RawEvents
+
+END_OF_CHUNK, END_OF_BUFFER, END_OF_FILE, CHUNK_HEADER, TIMESTAMP, ATTRIBUTE_LIST = 0, 1, 2, 3, 5, 6
+LITTLE_ENDIAN = 0x42
+CHUNK_HEADER_SIZE = 18
+
+# OTF2 event record ids the decoder understands, with the bindings' class names.
+RECORD_NAMES = {
+    10: "BufferFlush", 11: "MeasurementOnOff", 12: "Enter", 13: "Leave", 14: "MpiSend", 15: "MpiIsend",
+    16: "MpiIsendComplete", 17: "MpiIrecvRequest", 18: "MpiRecv", 19: "MpiIrecv", 20: "MpiRequestTest",
+    21: "MpiRequestCancelled", 22: "MpiCollectiveBegin", 23: "MpiCollectiveEnd", 31: "Metric",
+    32: "ParameterString", 33: "ParameterInt", 34: "ParameterUnsignedInt", 83: "ProgramBegin", 84: "ProgramEnd",
+}
+_SINGLETONS = (12, 13, 16, 17, 20, 21)   # records without a length field (one compressed value)
+_OTHER = (16, 17, 20, 21, 32, 33, 34, 83, 84)
+
+# Mapping table types (OTF2_MappingType) and local definition record ids.
+MAP_REGION, MAP_METRIC, MAP_COMM = 3, 5, 6
+DEF_MAPPING_TABLE, DEF_CLOCK_OFFSET = 5, 6
+
+OK, UNSUPPORTED, MALFORMED, TRUNCATED = 0, 1, 2, 3
+UINT32_ALL = 0xFFFFFFFF
+
+
+@numba.njit(cache=True, inline="always")
+def _u64_full(buf, pos):
+    """8 little-endian bytes as int64 (int64 arithmetic: numba's uint64 paths are slow)."""
+    v = np.int64(0)
+    for k in range(8):
+        v |= np.int64(buf[pos + k]) << (8 * k)
+    return v
+
+
+@numba.njit(cache=True, inline="always")
+def _compressed(buf, pos, end, all_ones):
+    """(value as int64, new position); all_ones is the value of a 0xff byte. pos < 0: overrun."""
+    if pos >= end:
+        return np.int64(0), np.int64(-1)
+    n = buf[pos]
+    if n == 0xFF:
+        return all_ones, pos + 1
+    if n > 8 or pos + 1 + n > end:
+        return np.int64(0), np.int64(-1)
+    v = np.int64(0)
+    for k in range(n):
+        v |= np.int64(buf[pos + 1 + k]) << (8 * k)
+    return v, pos + 1 + n
+
+
+@numba.njit(cache=True)
+def _mapped(table, local):
+    if 0 <= local < len(table) and table[local] >= 0:
+        return table[local]
+    return local
+
+
+@numba.njit(cache=True)
+def _corrected(t, clk_begin, clk_end, clk_offset, clk_slope, state):
+    """OTF2's clock correction: linear interpolation within the current interval."""
+    n = len(clk_begin)
+    if n == 0:
+        return t
+    i = state[0]
+    while i + 1 < n and t > clk_end[i]:
+        i += 1
+    state[0] = i
+    b = clk_begin[i]
+    diff = float(t - b) if t >= b else -float(b - t)
+    return t + clk_offset[i] + np.int64(np.rint(clk_slope[i] * diff))
+
+
+@numba.njit(cache=True)
+def _grow(a, n):
+    out = np.empty(max(2 * len(a), n), a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
+           clk_begin, clk_end, clk_offset, clk_slope):
+    """Raw rows of one event file. Returns (kind, time, a, b, c, d, e, counts per record id,
+    status, offending record id or byte position)."""
+    cols = np.empty((7, max(capacity, 16)), np.int64)
+    counts = np.zeros(256, np.int64)
+    size = len(buf)
+    m = 0
+    pos = np.int64(0)
+    chunk = np.int64(0)
+    time = np.int64(0)
+    clk_state = np.zeros(1, np.int64)
+    minus1 = np.int64(-1)
+    u32all = np.int64(UINT32_ALL)
+    finished = False
+    n_clock = len(clk_begin)
+    while pos < size:
+        if pos == chunk:
+            if pos + CHUNK_HEADER_SIZE > size or buf[pos] != CHUNK_HEADER:
+                return cols[:, :m], counts, MALFORMED, pos
+            if buf[pos + 1] != LITTLE_ENDIAN:
+                return cols[:, :m], counts, UNSUPPORTED, -1
+            pos += CHUNK_HEADER_SIZE
+            continue
+        rtype = buf[pos]
+        pos += 1
+        if rtype == END_OF_CHUNK:
+            chunk += chunk_size
+            pos = chunk
+            continue
+        if rtype == END_OF_FILE or rtype == END_OF_BUFFER:
+            finished = True
+            break
+        if rtype == TIMESTAMP:
+            if pos + 8 > size:
+                return cols[:, :m], counts, MALFORMED, pos
+            time = _u64_full(buf, pos)
+            pos += 8
+            continue
+        is_singleton = False
+        for s in _SINGLETONS:
+            if rtype == s:
+                is_singleton = True
+        end = size
+        if not is_singleton:
+            if pos >= size:
+                return cols[:, :m], counts, MALFORMED, pos
+            length = np.int64(buf[pos])
+            pos += 1
+            if length == 0xFF:
+                if pos + 8 > size:
+                    return cols[:, :m], counts, MALFORMED, pos
+                length = np.int64(_u64_full(buf, pos))
+                pos += 8
+            end = pos + length
+            if end > size:
+                return cols[:, :m], counts, MALFORMED, pos
+        if rtype == ATTRIBUTE_LIST:
+            pos = end
+            continue
+        t = time if n_clock == 0 else _corrected(time, clk_begin, clk_end, clk_offset, clk_slope, clk_state)
+        if m + 256 > cols.shape[1]:
+            grown = np.empty((7, 2 * cols.shape[1] + 256), np.int64)
+            grown[:, :m] = cols[:, :m]
+            cols = grown
+        kind = -1
+        a = b = c = d = e = np.int64(0)
+        if rtype == 12 or rtype == 13:
+            v, pos = _compressed(buf, pos, size, u32all)
+            kind = raw.ENTER if rtype == 12 else raw.LEAVE
+            a = _mapped(map_region, v)
+        elif rtype == 14 or rtype == 15 or rtype == 18 or rtype == 19:
+            p = pos
+            a, p = _compressed(buf, p, end, u32all)
+            if p >= 0:
+                b, p = _compressed(buf, p, end, u32all)
+            if p >= 0:
+                c, p = _compressed(buf, p, end, u32all)
+            if p >= 0:
+                d, p = _compressed(buf, p, end, minus1)
+            if p < 0:
+                return cols[:, :m], counts, MALFORMED, pos
+            b = _mapped(map_comm, b)
+            d = d if d >= 0 else -1
+            kind = (raw.MPI_SEND if rtype == 14 else raw.MPI_ISEND if rtype == 15
+                    else raw.MPI_RECV if rtype == 18 else raw.MPI_IRECV)
+            pos = end
+        elif rtype == 22:
+            kind = raw.COLL_BEGIN
+            pos = end
+        elif rtype == 23:
+            if pos >= end:
+                return cols[:, :m], counts, MALFORMED, pos
+            a = np.int64(buf[pos])
+            p = pos + 1
+            b, p = _compressed(buf, p, end, u32all)
+            if p >= 0:
+                c, p = _compressed(buf, p, end, u32all)
+            if p >= 0:
+                d, p = _compressed(buf, p, end, minus1)
+            if p >= 0:
+                e, p = _compressed(buf, p, end, minus1)
+            if p < 0:
+                return cols[:, :m], counts, MALFORMED, pos
+            b = _mapped(map_comm, b)
+            d = d if d >= 0 else -1
+            e = e if e >= 0 else -1
+            kind = raw.COLL_END
+            pos = end
+        elif rtype == 31:
+            ref, p = _compressed(buf, pos, end, u32all)
+            if p < 0 or p >= end:
+                return cols[:, :m], counts, MALFORMED, pos
+            ref = _mapped(map_metric, ref)
+            n = buf[p]
+            p += 1
+            for k in range(n):
+                if p >= end:
+                    return cols[:, :m], counts, MALFORMED, pos
+                vtype = buf[p]
+                value, p = _compressed(buf, p + 1, end, minus1)
+                if p < 0:
+                    return cols[:, :m], counts, MALFORMED, pos
+                if vtype == 9:     # OTF2_TYPE_FLOAT: left to the bindings
+                    return cols[:, :m], counts, UNSUPPORTED, rtype
+                if vtype == 4 and value < 0:   # uint64 beyond int64: -1 as the bindings path does
+                    value = -1
+                    grown = np.empty((7, 2 * cols.shape[1] + 256), np.int64)
+                    grown[:, :m] = cols[:, :m]
+                    cols = grown
+                cols[0, m] = raw.METRIC
+                cols[1, m] = t
+                cols[2, m] = ref
+                cols[3, m] = k
+                cols[4, m] = value
+                cols[5, m] = 1 if vtype == 10 else 0   # OTF2_TYPE_DOUBLE: float64 bits
+                cols[6, m] = 0
+                m += 1
+            counts[rtype] += 1
+            pos = end
+            continue
+        elif rtype == 11:
+            if pos >= end:
+                return cols[:, :m], counts, MALFORMED, pos
+            kind = raw.MEASUREMENT
+            a = 1 if buf[pos] == 1 else 0
+            pos = end
+        elif rtype == 10:
+            if pos + 8 > end:
+                return cols[:, :m], counts, MALFORMED, pos
+            kind = raw.BUFFER_FLUSH
+            a = _corrected(_u64_full(buf, pos), clk_begin, clk_end, clk_offset, clk_slope, clk_state)
+            pos = end
+        else:
+            other = False
+            for s in _OTHER:
+                if rtype == s:
+                    other = True
+            if not other:
+                return cols[:, :m], counts, UNSUPPORTED, rtype
+            if is_singleton:
+                v, pos = _compressed(buf, pos, size, minus1)
+                if pos < 0:
+                    return cols[:, :m], counts, MALFORMED, pos
+            else:
+                pos = end
+            kind = raw.OTHER
+        if pos < 0:
+            return cols[:, :m], counts, MALFORMED, pos
+        counts[rtype] += 1
+        cols[0, m] = kind
+        cols[1, m] = t
+        cols[2, m] = a
+        cols[3, m] = b
+        cols[4, m] = c
+        cols[5, m] = d
+        cols[6, m] = e
+        m += 1
+    if not finished:
+        return cols[:, :m], counts, TRUNCATED, size
+    return cols[:, :m], counts, OK, 0
+
+
+def _read_length(data: bytes, pos: int) -> tuple[int, int]:
+    n = data[pos]
+    if n == 0xFF:
+        return int.from_bytes(data[pos + 1:pos + 9], "little"), pos + 9
+    return n, pos + 1
+
+
+def _read_compressed(data: bytes, pos: int) -> tuple[int, int]:
+    n = data[pos]
+    if n == 0xFF:
+        return -1, pos + 1
+    return int.from_bytes(data[pos + 1:pos + 1 + n], "little", signed=False), pos + 1 + n
+
+
+class LocalDefinitions:
+    """Mapping tables and clock intervals of one location (its N.def file)."""
+
+    def __init__(self):
+        self.maps: dict[int, np.ndarray] = {}
+        self.offsets: list[tuple[int, int]] = []
+
+    def table(self, map_type: int) -> np.ndarray:
+        return self.maps.get(map_type, np.zeros(0, np.int64))
+
+    def clock(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Intervals between consecutive clock offsets: begin, end, offset, slope."""
+        pts = self.offsets
+        if not pts:
+            z = np.zeros(0, np.int64)
+            return z, z, z, np.zeros(0, np.float64)
+        if len(pts) == 1:
+            return (np.array([pts[0][0]], np.int64), np.array([pts[0][0]], np.int64),
+                    np.array([pts[0][1]], np.int64), np.zeros(1, np.float64))
+        begin = np.array([p[0] for p in pts[:-1]], np.int64)
+        end = np.array([p[0] for p in pts[1:]], np.int64)
+        off = np.array([p[1] for p in pts[:-1]], np.int64)
+        nxt = np.array([p[1] for p in pts[1:]], np.int64)
+        slope = (nxt - off).astype(np.float64) / np.maximum(end - begin, 1).astype(np.float64)
+        return begin, end, off, slope
+
+
+def read_local_definitions(path: Path) -> LocalDefinitions | None:
+    """Mapping tables and clock offsets; None when the file holds anything else."""
+    out = LocalDefinitions()
+    if not path.exists():
+        return out
+    data = path.read_bytes()
+    if len(data) < CHUNK_HEADER_SIZE or data[0] != CHUNK_HEADER or data[1] != LITTLE_ENDIAN:
+        return None
+    pos = CHUNK_HEADER_SIZE
+    try:
+        while pos < len(data):
+            rtype = data[pos]
+            pos += 1
+            if rtype in (END_OF_FILE, END_OF_BUFFER):
+                break
+            if rtype == END_OF_CHUNK:
+                return None
+            length, pos = _read_length(data, pos)
+            body, pos = data[pos:pos + length], pos + length
+            if rtype == DEF_MAPPING_TABLE:
+                _mapping_table(body, out)
+            elif rtype == DEF_CLOCK_OFFSET:
+                time = int.from_bytes(body[:8], "little")
+                offset, _ = _read_compressed(body, 8)
+                if offset >= 1 << 63:
+                    offset -= 1 << 64
+                out.offsets.append((time, offset))
+            else:
+                return None
+    except IndexError:
+        return None
+    return out
+
+
+def _mapping_table(body: bytes, out: LocalDefinitions) -> None:
+    map_type = body[0]
+    size, p = _read_compressed(body, 1)
+    mode = body[p]
+    p += 1
+    values = []
+    for _ in range(size * (2 if mode == 1 else 1)):
+        v, p = _read_compressed(body, p)
+        values.append(v)
+    if mode == 1:
+        local, glob = values[0::2], values[1::2]
+        table = np.full(max(local, default=-1) + 1, -1, np.int64)
+        table[local] = glob
+    else:
+        table = np.array(values, np.int64)
+    out.maps[map_type] = table
+
+
+def decode_location(anchor: Path, ref: int, chunk_size: int, n_events: int):
+    """(RawEvents, Counter by record name) of one location, or None when the
+    bindings must read it (unknown records or local definitions, big-endian)."""
+    from popview.readers.otf2 import archive
+
+    local = read_local_definitions(archive.archive_dir(anchor) / f"{ref}.def")
+    if local is None:
+        return None
+    evt = archive.event_file(anchor, ref)
+    if not evt.exists():
+        return (RawEvents.empty(), Counter()) if n_events == 0 else None
+    buf = np.fromfile(evt, dtype=np.uint8)
+    cols, counts, status, where = decode(buf, np.int64(chunk_size), np.int64(n_events + 16),
+                                         local.table(MAP_REGION), local.table(MAP_COMM), local.table(MAP_METRIC),
+                                         *local.clock())
+    if status == TRUNCATED:
+        raise InputError(f"{evt}: the event data stop at byte {len(buf)} before OTF2's end-of-file "
+                         f"record (truncated file?)")
+    if status != OK:
+        return None
+    names = Counter({RECORD_NAMES[i]: int(n) for i, n in enumerate(counts) if n})
+    rec = RawEvents(cols[0].astype(np.int8), *(np.ascontiguousarray(cols[i]) for i in range(1, 7)))
+    return rec, names

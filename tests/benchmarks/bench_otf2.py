@@ -1,0 +1,85 @@
+"""OTF2 conversion speed: writes (once) a synthetic archive of >= 10^7 events
+with the `otf2` bindings, converts it into the cache in a fresh process and
+prints events/s and that process's peak memory.
+
+    python tests/benchmarks/bench_otf2.py [--events 10000000] [--dir /tmp/popview-bench-otf2]
+                                           [--bindings-only] [--keep]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+EVENTS_PER_ITERATION_AND_RANK = 10.8   # compute (4 with counters), send (3), recv (3), 1/5 collective (4)
+
+
+def generate(folder: Path, events: int, ranks: int) -> int:
+    from popview.testing.otf2_writer import write_trace
+
+    marker = folder / "written.json"
+    if marker.exists():
+        return json.loads(marker.read_text())["events"]
+    shutil.rmtree(folder, ignore_errors=True)
+    iterations = int(events / (ranks * EVENTS_PER_ITERATION_AND_RANK)) + 1
+    t0 = time.perf_counter()
+    written = write_trace(folder, ranks=ranks, iterations=iterations)
+    print(f"wrote {written.total_events:,} events in {time.perf_counter() - t0:.1f} s to {folder}")
+    marker.write_text(json.dumps({"events": written.total_events}))
+    return written.total_events
+
+
+def convert_in_this_process(folder: Path, cache: Path, bindings_only: bool) -> None:
+    import popview
+    from popview.readers.otf2 import events
+
+    events.USE_DECODER = not bindings_only
+    t0 = time.perf_counter()
+    with popview.open(folder, cache_dir=cache, force=True) as exp:
+        n = sum(exp.definitions.flags["otf2_event_counts"].values())
+        via_bindings = exp.definitions.flags.get("otf2_locations_via_bindings", 0)
+        rows = {t: exp.reader.count(t) for t in ("events", "states", "messages", "calls")}
+    seconds = time.perf_counter() - t0
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"events": n, "seconds": round(seconds, 2), "events_per_s": round(n / seconds),
+                      "peak_rss_mb": round(peak_mb), "locations_via_bindings": via_bindings, "rows": rows}))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--events", type=int, default=10_000_000)
+    ap.add_argument("--ranks", type=int, default=8)
+    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "popview-bench-otf2")
+    ap.add_argument("--bindings-only", action="store_true", help="measure the reference path (slow)")
+    ap.add_argument("--keep", action="store_true", help="keep the archive for the next run")
+    ap.add_argument("--convert-only", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    cache = args.dir.parent / (args.dir.name + "-cache")
+    if args.convert_only:
+        convert_in_this_process(args.dir, cache, args.bindings_only)
+        return 0
+    total = generate(args.dir, args.events, args.ranks)
+    cmd = [sys.executable, __file__, "--convert-only", "--dir", str(args.dir)]
+    cmd += ["--bindings-only"] if args.bindings_only else []
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        print(result.stderr, file=sys.stderr)
+        return result.returncode
+    figures = json.loads(result.stdout.strip().splitlines()[-1])
+    print(f"OTF2 conversion of {total:,} events ({'bindings' if args.bindings_only else 'decoder'}): "
+          f"{figures['seconds']} s, {figures['events_per_s']:,} events/s, peak memory {figures['peak_rss_mb']} MB, "
+          f"{figures['locations_via_bindings']} location(s) via the bindings; rows {figures['rows']}")
+    shutil.rmtree(cache, ignore_errors=True)
+    if not args.keep:
+        shutil.rmtree(args.dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
