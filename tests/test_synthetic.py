@@ -25,7 +25,7 @@ def _visits(exp, name):
           parallel_regions=2, init_ns=5000, fini_ns=3000),
     Shape(processes=1, threads=4, iterations=3, allreduce=False, barrier=False, fork_ns=500,
           thread_weights=(1, 2, 3, 4)),
-    Shape(processes=4, threads=1, iterations=5, sendrecv=False, allreduce=False),
+    Shape(processes=4, threads=1, iterations=5, sendrecv=False, allreduce=False, counters=False),
 ])
 def test_counts_and_useful_time_match(tmp_path, cache_dir, shape):
     exp, ex = _open(tmp_path, shape, cache_dir)
