@@ -155,3 +155,16 @@ def test_synthetic_lines_and_openmp(hybrid):
     assert (omp.values >= 0).any()
     labels = {data.category_label(ColourMode("openmp"), v) for v in np.unique(omp.values[omp.values >= 0])}
     assert labels and all(label for label in labels)
+
+
+def test_parse_time_and_windows():
+    assert timeline_data.parse_time("1.5 s") == 1_500_000_000
+    assert timeline_data.parse_time("200ms") == 200_000_000
+    assert timeline_data.parse_time("30 us") == timeline_data.parse_time("30µs") == 30_000
+    assert timeline_data.parse_time("12ns") == 12 and timeline_data.parse_time("2") == 2_000_000_000
+    assert timeline_data.parse_time_window("10ms-12ms") == (10_000_000, 12_000_000)
+    assert timeline_data.parse_time_window("1.2 s") == (1_200_000_000, None)
+    with pytest.raises(ValueError, match="not a time"):
+        timeline_data.parse_time("soon")
+    with pytest.raises(ValueError, match="empty"):
+        timeline_data.parse_time_window("5ms..1ms")

@@ -225,3 +225,24 @@ def test_a_profile_says_it_has_no_timeline(qtbot):
     state.add_experiment(Profile())
     assert pane.stack.currentWidget() is pane.message
     assert pane.message.text() == NO_TIMELINE
+
+
+def test_go_to_and_save(pane, tmp_path):
+    view = pane.view
+    pane.goto_edit.setText("1ms-2ms")
+    pane._go_to()
+    assert view.window() == (1_000_000, 2_000_000)
+    pane.goto_edit.setText("whenever")
+    pane._go_to()
+    assert "not a time" in pane.info.text() and view.window() == (1_000_000, 2_000_000)
+    pane.save_image(tmp_path / "t.png")
+    pane.save_image(tmp_path / "t.svg")
+    assert (tmp_path / "t.png").stat().st_size > 1000 and "<svg" in (tmp_path / "t.svg").read_text()[:2000]
+
+
+def test_collapsing_a_process_from_its_row(pane):
+    view = pane.view
+    view._toggle(("process", 0))
+    assert [r.group for r in view.layout_rows.rows][0] == ("process", 0) and len(view.layout_rows) == 3
+    view.toggle_group_at(0)
+    assert len(view.layout_rows) == 4

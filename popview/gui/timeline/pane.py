@@ -6,9 +6,10 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QObject, QRunnable, QSize, Qt, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QAction, QColor, QIcon, QPixmap
+from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPixmap
+from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QSplitter, QStackedWidget,
+    QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QSplitter, QStackedWidget,
     QToolButton, QVBoxLayout, QWidget,
 )
 
@@ -79,11 +80,12 @@ class TimelinePane(QWidget):
         self.flags_box.toggled.connect(lambda on: self._set_overlay("show_flags", on))
         self.path_box = QCheckBox("Critical path", toolTip="Critical path from the replay of the run")
         self.path_box.toggled.connect(self._critical_path_toggled)
+        self.save_button = self._tool("Save…", "Save the timeline as PNG or SVG", self._save_dialog)
         bar = QHBoxLayout()
         bar.setContentsMargins(2, 2, 2, 2)
         for w in (QLabel("Colour:"), self.mode_box, QLabel("Rows:"), self.group_box, self.back_button,
                   self.forward_button, self.fit_button, self.goto_edit, self.lines_box, self.flags_box,
-                  self.path_box):
+                  self.path_box, self.save_button):
             bar.addWidget(w)
         bar.addStretch(1)
         self.source_label = QLabel()
@@ -230,6 +232,27 @@ class TimelinePane(QWidget):
             self.info.setText(html.escape(str(exc)))
             return
         view.go_to(t0, t1)
+
+    def save_image(self, path: str) -> None:
+        """The current experiment's timeline as PNG (or SVG when the name ends in .svg)."""
+        view = self.view
+        if view is None:
+            return
+        if str(path).lower().endswith(".svg"):
+            generator = QSvgGenerator()
+            generator.setFileName(str(path))
+            generator.setSize(view.size())
+            generator.setViewBox(view.rect())
+            painter = QPainter(generator)
+            view.render(painter)
+            painter.end()
+        else:
+            view.grab().save(str(path))
+
+    def _save_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save timeline", "timeline.png", "PNG (*.png);;SVG (*.svg)")
+        if path:
+            self.save_image(path)
 
     def _critical_path_toggled(self, on: bool) -> None:
         for view in self.views.values():

@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtWidgets import QMenu
 
 from popview.analysis.timeline_data import ColourMode, TimelineData
 from popview.gui.timeline.palette import Palette
@@ -112,10 +113,13 @@ class TimelineViewBox(pg.ViewBox):
         ev.ignore()
 
     def mouseClickEvent(self, ev):  # noqa: N802 - pyqtgraph override
+        p = self.mapToView(ev.pos())
         if ev.button() == Qt.MouseButton.LeftButton:
             ev.accept()
-            p = self.mapToView(ev.pos())
             self.view.clicked(p.x(), p.y())
+        elif ev.button() == Qt.MouseButton.RightButton:
+            ev.accept()
+            self.view.context_menu(p.y(), ev.screenPos().toPoint())
         else:
             ev.ignore()
 
@@ -271,8 +275,7 @@ class TimelineView(pg.PlotWidget):
 
     def toggle_group_at(self, row: int) -> None:
         if 0 <= row < len(self.layout_rows):
-            self.layout_rows.toggle(self.layout_rows.rows[row].group)
-            self._apply_rows()
+            self._toggle(self.layout_rows.rows[row].group)
 
     def _apply_rows(self) -> None:
         self.row_axis.labels = [r.label for r in self.layout_rows.rows]
@@ -402,6 +405,27 @@ class TimelineView(pg.PlotWidget):
         r = self.row_at(y)
         if r >= 0:
             self.locationClicked.emit(int(self.layout_rows.rows[r].loc))
+
+    def context_menu(self, y: float, screen_pos) -> None:
+        """Collapse or expand the row's process or node."""
+        r = self.row_at(y)
+        if r < 0:
+            return
+        row = self.layout_rows.rows[r]
+        menu = QMenu(self)
+        loc = self.exp.definitions.locations[row.loc]
+        node = self.exp.definitions.processes[loc.process].node if loc.process < len(
+            self.exp.definitions.processes) else -1
+        if row.group[0] == "location":
+            menu.addAction("Collapse this process", lambda: self._toggle(("process", loc.process)))
+            menu.addAction("Collapse this node", lambda: self._toggle(("node", node)))
+        else:
+            menu.addAction(f"Expand {row.label}", lambda: self._toggle(row.group))
+        menu.popup(screen_pos)
+
+    def _toggle(self, group: tuple) -> None:
+        self.layout_rows.toggle(group)
+        self._apply_rows()
 
     def info_at(self, x: float, y: float) -> dict | None:
         r = self.row_at(y)
