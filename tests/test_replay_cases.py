@@ -145,3 +145,11 @@ def test_iterations_focus_spans_the_chosen_visits(tmp_path):
     assert result.r == pytest.approx((2 * step - 1000) * 1e-6, **EXACT)      # rank 0 enters earliest
     assert result.r_ideal == pytest.approx(5000e-6, **EXACT)
     np.testing.assert_allclose(result.tl_cue, [1000e-6, 3000e-6, 5000e-6], rtol=1e-9)
+
+
+def test_dimemas_model_holds_large_sends_until_the_receive_is_posted(tmp_path):
+    exp = popview.open(cases.rendezvous(tmp_path / "trace"), cache_dir=tmp_path / "cache")
+    assert replay(exp).r_ideal == pytest.approx(590e-6, **EXACT)
+    assert replay(exp, model="dimemas").r_ideal == pytest.approx(600e-6, **EXACT)
+    with pytest.raises(ValueError, match="unknown replay model"):
+        replay(exp, model="scalasca")

@@ -111,10 +111,14 @@ class CaseWriter:
         self.event(p, t, begin, etype, value, *params)
         self.event(p, t, end, etype, 0)
 
-    def message(self, src: int, dst: int, send: float, recv_post: float, arrive: float, size: int = 1024) -> None:
+    def message(self, src: int, dst: int, send: float, recv_post: float, arrive: float, size: int = 1024,
+                sent: float | None = None) -> None:
+        """A message sent (logically) at `send`, leaving at `sent` (default the
+        same), received by a call posted at `recv_post`, arriving at `arrive`."""
         cs, ts, hs = self.loc(src)
         cr, tr, hr = self.loc(dst)
-        self.records.append((_ns(send), 3, f"3:{cs}:1:{ts}:{hs}:{_ns(send)}:{_ns(send)}:"
+        phys = send if sent is None else sent
+        self.records.append((_ns(send), 3, f"3:{cs}:1:{ts}:{hs}:{_ns(send)}:{_ns(phys)}:"
                                            f"{cr}:1:{tr}:{hr}:{_ns(recv_post)}:{_ns(arrive)}:{size}:0"))
 
     def write(self, directory: Path, name: str, end: float) -> Path:
@@ -328,3 +332,19 @@ def skewed(directory: Path) -> Path:
     w.message(0, 1, 100, 140, 150)
     w.message(1, 0, 200, 40, 50)
     return w.write(directory, "skewed", 300)
+
+
+def rendezvous(directory: Path) -> Path:
+    """Rank 0 sends 1 MiB at 100 and its MPI_Send only returns at 500, when
+    rank 1 posts the receive (the data arrives at 510). On the ideal network
+    rank 0 does not wait: R_ideal = 500 + 90 (rank 1). With rendezvous
+    (model "dimemas") it waits for the posting: R_ideal = 500 + 100 (rank 0)."""
+    w = CaseWriter([1, 1])
+    w.state(0, 0, 0, 100, RUNNING)
+    w.call(0, 0, 100, 500, MPI_P2P, SEND, 4)
+    w.state(0, 0, 500, 600, RUNNING)
+    w.state(1, 0, 0, 500, RUNNING)
+    w.call(1, 0, 500, 510, MPI_P2P, RECV, WAIT_MSG)
+    w.state(1, 0, 510, 600, RUNNING)
+    w.message(0, 1, 100, 500, 510, size=1 << 20, sent=500)
+    return w.write(directory, "rendezvous", 600)
