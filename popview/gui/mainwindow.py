@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QToolBar, QWidget,
@@ -207,7 +207,9 @@ class MainWindow(QMainWindow):
             self.resizeDocks(row, [300, 480, 380][:len(row)], Qt.Orientation.Horizontal)
         column = [self.docks[t] for t in ("Timeline", "Metrics", "Advisor") if t in self.docks]
         if column:
-            self.resizeDocks(column, [320, 380, 240][:len(column)], Qt.Orientation.Vertical)
+            self.resizeDocks(column, [300, 420, 200][:len(column)], Qt.Orientation.Vertical)
+        if "Topology" in self.docks and "System tree" in self.docks:
+            self.resizeDocks([self.docks["System tree"], self.docks["Topology"]], [240, 180], Qt.Orientation.Vertical)
 
     def _action(self, menu, text, slot, shortcut=None) -> QAction:
         act = QAction(text, self)
@@ -258,6 +260,8 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if isinstance(layout, QByteArray):
             self.restoreState(layout)
+        else:
+            QTimer.singleShot(0, self._default_sizes)       # once shown, when sizes mean something
 
     def save_layout(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())

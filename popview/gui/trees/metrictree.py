@@ -6,7 +6,7 @@ synchronisation, management, I/O), with only what the data contain."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel
+from PySide6.QtWidgets import QComboBox, QHBoxLayout
 
 from popview.gui.trees.models import Forest, ValueTreeModel
 from popview.gui.trees.pane import TreePane
@@ -86,7 +86,6 @@ class MetricTreePane(TreePane):
         self.hierarchy_combo.currentIndexChanged.connect(
             lambda i: self.set_hierarchy(self.hierarchy_combo.itemData(i)))
         bar = QHBoxLayout()
-        bar.addWidget(QLabel("Metrics"))
         bar.addStretch(1)
         bar.addWidget(self.hierarchy_combo)
         self.layout_.insertLayout(0, bar)
