@@ -72,7 +72,8 @@ def _cell(node) -> str:
 def render_table(s: Series, models: list[str]) -> str:
     out = io.StringIO()
     labels = s.labels
-    out.write(f"Focus: {s.focus.label()}    Reference: {s.reference.label}    {s.scaling_reason}\n")
+    focus = s.trees(models[0])[0].focus
+    out.write(f"Focus: {focus}    Reference: {s.reference.label}    {s.scaling_reason}\n")
     for model in models:
         trees = s.trees(model)
         rows = [(("  " * d) + n.name, [t.find(n.id) for t in trees]) for d, n in trees[0].walk()]
