@@ -138,7 +138,7 @@ def test_warnings_above_the_tree(qtbot, traces, cache_dir, stub):
         assert not pane.warnings.isHidden()
         assert "Computation scalability: 12.0 % of the time is file I/O" in text
         assert "Transfer efficiency is 104.0 %" in text                     # above 100 %: inconsistent
-        assert "against this run itself" in pane.notes.text()              # notes apart from warnings
+        assert "against this run itself" in pane.notes.toolTip()           # notes apart from warnings
         assert "against this run itself" not in text
 
 

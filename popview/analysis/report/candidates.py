@@ -32,6 +32,17 @@ def callpath_shares(profile) -> np.ndarray:
     return time / total if total > 0 else np.zeros_like(time)
 
 
+def _below(node, threshold: float) -> bool:
+    v = nodes.value(node)
+    return node.kind == "efficiency" and v is not None and v < threshold
+
+
+def _explains(node, threshold: float) -> bool:
+    """Below the threshold while none of its children is: where the loss shows itself
+    (load balance rather than the parallel efficiency it drags down)."""
+    return _below(node, threshold) and not any(_below(c, threshold) for c in node.children)
+
+
 def find(exp, model: str, threshold: float = 0.8, min_share: float = 0.01, limit: int = 40) -> list[Candidate]:
     """Candidates among the `limit` largest call paths above `min_share`, largest first.
     Without the ideal-network replay (one per call path would be slow): serialisation and
@@ -44,9 +55,8 @@ def find(exp, model: str, threshold: float = 0.8, min_share: float = 0.01, limit
     for cp in order:
         path = profile.path(cp)
         tree = exp.metrics(model, Focus.on_callpath(path), use_replay=False)
-        low = sorted(((n.name, v) for _, n in tree.walk()
-                      if getattr(n, "kind", "") == "efficiency"
-                      and (v := nodes.value(n)) is not None and v < threshold), key=lambda t: t[1])
+        low = sorted(((n.name, nodes.value(n)) for _, n in tree.walk() if _explains(n, threshold)),
+                     key=lambda t: t[1])
         if low:
             out.append(Candidate(cp, path, float(shares[cp]), low[:3]))
     return out

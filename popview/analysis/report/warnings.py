@@ -22,7 +22,7 @@ def collect(exp, trees: list, focus=None) -> list[str]:
             for w in node.warnings:
                 add(f"{node.name}: {w}")
             v = nodes.value(node)
-            if v is not None and node.kind == "efficiency" and v > 1.0 + 1e-6:
+            if v is not None and node.kind == "efficiency" and v > 1.0 + 1e-6 and not node.warnings:
                 add(f"{node.name} is {v * 100:.1f} %, above 100 %: the inputs are inconsistent "
                     "(check clock synchronisation and the focus of analysis).")
     flags = exp.definitions.flags

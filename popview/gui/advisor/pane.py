@@ -6,7 +6,8 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMessageBox, QSplitter, QTabWidget, QVBoxLayout,
+                               QWidget)
 
 from popview.analysis.focus import Focus
 from popview.analysis.report import candidates as cand
@@ -38,7 +39,8 @@ class AdvisorPane(QWidget):
         super().__init__(parent)
         self.state = state
         self._exp = None
-        self._results: dict = {}       # (exp id, focus, variant key) -> (roots, warnings)
+        self._results: dict = {}       # (exp id, focus, variant key, reference id) -> (roots, warnings, notes)
+        self._sized = False
         self.runner = LatestRunner(self)
         self.candidate_runner = LatestRunner(self)
         self.report_runner = LatestRunner(self)
@@ -47,6 +49,7 @@ class AdvisorPane(QWidget):
         self.header.setTextFormat(Qt.RichText)
         self.note = QLabel(self)
         self.note.setWordWrap(True)
+        self.note.setStyleSheet("QLabel { color: palette(placeholder-text); }")
         self.warnings = QLabel(self)
         self.warnings.setWordWrap(True)
         self.warnings.setTextFormat(Qt.RichText)
@@ -54,7 +57,6 @@ class AdvisorPane(QWidget):
                                     " border-radius: 3px; padding: 4px; }")
         self.warnings.hide()
         self.notes = QLabel(self)
-        self.notes.setWordWrap(True)
         self.notes.setTextFormat(Qt.RichText)
         self.notes.setStyleSheet("QLabel { color: palette(placeholder-text); font-size: small; }")
         self.notes.hide()
@@ -62,16 +64,20 @@ class AdvisorPane(QWidget):
         self.tabs.setDocumentMode(True)
         self.candidates = CandidatesWidget(self)
 
-        split = QSplitter(Qt.Vertical, self)
+        self.split = split = QSplitter(Qt.Vertical, self)
         top = QWidget(split)
         top_lay = QVBoxLayout(top)
         top_lay.setContentsMargins(0, 0, 0, 0)
-        for w in (self.header, self.note, self.warnings, self.tabs, self.notes):
+        head = QHBoxLayout()
+        head.addWidget(self.header)
+        head.addWidget(self.note, 1)
+        top_lay.addLayout(head)
+        for w in (self.warnings, self.tabs, self.notes):
             top_lay.addWidget(w)
         split.addWidget(top)
         split.addWidget(self.candidates)
         split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
+        split.setStretchFactor(1, 2)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(split)
@@ -83,6 +89,19 @@ class AdvisorPane(QWidget):
         state.experimentsChanged.connect(self._rebuild)
         state.focusChanged.connect(lambda _f: self.refresh())
         self._rebuild()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        """Candidates beside the tree in a wide, low dock; below it otherwise."""
+        size = event.size()
+        wide = size.width() > 2 * size.height()
+        orientation = Qt.Horizontal if wide else Qt.Vertical
+        if orientation != self.split.orientation() or not self._sized:
+            self._sized = True
+            self.split.setOrientation(orientation)
+            total = size.width() if wide else size.height()
+            self.split.setSizes([int(total * 0.62), int(total * 0.38)] if wide else
+                                [int(total * 0.7), int(total * 0.3)])
+        super().resizeEvent(event)
 
     # ---- tabs ---------------------------------------------------------
     def tab(self, key: str) -> VariantTab | None:
@@ -172,7 +191,10 @@ class AdvisorPane(QWidget):
     def _show_warnings(self, found: list[str], notes: list[str]) -> None:
         self.warnings.setText("<br>".join(f"&#9888; {escape(w)}" for w in found))
         self.warnings.setVisible(bool(found))
-        self.notes.setText("<br>".join(escape(n) for n in notes))
+        # one line (they are about how, not what); all of them on hover
+        self.notes.setText(escape(f"Notes: {notes[0]}" + (f" (+{len(notes) - 1} more)" if len(notes) > 1 else ""))
+                           if notes else "")
+        self.notes.setToolTip("<br>".join(escape(n) for n in notes))
         self.notes.setVisible(bool(notes))
 
     # ---- candidates ---------------------------------------------------
