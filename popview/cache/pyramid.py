@@ -244,11 +244,12 @@ def build(out: h5py.File, defs: Definitions, progress: Progress) -> None:
     groups = _location_groups(sources.counts(), SORT_BUDGET_ROWS // 3)
     for gi, (a, b) in enumerate(groups):
         progress(0.6 * gi / len(groups), "building the timeline pyramid")
-        for name in channels + numeric:
+        for name in channels:
             recs = sources.records(name, a, b)
             for level, n in enumerate(bins):
-                _fill_level(dsets[name][level], name in channels, name.startswith("counter_"), recs, a, b,
-                            float(base << level), n)
+                _fill_categorical(dsets[name][level], recs, a, b, float(base << level), n)
+        for name in numeric:
+            _fill_numeric(dsets[name], name.startswith("counter_"), sources.records(name, a, b), a, b, base, bins)
     _build_tiles(g, sources, t_end, n_loc, progress.sub(0.6, 1.0))
 
 
@@ -362,19 +363,36 @@ def segments_by_location(loc: np.ndarray, a: int, b: int):
     return rows, bounds[:-1].astype(np.int64), bounds[1:].astype(np.int64), np.full(b - a, np.iinfo(np.int64).min)
 
 
-def _fill_level(dsets, categorical: bool, spread: bool, recs, a: int, b: int, width: float, n: int) -> None:
+def _fill_categorical(dsets, recs, a: int, b: int, width: float, n: int) -> None:
+    """One level of a categorical channel, from the records (dominance does not add up)."""
     loc, begin, end, value = recs
     rows, lo, hi, skip = segments_by_location(loc, a, b)
-    if categorical:
-        out_v = np.full((b - a, n), NONE, np.int64)
-        out_s = np.zeros((b - a, n), np.float64)
-        dominant_kernel(rows, lo, hi, skip, begin, end, value, np.ones(len(begin)), 0.0, width, n, out_v, out_s)
-        dsets[0][a:b] = out_v.astype(np.int32)
-        dsets[1][a:b] = np.round(out_s * 255).astype(np.uint8)
-    else:
-        out = np.full((b - a, n), np.nan, np.float64)
-        reduce_kernel(rows, lo, hi, skip, begin, end, np.asarray(value, np.float64), 0.0, width, n, spread, out)
-        dsets[0][a:b] = out.astype(np.float32)
+    out_v = np.full((b - a, n), NONE, np.int64)
+    out_s = np.zeros((b - a, n), np.float64)
+    dominant_kernel(rows, lo, hi, skip, begin, end, value, np.ones(len(begin)), 0.0, width, n, out_v, out_s)
+    dsets[0][a:b] = out_v.astype(np.int32)
+    dsets[1][a:b] = np.round(out_s * 255).astype(np.uint8)
+
+
+def _fill_numeric(levels, spread: bool, recs, a: int, b: int, base: int, bins: list[int]) -> None:
+    """Level 0 of a numeric channel from the records; each coarser level from the one
+    below (sums add up, maxima of maxima are maxima: exact either way)."""
+    loc, begin, end, value = recs
+    rows, lo, hi, skip = segments_by_location(loc, a, b)
+    out = np.full((b - a, bins[0]), np.nan, np.float64)
+    reduce_kernel(rows, lo, hi, skip, begin, end, np.asarray(value, np.float64), 0.0, float(base), bins[0], spread,
+                  out)
+    levels[0][0][a:b] = out.astype(np.float32)
+    for level in range(1, len(bins)):
+        if out.shape[1] % 2:
+            out = np.pad(out, ((0, 0), (0, 1)), constant_values=np.nan)
+        pair = out.reshape(b - a, -1, 2)
+        both_nan = np.isnan(pair).all(axis=2)
+        with np.errstate(invalid="ignore"):
+            out = np.nansum(pair, axis=2) if spread else np.nanmax(np.where(both_nan[..., None], 0, pair), axis=2)
+        out[both_nan] = np.nan
+        out = out[:, : bins[level]]
+        levels[level][0][a:b] = out.astype(np.float32)
 
 
 # ---- tiles --------------------------------------------------------------------------
