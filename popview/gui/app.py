@@ -24,7 +24,21 @@ def run_gui(argv: list[str]) -> int:
     paths = [a for a in argv if not a.startswith("-")]
     if paths:
         QTimer.singleShot(0, lambda: window.open_paths(paths))
+    if "--demo" in argv:
+        _open_demo(window)
     return app.exec()
+
+
+def _open_demo(window) -> None:
+    """Write the demo experiment (first use only) in a thread, then open its session."""
+    from popview.demo import ensure_demo
+    from popview.gui.workers import CallJob
+
+    window.statusBar().showMessage("Preparing the demo experiment...")
+    job = CallJob(ensure_demo, window)
+    job.done.connect(lambda path: window.open_paths([path]))
+    job.failed.connect(window.report_failure)
+    job.start()
 
 
 def _bind_session(window) -> None:

@@ -305,7 +305,7 @@ class MainWindow(QMainWindow):
             try:
                 planned.extend(runs_in(path))
             except InputError as exc:
-                self._report_failure(str(exc), str(exc))
+                self.report_failure(str(exc), str(exc))
                 continue
             self._remember_recent(path)
         loose = [p for p, series in planned if series is None]
@@ -318,7 +318,7 @@ class MainWindow(QMainWindow):
         widget = JobProgress(job)
         self.statusBar().addPermanentWidget(widget)
         job.opened.connect(lambda exp, j=job: self._on_opened(j, exp))
-        job.failed.connect(lambda msg, details: self._report_failure(msg, details))
+        job.failed.connect(lambda msg, details: self.report_failure(msg, details))
         job.cancelled.connect(lambda j=job: self._report_cancelled(j))
         job.finished.connect(lambda j=job, w=widget: self._job_finished(j, w))
         self.jobs.append(job)
@@ -330,7 +330,8 @@ class MainWindow(QMainWindow):
         log.info("opened %s (%s, %s)", exp.source, exp.format, exp.label)
         self.statusBar().showMessage(f"Opened {exp.name}", 5000)
 
-    def _report_failure(self, message: str, details: str) -> None:
+    def report_failure(self, message: str, details: str) -> None:
+        """A dialog naming what failed, with the details in it and in the log pane."""
         self.errors.append(message)
         log.error("%s\n%s", message, details)
         box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open", message, QMessageBox.StandardButton.Ok, self)
@@ -354,7 +355,7 @@ class MainWindow(QMainWindow):
         try:
             binding = importlib.import_module("popview.gui.session_binding")
         except ModuleNotFoundError:
-            self._report_failure(f"{path}: session files cannot be opened by this version of popview", "")
+            self.report_failure(f"{path}: session files cannot be opened by this version of popview", "")
             return
         binding.open_session(self.state, path)
         self._remember_recent(path)

@@ -128,6 +128,9 @@ class OpenJob(QObject):
         self.finished.emit()
 
 
+SOURCE_SUFFIX = r"\.(prv(\.gz)?|otf2|cubex)$"
+
+
 def _is_run(path: Path) -> bool:
     try:
         reader_for(path)
@@ -156,8 +159,27 @@ def runs_in(path) -> list[tuple[Path, str | None]]:
 
 def series_name(paths) -> str | None:
     """A common name for runs whose file names differ only in numbers
-    ('epoch_16proc.prv', 'epoch_32proc.prv' -> 'epoch_Nproc.prv')."""
-    patterns = {re.sub(r"\d+", "N", Path(p).name) for p in paths}
+    ('epoch_16proc.prv', 'epoch_32proc.prv' -> 'epoch_Nproc')."""
+    patterns = {re.sub(r"\d+", "N", re.sub(SOURCE_SUFFIX, "", Path(p).name)) for p in paths}
     if len(paths) > 1 and len(patterns) == 1:
         return patterns.pop()
     return None
+
+
+class CallJob(QThread):
+    """Runs one blocking call (e.g. writing the demo traces) off the GUI thread."""
+
+    done = Signal(object)
+    failed = Signal(str, str)
+
+    def __init__(self, fn, parent=None):
+        super().__init__(parent)
+        self.fn = fn
+
+    def run(self) -> None:
+        try:
+            result = self.fn()
+        except Exception as exc:  # noqa: BLE001 - reported to the user by whoever started the job
+            self.failed.emit(f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        else:
+            self.done.emit(result)

@@ -10,7 +10,7 @@ from popview.analysis.focus import Focus
 from popview.gui.state import AppState
 from popview.gui.trees import CallTreePane, MetricTreePane, SystemTreePane
 from popview.gui.trees.values import ACTIVITY, ProfileValues
-from popview.model.profile import MetricValues
+from popview.model.profile import MetricDef, MetricValues
 from popview.testing.synthetic_profile import (
     SMALL_COLL, SMALL_COMP, SMALL_P2P, ProfileExperiment, small_definitions, small_profile,
 )
@@ -206,3 +206,13 @@ def test_no_profile_says_why(qtbot):
     pane = CallTreePane(state)
     qtbot.addWidget(pane)
     assert "No experiment open" in pane.status.text()
+
+
+def test_activity_groups_partition_the_time():
+    """Every second of the time hierarchy lands in exactly one activity group."""
+    profile = small_profile()
+    profile.metrics.append(MetricDef("comp_serial", "Computation outside OpenMP", "sec", parent="comp"))
+    profile.values["comp_serial"] = MetricValues.from_dense(SMALL_COMP * 0.5)
+    pv = ProfileValues(profile)
+    groups = pv.children("time", ACTIVITY)
+    assert sum(pv.total(g) for g in groups) == pytest.approx(pv.total("time"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QColor, QFont
 
 from popview.gui.widgets.colorscale import colour
 from popview.gui.widgets.units import format_value
@@ -23,6 +23,7 @@ _DISPLAY, _DECORATION, _ALIGN, _TOOLTIP, _FONT, _FOREGROUND = (int(r) for r in (
     Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.TextAlignmentRole,
     Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ForegroundRole))
 _ROLES = frozenset((_DISPLAY, _DECORATION, _ALIGN, _TOOLTIP, _FONT, _FOREGROUND, FRACTION_ROLE, NODE_ROLE))
+_MUTED = QColor("#8a8a8a")
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 MODES = ("absolute", "percent_root", "percent_selection", "difference")
 
@@ -277,6 +278,9 @@ class ValueTreeModel(QAbstractItemModel):
         return node                                   # NODE_ROLE
 
     def foreground(self, node: int):
+        """Grey for an expanded node whose own (exclusive) value is nothing."""
+        if node in self.expanded and self.forest.has_kids[node] and self.excl[node] == 0:
+            return _MUTED
         return None
 
     def _tooltip(self, node: int) -> str:

@@ -122,7 +122,7 @@ class SystemTreeModel(ValueTreeModel):
 
     def foreground(self, node: int):
         loc = self.location_of(node)
-        return GPU_COLOUR if loc >= 0 and self.layout.kinds[loc] == "gpu" else None
+        return GPU_COLOUR if loc >= 0 and self.layout.kinds[loc] == "gpu" else super().foreground(node)
 
 
 class SystemTreePane(TreePane):

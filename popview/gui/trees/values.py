@@ -27,8 +27,9 @@ ACTIVITIES: list[tuple[str, str, tuple[str, ...]]] = [
     ("io", "I/O", ("mpi_io", "io")),
     ("other", "Other", ("other",)),
 ]
+ACTIVITY_MEMBERS = {m for _k, _n, members in ACTIVITIES for m in members}
 # Metrics that exist only when a paradigm is in the data: hidden when all zero.
-PARADIGM_METRICS = {m for _k, _n, members in ACTIVITIES for m in members} | {"mpi", "omp"}
+PARADIGM_METRICS = ACTIVITY_MEMBERS | {"mpi", "omp"}
 
 
 @dataclass
@@ -149,6 +150,8 @@ class ProfileValues:
         """Non-leaf paradigm metrics under `key` whose own part is non-zero (e.g. MPI not in any class)."""
         out = []
         for c in self.node(key).children:
+            if c in ACTIVITY_MEMBERS:             # wholly inside an activity group already
+                continue
             if self.node(c).children:
                 if c in PARADIGM_METRICS and abs(self.total(c, metric_exclusive=True)) > 0:
                     out.append(c)
