@@ -189,7 +189,11 @@ class AdvisorPane(QWidget):
         self.updated.emit(tab.variant.key)
 
     def _show_warnings(self, found: list[str], notes: list[str]) -> None:
-        self.warnings.setText("<br>".join(f"&#9888; {escape(w)}" for w in found))
+        # the first warnings in full, the rest counted (all of them on hover): the dock is often low
+        shown = found[:2]
+        more = f" (+{len(found) - 2} more)" if len(found) > 2 else ""
+        self.warnings.setText("<br>".join(f"&#9888; {escape(w)}" for w in shown) + escape(more))
+        self.warnings.setToolTip("<br>".join(escape(w) for w in found))
         self.warnings.setVisible(bool(found))
         # one line (they are about how, not what); all of them on hover
         self.notes.setText(escape(f"Notes: {notes[0]}" + (f" (+{len(notes) - 1} more)" if len(notes) > 1 else ""))

@@ -9,6 +9,9 @@ from popview.gui.advisor.bar import BarDelegate
 from popview.gui.advisor.model import BAR, NAME, RATING, VALUE, MetricTreeModel
 
 
+MAX_NAME_WIDTH = 380
+
+
 class VariantTab(QWidget):
     def __init__(self, variant, parent=None):
         super().__init__(parent)
@@ -21,7 +24,7 @@ class VariantTab(QWidget):
         self.tree.setAlternatingRowColors(True)
         self.tree.setSelectionBehavior(QAbstractItemView.SelectRows)
         header = self.tree.header()
-        header.setSectionResizeMode(NAME, QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(NAME, QHeaderView.Interactive)
         header.setSectionResizeMode(VALUE, QHeaderView.ResizeToContents)
         header.setSectionResizeMode(BAR, QHeaderView.Interactive)
         header.setSectionResizeMode(RATING, QHeaderView.Stretch)
@@ -38,6 +41,8 @@ class VariantTab(QWidget):
     def show_roots(self, roots: list) -> None:
         self.model.set_roots(roots)
         self.tree.expandAll()
+        # long names (per-region rows) must not push the bars out of sight
+        self.tree.header().resizeSection(NAME, min(self.tree.sizeHintForColumn(NAME) + 8, MAX_NAME_WIDTH))
         available = [n for r in roots for _, n in nodes.walk(r) if nodes.value(n) is not None]
         if roots and not available:
             reasons = sorted({nodes.reason(n) for r in roots for _, n in nodes.walk(r) if nodes.reason(n)})
