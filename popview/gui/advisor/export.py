@@ -32,9 +32,12 @@ def bookmark_pictures(state, window) -> dict[str, bytes]:
     """bookmark id -> PNG of the window showing that bookmark; the view is restored afterwards."""
     session = getattr(state, "session", None)
     binding = _binding(state)
-    if window is None or binding is None or not getattr(session, "bookmarks", None):
+    if binding is None or not getattr(session, "bookmarks", None):
         return {}
-    before = binding.capture()
+    window = binding.window or window           # the main window, even when this dock floats
+    if window is None:
+        return {}
+    before, dirty = binding.capture(), binding.dirty
     pictures = {}
     try:
         for bm in list(session.bookmarks):
@@ -43,6 +46,7 @@ def bookmark_pictures(state, window) -> dict[str, bytes]:
             pictures[bm.id] = png_bytes(window)
     finally:
         binding.restore(before)
+        binding.mark_dirty(dirty)                   # looking at bookmarks changes nothing
         QApplication.processEvents()
     return pictures
 
