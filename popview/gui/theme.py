@@ -18,7 +18,8 @@ Role = QPalette.ColorRole
 
 def prepare_high_dpi() -> None:
     """Before the QApplication exists: fractional scale factors as the desktop sets them."""
-    QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+    if QGuiApplication.instance() is None:
+        QGuiApplication.setHighDpiScaleFactorRoundingPolicy(Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
 
 
 def wants_dark(app) -> bool:
