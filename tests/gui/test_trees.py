@@ -216,3 +216,46 @@ def test_activity_groups_partition_the_time():
     pv = ProfileValues(profile)
     groups = pv.children("time", ACTIVITY)
     assert sum(pv.total(g) for g in groups) == pytest.approx(pv.total("time"))
+
+
+# ---- real data ----------------------------------------------------------------------------
+def _open_in_trees(qtbot, path, cache_dir):
+    import popview
+    from popview.gui.topology import TopologyPane
+
+    exp = popview.open(path, cache_dir=cache_dir)
+    state = AppState()
+    panes = [MetricTreePane(state), CallTreePane(state), SystemTreePane(state), TopologyPane(state)]
+    for p in panes:
+        qtbot.addWidget(p)
+    state.add_experiment(exp)
+    return (exp, state, *panes)
+
+
+@pytest.mark.shared
+def test_real_cube_profile_fills_coupled_trees(qtbot, shared_traces, cache_dir):
+    path = shared_traces / "archer2-scalasca" / "scorep_bt-mz_C_8x6_trace" / "scout.cubex"
+    exp, state, metrics, calls, system, topo = _open_in_trees(qtbot, path, cache_dir)
+    assert state.metric == "time"
+    total = metrics.model.incl[metrics.model.node_of_key("time")]
+    assert total > 0
+    assert calls.model.root_total() == pytest.approx(total)
+    calls.expand_hottest()
+    cp = state.callpath
+    assert cp >= 0 and not state.callpath_exclusive                            # the hot spot, collapsed
+    f = system.model.layout.first_location
+    assert system.model.incl[f:].sum() == pytest.approx(calls.model.incl[cp])   # the call path spread over threads
+    assert system.model.layout.n_locations == 48
+    assert topo.topology() is not None and topo.topology()["dims"] == [8, 6]
+    assert not exp.is_trace and not state.current_is_trace
+
+
+@pytest.mark.shared
+def test_real_trace_profile_time_is_elapsed_time_per_location(qtbot, shared_traces, cache_dir):
+    path = shared_traces / "pypop" / "mpi" / "epoch_example_traces" / "epoch_4proc.prv.gz"
+    exp, state, metrics, calls, system, _topo = _open_in_trees(qtbot, path, cache_dir)
+    duration_s = exp.definitions.t_end / 1e9
+    assert metrics.model.incl[metrics.model.node_of_key("time")] == pytest.approx(4 * duration_s, rel=1e-3)
+    f = system.model.layout.first_location
+    assert np.allclose(system.model.incl[f:], duration_s, rtol=1e-3)          # no call path selected: all time
+    assert state.current_is_trace
