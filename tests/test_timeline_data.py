@@ -168,3 +168,20 @@ def test_parse_time_and_windows():
         timeline_data.parse_time("soon")
     with pytest.raises(ValueError, match="empty"):
         timeline_data.parse_time_window("5ms..1ms")
+
+
+def test_lines_crossing_a_window_match_the_messages_table(tmp_path, monkeypatch):
+    monkeypatch.setattr(pyramid, "BLOCK_ROWS", 2)                   # messages spread over many blocks
+    shape = synthetic.Shape(processes=4, threads=1, iterations=8, work_ns=500_000)
+    synthetic.write(tmp_path / "m.prv", shape)
+    with popview.open(tmp_path / "m.prv", cache_dir=tmp_path / "cache") as exp:
+        data = TimelineData(exp)
+        assert exp.reader.h5["pyramid/tiles/messages/offsets"].shape[0] > 4
+        m = exp.reader.read("messages")
+        t0, t1 = data.t_end // 3, data.t_end // 2
+        want = (m["send_time"] < t1) & (np.maximum(m["recv_time"], m["send_time"]) >= t0)
+        lines = data.lines(np.arange(4), t0, t1)
+        got = sorted(zip(lines.send_loc.tolist(), lines.send_time.tolist(), lines.recv_loc.tolist()))
+        assert got == sorted(zip(m["send_loc"][want].tolist(), m["send_time"][want].tolist(),
+                                 m["recv_loc"][want].tolist()))
+        assert len(got) > 0

@@ -21,6 +21,7 @@ NONE = pyramid.NONE
 RAW_BUDGET = 400_000      # tile records read at most for one picture
 EVENT_BUDGET = 200_000    # raw events read at most for event-based pictures and flags
 MESSAGE_BUDGET = 20_000
+FLAG_ROWS = 256           # event flags are read location by location: only for this many rows
 LEVEL_CACHE_CELLS = 8_000_000   # pyramid levels up to this many bins (all rows) are kept in memory...
 LEVEL_CACHE_SIZE = 8            # ...this many of them
 PARADIGM_MODES = {"mpi": "mpi", "openmp": "openmp"}
@@ -65,7 +66,6 @@ class Lines:
     recv_loc: np.ndarray
     send_time: np.ndarray
     recv_time: np.ndarray
-    size: np.ndarray
     truncated: bool = False
 
 
@@ -395,21 +395,31 @@ class TimelineData:
 
     # ---- overlays ---------------------------------------------------------------------------
     def lines(self, rows, t0: int, t1: int, limit: int = MESSAGE_BUDGET) -> Lines | None:
-        """Messages sent from `rows` in the window (None when the estimate is above the budget)."""
+        """Messages sent from `rows` whose send -> receive interval crosses the window
+        (None when there are none or too many to draw)."""
         rows = np.asarray(rows, np.int64)
-        if not self.reader.has("messages") or self._estimate_rows("messages", rows, t0, t1) > 4 * limit:
+        if not self.reader.has("messages") or self._tile_offsets_of("messages") is None:
             return None
-        m = self.reader.read("messages", rows, t0, t1,
-                             columns=["send_loc", "recv_loc", "send_time", "recv_time", "size"])
-        truncated = len(m["send_loc"]) > limit
-        cut = slice(0, limit)
-        return Lines(m["send_loc"][cut], m["recv_loc"][cut], m["send_time"][cut], m["recv_time"][cut],
-                     m["size"][cut], truncated)
+        off = self._tile_offsets_of("messages")
+        b0, b1, _ = self._blocks("messages", t0, t1)
+        if off[b1, -1] - off[b0, 0] > max(RAW_BUDGET, 4 * limit):
+            return None
+        seg_row, lo, hi, skip, begin, end, value = self._tile_records("messages", rows, t0, t1)
+        counts = hi - lo
+        idx = np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
+        seg = np.repeat(np.arange(len(lo)), counts)
+        keep = (begin[idx] >= skip[seg]) & (begin[idx] < t1) & (end[idx] >= t0)
+        idx, seg = idx[keep], seg[keep]
+        truncated = len(idx) > limit
+        idx, seg = idx[:limit], seg[:limit]
+        return Lines(rows[seg_row[seg]], value[idx].astype(np.int64), begin[idx], end[idx], truncated)
 
     def flags(self, rows, t0: int, t1: int, limit: int = EVENT_BUDGET // 10) -> Flags | None:
-        """Events in the window (None when too many to draw one by one)."""
+        """Events in the window (None when too many to draw one by one, or too many rows
+        to read them location by location)."""
         rows = np.asarray(rows, np.int64)
-        if not self.reader.has("events") or self._estimate_rows("events", rows, t0, t1) > 4 * limit:
+        if (not self.reader.has("events") or len(rows) > FLAG_ROWS
+                or self._estimate_rows("events", rows, t0, t1) > 4 * limit):
             return None
         ev = self.reader.read("events", rows, t0, t1)
         truncated = len(ev["loc"]) > limit
@@ -471,8 +481,9 @@ class TimelineData:
         out = [{"direction": "send", "partner": self.defs.locations[int(r)].name, "partner_loc": int(r),
                 "send_time": int(s), "recv_time": int(rt), "size": int(z)}
                for r, s, rt, z in zip(sent["recv_loc"], sent["send_time"], sent["recv_time"], sent["size"])]
-        if self._estimate_rows("messages", np.arange(self.n_loc), t - tol, t + tol + 1) <= MESSAGE_BUDGET:
-            allm = self.reader.read("messages", None, 0, t + tol + 1)
+        lookback = max(100 * tol, self.t_end // 100)      # a message received at t was sent shortly before
+        if self._estimate_rows("messages", np.arange(self.n_loc), t - lookback, t + tol + 1) <= MESSAGE_BUDGET:
+            allm = self.reader.read("messages", None, t - lookback, t + tol + 1)
             hit = (allm["recv_loc"] == loc) & (np.abs(allm["recv_time"] - t) <= tol)
             out += [{"direction": "receive", "partner": self.defs.locations[int(s)].name, "partner_loc": int(s),
                      "send_time": int(st), "recv_time": int(rt), "size": int(z)}

@@ -9,8 +9,9 @@ Two structures in the group "pyramid":
   over the bins. Level 0 has bins of `base_ns`, level k of base_ns * 2**k,
   so any zoom draws from about pixels-many bins per row.
 * tiles: the records again, grouped by time block then location (states,
-  innermost call-path pieces, counter intervals), so the visible window of
-  all locations is one contiguous slab when zoomed in.
+  innermost call-path pieces, counter intervals, messages as send -> receive
+  intervals valued by the receiver), so the visible window of all locations
+  is one contiguous slab when zoomed in.
 
 Everything is computed from the sorted tables in bounded memory by location
 groups; numba kernels do the per-record work.
@@ -278,7 +279,7 @@ class _Sources:
 
     def counts(self) -> np.ndarray:
         total = np.zeros(self.n_loc, np.int64)
-        for table in ("states", "calls", "events"):
+        for table in ("states", "calls", "events", "messages"):
             if table in self.out:
                 off = self.out[table]["offsets"][:]
                 c = np.diff(off)[: self.n_loc]
@@ -315,6 +316,10 @@ class _Sources:
             return s["loc"][keep], s["begin"][keep], s["end"][keep], dur
         if channel.startswith("counter_"):
             return self.counter_intervals(int(channel.split("_")[1]), a, b)
+        if channel == "messages":
+            m = self._slab("messages", a, b, ("send_loc", "send_time", "recv_time", "recv_loc"))
+            return (m["send_loc"], m["send_time"], np.maximum(m["recv_time"], m["send_time"]),
+                    m["recv_loc"].astype(np.int64))
         loc, begin, end, cp = self.flat_calls(a, b)
         if channel == "callpath":
             return loc, begin, end, cp.astype(np.int64)
@@ -402,6 +407,8 @@ TILE_CHANNELS = ("state", "callpath")
 def _build_tiles(g: h5py.Group, sources: _Sources, t_end: int, n_loc: int, progress: Progress) -> None:
     """Records regrouped by (time block, location): a window of all rows is one slab."""
     names = [c for c in TILE_CHANNELS if sources.has(c)] + [f"counter_{c}" for c in sources.counters]
+    if "messages" in g.file and g.file["messages"]["send_loc"].shape[0]:
+        names.append("messages")    # send -> receive, as intervals: the lines crossing a window
     tg = g.create_group("tiles")
     groups = _location_groups(sources.counts(), SORT_BUDGET_ROWS // 3)
     scratch_dir = Path(g.file.filename).resolve().parent
