@@ -355,6 +355,16 @@ class TopologyPane(QWidget):
         self.status.setText(f"{self.pv.node(self.state.metric).name}: {n - hidden} of {n} locations shown"
                             + (f" ({hidden} sliced away or without coordinates)" if hidden else ""))
 
+    def view_state(self) -> dict:
+        return {"topology": self.topo_combo.currentIndex(), "roles": [b.currentText() for b in self.role_boxes],
+                "slices": [b.value() for b in self.slice_boxes]}
+
+    def restore_view_state(self, d: dict) -> None:
+        if 0 <= d.get("topology", -1) < self.topo_combo.count():
+            self.topo_combo.setCurrentIndex(d["topology"])
+        if len(d.get("roles", [])) == len(self.role_boxes):
+            self.set_roles(d["roles"], d.get("slices"))
+
     def _on_location(self, loc: int) -> None:
         self.canvas.selected = loc
         self.canvas.update()

@@ -259,3 +259,23 @@ def test_real_trace_profile_time_is_elapsed_time_per_location(qtbot, shared_trac
     f = system.model.layout.first_location
     assert np.allclose(system.model.incl[f:], duration_s, rtol=1e-3)          # no call path selected: all time
     assert state.current_is_trace
+
+
+def test_view_state_round_trip(trees, qtbot):
+    state, metrics, calls, _system = trees
+    metrics.set_hierarchy(ACTIVITY)
+    calls.sort_box.setChecked(True)
+    calls.view.expand(calls.model.index_of(HALO))
+    saved = metrics.view_state(), calls.view_state()
+    assert "main/loop/halo" in saved[1]["expanded"]
+    fresh = AppState()
+    m2, c2 = MetricTreePane(fresh), CallTreePane(fresh)
+    for p in (m2, c2):
+        qtbot.addWidget(p)
+    fresh.add_experiment(state.current)
+    m2.restore_view_state(saved[0])
+    c2.restore_view_state(saved[1])
+    assert m2.hierarchy == ACTIVITY and c2.sort_box.isChecked()
+    assert c2.view.isExpanded(c2.model.index_of(HALO))
+    fresh.select_metric("comp")
+    assert m2.model.keys[m2.model.selected] == "comp"           # selection from elsewhere shows in the tree

@@ -18,7 +18,8 @@ from popview.gui.trees.values import ProfileValues
 ARTIFICIAL_ROOTS = {"THREADS": "threads created by the program (pthreads)", "TASKS": "OpenMP tasks",
                     "KERNELS": "GPU kernels"}
 MAX_EXPANDED_MATCHES = 200
-AUTO_EXPAND_CHILDREN = 200        # a new tree shows the children of its roots up to this many
+AUTO_EXPAND_CHILDREN = 200
+MAX_SAVED_EXPANDED = 500        # a new tree shows the children of its roots up to this many
 
 
 class CallTreeModel(ValueTreeModel):
@@ -215,6 +216,26 @@ class CallTreePane(TreePane):
         for n in path[:-1]:
             self.view.expand(self.model.index_of(n))
         self.select_node(path[-1])
+
+    def view_state(self) -> dict:
+        """Sort, filter and expanded call paths (by name path, so they survive re-conversion)."""
+        if self.pv is None:
+            return {}
+        expanded = sorted(self.model.expanded)[:MAX_SAVED_EXPANDED]
+        return {"sorted": self.sort_box.isChecked(), "filter": self.search.text(),
+                "expanded": [self.pv.profile.path(n) for n in expanded]}
+
+    def restore_view_state(self, d: dict) -> None:
+        if self.pv is None:
+            return
+        self.sort_box.setChecked(bool(d.get("sorted", False)))
+        if d.get("filter"):
+            self.search.setText(d["filter"])
+            self.set_filter(d["filter"])
+        for path in d.get("expanded", []):
+            cp = self.pv.profile.find(path)
+            if cp is not None:
+                self.view.expand(self.model.index_of(cp))
 
     def menu_actions(self) -> dict:
         hottest = QAction("Expand &hottest call path", self)

@@ -89,7 +89,24 @@ class MetricTreePane(TreePane):
         bar.addStretch(1)
         bar.addWidget(self.hierarchy_combo)
         self.layout_.insertLayout(0, bar)
+        state.metricSelected.connect(self._on_metric_selected)
         self.reload()
+
+    def _on_metric_selected(self, key: str) -> None:
+        node = self.model.node_of_key(key)
+        if node >= 0 and node != self.model.selected:
+            self.select_node(node)
+
+    def view_state(self) -> dict:
+        return {"hierarchy": self.hierarchy, "expanded": [self.model.keys[n] for n in sorted(self.model.expanded)]}
+
+    def restore_view_state(self, d: dict) -> None:
+        if d.get("hierarchy") in (PARADIGM, ACTIVITY):
+            self.set_hierarchy(d["hierarchy"])
+        for key in d.get("expanded", []):
+            node = self.model.node_of_key(key)
+            if node >= 0:
+                self.view.expand(self.model.index_of(node))
 
     def set_hierarchy(self, hierarchy: str) -> None:
         if hierarchy != self.hierarchy:
