@@ -22,6 +22,7 @@ from popview.analysis.report.scale import ACCEPTABLE, colour, text_on
 from popview.analysis.report.svgplot import PALETTE
 from popview.gui.advisor.model import tooltip_html
 from popview.gui.advisor.pane import is_small
+from popview.gui.advisor.runs import series_name, series_runs
 from popview.gui.advisor.worker import LatestRunner
 
 PLOT_DEPTH = 1
@@ -37,6 +38,7 @@ class ScalingPane(QWidget):
         super().__init__(parent)
         self.state = state
         self.table = None                # the last ScalingTable
+        self._runs: list = []            # the runs on show
         self.runner = LatestRunner(self)
 
         self.model_box = QComboBox(self)
@@ -92,15 +94,19 @@ class ScalingPane(QWidget):
         self.reference_box.currentIndexChanged.connect(lambda _i: self.refresh())
         self.mode_box.currentIndexChanged.connect(lambda _i: self.refresh())
         state.experimentsChanged.connect(self._runs_changed)
+        state.currentExperimentChanged.connect(lambda _e: self._runs_changed())
         state.focusChanged.connect(lambda _f: self.refresh())
         self._runs_changed()
 
     # ---- inputs -------------------------------------------------------
     def runs(self) -> list:
-        return series.ordered(self.state.experiments)
+        return series_runs(self.state)
 
     def _runs_changed(self) -> None:
         runs = self.runs()
+        if runs == self._runs and runs:
+            return                     # another run of the same series became current
+        self._runs = runs
         for box in (self.model_box, self.reference_box):
             box.blockSignals(True)
         current_model = self.model_box.currentData()
@@ -158,7 +164,9 @@ class ScalingPane(QWidget):
             self.status.setText(f"Could not compute the scaling table: {error.splitlines()[0]}")
         else:
             self.table = table
-            self.status.setText(f"{len(table.labels)} runs, reference {table.labels[table.reference]}, "
+            name = series_name(self.state)
+            self.status.setText((f"Series {name}: " if name else "") +
+                                f"{len(table.labels)} runs, reference {table.labels[table.reference]}, "
                                 f"focus {table.focus}; {table.mode_reason}")
             self._fill_tree(table)
             self._draw(table)

@@ -107,6 +107,18 @@ def test_exports(pane, tmp_path):
     ET.fromstring((tmp_path / "p.svg").read_text())
 
 
+def test_only_the_current_series_is_compared(pane, series):
+    d, runs = series
+    other = popview.open(runs[0][0], cache_dir=d / "cache")
+    try:
+        pane.state.add_experiment(other, series="another study")
+        assert pane.table.labels == ["1x2", "2x2", "4x2"]
+        pane.state.set_current(other)
+        assert pane.table is None and "two or more runs" in pane.status.text()
+    finally:
+        other.close()
+
+
 def test_one_run_asks_for_more(qtbot):
     p = ScalingPane(AppState())
     qtbot.addWidget(p)

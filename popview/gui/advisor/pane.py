@@ -11,10 +11,11 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMessageBox, QS
 
 from popview.analysis.focus import Focus
 from popview.analysis.report import candidates as cand
-from popview.analysis.report import compute, series, variants
+from popview.analysis.report import compute, variants
 from popview.analysis.report import warnings as warn
 from popview.gui.advisor import export
 from popview.gui.advisor.candidates import CandidatesWidget
+from popview.gui.advisor.runs import series_runs
 from popview.gui.advisor.tab import VariantTab
 from popview.gui.advisor.worker import LatestRunner
 
@@ -166,8 +167,8 @@ class AdvisorPane(QWidget):
         self.runner.submit(job, lambda result, error: self._arrived(key, tab, result, error), sync=is_small(exp))
 
     def reference(self):
-        """The run scalabilities are measured against: the smallest open run (None: the run itself)."""
-        runs = series.ordered(self.state.experiments)
+        """The run scalabilities are measured against: the smallest of the series (None: the run itself)."""
+        runs = series_runs(self.state)
         return runs[0] if len(runs) > 1 and runs[0] is not self._exp else None
 
     def _arrived(self, key, tab, result, error) -> None:
