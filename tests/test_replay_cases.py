@@ -153,3 +153,14 @@ def test_dimemas_model_holds_large_sends_until_the_receive_is_posted(tmp_path):
     assert replay(exp, model="dimemas").r_ideal == pytest.approx(600e-6, **EXACT)
     with pytest.raises(ValueError, match="unknown replay model"):
         replay(exp, model="scalasca")
+
+
+def test_window_replays_only_the_messages_inside(tmp_path):
+    path, expected = cases.transfer(tmp_path / "trace", iterations=5, work=1000.0, cost=250.0)
+    exp = popview.open(path, cache_dir=tmp_path / "cache")
+    # from the middle of the 2nd computation to the end of the 4th exchange
+    result = replay(exp, Focus.window(1750_000, 5000_000))
+    assert result.r == pytest.approx(3250e-6, **EXACT)
+    assert result.r_ideal == pytest.approx((500 + 1000 + 1000) * 1e-6, **EXACT)
+    # the exchanges ending at 2500 and 3750; the one arriving at the window's end changes nothing
+    assert result.n_messages_matched == 2 * 2

@@ -80,11 +80,12 @@ def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:
     loc_proc = defs.location_process()
     progress(0.0, "replay: reading synchronisation")
     builder = GraphBuilder(n_loc, loc_proc)
-    msg = add_messages(builder, exp.reader, n_loc, rendezvous)
+    mask = focus_mask(exp, focus)
+    window = (mask.t_start, mask.t_stop) if mask.is_window else None
+    msg = add_messages(builder, exp.reader, n_loc, rendezvous, window)
     coll = add_collectives(builder, exp.reader, defs, all_barriers)
     omp = add_openmp(builder, exp.reader, defs)
     progress(0.3, "replay: building the execution graph")
-    mask = focus_mask(exp, focus)
     pieces = weighted_pieces(exp, mask, bursts)
     last_state = int(pieces[2].max()) if len(pieces[2]) else 0
     graph = builder.finish(max(builder.latest(), last_state, int(defs.t_end)) + 1)

@@ -27,11 +27,19 @@ class MessageStats:
     backwards: int = 0       # received before it was sent (clock skew between nodes)
 
 
-def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: int | None = None) -> MessageStats:
+def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: int | None = None,
+                 window: tuple[int, int] | None = None) -> MessageStats:
+    """Message edges; with a `window` only messages sent and received inside it
+    (a send before it carries a zero clock, a receive after it changes nothing)."""
     stats = MessageStats()
     if not reader.has("messages"):
         return stats
-    m = reader.read("messages", columns=_COLUMNS)
+    if window is None:
+        m = reader.read("messages", columns=_COLUMNS)
+    else:
+        m = reader.read("messages", t0=window[0], t1=window[1], columns=_COLUMNS)
+        inside = m["recv_phys"] < window[1]
+        m = {k: v[inside] for k, v in m.items()}
     s_loc, r_loc = m["send_loc"], m["recv_loc"]
     s_t, r_t = m["send_time"], m["recv_phys"]
     ok = (s_loc >= 0) & (s_loc < n_loc) & (r_loc >= 0) & (r_loc < n_loc) & (s_t >= 0) & (r_t >= 0)

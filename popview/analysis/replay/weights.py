@@ -48,6 +48,7 @@ class Mask:
     runtime_ns: int
     t_start: int
     t_stop: int
+    is_window: bool = False
 
 
 def focus_mask(exp, focus: Focus) -> Mask:
@@ -58,7 +59,7 @@ def focus_mask(exp, focus: Focus) -> Mask:
     if focus.kind == "window":
         ptr = np.arange(n_loc + 1, dtype=np.int64)
         return Mask(ptr, np.full(n_loc, focus.t0, np.int64), np.full(n_loc, focus.t1, np.int64),
-                    int(focus.t1 - focus.t0), int(focus.t0), int(focus.t1))
+                    int(focus.t1 - focus.t0), int(focus.t0), int(focus.t1), is_window=True)
     if focus.kind in ("callpath", "iterations"):
         return _callpath_mask(exp, focus)
     raise ValueError(f"the replay needs a resolved focus (whole, window, callpath, iterations), not {focus.kind!r}")
@@ -100,7 +101,8 @@ def weighted_pieces(exp, mask: Mask, bursts: bool = False):
     `bursts`: CUE weighs Dimemas's CPU bursts (see the module doc)."""
     defs = exp.definitions
     cols = ["loc", "begin", "end", "state"]
-    st = exp.reader.read("states", columns=cols) if exp.reader.has("states") else schema.empty("states")
+    window = {"t0": mask.t_start, "t1": mask.t_stop} if mask.is_window else {}
+    st = exp.reader.read("states", columns=cols, **window) if exp.reader.has("states") else schema.empty("states")
     lookup = class_lookup(defs.states, int(st["state"].max()) + 1 if len(st["state"]) else None)
     code = st["state"]
     cls = np.where(code >= 0, lookup[np.maximum(code, 0)], int(StateClass.IDLE))
