@@ -147,6 +147,7 @@ class TimelineView(pg.PlotWidget):
         self.critical_path = None
         self.last_picture = None
         self.last_index = None
+        self.last_rows = np.zeros(0, np.int64)
         self.last_redraw_ms = 0.0
         self.history: list[tuple[int, int]] = []
         self.history_pos = -1
@@ -296,6 +297,14 @@ class TimelineView(pg.PlotWidget):
         n = len(self.layout_rows)
         return max(int(np.floor(r0)), 0), min(int(np.ceil(r1)), n)
 
+    def sampled_rows(self, r0: int, r1: int) -> np.ndarray:
+        """The rows to compute: all of [r0, r1), or one per pixel line when there are more
+        rows than lines (the screen cannot show more)."""
+        lines = max(int(self.vb.height()), 1)
+        if r1 - r0 <= lines:
+            return np.arange(r0, r1)
+        return r0 + ((np.arange(lines) + 0.5) * (r1 - r0) / lines).astype(np.int64)
+
     def redraw_now(self) -> None:
         """Recompute the image of the visible window (and the overlays)."""
         self._redraw_timer.stop()
@@ -305,15 +314,16 @@ class TimelineView(pg.PlotWidget):
         t0, t1 = self.window()
         width = max(int(self.vb.width()), 1)
         r0, r1 = self.visible_rows()
-        rows = self.layout_rows.locs[r0:r1]
         if r1 <= r0 or t1 <= t0:
             self.image.clear()
             return
-        pic = self.data.picture(self.mode, rows, t0, t1, width)
+        shown = self.sampled_rows(r0, r1)
+        pic = self.data.picture(self.mode, self.layout_rows.locs[shown], t0, t1, width)
         index = self.palette.index(pic.values)
         self.image.setImage(index, lut=self.palette.lut, levels=(0, 255), autoLevels=False)
         self.image.setRect(QRectF(pic.t0, r0, pic.t1 - pic.t0, r1 - r0))
-        self.last_picture, self.last_index = pic, index
+        self.last_picture, self.last_index, self.last_rows = pic, index, shown
+        rows = self.layout_rows.locs[r0:r1]
         self._draw_lines(rows, t0, t1)
         self._draw_flags(rows, t0, t1)
         self.last_redraw_ms = (time.perf_counter() - start) * 1e3
@@ -437,13 +447,13 @@ class TimelineView(pg.PlotWidget):
         info["row"] = self.layout_rows.rows[r].label
         if self.last_picture is not None and self.last_picture.t1 > self.last_picture.t0:
             pic = self.last_picture
-            r0, _ = self.visible_rows()
+            i = int(np.searchsorted(self.last_rows, r))
             p = int((x - pic.t0) / (pic.t1 - pic.t0) * pic.values.shape[1])
-            if 0 <= r - r0 < pic.values.shape[0] and 0 <= p < pic.values.shape[1]:
-                v = pic.values[r - r0, p]
+            if i < len(self.last_rows) and self.last_rows[i] == r and 0 <= p < pic.values.shape[1]:
+                v = pic.values[i, p]
                 if self.mode.categorical and v >= 0:
                     info["value"] = self.data.category_label(self.mode, int(v))
-                    info["share"] = float(pic.share[r - r0, p])
+                    info["share"] = float(pic.share[i, p])
                 elif np.isfinite(v):
                     info["value"] = _format_mode_value(self.mode, float(v))
         return info
