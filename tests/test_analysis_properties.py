@@ -34,7 +34,7 @@ def shapes(draw):
     )
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shape=shapes(), focus=st.sampled_from(["whole", "callpath:main/timestep", "auto"]))
 def test_efficiencies_bounded_and_models_compose(shape, focus):
     with tempfile.TemporaryDirectory() as tmp:
