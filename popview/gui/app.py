@@ -12,14 +12,21 @@ from popview._version import __version__
 
 def run_gui(argv: list[str]) -> int:
     """Show the main window, open the files given, run until it closes."""
+    from popview.gui.theme import follow_desktop, prepare_high_dpi, set_identity
+
+    prepare_high_dpi()
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "popview"])
     app.setApplicationName("popview")
     app.setOrganizationName("popview")
     app.setApplicationVersion(__version__)
+    set_identity(app)
+    follow_desktop(app)
+    from popview.gui.firstrun import install_guide
     from popview.gui.mainwindow import MainWindow
 
     window = MainWindow()
     _bind_session(window)
+    install_guide(window)
     window.show()
     paths = [a for a in argv if not a.startswith("-")]
     if paths:
