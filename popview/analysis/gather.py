@@ -183,16 +183,22 @@ def visits(exp, path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def iteration_window(exp, path: str, first: int, last: int) -> tuple[int, int]:
-    """[start of visit `first`, end of visit `last`] (0-based, over the processes)."""
-    proc, begin, end = visits(exp, path)
+    """[start of visit `first`, end of visit `last`] (0-based, over the processes).
+    Reads the visits' process column and only the 2 x P times needed."""
+    cp = _defs_callpath(exp.definitions, path)
+    if cp < 0:
+        raise FocusError(f"{exp.source}: no call path {path!r}")
+    g = _index(exp).group["master_calls"]
+    off = g["cp_offsets"]
+    lo, hi = int(off[cp]), int(off[cp + 1])
+    proc = g["proc"][lo:hi]
     if not len(proc):
         raise FocusError(f"{path} is never visited")
     starts = np.flatnonzero(np.r_[True, proc[1:] != proc[:-1]])
-    counts = np.diff(np.r_[starts, len(proc)])
-    n = int(counts.min())
+    n = int(np.diff(np.r_[starts, len(proc)]).min())
     if not 0 <= first <= last < n:
         raise FocusError(f"{path} has iterations 0..{n - 1} on every process; asked for {first}..{last}")
-    return int(begin[starts + first].min()), int(end[starts + last].max())
+    return int(g["begin"][lo + starts + first].min()), int(g["end"][lo + starts + last].max())
 
 
 __all__ = ["gather", "FocusError", "main_locations", "iteration_window", "visits"]
