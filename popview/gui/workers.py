@@ -158,28 +158,14 @@ def runs_in(path) -> list[tuple[Path, str | None]]:
 
 
 def series_name(paths) -> str | None:
-    """A common name for runs whose file names differ only in numbers
-    ('epoch_16proc.prv', 'epoch_32proc.prv' -> 'epoch_Nproc')."""
-    patterns = {re.sub(r"\d+", "N", re.sub(SOURCE_SUFFIX, "", Path(p).name)) for p in paths}
-    if len(paths) > 1 and len(patterns) == 1:
+    """A common name for runs whose names differ only in numbers
+    ('epoch_16proc.prv', 'epoch_32proc.prv' -> 'epoch_Nproc'). Runs with the
+    same file name (profile.cubex, traces.otf2) are named by their folders."""
+    paths = [Path(p) for p in paths]
+    names = [re.sub(SOURCE_SUFFIX, "", p.name) for p in paths]
+    if len(set(names)) == 1:
+        names = [p.parent.name for p in paths]
+    patterns = {re.sub(r"\d+", "N", n) for n in names}
+    if len(paths) > 1 and len(set(names)) == len(names) and len(patterns) == 1:
         return patterns.pop()
     return None
-
-
-class CallJob(QThread):
-    """Runs one blocking call (e.g. writing the demo traces) off the GUI thread."""
-
-    done = Signal(object)
-    failed = Signal(str, str)
-
-    def __init__(self, fn, parent=None):
-        super().__init__(parent)
-        self.fn = fn
-
-    def run(self) -> None:
-        try:
-            result = self.fn()
-        except Exception as exc:  # noqa: BLE001 - reported to the user by whoever started the job
-            self.failed.emit(f"{type(exc).__name__}: {exc}", traceback.format_exc())
-        else:
-            self.done.emit(result)

@@ -238,3 +238,9 @@ def test_focus_and_value_mode_in_the_toolbar(window):
     assert "main/loop" in window.focus_label.text()
     window.mode_combo.setCurrentIndex(window.mode_combo.findData("percent_root"))
     assert window.state.value_mode == "percent_root"
+
+
+def test_runs_with_one_file_name_are_named_by_folder(tmp_path):
+    a, b = tmp_path / "bt_4" / "profile.cubex", tmp_path / "bt_8" / "profile.cubex"
+    assert series_name([a, b]) == "bt_N"
+    assert series_name([tmp_path / "baseline" / "scout.cubex", tmp_path / "optimized" / "scout.cubex"]) is None

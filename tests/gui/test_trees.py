@@ -279,3 +279,14 @@ def test_view_state_round_trip(trees, qtbot):
     assert c2.view.isExpanded(c2.model.index_of(HALO))
     fresh.select_metric("comp")
     assert m2.model.keys[m2.model.selected] == "comp"           # selection from elsewhere shows in the tree
+
+
+def test_difference_matches_call_paths_of_a_renamed_program(trees):
+    state, _metrics, calls, _system = trees
+    renamed = small_profile()
+    renamed.regions[0].name = "main_v2"             # the program's root has another name
+    ref = ProfileExperiment(renamed, small_definitions(), name="v2")
+    state.add_experiment(ref)
+    state.set_reference(ref)
+    state.set_value_mode("difference")
+    assert shown_of(calls, SOLVE) == pytest.approx(0.0)   # same numbers, matched below the root

@@ -63,10 +63,12 @@ class MetricTreeModel(ValueTreeModel):
         return super().shown(node)
 
     def fraction(self, node: int) -> float:
-        if self.mode in ("absolute", "percent_root"):
-            total = self.branch_root_value(node)
-            return max(-1.0, min(1.0, self.raw(node) / total)) if total else 0.0
-        return super().fraction(node)
+        """Each metric against its root metric: units differ between branches."""
+        if self.mode == "percent_selection":
+            return super().fraction(node)
+        v = self.shown(node) if self.mode == "difference" else self.raw(node)
+        total = self.branch_root_value(node)
+        return max(-1.0, min(1.0, v / abs(total))) if total and np.isfinite(v) else 0.0
 
     def node_unit(self, node: int) -> str:
         return self.pv.node(self.keys[node]).unit
@@ -153,6 +155,8 @@ class MetricTreePane(TreePane):
     def update_legend(self) -> None:
         if self.model.mode in ("absolute", "percent_root"):
             self.legend.set_range("100 % of the metric's root")
+        elif self.model.mode == "difference":
+            self.legend.set_range("+100 %", low_text="-100 % of the metric's root", signed=True)
         else:
             super().update_legend()
 

@@ -101,6 +101,7 @@ class ValueTreeModel(QAbstractItemModel):
         self.selected = -1
         self.expanded: set[int] = set()
         self.scale = 0.0                               # the value that maps to full colour
+        self.diff_scale = 0.0                          # the same in difference mode: the largest difference
 
     # ---- what subclasses provide -----------------------------------------------
     def name(self, node: int) -> str:
@@ -128,6 +129,8 @@ class ValueTreeModel(QAbstractItemModel):
         self.incl, self.excl, self.unit = incl, excl, unit
         self.ref_incl, self.ref_excl = ref_incl, ref_excl
         self.scale = self.root_total()
+        diff = np.abs(incl - ref_incl) if ref_incl is not None else np.zeros(0)
+        self.diff_scale = float(np.nanmax(diff)) if np.isfinite(diff).any() else 0.0
         self._values_changed()
 
     def set_mode(self, mode: str) -> None:
@@ -207,7 +210,7 @@ class ValueTreeModel(QAbstractItemModel):
 
     def fraction(self, node: int) -> float:
         if self.mode == "difference":
-            return _ratio(self.shown(node), self.scale)
+            return _ratio(self.shown(node), self.diff_scale)
         if self.mode == "percent_selection":
             return _ratio(self.raw(node), self.selection_total())
         return _ratio(self.raw(node), self.scale)

@@ -101,7 +101,7 @@ class TreePane(QWidget):
         if self.model.mode == "percent_selection":
             self.legend.set_range("100 % of the selection")
         elif self.model.mode == "difference":
-            scale = format_value(abs(self.model.scale), unit)
+            scale = format_value(self.model.diff_scale, unit)
             self.legend.set_range(f"+{scale}", low_text=f"-{scale}", signed=True)
         else:
             self.legend.set_range(format_value(self.model.scale, unit))

@@ -56,13 +56,22 @@ def unavailable_reason(exp) -> str:
     return f"{exp.name}: the experiment has no profile."
 
 
-def callpath_keys(pv: ProfileValues) -> list[tuple]:
-    """A hashable name path per call path (pre-order: parents come first)."""
+def callpath_keys(pv: ProfileValues, root_by_position: bool = False) -> list[tuple]:
+    """A hashable name path per call path (pre-order: parents come first).
+    With root_by_position, roots are keyed by their rank among the roots, not
+    their name (two builds of one program often differ only in its name)."""
     p = pv.profile
     names = [r.name for r in p.regions]
     keys: list[tuple] = [()] * p.n_callpaths
+    n_roots = 0
     for cp, (parent, region) in enumerate(zip(p.callpath_parent.tolist(), p.callpath_region.tolist())):
-        keys[cp] = (keys[parent] if parent >= 0 else ()) + (names[region],)
+        if parent >= 0:
+            keys[cp] = keys[parent] + (names[region],)
+        elif root_by_position:
+            keys[cp] = (n_roots,)
+            n_roots += 1
+        else:
+            keys[cp] = (names[region],)
     return keys
 
 
@@ -70,7 +79,14 @@ def callpath_map(pv: ProfileValues, ref: ProfileValues) -> np.ndarray:
     """For each call path of `pv`, the same path in `ref` (-1 when absent)."""
     key = (id(pv), id(ref))
     if key not in _maps:
-        where = {k: i for i, k in enumerate(callpath_keys(ref))}
         _maps.clear()
-        _maps[key] = np.array([where.get(k, -1) for k in callpath_keys(pv)], np.int64)
+        _maps[key] = _map_by_keys(pv, ref, False)
+        same_roots = len(pv.profile.roots()) == len(ref.profile.roots())
+        if same_roots and (_maps[key] >= 0).mean() < 0.5:
+            _maps[key] = _map_by_keys(pv, ref, True)
     return _maps[key]
+
+
+def _map_by_keys(pv: ProfileValues, ref: ProfileValues, root_by_position: bool) -> np.ndarray:
+    where = {k: i for i, k in enumerate(callpath_keys(ref, root_by_position))}
+    return np.array([where.get(k, -1) for k in callpath_keys(pv, root_by_position)], np.int64)

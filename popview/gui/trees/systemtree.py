@@ -173,14 +173,15 @@ class SystemTreePane(TreePane):
         elif ref is not None:
             ref_incl = ref_excl = np.full(len(incl), np.nan)
         self.model.set_values(incl, excl, unit, ref_incl, ref_excl)
-        if self.model.mode == "difference" and ref_incl is not None:
+        if ref_incl is not None:                  # colour differences against the largest per location
             diff = np.abs(incl - ref_incl)[self.model.layout.first_location:]
-            self.model.scale = float(np.nanmax(diff)) if np.isfinite(diff).any() else 0.0
+            self.model.diff_scale = float(np.nanmax(diff)) if np.isfinite(diff).any() else 0.0
         self.update_legend()
         cp = self.state.callpath
-        where = self.pv.profile.path(cp) if 0 <= cp < self.pv.profile.n_callpaths else "all call paths"
+        where = self.pv.profile.name(cp) if 0 <= cp < self.pv.profile.n_callpaths else "all call paths"
         scope = " (exclusive)" if cp >= 0 and self.state.callpath_exclusive else ""
         self.status.setText(f"{self.pv.node(self.state.metric).name} of {where}{scope} per location")
+        self.status.setToolTip(self.pv.profile.path(cp) if 0 <= cp < self.pv.profile.n_callpaths else "")
 
     def update_legend(self) -> None:
         if self.model.mode in ("absolute", "percent_root") and self.model.layout is not None:
