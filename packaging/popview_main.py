@@ -1,0 +1,4 @@
+"""Entry point of the bundled popview (PyInstaller runs this script)."""
+from popview.cli import main
+
+raise SystemExit(main())
