@@ -31,7 +31,7 @@ class BookmarkShot:
 def bookmarks_of(session, pictures: dict | None = None) -> list[BookmarkShot]:
     """BookmarkShots from a popview.session Session (pictures: bookmark id -> PNG bytes)."""
     out = []
-    for bm in getattr(session, "bookmarks", None) or ():
+    for bm in session.bookmarks if session is not None else ():
         focus = (bm.view or {}).get("app", {}).get("focus")
         label = Focus.from_dict(focus).label() if isinstance(focus, dict) else ""
         out.append(BookmarkShot(bm.name, bm.note, label, (pictures or {}).get(bm.id)))

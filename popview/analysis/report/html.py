@@ -6,7 +6,7 @@ import base64
 from html import escape
 
 from popview.analysis.report import nodes, svgplot
-from popview.analysis.report.scale import ACCEPTABLE, hex_colour, is_number, percent, text_on, colour
+from popview.analysis.report.scale import ACCEPTABLE, colour, hex_colour, is_number, percent, text_on
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1200px;
@@ -105,17 +105,16 @@ def _indent(depth: int) -> str:
 
 def metric_tree(roots: list) -> str:
     """One experiment: metric, value, bar, rating / reason, formula and inputs."""
-    values = [nodes.value(n) for r in roots for _, n in nodes.walk(r) if nodes.is_rated(n)]
+    values = [nodes.value(n) for r in roots for _, n in r.walk() if nodes.is_rated(n)]
     scale = max([1.0] + [v for v in values if v is not None])
     out = ["<table><tr><th>Metric</th><th>Value</th><th>Scale</th><th>Rating</th><th>Formula and inputs</th></tr>"]
     for root in roots:
-        for depth, n in nodes.walk(root):
+        for depth, n in root.walk():
             v = nodes.value(n)
-            detail = escape(getattr(n, "formula", "") or "")
-            inputs = getattr(n, "inputs", None) or {}
-            if inputs:
+            detail = escape(n.formula)
+            if n.inputs:
                 detail += "<br><span class=\"sub\">" + escape(
-                    "; ".join(nodes.format_input(k, x) for k, x in inputs.items())) + "</span>"
+                    "; ".join(nodes.format_input(k, x) for k, x in n.inputs.items())) + "</span>"
             rating = escape(nodes.rating_word(n)) if v is not None else escape(f"not available: {nodes.reason(n)}")
             cls = ' class="na"' if v is None else ""
             out.append(f'<tr{cls} title="{escape(_help(n))}"><td style="{_indent(depth)}">{escape(n.name)}</td>'

@@ -1,40 +1,27 @@
-"""Reading a metric-model result tree for display.
-
-The analysis engine returns nodes (id, name, description, formula, kind,
-value or None with a reason, inputs, children, warnings, min/avg/max over
-locations). These helpers turn one node into the words and numbers the
-Advisor, the scaling table and the report show, in one place.
-"""
+"""Reading a MetricNode (popview.analysis.node) for display: the words and
+numbers the Advisor, the scaling table and the report show, in one place."""
 from __future__ import annotations
 
+from popview.analysis.node import RATED as RATED_KINDS
 from popview.analysis.report.scale import is_number, percent, rating
 
-RATED_KINDS = ("efficiency", "scalability")
 
-
-def walk(node, depth: int = 0):
-    """(depth, node) in pre-order."""
-    yield depth, node
-    for child in node.children or ():
-        yield from walk(child, depth + 1)
-
-
-def value(node):
-    v = getattr(node, "value", None)
-    return float(v) if is_number(v) else None
+def value(node) -> float | None:
+    """The node's value, None when not available (or not finite)."""
+    return float(node.value) if is_number(node.value) else None
 
 
 def is_rated(node) -> bool:
     """Efficiencies and scalabilities are judged on the 0..1 scale; plain values are not."""
-    return getattr(node, "kind", "efficiency") in RATED_KINDS
+    return node.kind in RATED_KINDS
 
 
 def reason(node) -> str:
-    return getattr(node, "reason", None) or ""
+    return node.reason or ""
 
 
 def unit(node) -> str:
-    return getattr(node, "unit", None) or ""
+    return node.unit or ""
 
 
 def format_number(v: float, unit_text: str = "") -> str:
@@ -53,7 +40,7 @@ def format_seconds(v: float) -> str:
 
 def is_share(node) -> bool:
     """A fraction of the time (I/O shares): shown as a percentage, but not rated."""
-    return unit(node) in ("%", "share") or getattr(node, "id", "").endswith("_share")
+    return unit(node) in ("%", "share") or node.id.endswith("_share")
 
 
 def format_value(node) -> str:
@@ -64,7 +51,7 @@ def format_as(node, v: float | None) -> str:
     """`v` written the way `node`'s values are (percent, seconds, GHz...)."""
     if v is None:
         return "n/a"
-    if getattr(node, "id", "") == "speedup":
+    if node.id == "speedup":
         return f"{v:.2f}"
     return percent(v) if is_rated(node) or is_share(node) else format_number(v, unit(node))
 
@@ -75,45 +62,38 @@ def rating_word(node) -> str:
         return "not available"
     if not is_rated(node):
         return ""
-    if getattr(node, "kind", "") == "efficiency" and v > 1.0 + 1e-9:
+    if node.kind == "efficiency" and v > 1.0 + 1e-9:
         return "Inconsistent (> 100 %)"
     return rating(v)
 
 
 def format_input(name: str, v) -> str:
-    """An input line: seconds for time-like names, plain numbers otherwise."""
+    """An input line; the engine names times with an `_s` suffix."""
     if not is_number(v):
         return f"{name} = {v}"
-    timeish = any(k in name.lower() for k in ("time", "runtime", "useful", "mpi", "_s", "duration"))
-    counterish = name.lower().startswith(("ins", "cyc", "papi"))
-    shown = format_seconds(v) if timeish and not counterish and abs(v) < 1e6 else f"{v:.6g}"
-    return f"{name} = {shown}"
+    return f"{name} = {format_seconds(v) if name.endswith('_s') else f'{v:.6g}'}"
 
 
 def spread(node) -> tuple[float, float, float] | None:
     """(min, avg, max) over locations, when the engine gives them."""
-    stats = [getattr(node, k, None) for k in ("min", "avg", "max")]
-    if all(is_number(s) for s in stats):
-        return tuple(float(s) for s in stats)
-    return None
+    stats = (node.min, node.avg, node.max)
+    return tuple(float(s) for s in stats) if all(is_number(s) for s in stats) else None
 
 
 def help_lines(node) -> list[tuple[str, str]]:
-    """(heading, text) pairs: the definition, formula, inputs, spread, reason."""
+    """(heading, text) pairs: the definition, formula, inputs, spread, reason, warnings."""
     out = []
-    if getattr(node, "description", ""):
+    if node.description:
         out.append(("", node.description))
-    if getattr(node, "formula", ""):
+    if node.formula:
         out.append(("Formula", node.formula))
-    inputs = getattr(node, "inputs", None) or {}
-    if inputs:
-        out.append(("Inputs", "; ".join(format_input(k, v) for k, v in inputs.items())))
+    if node.inputs:
+        out.append(("Inputs", "; ".join(format_input(k, v) for k, v in node.inputs.items())))
     sp = spread(node)
     if sp:
         f = percent if is_rated(node) else (lambda x: format_number(x, unit(node)))
         out.append(("Over locations", f"min {f(sp[0])}, avg {f(sp[1])}, max {f(sp[2])}"))
     if value(node) is None and reason(node):
         out.append(("Not available", reason(node)))
-    for w in getattr(node, "warnings", None) or ():
-        out.append(("Warning", str(w)))
+    out += [("Warning", w) for w in node.warnings]
     return out

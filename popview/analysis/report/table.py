@@ -46,16 +46,6 @@ class ScalingTable:
     def row(self, metric_id: str) -> Row | None:
         return next((r for r in self.rows if r.id == metric_id), None)
 
-    def to_records(self) -> list[dict]:
-        recs = []
-        for r in self.rows:
-            for label, v, why in zip(self.labels, r.values, r.reasons):
-                rec = {"metric": r.id, "name": r.name, "run": label, "value": v}
-                if v is None:
-                    rec["reason"] = why
-                recs.append(rec)
-        return recs
-
     def to_json(self) -> str:
         return json.dumps({
             "model": self.model, "focus": self.focus, "mode": self.mode, "mode_reason": self.mode_reason,
@@ -96,6 +86,6 @@ def merge_rows(trees: list) -> list[Row]:
             n = run.get(node_id)
             vals.append(nodes.value(n) if n is not None else None)
             why.append(nodes.reason(n) if n is not None else "not computed for this run")
-        rows.append(Row(node_id, first.name, depth, getattr(first, "kind", "efficiency"),
+        rows.append(Row(node_id, first.name, depth, first.kind,
                         nodes.unit(first), vals, why, first))
     return rows

@@ -42,7 +42,7 @@ def applicable(exp) -> list[Variant]:
     out = [BY_KEY["pop-mpi"]]
     if hybrid:
         out += [BY_KEY["hybrid-additive"], BY_KEY["hybrid-multiplicative"]]
-    if getattr(exp, "is_trace", True):
+    if exp.is_trace:
         out.append(BY_KEY["critical-path"])
     out.append(BY_KEY["computation-io"])
     return out

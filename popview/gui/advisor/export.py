@@ -9,6 +9,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 from PySide6.QtWidgets import QApplication
 
 from popview.analysis.report import bookmarks_of, build_report, write_report
+from popview.gui.session_binding import SessionBinding
 
 
 def png_bytes(widget) -> bytes:
@@ -20,19 +21,10 @@ def png_bytes(widget) -> bytes:
     return bytes(data)
 
 
-def _binding(state):
-    try:
-        from popview.gui.session_binding import binding_for
-    except ModuleNotFoundError:
-        return None
-    return binding_for(state)
-
-
 def bookmark_pictures(state, window) -> dict[str, bytes]:
     """bookmark id -> PNG of the window showing that bookmark; the view is restored afterwards."""
-    session = getattr(state, "session", None)
-    binding = _binding(state)
-    if binding is None or not getattr(session, "bookmarks", None):
+    binding = state.findChild(SessionBinding)
+    if binding is None or not binding.session.bookmarks:
         return {}
     window = binding.window or window           # the main window, even when this dock floats
     if window is None:
@@ -40,7 +32,7 @@ def bookmark_pictures(state, window) -> dict[str, bytes]:
     before, dirty = binding.capture(), binding.dirty
     pictures = {}
     try:
-        for bm in list(session.bookmarks):
+        for bm in list(binding.session.bookmarks):
             binding.restore_bookmark(bm.id)
             QApplication.processEvents()
             pictures[bm.id] = png_bytes(window)
@@ -54,7 +46,7 @@ def bookmark_pictures(state, window) -> dict[str, bytes]:
 def report_job(state, window=None, variant_keys: list[str] | None = None):
     """Grab the bookmark pictures now (GUI thread) and return a function that
     builds and writes the report (safe to run in a worker thread)."""
-    shots = bookmarks_of(getattr(state, "session", None), bookmark_pictures(state, window))
+    shots = bookmarks_of(state.session, bookmark_pictures(state, window))
     exps, focus = list(state.experiments), state.focus
 
     def write(path) -> Path:

@@ -22,7 +22,7 @@ class _Item:
 
     def __init__(self, node, parent, row):
         self.node, self.parent, self.row = node, parent, row
-        self.children = [_Item(c, self, i) for i, c in enumerate(node.children or ())]
+        self.children = [_Item(c, self, i) for i, c in enumerate(node.children)]
 
 
 class MetricTreeModel(QAbstractItemModel):
@@ -36,22 +36,12 @@ class MetricTreeModel(QAbstractItemModel):
     def set_roots(self, roots: list) -> None:
         self.beginResetModel()
         self._roots = [_Item(r, None, i) for i, r in enumerate(roots)]
-        values = [nodes.value(n) for r in roots for _, n in nodes.walk(r) if nodes.is_rated(n)]
+        values = [nodes.value(n) for r in roots for _, n in r.walk() if nodes.is_rated(n)]
         self.bar_scale = max([1.0] + [v for v in values if v is not None])
         self.endResetModel()
 
     def roots(self) -> list:
         return [i.node for i in self._roots]
-
-    def find(self, node_id: str, root: int | None = None) -> QModelIndex:
-        """Index of the first node with this id (optionally under one root)."""
-        todo = list(self._roots if root is None else [self._roots[root]])
-        while todo:
-            item = todo.pop(0)
-            if getattr(item.node, "id", None) == node_id:
-                return self.createIndex(item.row, 0, item)
-            todo[0:0] = item.children
-        return QModelIndex()
 
     # ---- structure ----------------------------------------------------
     def _item(self, index: QModelIndex) -> _Item | None:

@@ -43,9 +43,9 @@ class VariantTab(QWidget):
         self.tree.expandAll()
         # long names (per-region rows) must not push the bars out of sight
         self.tree.header().resizeSection(NAME, min(self.tree.sizeHintForColumn(NAME) + 8, MAX_NAME_WIDTH))
-        available = [n for r in roots for _, n in nodes.walk(r) if nodes.value(n) is not None]
+        available = [n for r in roots for _, n in r.walk() if nodes.value(n) is not None]
         if roots and not available:
-            reasons = sorted({nodes.reason(n) for r in roots for _, n in nodes.walk(r) if nodes.reason(n)})
+            reasons = sorted({nodes.reason(n) for r in roots for _, n in r.walk() if nodes.reason(n)})
             self.show_message("<b>Analysis is not possible:</b> " +
                               "; ".join(reasons or ["no metric of this model could be computed"]))
         else:

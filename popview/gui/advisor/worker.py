@@ -31,8 +31,6 @@ class _Job(QRunnable):
 class LatestRunner(QObject):
     """submit(fn, on_done, sync) -> calls on_done(result, error) for the newest request."""
 
-    busy = Signal(bool)
-
     def __init__(self, parent=None):
         super().__init__(parent)
         self._ticket = 0
@@ -54,7 +52,6 @@ class LatestRunner(QObject):
             on_done(result, error)
             return
         self._callbacks[ticket] = on_done
-        self.busy.emit(True)
         self._pool.start(_Job(ticket, fn, self._signals))
 
     def _deliver(self, ticket, result, error):
@@ -62,7 +59,6 @@ class LatestRunner(QObject):
         if ticket != self._ticket or on_done is None:
             return
         self._callbacks.clear()
-        self.busy.emit(False)
         on_done(result, error)
 
     def wait(self, msecs: int = -1) -> bool:
