@@ -148,11 +148,14 @@ class TopologyCanvas(QWidget):
 
     # ---- geometry ------------------------------------------------------------------
     def _cell(self) -> tuple[float, float, float]:
-        """(cell width, cell height, plane width)."""
+        """(cell width, cell height, plane width): cells at most 4 times longer than wide."""
         p = self.placement
         w = max(self.width() - 2 * self.MARGIN - (p.nz - 1) * self.GAP, 10) / p.nz
         h = max(self.height() - 2 * self.MARGIN, 10)
-        return w / p.nx, h / p.ny, w
+        cw, ch = w / p.nx, h / p.ny
+        cw = min(cw, 4 * max(ch, 6.0))
+        ch = min(ch, 4 * max(cw, 6.0))
+        return cw, ch, cw * p.nx
 
     def cell_rect(self, loc: int) -> QRectF:
         p = self.placement
