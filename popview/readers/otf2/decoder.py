@@ -41,7 +41,7 @@ _OTHER = (16, 17, 20, 21, 32, 33, 34, 83, 84)
 MAP_REGION, MAP_METRIC, MAP_COMM = 3, 5, 6
 DEF_MAPPING_TABLE, DEF_CLOCK_OFFSET = 5, 6
 
-OK, UNSUPPORTED, MALFORMED, TRUNCATED = 0, 1, 2, 3
+OK, UNSUPPORTED, MALFORMED, TRUNCATED, FULL = 0, 1, 2, 3, 4
 UINT32_ALL = 0xFFFFFFFF
 
 
@@ -92,19 +92,19 @@ def _corrected(t, clk_begin, clk_end, clk_offset, clk_slope, state):
     return t + clk_offset[i] + np.int64(np.rint(clk_slope[i] * diff))
 
 
-@numba.njit(cache=True)
-def _grow(a, n):
-    out = np.empty(max(2 * len(a), n), a.dtype)
-    out[:len(a)] = a
-    return out
-
-
 @numba.njit(cache=True, nogil=True)
 def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
            clk_begin, clk_end, clk_offset, clk_slope):
     """Raw rows of one event file. Returns (kind, time, a, b, c, d, e, counts per record id,
     status, offending record id or byte position)."""
-    cols = np.empty((7, max(capacity, 16)), np.int64)
+    cap = max(capacity, 16)
+    ck = np.empty(cap, np.int8)
+    ct = np.empty(cap, np.int64)
+    ca = np.empty(cap, np.int64)
+    cb = np.empty(cap, np.int64)
+    cc = np.empty(cap, np.int64)
+    cd = np.empty(cap, np.int64)
+    ce = np.empty(cap, np.int64)
     counts = np.zeros(256, np.int64)
     size = len(buf)
     m = 0
@@ -119,9 +119,9 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
     while pos < size:
         if pos == chunk:
             if pos + CHUNK_HEADER_SIZE > size or buf[pos] != CHUNK_HEADER:
-                return cols[:, :m], counts, MALFORMED, pos
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             if buf[pos + 1] != LITTLE_ENDIAN:
-                return cols[:, :m], counts, UNSUPPORTED, -1
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, UNSUPPORTED, -1
             pos += CHUNK_HEADER_SIZE
             continue
         rtype = buf[pos]
@@ -135,7 +135,7 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
             break
         if rtype == TIMESTAMP:
             if pos + 8 > size:
-                return cols[:, :m], counts, MALFORMED, pos
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             time = _u64_full(buf, pos)
             pos += 8
             continue
@@ -146,25 +146,23 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
         end = size
         if not is_singleton:
             if pos >= size:
-                return cols[:, :m], counts, MALFORMED, pos
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             length = np.int64(buf[pos])
             pos += 1
             if length == 0xFF:
                 if pos + 8 > size:
-                    return cols[:, :m], counts, MALFORMED, pos
+                    return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
                 length = np.int64(_u64_full(buf, pos))
                 pos += 8
             end = pos + length
             if end > size:
-                return cols[:, :m], counts, MALFORMED, pos
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
         if rtype == ATTRIBUTE_LIST:
             pos = end
             continue
         t = time if n_clock == 0 else _corrected(time, clk_begin, clk_end, clk_offset, clk_slope, clk_state)
-        if m + 256 > cols.shape[1]:
-            grown = np.empty((7, 2 * cols.shape[1] + 256), np.int64)
-            grown[:, :m] = cols[:, :m]
-            cols = grown
+        if m + 256 > cap:
+            return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, FULL, pos
         kind = -1
         a = b = c = d = e = np.int64(0)
         if rtype == 12 or rtype == 13:
@@ -181,7 +179,7 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
             if p >= 0:
                 d, p = _compressed(buf, p, end, minus1)
             if p < 0:
-                return cols[:, :m], counts, MALFORMED, pos
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             b = _mapped(map_comm, b)
             d = d if d >= 0 else -1
             kind = (raw.MPI_SEND if rtype == 14 else raw.MPI_ISEND if rtype == 15
@@ -192,7 +190,7 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
             pos = end
         elif rtype == 23:
             if pos >= end:
-                return cols[:, :m], counts, MALFORMED, pos
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             a = np.int64(buf[pos])
             p = pos + 1
             b, p = _compressed(buf, p, end, u32all)
@@ -203,7 +201,7 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
             if p >= 0:
                 e, p = _compressed(buf, p, end, minus1)
             if p < 0:
-                return cols[:, :m], counts, MALFORMED, pos
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             b = _mapped(map_comm, b)
             d = d if d >= 0 else -1
             e = e if e >= 0 else -1
@@ -212,44 +210,43 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
         elif rtype == 31:
             ref, p = _compressed(buf, pos, end, u32all)
             if p < 0 or p >= end:
-                return cols[:, :m], counts, MALFORMED, pos
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             ref = _mapped(map_metric, ref)
             n = buf[p]
             p += 1
             for k in range(n):
                 if p >= end:
-                    return cols[:, :m], counts, MALFORMED, pos
+                    return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
                 vtype = buf[p]
                 value, p = _compressed(buf, p + 1, end, minus1)
                 if p < 0:
-                    return cols[:, :m], counts, MALFORMED, pos
+                    return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
                 if vtype == 9:     # OTF2_TYPE_FLOAT: left to the bindings
-                    return cols[:, :m], counts, UNSUPPORTED, rtype
+                    return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, UNSUPPORTED, rtype
                 if vtype == 4 and value < 0:   # uint64 beyond int64: -1 as the bindings path does
                     value = -1
-                    grown = np.empty((7, 2 * cols.shape[1] + 256), np.int64)
-                    grown[:, :m] = cols[:, :m]
-                    cols = grown
-                cols[0, m] = raw.METRIC
-                cols[1, m] = t
-                cols[2, m] = ref
-                cols[3, m] = k
-                cols[4, m] = value
-                cols[5, m] = 1 if vtype == 10 else 0   # OTF2_TYPE_DOUBLE: float64 bits
-                cols[6, m] = 0
+                if m + 1 > cap:
+                    return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, FULL, pos
+                ck[m] = raw.METRIC
+                ct[m] = t
+                ca[m] = ref
+                cb[m] = k
+                cc[m] = value
+                cd[m] = 1 if vtype == 10 else 0   # OTF2_TYPE_DOUBLE: float64 bits
+                ce[m] = 0
                 m += 1
             counts[rtype] += 1
             pos = end
             continue
         elif rtype == 11:
             if pos >= end:
-                return cols[:, :m], counts, MALFORMED, pos
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             kind = raw.MEASUREMENT
             a = 1 if buf[pos] == 1 else 0
             pos = end
         elif rtype == 10:
             if pos + 8 > end:
-                return cols[:, :m], counts, MALFORMED, pos
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             kind = raw.BUFFER_FLUSH
             a = _corrected(_u64_full(buf, pos), clk_begin, clk_end, clk_offset, clk_slope, clk_state)
             pos = end
@@ -259,28 +256,28 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
                 if rtype == s:
                     other = True
             if not other:
-                return cols[:, :m], counts, UNSUPPORTED, rtype
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, UNSUPPORTED, rtype
             if is_singleton:
                 v, pos = _compressed(buf, pos, size, minus1)
                 if pos < 0:
-                    return cols[:, :m], counts, MALFORMED, pos
+                    return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             else:
                 pos = end
             kind = raw.OTHER
         if pos < 0:
-            return cols[:, :m], counts, MALFORMED, pos
+            return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
         counts[rtype] += 1
-        cols[0, m] = kind
-        cols[1, m] = t
-        cols[2, m] = a
-        cols[3, m] = b
-        cols[4, m] = c
-        cols[5, m] = d
-        cols[6, m] = e
+        ck[m] = kind
+        ct[m] = t
+        ca[m] = a
+        cb[m] = b
+        cc[m] = c
+        cd[m] = d
+        ce[m] = e
         m += 1
     if not finished:
-        return cols[:, :m], counts, TRUNCATED, size
-    return cols[:, :m], counts, OK, 0
+        return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, TRUNCATED, size
+    return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, OK, 0
 
 
 def _read_length(data: bytes, pos: int) -> tuple[int, int]:
@@ -388,14 +385,19 @@ def decode_location(anchor: Path, ref: int, chunk_size: int, n_events: int):
     if not evt.exists():
         return (RawEvents.empty(), Counter()) if n_events == 0 else None
     buf = np.fromfile(evt, dtype=np.uint8)
-    cols, counts, status, where = decode(buf, np.int64(chunk_size), np.int64(n_events + 16),
-                                         local.table(MAP_REGION), local.table(MAP_COMM), local.table(MAP_METRIC),
-                                         *local.clock())
+    capacity = 2 * max(n_events, len(buf) // 8) + 1024    # rows; untouched pages cost nothing
+    while True:
+        cols, counts, status, where = decode(buf, np.int64(chunk_size), np.int64(capacity),
+                                             local.table(MAP_REGION), local.table(MAP_COMM), local.table(MAP_METRIC),
+                                             *local.clock())
+        if status != FULL:
+            break
+        capacity *= 2
     if status == TRUNCATED:
         raise InputError(f"{evt}: the event data stop at byte {len(buf)} before OTF2's end-of-file "
                          f"record (truncated file?)")
     if status != OK:
         return None
     names = Counter({RECORD_NAMES[i]: int(n) for i, n in enumerate(counts) if n})
-    rec = RawEvents(cols[0].astype(np.int8), *(np.ascontiguousarray(cols[i]) for i in range(1, 7)))
+    rec = RawEvents(*cols)
     return rec, names

@@ -34,6 +34,19 @@ def enum_name(value) -> str:
 
 
 @dataclass
+class KernelTables:
+    """Dense arrays of the lookups, as the numba kernel takes them."""
+
+    metric_code: np.ndarray      # [metric ref, member position] -> event type, -1 undefined
+    metric_slot: np.ndarray      # [metric ref, member position] -> running-value slot
+    metric_acc: np.ndarray       # [metric ref, member position] -> accumulated mode
+    n_slots: int
+    comm_procs: np.ndarray       # [comm ref, rank] -> process, -1 padding
+    comm_size: np.ndarray
+    comm_self: np.ndarray
+
+
+@dataclass
 class Tables:
     """Reference -> index lookups shared by the binding reader and the decoder."""
 
@@ -50,6 +63,35 @@ class Tables:
     global_offset: int = 0
     ns_per_tick: float = 1.0
     event_chunk_size: int = 1 << 20
+    _kernel: KernelTables | None = None
+
+    def kernel_tables(self) -> KernelTables:
+        if self._kernel is None:
+            self._kernel = _kernel_tables(self)
+        return self._kernel
+
+
+def _kernel_tables(t: Tables) -> KernelTables:
+    n_ref = max(t.metric_members, default=-1) + 1
+    width = max((len(m) for m in t.metric_members.values()), default=0)
+    code = np.full((n_ref, max(width, 1)), -1, np.int64)
+    slot = np.zeros((n_ref, max(width, 1)), np.int64)
+    acc = np.zeros((n_ref, max(width, 1)), np.bool_)
+    slots: dict[int, int] = {}
+    for ref, members in t.metric_members.items():
+        for pos, (c, accumulated) in enumerate(members):
+            code[ref, pos] = c
+            acc[ref, pos] = accumulated
+            slot[ref, pos] = slots.setdefault(c, len(slots))
+    n_comm = max(t.comm_procs, default=-1) + 1
+    size = np.zeros(n_comm, np.int64)
+    is_self = np.zeros(n_comm, np.bool_)
+    procs = np.full((n_comm, max((len(p) for p in t.comm_procs.values()), default=0) or 1), -1, np.int64)
+    for ref, p in t.comm_procs.items():
+        size[ref] = len(p)
+        procs[ref, :len(p)] = p
+        is_self[ref] = ref in t.comm_self
+    return KernelTables(code, slot, acc, len(slots), procs, size, is_self)
 
 
 def build(reg, anchor_name: str, creator: str = "OTF2") -> tuple[Definitions, Tables]:

@@ -1,27 +1,15 @@
 """One location's raw records -> cache rows (events, states) and the two
-halves of its point-to-point messages, all with numpy column operations."""
+halves of its point-to-point messages (numba kernel), and the FIFO matching
+of those halves into messages (numpy)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from popview.readers.otf2 import definitions as dd
-from popview.readers.otf2 import raw
+from popview.readers.otf2 import kernel
 from popview.readers.otf2.definitions import Tables
 from popview.readers.otf2.raw import RawEvents
-from popview.readers.otf2.states import OP_ENTER, OP_LEAVE, OP_OFF, OP_ON, location_states
-
-UNDEFINED_U32 = 0xFFFFFFFF
-
-# raw kind -> (info event type, value column or None for 1)
-_INFO = {
-    raw.THREAD_FORK: (46000001, "a"), raw.THREAD_JOIN: (46000002, None), raw.TEAM_BEGIN: (46000003, None),
-    raw.TEAM_END: (46000004, None), raw.LOCK_ACQUIRE: (46000005, "a+1"), raw.LOCK_RELEASE: (46000006, "a+1"),
-    raw.TASK_CREATE: (46000007, "a+1"), raw.TASK_SWITCH: (46000008, "a+1"), raw.TASK_COMPLETE: (46000009, "a+1"),
-    raw.MEASUREMENT: (46000010, "a"), raw.IO_BEGIN: (46000011, "a"), raw.IO_COMPLETE: (46000012, "a"),
-    raw.RMA: (46000013, "a"), raw.THREAD_LIFE: (46000014, None),
-}
 
 
 @dataclass
@@ -55,193 +43,34 @@ class Problems:
             self.counts[what] = self.counts.get(what, 0) + int(n)
 
 
-def to_ns(ticks: np.ndarray, tables: Tables) -> np.ndarray:
-    return np.rint((ticks - tables.global_offset) * tables.ns_per_tick).astype(np.int64)
-
-
 def convert_location(loc: int, kind: str, process: int, rec: RawEvents, tables: Tables, t_end: int,
                      root: str | None, idle_state: int, sends: Halves, recvs: Halves,
                      problems: Problems) -> tuple[dict, dict | None]:
-    """(events columns, states columns or None) of one location."""
-    t = to_ns(rec.time, tables)
-    parts = [_region_events(rec, t, tables, root, problems)]
-    parts.append(_metric_events(rec, t, tables, problems))
-    parts.append(_collective_events(rec, t, tables, process, problems))
-    parts.append(_info_events(rec, t))
-    _messages(loc, process, rec, t, tables, sends, recvs, problems)
-    problems.add("records of other kinds (program begin/end, parameters, requests...)",
-                 int(np.count_nonzero(rec.kind == raw.OTHER)))
-    ev_time = np.concatenate([p[0] for p in parts])
-    ev_type = np.concatenate([p[1] for p in parts])
-    ev_value = np.concatenate([p[2] for p in parts])
-    ev_seq = np.concatenate([p[3] for p in parts])
-    order = np.lexsort((ev_seq, ev_time))
-    events = {"loc": np.full(len(order), loc, np.int32), "time": ev_time[order],
-              "type": ev_type[order].astype(np.int32), "value": ev_value[order]}
+    """(events columns, states columns or None) of one location; its message halves go to
+    `sends` / `recvs`."""
+    lk = tables.kernel_tables()
+    out = kernel.map_location(
+        rec.kind, rec.time, rec.a, rec.b, rec.c, rec.c.view(np.float64), rec.d, rec.e,
+        np.int64(tables.global_offset), np.float64(tables.ns_per_tick), np.int64(t_end),
+        tables.region_index.astype(np.int64), tables.region_state, np.int64(tables.flush_region),
+        np.int64(tables.root_region[root] if root else -1), np.int32(idle_state), kind != "metric",
+        lk.metric_code, lk.metric_slot, lk.metric_acc, np.int64(lk.n_slots),
+        lk.comm_procs, lk.comm_size, lk.comm_self, np.int64(process), kernel.INFO)
+    et, ey, ev, sb, se, ss, mt, mc, mp, mg, mz, ms, found = out
+    for what, n in zip(kernel.PROBLEMS, found):
+        problems.add(what, int(n))
+    events = {"loc": np.full(len(et), loc, np.int32), "time": et, "type": ey.astype(np.int32), "value": ev}
     states = None
     if kind != "metric":
-        stream_time, stream_op, stream_region = parts[0][4]
-        b, e, s = location_states(stream_time, stream_op, stream_region, tables.region_state, idle_state, t_end)
-        states = {"loc": np.full(len(b), loc, np.int32), "begin": b, "end": e, "state": s}
+        states = {"loc": np.full(len(sb), loc, np.int32), "begin": sb, "end": se, "state": ss}
+    is_send = ms == 1
+    me = np.full(len(mt), process, np.int64)
+    for halves, sel in ((sends, is_send), (recvs, ~is_send)):
+        if sel.any():
+            halves.add(loc=np.full(int(sel.sum()), loc), time=mt[sel], comm=mc[sel],
+                       src=me[sel] if halves is sends else mp[sel], dst=mp[sel] if halves is sends else me[sel],
+                       tag=mg[sel], size=mz[sel])
     return events, states
-
-
-def _region_events(rec: RawEvents, t: np.ndarray, tables: Tables, root: str | None, problems: Problems):
-    """Enter/leave (+ buffer flushes, artificial roots) as REGION_TYPE events, and the
-    (time, op, region) stream of the state kernel, with measurement on/off folded in."""
-    k = rec.kind
-    pos = np.arange(len(k), dtype=np.float64)
-    sel = (k == raw.ENTER) | (k == raw.LEAVE)
-    ref = rec.a[sel]
-    known = (ref >= 0) & (ref < len(tables.region_index))
-    region = np.full(len(ref), -1, np.int64)
-    region[known] = tables.region_index[ref[known]]
-    ok = region >= 0
-    problems.add("enter/leave records of undefined regions", int(np.count_nonzero(~ok)))
-    r_time, r_enter, r_region, r_seq = t[sel][ok], (k[sel] == raw.ENTER)[ok], region[ok], pos[sel][ok]
-    flush = k == raw.BUFFER_FLUSH
-    if flush.any():
-        f_start, f_stop = t[flush], to_ns(rec.a[flush], tables)
-        f_stop = np.maximum(f_stop, f_start)
-        n = len(f_start)
-        r_time = np.concatenate([r_time, f_start, f_stop])
-        r_enter = np.concatenate([r_enter, np.ones(n, bool), np.zeros(n, bool)])
-        r_region = np.concatenate([r_region, np.full(2 * n, tables.flush_region)])
-        r_seq = np.concatenate([r_seq, pos[flush] + 0.25, pos[flush] + 0.5])
-    if root is not None and len(t):
-        r_time = np.concatenate([[t[0]], r_time, [t[-1]]])
-        r_enter = np.concatenate([[True], r_enter, [False]])
-        r_region = np.concatenate([[tables.root_region[root]], r_region, [tables.root_region[root]]])
-        r_seq = np.concatenate([[-1.0], r_seq, [len(k) + 1.0]])
-    order = np.lexsort((r_seq, r_time))
-    r_time, r_enter, r_region, r_seq = r_time[order], r_enter[order], r_region[order], r_seq[order]
-    values = np.where(r_enter, r_region + 1, 0)
-    meas = k == raw.MEASUREMENT
-    s_time = np.concatenate([r_time, t[meas]])
-    s_op = np.concatenate([np.where(r_enter, OP_ENTER, OP_LEAVE), np.where(rec.a[meas] == 1, OP_ON, OP_OFF)])
-    s_region = np.concatenate([r_region, np.zeros(int(meas.sum()), np.int64)])
-    s_order = np.lexsort((np.concatenate([r_seq, pos[meas]]), s_time))
-    stream = (s_time[s_order], s_op[s_order].astype(np.int8), s_region[s_order])
-    return r_time, np.full(len(r_time), dd.REGION_TYPE, np.int64), values, r_seq, stream
-
-
-def _metric_events(rec: RawEvents, t: np.ndarray, tables: Tables, problems: Problems):
-    sel = np.flatnonzero(rec.kind == raw.METRIC)
-    if len(sel) == 0:
-        return _empty()
-    refs, pos = rec.a[sel], rec.b[sel]
-    code = np.full(len(sel), -1, np.int64)
-    accumulated = np.zeros(len(sel), bool)
-    for ref in np.unique(refs):
-        members = tables.metric_members.get(int(ref), [])
-        m = refs == ref
-        p = pos[m]
-        good = p < len(members)
-        codes = np.array([c for c, _ in members] or [-1], np.int64)
-        accs = np.array([a for _, a in members] or [False], bool)
-        code[np.flatnonzero(m)[good]] = codes[p[good]]
-        accumulated[np.flatnonzero(m)[good]] = accs[p[good]]
-    value = rec.c[sel].copy()
-    is_float = rec.d[sel] == 1
-    if is_float.any():
-        value[is_float] = np.rint(rec.c[sel][is_float].view(np.float64)).astype(np.int64)
-    good = code >= 0
-    problems.add("metric values of undefined metrics", int(np.count_nonzero(~good)))
-    sel, code, value, accumulated = sel[good], code[good], value[good], accumulated[good]
-    order = np.lexsort((sel, code))
-    c_sorted, v_sorted = code[order], value[order]
-    diff = np.diff(v_sorted, prepend=0)
-    first = np.r_[True, c_sorted[1:] != c_sorted[:-1]]
-    diff[first] = v_sorted[first]
-    delta = np.empty_like(value)
-    delta[order] = diff
-    value = np.where(accumulated, delta, value)
-    return t[sel], code, value, sel.astype(np.float64)
-
-
-def _collective_events(rec: RawEvents, t: np.ndarray, tables: Tables, process: int, problems: Problems):
-    """Root, communicator and bytes of each collective, at its begin (as Extrae records them)."""
-    ends = np.flatnonzero(rec.kind == raw.COLL_END)
-    if len(ends) == 0:
-        return _empty()
-    begins = np.flatnonzero(rec.kind == raw.COLL_BEGIN)
-    b = np.searchsorted(begins, ends) - 1
-    has_begin = b >= 0
-    problems.add("collective ends without a begin", int(np.count_nonzero(~has_begin)))
-    at = np.where(has_begin, begins[np.maximum(b, 0)], ends)
-    comm, root = rec.b[ends], rec.c[ends]
-    root_proc = np.full(len(ends), -1, np.int64)
-    for c in np.unique(comm):
-        m = comm == c
-        procs = tables.comm_procs.get(int(c))
-        if procs is None:
-            continue
-        r = root[m]
-        valid = (r >= 0) & (r < max(len(procs), 1)) & (r != UNDEFINED_U32)
-        out = np.full(len(r), -1, np.int64)
-        if int(c) in tables.comm_self:
-            out[valid] = process
-        elif len(procs):
-            out[valid] = procs[r[valid]]
-        root_proc[m] = out
-    n = len(ends)
-    time = np.repeat(t[at], 4)
-    types = np.tile(np.array([dd.COLL_ROOT, dd.COLL_COMM, dd.COLL_BYTES_SENT, dd.COLL_BYTES_RECV], np.int64), n)
-    values = np.stack([root_proc + 1, comm, np.maximum(rec.d[ends], 0), np.maximum(rec.e[ends], 0)], axis=1).ravel()
-    seq = np.repeat(at.astype(np.float64), 4) + np.tile([0.01, 0.02, 0.03, 0.04], n)
-    return time, types, values, seq
-
-
-def _info_events(rec: RawEvents, t: np.ndarray):
-    parts = []
-    for kind, (code, column) in _INFO.items():
-        sel = np.flatnonzero(rec.kind == kind)
-        if len(sel) == 0:
-            continue
-        if column is None:
-            value = np.ones(len(sel), np.int64)
-        else:
-            value = rec.a[sel] + (1 if column == "a+1" else 0)
-        parts.append((t[sel], np.full(len(sel), code, np.int64), value, sel.astype(np.float64)))
-    if not parts:
-        return _empty()
-    return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
-
-
-def _messages(loc: int, process: int, rec: RawEvents, t: np.ndarray, tables: Tables,
-              sends: Halves, recvs: Halves, problems: Problems) -> None:
-    for kinds, halves, peer_is_dst in (((raw.MPI_SEND, raw.MPI_ISEND), sends, True),
-                                       ((raw.MPI_RECV, raw.MPI_IRECV), recvs, False)):
-        sel = np.flatnonzero(np.isin(rec.kind, kinds))
-        if len(sel) == 0:
-            continue
-        comm, rank = rec.b[sel], rec.a[sel]
-        peer = np.full(len(sel), -1, np.int64)
-        for c in np.unique(comm):
-            m = comm == c
-            procs = tables.comm_procs.get(int(c))
-            if procs is None:
-                continue
-            r = rank[m]
-            if int(c) in tables.comm_self:
-                peer[m] = process
-                continue
-            valid = (r >= 0) & (r < len(procs))
-            out = np.full(len(r), -1, np.int64)
-            out[valid] = procs[r[valid]]
-            peer[m] = out
-        ok = peer >= 0
-        problems.add("messages with an unknown communicator or rank", int(np.count_nonzero(~ok)))
-        sel, comm, peer = sel[ok], comm[ok], peer[ok]
-        me = np.full(len(sel), process, np.int64)
-        halves.add(loc=np.full(len(sel), loc), time=t[sel], comm=comm,
-                   src=me if peer_is_dst else peer, dst=peer if peer_is_dst else me,
-                   tag=rec.c[sel], size=rec.d[sel])
-
-
-def _empty():
-    z = np.zeros(0, np.int64)
-    return z, z, z, np.zeros(0, np.float64)
 
 
 def match_messages(sends: dict, recvs: dict) -> tuple[dict, int, int]:
