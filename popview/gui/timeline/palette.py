@@ -13,7 +13,7 @@ GRADIENT_NONE = (0, 0, 0)         # outside the measured intervals (gradients), 
 GRADIENT_LOW = (188, 240, 150)
 GRADIENT_HIGH = (8, 24, 140)
 SLOTS = 254                        # LUT entries 1..254 for categories; 0 = none, 255 = others
-_HUES = {"mpi": (345.0, 20.0), "openmp": (35.0, 58.0), "io": (60.0, 68.0), "cuda": (150.0, 175.0),
+_HUES = {"mpi": (300.0, 35.0), "openmp": (35.0, 58.0), "io": (60.0, 68.0), "cuda": (150.0, 175.0),
          "hip": (150.0, 175.0), "measurement": (270.0, 290.0), "pthread": (180.0, 200.0)}
 _TAB20 = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189), (140, 86, 75),
           (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207), (174, 199, 232), (255, 187, 120),
@@ -29,7 +29,7 @@ def region_colour(index: int, paradigm: str) -> tuple[int, int, int]:
     span = (hi - lo) % 360 or 360
     hue = ((lo + golden * span) % 360) / 360.0
     sat = 0.55 + 0.4 * ((index * 0.37) % 1.0)
-    val = 0.65 + 0.3 * ((index * 0.71) % 1.0)
+    val = 0.55 + 0.4 * ((index * 0.71) % 1.0)
     if paradigm == "io":
         sat, val = 0.6, 0.6
     r, g, b = colorsys.hsv_to_rgb(hue, sat, val)

@@ -24,6 +24,8 @@ class RowLayout:
         self.defs = defs
         self.collapsed: set[tuple] = set()
         self.rows: list[Row] = []
+        names = [loc.name for loc in defs.locations]
+        self._names_repeat = len(set(names)) < len(names)
         self.refresh()
 
     def set_grouping(self, grouping: str) -> None:
@@ -76,12 +78,20 @@ class RowLayout:
                 name = proc.name if proc else f"process {p}"
                 rows.append(Row(locs[0], f"{name} ({len(locs)} threads)", ("process", p), tuple(locs)))
             else:
-                rows.extend(Row(i, d.locations[i].name, ("location", i), (i,)) for i in locs)
+                rows.extend(Row(i, self._location_label(i), ("location", i), (i,)) for i in locs)
         self.rows = rows
         self.row_of = np.full(len(d.locations), -1, np.int64)
         for r, row in enumerate(rows):
             self.row_of[list(row.members)] = r
         self.locs = np.array([row.loc for row in rows], np.int64)
+
+    def _location_label(self, i: int) -> str:
+        """The location's name, prefixed by its process's when names repeat ("Master thread")."""
+        loc = self.defs.locations[i]
+        if not self._names_repeat:
+            return loc.name
+        proc = self.defs.processes[loc.process] if loc.process < len(self.defs.processes) else None
+        return f"{proc.name} · {loc.name}" if proc else loc.name
 
     def _node_name(self, node: int) -> str:
         nodes = self.defs.nodes

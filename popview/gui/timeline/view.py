@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QMenu
 
 from popview.analysis.timeline_data import ColourMode, TimelineData
@@ -154,7 +155,6 @@ class TimelineView(pg.PlotWidget):
         self._closed = False
         self.setBackground("w")
         self.plotItem.setClipToView(True)
-        self.row_axis.setWidth(140)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.addItem(self.image)
         self.lines = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(255, 235, 0, 220, width=1))
@@ -280,6 +280,9 @@ class TimelineView(pg.PlotWidget):
 
     def _apply_rows(self) -> None:
         self.row_axis.labels = [r.label for r in self.layout_rows.rows]
+        metrics = QFontMetrics(self.row_axis.style.get("tickFont") or self.font())
+        widest = max((metrics.horizontalAdvance(label) for label in self.row_axis.labels), default=40)
+        self.row_axis.setWidth(min(widest + 24, 360))
         self.vb.setLimits(yMin=0, yMax=max(len(self.layout_rows), 1))
         self.vb.setYRange(0, max(len(self.layout_rows), 1), padding=0)
         self.row_axis.picture = None
