@@ -129,7 +129,7 @@ class TimelinePane(QWidget):
         return b
 
     def menu_actions(self):
-        fit = QAction("Timeline: fit all", self, shortcut="Home")
+        fit = QAction("Timeline: fit all (Home in the timeline)", self)
         fit.triggered.connect(lambda: self._each(TimelineView.fit))
         return {"View": [fit]}
 
