@@ -18,6 +18,7 @@ class CandidatesWidget(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self._all: list = []
+        self._found_below: float | None = None     # threshold of the last search
         self.threshold = QDoubleSpinBox(self)
         self.threshold.setRange(0.05, 1.0)
         self.threshold.setSingleStep(0.05)
@@ -68,8 +69,7 @@ class CandidatesWidget(QWidget):
 
     def set_candidates(self, candidates: list) -> None:
         self._all = list(candidates)
-        self.status.setText(f"{len(self._all)} call path(s) below {self.threshold.value():.2f}"
-                            if self._all else "No call path below the threshold.")
+        self._found_below = self.threshold.value()
         self._refill()
 
     def set_status(self, text: str) -> None:
@@ -77,6 +77,7 @@ class CandidatesWidget(QWidget):
 
     def clear(self) -> None:
         self._all = []
+        self._found_below = None
         self.status.setText("")
         self._refill()
 
@@ -86,6 +87,10 @@ class CandidatesWidget(QWidget):
     def _refill(self) -> None:
         self.slider_label.setText(f"{self.slider.value()} %")
         rows = self.shown()
+        if self._found_below is not None:
+            self.status.setText(f"{len(self._all)} call path(s) below {self._found_below:.2f}, {len(rows)} of them "
+                                f"with at least {self.slider.value()} % of the run" if self._all
+                                else f"No call path below {self._found_below:.2f}.")
         self.table.setRowCount(len(rows))
         for r, c in enumerate(rows):
             for col, text in enumerate((c.path, f"{c.share * 100:.1f} %", c.summary())):
