@@ -290,3 +290,12 @@ def test_difference_matches_call_paths_of_a_renamed_program(trees):
     state.set_reference(ref)
     state.set_value_mode("difference")
     assert shown_of(calls, SOLVE) == pytest.approx(0.0)   # same numbers, matched below the root
+
+
+def test_values_are_shown_with_units():
+    from popview.gui.widgets.units import format_value
+    assert format_value(0.00123, "sec") == "1.23 ms"
+    assert format_value(3 * 2**20, "bytes") == "3 MiB"
+    assert format_value(1234, "occ") == "1,234 occ"
+    assert format_value(12.345, "%") == "12.35 %"
+    assert format_value(float("nan"), "sec") == "n/a"

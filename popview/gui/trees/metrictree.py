@@ -167,9 +167,6 @@ class MetricTreePane(TreePane):
     def node_expanded(self, node: int, expanded: bool) -> None:
         self.state.set_selection_scope(metric_exclusive=expanded)
 
-    def menu_actions(self) -> dict:
-        return {}
-
 
 def _known(pv: ProfileValues, key: str) -> bool:
     try:
