@@ -213,3 +213,61 @@ class _Direct:
         if self.first is not None:
             self.trace._update_timestamps(self.first)
             self.trace._update_timestamps(self.last)
+
+
+def write_record_kinds(folder: Path) -> Path:
+    """A small archive with every record kind the buffer decoder handles, in the
+    forms that exercise its corner cases (attribute lists, records longer than 254
+    bytes, all-ones and 64-bit values, double and signed metrics, clock gaps),
+    plus, on a second rank, thread records it leaves to the bindings."""
+    folder = Path(folder)
+    with otf2.writer.open(str(folder), archive_name="traces", timer_resolution=1_000_000) as trace:
+        d = trace.definitions
+        node = d.system_tree_node("node0", parent=d.system_tree_node("machine"))
+        groups = [d.location_group(f"rank {r}", location_group_type=LocationGroupType.PROCESS,
+                                   system_tree_parent=node) for r in range(2)]
+        locs = [d.location("Master thread", type=LocationType.CPU_THREAD, group=g) for g in groups]
+        d.group("", group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=locs)
+        world = d.comm("MPI_COMM_WORLD", group=d.group("", group_type=GroupType.COMM_GROUP,
+                                                        paradigm=Paradigm.MPI, members=locs))
+        region = d.region("work", paradigm=Paradigm.USER, region_role=RegionRole.FUNCTION)
+        mpi = d.region("MPI_Isend", paradigm=Paradigm.MPI, region_role=RegionRole.POINT2POINT)
+        attr = d.attribute("note", type=Type.UINT64)
+        ints = d.metric_class([d.metric_member("signed", metric_mode=MetricMode.ABSOLUTE_POINT, value_type=Type.INT64),
+                               d.metric_member("PAPI_TOT_INS", metric_mode=MetricMode.ACCUMULATED_START,
+                                               value_type=Type.UINT64)],
+                              occurrence=MetricOccurrence.SYNCHRONOUS_STRICT, recorder_kind=RecorderKind.CPU)
+        power = d.metric("power", metric_mode=MetricMode.ABSOLUTE_POINT, value_type=Type.DOUBLE, unit="W")
+        param_s = d.parameter("mode", parameter_type=otf2.ParameterType.STRING)
+        param_i = d.parameter("size", parameter_type=otf2.ParameterType.INT64)
+        param_u = d.parameter("count", parameter_type=otf2.ParameterType.UINT64)
+        for r, loc in enumerate(locs):
+            w = trace.event_writer_from_location(loc)
+            t = 10 + r
+            w.program_begin(t, "a.out", [f"--argument-{i}" for i in range(150)])
+            w.enter(t + 1, region, attributes={attr: 7})
+            w.metric(t + 2, ints, [-5 - r, 1 << 40])
+            w.metric(t + 3, power, 151.75 + r)
+            w.parameter_string(t + 4, param_s, "fast")
+            w.parameter_int(t + 4, param_i, -3)
+            w.parameter_unsigned_int(t + 4, param_u, 1 << 62)
+            w.enter(t + 5, mpi)
+            w.mpi_isend(t + 6, 1 - r, world, 0xFFFFFFFE, 5 << 32, 17)
+            w.mpi_isend_complete(t + 7, 17)
+            w.leave(t + 8, mpi)
+            w.mpi_irecv_request(t + 9, 18)
+            w.mpi_request_test(t + 10, 18)
+            w.mpi_irecv(t + 11, 1 - r, world, 0xFFFFFFFE, 5 << 32, 18)
+            w.mpi_request_cancelled(t + 12, 19)
+            w.measurement_on_off(t + 20, MeasurementMode.OFF)
+            w.measurement_on_off(t + 300, MeasurementMode.ON)
+            w.buffer_flush(t + 301, t + 400)
+            w.mpi_collective_begin(t + 401)
+            w.mpi_collective_end(t + 402, CollectiveOp.BCAST, world, 1, 0, 64)
+            w.metric(t + 403, ints, [7, (1 << 40) + 9])
+            if r == 1:
+                w.thread_fork(t + 404, Paradigm.OPENMP, 4)
+                w.thread_join(t + 405, Paradigm.OPENMP)
+            w.leave(t + 1000, region)
+            w.program_end(t + 1001, 0)
+    return folder / "traces.otf2"
