@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
+from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
+from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
                                QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from popview.analysis.report import nodes, series, variants
@@ -55,6 +55,7 @@ class ScalingPane(QWidget):
             buttons.append(b)
 
         self.tree = QTreeWidget(self)
+        QShortcut(QKeySequence.Copy, self.tree, self.copy, context=Qt.WidgetShortcut)
         self.tree.setAlternatingRowColors(False)
         self.tree.setUniformRowHeights(True)
         self.speedup_plot = pg.PlotWidget(self, background="w")
@@ -231,6 +232,11 @@ class ScalingPane(QWidget):
                 c = PALETTE[i % len(PALETTE)]
                 self.efficiency_plot.plot([p[0] for p in pts], [p[1] for p in pts], pen=pg.mkPen(c, width=2),
                                           symbol="o", symbolBrush=c, name=row.name)
+
+    def copy(self) -> None:
+        """Ctrl+C: the table as CSV text."""
+        if self.table:
+            QApplication.clipboard().setText(self.table.to_csv())
 
     # ---- export -------------------------------------------------------
     def _ask(self, caption: str, suffix: str) -> Path | None:

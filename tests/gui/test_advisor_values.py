@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 import popview
 from popview.analysis.focus import Focus
@@ -161,3 +162,19 @@ def test_candidate_click_selects_the_call_path_and_focuses_it(qtbot, advisor):
     assert state.focus == Focus.on_callpath("main/timestep")
     u = ex.useful_ns.astype(float)
     check(pane, "pop-mpi", {"parallel_efficiency": u.mean() / (ex.iteration_ns * SHAPE.iterations)})
+
+
+def test_ctrl_c_copies_the_tree(qtbot, advisor):
+    state, pane, exp, ex = advisor
+    pane.select_variant("pop-mpi")
+    pane.show()
+    qtbot.waitExposed(pane)
+    pane.activateWindow()
+    tree = pane.current_tab().tree
+    tree.setFocus()
+    qtbot.waitUntil(tree.hasFocus)
+    qtbot.keyClick(tree, Qt.Key_C, Qt.ControlModifier)
+    text = QApplication.clipboard().text().splitlines()
+    assert text[0] == "POP MPI\tValue\tRating\tMin\tAvg\tMax"
+    pe = ex.parallel_efficiency()
+    assert text[2].startswith(f"  Parallel efficiency\t{pe * 100:.1f} %\t")

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 import popview
 from popview.analysis.report.scale import hex_colour
@@ -105,6 +106,16 @@ def test_exports(pane, tmp_path):
     assert data["reference"] == "1x2" and [r["label"] for r in data["runs"]] == ["1x2", "2x2", "4x2"]
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     ET.fromstring((tmp_path / "p.svg").read_text())
+
+
+def test_ctrl_c_copies_the_table(qtbot, pane):
+    pane.show()
+    qtbot.waitExposed(pane)
+    pane.activateWindow()
+    pane.tree.setFocus()
+    qtbot.waitUntil(pane.tree.hasFocus)
+    qtbot.keyClick(pane.tree, Qt.Key_C, Qt.ControlModifier)
+    assert QApplication.clipboard().text() == pane.table.to_csv()
 
 
 def test_only_the_current_series_is_compared(pane, series):

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QLabel, QTreeView, QVBoxLayout, QWidget
 
 from popview.analysis.report import nodes
 from popview.gui.advisor.bar import BarDelegate
@@ -37,6 +38,7 @@ class VariantTab(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.message)
         lay.addWidget(self.tree)
+        QShortcut(QKeySequence.Copy, self.tree, self.copy, context=Qt.WidgetShortcut)
 
     def show_roots(self, roots: list) -> None:
         self.model.set_roots(roots)
@@ -50,6 +52,20 @@ class VariantTab(QWidget):
                               "; ".join(reasons or ["no metric of this model could be computed"]))
         else:
             self.message.hide()
+
+    def as_text(self) -> str:
+        """The tree as tab-separated text (Ctrl+C), with min / avg / max where known."""
+        lines = [f"{self.variant.label}\tValue\tRating\tMin\tAvg\tMax"]
+        for root in self.model.roots():
+            for depth, n in root.walk():
+                sp = nodes.spread(n)
+                stats = [nodes.format_as(n, x) for x in sp] if sp else ["", "", ""]
+                rating = nodes.rating_word(n) if nodes.value(n) is not None else f"n/a: {nodes.reason(n)}"
+                lines.append("\t".join(["  " * depth + n.name, nodes.format_value(n), rating, *stats]))
+        return "\n".join(lines) + "\n"
+
+    def copy(self) -> None:
+        QApplication.clipboard().setText(self.as_text())
 
     def show_message(self, html: str) -> None:
         self.message.setText(html)
