@@ -175,6 +175,9 @@ def test_colour_mode_switch_changes_picture_and_legend(pane):
     view.redraw_now()
     assert (view.image.image[0] == 0).any()                  # black outside useful computation
     assert (view.image.image[0] > 0).any()
+    pane.fit_scale()
+    shown = view.last_picture.values[np.isfinite(view.last_picture.values)]
+    assert view.palette.low == shown.min() and view.palette.high >= shown.max()
 
 
 def test_hover_says_what_and_where(pane, qtbot):

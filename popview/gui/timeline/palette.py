@@ -107,6 +107,14 @@ class Palette:
         f = np.linspace(0.0, 1.0, 255)[:, None]
         self.lut[1:] = (np.array(GRADIENT_LOW) * (1 - f) + np.array(GRADIENT_HIGH) * f).astype(np.uint8)
 
+    def fit(self, values: np.ndarray) -> None:
+        """Scale the gradient to the values on screen (Paraver's "fit semantic scale")."""
+        v = values[np.isfinite(values)] if values.dtype.kind == "f" else np.zeros(0)
+        if len(v):
+            self.low, self.high = float(v.min()), float(v.max())
+            if self.high <= self.low:
+                self.high = self.low + 1.0
+
     def _gradient_index(self, values: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore"):
             f = np.clip((values - self.low) / (self.high - self.low), 0.0, 1.0)

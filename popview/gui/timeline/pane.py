@@ -81,11 +81,12 @@ class TimelinePane(QWidget):
         self.path_box = QCheckBox("Critical path", toolTip="Critical path from the replay of the run")
         self.path_box.toggled.connect(self._critical_path_toggled)
         self.save_button = self._tool("Save…", "Save the timeline as PNG or SVG", self._save_dialog)
+        self.fit_scale_button = self._tool("Fit scale", "Scale the gradient to the values shown", self.fit_scale)
         bar = QHBoxLayout()
         bar.setContentsMargins(2, 2, 2, 2)
         for w in (QLabel("Colour:"), self.mode_box, QLabel("Rows:"), self.group_box, self.back_button,
                   self.forward_button, self.fit_button, self.goto_edit, self.lines_box, self.flags_box,
-                  self.path_box, self.save_button):
+                  self.path_box, self.fit_scale_button, self.save_button):
             bar.addWidget(w)
         bar.addStretch(1)
         self.source_label = QLabel()
@@ -232,6 +233,13 @@ class TimelinePane(QWidget):
             self.info.setText(html.escape(str(exc)))
             return
         view.go_to(t0, t1)
+
+    def fit_scale(self) -> None:
+        view = self.view
+        if view is not None and not view.mode.categorical and view.last_picture is not None:
+            view.palette.fit(view.last_picture.values)
+            view.redraw_now()
+            self._settled()
 
     def save_image(self, path: str) -> None:
         """The current experiment's timeline as PNG (or SVG when the name ends in .svg)."""
