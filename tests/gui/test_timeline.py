@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import QPointF, Qt, QThreadPool
 
 import popview
 from popview.analysis.focus import Focus
@@ -34,6 +34,7 @@ def pane(qtbot, traces):
     qtbot.waitExposed(pane)
     pane.view.redraw_now()
     yield pane
+    QThreadPool.globalInstance().waitForDone(30_000)
     exp.close()
 
 
@@ -249,3 +250,14 @@ def test_collapsing_a_process_from_its_row(pane):
     assert [r.group for r in view.layout_rows.rows][0] == ("process", 0) and len(view.layout_rows) == 3
     view.toggle_group_at(0)
     assert len(view.layout_rows) == 4
+
+
+def test_critical_path_overlay(pane, qtbot):
+    view = pane.view
+    pane.path_box.setChecked(True)
+    qtbot.waitUntil(lambda: view.critical_path is not None, timeout=60_000)
+    x, y = view.path.getData()
+    assert len(view.critical_path["loc"]) > 0 and len(x) == 2 * len(view.critical_path["loc"])
+    assert "critical path" in pane.info.text()
+    pane.path_box.setChecked(False)
+    assert view.path.getData()[0] is None or len(view.path.getData()[0]) == 0
