@@ -144,8 +144,8 @@ def run(path: Path) -> None:
     cpu = []
 
     def timed(action) -> float:
-        action()
         start, start_cpu = time.perf_counter(), time.process_time()
+        action()
         view.redraw_now()
         pane.grab()
         cpu.append((time.process_time() - start_cpu) * 1e3)
