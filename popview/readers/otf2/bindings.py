@@ -79,16 +79,14 @@ _RMA_OTHER = {c for n, c in vars(ev).items() if isinstance(c, type) and n.starts
 class _RawReader(BufferedEventReader):
     """Global event reader whose callbacks append raw rows per location."""
 
-    def __init__(self, reader, rows: dict[int, list], counts: Counter, per_location: Counter, defs):
+    def __init__(self, reader, rows: dict[int, list], counts: dict[int, Counter], defs):
         super().__init__(reader, 10000)
         self.rows = rows
         self.counts = counts
-        self.per_location = per_location
         self.defs = defs
 
     def _append(self, event_type, location_ref, time, _, attribute_list, *args):
-        self.counts[event_type.__name__] += 1
-        self.per_location[location_ref] += 1
+        self.counts.setdefault(location_ref, Counter())[event_type.__name__] += 1
         out = self.rows.setdefault(location_ref, [])
         if event_type is ev.Metric:
             self._metric_rows(out, time, *args)
@@ -109,14 +107,13 @@ class _RawReader(BufferedEventReader):
                 out.append((raw.METRIC, time, metric_ref, pos, _i(v), 0, 0))
 
 
-def read_locations(anchor: Path, location_refs: list[int]) -> tuple[dict[int, RawEvents], Counter, Counter]:
-    """Raw records of the given locations, event counts per OTF2 record name and per location."""
+def read_locations(anchor: Path, location_refs: list[int]) -> tuple[dict[int, RawEvents], dict[int, Counter]]:
+    """Raw records of the given locations and their event counts per OTF2 record name."""
     rows: dict[int, list] = {}
-    counts: Counter = Counter()
-    per_location: Counter = Counter()
+    counts: dict[int, Counter] = {}
     with closing(otf2.reader.Reader(str(anchor))) as trace:
         selected = [loc for loc in trace.definitions.locations if loc._ref in set(location_refs)]
-        it = _RawReader(trace, rows, counts, per_location, trace.definitions)
+        it = _RawReader(trace, rows, counts, trace.definitions)
         it._selected_locations = selected
         handle = trace._get_global_evt_reader_handle(selected)
         it._handle = handle
@@ -126,4 +123,5 @@ def read_locations(anchor: Path, location_refs: list[int]) -> tuple[dict[int, Ra
         _otf2.GlobalEvtReaderCallbacks_Delete(cbs)
         while _otf2.GlobalEvtReader_ReadEvents(handle, 1 << 20) == 1 << 20:
             pass
-    return {ref: RawEvents.from_rows(rows.get(ref, [])) for ref in location_refs}, counts, per_location
+    return ({ref: RawEvents.from_rows(rows.get(ref, [])) for ref in location_refs},
+            {ref: counts.get(ref, Counter()) for ref in location_refs})

@@ -3,6 +3,7 @@ the locations in batches of bounded size, then the matched messages."""
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from popview.readers.otf2 import definitions as dd
 from popview.readers.otf2.mapping import Halves, Problems, convert_location, match_messages
 
 BATCH_EVENTS = 4_000_000   # records read into memory at once (bounded memory)
+WORKERS = 2                # locations decoded and mapped in parallel
 
 
 def read_definitions(anchor: Path) -> tuple[Definitions, dd.Tables]:
@@ -51,28 +53,84 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     anchor = archive.anchor(Path(path))
     defs, tables = read_definitions(anchor)
     archive.check_event_files(anchor, tables.location_events)
-    sends, recvs, problems = Halves(), Halves(), Problems()
-    counts: Counter = Counter()
-    seen_regions: set[int] = set()
-    batches = _batches(tables)
+    acc = _Accumulated()
     total = max(sum(tables.location_events.values()), 1)
-    done = fallback = 0
-    for refs in batches:
-        progress(0.9 * done / total, f"reading {anchor.name}: {done:,} of {total:,} events")
-        records, batch_counts, slow = events.read(anchor, refs, tables, defs.warn)
-        counts.update(batch_counts)
-        fallback += slow
-        for ref in refs:
-            loc = tables.location_index[ref]
-            rec = records.pop(ref)
-            _convert_one(defs, tables, loc, rec, writer, sends, recvs, problems, seen_regions)
-            done += tables.location_events[ref]
-    defs.flags["otf2_locations_via_bindings"] = fallback
-    _finish_messages(defs, writer, sends, recvs)
-    _finish_definitions(defs, counts, problems, seen_regions, writer)
+    done = 0
+    with ThreadPoolExecutor(WORKERS) as pool:
+        for refs in _batches(tables):
+            jobs = [pool.submit(_decode_and_map, anchor, ref, defs, tables) for ref in refs]
+            slow = []
+            for ref, job in zip(refs, jobs):
+                result = job.result()
+                if result is None:
+                    slow.append(ref)
+                else:
+                    acc.store(writer, defs, anchor, tables, ref, *result)
+                done += tables.location_events[ref]
+                progress(0.9 * done / total, f"reading {anchor.name}: {done:,} of {total:,} events")
+            if slow:
+                records, counts = events.read_with_bindings(anchor, slow)
+                for ref in slow:
+                    acc.store(writer, defs, anchor, tables, ref, _map(defs, tables, ref, records.pop(ref)), counts[ref])
+                acc.via_bindings += len(slow)
+    defs.flags["otf2_locations_via_bindings"] = acc.via_bindings
+    _finish_messages(defs, writer, acc.sends, acc.recvs)
+    _finish_definitions(defs, acc, writer)
     writer.set_definitions(defs)
     progress(1.0, "events read")
     return defs
+
+
+class _Accumulated:
+    """What the locations contribute beyond their own rows."""
+
+    def __init__(self):
+        self.sends, self.recvs, self.problems = Halves(), Halves(), Problems()
+        self.counts: Counter = Counter()
+        self.seen_regions: set[int] = set()
+        self.via_bindings = 0
+
+    def store(self, writer, defs, anchor, tables, ref, mapped, counts: Counter) -> None:
+        events_cols, states, sends, recvs, problems = mapped
+        writer.append("events", events_cols)
+        if states is not None:
+            writer.append("states", states)
+        for mine, theirs in ((self.sends, sends), (self.recvs, recvs)):
+            for k, v in vars(theirs).items():
+                getattr(mine, k).extend(v)
+        for what, n in problems.counts.items():
+            self.problems.add(what, n)
+        self.counts.update(counts)
+        mismatch = events.count_mismatch(anchor, ref, sum(counts.values()), tables)
+        if mismatch:
+            defs.warn(mismatch)
+        regions = events_cols["value"][(events_cols["type"] == dd.REGION_TYPE) & (events_cols["value"] > 0)]
+        self.seen_regions.update((np.unique(regions) - 1).tolist())
+
+
+def _decode_and_map(anchor: Path, ref: int, defs: Definitions, tables: dd.Tables):
+    """Worker: decode one location and map it (both numba, without the GIL)."""
+    out = events.decode(anchor, ref, tables)
+    if out is None:
+        return None
+    rec, counts = out
+    return _map(defs, tables, ref, rec), counts
+
+
+def _map(defs: Definitions, tables: dd.Tables, ref: int, rec):
+    loc = tables.location_index[ref]
+    location = defs.locations[loc]
+    team_member = bool(np.any(rec.kind == raw.TEAM_BEGIN))
+    if location.kind == "gpu":
+        root, idle = "KERNELS", 0
+    elif location.kind == "thread" and location.thread > 0:
+        root, idle = (None if team_member else "THREADS"), 0
+    else:
+        root, idle = None, st.RUNNING
+    sends, recvs, problems = Halves(), Halves(), Problems()
+    ev, states = convert_location(loc, location.kind, location.process, rec, tables, defs.t_end, root, idle,
+                                  sends, recvs, problems)
+    return ev, states, sends, recvs, problems
 
 
 def _batches(tables: dd.Tables) -> list[list[int]]:
@@ -89,24 +147,6 @@ def _batches(tables: dd.Tables) -> list[list[int]]:
     return batches
 
 
-def _convert_one(defs, tables, loc, rec, writer, sends, recvs, problems, seen_regions) -> None:
-    location = defs.locations[loc]
-    team_member = bool(np.any(rec.kind == raw.TEAM_BEGIN))
-    if location.kind == "gpu":
-        root, idle = "KERNELS", 0
-    elif location.kind == "thread" and location.thread > 0:
-        root, idle = (None if team_member else "THREADS"), 0
-    else:
-        root, idle = None, st.RUNNING
-    ev, states = convert_location(loc, location.kind, location.process, rec, tables, defs.t_end, root, idle,
-                                  sends, recvs, problems)
-    writer.append("events", ev)
-    if states is not None:
-        writer.append("states", states)
-    regions = ev["value"][(ev["type"] == dd.REGION_TYPE) & (ev["value"] > 0)]
-    seen_regions.update((np.unique(regions) - 1).tolist())
-
-
 def _finish_messages(defs: Definitions, writer: Writer, sends: Halves, recvs: Halves) -> None:
     msgs, lost_sends, lost_recvs = match_messages(sends.arrays(), recvs.arrays())
     if len(msgs["send_loc"]):
@@ -116,10 +156,11 @@ def _finish_messages(defs: Definitions, writer: Writer, sends: Halves, recvs: Ha
         defs.warn(f"{lost_sends} MPI sends and {lost_recvs} receives without a matching partner were left out")
 
 
-def _finish_definitions(defs, counts, problems, seen_regions, writer) -> None:
+def _finish_definitions(defs: Definitions, acc: _Accumulated, writer: Writer) -> None:
+    counts, seen_regions = acc.counts, acc.seen_regions
     defs.flags["otf2_event_counts"] = dict(sorted(counts.items()))
     defs.t_end = max(defs.t_end, writer.time_max())
-    for what, n in problems.counts.items():
+    for what, n in acc.problems.counts.items():
         defs.warn(f"{n} {what} not represented")
     tasks = sum(counts.get(k, 0) for k in ("ThreadTaskSwitch", "OmpTaskSwitch"))
     if tasks:
