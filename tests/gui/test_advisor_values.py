@@ -178,3 +178,19 @@ def test_ctrl_c_copies_the_tree(qtbot, advisor):
     assert text[0] == "POP MPI\tValue\tRating\tMin\tAvg\tMax"
     pe = ex.parallel_efficiency()
     assert text[2].startswith(f"  Parallel efficiency\t{pe * 100:.1f} %\t")
+
+
+def test_big_runs_are_computed_off_the_gui_thread(qtbot, run, monkeypatch):
+    monkeypatch.setattr("popview.gui.advisor.pane.SYNC_RECORDS", 0)     # every run counts as big
+    d, ex, _ = run
+    state = AppState()
+    pane = AdvisorPane(state)
+    qtbot.addWidget(pane)
+    with popview.open(d / "hybrid.prv", cache_dir=d / "cache") as exp:
+        with qtbot.waitSignal(pane.updated, timeout=60000):
+            state.add_experiment(exp)
+            assert not pane.current_tab().tree.isEnabled()             # "calculating..." meanwhile
+        qtbot.waitUntil(lambda: "parallel_efficiency" in shown(pane), timeout=60000)
+        node, text, _ = shown(pane)["parallel_efficiency"]
+        assert node.value == pytest.approx(ex.parallel_efficiency(), rel=1e-12)
+        pane.runner.wait(60000)
