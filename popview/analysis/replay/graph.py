@@ -28,22 +28,24 @@ PRIORITY_BITS = 4
 
 @dataclass
 class Graph:
-    """Nodes sorted by (location, time, priority) plus edges in CSR form."""
+    """Nodes in creation order (ids 0..n_real-1, virtual ones after), their
+    order by (location, time, priority), and edges in CSR form by source.
+    Edges keep creation ids: most come in runs of consecutive sources, so
+    grouping them stays sequential."""
 
-    loc: np.ndarray
-    time: np.ndarray
-    kind: np.ndarray
-    copy: np.ndarray                 # FORK_WORKER: take the master's clock, not the max
-    loc_ptr: np.ndarray              # nodes of location l: loc_ptr[l]:loc_ptr[l+1]
+    order: np.ndarray                # position -> node id, locations one after the other
+    time: np.ndarray                 # by position
+    loc_ptr: np.ndarray              # positions of location l: loc_ptr[l]:loc_ptr[l+1]
+    copy: np.ndarray                 # by id; FORK_WORKER: take the master's clock, not the max
     n_virtual: int
-    succ_ptr: np.ndarray             # over real + virtual nodes
+    succ_ptr: np.ndarray             # by id, over real + virtual nodes
     succ: np.ndarray
     succ_cross: np.ndarray           # edge between processes (ignored by process-local clocks)
     indegree: np.ndarray
 
     @property
     def n_real(self) -> int:
-        return len(self.loc)
+        return len(self.order)
 
 
 @dataclass
@@ -52,7 +54,7 @@ class GraphBuilder:
 
     n_loc: int
     loc_process: np.ndarray
-    _nodes: list = field(default_factory=list)      # (loc, time, priority, kind, copy)
+    _nodes: list = field(default_factory=list)      # (loc, time, priority, copy)
     _edges: list = field(default_factory=list)      # (src, dst, cross) in builder ids
     _n: int = 0
     _n_virtual: int = 0
@@ -62,8 +64,7 @@ class GraphBuilder:
         loc = np.asarray(loc, np.int32)
         n = len(loc)
         pri = np.full(n, PRIORITY[kind], np.int8) if priority is None else np.asarray(priority, np.int8)
-        self._nodes.append((loc, np.asarray(time, np.int64), pri, np.full(n, kind, np.int8),
-                            np.full(n, copy, bool)))
+        self._nodes.append((loc, np.asarray(time, np.int64), pri, np.full(n, copy, bool)))
         ids = np.arange(self._n, self._n + n, dtype=np.int64)
         self._n += n
         return ids
@@ -82,30 +83,35 @@ class GraphBuilder:
         """Sort and index everything; `t_final` (after every node and state)
         places the node that closes each location."""
         self.nodes(np.arange(self.n_loc), np.full(self.n_loc, t_final), FINAL)
-        loc, time, pri, kind, copy = (np.concatenate(c) for c in zip(*self._nodes))
+        loc, time, pri, copy = (np.concatenate(c) for c in zip(*self._nodes))
         order = _node_order(loc, time, pri)
         n_real = len(order)
-        rank = np.empty(n_real, np.int64)
-        rank[order] = np.arange(n_real)
         if self._edges:
             src, dst, cross = (np.concatenate(c) for c in zip(*self._edges))
         else:
             src = dst = np.zeros(0, np.int64)
             cross = np.zeros(0, bool)
-        src = np.where(src >= 0, rank[np.maximum(src, 0)], n_real - 1 - src)
-        dst = np.where(dst >= 0, rank[np.maximum(dst, 0)], n_real - 1 - dst)
         total = n_real + self._n_virtual
+        src = _renumber_virtual(src, n_real)
+        dst = _renumber_virtual(dst, n_real)
         succ_ptr, succ, succ_cross = edges_by_source(src, dst, cross, total)
-        loc_sorted = loc[order]
         loc_ptr = np.zeros(self.n_loc + 1, np.int64)
-        np.cumsum(np.bincount(loc_sorted, minlength=self.n_loc), out=loc_ptr[1:])
-        return Graph(loc=loc_sorted, time=time[order], kind=kind[order], copy=copy[order], loc_ptr=loc_ptr,
-                     n_virtual=self._n_virtual, succ_ptr=succ_ptr, succ=succ, succ_cross=succ_cross,
+        np.cumsum(np.bincount(loc, minlength=self.n_loc), out=loc_ptr[1:])
+        return Graph(order=order, time=time[order], loc_ptr=loc_ptr, copy=copy, n_virtual=self._n_virtual,
+                     succ_ptr=succ_ptr, succ=succ, succ_cross=succ_cross,
                      indegree=np.bincount(dst, minlength=total).astype(np.int64))
 
     def latest(self) -> int:
         """The latest node time so far."""
         return max((int(t.max()) for _, t, *_ in self._nodes if len(t)), default=0)
+
+
+def _renumber_virtual(ids: np.ndarray, n_real: int) -> np.ndarray:
+    """Virtual ids -1, -2, ... become n_real, n_real + 1, ..."""
+    out = ids.copy()
+    virtual = ids < 0
+    out[virtual] = n_real - 1 - ids[virtual]
+    return out
 
 
 def _node_order(loc, time, pri) -> np.ndarray:

@@ -72,7 +72,7 @@ def merge_overlaps(ptr, b, e):
 
 
 @numba.njit(cache=True)
-def leaves(ptr, begin, end, depth, callpath):
+def leaves(ptr, begin, end, callpath):
     """Innermost call path per time: nested calls -> disjoint (begin, end, callpath)."""
     n_loc = len(ptr) - 1
     cap = 2 * len(begin) + 1

@@ -17,7 +17,8 @@ import numpy as np
 
 from popview.analysis.replay.graph import RECV, RECV_POSTED, SEND, SEND_DONE, GraphBuilder
 
-_COLUMNS = ["send_loc", "recv_loc", "send_time", "send_phys", "recv_time", "recv_phys", "size"]
+_COLUMNS = ["send_loc", "recv_loc", "send_time", "recv_phys"]
+_RENDEZVOUS_COLUMNS = _COLUMNS + ["send_phys", "recv_time", "size"]
 
 
 @dataclass
@@ -34,10 +35,11 @@ def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: in
     stats = MessageStats()
     if not reader.has("messages"):
         return stats
+    cols = _COLUMNS if rendezvous_bytes is None else _RENDEZVOUS_COLUMNS
     if window is None:
-        m = reader.read("messages", columns=_COLUMNS)
+        m = reader.read("messages", columns=cols)
     else:
-        m = reader.read("messages", t0=window[0], t1=window[1], columns=_COLUMNS)
+        m = reader.read("messages", t0=window[0], t1=window[1], columns=cols)
         inside = m["recv_phys"] < window[1]
         m = {k: v[inside] for k, v in m.items()}
     s_loc, r_loc = m["send_loc"], m["recv_loc"]

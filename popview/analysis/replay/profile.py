@@ -24,7 +24,7 @@ def critical_path_profile(exp, path, pieces) -> tuple[np.ndarray, float, dict[st
     c_loc, c_b, c_e = path["loc"][order], path["begin"][order], path["end"][order]
     c_ptr = intervals.csr(c_loc, n_loc)
     on_ptr, on_b, on_e, _, _ = intervals.intersect(u_ptr, p_b[useful], p_e[useful], c_ptr, c_b, c_e)
-    calls = exp.reader.read("calls", columns=["loc", "begin", "end", "callpath", "depth"]) \
+    calls = exp.reader.read("calls", columns=["loc", "begin", "end", "callpath"]) \
         if exp.reader.has("calls") else None
     per_cp = np.zeros(n_cp, np.float64)
     empty = {"loc": np.zeros(0, np.int32), "callpath": np.zeros(0, np.int32), "seconds": np.zeros(0)}
@@ -32,7 +32,7 @@ def critical_path_profile(exp, path, pieces) -> tuple[np.ndarray, float, dict[st
     if calls is None or len(on_b) == 0:
         return per_cp, total, empty
     k_ptr = intervals.csr(calls["loc"], n_loc)
-    l_ptr, l_b, l_e, l_cp = intervals.leaves(k_ptr, calls["begin"], calls["end"], calls["depth"], calls["callpath"])
+    l_ptr, l_b, l_e, l_cp = intervals.leaves(k_ptr, calls["begin"], calls["end"], calls["callpath"])
     x_ptr, x_b, x_e, _, il = intervals.intersect(on_ptr, on_b, on_e, l_ptr, l_b, l_e)
     seconds = (x_e - x_b) / 1e9
     cp = l_cp[il]

@@ -31,7 +31,7 @@ _ZERO = {CUE: set(StateClass) - {StateClass.USEFUL},
 
 def class_weights() -> np.ndarray:
     """[class, weight kind] -> 0 or 1."""
-    w = np.ones((len(StateClass), 3), np.int64)
+    w = np.ones((len(StateClass), 3), np.int8)
     for kind, zero in _ZERO.items():
         for c in zero:
             w[int(c), kind] = 0
