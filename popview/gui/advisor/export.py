@@ -1,4 +1,4 @@
-"""File > Export report: the HTML report of what is open, with a picture of
+"""File > Export report: the HTML report of the current run's series, with a picture of
 every bookmarked view (the window is shown in each bookmark's state in
 turn, grabbed, and put back as it was)."""
 from __future__ import annotations
@@ -9,6 +9,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 from PySide6.QtWidgets import QApplication
 
 from popview.analysis.report import bookmarks_of, build_report, write_report
+from popview.gui.advisor.runs import series_runs
 from popview.gui.session_binding import SessionBinding
 
 
@@ -47,7 +48,7 @@ def report_job(state, window=None, variant_keys: list[str] | None = None):
     """Grab the bookmark pictures now (GUI thread) and return a function that
     builds and writes the report (safe to run in a worker thread)."""
     shots = bookmarks_of(state.session, bookmark_pictures(state, window))
-    exps, focus = list(state.experiments), state.focus
+    exps, focus = series_runs(state), state.focus
 
     def write(path) -> Path:
         return write_report(Path(path), build_report(

@@ -244,9 +244,9 @@ class AdvisorPane(QWidget):
             self.export_report(Path(name))
 
     def export_report(self, path: Path) -> None:
-        """Write the report of what is open; `reportWritten` tells when it is done."""
+        """Write the report of the current run's series; `reportWritten` tells when it is done."""
         write = export.report_job(self.state, self.window(), self.report_variants())
-        small = all(is_small(e) for e in self.state.experiments)
+        small = all(is_small(e) for e in series_runs(self.state))
         self.report_runner.submit(lambda: write(path), lambda result, error: self._report_done(path, error),
                                   sync=small)
 
