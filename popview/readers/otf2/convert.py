@@ -2,7 +2,7 @@
 the locations in batches of bounded size, then the matched messages."""
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
@@ -18,7 +18,7 @@ from popview.readers.otf2 import archive, events, raw
 from popview.readers.otf2 import definitions as dd
 from popview.readers.otf2.mapping import Halves, Problems, convert_location, match_messages
 
-BATCH_EVENTS = 4_000_000   # records read into memory at once (bounded memory)
+BATCH_EVENTS = 2_000_000   # records the bindings read into memory at once (bounded memory)
 WORKERS = 2                # locations decoded and mapped in parallel
 
 
@@ -56,23 +56,22 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     acc = _Accumulated()
     total = max(sum(tables.location_events.values()), 1)
     done = 0
+    slow: list[int] = []
     with ThreadPoolExecutor(WORKERS) as pool:
-        for refs in _batches(tables):
-            jobs = [pool.submit(_decode_and_map, anchor, ref, defs, tables) for ref in refs]
-            slow = []
-            for ref, job in zip(refs, jobs):
-                result = job.result()
-                if result is None:
-                    slow.append(ref)
-                else:
-                    acc.store(writer, defs, anchor, tables, ref, *result)
+        for ref, result in _in_window(pool, tables.location_refs, lambda r: _decode_and_map(anchor, r, defs, tables)):
+            if result is None:
+                slow.append(ref)
+            else:
+                acc.store(writer, defs, anchor, tables, ref, *result)
                 done += tables.location_events[ref]
                 progress(0.9 * done / total, f"reading {anchor.name}: {done:,} of {total:,} events")
-            if slow:
-                records, counts = events.read_with_bindings(anchor, slow)
-                for ref in slow:
-                    acc.store(writer, defs, anchor, tables, ref, _map(defs, tables, ref, records.pop(ref)), counts[ref])
-                acc.via_bindings += len(slow)
+    for refs in _batches(slow, tables):
+        records, counts = events.read_with_bindings(anchor, refs)
+        for ref in refs:
+            acc.store(writer, defs, anchor, tables, ref, _map(defs, tables, ref, records.pop(ref)), counts[ref])
+            done += tables.location_events[ref]
+        progress(0.9 * done / total, f"reading {anchor.name} with the OTF2 library: {done:,} of {total:,} events")
+    acc.via_bindings = len(slow)
     defs.flags["otf2_locations_via_bindings"] = acc.via_bindings
     _finish_messages(defs, writer, acc.sends, acc.recvs)
     _finish_definitions(defs, acc, writer)
@@ -133,9 +132,23 @@ def _map(defs: Definitions, tables: dd.Tables, ref: int, rec):
     return ev, states, sends, recvs, problems
 
 
-def _batches(tables: dd.Tables) -> list[list[int]]:
+def _in_window(pool: ThreadPoolExecutor, refs: list[int], work):
+    """(ref, work(ref)) in order, with at most WORKERS + 1 results in memory at once."""
+    pending: deque = deque()
+    for ref in refs:
+        pending.append((ref, pool.submit(work, ref)))
+        if len(pending) > WORKERS:
+            r, job = pending.popleft()
+            yield r, job.result()
+    while pending:
+        r, job = pending.popleft()
+        yield r, job.result()
+
+
+def _batches(refs: list[int], tables: dd.Tables) -> list[list[int]]:
+    """Locations for the bindings, in groups of at most BATCH_EVENTS events."""
     batches, cur, acc = [], [], 0
-    for ref in tables.location_refs:
+    for ref in refs:
         n = tables.location_events[ref]
         if cur and acc + n > BATCH_EVENTS:
             batches.append(cur)
