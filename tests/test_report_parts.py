@@ -96,3 +96,22 @@ def test_write_report_is_atomic(tmp_path):
     write_report(target, "<html>x</html>")
     assert target.read_text() == "<html>x</html>"
     assert [p.name for p in tmp_path.iterdir()] == ["r.html"]
+
+
+class _Run:
+    """Just what variant choice reads: paradigms, shape, trace or profile."""
+
+    def __init__(self, paradigms, shape, is_trace=True):
+        self.definitions = type("Defs", (), {"paradigms": paradigms})()
+        self._shape, self.is_trace = shape, is_trace
+
+    def shape(self):
+        return self._shape
+
+
+def test_gpu_runs_preselect_the_multiplicative_model_and_profiles_skip_the_critical_path():
+    best, why = variants.preferred(_Run(["mpi", "cuda"], (4, 1)))
+    assert best.key == "hybrid-multiplicative" and "CUDA" in why
+    assert "hybrid-additive" in [v.key for v in variants.applicable(_Run(["mpi", "cuda"], (4, 1)))]
+    profile = _Run(["mpi"], (8, 1), is_trace=False)
+    assert [v.key for v in variants.applicable(profile)] == ["pop-mpi", "computation-io"]
