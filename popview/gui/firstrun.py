@@ -41,8 +41,9 @@ with a focus and a bookmark already set.</p>
 
 def docs_dir() -> Path | None:
     """The docs/ folder beside the package (source tree) or inside a bundle."""
-    bases = [Path(getattr(sys, "_MEIPASS", "")), Path(__file__).resolve().parents[2]]
-    return next((b / "docs" for b in bases if str(b) and (b / "docs" / "user-guide.md").exists()), None)
+    bases = [Path(sys._MEIPASS)] if hasattr(sys, "_MEIPASS") else []
+    bases.append(Path(__file__).resolve().parents[2])
+    return next((b / "docs" for b in bases if (b / "docs" / "user-guide.md").exists()), None)
 
 
 def shortcuts(window) -> list[tuple[str, str]]:
