@@ -73,6 +73,7 @@ PANES: list[PaneSpec] = [
 VALUE_MODES = [("absolute", "Absolute"), ("percent_root", "% of total"),
                ("percent_selection", "% of selection"), ("difference", "Difference to reference")]
 MAX_RECENT = 10
+MAX_PARALLEL_OPENS = 2
 SESSION_SUFFIX = ".popview"
 
 
@@ -323,7 +324,17 @@ class MainWindow(QMainWindow):
         job.finished.connect(lambda j=job, w=widget: self._job_finished(j, w))
         self.jobs.append(job)
         log.info("opening %s", path)
-        job.start()
+        self._start_waiting_jobs()
+
+    def _start_waiting_jobs(self) -> None:
+        """Convert at most MAX_PARALLEL_OPENS runs at once: bounded memory and cores."""
+        running = sum(job.running for job in self.jobs)
+        for job in self.jobs:
+            if running >= MAX_PARALLEL_OPENS:
+                break
+            if not job.started:
+                job.start()
+                running += 1
 
     def _on_opened(self, job: OpenJob, exp) -> None:
         self.state.add_experiment(exp, series=job.series)
@@ -350,6 +361,7 @@ class MainWindow(QMainWindow):
         if job in self.jobs:
             self.jobs.remove(job)
         job.deleteLater()
+        self._start_waiting_jobs()
 
     def _open_session(self, path: Path) -> None:
         try:

@@ -12,7 +12,7 @@ import threading
 import traceback
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 import popview
 from popview.cache.progress import Cancelled
@@ -82,6 +82,7 @@ class OpenJob(QObject):
         self.path = Path(path)
         self.series = series
         self._cancel = threading.Event()
+        self.started = False
         self._thread = QThread()
         self._runner = _Runner(self.path, self._cancel, opener or popview.open, cache_dir)
         self._runner.moveToThread(self._thread)
@@ -92,10 +93,19 @@ class OpenJob(QObject):
         self._runner.cancelled.connect(self._on_cancelled)
 
     def start(self) -> None:
+        self.started = True
         self._thread.start()
 
     def cancel(self) -> None:
+        """Stop the work; a job still waiting for its turn ends at once."""
         self._cancel.set()
+        if not self.started:
+            self.started = True
+            QTimer.singleShot(0, self._on_cancelled)
+
+    @property
+    def running(self) -> bool:
+        return self.started and not self._thread.isFinished()
 
     @property
     def is_cancelled(self) -> bool:
@@ -151,10 +161,15 @@ def runs_in(path) -> list[tuple[Path, str | None]]:
         return [(path, None)]
     if not path.is_dir():
         reader_for(path)                      # raises the reader's message
-    runs = [child for child in sorted(path.iterdir()) if _is_run(child)]
+    runs = [child for child in sorted(path.iterdir(), key=natural_key) if _is_run(child)]
     if not runs:
         raise InputError(f"{path}: no trace or profile in this folder")
     return [(run, path.name) for run in runs]
+
+
+def natural_key(path: Path) -> list:
+    """'run_2' before 'run_10'."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", Path(path).name)]
 
 
 def series_name(paths) -> str | None:

@@ -197,6 +197,20 @@ def test_progress_and_cancel(qtbot, settings, tmp_path, traces):
     assert [e.name for e in w.state.experiments] == ["alone"]
 
 
+def test_at_most_two_conversions_at_once(qtbot, settings, tmp_path, traces):
+    opener = GatedOpener()
+    w = MainWindow(settings=settings, cache_dir=tmp_path, opener=opener, panes=MY_PANES)
+    qtbot.addWidget(w)
+    w.open_paths([traces / "alone.prv", traces / "series"])
+    assert len(w.jobs) == 3
+    assert [j.started for j in w.jobs] == [True, True, False]
+    w.jobs[2].cancel()                                  # a waiting job ends at once
+    qtbot.waitUntil(lambda: len(w.jobs) == 2, timeout=5_000)
+    opener.release.set()
+    wait_idle(qtbot, w, 10_000)
+    assert len(w.state.experiments) == 2
+
+
 def test_window_stays_responsive_while_converting(qtbot, settings, tmp_path, traces):
     opener = GatedOpener()
     w = MainWindow(settings=settings, cache_dir=tmp_path, opener=opener, panes=MY_PANES)
