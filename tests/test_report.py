@@ -153,3 +153,12 @@ def test_cli_rejects_an_unknown_reference(shared_traces, tmp_path, capsys):
     assert code == 2
     assert "--reference 64x1: no run has that shape (runs: 1x1)" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_cli_names_a_missing_call_path(hybrid, tmp_path, capsys):
+    exp, _ = hybrid
+    code = main(["report", str(exp.source), "-o", str(tmp_path / "r.html"), "--focus", "callpath:main/nope",
+                 "--cache-dir", str(exp.cache_path.parent)])
+    assert code == 2
+    assert "no call path 'main/nope'" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()

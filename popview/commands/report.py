@@ -4,6 +4,7 @@ from __future__ import annotations
 from contextlib import ExitStack
 
 from popview.analysis.focus import Focus
+from popview.analysis.gather import FocusError
 from popview.analysis.report import build_report, series, variants, write_report
 from popview.commands.common import ProgressBar, add_cache_dir, fail, guarded
 from popview.experiment import open as open_experiment
@@ -37,9 +38,12 @@ def run(args) -> int:
             if args.reference not in labels:
                 return fail(f"--reference {args.reference}: no run has that shape (runs: {', '.join(labels)})")
             reference = labels.index(args.reference)
-        html_text = build_report(runs, args.focus, args.variant, None, reference, args.mode, args.title,
-                                 bookmarks_note="None: bookmarks and pictures of their views come with "
-                                                "File > Export report in the window.")
+        try:
+            html_text = build_report(runs, args.focus, args.variant, None, reference, args.mode, args.title,
+                                     bookmarks_note="None: bookmarks and pictures of their views come with "
+                                                    "File > Export report in the window.")
+        except FocusError as exc:            # e.g. a call path the run does not have
+            return fail(str(exc))
     out = write_report(args.output, html_text)
     print(f"wrote {out}")
     return 0
