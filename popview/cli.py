@@ -1,6 +1,7 @@
 """The `popview` command: the GUI by default, plus headless sub-commands.
 
     popview [FILE...]                 open the window (with files)
+    popview --demo                    open the window on the demo experiment
     popview info TRACE...             what a trace or profile contains
     popview convert TRACE...          convert into the cache
     popview metrics TRACE...          POP metrics (table / json / csv)
@@ -31,6 +32,8 @@ def _command_modules():
 def build_parser(mods) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="popview", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"popview {__version__}")
+    parser.add_argument("--demo", action="store_true",
+                        help="open the window on a small demo: a hybrid MPI+OpenMP scaling series")
     sub = parser.add_subparsers(dest="command")
     for mod in mods.values():
         mod.add_parser(sub)
