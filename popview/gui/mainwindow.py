@@ -205,7 +205,7 @@ class MainWindow(QMainWindow):
             self.resizeDocks(left[:1], [330], Qt.Orientation.Horizontal)
         row = [self.docks[t] for t in ("Metrics", "Call tree", "System tree") if t in self.docks]
         if row:
-            self.resizeDocks(row, [300, 480, 380][:len(row)], Qt.Orientation.Horizontal)
+            self.resizeDocks(row, [370, 470, 430][:len(row)], Qt.Orientation.Horizontal)
         column = [self.docks[t] for t in ("Timeline", "Metrics", "Advisor") if t in self.docks]
         if column:
             self.resizeDocks(column, [300, 420, 200][:len(column)], Qt.Orientation.Vertical)

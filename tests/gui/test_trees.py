@@ -299,3 +299,20 @@ def test_values_are_shown_with_units():
     assert format_value(1234, "occ") == "1,234 occ"
     assert format_value(12.345, "%") == "12.35 %"
     assert format_value(float("nan"), "sec") == "n/a"
+
+
+def test_rounding_noise_is_an_exact_zero(monkeypatch):
+    profile = small_profile()
+    profile.values["time"] = MetricValues.from_dense(SMALL_COMP * 0.1 + SMALL_COMP * 0.2 + SMALL_P2P + SMALL_COLL)
+    profile.values["comp"] = MetricValues.from_dense(SMALL_COMP * 0.3)
+
+    def time_exclusive():
+        pv = ProfileValues(profile)
+        return pv.callpath_values("time", metric_exclusive=True)[1], pv.location_values("time", True)
+
+    monkeypatch.setattr("popview.gui.trees.values.ROUNDING", 0.0)
+    excl, per_loc = time_exclusive()
+    assert excl.any() or per_loc.any()                  # 0.1 + 0.2 != 0.3 in floating point
+    monkeypatch.undo()
+    excl, per_loc = time_exclusive()
+    assert not excl.any() and not per_loc.any()

@@ -149,7 +149,10 @@ class CallTreePane(TreePane):
         self.model.set_values(incl, excl, unit, ref_incl, ref_excl)
         self.update_legend()
         name = self.pv.node(key).name + (" (exclusive)" if excl_metric else "")
-        self.status.setText(f"{name} per call path" + self._mode_note())
+        note = self._mode_note()
+        if excl_metric and not np.any(excl):
+            note = ": nothing outside its sub-metrics (collapse the metric to see its total)"
+        self.status.setText(f"{name} per call path" + note)
 
     def _mode_note(self) -> str:
         if self.state.value_mode == "difference" and self.reference_values() is None:

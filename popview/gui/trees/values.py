@@ -15,6 +15,7 @@ import numpy as np
 
 from popview.model.profile import Profile
 
+ROUNDING = 1e-9          # |a - b| below this share of |a| is floating-point noise, shown as 0
 PARADIGM = "paradigm"
 ACTIVITY = "activity"
 
@@ -177,11 +178,18 @@ class ProfileValues:
         return self._incl[mid]
 
     def _combine(self, terms: dict[str, float], get) -> np.ndarray:
+        """Sum of coef * array; differences that are rounding noise become exact zeros."""
         out = None
+        largest = np.zeros(self.profile.n_callpaths)
         for mid, coef in terms.items():
             arr = get(mid)
             out = arr * coef if out is None else out + arr * coef
-        return out if out is not None else np.zeros(self.profile.n_callpaths)
+            largest = np.maximum(largest, np.abs(arr))
+        if out is None:
+            return np.zeros(self.profile.n_callpaths)
+        if len(terms) > 1:
+            out[np.abs(out) <= ROUNDING * largest] = 0.0
+        return out
 
     def callpath_values(self, key: str, metric_exclusive: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """(inclusive, exclusive) value of every call path, summed over locations."""
@@ -190,7 +198,10 @@ class ProfileValues:
 
     def total(self, key: str, metric_exclusive: bool = False) -> float:
         """The metric over the whole run (all roots of the call tree, all locations)."""
-        return float(sum(coef * self._stored_sum(mid) for mid, coef in self.terms(key, metric_exclusive).items()))
+        terms = self.terms(key, metric_exclusive).items()
+        value = float(sum(coef * self._stored_sum(mid) for mid, coef in terms))
+        largest = max((abs(self._stored_sum(mid)) for mid, _c in terms), default=0.0)
+        return 0.0 if abs(value) <= ROUNDING * largest else value
 
     def _stored_sum(self, mid: str) -> float:
         """Every value of a stored metric: each call path is under some root."""
@@ -209,8 +220,14 @@ class ProfileValues:
         if hit is not None:
             return hit
         out = np.zeros(self.profile.n_locations)
-        for mid, coef in self.terms(key, metric_exclusive).items():
-            out += coef * self.profile.by_location(mid, callpath, inclusive=not callpath_exclusive)
+        largest = np.zeros(self.profile.n_locations)
+        terms = self.terms(key, metric_exclusive)
+        for mid, coef in terms.items():
+            arr = self.profile.by_location(mid, callpath, inclusive=not callpath_exclusive)
+            out += coef * arr
+            largest = np.maximum(largest, np.abs(arr))
+        if len(terms) > 1:
+            out[np.abs(out) <= ROUNDING * largest] = 0.0
         if len(self._loc_cache) > 64:
             self._loc_cache.clear()
         self._loc_cache[cache_key] = out
