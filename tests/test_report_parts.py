@@ -115,3 +115,15 @@ def test_gpu_runs_preselect_the_multiplicative_model_and_profiles_skip_the_criti
     assert "hybrid-additive" in [v.key for v in variants.applicable(_Run(["mpi", "cuda"], (4, 1)))]
     profile = _Run(["mpi"], (8, 1), is_trace=False)
     assert [v.key for v in variants.applicable(profile)] == ["pop-mpi", "computation-io"]
+
+
+def test_colour_blind_palette_is_blue_at_the_top():
+    try:
+        scale.use_palette("colour-blind")
+        top = scale.colour(1.0)
+        assert top[2] > top[1] > top[0]                 # blue, no green to confuse with red
+        assert scale.colour(0.0) == (165, 0, 38)
+    finally:
+        scale.use_palette("red-green")
+    with pytest.raises(ValueError, match="unknown palette"):
+        scale.use_palette("rainbow")

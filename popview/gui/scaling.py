@@ -21,6 +21,7 @@ from popview.analysis.report import nodes, series, variants
 from popview.analysis.report.scale import ACCEPTABLE, colour, text_on
 from popview.analysis.report.svgplot import PALETTE
 from popview.gui.advisor.model import tooltip_html
+from popview.gui.advisor import palette
 from popview.gui.advisor.pane import is_small
 from popview.gui.advisor.runs import series_name, series_runs
 from popview.gui.advisor.worker import LatestRunner
@@ -97,6 +98,7 @@ class ScalingPane(QWidget):
         state.experimentsChanged.connect(self._runs_changed)
         state.currentExperimentChanged.connect(lambda _e: self._runs_changed())
         state.focusChanged.connect(lambda _f: self.refresh())
+        palette.setting().changed.connect(self._recolour)
         self._runs_changed()
 
     # ---- inputs -------------------------------------------------------
@@ -172,6 +174,10 @@ class ScalingPane(QWidget):
             self._fill_tree(table)
             self._draw(table)
         self.updated.emit()
+
+    def _recolour(self, _palette: str) -> None:
+        if self.table:
+            self._fill_tree(self.table)
 
     # ---- showing ------------------------------------------------------
     def _fill_tree(self, table) -> None:

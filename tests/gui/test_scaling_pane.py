@@ -11,7 +11,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 import popview
+from popview.analysis.report import scale
 from popview.analysis.report.scale import hex_colour
+from popview.gui.advisor import palette
 from popview.gui.scaling import ScalingPane
 from popview.gui.state import AppState
 from popview.testing.synthetic import write_scaling_series
@@ -116,6 +118,19 @@ def test_ctrl_c_copies_the_table(qtbot, pane):
     qtbot.waitUntil(pane.tree.hasFocus)
     qtbot.keyClick(pane.tree, Qt.Key_C, Qt.ControlModifier)
     assert QApplication.clipboard().text() == pane.table.to_csv()
+
+
+def test_colour_blind_setting_recolours_the_cells(pane):
+    setting = palette.setting()
+    try:
+        setting.set("colour-blind")
+        item, _ = _cells(pane, "Parallel efficiency")
+        assert item.background(1).color().name() == hex_colour(pane.table.row("parallel_efficiency").values[0])
+        assert scale.colour(1.0)[2] > scale.colour(1.0)[1]
+    finally:
+        setting.set("red-green")
+    item, _ = _cells(pane, "Parallel efficiency")
+    assert item.background(1).color().name() == hex_colour(pane.table.row("parallel_efficiency").values[0])
 
 
 def test_only_the_current_series_is_compared(pane, series):

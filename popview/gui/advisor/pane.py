@@ -13,7 +13,7 @@ from popview.analysis.focus import Focus
 from popview.analysis.report import candidates as cand
 from popview.analysis.report import compute, variants
 from popview.analysis.report import warnings as warn
-from popview.gui.advisor import export
+from popview.gui.advisor import export, palette
 from popview.gui.advisor.candidates import CandidatesWidget
 from popview.gui.advisor.runs import series_runs
 from popview.gui.advisor.tab import VariantTab
@@ -89,6 +89,7 @@ class AdvisorPane(QWidget):
         state.currentExperimentChanged.connect(lambda _e: self._rebuild())
         state.experimentsChanged.connect(self._rebuild)
         state.focusChanged.connect(lambda _f: self.refresh())
+        palette.setting().changed.connect(self._repaint)
         self._rebuild()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
@@ -142,6 +143,10 @@ class AdvisorPane(QWidget):
             self.note.setText("Open a trace or profile to see its POP metrics.")
         self.tabs.blockSignals(False)
         self.refresh()
+
+    def _repaint(self, _palette: str) -> None:
+        for i in range(self.tabs.count()):
+            self.tabs.widget(i).tree.viewport().update()
 
     # ---- computing ----------------------------------------------------
     def refresh(self) -> None:
@@ -226,7 +231,7 @@ class AdvisorPane(QWidget):
     def menu_actions(self) -> dict:
         act = QAction("Export &report...", self)
         act.triggered.connect(lambda _checked=False: self.export_report_dialog())
-        return {"File": [act]}
+        return {"File": [act], "View": [palette.setting().action(self)]}
 
     def report_variants(self) -> list[str]:
         """The variant on show, plus computation / I/O."""
