@@ -42,8 +42,8 @@ def _open_demo(window) -> None:
     from popview.gui.workers import CallJob
 
     window.statusBar().showMessage("Preparing the demo experiment...")
-    job = CallJob(ensure_demo, window)
-    job.done.connect(lambda path: window.open_paths([path]))
+    job = CallJob(lambda: [ensure_demo()], window)
+    job.done.connect(window.open_paths)          # a bound slot: queued into the GUI thread
     job.failed.connect(window.report_failure)
     job.start()
 

@@ -184,3 +184,22 @@ def series_name(paths) -> str | None:
     if len(paths) > 1 and len(set(names)) == len(names) and len(patterns) == 1:
         return patterns.pop()
     return None
+
+
+class CallJob(QThread):
+    """Runs one blocking call (e.g. writing the demo traces) off the GUI thread."""
+
+    done = Signal(object)
+    failed = Signal(str, str)
+
+    def __init__(self, fn, parent=None):
+        super().__init__(parent)
+        self.fn = fn
+
+    def run(self) -> None:
+        try:
+            result = self.fn()
+        except Exception as exc:  # noqa: BLE001 - reported to the user by whoever started the job
+            self.failed.emit(f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        else:
+            self.done.emit(result)

@@ -258,3 +258,22 @@ def test_runs_with_one_file_name_are_named_by_folder(tmp_path):
     a, b = tmp_path / "bt_4" / "profile.cubex", tmp_path / "bt_8" / "profile.cubex"
     assert series_name([a, b]) == "bt_N"
     assert series_name([tmp_path / "baseline" / "scout.cubex", tmp_path / "optimized" / "scout.cubex"]) is None
+
+
+def test_demo_is_prepared_off_the_gui_thread_then_opened(qtbot, window, monkeypatch, tmp_path):
+    from popview.gui import app
+
+    session = tmp_path / "demo.popview"
+    prepared_in, opened = [], []
+
+    def ensure_demo():
+        prepared_in.append(threading.current_thread())
+        return session
+
+    monkeypatch.setattr("popview.demo.ensure_demo", ensure_demo)
+    monkeypatch.setattr(MainWindow, "open_paths", lambda self, paths: opened.append((list(paths),
+                                                                                    threading.current_thread())))
+    app._open_demo(window)
+    qtbot.waitUntil(lambda: len(opened) == 1, timeout=5_000)
+    assert opened[0] == ([session], threading.main_thread())
+    assert prepared_in[0] is not threading.main_thread()
