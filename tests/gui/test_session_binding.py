@@ -186,3 +186,30 @@ def test_corrupt_session_file_is_reported_not_opened(qtbot, tmp_path, cache_dir)
     window.open_paths([tmp_path / "bad.popview"])
     assert len(warnings) == 1 and "truncated" in warnings[0] and "bad.popview" in warnings[0]
     assert window.state.experiments == []
+
+
+def test_session_file_dropped_on_the_window_opens(qtbot, tmp_path, cache_dir):
+    from PySide6.QtCore import QMimeData, Qt, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+    from PySide6.QtWidgets import QApplication
+
+    trace = write_trace(tmp_path / "runs", name="a")
+    window, binding = bound_window(qtbot, tmp_path, cache_dir)
+    window.open_paths([trace])
+    wait_open(qtbot, window, 1)
+    window.state.set_focus(Focus.on_callpath("main_loop"))
+    binding.save_to(tmp_path / "dropped.popview")
+    window.close()
+
+    window2, binding2 = bound_window(qtbot, tmp_path, cache_dir)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(tmp_path / "dropped.popview"))])
+    pos = window2.rect().center()
+    args = (Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    enter = QDragEnterEvent(pos, *args)
+    QApplication.sendEvent(window2, enter)
+    assert enter.isAccepted()
+    QApplication.sendEvent(window2, QDropEvent(pos.toPointF(), *args))
+    wait_open(qtbot, window2, 1)
+    qtbot.waitUntil(lambda: window2.state.focus == Focus.on_callpath("main_loop"), timeout=5000)
+    assert binding2.path == tmp_path / "dropped.popview"
