@@ -92,11 +92,11 @@ def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:
     seg = segment_weights(graph.loc_ptr, graph.time, *pieces)
     progress(0.5, "replay: propagating clocks")
     clock, came_from, forced = kernel.propagate(
-        graph.loc_ptr, graph.order, graph.time, graph.copy, graph.n_virtual, graph.succ_ptr, graph.succ,
-        graph.succ_cross, graph.indegree, seg, kernel.WEIGHT_OF_CLOCK, kernel.LOCAL_CLOCK)
+        graph.loc_ptr, graph.time, graph.copy, graph.n_virtual, graph.succ_ptr, graph.succ, graph.succ_cross,
+        graph.indegree, seg, kernel.WEIGHT_OF_CLOCK, kernel.LOCAL_CLOCK)
     progress(0.8, "replay: critical path")
     end_loc = int(np.argmax(clock[:, 0])) if n_loc else 0
-    cp_loc, cp_b, cp_e = kernel.backtrack(graph.loc_ptr, graph.order, graph.time, came_from, end_loc,
+    cp_loc, cp_b, cp_e = kernel.backtrack(graph.loc_ptr, graph.time, came_from, int(graph.loc_ptr[end_loc + 1] - 1),
                                           mask.t_start, mask.t_stop)
     path = {"loc": cp_loc, "begin": cp_b, "end": cp_e}
     per_cp, outside, by_loc = critical_path_profile(exp, path, pieces)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from popview.analysis.replay.graph import COLL_BEGIN, COLL_END, ZERO_LENGTH_END, GraphBuilder
@@ -121,8 +122,11 @@ def _instances(comm, loc, begin):
     """Instance id of each call: (communicator, k-th call of that location on it).
     Calls come sorted by (location, begin), so a stable sort by communicator
     leaves each (communicator, location) run in time order."""
-    values, dense = np.unique(comm, return_inverse=True)
-    dense = dense.ravel()
+    if len(comm) and (comm == comm[0]).all():          # the usual case: one communicator
+        values, dense = comm[:1], np.zeros(len(comm), np.int64)
+    else:
+        values, dense = np.unique(comm, return_inverse=True)
+        dense = dense.ravel()
     order = np.argsort(dense, kind="stable")
     c, lo = dense[order], loc[order]
     new_run = np.ones(len(order), bool)
@@ -169,8 +173,15 @@ def _roots(group, kind, loc, root_value, n_groups, proc):
     return root_loc, unknown
 
 
-def _single_process(group, procs, n_groups) -> np.ndarray:
-    order = np.argsort(group, kind="stable")
-    starts = np.searchsorted(group[order], np.arange(n_groups))
-    p = procs[order]
-    return np.minimum.reduceat(p, starts) == np.maximum.reduceat(p, starts)
+@numba.njit(cache=True)
+def _single_process(group, procs, n_groups):
+    """Whether all members of each instance belong to one process."""
+    first = np.full(n_groups, -1, np.int64)
+    single = np.ones(n_groups, np.bool_)
+    for i in range(len(group)):
+        g = group[i]
+        if first[g] < 0:
+            first[g] = procs[i]
+        elif procs[i] != first[g]:
+            single[g] = False
+    return single

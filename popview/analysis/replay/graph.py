@@ -28,24 +28,20 @@ PRIORITY_BITS = 4
 
 @dataclass
 class Graph:
-    """Nodes in creation order (ids 0..n_real-1, virtual ones after), their
-    order by (location, time, priority), and edges in CSR form by source.
-    Edges keep creation ids: most come in runs of consecutive sources, so
-    grouping them stays sequential."""
+    """Nodes sorted by (location, time, priority) plus edges in CSR form."""
 
-    order: np.ndarray                # position -> node id, locations one after the other
-    time: np.ndarray                 # by position
-    loc_ptr: np.ndarray              # positions of location l: loc_ptr[l]:loc_ptr[l+1]
-    copy: np.ndarray                 # by id; FORK_WORKER: take the master's clock, not the max
+    time: np.ndarray
+    copy: np.ndarray                 # FORK_WORKER: take the master's clock, not the max
+    loc_ptr: np.ndarray              # nodes of location l: loc_ptr[l]:loc_ptr[l+1]
     n_virtual: int
-    succ_ptr: np.ndarray             # by id, over real + virtual nodes
+    succ_ptr: np.ndarray             # over real + virtual nodes
     succ: np.ndarray
     succ_cross: np.ndarray           # edge between processes (ignored by process-local clocks)
     indegree: np.ndarray
 
     @property
     def n_real(self) -> int:
-        return len(self.order)
+        return len(self.time)
 
 
 @dataclass
@@ -86,32 +82,23 @@ class GraphBuilder:
         loc, time, pri, copy = (np.concatenate(c) for c in zip(*self._nodes))
         order = _node_order(loc, time, pri)
         n_real = len(order)
+        rank = np.empty(n_real, np.int64)
+        rank[order] = np.arange(n_real)
         if self._edges:
             src, dst, cross = (np.concatenate(c) for c in zip(*self._edges))
         else:
             src = dst = np.zeros(0, np.int64)
             cross = np.zeros(0, bool)
-        total = n_real + self._n_virtual
-        src = _renumber_virtual(src, n_real)
-        dst = _renumber_virtual(dst, n_real)
-        succ_ptr, succ, succ_cross = edges_by_source(src, dst, cross, total)
+        succ_ptr, succ, succ_cross, indegree = edges_by_source(src, dst, cross, rank, self._n_virtual)
         loc_ptr = np.zeros(self.n_loc + 1, np.int64)
         np.cumsum(np.bincount(loc, minlength=self.n_loc), out=loc_ptr[1:])
-        return Graph(order=order, time=time[order], loc_ptr=loc_ptr, copy=copy, n_virtual=self._n_virtual,
-                     succ_ptr=succ_ptr, succ=succ, succ_cross=succ_cross,
-                     indegree=np.bincount(dst, minlength=total).astype(np.int64))
+        return Graph(time=time[order], copy=copy[order], loc_ptr=loc_ptr,
+                     n_virtual=self._n_virtual, succ_ptr=succ_ptr, succ=succ, succ_cross=succ_cross,
+                     indegree=indegree)
 
     def latest(self) -> int:
         """The latest node time so far."""
         return max((int(t.max()) for _, t, *_ in self._nodes if len(t)), default=0)
-
-
-def _renumber_virtual(ids: np.ndarray, n_real: int) -> np.ndarray:
-    """Virtual ids -1, -2, ... become n_real, n_real + 1, ..."""
-    out = ids.copy()
-    virtual = ids < 0
-    out[virtual] = n_real - 1 - ids[virtual]
-    return out
 
 
 def _node_order(loc, time, pri) -> np.ndarray:
@@ -120,8 +107,7 @@ def _node_order(loc, time, pri) -> np.ndarray:
     t0 = int(time.min()) if len(time) else 0
     t_bits = max(int(time.max()) - t0, 1).bit_length() if len(time) else 1
     loc_bits = max(int(loc.max()) if len(loc) else 1, 1).bit_length()
-    bits = loc_bits + t_bits + PRIORITY_BITS
-    if bits > 63:
+    if loc_bits + t_bits + PRIORITY_BITS > 63:
         return np.lexsort((pri, time, loc))
     key = (loc.astype(np.int64) << (t_bits + PRIORITY_BITS)) | ((time - t0) << PRIORITY_BITS) | pri.astype(np.int64)
     return np.argsort(key)

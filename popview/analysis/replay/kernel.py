@@ -36,28 +36,15 @@ def _push(node, value, succ_ptr, succ, succ_cross, acc, came_from, pending, loca
 
 
 @numba.njit(cache=True)
-def _wake(s, n_real, loc_of, order, cursor, queued, ready, top):
-    """Queue the location of real node s if s is the node it waits at."""
-    if s < n_real:
-        l2 = loc_of[s]
-        if order[cursor[l2]] == s and not queued[l2]:
-            ready[top] = l2
-            top += 1
-            queued[l2] = True
-    return top
-
-
-@numba.njit(cache=True)
-def propagate(loc_ptr, order, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegree, seg, weight_of_clock,
+def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegree, seg, weight_of_clock,
               local_clock):
     """Clocks at every location's end; per-node G-CUE origin for the critical path.
 
-    Nodes are ids; order[position] gives them per location in time order and
-    seg[position, w] is the weighted time since the previous position of the
-    location. Returns (final clocks [loc, clock], came_from by id, forced count).
+    seg[n, w]: weighted time between node n and the previous node of its location.
+    Returns (final clocks [loc, clock], came_from, forced count).
     """
     n_loc = len(loc_ptr) - 1
-    n_real = len(order)
+    n_real = len(time)
     total = n_real + n_virtual
     acc = np.full((total, N_CLOCKS), -1, np.int64)
     came_from = np.full(total, -1, np.int64)
@@ -68,10 +55,10 @@ def propagate(loc_ptr, order, time, copy, n_virtual, succ_ptr, succ, succ_cross,
     queued = np.zeros(n_loc, np.bool_)
     vstack = np.empty(max(n_virtual, 1), np.int64)
     value = np.empty(N_CLOCKS, np.int64)
-    loc_of = np.empty(n_real, np.int32)
+    loc_of = np.empty(n_real, np.int64)
     for loc in range(n_loc):
-        for pos in range(loc_ptr[loc], loc_ptr[loc + 1]):
-            loc_of[order[pos]] = loc
+        for n in range(loc_ptr[loc], loc_ptr[loc + 1]):
+            loc_of[n] = loc
     top = 0
     for loc in range(n_loc):
         ready[top] = loc
@@ -85,12 +72,11 @@ def propagate(loc_ptr, order, time, copy, n_virtual, succ_ptr, succ, succ_cross,
             loc = ready[top]
             queued[loc] = False
             while cursor[loc] < loc_ptr[loc + 1]:
-                pos = cursor[loc]
-                n = order[pos]
+                n = cursor[loc]
                 if pending[n] > 0:
                     break
                 for d in range(N_CLOCKS):
-                    local = clock[loc, d] + seg[pos, weight_of_clock[d]]
+                    local = clock[loc, d] + seg[n, weight_of_clock[d]]
                     remote = acc[n, d]
                     if copy[n] and remote >= 0:
                         value[d] = remote
@@ -113,7 +99,11 @@ def propagate(loc_ptr, order, time, copy, n_virtual, succ_ptr, succ, succ_cross,
                             vstack[vtop] = s
                             vtop += 1
                         else:
-                            top = _wake(s, n_real, loc_of, order, cursor, queued, ready, top)
+                            l2 = loc_of[s]
+                            if cursor[l2] == s and not queued[l2]:
+                                ready[top] = l2
+                                top += 1
+                                queued[l2] = True
                 while vtop > 0:
                     vtop -= 1
                     v = vstack[vtop]
@@ -122,17 +112,22 @@ def propagate(loc_ptr, order, time, copy, n_virtual, succ_ptr, succ, succ_cross,
                     _push(v, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock)
                     for e in range(succ_ptr[v], succ_ptr[v + 1]):
                         s = succ[e]
-                        if pending[s] == 0:
-                            top = _wake(s, n_real, loc_of, order, cursor, queued, ready, top)
+                        if pending[s] == 0 and s < n_real:
+                            l2 = loc_of[s]
+                            if cursor[l2] == s and not queued[l2]:
+                                ready[top] = l2
+                                top += 1
+                                queued[l2] = True
         if remaining == 0:
             break
         # every location waits: force the earliest waiting node
         best = -1
         for loc in range(n_loc):
             if cursor[loc] < loc_ptr[loc + 1]:
-                if best < 0 or time[cursor[loc]] < time[cursor[best]]:
+                n = cursor[loc]
+                if best < 0 or time[n] < time[cursor[best]]:
                     best = loc
-        pending[order[cursor[best]]] = 0
+        pending[cursor[best]] = 0
         forced += 1
         ready[top] = best
         top += 1
@@ -141,34 +136,34 @@ def propagate(loc_ptr, order, time, copy, n_virtual, succ_ptr, succ, succ_cross,
 
 
 @numba.njit(cache=True)
-def backtrack(loc_ptr, order, time, came_from, start_loc, t_start, t_stop):
-    """Intervals (loc, begin, end) of the G-CUE critical path ending at the last
-    node of start_loc, from the first to the last, adjacent pieces of one
-    location merged."""
-    n_real = len(order)
+def backtrack(loc_ptr, time, came_from, start_node, t_start, t_stop):
+    """Intervals (loc, begin, end) of the G-CUE critical path ending at start_node,
+    from the first to the last, adjacent pieces of one location merged."""
+    n_real = len(time)
     cap = n_real + 1
     out_loc = np.empty(cap, np.int32)
     out_b = np.empty(cap, np.int64)
     out_e = np.empty(cap, np.int64)
-    position = np.empty(n_real, np.int64)
-    loc_at = np.empty(n_real, np.int32)
+    loc_of = np.empty(n_real, np.int32)
     for loc in range(len(loc_ptr) - 1):
-        for pos in range(loc_ptr[loc], loc_ptr[loc + 1]):
-            position[order[pos]] = pos
-            loc_at[pos] = loc
+        for n in range(loc_ptr[loc], loc_ptr[loc + 1]):
+            loc_of[n] = loc
     m = 0
-    n = order[loc_ptr[start_loc + 1] - 1]
+    n = start_node
     steps = 0
     while n >= 0 and steps <= 2 * cap:
         steps += 1
-        if n >= n_real or came_from[n] >= 0:   # virtual node, or clock from elsewhere
+        if n >= n_real:               # virtual node: continue at the contributor
             n = came_from[n]
             continue
-        pos = position[n]
-        loc = loc_at[pos]
-        first = pos == loc_ptr[loc]
-        b = max(t_start if first else time[pos - 1], t_start)
-        e = min(time[pos], t_stop)
+        if came_from[n] >= 0:
+            n = came_from[n]
+            continue
+        loc = loc_of[n]
+        first = n == loc_ptr[loc]
+        b = t_start if first else time[n - 1]
+        e = min(time[n], t_stop)
+        b = max(b, t_start)
         if e > b:
             if m > 0 and out_loc[m - 1] == loc and out_b[m - 1] == e:
                 out_b[m - 1] = b
@@ -177,5 +172,5 @@ def backtrack(loc_ptr, order, time, came_from, start_loc, t_start, t_stop):
                 out_b[m] = b
                 out_e[m] = e
                 m += 1
-        n = -1 if first else order[pos - 1]
+        n = -1 if first else n - 1
     return out_loc[:m][::-1].copy(), out_b[:m][::-1].copy(), out_e[:m][::-1].copy()

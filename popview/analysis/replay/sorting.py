@@ -1,5 +1,5 @@
-"""Counting sort of the graph's edges by source (numba): linear, where an
-argsort of the sources would cost N log N."""
+"""Edges grouped by source in the nodes' sorted order (numba counting sort):
+linear, where an argsort of the sources would cost N log N."""
 from __future__ import annotations
 
 import numba
@@ -7,19 +7,35 @@ import numpy as np
 
 
 @numba.njit(cache=True)
-def edges_by_source(src, dst, cross, total):
-    """CSR of edges grouped by source: (ptr, successors, cross flags)."""
+def _position(node, rank, n_real):
+    """Sorted position of a builder id; virtual ids -1, -2, ... follow the real nodes."""
+    return rank[node] if node >= 0 else n_real - 1 - node
+
+
+@numba.njit(cache=True)
+def edges_by_source(src, dst, cross, rank, n_virtual):
+    """CSR by source position: (ptr, successor positions, cross flags, in-degree)."""
+    n_real = len(rank)
+    total = n_real + n_virtual
     ptr = np.zeros(total + 1, np.int64)
-    for s in src:
-        ptr[s + 1] += 1
+    indegree = np.zeros(total, np.int64)
+    src_pos = np.empty(len(src), np.int64)
+    dst_pos = np.empty(len(src), np.int64)
+    for e in range(len(src)):
+        src_pos[e] = _position(src[e], rank, n_real)
+        dst_pos[e] = _position(dst[e], rank, n_real)
+        ptr[src_pos[e] + 1] += 1
+        indegree[dst_pos[e]] += 1
     for i in range(total):
         ptr[i + 1] += ptr[i]
     fill = ptr[:-1].copy()
     succ = np.empty(len(src), np.int64)
     out_cross = np.empty(len(src), np.bool_)
     for e in range(len(src)):
-        k = fill[src[e]]
-        succ[k] = dst[e]
+        s = src_pos[e]
+        k = fill[s]
+        succ[k] = dst_pos[e]
         out_cross[k] = cross[e]
-        fill[src[e]] = k + 1
-    return ptr, succ, out_cross
+        fill[s] = k + 1
+    return ptr, succ, out_cross, indegree
+
