@@ -316,3 +316,16 @@ def test_rounding_noise_is_an_exact_zero(monkeypatch):
     monkeypatch.undo()
     excl, per_loc = time_exclusive()
     assert not excl.any() and not per_loc.any()
+
+
+def test_metric_roots_are_coloured_against_the_largest_root_of_their_unit():
+    from popview.gui.trees.metrictree import MetricTreeModel
+    profile = small_profile()
+    profile.metrics.append(MetricDef("late_sender", "Late Sender", "sec"))      # a root, as some Cube files have
+    profile.values["late_sender"] = MetricValues.from_dense(SMALL_P2P * 0.1)
+    model = MetricTreeModel()
+    model.build(ProfileValues(profile), "paradigm")
+    keys = model.keys
+    model.set_values(np.array([model.pv.total(k) for k in keys]), np.zeros(len(keys)), "sec")
+    assert model.fraction(keys.index("late_sender")) == pytest.approx(0.2 / 30.0)
+    assert model.fraction(keys.index("visits")) == pytest.approx(1.0)

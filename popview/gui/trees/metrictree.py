@@ -53,8 +53,14 @@ class MetricTreeModel(ValueTreeModel):
         return float("nan")
 
     def branch_root_value(self, node: int) -> float:
+        """The root metric above `node`; for a root, the largest root of the same unit
+        (a wait-state metric stored as a root is compared with the time, not with itself)."""
         anc = self.forest.ancestors(node)
-        return float(self.incl[anc[0] if anc else node])
+        if anc:
+            return float(self.incl[anc[0]])
+        unit = self.node_unit(node)
+        same = [r for r in self.forest.children(-1) if self.node_unit(r) == unit]
+        return float(np.max(np.abs(self.incl[same])))
 
     def shown(self, node: int) -> float:
         if self.mode == "percent_root":
