@@ -219,7 +219,8 @@ def write_record_kinds(folder: Path) -> Path:
     """A small archive with every record kind the buffer decoder handles, in the
     forms that exercise its corner cases (attribute lists, records longer than 254
     bytes, all-ones and 64-bit values, double and signed metrics, clock gaps),
-    plus, on a second rank, thread records it leaves to the bindings."""
+    thread, lock and task records (OpenMP and generic), plus, on a second rank, an
+    RMA window record, which it leaves to the bindings."""
     folder = Path(folder)
     with otf2.writer.open(str(folder), archive_name="traces", timer_resolution=1_000_000) as trace:
         d = trace.definitions
@@ -238,6 +239,7 @@ def write_record_kinds(folder: Path) -> Path:
                                                value_type=Type.UINT64)],
                               occurrence=MetricOccurrence.SYNCHRONOUS_STRICT, recorder_kind=RecorderKind.CPU)
         power = d.metric("power", metric_mode=MetricMode.ABSOLUTE_POINT, value_type=Type.DOUBLE, unit="W")
+        window = d.rma_win("window", comm=world)
         param_s = d.parameter("mode", parameter_type=otf2.ParameterType.STRING)
         param_i = d.parameter("size", parameter_type=otf2.ParameterType.INT64)
         param_u = d.parameter("count", parameter_type=otf2.ParameterType.UINT64)
@@ -265,9 +267,33 @@ def write_record_kinds(folder: Path) -> Path:
             w.mpi_collective_begin(t + 401)
             w.mpi_collective_end(t + 402, CollectiveOp.BCAST, world, 1, 0, 64)
             w.metric(t + 403, ints, [7, (1 << 40) + 9])
+            _thread_records(w, t + 404, world)
             if r == 1:
-                w.thread_fork(t + 404, Paradigm.OPENMP, 4)
-                w.thread_join(t + 405, Paradigm.OPENMP)
+                w.rma_win_create(t + 500, window)
             w.leave(t + 1000, region)
             w.program_end(t + 1001, 0)
     return folder / "traces.otf2"
+
+
+def _thread_records(w, t: int, team) -> None:
+    """One of each thread, lock and task record, generic and OpenMP (OTF2 1.x) forms."""
+    w.thread_fork(t, Paradigm.OPENMP, 4)
+    w.thread_team_begin(t + 1, team)
+    w.thread_acquire_lock(t + 2, Paradigm.OPENMP, 3, 1)
+    w.thread_release_lock(t + 3, Paradigm.OPENMP, 3, 1)
+    w.thread_task_create(t + 4, team, 0, 9)
+    w.thread_task_switch(t + 5, team, 0, 9)
+    w.thread_task_complete(t + 6, team, 0, 9)
+    w.thread_team_end(t + 7, team)
+    w.thread_join(t + 8, Paradigm.OPENMP)
+    w.thread_create(t + 9, team, 1 << 40)
+    w.thread_begin(t + 10, team, 1 << 40)
+    w.thread_wait(t + 11, team, 1 << 40)
+    w.thread_end(t + 12, team, 0xFFFFFFFFFFFFFFFF)
+    w.omp_fork(t + 13, 8)
+    w.omp_acquire_lock(t + 14, 300, 2)
+    w.omp_release_lock(t + 15, 300, 2)
+    w.omp_task_create(t + 16, 1 << 50)
+    w.omp_task_switch(t + 17, 1 << 50)
+    w.omp_task_complete(t + 18, 1 << 50)
+    w.omp_join(t + 19)

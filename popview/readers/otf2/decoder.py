@@ -34,8 +34,31 @@ RECORD_NAMES = {
     21: "MpiRequestCancelled", 22: "MpiCollectiveBegin", 23: "MpiCollectiveEnd", 31: "Metric",
     32: "ParameterString", 33: "ParameterInt", 34: "ParameterUnsignedInt", 83: "ProgramBegin", 84: "ProgramEnd",
 }
-_SINGLETONS = (12, 13, 16, 17, 20, 21)   # records without a length field (one compressed value)
+_SINGLETONS = (12, 13, 16, 17, 20, 21, 24, 28, 29, 30)   # records without a length field (one compressed value)
 _OTHER = (16, 17, 20, 21, 32, 33, 34, 83, 84)
+
+# Thread records: record id -> (raw kind, field types (1 uint8, 2 uint32, 3 uint64), field for column a or -1).
+_THREAD_RECORDS = {
+    24: ("OmpFork", raw.THREAD_FORK, (2,), 0), 25: ("OmpJoin", raw.THREAD_JOIN, (), -1),
+    26: ("OmpAcquireLock", raw.LOCK_ACQUIRE, (2, 2), 0), 27: ("OmpReleaseLock", raw.LOCK_RELEASE, (2, 2), 0),
+    28: ("OmpTaskCreate", raw.TASK_CREATE, (3,), 0), 29: ("OmpTaskSwitch", raw.TASK_SWITCH, (3,), 0),
+    30: ("OmpTaskComplete", raw.TASK_COMPLETE, (3,), 0),
+    53: ("ThreadFork", raw.THREAD_FORK, (1, 2), 1), 54: ("ThreadJoin", raw.THREAD_JOIN, (1,), -1),
+    55: ("ThreadTeamBegin", raw.TEAM_BEGIN, (2,), -1), 56: ("ThreadTeamEnd", raw.TEAM_END, (2,), -1),
+    57: ("ThreadAcquireLock", raw.LOCK_ACQUIRE, (1, 2, 2), 1), 58: ("ThreadReleaseLock", raw.LOCK_RELEASE, (1, 2, 2), 1),
+    59: ("ThreadTaskCreate", raw.TASK_CREATE, (2, 2, 2), 2), 60: ("ThreadTaskSwitch", raw.TASK_SWITCH, (2, 2, 2), 2),
+    61: ("ThreadTaskComplete", raw.TASK_COMPLETE, (2, 2, 2), 2),
+    62: ("ThreadCreate", raw.THREAD_LIFE, (2, 3), -1), 63: ("ThreadBegin", raw.THREAD_LIFE, (2, 3), -1),
+    64: ("ThreadWait", raw.THREAD_LIFE, (2, 3), -1), 65: ("ThreadEnd", raw.THREAD_LIFE, (2, 3), -1),
+}
+RECORD_NAMES.update({rid: spec[0] for rid, spec in _THREAD_RECORDS.items()})
+THREAD_KIND = np.full(256, -1, np.int64)
+THREAD_FIELDS = np.zeros((256, 3), np.int64)
+THREAD_A = np.full(256, -1, np.int64)
+for _rid, (_name, _kind, _fields, _a) in _THREAD_RECORDS.items():
+    THREAD_KIND[_rid] = _kind
+    THREAD_FIELDS[_rid, :len(_fields)] = _fields
+    THREAD_A[_rid] = _a
 
 # Mapping table types (OTF2_MappingType) and local definition record ids.
 MAP_REGION, MAP_METRIC, MAP_COMM = 3, 5, 6
@@ -250,6 +273,28 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
             kind = raw.BUFFER_FLUSH
             a = _corrected(_u64_full(buf, pos), clk_begin, clk_end, clk_offset, clk_slope, clk_state)
             pos = end
+        elif THREAD_KIND[rtype] >= 0:
+            p = pos
+            for f in range(3):
+                ftype = THREAD_FIELDS[rtype, f]
+                if ftype == 0:
+                    break
+                if ftype == 1:
+                    if p >= end:
+                        p = -1
+                        break
+                    v = np.int64(buf[p])
+                    p += 1
+                else:
+                    v, p = _compressed(buf, p, end, u32all if ftype == 2 else minus1)
+                    if p < 0:
+                        break
+                if f == THREAD_A[rtype]:
+                    a = v
+            if p < 0:
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
+            kind = THREAD_KIND[rtype]
+            pos = p if is_singleton else end
         else:
             other = False
             for s in _OTHER:
