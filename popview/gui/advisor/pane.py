@@ -19,7 +19,7 @@ from popview.gui.advisor.runs import series_runs
 from popview.gui.advisor.tab import VariantTab
 from popview.gui.advisor.worker import LatestRunner
 
-SYNC_RECORDS = 200_000
+SYNC_RECORDS = 100_000
 """Experiments with fewer records are computed on the GUI thread (instant)."""
 
 
