@@ -11,7 +11,7 @@ from popview.gui.trees.values import ProfileValues
 STORED_PROFILES = ("profile", "cumulative/profile")   # cache groups a converter may write
 
 _values: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_maps: dict[tuple[int, int], np.ndarray] = {}
+_last_map: list = []           # [ProfileValues, reference ProfileValues, mapping]
 
 
 def profile_values(exp) -> ProfileValues | None:
@@ -76,15 +76,16 @@ def callpath_keys(pv: ProfileValues, root_by_position: bool = False) -> list[tup
 
 
 def callpath_map(pv: ProfileValues, ref: ProfileValues) -> np.ndarray:
-    """For each call path of `pv`, the same path in `ref` (-1 when absent)."""
-    key = (id(pv), id(ref))
-    if key not in _maps:
-        _maps.clear()
-        _maps[key] = _map_by_keys(pv, ref, False)
-        same_roots = len(pv.profile.roots()) == len(ref.profile.roots())
-        if same_roots and (_maps[key] >= 0).mean() < 0.5:
-            _maps[key] = _map_by_keys(pv, ref, True)
-    return _maps[key]
+    """For each call path of `pv`, the same path in `ref` (-1 when absent).
+    The last pair is kept (with the objects themselves, so a reused id cannot match)."""
+    if _last_map and _last_map[0] is pv and _last_map[1] is ref:
+        return _last_map[2]
+    mapping = _map_by_keys(pv, ref, False)
+    same_roots = len(pv.profile.roots()) == len(ref.profile.roots())
+    if same_roots and len(mapping) and (mapping >= 0).mean() < 0.5:
+        mapping = _map_by_keys(pv, ref, True)
+    _last_map[:] = [pv, ref, mapping]
+    return mapping
 
 
 def _map_by_keys(pv: ProfileValues, ref: ProfileValues, root_by_position: bool) -> np.ndarray:
