@@ -19,28 +19,34 @@ ARCHIVES = ["pipit/ping-pong-otf2", "pipit/ping-pong-otf2-papi", "tracer-stencil
             "tracer-stencil4d/traces-64", "fastotf2/simple-mi300-example-run", "apex-otf2/OTF2_archive"]
 
 
+@pytest.fixture(scope="module")
+def module_cache(tmp_path_factory):
+    """One cache directory for the module: each archive is converted once."""
+    return tmp_path_factory.mktemp("otf2-cache")
+
+
 def _open(shared_traces, rel, cache_dir):
     return popview.open(shared_traces / rel, cache_dir=cache_dir)
 
 
 @pytest.mark.parametrize("rel", ARCHIVES)
-def test_event_counts_equal_otf2_print(shared_traces, cache_dir, rel):
-    with _open(shared_traces, rel, cache_dir) as exp:
+def test_event_counts_equal_otf2_print(shared_traces, module_cache, rel):
+    with _open(shared_traces, rel, module_cache) as exp:
         ours = Counter({normalise(k): v for k, v in exp.definitions.flags["otf2_event_counts"].items()})
         anchor = popview.readers.otf2.anchor(shared_traces / rel)
     assert ours == otf2_print_counts(anchor)
 
 
 @pytest.mark.parametrize("rel", ARCHIVES)
-def test_info_summarises(shared_traces, cache_dir, rel, capsys):
-    assert main(["info", str(shared_traces / rel), "--cache-dir", str(cache_dir)]) == 0
+def test_info_summarises(shared_traces, module_cache, rel, capsys):
+    assert main(["info", str(shared_traces / rel), "--cache-dir", str(module_cache)]) == 0
     out = capsys.readouterr().out
     assert "otf2" in out and "locations" in out and "regions" in out
 
 
-def test_pipit_reference_values(shared_traces, cache_dir):
+def test_pipit_reference_values(shared_traces, module_cache):
     """MANIFEST 3.1: 2 ranks x 1 thread, 120 events, 8 messages of 4,177,920 bytes in total each way."""
-    with _open(shared_traces, "pipit/ping-pong-otf2", cache_dir) as exp:
+    with _open(shared_traces, "pipit/ping-pong-otf2", module_cache) as exp:
         d, r = exp.definitions, exp.reader
         assert exp.shape() == (2, 1)
         assert sum(d.flags["otf2_event_counts"].values()) == 120
@@ -66,8 +72,8 @@ def test_pipit_reference_values(shared_traces, cache_dir):
             assert (mine == dd.REGION_TYPE).sum() == 42
 
 
-def test_pipit_states_follow_the_region_stack(shared_traces, cache_dir):
-    with _open(shared_traces, "pipit/ping-pong-otf2", cache_dir) as exp:
+def test_pipit_states_follow_the_region_stack(shared_traces, module_cache):
+    with _open(shared_traces, "pipit/ping-pong-otf2", module_cache) as exp:
         s = exp.reader.read("states")
         calls = exp.reader.read("calls")
         d = exp.definitions
@@ -83,8 +89,8 @@ def test_pipit_states_follow_the_region_stack(shared_traces, cache_dir):
         assert (s["end"] - s["begin"])[s["state"] == 3].sum() == recv.sum()
 
 
-def test_papi_counters_are_increments(shared_traces, cache_dir):
-    with _open(shared_traces, "pipit/ping-pong-otf2-papi", cache_dir) as exp:
+def test_papi_counters_are_increments(shared_traces, module_cache):
+    with _open(shared_traces, "pipit/ping-pong-otf2-papi", module_cache) as exp:
         d = exp.definitions
         assert d.counters == ["PAPI_TOT_CYC", "PAPI_L2_TCM", "PAPI_BR_MSP"]
         code = d.counter_code("PAPI_TOT_CYC")
@@ -111,8 +117,8 @@ def _last_metric_values(anchor) -> dict[int, dict[str, int]]:
     return out
 
 
-def test_stencil_measurement_gaps_and_nonblocking_messages(shared_traces, cache_dir):
-    with _open(shared_traces, "tracer-stencil4d/traces-32", cache_dir) as exp:
+def test_stencil_measurement_gaps_and_nonblocking_messages(shared_traces, module_cache):
+    with _open(shared_traces, "tracer-stencil4d/traces-32", module_cache) as exp:
         d = exp.definitions
         assert exp.shape() == (32, 1)
         assert d.flags["measurement_off"]
@@ -126,8 +132,8 @@ def test_stencil_measurement_gaps_and_nonblocking_messages(shared_traces, cache_
         assert [c["tasks"] for c in d.communicators if c["name"] == "MPI_COMM_WORLD"] == [list(range(32))]
 
 
-def test_hip_gpu_and_metric_locations(shared_traces, cache_dir):
-    with _open(shared_traces, "fastotf2/simple-mi300-example-run", cache_dir) as exp:
+def test_hip_gpu_and_metric_locations(shared_traces, module_cache):
+    with _open(shared_traces, "fastotf2/simple-mi300-example-run", module_cache) as exp:
         d = exp.definitions
         kinds = [loc.kind for loc in d.locations]
         assert kinds == ["thread"] + ["gpu"] * 2 + ["metric"] * 29
@@ -149,8 +155,8 @@ def test_hip_gpu_and_metric_locations(shared_traces, cache_dir):
         assert is_metric.sum() == 72_584
 
 
-def test_apex_threads_hang_under_threads_root(shared_traces, cache_dir):
-    with _open(shared_traces, "apex-otf2/OTF2_archive", cache_dir) as exp:
+def test_apex_threads_hang_under_threads_root(shared_traces, module_cache):
+    with _open(shared_traces, "apex-otf2/OTF2_archive", module_cache) as exp:
         d = exp.definitions
         assert exp.shape() == (1, 3)
         calls = exp.reader.read("calls")
