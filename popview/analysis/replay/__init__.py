@@ -22,6 +22,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import replace
 
 import numpy as np
 
@@ -34,7 +35,7 @@ from popview.analysis.replay.messages import add_messages
 from popview.analysis.replay.openmp import add_openmp
 from popview.analysis.replay.profile import critical_path_profile
 from popview.analysis.replay.result import ReplayResult
-from popview.analysis.replay.weights import COM, CUE, focus_mask, weighted_pieces
+from popview.analysis.replay.weights import COM, CUE, focus_mask, masters, weighted_pieces
 from popview.cache.progress import Progress
 
 __all__ = ["replay", "ReplayResult", "clear_cache", "MODELS"]
@@ -42,6 +43,7 @@ __all__ = ["replay", "ReplayResult", "clear_cache", "MODELS"]
 # model -> (rendezvous threshold in bytes, every collective a barrier, CUE weighs CPU bursts)
 MODELS = {"lamport": (None, False, False), "dimemas": (32 * 1024, True, True)}
 
+NS = 1e-9
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 32
 _LOCK = threading.Lock()
@@ -76,15 +78,12 @@ def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:
     started = time.perf_counter()
     rendezvous, all_barriers, bursts = MODELS[model]
     defs = exp.definitions
-    n_loc = defs.n_locations
-    loc_proc = defs.location_process()
     progress(0.0, "replay: reading synchronisation")
-    builder = GraphBuilder(n_loc, loc_proc)
+    builder = GraphBuilder(defs.n_locations, defs.location_process())
     mask = focus_mask(exp, focus)
     window = (mask.t_start, mask.t_stop) if mask.is_window else None
-    msg = add_messages(builder, exp.reader, n_loc, rendezvous, window)
-    coll = add_collectives(builder, exp.reader, defs, all_barriers)
-    omp = add_openmp(builder, exp.reader, defs)
+    stats = (add_messages(builder, exp.reader, defs.n_locations, rendezvous, window),
+             add_collectives(builder, exp.reader, defs, all_barriers), add_openmp(builder, exp.reader, defs))
     progress(0.3, "replay: building the execution graph")
     pieces = weighted_pieces(exp, mask, bursts)
     last_state = int(pieces[2].max()) if len(pieces[2]) else 0
@@ -95,39 +94,32 @@ def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:
         graph.loc_ptr, graph.time, graph.copy, graph.n_virtual, graph.succ_ptr, graph.succ, graph.succ_cross,
         graph.indegree, seg, kernel.WEIGHT_OF_CLOCK, kernel.LOCAL_CLOCK)
     progress(0.8, "replay: critical path")
-    end_loc = int(np.argmax(clock[:, 0])) if n_loc else 0
+    end_loc = int(np.argmax(clock[:, 0])) if defs.n_locations else 0
     cp_loc, cp_b, cp_e = kernel.backtrack(graph.loc_ptr, graph.time, came_from, int(graph.loc_ptr[end_loc + 1] - 1),
                                           mask.t_start, mask.t_stop)
     path = {"loc": cp_loc, "begin": cp_b, "end": cp_e}
-    per_cp, outside, by_loc = critical_path_profile(exp, path, pieces)
-    weighted = totals(*pieces)
-    masters = _masters(defs)
-    ns = 1e-9
-    g_com = float(clock[:, 2].max()) * ns if n_loc else 0.0
-    outside_mpi = weighted[masters, COM] * ns
-    pl_cue = np.zeros(defs.n_processes)
-    np.maximum.at(pl_cue, loc_proc, clock[:, 3] * ns)
-    notes, approximate = _notes(msg, coll, omp, forced)
+    result = _result(exp, focus, model, mask, clock, path, pieces, stats, forced)
     progress(1.0, "replay: done")
+    return replace(result, seconds=time.perf_counter() - started)
+
+
+def _result(exp, focus, model, mask, clock, path, pieces, stats, forced) -> ReplayResult:
+    """Clocks (ns) and path into the figures the models use (s)."""
+    defs = exp.definitions
+    msg, coll, omp = stats
+    per_cp, outside, by_loc = critical_path_profile(exp, path, pieces)
+    weighted = totals(*pieces) * NS
+    top = clock.max(axis=0) * NS if len(clock) else np.zeros(kernel.N_CLOCKS)
+    outside_mpi = weighted[masters(defs), COM]
+    pl_cue = np.zeros(defs.n_processes)
+    np.maximum.at(pl_cue, defs.location_process(), clock[:, 3] * NS)
+    notes, approximate = _notes(msg, coll, omp, forced)
     return ReplayResult(
-        focus=focus, model=model, r=mask.runtime_ns * ns, r_ideal=float(clock[:, 0].max()) * ns if n_loc else 0.0,
-        g_coo=float(clock[:, 1].max()) * ns if n_loc else 0.0, g_com=g_com, pl_cue=pl_cue,
-        tl_cue=weighted[:, CUE] * ns, outside_mpi=outside_mpi, mpi_ideal=np.maximum(g_com - outside_mpi, 0.0),
-        critical_path=path, critical_path_profile=per_cp, critical_path_outside=outside,
-        critical_path_by_location=by_loc, n_messages_matched=msg.matched, n_unmatched=msg.unmatched,
-        n_collectives=coll.instances, approximate=approximate, notes=notes,
-        seconds=time.perf_counter() - started)
-
-
-def _masters(defs) -> np.ndarray:
-    """Location of each process's master thread (lowest thread number)."""
-    best: dict[int, int] = {}
-    for i, loc in enumerate(defs.locations):
-        if loc.kind == "thread":
-            j = best.get(loc.process)
-            if j is None or loc.thread < defs.locations[j].thread:
-                best[loc.process] = i
-    return np.array([best.get(p, 0) for p in range(defs.n_processes)], np.int64)
+        focus=focus, model=model, r=mask.runtime_ns * NS, r_ideal=float(top[0]), g_coo=float(top[1]),
+        g_com=float(top[2]), pl_cue=pl_cue, tl_cue=weighted[:, CUE], outside_mpi=outside_mpi,
+        mpi_ideal=np.maximum(float(top[2]) - outside_mpi, 0.0), critical_path=path, critical_path_profile=per_cp,
+        critical_path_outside=outside, critical_path_by_location=by_loc, n_messages_matched=msg.matched,
+        n_unmatched=msg.unmatched, n_collectives=coll.instances, approximate=approximate, notes=notes)
 
 
 def _notes(msg, coll, omp, forced: int) -> tuple[list[str], bool]:

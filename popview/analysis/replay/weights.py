@@ -72,12 +72,8 @@ def _callpath_mask(exp, focus: Focus) -> Mask:
         raise ValueError(f"no call path {focus.callpath!r} in {exp.source}")
     calls = select(exp.reader, "calls", "callpath", cps, ["loc", "begin", "end"])
     proc = defs.location_process()
-    masters = {}
-    for i, loc in enumerate(defs.locations):
-        if loc.kind == "thread" and (loc.process not in masters or loc.thread < defs.locations[masters[loc.process]].thread):
-            masters[loc.process] = i
     per_process = {}
-    for p, m in masters.items():
+    for p, m in enumerate(masters(defs)):
         lo, hi = np.searchsorted(calls["loc"], [m, m + 1])
         b, e = calls["begin"][lo:hi], calls["end"][lo:hi]
         if focus.kind == "iterations" and len(b):
@@ -94,6 +90,17 @@ def _callpath_mask(exp, focus: Focus) -> Mask:
     begin = np.concatenate([b for b, _ in parts]) if parts else empty
     end = np.concatenate([e for _, e in parts]) if parts else empty
     return Mask(ptr, begin, end, runtime, 0, int(defs.t_end))
+
+
+def masters(defs) -> np.ndarray:
+    """Location of each process's master thread (its lowest thread number)."""
+    best: dict[int, int] = {}
+    for i, loc in enumerate(defs.locations):
+        if loc.kind == "thread":
+            j = best.get(loc.process)
+            if j is None or loc.thread < defs.locations[j].thread:
+                best[loc.process] = i
+    return np.array([best.get(p, 0) for p in range(defs.n_processes)], np.int64)
 
 
 def weighted_pieces(exp, mask: Mask, bursts: bool = False):
