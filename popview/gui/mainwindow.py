@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QToolBar, QWidget,
@@ -135,6 +135,8 @@ class MainWindow(QMainWindow):
         dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                          | QDockWidget.DockWidgetFeature.DockWidgetFloatable
                          | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        dock.setAcceptDrops(True)                 # files dropped on a (floating) pane open too
+        dock.installEventFilter(self)
         self.panes[spec.title] = pane
         self.docks[spec.title] = dock
         self.panes_menu.addAction(dock.toggleViewAction())
@@ -406,6 +408,15 @@ class MainWindow(QMainWindow):
 
     def dragMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
         self.dragEnterEvent(event)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
+        if isinstance(obj, QDockWidget):
+            handler = {QEvent.Type.DragEnter: self.dragEnterEvent, QEvent.Type.DragMove: self.dragMoveEvent,
+                       QEvent.Type.Drop: self.dropEvent}.get(event.type())
+            if handler is not None:
+                handler(event)
+                return True
+        return super().eventFilter(obj, event)
 
     def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
         paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]

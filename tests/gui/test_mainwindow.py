@@ -119,6 +119,18 @@ def test_drop_a_file_opens_it_in_a_worker(qtbot, window, traces):
     assert window.recent_files() == [str((traces / "alone.prv").resolve())]
 
 
+def test_drop_on_a_floating_pane_opens_too(qtbot, settings, tmp_path, traces):
+    opener = GatedOpener()
+    opener.release.set()
+    w = MainWindow(settings=settings, cache_dir=tmp_path, opener=opener, panes=MY_PANES)
+    qtbot.addWidget(w)
+    dock = w.docks["Topology"]
+    dock.setFloating(True)
+    drop(dock, [traces / "alone.prv"])
+    wait_idle(qtbot, w, 10_000)
+    assert [e.name for e in w.state.experiments] == ["alone"]
+
+
 def test_drop_a_folder_of_runs_opens_a_series(qtbot, window, traces):
     drop(window, [traces / "series"])
     assert len(window.jobs) == 2
