@@ -127,3 +127,20 @@ def test_colour_blind_palette_is_blue_at_the_top():
         scale.use_palette("red-green")
     with pytest.raises(ValueError, match="unknown palette"):
         scale.use_palette("rainbow")
+
+
+def test_warnings_name_burst_mode_and_inconsistent_efficiencies():
+    from popview.analysis.report import warnings as warn
+    run = _Run(["mpi"], (2, 1))
+    run.definitions.flags = {"burst_mode": True}
+    tree = MetricTree("pop-mpi", "POP MPI", "2x1", "whole", [MetricNode(
+        "pe", "Parallel efficiency", value=1.02, children=[
+            MetricNode("io", "I/O share", kind="value", value=0.2, warnings=["20.0 % of the time is file I/O"]),
+            MetricNode("cs", "Computation scalability", kind="scalability", value=1.4)])],
+        notes=["scalabilities are against this run itself"])
+    found = warn.collect(run, [tree])
+    assert found[0].startswith("Parallel efficiency is 102.0 %, above 100 %")
+    assert found[1] == "I/O share: 20.0 % of the time is file I/O"
+    assert found[2].startswith("Burst-mode trace")
+    assert len(found) == 3                                   # a scalability above 100 % is no warning
+    assert warn.notes([tree, tree]) == ["scalabilities are against this run itself"]
