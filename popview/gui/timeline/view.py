@@ -30,11 +30,24 @@ def format_time(ns: float) -> str:
     return format_value(ns / 1e9, "s")
 
 
+_UNITS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
+
+
+def tick_labels(values, spacing: float) -> list[str]:
+    """Tick times (ns) in the unit of the largest one, with as many decimals as the
+    spacing needs: 4.0001 s, 4.0002 s... rather than 4 s, 4 s."""
+    top = max((abs(v) for v in values), default=0.0)
+    scale, unit = next(((f, u) for f, u in _UNITS if top >= f), _UNITS[-1])
+    step = spacing / scale if spacing > 0 else 1.0
+    decimals = min(max(0, int(np.ceil(-np.log10(step) - 1e-9))), 9)
+    return [f"{v / scale:.{decimals}f} {unit}" for v in values]
+
+
 class TimeAxis(pg.AxisItem):
     """Time in readable units (the view's x is in ns)."""
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
-        return [format_time(v) for v in values]
+        return tick_labels(values, spacing)
 
 
 class RowAxis(pg.AxisItem):
