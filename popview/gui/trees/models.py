@@ -39,7 +39,7 @@ class Forest:
         self.sort_key: np.ndarray | None = None     # sort children by descending key when set
         self.visible: np.ndarray | None = None      # bool mask when filtered
         self.row = np.full(n, -1, np.int64)
-        self._kids: dict[int, list[int]] = {}
+        self._kids: dict[int, list[int]] = {}     # read directly by ValueTreeModel.index (hot path)
         self.has_kids: list[bool] = (np.diff(self.first)[1:] > 0).tolist()   # Python list: Qt asks per row
 
     def __len__(self) -> int:
@@ -229,8 +229,11 @@ class ValueTreeModel(QAbstractItemModel):
     # ---- QAbstractItemModel ---------------------------------------------------------
     # Qt calls these for every row it lays out: keep them to a few Python operations.
     def index(self, row, column, parent=QModelIndex()):  # noqa: B008 - Qt signature
-        kids = self.forest.children(parent.internalId() if parent.isValid() else -1)
-        if 0 <= row < len(kids) and 0 <= column < 2:
+        node = parent.internalId() if parent.isValid() else -1
+        kids = self.forest._kids.get(node)
+        if kids is None:
+            kids = self.forest.children(node)
+        if row < len(kids) and column < 2 and row >= 0:
             return self.createIndex(row, column, kids[row])
         return QModelIndex()
 
