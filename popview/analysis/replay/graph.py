@@ -39,10 +39,6 @@ class Graph:
     succ_cross: np.ndarray           # edge between processes (ignored by process-local clocks)
     indegree: np.ndarray
 
-    @property
-    def n_real(self) -> int:
-        return len(self.time)
-
 
 @dataclass
 class GraphBuilder:

@@ -20,7 +20,6 @@ from popview.analysis.replay.records import select
 
 @dataclass
 class OpenMPStats:
-    parallel_regions: int = 0
     barriers: int = 0
     incomplete_barriers: int = 0
 
@@ -36,8 +35,7 @@ def add_openmp(builder: GraphBuilder, reader, defs) -> OpenMPStats:
     bar = select(reader, "calls", "callpath", barrier.keys(), cols)
     team = _teams(defs)
     regions = _outermost(par, team)
-    stats.parallel_regions = len(regions["begin"])
-    if stats.parallel_regions:
+    if len(regions["begin"]):
         _fork_join(builder, regions, team)
     stats.barriers, stats.incomplete_barriers = _barriers(builder, bar, regions, team)
     return stats
