@@ -351,6 +351,7 @@ class TimelinePane(QWidget):
 
     def _fill_legend(self, view: TimelineView) -> None:
         self.legend.clear()
+        self.legend.setVisible(view.mode.categorical)
         if view.mode.categorical:
             self.gradient_label.hide()
             for colour, label, fraction in view.palette.legend(view.last_index):
@@ -368,6 +369,7 @@ class TimelinePane(QWidget):
             f"<span style='background: rgb({lo_c[0]},{lo_c[1]},{lo_c[2]})'>&nbsp;&nbsp;&nbsp;</span> {low}<br>"
             f"<span style='background: rgb({hi_c[0]},{hi_c[1]},{hi_c[2]})'>&nbsp;&nbsp;&nbsp;</span> ≥ {high}<br>"
             "<span style='background: black'>&nbsp;&nbsp;&nbsp;</span> no value")
+        self.gradient_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.gradient_label.show()
 
     def _show_info(self, info: dict | None) -> None:
