@@ -92,12 +92,11 @@ class ScalingPane(QWidget):
         lay.addWidget(self.status)
         lay.addWidget(split, 1)
 
-        self.model_box.currentIndexChanged.connect(lambda _i: self.refresh())
-        self.reference_box.currentIndexChanged.connect(lambda _i: self.refresh())
-        self.mode_box.currentIndexChanged.connect(lambda _i: self.refresh())
+        for box in (self.model_box, self.reference_box, self.mode_box):
+            box.currentIndexChanged.connect(self.refresh)
         state.experimentsChanged.connect(self._runs_changed)
-        state.currentExperimentChanged.connect(lambda _e: self._runs_changed())
-        state.focusChanged.connect(lambda _f: self.refresh())
+        state.currentExperimentChanged.connect(self._runs_changed)
+        state.focusChanged.connect(self.refresh)
         palette.setting().changed.connect(self._recolour)
         self._runs_changed()
 
@@ -105,7 +104,7 @@ class ScalingPane(QWidget):
     def runs(self) -> list:
         return series_runs(self.state)
 
-    def _runs_changed(self) -> None:
+    def _runs_changed(self, *_signal_args) -> None:
         runs = self.runs()
         if runs == self._runs and runs:
             return                     # another run of the same series became current
@@ -142,7 +141,7 @@ class ScalingPane(QWidget):
         self.mode_box.setCurrentText(mode)
 
     # ---- computing ----------------------------------------------------
-    def refresh(self) -> None:
+    def refresh(self, *_signal_args) -> None:
         runs = self.runs()
         if len(runs) < 2:
             self.table = None

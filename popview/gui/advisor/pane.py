@@ -83,12 +83,13 @@ class AdvisorPane(QWidget):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(split)
 
-        self.tabs.currentChanged.connect(lambda _i: self.refresh())
+        # bound methods, not lambdas: Qt drops them when the pane goes, the AppState stays
+        self.tabs.currentChanged.connect(self.refresh)
         self.candidates.requested.connect(self._find_candidates)
         self.candidates.chosen.connect(self._choose_candidate)
-        state.currentExperimentChanged.connect(lambda _e: self._rebuild())
+        state.currentExperimentChanged.connect(self._rebuild)
         state.experimentsChanged.connect(self._rebuild)
-        state.focusChanged.connect(lambda _f: self.refresh())
+        state.focusChanged.connect(self.refresh)
         palette.setting().changed.connect(self._repaint)
         self._rebuild()
 
@@ -120,7 +121,7 @@ class AdvisorPane(QWidget):
         if t is not None:
             self.tabs.setCurrentWidget(t)
 
-    def _rebuild(self) -> None:
+    def _rebuild(self, *_signal_args) -> None:
         exp = self.state.current
         if exp is self._exp and self.tabs.count():
             self.refresh()
@@ -149,7 +150,7 @@ class AdvisorPane(QWidget):
             self.tabs.widget(i).tree.viewport().update()
 
     # ---- computing ----------------------------------------------------
-    def refresh(self) -> None:
+    def refresh(self, *_signal_args) -> None:
         """Show the current tab for the current focus, computing it if needed."""
         exp, focus, tab = self._exp, self.state.focus, self.current_tab()
         reference = self.reference()
