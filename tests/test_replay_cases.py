@@ -164,3 +164,14 @@ def test_window_replays_only_the_messages_inside(tmp_path):
     assert result.r_ideal == pytest.approx((500 + 1000 + 1000) * 1e-6, **EXACT)
     # the exchanges ending at 2500 and 3750; the one arriving at the window's end changes nothing
     assert result.n_messages_matched == 2 * 2
+
+
+def test_halves_the_reader_could_not_pair_are_reported(tmp_path):
+    path, _ = cases.transfer(tmp_path / "trace", iterations=2)
+    exp = popview.open(path, cache_dir=tmp_path / "cache")
+    exp.definitions.warnings.append("3 MPI sends and 2 receives without a matching partner were left out")
+    clear_cache()
+    result = replay(exp)
+    assert result.n_unmatched == 5 and result.approximate
+    assert any("without a partner" in n for n in result.notes)
+    clear_cache()

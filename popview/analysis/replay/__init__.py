@@ -126,7 +126,7 @@ def _notes(msg, coll, omp, forced: int) -> tuple[list[str], bool]:
     """What the replay could not follow exactly, in words; and whether that makes it approximate."""
     notes, approximate = [], False
     checks = [
-        (msg.unmatched, f"{msg.unmatched} messages without a valid sender or receiver were ignored"),
+        (msg.unmatched, f"{msg.unmatched} message halves without a partner (or a valid location) were ignored"),
         (coll.incomplete, f"{coll.incomplete} collective instances lack members or have extra ones"),
         (coll.unknown_root, f"{coll.unknown_root} rooted collectives without a known root replayed as all-to-all"),
         (coll.skipped_nonblocking, f"{coll.skipped_nonblocking} non-blocking collective calls not synchronised"),

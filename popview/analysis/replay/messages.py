@@ -11,6 +11,7 @@ receive time: the recv or irecv call).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,8 @@ import numpy as np
 from popview.analysis.replay.graph import RECV, RECV_POSTED, SEND, SEND_DONE, GraphBuilder
 
 _COLUMNS = ["send_loc", "recv_loc", "send_time", "recv_phys"]
+# What the OTF2 reader says when it leaves out halves of messages it could not pair.
+_LEFT_OUT = re.compile(r"(\d+) MPI sends and (\d+) receives without a matching partner")
 _RENDEZVOUS_COLUMNS = _COLUMNS + ["send_phys", "recv_time", "size"]
 
 
@@ -32,7 +35,7 @@ def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: in
                  window: tuple[int, int] | None = None) -> MessageStats:
     """Message edges; with a `window` only messages sent and received inside it
     (a send before it carries a zero clock, a receive after it changes nothing)."""
-    stats = MessageStats()
+    stats = MessageStats(unmatched=_left_out_by_reader(reader.definitions))
     if not reader.has("messages"):
         return stats
     cols = _COLUMNS if rendezvous_bytes is None else _RENDEZVOUS_COLUMNS
@@ -45,7 +48,7 @@ def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: in
     s_loc, r_loc = m["send_loc"], m["recv_loc"]
     s_t, r_t = m["send_time"], m["recv_phys"]
     ok = (s_loc >= 0) & (s_loc < n_loc) & (r_loc >= 0) & (r_loc < n_loc) & (s_t >= 0) & (r_t >= 0)
-    stats.unmatched = int((~ok).sum())
+    stats.unmatched += int((~ok).sum())
     if not ok.all():
         m = {k: v[ok] for k, v in m.items()}
         s_loc, r_loc, s_t, r_t = m["send_loc"], m["recv_loc"], m["send_time"], m["recv_phys"]
@@ -61,3 +64,13 @@ def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: in
         done = builder.nodes(s_loc[big], np.maximum(m["send_phys"][big], s_t[big]), SEND_DONE)
         builder.edges(posted, done, cross[big])
     return stats
+
+
+def _left_out_by_reader(defs) -> int:
+    """Send and receive halves the reader could not pair (and so never stored)."""
+    total = 0
+    for warning in defs.warnings:
+        m = _LEFT_OUT.search(warning)
+        if m:
+            total += int(m.group(1)) + int(m.group(2))
+    return total
