@@ -25,7 +25,10 @@ class _Job(QRunnable):
             result, error = self.fn(), None
         except Exception as exc:  # reported in the panel, never swallowed
             result, error = None, f"{exc.__class__.__name__}: {exc}\n{traceback.format_exc(limit=3)}"
-        self.signals.finished.emit(self.ticket, result, error)
+        try:
+            self.signals.finished.emit(self.ticket, result, error)
+        except RuntimeError:        # the pane was closed meanwhile: nobody waits for the answer
+            pass
 
 
 class LatestRunner(QObject):
