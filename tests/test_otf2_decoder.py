@@ -14,7 +14,7 @@ from popview.readers.otf2 import archive, bindings, decoder, events
 from popview.readers.otf2.convert import read_definitions
 from popview.readers.otf2.mapping import match_messages
 from popview.readers.otf2.raw import COLUMNS
-from popview.testing.otf2_writer import write_record_kinds
+from popview.testing.otf2_writer import write_record_kinds, write_trace
 
 REAL = ["pipit/ping-pong-otf2", "pipit/ping-pong-otf2-papi", "tracer-stencil4d/traces-32",
         "tracer-stencil4d/traces-64", "fastotf2/simple-mi300-example-run", "apex-otf2/OTF2_archive"]
@@ -57,6 +57,12 @@ def test_decoder_equals_bindings_on_real_archives(shared_traces, rel):
 def test_decoder_equals_bindings_on_every_record_kind(kinds_archive):
     # rank 1 also holds thread fork/join, which the decoder leaves to the bindings
     assert _compare(kinds_archive) == 1
+
+
+def test_decoder_crosses_chunk_boundaries(tmp_path):
+    written = write_trace(tmp_path / "chunked", ranks=2, iterations=7000, chunk_size=256 * 1024)
+    assert (written.anchor.parent / "traces" / "0.evt").stat().st_size > 3 * 256 * 1024
+    assert _compare(written.anchor) == 0
 
 
 def test_fallback_and_decoder_convert_alike(kinds_archive, tmp_path, monkeypatch):

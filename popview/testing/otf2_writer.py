@@ -40,7 +40,7 @@ class Written:
 
 def write_trace(folder: Path, ranks: int = 4, iterations: int = 10, threads: int = 1,
                 collective_every: int = 5, counters: bool = True, flush_at: int | None = None,
-                measurement_gap: int | None = None) -> Written:
+                measurement_gap: int | None = None, chunk_size: int = 1 << 20) -> Written:
     """Write `folder`/traces.otf2 (+ traces.def, traces/): `ranks` MPI processes
     exchanging one message each way with their ring neighbours per iteration."""
     folder = Path(folder)
@@ -52,7 +52,8 @@ def write_trace(folder: Path, ranks: int = 4, iterations: int = 10, threads: int
     def count(name: str, n: int = 1) -> None:
         counts[name] = counts.get(name, 0) + n
 
-    with otf2.writer.open(str(folder), archive_name="traces", timer_resolution=TICKS_PER_S) as trace:
+    with otf2.writer.open(str(folder), archive_name="traces", timer_resolution=TICKS_PER_S,
+                          chunk_size_events=chunk_size) as trace:
         d = trace.definitions
         machine = d.system_tree_node("machine")
         node = d.system_tree_node("node0", parent=machine)
