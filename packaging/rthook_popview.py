@@ -1,7 +1,16 @@
-"""Runtime hook of the bundle: numba's compiled-kernel cache goes to the user's cache
-directory (the bundle folder may be read-only)."""
-import os
+"""Runtime hook of the bundle: the bundle carries only the HDF5 filter popview
+writes and reads (Zstd); hdf5plugin's complaints about the others it left out
+are dropped, while any other hdf5plugin error still shows."""
+import logging
 
-import platformdirs
+KEPT_FILTERS = ("zstd",)
 
-os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(platformdirs.user_cache_dir("popview"), "numba"))
+
+class _LeftOutFilters(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        left_out = "File not found" in message or "Failed to load filter" in message
+        return not left_out or any(name in message for name in KEPT_FILTERS)
+
+
+logging.getLogger("hdf5plugin._utils").addFilter(_LeftOutFilters())
