@@ -142,3 +142,16 @@ def test_rebuild_replaces_the_group(small):
     with h5py.File(path, "r+") as out:
         pyramid.build(out, defs, Progress())
         assert sorted(out["pyramid"]["tiles"]) == ["callpath", f"counter_{INS}", "state"]
+
+
+def test_a_cache_without_records_gets_an_empty_pyramid(tmp_path):
+    defs = Definitions(source_format="cube")
+    defs.processes = [Process("rank 0", 0)]
+    defs.locations = [Location("t0", 0, 0)]
+    defs.counters = ["PAPI_TOT_INS"]
+    w = Writer(tmp_path / "p.h5", "test", 1)
+    w.set_definitions(defs)
+    w.finish()
+    with Reader(tmp_path / "p.h5") as reader:
+        g = reader.h5["pyramid"]
+        assert g.attrs["channels"] == "" and g.attrs["numeric"] == "" and len(g) == 0

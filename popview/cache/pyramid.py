@@ -236,6 +236,9 @@ def build(out: h5py.File, defs: Definitions, progress: Progress) -> None:
     base = base_width(t_end)
     bins = level_bins(t_end, base)
     g.attrs.update(base_ns=base, t_end=t_end, n_levels=len(bins))
+    if not any(t in out and out[t][schema.TABLES[t][0]].shape[0] for t in ("states", "events", "messages")):
+        g.attrs.update(channels="", numeric="")      # a profile: no records, no timeline
+        return
     sources = _Sources(out, defs)
     channels = [c for c in CATEGORICAL if sources.has(c)]
     numeric = (["useful"] if sources.has("state") else []) + [f"counter_{c}" for c in sources.counters]
