@@ -8,6 +8,9 @@ import numpy as np
 
 from popview.model.states import NOT_CREATED
 from popview.readers.otf2 import raw
+from popview.readers.otf2.definitions import COLL_BYTES_RECV as COLL_RECV
+from popview.readers.otf2.definitions import COLL_BYTES_SENT as COLL_SENT
+from popview.readers.otf2.definitions import COLL_COMM, COLL_ROOT, REGION_TYPE
 
 TRACING_DISABLED = 14
 UNDEFINED_U32 = 0xFFFFFFFF
@@ -18,9 +21,7 @@ PROBLEMS = ("enter/leave records of undefined regions", "metric values of undefi
             "messages with an unknown communicator or rank", "collective ends without a begin",
             "records of other kinds (program begin/end, parameters, requests...)")
 
-REGION_TYPE = 46000000
-COLL_SENT, COLL_RECV, COLL_ROOT, COLL_COMM = 50100001, 50100002, 50100003, 50100004
-INFO_BASE = 46000000
+INFO_BASE = REGION_TYPE   # info event types are INFO_BASE + 1 ... (definitions.INFO_TYPES)
 # raw kind -> (info type offset from INFO_BASE, value: 0 -> 1, 1 -> a, 2 -> a + 1)
 INFO = np.full((raw.N_KINDS, 2), -1, np.int64)
 for _k, _code, _v in ((raw.THREAD_FORK, 1, 1), (raw.THREAD_JOIN, 2, 0), (raw.TEAM_BEGIN, 3, 0),
