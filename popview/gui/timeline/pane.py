@@ -336,8 +336,8 @@ class TimelinePane(QWidget):
             return
         t0, t1 = view.window()
         pic = view.last_picture
-        self.source_label.setText(f"{format_time(t1 - t0)} shown · from {pic.source}"
-                                  + (f" · {pic.message}" if pic.message else ""))
+        notes = ([pic.message] if pic.message else []) + view.overlay_notes
+        self.source_label.setText(" · ".join([f"{format_time(t1 - t0)} shown", f"from {pic.source}", *notes]))
         self.back_button.setEnabled(view.can_go_back())
         self.forward_button.setEnabled(view.can_go_forward())
         self._settle_timer.start()

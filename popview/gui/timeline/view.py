@@ -17,7 +17,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QMenu
 
-from popview.analysis.timeline_data import ColourMode, TimelineData
+from popview.analysis.timeline_data import FLAG_ROWS, ColourMode, TimelineData
 from popview.gui.timeline.palette import Palette
 from popview.gui.timeline.rows import RowLayout
 from popview.gui.widgets.units import format_value
@@ -162,6 +162,7 @@ class TimelineView(pg.PlotWidget):
         self.last_picture = None
         self.last_index = None
         self.last_rows = np.zeros(0, np.int64)
+        self.overlay_notes: list[str] = []     # why an overlay is not (fully) drawn
         self.last_redraw_ms = 0.0
         self.history: list[tuple[int, int]] = []
         self.history_pos = -1
@@ -340,6 +341,7 @@ class TimelineView(pg.PlotWidget):
         self.image.setRect(QRectF(pic.t0, r0, pic.t1 - pic.t0, r1 - r0))
         self.last_picture, self.last_index, self.last_rows = pic, index, shown
         rows = self.layout_rows.locs[r0:r1]
+        self.overlay_notes = []
         self._draw_lines(rows, t0, t1)
         self._draw_flags(rows, t0, t1)
         self.last_redraw_ms = (time.perf_counter() - start) * 1e3
@@ -347,6 +349,8 @@ class TimelineView(pg.PlotWidget):
 
     def _draw_lines(self, rows, t0, t1) -> None:
         lines = self.data.lines(rows, t0, t1) if self.show_lines else None
+        if self.show_lines and self.data.reader.has("messages") and (lines is None or lines.truncated):
+            self.overlay_notes.append("too many messages to draw them all: zoom in")
         if lines is None or len(lines.send_loc) == 0:
             self.lines.setData([], [])
             return
@@ -361,6 +365,8 @@ class TimelineView(pg.PlotWidget):
 
     def _draw_flags(self, rows, t0, t1) -> None:
         flags = self.data.flags(rows, t0, t1) if self.show_flags else None
+        if self.show_flags and (flags is None or flags.truncated):
+            self.overlay_notes.append(f"flags need at most {FLAG_ROWS} rows and fewer events: zoom in")
         if flags is None or len(flags.loc) == 0:
             self.flags.setData([], [])
             return
