@@ -45,6 +45,7 @@ def test_messages_ring(written, exp):
     assert ((proc[m["send_loc"]] + 1) % 4 == proc[m["recv_loc"]]).all()
     assert (m["recv_time"] > m["send_time"]).all()
     assert not any("matching partner" in w for w in exp.definitions.warnings)
+    assert exp.definitions.flags["unmatched_sends"] == exp.definitions.flags["unmatched_receives"] == 0
 
 
 def test_calls_and_threads_root(written, exp):

@@ -165,6 +165,7 @@ def _finish_messages(defs: Definitions, writer: Writer, sends: Halves, recvs: Ha
     if len(msgs["send_loc"]):
         order = np.lexsort((msgs["send_time"], msgs["send_loc"]))
         writer.append("messages", {k: v[order] for k, v in msgs.items()})
+    defs.flags["unmatched_sends"], defs.flags["unmatched_receives"] = int(lost_sends), int(lost_recvs)
     if lost_sends or lost_recvs:
         defs.warn(f"{lost_sends} MPI sends and {lost_recvs} receives without a matching partner were left out")
 
