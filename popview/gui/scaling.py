@@ -80,7 +80,7 @@ class ScalingPane(QWidget):
         self.plots = QSplitter(Qt.Vertical, self)
         self.plots.addWidget(self.speedup_plot)
         self.plots.addWidget(self.efficiency_plot)
-        split = QSplitter(Qt.Horizontal, self)
+        self.split = split = QSplitter(Qt.Horizontal, self)
         split.addWidget(self.tree)
         split.addWidget(self.plots)
         split.setStretchFactor(0, 2)
@@ -213,6 +213,16 @@ class ScalingPane(QWidget):
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(QHeaderView.ResizeToContents)
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """Widen the table's side so every run's column shows, up to two thirds of the pane."""
+        total = sum(self.split.sizes())
+        needed = self.tree.header().length() + self.tree.frameWidth() * 2 + 24
+        left = self.split.sizes()[0]
+        if total > 0 and left < needed:
+            left = min(needed, total * 2 // 3)
+            self.split.setSizes([left, total - left])
 
     def _draw(self, table) -> None:
         xs = [float(n) for n in table.elements]

@@ -58,7 +58,11 @@ def preferred(exp) -> tuple[Variant, str]:
             f"MPI + {gpu}: the multiplicative (BSC) model treats the device layer as the second level.")
     if threads > 1 or paradigms & _THREAD_PARADIGMS:
         what = "OpenMP" if "openmp" in paradigms else "threads"
+        if procs > 1 or "mpi" in paradigms:
+            return BY_KEY["hybrid-additive"], (
+                f"MPI + {what} ({procs} x {threads}): the additive model splits the loss between "
+                "the process and the thread level.")
         return BY_KEY["hybrid-additive"], (
-            f"MPI + {what} ({procs} x {threads}): the additive model splits the loss between "
-            "the process and the thread level.")
+            f"{what} in one process ({threads} threads): the additive model's thread level "
+            "(serial region, parallel regions) is where the loss lies.")
     return BY_KEY["pop-mpi"], f"Pure MPI ({procs} processes, 1 thread each): the POP MPI model applies."
