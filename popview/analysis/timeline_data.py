@@ -21,7 +21,7 @@ NONE = pyramid.NONE
 RAW_BUDGET = 400_000      # tile records read at most for one picture
 EVENT_BUDGET = 200_000    # raw events read at most for event-based pictures and flags
 MESSAGE_BUDGET = 20_000
-FLAG_ROWS = 256           # event flags are read location by location: only for this many rows
+FLAG_ROWS = 256           # events are read location by location: flags and event modes for this many rows
 LEVEL_CACHE_CELLS = 8_000_000   # pyramid levels up to this many bins (all rows) are kept in memory...
 LEVEL_CACHE_SIZE = 8            # ...this many of them
 PARADIGM_MODES = {"mpi": "mpi", "openmp": "openmp"}
@@ -230,8 +230,10 @@ class TimelineData:
         values = np.full((len(rows), width), NONE if categorical else np.nan,
                          np.int32 if categorical else np.float64)
         share = np.zeros((len(rows), width), np.float32) if categorical else None
-        if estimate > EVENT_BUDGET:
-            return Picture(mode, t0, t1, values, share, "none", "zoom in to see this event type")
+        if estimate > EVENT_BUDGET or len(rows) > FLAG_ROWS:
+            return Picture(mode, t0, t1, values, share, "none",
+                           f"event types are drawn for at most {FLAG_ROWS} rows and "
+                           f"{EVENT_BUDGET:,} events: zoom in")
         ev = self.reader.read("events", rows, t0, t1, columns=["loc", "time", "type", "value"])
         keep = ev["type"] == mode.param
         loc, time, value = ev["loc"][keep], ev["time"][keep], ev["value"][keep]
