@@ -3,7 +3,8 @@
 One click on a bookmark restores its view state; bookmarks can be renamed,
 reordered (drag or the arrows), deleted and carry a free-text note.
 Ctrl+B (Bookmarks > Bookmark this view) asks for a name and a note.
-The lower list shows every annotation of the session for editing.
+The lower list shows every annotation of the session: a click goes to it,
+a double-click edits it; Add annotates what is selected now.
 """
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView, QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
-    QListWidgetItem, QPlainTextEdit, QSplitter, QToolButton, QVBoxLayout, QWidget,
+    QListWidgetItem, QMenu, QPlainTextEdit, QSplitter, QToolButton, QVBoxLayout, QWidget,
 )
 
-from popview.gui.annotations import describe, edit_annotation, go_to_annotation
+from popview.gui.annotations import annotate, describe, edit_annotation, go_to_annotation
 from popview.gui.session_binding import binding_for
 
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -88,6 +89,15 @@ class BookmarksPane(QWidget):
         ann_buttons = QHBoxLayout()
         ann_buttons.addWidget(QLabel("Annotations"))
         ann_buttons.addStretch(1)
+        self.annotate_button = QToolButton()
+        self.annotate_button.setText("Add")
+        self.annotate_button.setToolTip("Annotate the selected call path, location, the timeline's window "
+                                        "or the current experiment")
+        self.annotate_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.annotate_menu = QMenu(self.annotate_button)
+        self.annotate_menu.aboutToShow.connect(self._fill_annotate_menu)
+        self.annotate_button.setMenu(self.annotate_menu)
+        ann_buttons.addWidget(self.annotate_button)
         ann_buttons.addWidget(_tool("Edit", "Edit the selected annotation", self._edit_selected_annotation))
         ann_buttons.addWidget(_tool("Delete", "Delete the selected annotation", self._delete_selected_annotation))
         bottom_layout.addLayout(ann_buttons)
@@ -219,6 +229,32 @@ class BookmarksPane(QWidget):
             item.setData(ID_ROLE, ann.id)
             item.setToolTip(ann.text)
             self.annotation_list.addItem(item)
+
+    def annotation_targets(self) -> list[tuple[str, str, dict]]:
+        """(menu text, kind, target) for what is selected now."""
+        s = self.state
+        if s.current is None:
+            return []
+        out = []
+        if s.callpath >= 0:
+            out.append((f"Selected call path #{s.callpath}...", "callpath", {"callpath": s.callpath}))
+        if s.location >= 0:
+            out.append((f"Selected location #{s.location}...", "location", {"location": s.location}))
+        window = self.binding.time_window
+        if window is not None and window[1] > window[0]:
+            out.append((f"Timeline window {window[0] / 1e9:.6g} s - {window[1] / 1e9:.6g} s...", "time_range",
+                        {"t0": window[0], "t1": window[1]}))
+        out.append((f"Experiment {s.current.name}...", "experiment", {}))
+        return out
+
+    def _fill_annotate_menu(self) -> None:
+        self.annotate_menu.clear()
+        targets = self.annotation_targets()
+        for text, kind, target in targets:
+            act = self.annotate_menu.addAction(text)
+            act.triggered.connect(lambda _c=False, k=kind, t=target: annotate(self.state, k, self, **t))
+        if not targets:
+            self.annotate_menu.addAction("(open an experiment first)").setEnabled(False)
 
     def _selected_annotation(self):
         item = self.annotation_list.currentItem()

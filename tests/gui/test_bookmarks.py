@@ -69,3 +69,36 @@ def test_bookmark_cancelled_adds_nothing(qtbot, pane_and_binding):
     pane.ask_bookmark = lambda default: None
     assert pane.bookmark_view() is None
     assert window.state.session.bookmarks == [] and not binding.dirty
+
+
+def test_annotations_added_from_the_selection_edited_and_deleted(qtbot, pane_and_binding, tmp_path):
+    from popview.gui import annotations
+    from tests.gui.session_helpers import wait_open
+    from tests.paraver.prvtext import write_trace
+
+    window, pane, binding = pane_and_binding
+    assert pane.annotation_targets() == []
+    window.open_paths([write_trace(tmp_path / "runs", name="a")])
+    wait_open(qtbot, window, 1)
+    window.state.select_callpath(1)
+    window.panes["Timeline"].zoom(100, 900)
+    kinds = [kind for _text, kind, _target in pane.annotation_targets()]
+    assert kinds == ["callpath", "time_range", "experiment"]
+    for _text, kind, target in pane.annotation_targets():
+        annotations.annotate(window.state, kind, values={"text": f"on {kind}"}, **target)
+    assert pane.annotation_list.count() == 3
+    assert annotations.marked_callpaths(window.state) == {1: ["on callpath"]}
+    actions = annotations.context_actions(window.state, "callpath", pane, callpath=1)
+    assert [a.text() for a in actions] == ["Annotate this call path...", "Edit annotation \u201con callpath\u201d...",
+                                           "Delete annotation \u201con callpath\u201d"]
+    ann = window.state.session.annotations[0]
+    with qtbot.waitSignal(window.state.annotationsChanged):
+        annotations.edit_annotation(window.state, ann, values={"text": "hot loop"})
+    assert "hot loop" in pane.annotation_list.item(0).text()
+    actions[2].trigger()
+    assert annotations.marked_callpaths(window.state) == {}
+    window.state.select_callpath(-1)
+    pane.annotation_list.setCurrentRow(0)
+    pane._delete_selected_annotation()
+    assert [a.kind for a in window.state.session.annotations] == ["experiment"]
+    assert binding.dirty
