@@ -1,5 +1,7 @@
 """Streams an OTF2 archive into the cache writer: definitions first, then
-the locations in batches of bounded size, then the matched messages."""
+the locations (decoded and mapped on worker threads, at most a few in
+memory; those the decoder leaves go through the bindings in bounded
+batches), then the matched messages."""
 from __future__ import annotations
 
 from collections import Counter, deque
