@@ -109,10 +109,12 @@ class _Run:
         return self._shape
 
 
-def test_gpu_runs_preselect_the_multiplicative_model_and_profiles_skip_the_critical_path():
+def test_gpu_and_openmp_runs_preselect_their_model_and_profiles_skip_the_critical_path():
     best, why = variants.preferred(_Run(["mpi", "cuda"], (4, 1)))
     assert best.key == "hybrid-multiplicative" and "CUDA" in why
     assert "hybrid-additive" in [v.key for v in variants.applicable(_Run(["mpi", "cuda"], (4, 1)))]
+    best, why = variants.preferred(_Run(["openmp"], (1, 8)))
+    assert best.key == "hybrid-additive" and "one process (8 threads)" in why and "MPI" not in why
     profile = _Run(["mpi"], (8, 1), is_trace=False)
     assert [v.key for v in variants.applicable(profile)] == ["pop-mpi", "computation-io"]
 
