@@ -107,17 +107,25 @@ def weighted_pieces(exp, mask: Mask, bursts: bool = False):
     """States cut to the focus: (ptr, begin, end, weight[piece, kind]);
     `bursts`: CUE weighs Dimemas's CPU bursts (see the module doc)."""
     defs = exp.definitions
-    cols = ["loc", "begin", "end", "state"]
-    window = {"t0": mask.t_start, "t1": mask.t_stop} if mask.is_window else {}
-    st = exp.reader.read("states", columns=cols, **window) if exp.reader.has("states") else schema.empty("states")
+    st, ptr = _states(exp.reader, mask, defs.n_locations)
     lookup = class_lookup(defs.states, int(st["state"].max()) + 1 if len(st["state"]) else None)
     code = st["state"]
     cls = np.where(code >= 0, lookup[np.maximum(code, 0)], int(StateClass.IDLE))
     weight = class_weights()[cls]
     if bursts:
         weight[:, CUE] = (cls == StateClass.USEFUL) | (cls == StateClass.IO) | (code == NOT_CREATED)
-    ptr = intervals.csr(st["loc"], defs.n_locations)
     if mask.ptr is None:
         return ptr, st["begin"], st["end"], weight
     ptr, b, e, ia, _ = intervals.intersect(ptr, st["begin"], st["end"], mask.ptr, mask.begin, mask.end)
     return ptr, b, e, weight[ia]
+
+
+def _states(reader, mask: Mask, n_loc: int):
+    """The states the focus needs and their row pointers per location (from the
+    cache's offsets when every row is read: no location column to decode)."""
+    if not reader.has("states"):
+        return schema.empty("states"), np.zeros(n_loc + 1, np.int64)
+    if mask.is_window:
+        st = reader.read("states", t0=mask.t_start, t1=mask.t_stop, columns=["loc", "begin", "end", "state"])
+        return st, intervals.csr(st["loc"], n_loc)
+    return reader.read("states", columns=["begin", "end", "state"]), reader.offsets("states").astype(np.int64)
