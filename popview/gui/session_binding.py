@@ -362,8 +362,12 @@ class SessionBinding(QObject):
     def _watch_jobs(self, open_paths, paths) -> None:
         before = set(self.window.jobs)
         open_paths(paths)
-        for job in set(self.window.jobs) - before:
+        started = set(self.window.jobs) - before
+        for job in started:
             job.finished.connect(lambda j=job: self._job_done(j.path))
+        # a path refused before any job started (its failure is already reported) is not awaited
+        self._waiting &= {os.path.abspath(j.path) for j in started} | {
+            os.path.abspath(e.source) for e in self.state.experiments}
 
     def _job_done(self, path) -> None:
         self._waiting.discard(os.path.abspath(path))

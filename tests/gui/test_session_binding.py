@@ -213,3 +213,23 @@ def test_session_file_dropped_on_the_window_opens(qtbot, tmp_path, cache_dir):
     wait_open(qtbot, window2, 1)
     qtbot.waitUntil(lambda: window2.state.focus == Focus.on_callpath("main_loop"), timeout=5000)
     assert binding2.path == tmp_path / "dropped.popview"
+
+
+def test_view_is_restored_even_when_a_trace_fails_to_open(qtbot, tmp_path, cache_dir):
+    a = write_trace(tmp_path / "runs", name="a")
+    b = write_trace(tmp_path / "runs", name="b")
+    window, binding = bound_window(qtbot, tmp_path, cache_dir)
+    window.open_paths([a, b])
+    wait_open(qtbot, window, 2)
+    window.state.set_focus(Focus.on_callpath("main_loop"))
+    binding.save_to(tmp_path / "s.popview")
+    window.close()
+    b.write_text("#Paraver (broken\n")
+    window2, binding2 = bound_window(qtbot, tmp_path, cache_dir)
+    window2.report_failure = lambda message, details: window2.errors.append(message)
+    open_session(window2.state, tmp_path / "s.popview")
+    wait_open(qtbot, window2, 1)
+    assert any("b.prv" in e for e in window2.errors)
+    assert any("may point at other data" in w for w in binding2.warnings)
+    qtbot.waitUntil(lambda: window2.state.focus == Focus.on_callpath("main_loop"), timeout=5000)
+    assert len(window2.state.session.experiments) == 2, "the missing run stays in the session"
