@@ -21,7 +21,7 @@ OTF2 experiment (<code>traces.otf2</code> or its folder) or a Cube profile (<cod
 onto the window, or use File &gt; Open. A folder of runs becomes a scaling series. The first
 opening converts the run into a cache; later ones are instant.</li>
 <li><b>Pick a focus of analysis.</b> Every POP figure is about one part of the run: the whole
-run, a call path (right-click it in the Call tree), a time window (shift-drag on the
+run, a call path (right-click it in the Call tree), a time window (Shift+drag on the
 Timeline) or a range of iterations. The focus is shown in the toolbar.</li>
 <li><b>Read the Advisor.</b> It shows the POP efficiencies (global, parallel, load balance,
 communication, serialisation, transfer, computation scalability) for the focus, in each
@@ -30,8 +30,8 @@ and formula; values below 0.8 deserve a look. The candidates list names the call
 that lose most.</li>
 <li><b>Drill down.</b> Selecting a metric colours the Call tree, selecting a call path colours
 the System tree, as in Cube. The Timeline shows what each thread does over time.</li>
-<li><b>Keep what you found.</b> Ctrl+B bookmarks the view with a note; right-click a call path,
-a location or a time range to annotate it. File &gt; Save session keeps everything in a
+<li><b>Keep what you found.</b> Ctrl+B bookmarks the view with a note; Add under the
+bookmarks annotates the selected call path, location, time window or run. File &gt; Save session keeps everything in a
 <code>.popview</code> file; popview autosaves and offers recovery after a crash.</li>
 </ol>
 <p>Try it on the demo: <code>popview --demo</code> opens a small hybrid MPI + OpenMP scaling series
