@@ -221,3 +221,18 @@ def test_bar_column_paints(qtbot, traces, cache_dir, stub):
         colours = {img.pixelColor(x, rect.center().y()).name() for x in range(rect.left() + 5, rect.right() - 5)}
         assert "#ececec" in colours and len(colours) >= 3                    # fill, mark, background
         assert tree.model().index(0, NAME).data() == "Parallel efficiency"
+
+
+def test_view_state_round_trip(qtbot, traces, cache_dir, stub):
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "hybrid.prv")
+    with exp:
+        pane.select_variant("critical-path")
+        pane.candidates.slider.setValue(12)
+        saved = pane.view_state()
+        assert saved == {"variant": "critical-path", "min_share": 12}
+        pane.select_variant("pop-mpi")
+        pane.candidates.slider.setValue(0)
+        pane.restore_view_state(saved)
+        assert pane.current_tab().variant.key == "critical-path" and pane.candidates.slider.value() == 12
+        pane.restore_view_state({"variant": "no-such-variant", "unknown": 1})
+        assert pane.current_tab().variant.key == "critical-path"
