@@ -145,6 +145,19 @@ def test_only_the_current_series_is_compared(pane, series):
         other.close()
 
 
+def test_view_state_round_trip(pane):
+    pane.set_model("pop-mpi")
+    pane.set_reference(1)
+    pane.set_mode("weak")
+    saved = pane.view_state()
+    assert saved == {"model": "pop-mpi", "reference": 1, "mode": "weak"}
+    pane.set_model("hybrid-additive")
+    pane.set_reference(0)
+    pane.set_mode("auto")
+    pane.restore_view_state(saved)
+    assert (pane.table.model, pane.table.reference, pane.table.mode) == ("pop-mpi", 1, "weak")
+
+
 def test_one_run_asks_for_more(qtbot):
     p = ScalingPane(AppState())
     qtbot.addWidget(p)
