@@ -21,8 +21,12 @@ LOCAL_CLOCK = np.array([False, False, False, True])
 
 
 @numba.njit(cache=True)
-def _push(node, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock):
-    """Offer `value` (the clocks of `node`) to its successors and count the dependency done."""
+def _push(node, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock, n_real, loc_of, cursor,
+          queued, ready, top, vstack, vtop):
+    """Offer `value` (the clocks of `node`) to its successors and count the
+    dependency done; a successor left waiting for nothing is a virtual node to
+    fire (onto vstack) or a real one whose location may go on (onto ready).
+    Returns the new (top, vtop)."""
     for e in range(succ_ptr[node], succ_ptr[node + 1]):
         s = succ[e]
         for d in range(N_CLOCKS):
@@ -33,6 +37,17 @@ def _push(node, value, succ_ptr, succ, succ_cross, acc, came_from, pending, loca
                 if d == 0:
                     came_from[s] = node
         pending[s] -= 1
+        if pending[s] == 0:
+            if s >= n_real:
+                vstack[vtop] = s
+                vtop += 1
+            else:
+                l2 = loc_of[s]
+                if cursor[l2] == s and not queued[l2]:
+                    ready[top] = l2
+                    top += 1
+                    queued[l2] = True
+    return top, vtop
 
 
 @numba.njit(cache=True)
@@ -89,35 +104,15 @@ def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegr
                     clock[loc, d] = value[d]
                 cursor[loc] += 1
                 remaining -= 1
-                _push(n, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock)
-                # successors that became ready: virtual ones fire at once, real ones wake their location
-                vtop = 0
-                for e in range(succ_ptr[n], succ_ptr[n + 1]):
-                    s = succ[e]
-                    if pending[s] == 0:
-                        if s >= n_real:
-                            vstack[vtop] = s
-                            vtop += 1
-                        else:
-                            l2 = loc_of[s]
-                            if cursor[l2] == s and not queued[l2]:
-                                ready[top] = l2
-                                top += 1
-                                queued[l2] = True
-                while vtop > 0:
+                top, vtop = _push(n, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock,
+                                  n_real, loc_of, cursor, queued, ready, top, vstack, 0)
+                while vtop > 0:                  # virtual nodes fire at once
                     vtop -= 1
                     v = vstack[vtop]
                     for d in range(N_CLOCKS):
                         value[d] = acc[v, d]
-                    _push(v, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock)
-                    for e in range(succ_ptr[v], succ_ptr[v + 1]):
-                        s = succ[e]
-                        if pending[s] == 0 and s < n_real:
-                            l2 = loc_of[s]
-                            if cursor[l2] == s and not queued[l2]:
-                                ready[top] = l2
-                                top += 1
-                                queued[l2] = True
+                    top, vtop = _push(v, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock,
+                                      n_real, loc_of, cursor, queued, ready, top, vstack, vtop)
         if remaining == 0:
             break
         # every location waits: force the earliest waiting node
