@@ -246,15 +246,21 @@ def build(out: h5py.File, defs: Definitions, progress: Progress) -> None:
     g.attrs["numeric"] = ",".join(numeric)
     dsets = _create_levels(g, channels, numeric, n_loc, bins)
     groups = _location_groups(sources.counts(), SORT_BUDGET_ROWS // 3)
+    sizes: dict[str, int] = {}       # records per channel, for the tiles' block size
     for gi, (a, b) in enumerate(groups):
         progress(0.6 * gi / len(groups), "building the timeline pyramid")
         for name in channels:
             recs = sources.records(name, a, b)
+            sizes[name] = sizes.get(name, 0) + len(recs[0])
             for level, n in enumerate(bins):
                 _fill_categorical(dsets[name][level], recs, a, b, float(base << level), n)
         for name in numeric:
-            _fill_numeric(dsets[name], name.startswith("counter_"), sources.records(name, a, b), a, b, base, bins)
-    _build_tiles(g, sources, t_end, n_loc, progress.sub(0.6, 1.0))
+            recs = sources.records(name, a, b)
+            sizes[name] = sizes.get(name, 0) + len(recs[0])
+            _fill_numeric(dsets[name], name.startswith("counter_"), recs, a, b, base, bins)
+    if "messages" in out:
+        sizes["messages"] = out["messages"]["send_loc"].shape[0]
+    _build_tiles(g, sources, sizes, t_end, n_loc, progress.sub(0.6, 1.0))
 
 
 class _Sources:
@@ -407,54 +413,72 @@ def _fill_numeric(levels, spread: bool, recs, a: int, b: int, base: int, bins: l
 TILE_CHANNELS = ("state", "callpath")
 
 
-def _build_tiles(g: h5py.Group, sources: _Sources, t_end: int, n_loc: int, progress: Progress) -> None:
-    """Records regrouped by (time block, location): a window of all rows is one slab."""
+def _build_tiles(g: h5py.Group, sources: _Sources, sizes: dict[str, int], t_end: int, n_loc: int,
+                 progress: Progress) -> None:
+    """Records regrouped by (time block, location): a window of all rows is one slab.
+
+    Two passes over the location groups (rows per block and location, then records
+    scattered into place in scratch files), each reading a group once for every channel;
+    `sizes` (records per channel) sets the block length."""
     names = [c for c in TILE_CHANNELS if sources.has(c)] + [f"counter_{c}" for c in sources.counters]
-    if "messages" in g.file and g.file["messages"]["send_loc"].shape[0]:
+    if sizes.get("messages"):
         names.append("messages")    # send -> receive, as intervals: the lines crossing a window
     tg = g.create_group("tiles")
     groups = _location_groups(sources.counts(), SORT_BUDGET_ROWS // 3)
-    scratch_dir = Path(g.file.filename).resolve().parent
-    for ci, name in enumerate(names):
-        part = progress.sub(ci / len(names), (ci + 1) / len(names))
-        total = sum(len(sources.records(name, a, b)[0]) for a, b in groups)
-        n_blocks = int(min(MAX_BLOCKS, 1 << int(np.ceil(np.log2(max(1.0, total / BLOCK_ROWS))))))
-        block_ns = -(-t_end // n_blocks)
-        counts = np.zeros(n_blocks * n_loc, np.int64)
-        for a, b in groups:
+    totals = {name: sizes.get(name, 0) for name in names}
+    blocks = {}
+    for name in names:
+        n_blocks = int(min(MAX_BLOCKS, 1 << int(np.ceil(np.log2(max(1.0, totals[name] / BLOCK_ROWS))))))
+        blocks[name] = (n_blocks, -(-t_end // n_blocks))
+    counts = {name: np.zeros(blocks[name][0] * n_loc, np.int64) for name in names}
+    for gi, (a, b) in enumerate(groups):
+        progress(0.4 * gi / len(groups), "tiling: blocks")
+        for name in names:
+            n_blocks, block_ns = blocks[name]
             loc, begin, end, _ = sources.records(name, a, b)
             blk, rep_loc, _ = _expand(loc, begin, end, block_ns, n_blocks)
-            counts += np.bincount(blk * n_loc + rep_loc, minlength=n_blocks * n_loc)
-        offsets = np.zeros((n_blocks, n_loc + 1), np.int64)
-        flat = np.cumsum(counts)
-        offsets[:, 1:] = flat.reshape(n_blocks, n_loc)
-        offsets[1:, 0] = offsets[:-1, -1]
-        n = int(flat[-1]) if len(flat) else 0
+            counts[name] += np.bincount(blk * n_loc + rep_loc, minlength=n_blocks * n_loc)
+    offsets = {}
+    for name in names:
+        n_blocks, block_ns = blocks[name]
+        off = np.zeros((n_blocks, n_loc + 1), np.int64)
+        flat = np.cumsum(counts[name])
+        off[:, 1:] = flat.reshape(n_blocks, n_loc)
+        off[1:, 0] = off[:-1, -1]
+        offsets[name] = off
         cg = tg.create_group(name)
         cg.attrs["block_ns"] = block_ns
-        cg.create_dataset("offsets", data=offsets)
-        vdtype = np.float64 if name.startswith("counter_") else np.int32
-        dtypes = {"loc": np.int32, "begin": np.int64, "end": np.int64, "value": vdtype}
-        with tempfile.TemporaryDirectory(dir=scratch_dir, prefix=".popview-tiles-") as tmp:
-            scratch = {c: np.lib.format.open_memmap(Path(tmp) / f"{c}.npy", "w+", dt, (max(n, 1),))
-                       for c, dt in dtypes.items()}
-            for gi, (a, b) in enumerate(groups):
-                part(0.8 * gi / len(groups), f"tiling {name}")
+        cg.create_dataset("offsets", data=off)
+    with tempfile.TemporaryDirectory(dir=Path(g.file.filename).resolve().parent, prefix=".popview-tiles-") as tmp:
+        scratch = {name: {c: np.lib.format.open_memmap(Path(tmp) / f"{name}.{c}.npy", "w+", dt,
+                                                        (max(int(offsets[name][-1, -1]), 1),))
+                          for c, dt in _tile_dtypes(name).items()} for name in names}
+        for gi, (a, b) in enumerate(groups):
+            progress(0.4 + 0.4 * gi / len(groups), "tiling: records")
+            for name in names:
+                n_blocks, block_ns = blocks[name]
                 loc, begin, end, value = sources.records(name, a, b)
                 blk, rep_loc, src = _expand(loc, begin, end, block_ns, n_blocks)
                 order = np.lexsort((begin[src], rep_loc, blk))
                 blk, src = blk[order], src[order]
                 starts = np.searchsorted(blk, np.arange(n_blocks))
-                dst = offsets[blk, a] + np.arange(len(blk)) - starts[blk]
+                dst = offsets[name][blk, a] + np.arange(len(blk)) - starts[blk]
                 for c, col in (("loc", loc), ("begin", begin), ("end", end), ("value", value)):
-                    scratch[c][dst] = col[src]
-            part(0.8, f"writing {name} tiles")
-            for c, dt in dtypes.items():
-                ds = cg.create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
-                                       chunks=(max(1, min(n, schema.CHUNK)),), **compression())
+                    scratch[name][c][dst] = col[src]
+        for ni, name in enumerate(names):
+            progress(0.8 + 0.2 * ni / len(names), f"writing {name} tiles")
+            n = int(offsets[name][-1, -1])
+            for c, dt in _tile_dtypes(name).items():
+                ds = tg[name].create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
+                                             chunks=(max(1, min(n, schema.CHUNK)),), **compression())
                 for s in range(0, n, 1 << 22):
-                    ds[s:s + (1 << 22)] = scratch[c][s:min(n, s + (1 << 22))]
-            del scratch
+                    ds[s:s + (1 << 22)] = scratch[name][c][s:min(n, s + (1 << 22))]
+        del scratch
+
+
+def _tile_dtypes(name: str) -> dict:
+    value = np.float64 if name.startswith("counter_") else np.int32
+    return {"loc": np.int32, "begin": np.int64, "end": np.int64, "value": value}
 
 
 def _expand(loc, begin, end, block_ns: int, n_blocks: int):
