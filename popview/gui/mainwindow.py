@@ -146,8 +146,9 @@ class MainWindow(QMainWindow):
                 actions = {"View": list(actions)}
             for title, acts in actions.items():
                 menu = self._menu(title)
+                before = self.quit_separator if menu is self.menus["File"] else None
                 for act in acts:
-                    menu.addAction(act)
+                    menu.insertAction(before, act) if before is not None else menu.addAction(act)
         return True
 
     def _place(self, spec: PaneSpec) -> None:
@@ -178,7 +179,7 @@ class MainWindow(QMainWindow):
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self.close_action = self._action(file_menu, "&Close experiment", self.close_experiment,
                                          QKeySequence.StandardKey.Close)
-        file_menu.addSeparator()
+        self.quit_separator = file_menu.addSeparator()   # pane File actions go above it
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         view = self.menus["View"]
         self.panes_menu = view.addMenu("&Panes")
