@@ -148,10 +148,12 @@ def _expected_sizes(defs, comm, group, n_groups, proc) -> np.ndarray:
     for c in defs.communicators:
         procs = {by_key.get((c.get("appl", 0), t), t) for t in c.get("tasks", [])}
         members[int(c["id"])] = len(procs)
-    world = len(set(proc.tolist()))
+    world = len(np.unique(proc))
     gcomm = np.full(n_groups, -1, np.int64)
     gcomm[group] = comm
-    return np.array([world if c < 0 else members.get(int(c), -1) for c in gcomm], np.int64)
+    ids, inverse = np.unique(gcomm, return_inverse=True)
+    sizes = np.array([world if c < 0 else members.get(int(c), -1) for c in ids], np.int64)
+    return sizes[inverse.ravel()]
 
 
 def _roots(group, kind, loc, root_value, n_groups, proc):

@@ -90,19 +90,7 @@ def _barriers(builder: GraphBuilder, bar, regions, team) -> tuple[int, int]:
     if len(bar["loc"]) == 0 or len(regions["begin"]) == 0:
         return 0, 0
     loc_proc = builder.loc_process
-    # global region index of each barrier: the region of its process it begins in
-    bproc = loc_proc[bar["loc"]]
-    region = np.full(len(bproc), -1, np.int64)
-    for p in np.unique(bproc):
-        mine = np.flatnonzero(regions["process"] == p)
-        if len(mine) == 0:
-            continue
-        sel = np.flatnonzero(bproc == p)
-        pos = np.searchsorted(regions["begin"][mine], bar["begin"][sel], side="right") - 1
-        ok = pos >= 0
-        r = mine[np.maximum(pos, 0)]
-        ok &= bar["begin"][sel] < regions["end"][r]
-        region[sel[ok]] = r[ok]
+    region = _enclosing_region(regions, loc_proc[bar["loc"]], bar["begin"])
     inside = region >= 0
     loc, b, e, region = bar["loc"][inside], bar["begin"][inside], bar["end"][inside], region[inside]
     if len(loc) == 0:
@@ -128,3 +116,25 @@ def _barriers(builder: GraphBuilder, bar, regions, team) -> tuple[int, int]:
     builder.edges(b_ids, virt[group], False)
     builder.edges(virt[group], e_ids, False)
     return n_groups, incomplete
+
+
+def _enclosing_region(regions, proc, begin) -> np.ndarray:
+    """Index of the parallel region of `proc` that each time falls in, or -1.
+    Regions and times sorted together by (process, time): each time takes the
+    last region row before it, if that region is of its process and still open."""
+    n_r = len(regions["begin"])
+    all_proc = np.concatenate([regions["process"], proc])
+    all_time = np.concatenate([regions["begin"], begin])
+    is_time = np.r_[np.zeros(n_r, np.int8), np.ones(len(begin), np.int8)]
+    order = np.lexsort((is_time, all_time, all_proc))
+    row = np.where(is_time[order] == 0, np.arange(len(order)), -1)
+    last = np.maximum.accumulate(row)
+    region = np.where(last >= 0, order[np.maximum(last, 0)], -1)
+    out = np.full(len(begin), -1, np.int64)
+    queries = is_time[order] == 1
+    r = region[queries]
+    ok = r >= 0
+    ok[ok] = (regions["process"][r[ok]] == all_proc[order][queries][ok]) & (
+        all_time[order][queries][ok] < regions["end"][r[ok]])
+    out[order[queries] - n_r] = np.where(ok, r, -1)
+    return out
