@@ -1,0 +1,130 @@
+"""Benchmark: conversion of a >= 1 GB Paraver trace into the cache.
+
+Reports throughput (MB/s of .prv text), peak memory of the converting
+process, cache size relative to the text, time to reopen from the cache,
+and, in the same run, the same trace parsed by a plain pandas.read_csv-
+per-chunk loader (the way PyPOP's prv.py works) as a ratio.
+
+usage: python tests/benchmarks/bench_convert.py [--prv TRACE] [--out DIR] [--pandas-mb N]
+
+Without --prv it writes a real-shaped trace: the EPOCH 16-rank Extrae trace
+repeated in time (../shared/tools/make_big_epoch.py) when ../shared exists,
+else a synthetic one from popview.testing.synthetic.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+SHARED = HERE.parents[3] / "shared"
+
+CHILD = r"""
+import json, resource, sys, time
+t0 = time.perf_counter()
+import popview
+t_import = time.perf_counter() - t0
+t0 = time.perf_counter()
+exp = popview.open(sys.argv[1], cache_dir=sys.argv[2], force=sys.argv[3] == "1")
+elapsed = time.perf_counter() - t0
+info = exp.info()
+print(json.dumps({"seconds": elapsed, "import_s": t_import, "converted": exp.converted,
+                  "cache": str(exp.cache_path), "records": info["records"],
+                  "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def run_child(prv: Path, cache_dir: Path, force: bool) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, str(prv), str(cache_dir), "1" if force else "0"],
+                         check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def make_trace(out: Path) -> Path:
+    prv = out / "big_epoch.prv"
+    if prv.exists() and prv.stat().st_size >= 1e9:
+        return prv
+    tool = SHARED / "tools" / "make_big_epoch.py"
+    if tool.exists():
+        subprocess.run([sys.executable, str(tool), str(SHARED / "traces"), str(prv), "72"], check=True)
+        return prv
+    from popview.testing import synthetic  # written by the project's synthetic generator
+    return synthetic.write_benchmark_trace(out, target_bytes=int(1.05e9))
+
+
+def pandas_baseline(prv: Path, limit_bytes: int) -> tuple[float, int]:
+    """Parse the first `limit_bytes` of the body with pandas.read_csv per chunk."""
+    import numpy as np
+    import pandas as pd
+
+    t0 = time.perf_counter()
+    done = 0
+    with open(prv, "rb") as f:
+        f.readline()
+        head = f.tell()
+        width = 64
+        reader = pd.read_csv(f, sep=":", header=None, names=range(width), chunksize=1_000_000,
+                             engine="c", comment="#", dtype=str, on_bad_lines="skip")
+        for chunk in reader:
+            kind = chunk[0]
+            states = chunk[kind == "1"].iloc[:, 1:8].astype(np.int64)
+            ev = chunk[kind == "2"]
+            pairs = []
+            for k in range(6, width - 1, 2):
+                sel = ev[k].notna()
+                if not sel.any():
+                    break
+                pairs.append(pd.DataFrame({"task": ev.loc[sel, 3], "thread": ev.loc[sel, 4], "time": ev.loc[sel, 5],
+                                           "type": ev.loc[sel, k], "value": ev.loc[sel, k + 1]}).astype(np.int64))
+            events = pd.concat(pairs) if pairs else None
+            comms = chunk[kind == "3"].iloc[:, 1:15].astype(np.int64)
+            del states, events, comms
+            done = f.tell() - head
+            if done >= limit_bytes:
+                break
+    return time.perf_counter() - t0, done
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--prv", type=Path)
+    ap.add_argument("--out", type=Path, default=Path("/tmp/popview-bench"))
+    ap.add_argument("--pandas-mb", type=int, default=0, help="limit the pandas baseline to N MB (0 = all)")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    prv = args.prv or make_trace(args.out)
+    size = prv.stat().st_size
+    cache_dir = args.out / "cache"
+    cache_dir.mkdir(exist_ok=True)
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"input: {prv} ({size / 1e6:.0f} MB of .prv text)")
+    conv = run_child(prv, cache_dir, force=True)
+    cache_size = Path(conv["cache"]).stat().st_size
+    reopen = [run_child(prv, cache_dir, force=False) for _ in range(3)]
+    assert not any(r["converted"] for r in reopen)
+    mbps = size / 1e6 / conv["seconds"]
+    print(f"records: {conv['records']}")
+    print(f"convert: {conv['seconds']:.1f} s = {mbps:.0f} MB/s, peak RSS {conv['maxrss_mb']:.0f} MB")
+    print(f"cache:   {cache_size / 1e6:.0f} MB = {cache_size / size:.3f} x the .prv text")
+    print(f"reopen:  {min(r['seconds'] for r in reopen):.3f} s (best of 3, excluding {reopen[0]['import_s']:.2f} s of imports)")
+    limit = args.pandas_mb * 1_000_000 if args.pandas_mb else size
+    pd_s, pd_bytes = pandas_baseline(prv, limit)
+    pd_mbps = pd_bytes / 1e6 / pd_s
+    print(f"pandas.read_csv per chunk: {pd_bytes / 1e6:.0f} MB in {pd_s:.1f} s = {pd_mbps:.0f} MB/s "
+          f"(parse only, no sort, no cache) -> popview is {mbps / pd_mbps:.1f}x faster")
+    print(f"targets: >= 100 MB/s {'OK' if mbps >= 100 else 'MISSED'}; peak <= 1.5 GB "
+          f"{'OK' if conv['maxrss_mb'] <= 1536 else 'MISSED'}; reopen <= 0.5 s "
+          f"{'OK' if min(r['seconds'] for r in reopen) <= 0.5 else 'MISSED'}; cache <= 0.5 x "
+          f"{'OK' if cache_size / size <= 0.5 else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
