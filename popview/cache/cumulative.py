@@ -545,9 +545,9 @@ def build_profile(defs: Definitions, n_loc: int, cp, loc, cat_values, ctr_values
         metrics.append(MetricDef(ident, name, "sec", _DESCRIPTIONS.get(ident, name), par, "derived"))
         values[ident] = MetricValues.from_coo(n_cp, cp, loc, v)
     vcp = new[np.where(visits_cp < 0, outside, visits_cp)]
-    ones = np.ones(len(vcp))
+    pair, count = np.unique(vcp * n_loc + np.asarray(visits_loc, np.int64), return_counts=True)
     metrics.append(MetricDef("visits", "Visits", "occ", "Number of times a call path was entered"))
-    values["visits"] = MetricValues.from_coo(n_cp, vcp, visits_loc, ones)
+    values["visits"] = MetricValues.from_coo(n_cp, pair // n_loc, pair % n_loc, count.astype(np.float64))
     for k, name in enumerate(counter_names):
         text = (f"{name} counted during useful computation" if name not in PSEUDO_COUNTERS
                 else "MPI calls entered" if name == "mpi_calls" else "MPI collective calls entered")
