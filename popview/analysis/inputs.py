@@ -101,8 +101,5 @@ class FocusInputs:
     def counter(self, name: str) -> np.ndarray | None:
         return self.counters.get(name)
 
-    def has_paradigm_time(self, *names: str) -> bool:
-        return bool(self.time(*names).any())
-
 
 __all__ = ["FocusInputs", "Region", "CATEGORIES", "MPI_CATS", "OMP_CATS"]

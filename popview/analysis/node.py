@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-RATED = ("efficiency", "scalability")
-
 
 @dataclass
 class MetricNode:

@@ -42,14 +42,6 @@ class CumulativeIndex:
         has = self.ck_off[:-1] < self.ck_off[1:]
         self.first_begin[has] = self.ck_begin[self.ck_off[:-1][has]]
 
-    def at(self, locations, x) -> tuple[np.ndarray, np.ndarray]:
-        """(sums in ns: categories then region columns, counters) accumulated on each
-        location before x (x: one instant, or one per location)."""
-        locations = np.asarray(locations, np.int64)
-        xs = np.broadcast_to(np.asarray(x, np.int64), locations.shape)
-        res = self.evaluate([(loc, np.array([t])) for loc, t in zip(locations.tolist(), xs.tolist())])
-        return np.vstack([c for c, _ in res]), np.vstack([k for _, k in res])
-
     def evaluate(self, requests: list[tuple[int, np.ndarray]]) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each (location, times): the sums before each time, reading each
         needed slab once."""
