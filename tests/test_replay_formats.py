@@ -41,8 +41,11 @@ def _paraver_twin(directory, end_ns: float):
                 cursor = base + e
             right = (r + 1) % RANKS
             w.message(r, right, us(base + 4200), us(37 * right + i * PERIOD + 4400), us(37 * right + i * PERIOD + 6000))
-        # the OTF2 reader keeps the state after the last leave up to the end of the trace
-        w.state(r, 0, us(cursor), end_ns / 1000, cases.RUNNING)
+        # main ends one period after the last iteration began; then the rank no longer runs
+        stop = min(us(t + ITERATIONS * PERIOD), end_ns / 1000)
+        w.state(r, 0, us(cursor), stop, cases.RUNNING)
+        if stop < end_ns / 1000:
+            w.state(r, 0, stop, end_ns / 1000, 2)
     return w.write(directory, "ring", end_ns / 1000)
 
 

@@ -251,8 +251,9 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
         if depth > 0:
             depth -= 1
         cur = _state(stack, depth, off, region_state, idle_state)
-    if with_states:
-        nstates = _push_state(sb, se, ss, nstates, t_prev, max(t_end, t_prev), cur)
+    if with_states:  # after its last record a finished location is no longer running
+        tail = NOT_CREATED if depth == 0 and not off else cur
+        nstates = _push_state(sb, se, ss, nstates, t_prev, max(t_end, t_prev), tail)
     keep = ey[:m] >= 0          # reserved slots of collectives that never ended
     return (et[:m][keep], ey[:m][keep], ev[:m][keep], sb[:nstates], se[:nstates], ss[:nstates],
             mt[:nmsg], mc[:nmsg], mp[:nmsg], mg[:nmsg], mz[:nmsg], ms[:nmsg], problems)
