@@ -42,13 +42,14 @@ def build_parser(mods) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    mods = _command_modules()
-    if argv and argv[0] in mods:
-        args = build_parser(mods).parse_args(argv)
-        return mods[args.command].run(args)
     if argv and argv[0] in ("-h", "--help", "--version"):
-        build_parser(mods).parse_args(argv)
+        build_parser(_command_modules()).parse_args(argv)
         return 0
+    if argv and argv[0] in COMMANDS:          # the window never waits for the commands' imports
+        mods = _command_modules()
+        if argv[0] in mods:
+            args = build_parser(mods).parse_args(argv)
+            return mods[args.command].run(args)
     from popview.gui.app import run_gui  # Qt is imported only for the window
 
     return run_gui(argv)
