@@ -42,7 +42,10 @@ def build_parser(mods) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("-h", "--help", "--version"):
+    if argv[:1] == ["--version"]:
+        print(f"popview {__version__}")
+        return 0
+    if argv and argv[0] in ("-h", "--help"):
         build_parser(_command_modules()).parse_args(argv)
         return 0
     if argv and argv[0] in COMMANDS:          # the window never waits for the commands' imports
