@@ -11,7 +11,7 @@ import pytest
 import popview
 from popview.readers import InputError
 from popview.readers.otf2 import archive, bindings, decoder, events
-from popview.readers.otf2.convert import read_definitions
+from popview.readers.otf2.conversion import read_definitions
 from popview.readers.otf2.mapping import match_messages
 from popview.readers.otf2.raw import COLUMNS
 from popview.testing.otf2_writer import write_record_kinds, write_trace

@@ -1,4 +1,34 @@
-"""Paraver traces (.prv / .prv.gz with .pcf and .row), as Extrae writes them."""
-from popview.readers.paraver.convert import convert, detect
+"""Paraver traces (.prv / .prv.gz with .pcf and .row), as Extrae writes them.
+
+Detection is cheap; the numba parser is imported only when converting, so
+reopening a cached trace never pays for compiling or loading it.
+"""
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+
+
+def detect(path: Path) -> bool:
+    path = Path(path)
+    if path.is_dir():
+        return False
+    if path.name.lower().endswith((".prv", ".prv.gz")):
+        return True
+    try:
+        with open(path, "rb") as f:
+            head = f.read(2)
+        with (gzip.open(path, "rb") if head == b"\x1f\x8b" else open(path, "rb")) as f:
+            return f.read(8) == b"#Paraver"
+    except (OSError, EOFError, zlib.error):
+        return False
+
+
+def convert(path, writer, progress):
+    from popview.readers.paraver.stream import convert as convert_trace
+
+    return convert_trace(path, writer, progress)
+
 
 __all__ = ["convert", "detect"]

@@ -22,19 +22,6 @@ from popview.readers.paraver.row import parse_row
 BLOCK = 16 << 20
 
 
-def detect(path: Path) -> bool:
-    name = path.name.lower()
-    if path.is_dir():
-        return False
-    if name.endswith((".prv", ".prv.gz")):
-        return True
-    try:
-        with _open(path) as f:
-            return f.read(8) == b"#Paraver"
-    except (OSError, EOFError, zlib.error):
-        return False
-
-
 def _open(path: Path):
     with open(path, "rb") as f:
         gz = f.read(2) == b"\x1f\x8b"
