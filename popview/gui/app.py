@@ -32,7 +32,8 @@ def run_gui(argv: list[str]) -> int:
     if paths:
         QTimer.singleShot(0, lambda: window.open_paths(paths))
     if "--demo" in argv:
-        _open_demo(window)
+        from popview.gui.firstrun import after_first_paint
+        after_first_paint(window, lambda: _open_demo(window))
     return app.exec()
 
 

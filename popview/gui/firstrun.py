@@ -9,7 +9,7 @@ import html
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout
 
@@ -106,3 +106,23 @@ def show_guide(window) -> GuideDialog:
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.show()
     return dialog
+
+
+class _FirstPaint(QObject):
+    """Calls `fn` once, right after `window` has painted for the first time."""
+
+    def __init__(self, window, fn):
+        super().__init__(window)
+        self.window, self.fn = window, fn
+        window.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
+        if obj is self.window and event.type() == QEvent.Type.Paint:
+            self.window.removeEventFilter(self)
+            QTimer.singleShot(0, self.fn)
+        return False
+
+
+def after_first_paint(window, fn) -> None:
+    """Run `fn` once the window is on screen, so that its work never delays the first paint."""
+    _FirstPaint(window, fn)
