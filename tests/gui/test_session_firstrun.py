@@ -45,3 +45,15 @@ def test_getting_started_lists_the_window_shortcuts(qtbot, tmp_path, cache_dir):
     dialog = show_guide(window)
     qtbot.addWidget(dialog)
     assert "Keyboard shortcuts" in dialog.browser.toPlainText()
+
+
+def test_work_waits_for_the_first_paint(qtbot, tmp_path, cache_dir):
+    from popview.gui.firstrun import after_first_paint
+
+    window, _ = bound_window(qtbot, tmp_path, cache_dir)
+    calls = []
+    after_first_paint(window, lambda: calls.append(window.isVisible()))
+    qtbot.wait(50)
+    assert calls == []
+    window.show()
+    qtbot.waitUntil(lambda: calls == [True], timeout=5000)
