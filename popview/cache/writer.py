@@ -18,7 +18,7 @@ from popview.cache.progress import Progress
 from popview.model.definitions import Definitions
 
 # Rows sorted in memory at once; bounds the peak memory of finish().
-SORT_BUDGET_ROWS = 12_000_000
+SORT_BUDGET_ROWS = 4_000_000
 
 
 def compression() -> dict:
@@ -69,19 +69,16 @@ class _Staging:
 
 def _sorted_within_locations(locs: np.ndarray, times: np.ndarray, last: dict[int, int]) -> bool:
     """True if times are non-decreasing per location, also across chunks."""
-    order = np.argsort(locs, kind="stable")
-    l, t = locs[order], times[order]
-    same = l[1:] == l[:-1]
-    if np.any(t[1:][same] < t[:-1][same]):
-        return False
-    starts = np.flatnonzero(np.r_[True, ~same])
-    ends = np.r_[starts[1:], len(l)] - 1
-    for s, e in zip(starts, ends):
-        loc = int(l[s])
-        if loc in last and t[s] < last[loc]:
-            return False
-        last[loc] = int(t[e])
-    return True
+    top = int(locs.max()) + 1
+    prev = np.full(max(top, max(last, default=-1) + 1), np.iinfo(np.int64).min, np.int64)
+    for loc, t in last.items():
+        prev[loc] = t
+    from popview.cache.order import check_order  # numba loads only when writing
+
+    ok = check_order(locs, times, prev)
+    seen = np.flatnonzero(prev > np.iinfo(np.int64).min)
+    last.update(zip(seen.tolist(), prev[seen].tolist()))
+    return ok
 
 
 class Writer:
