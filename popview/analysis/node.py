@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+RATED = ("efficiency", "scalability")     # kinds judged on the 0..1 scale
+
 
 @dataclass
 class MetricNode:
