@@ -79,10 +79,12 @@ def run_bundle(binary: str, env) -> dict:
     try:
         while time.time() - t0 < 120:
             tree = subprocess.run(["xwininfo", "-root", "-tree"], capture_output=True, text=True).stdout
-            if '"popview' in tree:
+            if '("popview" "popview")' in tree:          # the main window's class, mapped
                 return {"mapped": time.time() - t0}
+            if proc.poll() is not None:
+                raise RuntimeError(f"the bundle exited with status {proc.returncode}")
             time.sleep(0.02)
-        raise RuntimeError("the bundle showed no window within 120 s")
+        raise RuntimeError(f"the bundle showed no window within 120 s:\n{tree}")
     finally:
         proc.terminate()
         proc.wait(10)
