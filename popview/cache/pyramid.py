@@ -18,6 +18,7 @@ groups; numba kernels do the per-record work.
 """
 from __future__ import annotations
 
+import mmap
 import tempfile
 from pathlib import Path
 
@@ -465,6 +466,7 @@ def _build_tiles(g: h5py.Group, sources: _Sources, sizes: dict[str, int], t_end:
                 dst = offsets[name][blk, a] + np.arange(len(blk)) - starts[blk]
                 for c, col in (("loc", loc), ("begin", begin), ("end", end), ("value", value)):
                     scratch[name][c][dst] = col[src]
+                    _release(scratch[name][c])
         for ni, name in enumerate(names):
             progress(0.8 + 0.2 * ni / len(names), f"writing {name} tiles")
             n = int(offsets[name][-1, -1])
@@ -473,7 +475,15 @@ def _build_tiles(g: h5py.Group, sources: _Sources, sizes: dict[str, int], t_end:
                                              chunks=(max(1, min(n, schema.CHUNK)),), **compression())
                 for s in range(0, n, 1 << 22):
                     ds[s:s + (1 << 22)] = scratch[name][c][s:min(n, s + (1 << 22))]
+                    scratch[name][c]._mmap.madvise(mmap.MADV_DONTNEED)
         del scratch
+
+
+def _release(array: np.memmap) -> None:
+    """Write a scratch map back and drop its pages from this process's memory:
+    the scatter touches pages all over the file, which would otherwise stay resident."""
+    array.flush()
+    array._mmap.madvise(mmap.MADV_DONTNEED)
 
 
 def _tile_dtypes(name: str) -> dict:

@@ -114,6 +114,8 @@ class MainWindow(QMainWindow):
         # Tabs last: tabbing a dock before the splits are done leaves a stray tab bar (Qt 6.11).
         for spec in sorted(specs, key=lambda s: bool(s.place and s.place[0] == "tab")):
             self._place(spec)
+        if "Advisor" in self.docks:          # the metrics are what an analyst comes for
+            self.docks["Advisor"].raise_()
         self._finish_menus()
         self.state.focusChanged.connect(self._show_focus)
         self.state.valueModeChanged.connect(self._show_value_mode)
