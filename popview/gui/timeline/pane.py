@@ -165,6 +165,35 @@ class TimelinePane(QWidget):
                 view.set_annotations(self._annotation_ranges(exp))
         self._current_changed(self.state.current)
 
+    # ---- session view state ----------------------------------------------------------
+    def view_state(self) -> dict:
+        """The visible window and colour mode, for sessions and bookmarks."""
+        view = self.view
+        if view is None:
+            return {}
+        mode = view.mode
+        return {"window": list(view.window()),
+                "mode": {"kind": mode.kind, "param": mode.param, "categories": mode.categories}}
+
+    def restore_view_state(self, state: dict) -> None:
+        """Apply a saved window and colour mode now, or once the timeline exists."""
+        self._pending_view_state = dict(state or {})
+        self._apply_view_state()
+
+    def _apply_view_state(self) -> None:
+        state = getattr(self, "_pending_view_state", None)
+        view = self.view
+        if not state or view is None:
+            return
+        self._pending_view_state = None
+        mode = state.get("mode")
+        if isinstance(mode, dict):
+            self.set_mode(ColourMode(str(mode.get("kind", "state")), int(mode.get("param", 0)),
+                                     bool(mode.get("categories", False))))
+        window = state.get("window")
+        if isinstance(window, list) and len(window) == 2:
+            view.set_window(float(window[0]), float(window[1]))
+
     def _current_changed(self, exp) -> None:
         if exp is not None and not exp.is_trace and not self.views:
             self.message.setText(NO_TIMELINE)
@@ -176,6 +205,7 @@ class TimelinePane(QWidget):
             return
         self.stack.setCurrentIndex(0)
         self._fill_modes()
+        self._apply_view_state()
 
     def _fill_modes(self) -> None:
         view = self.view
