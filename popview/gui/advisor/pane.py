@@ -48,6 +48,7 @@ class AdvisorPane(QWidget):
 
         self.header = QLabel(self)
         self.header.setTextFormat(Qt.RichText)
+        self.header.setWordWrap(True)          # long labels must not widen the dock
         self.note = QLabel(self)
         self.note.setWordWrap(True)
         self.note.setStyleSheet("QLabel { color: palette(placeholder-text); }")
@@ -59,6 +60,7 @@ class AdvisorPane(QWidget):
         self.warnings.hide()
         self.notes = QLabel(self)
         self.notes.setTextFormat(Qt.RichText)
+        self.notes.setWordWrap(True)
         self.notes.setStyleSheet("QLabel { color: palette(placeholder-text); font-size: small; }")
         self.notes.hide()
         self.tabs = QTabWidget(self)

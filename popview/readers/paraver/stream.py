@@ -221,6 +221,8 @@ def _finish_definitions(defs: Definitions, pcf: Pcf | None, path: Path, seen: se
         if et.kind == "region" and code in seen:
             for value, label in sorted(et.values.items()):
                 if value != 0:
+                    if label.strip().lower() in _GENERIC_LABELS:   # "1 Begin" of Flushing, Application...
+                        label = et.description or et.name
                     defs.regions.append(Region(name=label, paradigm=et.paradigm,
                                                role=eventtypes.region_role(code, label),
                                                event_type=code, event_value=value))
@@ -229,6 +231,9 @@ def _finish_definitions(defs: Definitions, pcf: Pcf | None, path: Path, seen: se
     defs.flags.update(flags)
     if flags["burst_mode"]:
         defs.warn(f"{path.name}: burst-mode trace: only computation bursts were recorded")
+
+
+_GENERIC_LABELS = {"begin", "start", "enter", "on", "yes", "1", "open"}
 
 
 def _paradigms(seen: set[int]) -> list[str]:
