@@ -10,6 +10,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLineEdit, QMenu, QToolButton
 
 from popview.analysis.focus import Focus
+from popview.gui.annotations import context_actions, marked_callpaths
 from popview.gui.trees.models import Forest, ValueTreeModel, italic
 from popview.gui.trees.pane import TreePane
 from popview.gui.trees.source import callpath_map
@@ -213,6 +214,13 @@ class CallTreePane(TreePane):
     def extra_menu(self, menu: QMenu, node: int) -> None:
         menu.addAction(self.focus_action)
         menu.addAction("Expand hottest path below", lambda: self._hottest_from(node))
+        menu.addSeparator()
+        for action in context_actions(self.state, "callpath", menu, callpath=node):
+            menu.addAction(action)
+
+    def notes_by_node(self) -> dict[int, list[str]]:
+        return {cp: texts for cp, texts in marked_callpaths(self.state).items()
+                if cp is not None and 0 <= cp < self.pv.profile.n_callpaths}
 
     def _hottest_from(self, node: int) -> None:
         path = hottest_path(self.pv, self.model.incl, self.model.excl, start=node)

@@ -114,6 +114,8 @@ class ValueTreeModel(QAbstractItemModel):
         return None
 
     # ---- values -----------------------------------------------------------------
+    notes: dict[int, list[str]] = {}
+
     def set_forest(self, forest: Forest) -> None:
         self.beginResetModel()
         self.forest = forest
@@ -268,7 +270,9 @@ class ValueTreeModel(QAbstractItemModel):
         node = index.internalId()
         col = index.column()
         if role == _DISPLAY:
-            return self.name(node) if col == 0 else format_value(self.shown(node), self.shown_unit(node))
+            if col == 0:
+                return f"{self.name(node)}  \u270e" if node in self.notes else self.name(node)
+            return format_value(self.shown(node), self.shown_unit(node))
         if role == _DECORATION:
             return colour(self.fraction(node)) if col == 0 else None
         if role == _ALIGN:
@@ -298,7 +302,16 @@ class ValueTreeModel(QAbstractItemModel):
                  f"exclusive {format_value(float(self.excl[node]), unit)}"]
         if self.mode == "difference":
             lines.append(f"difference to the reference: {format_value(self.shown(node), unit)}")
+        lines += [f"\u270e {text}" for text in self.notes.get(node, [])]
         return "\n".join(lines)
+
+    def set_notes(self, notes: dict[int, list[str]]) -> None:
+        """Annotations per node: a pencil after the name, the texts in the tooltip."""
+        if notes != self.notes:
+            self.notes = notes
+            if len(self.forest):
+                self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0))
+            self.layoutChanged.emit()
 
 
 def _percent(v: float, total: float) -> float:

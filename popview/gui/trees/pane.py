@@ -52,6 +52,7 @@ class TreePane(QWidget):
         state.currentExperimentChanged.connect(lambda _e: self.reload())
         state.valueModeChanged.connect(self._on_mode)
         state.referenceChanged.connect(lambda _e: self.refresh())
+        state.annotationsChanged.connect(self.show_notes)
         model.set_mode(state.value_mode)
 
     # ---- hooks ------------------------------------------------------------------
@@ -72,6 +73,14 @@ class TreePane(QWidget):
     def extra_menu(self, menu: QMenu, node: int) -> None:
         """Add pane-specific entries to a row's context menu."""
 
+    def notes_by_node(self) -> dict[int, list[str]]:
+        """Annotation texts per node of this tree (none by default)."""
+        return {}
+
+    def show_notes(self) -> None:
+        if self.pv is not None:
+            self.model.set_notes(self.notes_by_node())
+
     # ---- shared behaviour ------------------------------------------------------------
     def reload(self) -> None:
         exp = self.state.current
@@ -83,6 +92,7 @@ class TreePane(QWidget):
             return
         self.build()
         self.refresh()
+        self.show_notes()
 
     def reference_values(self):
         ref = self.state.reference

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6.QtGui import QColor
 
+from popview.gui.annotations import context_actions, marked_locations
 from popview.gui.trees.models import Forest, ValueTreeModel, italic
 from popview.gui.trees.pane import TreePane
 from popview.gui.trees.source import callpath_map
@@ -133,6 +134,18 @@ class SystemTreePane(TreePane):
         state.selectionScopeChanged.connect(self.refresh)
         state.locationSelected.connect(self._on_location_selected)
         self.reload()
+
+    def extra_menu(self, menu, node: int) -> None:
+        loc = self.model.location_of(node)
+        if loc >= 0:
+            for action in context_actions(self.state, "location", menu, location=loc):
+                menu.addAction(action)
+
+    def notes_by_node(self) -> dict[int, list[str]]:
+        first = self.model.layout.first_location
+        n = self.pv.profile.n_locations
+        return {first + loc: texts for loc, texts in marked_locations(self.state).items()
+                if loc is not None and 0 <= loc < n}
 
     def build(self) -> None:
         defs = getattr(self.state.current, "definitions", None)
