@@ -545,3 +545,22 @@ def _segments(row: np.ndarray):
     starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
     ends = np.r_[starts[1:], len(row)]
     return row[starts].astype(np.int64), starts.astype(np.int64), ends.astype(np.int64)
+
+
+def focus_span(exp, focus) -> tuple[int, int] | None:
+    """[t0, t1] of a focus in one run: the window itself, the first start to the
+    last end of a call path's visits on the master threads, or the iterations'
+    window; None for the whole run or a focus this run does not have."""
+    from popview.analysis.gather import FocusError, iteration_window, visits
+
+    if focus.kind == "window":
+        return int(focus.t0), int(focus.t1)
+    try:
+        if focus.kind == "callpath" and focus.callpath:
+            _, begin, end = visits(exp, focus.callpath)
+            return (int(begin.min()), int(end.max())) if len(begin) else None
+        if focus.kind == "iterations" and focus.callpath:
+            return iteration_window(exp, focus.callpath, focus.first, focus.last)
+    except (FocusError, KeyError):
+        return None
+    return None

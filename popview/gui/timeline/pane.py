@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from popview.analysis.focus import Focus
-from popview.analysis.timeline_data import ColourMode, parse_time_window
+from popview.analysis.timeline_data import ColourMode, focus_span, parse_time_window
 from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import TimelineView, format_time
@@ -329,10 +329,12 @@ class TimelinePane(QWidget):
 
     @staticmethod
     def _apply_focus(view: TimelineView, focus) -> None:
-        if focus.kind == "window":
-            view.set_focus_window(focus.t0, focus.t1)
-        else:
-            view.set_focus_window(None, None)
+        """Shade the focus; a call-path or iterations focus also scales each run
+        (stacked runs of a series included) to its own span of that focus."""
+        span = focus_span(view.exp, focus)
+        view.set_focus_window(*(span or (None, None)))
+        if span is not None and focus.kind in ("callpath", "iterations"):
+            view.set_window(*span)
 
     def _location_selected(self, loc: int) -> None:
         view = self.view
