@@ -9,6 +9,7 @@ Only the main application (Paraver application 1) is analysed.
 """
 from __future__ import annotations
 
+import h5py
 import numpy as np
 
 from popview.analysis.focus import Focus
@@ -171,26 +172,26 @@ def _descends(parent: np.ndarray, cp: int, ancestor: int) -> bool:
     return False
 
 
-def visits(exp, path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(process, begin, end) of the master threads' visits of `path`, by process then time."""
+def _visit_rows(exp, path: str) -> tuple[h5py.Group, int, int]:
+    """The master-visits group and the row range of call path `path` in it."""
     cp = _defs_callpath(exp.definitions, path)
     if cp < 0:
         raise FocusError(f"{exp.source}: no call path {path!r}")
     g = _index(exp).group["master_calls"]
     off = g["cp_offsets"]
-    lo, hi = int(off[cp]), int(off[cp + 1])
+    return g, int(off[cp]), int(off[cp + 1])
+
+
+def visits(exp, path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(process, begin, end) of the master threads' visits of `path`, by process then time."""
+    g, lo, hi = _visit_rows(exp, path)
     return g["proc"][lo:hi], g["begin"][lo:hi], g["end"][lo:hi]
 
 
 def iteration_window(exp, path: str, first: int, last: int) -> tuple[int, int]:
     """[start of visit `first`, end of visit `last`] (0-based, over the processes).
     Reads the visits' process column and only the 2 x P times needed."""
-    cp = _defs_callpath(exp.definitions, path)
-    if cp < 0:
-        raise FocusError(f"{exp.source}: no call path {path!r}")
-    g = _index(exp).group["master_calls"]
-    off = g["cp_offsets"]
-    lo, hi = int(off[cp]), int(off[cp + 1])
+    g, lo, hi = _visit_rows(exp, path)
     proc = g["proc"][lo:hi]
     if not len(proc):
         raise FocusError(f"{path} is never visited")
