@@ -80,31 +80,33 @@ def _location(appl, task, thread, appl_first_task, task_first_loc):
     return first + thread - 1
 
 
-@numba.njit(cache=True)
-def _grow(a, size):
-    b = np.empty(max(size, 2 * len(a)), a.dtype)
-    b[: len(a)] = a
-    return b
-
-
 @numba.njit(cache=True, nogil=True)
 def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
     """Parse whole lines in `buf` (uint8). Times are returned in ns."""
     n = len(buf)
-    n_lines = 0
+    # Exact upper bounds first: arrays reallocated inside the loop below would
+    # make it about three times slower (numba reloads and refcounts them).
+    n_lines = 1
+    n_colons = 0
+    n_comms = 1 if n and buf[0] == 51 else 0
     for k in range(n):
-        if buf[k] == NEWLINE:
+        c = buf[k]
+        if c == COLON:
+            n_colons += 1
+        elif c == NEWLINE:
             n_lines += 1
-    n_lines += 1
+            if k + 1 < n and buf[k + 1] == 51:   # a line starting with '3'
+                n_comms += 1
     s_loc = np.empty(n_lines, np.int32)
     s_begin = np.empty(n_lines, np.int64)
     s_end = np.empty(n_lines, np.int64)
     s_state = np.empty(n_lines, np.int32)
-    e_loc = np.empty(n_lines * 4, np.int32)
-    e_time = np.empty(n_lines * 4, np.int64)
-    e_type = np.empty(n_lines * 4, np.int32)
-    e_value = np.empty(n_lines * 4, np.int64)
-    c_cols = np.empty((8, 16), np.int64)
+    n_pairs = n_colons // 2 + 1                  # an event line has (colons - 5) / 2 pairs
+    e_loc = np.empty(n_pairs, np.int32)
+    e_time = np.empty(n_pairs, np.int64)
+    e_type = np.empty(n_pairs, np.int32)
+    e_value = np.empty(n_pairs, np.int64)
+    c_cols = np.empty((8, n_comms), np.int64)
     c_n = 0
     problems = np.zeros(N_PROBLEMS, np.int64)
     first_line = np.full(N_PROBLEMS, -1, np.int64)
@@ -181,11 +183,6 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                     v, i, term = _field(buf, i, n)
                     if term == 0:
                         break
-                    if ne >= len(e_loc):
-                        e_loc = _grow(e_loc, ne + 1)
-                        e_time = _grow(e_time, ne + 1)
-                        e_type = _grow(e_type, ne + 1)
-                        e_value = _grow(e_value, ne + 1)
                     e_loc[ne] = loc
                     e_time[ne] = f[4] * tick_ns
                     e_type[ne] = t
@@ -224,10 +221,6 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                     elif f[4] < 0 or f[5] < 0 or f[10] < 0 or f[11] < 0:
                         bad = MALFORMED
                     else:
-                        if c_n >= c_cols.shape[1]:
-                            bigger = np.empty((8, 2 * c_cols.shape[1]), np.int64)
-                            bigger[:, :c_n] = c_cols[:, :c_n]
-                            c_cols = bigger
                         c_cols[0, c_n] = loc
                         c_cols[1, c_n] = rloc
                         c_cols[2, c_n] = f[4] * tick_ns
