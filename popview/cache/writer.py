@@ -210,32 +210,54 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     dsets = {name: create_column(group, name, dtype, total) for name, dtype in cols}
     if total == 0:
         return
-    src = stage.group
     groups = _location_groups(counts, SORT_BUDGET_ROWS)
-    for gi, (a, b) in enumerate(groups):
-        progress(gi / len(groups), f"sorting {table}")
-        lo, hi = offsets[a], offsets[b]
-        if lo == hi:
-            continue
-        data = _gather(src, cols, loc_col, a, b, stage.n, single=len(groups) == 1)
-        order = np.lexsort((data[time_col], data[loc_col]))
-        for name, _ in cols:
-            dsets[name][lo:hi] = data[name][order]
-        del data, order
+    with tempfile.TemporaryDirectory(dir=Path(out.filename).parent, prefix=".popview-sort-") as scratch:
+        buckets = _Buckets(stage.group, cols, loc_col, groups, stage.n, Path(scratch)) if len(groups) > 1 else None
+        for gi, (a, b) in enumerate(groups):
+            progress(gi / len(groups), f"sorting {table}")
+            lo, hi = offsets[a], offsets[b]
+            if lo == hi:
+                continue
+            data = buckets.read(gi) if buckets else {name: stage.group[name][:] for name, _ in cols}
+            order = np.lexsort((data[time_col], data[loc_col]))
+            for name, _ in cols:
+                dsets[name][lo:hi] = data[name][order]
+            del data, order
     progress(1.0, f"sorted {table}")
 
 
-def _gather(src: h5py.Group, cols, loc_col: str, a: int, b: int, n: int, single: bool) -> dict[str, np.ndarray]:
-    """Rows of locations [a, b) from the staging table, read in slabs."""
-    if single:
-        return {name: src[name][:] for name, _ in cols}
-    parts: dict[str, list] = {name: [] for name, _ in cols}
-    slab = 1 << 22
-    for s in range(0, n, slab):
-        locs = src[loc_col][s:s + slab]
-        mask = (locs >= a) & (locs < b)
-        if not mask.any():
-            continue
-        for name, _ in cols:
-            parts[name].append(locs[mask] if name == loc_col else src[name][s:s + slab][mask])
-    return {name: np.concatenate(p) if p else np.zeros(0, dt) for (name, dt), p in zip(cols, parts.values())}
+class _Buckets:
+    """The staging rows split by location group into raw scratch files, in one
+    pass: each group is then read back whole, never by rescanning the table."""
+
+    SLAB = 1 << 22
+
+    def __init__(self, src: h5py.Group, cols, loc_col: str, groups: list[tuple[int, int]], n: int, scratch: Path):
+        self.cols, self.scratch = cols, scratch
+        starts = np.array([a for a, _ in groups], np.int64)
+        files = {}
+        try:
+            for s in range(0, n, self.SLAB):
+                data = {name: src[name][s:s + self.SLAB] for name, _ in cols}
+                group = np.searchsorted(starts, data[loc_col], side="right") - 1
+                order = np.argsort(group, kind="stable")
+                group = group[order]
+                bounds = np.flatnonzero(np.r_[True, group[1:] != group[:-1], True])
+                for name, _ in cols:
+                    column = data[name][order]
+                    for i in range(len(bounds) - 1):
+                        g = int(group[bounds[i]])
+                        key = (g, name)
+                        if key not in files:
+                            files[key] = open(self._path(g, name), "wb")
+                        files[key].write(column[bounds[i]:bounds[i + 1]].tobytes())
+        finally:
+            for f in files.values():
+                f.close()
+
+    def _path(self, g: int, name: str) -> Path:
+        return self.scratch / f"{g}.{name}"
+
+    def read(self, g: int) -> dict[str, np.ndarray]:
+        return {name: np.fromfile(self._path(g, name), dtype=dt) if self._path(g, name).exists()
+                else np.zeros(0, dt) for name, dt in self.cols}

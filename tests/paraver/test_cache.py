@@ -125,3 +125,23 @@ def test_window_reads_match_a_full_scan(tmp_path, cache_dir, monkeypatch):
             got = exp.reader.read("states", locations=[loc], t0=t0, t1=t1)
             want = [(b, e) for l, b, e in truth if l == loc and b < t1 and e > t0]
             assert list(zip(got["begin"].tolist(), got["end"].tolist())) == want
+
+
+def test_sorting_in_small_location_groups_matches_one_group(tmp_path, monkeypatch):
+    from popview.cache import writer
+
+    rng = np.random.default_rng(7)
+    body, _, t_end = _random_intervals(rng, 3, 50)
+    lines = body.copy()
+    rng.shuffle(lines)                      # out of order within and across locations
+    header = f"#Paraver (d):{t_end + 100}_ns:1(3):1:3(1:1,1:1,1:1),0\n"
+    prv = write_trace(tmp_path, body="\n".join(lines) + "\n", header=header, pcf=None, row=None)
+    with popview.open(prv, cache_dir=tmp_path / "one") as exp:
+        whole = exp.reader.read("states")
+    monkeypatch.setattr(writer, "SORT_BUDGET_ROWS", 40)   # several groups, bucketed on disk
+    with popview.open(prv, cache_dir=tmp_path / "many") as exp:
+        grouped = exp.reader.read("states")
+        assert exp.reader.counts_per_location("states").tolist() == [50, 50, 50]
+    for col in whole:
+        assert np.array_equal(whole[col], grouped[col]), col
+    assert np.all(np.diff(grouped["begin"][:50]) > 0)
