@@ -100,17 +100,10 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
             region = -1
         if flush_until >= 0 and (t >= flush_until or i == n + 1):
             # the flush ends before this record
-            if with_states:
-                nstates = _push_state(sb, se, ss, nstates, t_prev, flush_until, cur)
-                t_prev = max(t_prev, flush_until)
-            et[m] = flush_until
-            ey[m] = REGION_TYPE
-            ev[m] = 0
-            m += 1
-            if depth > 0:
-                depth -= 1
+            nstates, t_prev, m, depth, cur = _end_flush(flush_until, with_states, sb, se, ss, nstates, t_prev,
+                                                        cur, et, ey, ev, m, depth, stack, off, region_state,
+                                                        idle_state)
             flush_until = -1
-            cur = _state(stack, depth, off, region_state, idle_state)
         if with_states:
             nstates = _push_state(sb, se, ss, nstates, t_prev, t, cur)
             t_prev = max(t_prev, t)
@@ -241,22 +234,30 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
             m += 1
         cur = _state(stack, depth, off, region_state, idle_state)
     if flush_until >= 0:
-        if with_states:
-            nstates = _push_state(sb, se, ss, nstates, t_prev, flush_until, cur)
-            t_prev = max(t_prev, flush_until)
-        et[m] = flush_until
-        ey[m] = REGION_TYPE
-        ev[m] = 0
-        m += 1
-        if depth > 0:
-            depth -= 1
-        cur = _state(stack, depth, off, region_state, idle_state)
+        nstates, t_prev, m, depth, cur = _end_flush(flush_until, with_states, sb, se, ss, nstates, t_prev, cur,
+                                                    et, ey, ev, m, depth, stack, off, region_state, idle_state)
     if with_states:  # after its last record a finished location is no longer running
         tail = NOT_CREATED if depth == 0 and not off else cur
         nstates = _push_state(sb, se, ss, nstates, t_prev, max(t_end, t_prev), tail)
     keep = ey[:m] >= 0          # reserved slots of collectives that never ended
     return (et[:m][keep], ey[:m][keep], ev[:m][keep], sb[:nstates], se[:nstates], ss[:nstates],
             mt[:nmsg], mc[:nmsg], mp[:nmsg], mg[:nmsg], mz[:nmsg], ms[:nmsg], problems)
+
+
+@numba.njit(cache=True)
+def _end_flush(flush_until, with_states, sb, se, ss, nstates, t_prev, cur, et, ey, ev, m, depth, stack, off,
+               region_state, idle_state):
+    """Close a pending buffer flush at `flush_until`: its state, its leave event, the stack."""
+    if with_states:
+        nstates = _push_state(sb, se, ss, nstates, t_prev, flush_until, cur)
+        t_prev = max(t_prev, flush_until)
+    et[m] = flush_until
+    ey[m] = REGION_TYPE
+    ev[m] = 0
+    m += 1
+    if depth > 0:
+        depth -= 1
+    return nstates, t_prev, m, depth, _state(stack, depth, off, region_state, idle_state)
 
 
 @numba.njit(cache=True, inline="always")
