@@ -103,50 +103,80 @@ def innermost_segments(begin, end, cp):
     return s_begin[:m], s_end[:m], s_cp[:m]
 
 
-def row_weights(cat: np.ndarray, reg: np.ndarray, n_regions: int) -> tuple[np.ndarray, ...]:
-    """Column indexes a row's duration adds to: its category, its region's time
-    (-1 if none) and its region's useful time (-1 if none or not useful)."""
-    useful = cat <= CAT["comp_parallel"]
-    rt = np.where(reg >= 0, N_CAT + reg, -1)
-    ru = np.where((reg >= 0) & useful, N_CAT + n_regions + reg, -1)
-    return cat.astype(np.int64), rt, ru
+@numba.njit(cache=True)
+def running_sums(begin, end, cat, reg, ctr, n_cat, n_regions, lo, check):
+    """Sums of everything before each checkpoint row (the location's first row
+    and every global row index divisible by `check`), and the location's totals.
+
+    A row's duration adds to its category, to its region's time and, when
+    useful (category 0 or 1), to its region's useful time."""
+    n = len(begin)
+    width = n_cat + 2 * n_regions
+    n_ctr = ctr.shape[1]
+    n_ck = n // check + 2
+    ck_row = np.empty(n_ck, np.int64)
+    ck_cum = np.zeros((n_ck, width))
+    ck_ctr = np.zeros((n_ck, n_ctr))
+    acc = np.zeros(width)
+    acc_ctr = np.zeros(n_ctr)
+    k = 0
+    for i in range(n):
+        if i == 0 or (lo + i) % check == 0:
+            ck_row[k] = lo + i
+            ck_cum[k] = acc
+            ck_ctr[k] = acc_ctr
+            k += 1
+        dur = float(end[i] - begin[i])
+        acc[cat[i]] += dur
+        if reg[i] >= 0:
+            acc[n_cat + reg[i]] += dur
+            if cat[i] <= 1:
+                acc[n_cat + n_regions + reg[i]] += dur
+        for c in range(n_ctr):
+            acc_ctr[c] += ctr[i, c]
+    return ck_row[:k], ck_cum[:k], ck_ctr[:k], acc, acc_ctr
 
 
-def add_rows(out: np.ndarray, rows: np.ndarray, cols: tuple[np.ndarray, ...], amount: np.ndarray) -> None:
-    """out[rows[i], c] += amount[i] for each column list c (skipping -1)."""
-    for c in cols:
-        ok = c >= 0
-        np.add.at(out, (rows[ok], c[ok]), amount[ok])
+@numba.njit(cache=True)
+def attribute_rows(seg_begin, seg_end, seg_key, n_keys, begin, end, cat, ctr, n_cat):
+    """Category time and counters of a location's rows falling in each segment
+    (segments sorted and disjoint, rows sorted and disjoint), summed per key;
+    row n_keys gets what lies outside every segment.
 
-
-def evaluate(rows: dict, x: np.ndarray, n_regions: int) -> np.ndarray:
-    """Cumulative sums (categories, region columns) at times `x` for one
-    location's rows (sorted by begin, non-overlapping)."""
-    begin, end = rows["begin"], rows["end"]
-    i = np.searchsorted(begin, x, side="left")
-    out = rows["cum"][i].copy()
-    prev = i - 1
-    ok = prev >= 0
-    over = np.zeros(len(x))
-    over[ok] = np.maximum(end[prev[ok]] - x[ok], 0)
-    sel = np.flatnonzero(ok & (over > 0))
-    cols = row_weights(rows["cat"][prev[sel]], rows["reg"][prev[sel]], n_regions)
-    add_rows(out, sel, cols, -over[sel])
-    return out
-
-
-def evaluate_counters(rows: dict, x) -> np.ndarray:
-    """Cumulative counter values at times `x` (a row's counts spread evenly over it)."""
-    begin, end, ctr = rows["begin"], rows["end"], rows["ctr"]
-    i = np.searchsorted(begin, x, side="left")
-    out = rows["cum_ctr"][i].copy()
-    prev = i - 1
-    ok = prev >= 0
-    dur = np.maximum(end - begin, 1)
-    frac = np.zeros(len(x))
-    frac[ok] = np.clip((end[prev[ok]] - x[ok]) / dur[prev[ok]], 0, 1)
-    out[ok] -= ctr[prev[ok]] * frac[ok, None]
-    return out
+    A row's time and counts spread evenly over it; a row of no duration goes
+    whole to the segment holding its instant."""
+    n_ctr = ctr.shape[1]
+    sums = np.zeros((n_keys + 1, n_cat))
+    csums = np.zeros((n_keys + 1, n_ctr))
+    j = 0
+    n_seg = len(seg_begin)
+    for i in range(len(begin)):
+        b, e = begin[i], end[i]
+        while j < n_seg and seg_end[j] <= b:
+            j += 1
+        if e == b:
+            key = n_keys
+            if j < n_seg and seg_begin[j] <= b < seg_end[j]:
+                key = seg_key[j]
+            for c in range(n_ctr):
+                csums[key, c] += ctr[i, c]
+            continue
+        covered = 0
+        k = j
+        while k < n_seg and seg_begin[k] < e:
+            overlap = min(e, seg_end[k]) - max(b, seg_begin[k])
+            if overlap > 0:
+                covered += overlap
+                sums[seg_key[k], cat[i]] += overlap
+                for c in range(n_ctr):
+                    csums[seg_key[k], c] += ctr[i, c] * (overlap / (e - b))
+            k += 1
+        rest = (e - b) - covered
+        if rest > 0:
+            sums[n_keys, cat[i]] += rest
+            for c in range(n_ctr):
+                csums[n_keys, c] += ctr[i, c] * (rest / (e - b))
+    return sums, csums
 
 
 # ------------------------------------------------------------------ builder
@@ -223,9 +253,9 @@ class _Builder:
                         block[:, 1] = ((rows["end"] - rows["begin"]) << 16) | ((rows["reg"] + 1) << 8) | rows["cat"]
                         block[:, 2:] = np.rint(rows["ctr"])
                         seg[lo:hi] = block
-                    totals[loc] = rows["cum"][-1]
-                    ctr_totals[loc] = rows["cum_ctr"][-1]
-                    _checkpoints(ck, lo, hi, rows)
+                    totals[loc] = rows["total"]
+                    ctr_totals[loc] = rows["ctr_total"]
+                    _checkpoints(ck, lo, rows)
                 self._profile_process(p_locs, per_loc, master, prof)
         _write_checkpoints(g, ck, n_ctr, self.width)
         g.create_dataset("totals", data=totals)
@@ -287,17 +317,11 @@ class _Builder:
         mid = begin + (end - begin) // 2
         reg = _inside(instances, np.ones(len(instances["begin"]), bool), mid, instances["col"], -1)
         reg = np.where(reg >= 0, reg, -1)
-        dur = (end - begin).astype(np.float64)
-        weights = np.zeros((len(begin), self.width))
-        add_rows(weights, np.arange(len(begin)), row_weights(cat, reg, self.n_regions), dur)
-        cum = np.zeros((len(begin) + 1, self.width))
-        np.cumsum(weights, axis=0, out=cum[1:])
-        del weights
         ctr = np.rint(np.hstack((self._counters(loc, begin, end, cat), self._mpi_call_counts(begin, calls))))
-        cum_ctr = np.zeros((len(begin) + 1, ctr.shape[1]))
-        np.cumsum(ctr, axis=0, out=cum_ctr[1:])
-        return {"begin": begin, "end": end, "cat": cat, "reg": reg, "cum": cum, "ctr": ctr, "cum_ctr": cum_ctr,
-                "calls": calls}
+        ck_row, ck_cum, ck_ctr, total, ctr_total = running_sums(begin, end, cat.astype(np.int64), reg, ctr, N_CAT,
+                                                                self.n_regions, lo, CHECK)
+        return {"begin": begin, "end": end, "cat": cat, "reg": reg, "ctr": ctr, "ck_row": ck_row,
+                "ck_cum": ck_cum, "ck_ctr": ck_ctr, "total": total, "ctr_total": ctr_total, "calls": calls}
 
     def _calls(self, loc: int) -> dict:
         if self.calls is None:
@@ -375,7 +399,7 @@ class _Builder:
         sb, se, scp = innermost_segments(master["begin"][order], master["end"][order],
                                          master["callpath"][order].astype(np.int32))
         for loc in locs:
-            prof.add_location(loc, per_loc[loc], sb, se, scp, is_master=(loc == locs[0]), n_regions=self.n_regions)
+            prof.add_location(loc, per_loc[loc], sb, se, scp, is_master=(loc == locs[0]))
         p = self.defs.locations[locs[0]].process if self.defs.locations else locs[0]
         prof.add_master_calls(p, master)
 
@@ -401,15 +425,12 @@ def _inside(calls: dict, select: np.ndarray, x: np.ndarray, label: np.ndarray | 
     return out
 
 
-def _checkpoints(ck: dict, lo: int, hi: int, rows: dict) -> None:
-    if hi <= lo:
-        return
-    first = -(-lo // CHECK) * CHECK
-    idx = np.unique(np.concatenate(([lo], np.arange(first, hi, CHECK))))
-    ck["row"].append(idx)
-    ck["begin"].append(rows["begin"][idx - lo])
-    ck["cum"].append(rows["cum"][idx - lo])
-    ck["ctr"].append(rows["cum_ctr"][idx - lo])
+def _checkpoints(ck: dict, lo: int, rows: dict) -> None:
+    if len(rows["begin"]):
+        ck["row"].append(rows["ck_row"])
+        ck["begin"].append(rows["begin"][rows["ck_row"] - lo])
+        ck["cum"].append(rows["ck_cum"])
+        ck["ctr"].append(rows["ck_ctr"])
 
 
 def _write_checkpoints(g: h5py.Group, ck: dict, n_ctr: int, width: int) -> None:
@@ -436,28 +457,14 @@ class _ProfileParts:
         self.master["begin"].append(master["begin"])
         self.master["end"].append(master["end"])
 
-    def add_location(self, loc, rows, sb, se, scp, is_master: bool, n_regions: int) -> None:
-        total = rows["cum"][-1, :N_CAT]
-        total_ctr = rows["cum_ctr"][-1]
-        if len(sb):
-            fa = evaluate(rows, sb, n_regions)[:, :N_CAT]
-            fb = evaluate(rows, se, n_regions)[:, :N_CAT]
-            ca = evaluate_counters(rows, sb)
-            cb = evaluate_counters(rows, se)
-            per_seg, per_seg_ctr = fb - fa, cb - ca
-            ucp, inv = np.unique(scp, return_inverse=True)
-            sums = np.zeros((len(ucp), N_CAT))
-            np.add.at(sums, inv, per_seg)
-            csums = np.zeros((len(ucp), per_seg_ctr.shape[1]))
-            np.add.at(csums, inv, per_seg_ctr)
-        else:
-            ucp, sums, csums = np.zeros(0, np.int32), np.zeros((0, N_CAT)), np.zeros((0, len(total_ctr)))
-        outside = total - sums.sum(axis=0)
-        outside_ctr = total_ctr - csums.sum(axis=0)
+    def add_location(self, loc, rows, sb, se, scp, is_master: bool) -> None:
+        ucp, key = np.unique(scp, return_inverse=True)
+        sums, csums = attribute_rows(sb, se, key.astype(np.int64), len(ucp), rows["begin"], rows["end"],
+                                     rows["cat"].astype(np.int64), rows["ctr"], N_CAT)
         self.cp.append(np.concatenate((ucp, [-1])))
         self.loc.append(np.full(len(ucp) + 1, loc))
-        self.cat_values.append(np.vstack((sums, outside)))
-        self.ctr_values.append(np.vstack((csums, outside_ctr)))
+        self.cat_values.append(sums)
+        self.ctr_values.append(csums)
         calls = rows["calls"]
         if is_master:
             self.visits_cp.append(calls["callpath"].astype(np.int64))
