@@ -8,7 +8,14 @@ exactly to their parent. A worker thread's useful time all counts as
 useful time in parallel regions. One OpenMP-region child per parallel
 region (all instances of one outlined function); what no single region
 explains (MPI inside regions, worker computation outside them) is its own
-child, so the children always sum to the parent."""
+child, so the children always sum to the parent.
+
+MPI serialisation and transfer use mpi_ideal[p] from the replay: G-COM
+(the runtime when MPI outside OpenMP costs nothing) minus the master's time
+outside MPI. That time covers non_mpi[p], so 0 <= mpi_ideal[p] <= mpi[p]
+and both efficiencies lie in [0, 1]; when the master does nothing but
+non_mpi work and MPI, serialisation = 1 - (G-COM - max non_mpi) / R and
+transfer = G-COM / R, as PyPOP forms them from Dimemas's ideal runtime."""
 from __future__ import annotations
 
 import numpy as np

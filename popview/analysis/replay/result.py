@@ -14,10 +14,13 @@ class ReplayResult:
 
     r: measured runtime of the focus. r_ideal = G-CUE: runtime on an ideal
     network (useful computation along the critical path). g_coo, g_com: the
-    global critical paths weighing all but OpenMP / all but MPI time.
+    global critical paths weighing all but OpenMP / all but MPI (outside
+    OpenMP) time: g_com is the runtime when MPI outside OpenMP costs nothing.
     pl_cue: process-local CUE per process; tl_cue: useful time per location.
-    outside_mpi: COM-weighted time of each process's master; mpi_ideal:
-    that master's time in MPI on the ideal network (g_com - outside_mpi).
+    outside_mpi: COM-weighted time of each process's master (its time
+    outside MPI, MPI inside OpenMP counting as OpenMP); mpi_ideal: that
+    master's time in MPI on the ideal network, g_com - outside_mpi, which
+    lies in [0, R - outside_mpi] (seed 001, additive model).
     critical_path: columns loc / begin / end (ns) of the G-CUE path in time
     order; critical_path_profile: useful seconds on it per call path id,
     critical_path_outside: those outside any region (the two sum to r_ideal);

@@ -1,7 +1,15 @@
 """What a segment of a location's timeline weighs on each critical path.
 
 CUE: only useful computation weighs. COO: everything but OpenMP runtime
-(and idle) time. COM: everything but MPI (and idle) time. The focus of
+(and idle) time. COM: everything but MPI outside OpenMP, the time the
+hybrid models charge to the MPI level (seed 001: "MPI inside OpenMP is
+treated as a bottleneck by OpenMP"): a state row inside an OpenMP region
+of its location (paradigm "openmp" or an outlined function, judged by the
+row's midpoint, as popview.cache.cumulative does) always weighs; outside
+them MPI states, idle time, and whatever else lies inside an MPI call
+(MPI_Init's "Others", MPI-IO's I/O) weigh nothing. A master's COM time
+thus covers all the additive model's non-MPI time (openmp + serial
+useful), so the ideal MPI time derived from it stays within [0, mpi]. The focus of
 analysis restricts every weight to its time: a window to [t0, t1), a call
 path to the visits of that call path by the process's master thread, which
 then hold for all threads of the process.
@@ -112,12 +120,44 @@ def weighted_pieces(exp, mask: Mask, bursts: bool = False):
     code = st["state"]
     cls = np.where(code >= 0, lookup[np.maximum(code, 0)], int(StateClass.IDLE))
     weight = class_weights()[cls]
+    _mpi_outside_openmp(exp, st, ptr, cls, weight)
     if bursts:
         weight[:, CUE] = (cls == StateClass.USEFUL) | (cls == StateClass.IO) | (code == NOT_CREATED)
     if mask.ptr is None:
         return ptr, st["begin"], st["end"], weight
     ptr, b, e, ia, _ = intervals.intersect(ptr, st["begin"], st["end"], mask.ptr, mask.begin, mask.end)
     return ptr, b, e, weight[ia]
+
+
+def _mpi_outside_openmp(exp, st, ptr, cls, weight) -> None:
+    """COM weights of rows inside OpenMP regions (1) and inside MPI calls (0); see the module doc."""
+    n = len(cls)
+    if n == 0 or not exp.reader.has("calls"):
+        return
+    mid = st["begin"] + (st["end"] - st["begin"]) // 2
+    in_omp = _inside_calls(exp, ptr, mid, lambda r: r.paradigm == "openmp" or r.role == "outlined")
+    if in_omp is not None:
+        weight[in_omp, COM] = 1
+    maybe_mpi = (weight[:, COM] == 1) & (cls != StateClass.USEFUL)
+    if in_omp is not None:
+        maybe_mpi &= ~in_omp
+    if maybe_mpi.any():
+        in_mpi = _inside_calls(exp, ptr, mid, lambda r: r.paradigm == "mpi")
+        if in_mpi is not None:
+            weight[maybe_mpi & in_mpi, COM] = 0
+
+
+def _inside_calls(exp, ptr, mid, wanted) -> np.ndarray | None:
+    """Whether each row's midpoint lies inside a call of a region `wanted`
+    accepts on the row's location (None when no call path qualifies)."""
+    defs = exp.definitions
+    cps = [cp for cp, r in enumerate(defs.callpath_region) if wanted(defs.regions[int(r)])]
+    if not cps:
+        return None
+    calls = select(exp.reader, "calls", "callpath", cps, ["loc", "begin", "end"])
+    c_ptr, c_b, c_e = intervals.merge_overlaps(intervals.csr(calls["loc"], len(ptr) - 1), calls["begin"],
+                                               calls["end"])
+    return intervals.points_inside(ptr, mid, c_ptr, c_b, c_e)
 
 
 def _states(reader, mask: Mask, n_loc: int):
