@@ -36,6 +36,7 @@ FINEST_BINS = 16384       # bins per location at level 0 (at most)
 COARSEST_BINS = 64        # the last level has at most this many
 BLOCK_ROWS = 65536        # about this many tile rows per time block
 MAX_BLOCKS = 4096
+RELEASE_BYTES = 256 << 20  # scattered tile bytes between releases of the scratch maps' pages
 NONE = -1                 # no value in a bin / no record
 CATEGORICAL = ("state", "callpath", "mpi", "openmp")
 
@@ -112,6 +113,116 @@ def _flush(row, k, vals, cover, used, width, out_value, out_share):
             best = j
     out_value[row, k] = vals[best]
     out_share[row, k] = min(cover[best] / width, 1.0)
+
+
+SLOTS = 64                # distinct values tracked per finest bin
+
+
+@numba.njit(cache=True)
+def finest_covers(seg_row, seg_lo, seg_hi, begin, end, value, width, n_bins):
+    """The finest level as sparse histograms: per (row, bin), the time each
+    value covers (overlaps clipped, the earlier record wins; records without
+    value skipped). Entries come out sorted by row then bin."""
+    cap = len(begin) + 1024
+    e_row = np.empty(cap, np.int32)
+    e_bin = np.empty(cap, np.int32)
+    e_val = np.empty(cap, np.int64)
+    e_cov = np.empty(cap, np.float64)
+    vals = np.empty(SLOTS, np.int64)
+    cover = np.empty(SLOTS, np.float64)
+    m = 0
+    t_stop = width * n_bins
+    for s in range(len(seg_row)):
+        row = seg_row[s]
+        cur_bin, used, cursor = -1, 0, -1e300
+        for i in range(seg_lo[s], seg_hi[s] + 1):
+            last_one = i == seg_hi[s]
+            a, b, v = 0.0, 0.0, np.int64(0)
+            if not last_one:
+                if value[i] < 0:
+                    continue
+                a = max(float(begin[i]), cursor, 0.0)
+                b = min(float(end[i]), t_stop)
+                if b <= a:
+                    continue
+                cursor = max(cursor, b)
+                v = value[i]
+            first = n_bins if last_one else min(int(a / width), n_bins - 1)
+            last = n_bins if last_one else min(int(np.ceil(b / width)) - 1, n_bins - 1)
+            for k in range(first, last + 1):
+                if k != cur_bin:
+                    if m + used + 1 > cap:
+                        cap = 2 * cap + used + 1
+                        e_row, e_bin, e_val, e_cov = (_grow(e_row, cap), _grow(e_bin, cap), _grow(e_val, cap),
+                                                      _grow(e_cov, cap))
+                    for j in range(used):
+                        e_row[m], e_bin[m], e_val[m], e_cov[m] = row, cur_bin, vals[j], cover[j]
+                        m += 1
+                    cur_bin, used = k, 0
+                if last_one:
+                    break
+                c = min(b, (k + 1) * width) - max(a, k * width)
+                if c <= 0:
+                    continue
+                j = 0
+                while j < used and vals[j] != v:
+                    j += 1
+                if j < used:
+                    cover[j] += c
+                elif used < SLOTS:
+                    vals[used] = v
+                    cover[used] = c
+                    used += 1
+    return e_row[:m], e_bin[:m], e_val[:m], e_cov[:m]
+
+
+@numba.njit(cache=True)
+def _grow(a, cap):
+    out = np.empty(cap, a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+@numba.njit(cache=True)
+def coarser_covers(e_row, e_bin, e_val, e_cov):
+    """The next level's histograms: bins paired, covers of equal values added
+    (exact: cover is additive, unlike dominance)."""
+    n = len(e_row)
+    o_row = np.empty(n, np.int32)
+    o_bin = np.empty(n, np.int32)
+    o_val = np.empty(n, np.int64)
+    o_cov = np.empty(n, np.float64)
+    m = 0
+    start = 0
+    for i in range(n):
+        row, parent = e_row[i], e_bin[i] // 2
+        if m == 0 or o_row[m - 1] != row or o_bin[m - 1] != parent:
+            start = m
+        j = start
+        while j < m and o_val[j] != e_val[i]:
+            j += 1
+        if j < m:
+            o_cov[j] += e_cov[i]
+        else:
+            o_row[m], o_bin[m], o_val[m], o_cov[m] = row, parent, e_val[i], e_cov[i]
+            m += 1
+    return o_row[:m], o_bin[:m], o_val[:m], o_cov[:m]
+
+
+@numba.njit(cache=True)
+def dominant_of(e_row, e_bin, e_val, e_cov, width, out_value, out_share):
+    """Per (row, bin) of a level's histograms: the value covering most (the
+    first seen on a tie) and that cover / width."""
+    i, n = 0, len(e_row)
+    while i < n:
+        j, best = i, i
+        while j < n and e_row[j] == e_row[i] and e_bin[j] == e_bin[i]:
+            if e_cov[j] > e_cov[best]:
+                best = j
+            j += 1
+        out_value[e_row[i], e_bin[i]] = e_val[best]
+        out_share[e_row[i], e_bin[i]] = min(e_cov[best] / width, 1.0)
+        i = j
 
 
 @numba.njit(cache=True)
@@ -247,21 +358,15 @@ def build(out: h5py.File, defs: Definitions, progress: Progress) -> None:
     g.attrs["numeric"] = ",".join(numeric)
     dsets = _create_levels(g, channels, numeric, n_loc, bins)
     groups = _location_groups(sources.counts(), SORT_BUDGET_ROWS // 3)
-    sizes: dict[str, int] = {}       # records per channel, for the tiles' block size
+    tiles = _Tiles(g, sources, t_end, n_loc)
     for gi, (a, b) in enumerate(groups):
-        progress(0.6 * gi / len(groups), "building the timeline pyramid")
+        progress(0.5 * gi / len(groups), "building the timeline pyramid")
         for name in channels:
-            recs = sources.records(name, a, b)
-            sizes[name] = sizes.get(name, 0) + len(recs[0])
-            for level, n in enumerate(bins):
-                _fill_categorical(dsets[name][level], recs, a, b, float(base << level), n)
+            _fill_categorical(dsets[name], sources.records(name, a, b), a, b, base, bins)
         for name in numeric:
-            recs = sources.records(name, a, b)
-            sizes[name] = sizes.get(name, 0) + len(recs[0])
-            _fill_numeric(dsets[name], name.startswith("counter_"), recs, a, b, base, bins)
-    if "messages" in out:
-        sizes["messages"] = out["messages"]["send_loc"].shape[0]
-    _build_tiles(g, sources, sizes, t_end, n_loc, progress.sub(0.6, 1.0))
+            _fill_numeric(dsets[name], name.startswith("counter_"), sources.records(name, a, b), a, b, base, bins)
+        tiles.count(a, b)
+    tiles.write(groups, progress.sub(0.5, 1.0))
 
 
 class _Sources:
@@ -274,6 +379,8 @@ class _Sources:
         self.mpi = paradigm_lookup(defs, "mpi")
         self.omp = paradigm_lookup(defs, "openmp")
         self._cache: tuple | None = None
+        self._counter_group: tuple[int, int] | None = None
+        self._counter_runs: dict = {}
         self._slab_group: tuple[int, int] | None = None
         self._slabs: dict[tuple[str, str], np.ndarray] = {}
 
@@ -286,6 +393,24 @@ class _Sources:
         if channel == "openmp":
             return bool((self.omp >= 0).any())
         return True
+
+    def sizes(self) -> dict[str, int]:
+        """Records per tile channel, near enough to size the blocks: calls stand for
+        the innermost call-path pieces; counters are counted in the events' type column."""
+        sizes = {"state": self._rows("states"), "callpath": self._rows("calls"), "messages": self._rows("messages")}
+        codes = np.asarray(self.counters, np.int64)
+        if len(codes) and "events" in self.out:
+            total = np.zeros(len(codes), np.int64)
+            types = self.out["events"]["type"]
+            for s in range(0, types.shape[0], SORT_BUDGET_ROWS):
+                t = types[s:s + SORT_BUDGET_ROWS]
+                col = np.searchsorted(codes, t).clip(0, len(codes) - 1)
+                total += np.bincount(col[codes[col] == t], minlength=len(codes))
+            sizes.update({f"counter_{c}": int(n) for c, n in zip(codes, total)})
+        return sizes
+
+    def _rows(self, table: str) -> int:
+        return int(self.out[table]["loc" if table != "messages" else "send_loc"].shape[0]) if table in self.out else 0
 
     def counts(self) -> np.ndarray:
         total = np.zeros(self.n_loc, np.int64)
@@ -339,16 +464,29 @@ class _Sources:
 
     def counter_intervals(self, code: int, a: int, b: int):
         """Each reading as the interval since the previous one on its location."""
+        if self._counter_group != (a, b):
+            self._counter_group, self._counter_runs = (a, b), self._split_counters(a, b)
+        return self._counter_runs.get(code, (np.zeros(0, np.int32),) + (np.zeros(0, np.int64),) * 2
+                                      + (np.zeros(0, np.float64),))
+
+    def _split_counters(self, a: int, b: int) -> dict:
+        """All counters' intervals of a location group in one pass over its events."""
         e = self._slab("events", a, b, ("loc", "time", "type", "value"))
-        keep = e["type"] == code
-        loc, t, v = e["loc"][keep], e["time"][keep], e["value"][keep].astype(np.float64)
-        prev = np.empty_like(t)
-        if len(t):
-            prev[0] = 0
+        codes = np.asarray(self.counters, np.int64)
+        col = np.searchsorted(codes, e["type"]).clip(0, max(len(codes) - 1, 0))
+        keep = np.flatnonzero(codes[col] == e["type"]) if len(codes) else np.zeros(0, np.int64)
+        order = keep[np.argsort(col[keep].astype(np.int16), kind="stable")]   # a radix sort on small keys
+        types = e["type"][order]
+        bounds = np.flatnonzero(np.r_[True, types[1:] != types[:-1], True]) if len(types) else np.zeros(1, int)
+        runs = {}
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            rows = order[lo:hi]
+            loc, t = e["loc"][rows], e["time"][rows]
+            prev = np.zeros_like(t)
             prev[1:] = t[:-1]
-            first = np.r_[True, loc[1:] != loc[:-1]]
-            prev[first] = 0
-        return loc, prev, t, v
+            prev[np.r_[True, loc[1:] != loc[:-1]]] = 0
+            runs[int(types[lo])] = (loc, prev, t, e["value"][rows].astype(np.float64))
+        return runs
 
 
 def _create_levels(g: h5py.Group, channels, numeric, n_loc: int, bins: list[int]) -> dict:
@@ -378,15 +516,20 @@ def segments_by_location(loc: np.ndarray, a: int, b: int):
     return rows, bounds[:-1].astype(np.int64), bounds[1:].astype(np.int64), np.full(b - a, np.iinfo(np.int64).min)
 
 
-def _fill_categorical(dsets, recs, a: int, b: int, width: float, n: int) -> None:
-    """One level of a categorical channel, from the records (dominance does not add up)."""
+def _fill_categorical(levels, recs, a: int, b: int, base: int, bins: list[int]) -> None:
+    """Every level of a categorical channel: histograms of the finest bins from the
+    records, each coarser level's by pairing bins, the dominant value of each."""
     loc, begin, end, value = recs
-    rows, lo, hi, skip = segments_by_location(loc, a, b)
-    out_v = np.full((b - a, n), NONE, np.int64)
-    out_s = np.zeros((b - a, n), np.float64)
-    dominant_kernel(rows, lo, hi, skip, begin, end, value, np.ones(len(begin)), 0.0, width, n, out_v, out_s)
-    dsets[0][a:b] = out_v.astype(np.int32)
-    dsets[1][a:b] = np.round(out_s * 255).astype(np.uint8)
+    rows, lo, hi, _ = segments_by_location(loc, a, b)
+    hist = finest_covers(rows, lo, hi, begin, end, value, float(base), bins[0])
+    for level, n in enumerate(bins):
+        if level:
+            hist = coarser_covers(*hist)
+        out_v = np.full((b - a, n), NONE, np.int64)
+        out_s = np.zeros((b - a, n), np.float64)
+        dominant_of(*hist, float(base << level), out_v, out_s)
+        levels[level][0][a:b] = out_v.astype(np.int32)
+        levels[level][1][a:b] = np.round(out_s * 255).astype(np.uint8)
 
 
 def _fill_numeric(levels, spread: bool, recs, a: int, b: int, base: int, bins: list[int]) -> None:
@@ -414,88 +557,127 @@ def _fill_numeric(levels, spread: bool, recs, a: int, b: int, base: int, bins: l
 TILE_CHANNELS = ("state", "callpath")
 
 
-def _build_tiles(g: h5py.Group, sources: _Sources, sizes: dict[str, int], t_end: int, n_loc: int,
-                 progress: Progress) -> None:
+class _Tiles:
     """Records regrouped by (time block, location): a window of all rows is one slab.
 
-    Two passes over the location groups (rows per block and location, then records
-    scattered into place in scratch files), each reading a group once for every channel;
-    `sizes` (records per channel) sets the block length."""
-    names = [c for c in TILE_CHANNELS if sources.has(c)] + [f"counter_{c}" for c in sources.counters]
-    if sizes.get("messages"):
-        names.append("messages")    # send -> receive, as intervals: the lines crossing a window
-    tg = g.create_group("tiles")
-    groups = _location_groups(sources.counts(), SORT_BUDGET_ROWS // 3)
-    totals = {name: sizes.get(name, 0) for name in names}
-    blocks = {}
-    for name in names:
-        n_blocks = int(min(MAX_BLOCKS, 1 << int(np.ceil(np.log2(max(1.0, totals[name] / BLOCK_ROWS))))))
-        blocks[name] = (n_blocks, -(-t_end // n_blocks))
-    counts = {name: np.zeros(blocks[name][0] * n_loc, np.int64) for name in names}
-    for gi, (a, b) in enumerate(groups):
-        progress(0.4 * gi / len(groups), "tiling: blocks")
-        for name in names:
-            n_blocks, block_ns = blocks[name]
-            loc, begin, end, _ = sources.records(name, a, b)
-            blk, rep_loc, _ = _expand(loc, begin, end, block_ns, n_blocks)
-            counts[name] += np.bincount(blk * n_loc + rep_loc, minlength=n_blocks * n_loc)
-    offsets = {}
-    for name in names:
-        n_blocks, block_ns = blocks[name]
-        off = np.zeros((n_blocks, n_loc + 1), np.int64)
-        flat = np.cumsum(counts[name])
-        off[:, 1:] = flat.reshape(n_blocks, n_loc)
+    Rows per block and location are counted while the levels are built; then a
+    second pass scatters the records into place in scratch files. A channel's
+    block length gives about BLOCK_ROWS rows per block."""
+
+    def __init__(self, g: h5py.Group, sources: _Sources, t_end: int, n_loc: int):
+        self.sources, self.n_loc = sources, n_loc
+        self.group = g.create_group("tiles")
+        sizes = sources.sizes()
+        self.names = [c for c in TILE_CHANNELS if sources.has(c)] + [f"counter_{c}" for c in sources.counters]
+        if sizes.get("messages"):
+            self.names.append("messages")    # send -> receive, as intervals: the lines crossing a window
+        self.blocks = {}
+        for name in self.names:
+            n_blocks = int(min(MAX_BLOCKS, 1 << int(np.ceil(np.log2(max(1.0, sizes.get(name, 0) / BLOCK_ROWS))))))
+            self.blocks[name] = (n_blocks, -(-t_end // n_blocks))
+        self.counts = {name: np.zeros(self.blocks[name][0] * n_loc, np.int64) for name in self.names}
+
+    def count(self, a: int, b: int) -> None:
+        for name in self.names:
+            loc, begin, end, _ = self.sources.records(name, a, b)
+            n_blocks, block_ns = self.blocks[name]
+            count_blocks(loc, begin, end, block_ns, n_blocks, self.n_loc, self.counts[name])
+
+    def write(self, groups: list[tuple[int, int]], progress: Progress) -> None:
+        offsets = {name: self._offsets(name) for name in self.names}
+        parent = Path(self.group.file.filename).resolve().parent
+        with tempfile.TemporaryDirectory(dir=parent, prefix=".popview-tiles-") as tmp:
+            scratch = {name: {c: np.lib.format.open_memmap(Path(tmp) / f"{name}.{c}.npy", "w+", dt,
+                                                            (max(int(offsets[name][-1, -1]), 1),))
+                              for c, dt in _tile_dtypes(name).items()} for name in self.names}
+            dirty = 0
+            for gi, (a, b) in enumerate(groups):
+                progress(0.7 * gi / len(groups), "tiling the records")
+                for name in self.names:
+                    dirty += self._scatter(name, a, b, offsets[name], scratch[name])
+                if dirty > RELEASE_BYTES:
+                    _release(scratch)
+                    dirty = 0
+            for ni, name in enumerate(self.names):
+                progress(0.7 + 0.3 * ni / len(self.names), f"writing {name} tiles")
+                self._write_columns(name, int(offsets[name][-1, -1]), scratch[name])
+            del scratch
+
+    def _offsets(self, name: str) -> np.ndarray:
+        """Start row of every (block, location), the block's end last; stored with the tiles."""
+        n_blocks, block_ns = self.blocks[name]
+        off = np.zeros((n_blocks, self.n_loc + 1), np.int64)
+        off[:, 1:] = np.cumsum(self.counts[name]).reshape(n_blocks, self.n_loc)
         off[1:, 0] = off[:-1, -1]
-        offsets[name] = off
-        cg = tg.create_group(name)
+        cg = self.group.create_group(name)
         cg.attrs["block_ns"] = block_ns
         cg.create_dataset("offsets", data=off)
-    with tempfile.TemporaryDirectory(dir=Path(g.file.filename).resolve().parent, prefix=".popview-tiles-") as tmp:
-        scratch = {name: {c: np.lib.format.open_memmap(Path(tmp) / f"{name}.{c}.npy", "w+", dt,
-                                                        (max(int(offsets[name][-1, -1]), 1),))
-                          for c, dt in _tile_dtypes(name).items()} for name in names}
-        for gi, (a, b) in enumerate(groups):
-            progress(0.4 + 0.4 * gi / len(groups), "tiling: records")
-            for name in names:
-                n_blocks, block_ns = blocks[name]
-                loc, begin, end, value = sources.records(name, a, b)
-                blk, rep_loc, src = _expand(loc, begin, end, block_ns, n_blocks)
-                order = np.lexsort((begin[src], rep_loc, blk))
-                blk, src = blk[order], src[order]
-                starts = np.searchsorted(blk, np.arange(n_blocks))
-                dst = offsets[name][blk, a] + np.arange(len(blk)) - starts[blk]
-                for c, col in (("loc", loc), ("begin", begin), ("end", end), ("value", value)):
-                    scratch[name][c][dst] = col[src]
-                    _release(scratch[name][c])
-        for ni, name in enumerate(names):
-            progress(0.8 + 0.2 * ni / len(names), f"writing {name} tiles")
-            n = int(offsets[name][-1, -1])
-            for c, dt in _tile_dtypes(name).items():
-                ds = tg[name].create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
-                                             chunks=(max(1, min(n, schema.CHUNK)),), **compression())
-                for s in range(0, n, 1 << 22):
-                    ds[s:s + (1 << 22)] = scratch[name][c][s:min(n, s + (1 << 22))]
-                    scratch[name][c]._mmap.madvise(mmap.MADV_DONTNEED)
-        del scratch
+        return off
+
+    def _scatter(self, name: str, a: int, b: int, offsets: np.ndarray, scratch: dict) -> int:
+        n_blocks, block_ns = self.blocks[name]
+        loc, begin, end, value = self.sources.records(name, a, b)
+        dst, src = block_destinations(loc, begin, end, block_ns, n_blocks, np.ascontiguousarray(offsets[:, a:b]), a)
+        for c, col in (("loc", loc), ("begin", begin), ("end", end), ("value", value)):
+            scratch[c][dst] = col[src]
+        return len(dst) * 24
+
+    def _write_columns(self, name: str, n: int, scratch: dict) -> None:
+        for c, dt in _tile_dtypes(name).items():
+            ds = self.group[name].create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
+                                                 chunks=(max(1, min(n, schema.CHUNK)),), **compression())
+            for s in range(0, n, 1 << 22):
+                ds[s:s + (1 << 22)] = scratch[c][s:min(n, s + (1 << 22))]
+                scratch[c]._mmap.madvise(mmap.MADV_DONTNEED)
 
 
-def _release(array: np.memmap) -> None:
-    """Write a scratch map back and drop its pages from this process's memory:
-    the scatter touches pages all over the file, which would otherwise stay resident."""
-    array.flush()
-    array._mmap.madvise(mmap.MADV_DONTNEED)
+@numba.njit(cache=True)
+def _block_span(begin, end, block_ns, n_blocks):
+    first = min(max(begin // block_ns, 0), n_blocks - 1)
+    last = min(max(max(end - 1, begin) // block_ns, 0), n_blocks - 1)
+    return first, last
+
+
+@numba.njit(cache=True)
+def count_blocks(loc, begin, end, block_ns, n_blocks, n_loc, counts):
+    """counts[block * n_loc + loc] += 1 for every block each record overlaps."""
+    for i in range(len(loc)):
+        first, last = _block_span(begin[i], end[i], block_ns, n_blocks)
+        for k in range(first, last + 1):
+            counts[k * n_loc + loc[i]] += 1
+
+
+@numba.njit(cache=True)
+def block_destinations(loc, begin, end, block_ns, n_blocks, cursor, a):
+    """Where each copy of a record goes (one per block it overlaps) and which
+    record it is: records come sorted by location then time, so advancing a
+    cursor per (block, location) keeps that order inside each block."""
+    n = 0
+    for i in range(len(loc)):
+        first, last = _block_span(begin[i], end[i], block_ns, n_blocks)
+        n += last - first + 1
+    dst = np.empty(n, np.int64)
+    src = np.empty(n, np.int64)
+    m = 0
+    for i in range(len(loc)):
+        first, last = _block_span(begin[i], end[i], block_ns, n_blocks)
+        for k in range(first, last + 1):
+            dst[m] = cursor[k, loc[i] - a]
+            cursor[k, loc[i] - a] += 1
+            src[m] = i
+            m += 1
+    return dst, src
+
+
+def _release(scratch: dict) -> None:
+    """Drop the scratch maps' pages from this process's memory (the kernel keeps
+    the data in the file's page cache): the scatter touches pages all over the
+    files, which would otherwise stay resident."""
+    for columns in scratch.values():
+        for array in columns.values():
+            array._mmap.madvise(mmap.MADV_DONTNEED)
 
 
 def _tile_dtypes(name: str) -> dict:
     value = np.float64 if name.startswith("counter_") else np.int32
     return {"loc": np.int32, "begin": np.int64, "end": np.int64, "value": value}
-
-
-def _expand(loc, begin, end, block_ns: int, n_blocks: int):
-    """One copy of each record per time block it overlaps: (block, loc, source row)."""
-    first = np.clip(begin // block_ns, 0, n_blocks - 1)
-    last = np.clip(np.maximum(end - 1, begin) // block_ns, 0, n_blocks - 1)
-    reps = (last - first + 1).astype(np.int64)
-    src = np.repeat(np.arange(len(loc)), reps)
-    step = np.arange(len(src)) - np.repeat(np.cumsum(reps) - reps, reps)
-    return first[src] + step, loc[src].astype(np.int64), src
