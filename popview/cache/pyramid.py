@@ -123,7 +123,10 @@ def finest_covers(seg_row, seg_lo, seg_hi, begin, end, value, width, n_bins):
     """The finest level as sparse histograms: per (row, bin), the time each
     value covers (overlaps clipped, the earlier record wins; records without
     value skipped). Entries come out sorted by row then bin."""
-    cap = len(begin) + 1024
+    cap = 1
+    for s in range(len(seg_row)):     # a bound on the entries: bins touched, summed over records
+        for i in range(seg_lo[s], seg_hi[s]):
+            cap += max(min(int(np.ceil(end[i] / width)), n_bins) - max(min(int(begin[i] / width), n_bins - 1), 0), 0) + 1
     e_row = np.empty(cap, np.int32)
     e_bin = np.empty(cap, np.int32)
     e_val = np.empty(cap, np.int64)
@@ -134,33 +137,25 @@ def finest_covers(seg_row, seg_lo, seg_hi, begin, end, value, width, n_bins):
     t_stop = width * n_bins
     for s in range(len(seg_row)):
         row = seg_row[s]
-        cur_bin, used, cursor = -1, 0, -1e300
-        for i in range(seg_lo[s], seg_hi[s] + 1):
-            last_one = i == seg_hi[s]
-            a, b, v = 0.0, 0.0, np.int64(0)
-            if not last_one:
-                if value[i] < 0:
-                    continue
-                a = max(float(begin[i]), cursor, 0.0)
-                b = min(float(end[i]), t_stop)
-                if b <= a:
-                    continue
-                cursor = max(cursor, b)
-                v = value[i]
-            first = n_bins if last_one else min(int(a / width), n_bins - 1)
-            last = n_bins if last_one else min(int(np.ceil(b / width)) - 1, n_bins - 1)
+        cur_bin = -1
+        used = 0
+        cursor = -1e300
+        for i in range(seg_lo[s], seg_hi[s]):
+            if value[i] < 0:
+                continue
+            a = max(max(float(begin[i]), cursor), 0.0)
+            b = min(float(end[i]), t_stop)
+            if b <= a:
+                continue
+            cursor = max(cursor, b)
+            v = value[i]
+            first = min(int(a / width), n_bins - 1)
+            last = min(int(np.ceil(b / width)) - 1, n_bins - 1)
             for k in range(first, last + 1):
                 if k != cur_bin:
-                    if m + used + 1 > cap:
-                        cap = 2 * cap + used + 1
-                        e_row, e_bin, e_val, e_cov = (_grow(e_row, cap), _grow(e_bin, cap), _grow(e_val, cap),
-                                                      _grow(e_cov, cap))
-                    for j in range(used):
-                        e_row[m], e_bin[m], e_val[m], e_cov[m] = row, cur_bin, vals[j], cover[j]
-                        m += 1
-                    cur_bin, used = k, 0
-                if last_one:
-                    break
+                    m = _emit(row, cur_bin, vals, cover, used, e_row, e_bin, e_val, e_cov, m)
+                    cur_bin = k
+                    used = 0
                 c = min(b, (k + 1) * width) - max(a, k * width)
                 if c <= 0:
                     continue
@@ -173,14 +168,19 @@ def finest_covers(seg_row, seg_lo, seg_hi, begin, end, value, width, n_bins):
                     vals[used] = v
                     cover[used] = c
                     used += 1
+        m = _emit(row, cur_bin, vals, cover, used, e_row, e_bin, e_val, e_cov, m)
     return e_row[:m], e_bin[:m], e_val[:m], e_cov[:m]
 
 
 @numba.njit(cache=True)
-def _grow(a, cap):
-    out = np.empty(cap, a.dtype)
-    out[:len(a)] = a
-    return out
+def _emit(row, k, vals, cover, used, e_row, e_bin, e_val, e_cov, m):
+    for j in range(used):
+        e_row[m] = row
+        e_bin[m] = k
+        e_val[m] = vals[j]
+        e_cov[m] = cover[j]
+        m += 1
+    return m
 
 
 @numba.njit(cache=True)
