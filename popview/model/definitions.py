@@ -48,6 +48,12 @@ class EventType:
     gradient: int = 0
     paradigm: str = ""
     description: str = ""
+    value_type: str = "int"   # int | double: the events' int64 values hold float64 bits
+
+    def decode(self, values: np.ndarray) -> np.ndarray:
+        """The measured values of events of this type, as float64."""
+        values = np.ascontiguousarray(values, np.int64)
+        return values.view(np.float64) if self.value_type == "double" else values.astype(np.float64)
 
 
 @dataclass
