@@ -219,11 +219,21 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
             if lo == hi:
                 continue
             data = buckets.read(gi) if buckets else {name: stage.group[name][:] for name, _ in cols}
-            order = np.lexsort((data[time_col], data[loc_col]))
+            order = _sort_order(data[loc_col], data[time_col], a, b, stage.time_sorted)
             for name, _ in cols:
                 dsets[name][lo:hi] = data[name][order]
             del data, order
     progress(1.0, f"sorted {table}")
+
+
+def _sort_order(loc: np.ndarray, time: np.ndarray, a: int, b: int, time_sorted: bool) -> np.ndarray:
+    """Order by location then time. Rows already in time order per location need
+    only a stable sort by location: a radix sort when the group spans few locations."""
+    if not time_sorted:
+        return np.lexsort((time, loc))
+    if b - a <= 1 << 16:
+        return np.argsort((loc - a).astype(np.uint16), kind="stable")
+    return np.argsort(loc, kind="stable")
 
 
 class _Buckets:
