@@ -54,10 +54,11 @@ _MPI_ROLE_CAT = {"point2point": "mpi_p2p", "wait": "mpi_p2p", "collective": "mpi
 _OMP_SYNC_STATES = (5, 9, 41)       # synchronization, blocked, OpenMP synchronization
 
 
-def build(out: h5py.File, defs: Definitions, progress: Progress) -> None:
+def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File | None = None) -> None:
+    """The cumulative group from a cache's sorted tables, into `dst` (default: the cache)."""
     if "states" not in out or out["states"]["loc"].shape[0] == 0:
         return
-    _Builder(out, defs).run(progress)
+    _Builder(out, defs).run(progress, out if dst is None else dst)
 
 
 # ------------------------------------------------------------------ kernels
@@ -217,10 +218,10 @@ class _Builder:
             self.cp_outlined[cp] = r.role == "outlined"
 
     # -------------------------------------------------------------- run
-    def run(self, progress: Progress) -> None:
+    def run(self, progress: Progress, dst: h5py.File) -> None:
         n = int(self.offsets[-1])
         n_ctr = len(self.counter_codes) + len(PSEUDO_COUNTERS)
-        g = self.out.create_group("cumulative")
+        g = dst.create_group("cumulative")
         g.attrs["categories"] = json.dumps(CATEGORIES)
         g.attrs["counters"] = json.dumps([self.defs.event_types[c].name for c in self.counter_codes]
                                          + list(PSEUDO_COUNTERS))

@@ -4,6 +4,7 @@ and whatever optional builders (pyramids, cumulative sums) are installed."""
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -11,6 +12,7 @@ import numpy as np
 from popview.cache import schema
 from popview.cache.callpaths import LEAVE, CallPathBuilder
 from popview.cache.progress import Progress
+from popview.cache.sidecar import SideBuilder
 from popview.cache.writer import SORT_BUDGET_ROWS, _location_groups, create_column
 from popview.model.definitions import Definitions, Region
 
@@ -19,18 +21,59 @@ OPTIONAL_BUILDERS = ("popview.cache.cumulative", "popview.cache.pyramid")
 
 
 def build_all(out: h5py.File, defs: Definitions, progress: Progress) -> None:
-    build_calls(out, defs, progress.sub(0.0, 0.4))
+    build_core(out, defs, progress.sub(0.0, 0.4))
+    builders = optional_builders()
+    for i, name in enumerate(builders):
+        sub = progress.sub(0.4 + 0.6 * i / len(builders), 0.4 + 0.6 * (i + 1) / len(builders))
+        importlib.import_module(name).build(out, defs, sub)
+
+
+def build_core(out: h5py.File, defs: Definitions, progress: Progress) -> None:
+    """What the optional builders read: call-path intervals and sparse time indexes."""
+    build_calls(out, defs, progress)
     for table in schema.TABLES:
         build_sparse_index(out, table)
-    builders = []
+
+
+def optional_builders() -> list[str]:
+    """The optional builder modules that are installed."""
+    found = []
     for name in OPTIONAL_BUILDERS:
         try:
-            builders.append(importlib.import_module(name).build)
+            importlib.import_module(name)
         except ModuleNotFoundError as exc:
             if exc.name != name:
                 raise
-    for i, build in enumerate(builders):
-        build(out, defs, progress.sub(0.4 + 0.6 * i / len(builders), 0.4 + 0.6 * (i + 1) / len(builders)))
+            continue
+        found.append(name)
+    return found
+
+
+def build_optional_in_parallel(path: Path, defs: Definitions, progress: Progress, side: SideBuilder) -> None:
+    """The optional builders, the last in the side process and the others here,
+    both reading the closed cache at `path`; their groups are then copied in."""
+    builders = optional_builders()
+    if not builders:
+        return
+    parts = [path.with_name(f"{path.name}.{i}.part") for i in range(len(builders))]
+    try:
+        side.submit(builders[-1], path, parts[-1], defs)
+        with h5py.File(path, "r") as src:
+            for i, name in enumerate(builders[:-1]):
+                with h5py.File(parts[i], "w") as dst:
+                    importlib.import_module(name).build(src, defs, progress.sub(0.5 * i / len(builders),
+                                                                                0.5 * (i + 1) / len(builders)),
+                                                        dst=dst)
+        side.wait(progress.sub(0.5, 0.95))
+        progress(0.95, "gathering derived data")
+        with h5py.File(path, "r+") as out:
+            for part in parts:
+                with h5py.File(part, "r") as built:
+                    for group in built:
+                        out.copy(built[group], group)
+    finally:
+        for part in parts:
+            part.unlink(missing_ok=True)
 
 
 def region_ids(defs: Definitions, etype: np.ndarray, value: np.ndarray) -> np.ndarray:

@@ -338,11 +338,12 @@ def level_bins(t_end: int, base: int) -> list[int]:
 
 
 # ---- build ----------------------------------------------------------------------
-def build(out: h5py.File, defs: Definitions, progress: Progress) -> None:
-    """(Re)build the pyramid group of a cache from its sorted tables."""
-    if GROUP in out:
-        del out[GROUP]
-    g = out.create_group(GROUP)
+def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File | None = None) -> None:
+    """(Re)build the pyramid group from a cache's sorted tables, into `dst` (default: the cache)."""
+    dst = out if dst is None else dst
+    if GROUP in dst:
+        del dst[GROUP]
+    g = dst.create_group(GROUP)
     n_loc = max(len(defs.locations), 1)
     t_end = max(int(defs.t_end), 1)
     base = base_width(t_end)

@@ -129,21 +129,17 @@ class Writer:
         fd, tmp = tempfile.mkstemp(prefix=self.final_path.name + ".", suffix=".tmp", dir=self.final_path.parent)
         os.close(fd)
         tmp_path = Path(tmp)
+        side = _start_side_builder(sum(t.n for t in self._tables.values()))
         try:
             with h5py.File(tmp_path, "w") as out:
-                n_loc = max(self.definitions.n_locations, 1)
-                tables = list(schema.TABLES)
-                for i, table in enumerate(tables):
-                    stage = self._tables.get(table)
-                    if stage is not None and not stage.time_sorted:
-                        self.unsorted_tables.append(table)
-                    _write_sorted(out, table, stage, n_loc, progress.sub(i * 0.6 / len(tables), (i + 1) * 0.6 / len(tables)))
-                self._close_staging()
-                for table in self.unsorted_tables:
-                    self.definitions.warn(f"{table} records were not in time order per location; sorted")
-                for write in self.extra_writers:
-                    write(out)
-                derived.build_all(out, self.definitions, progress.sub(0.6, 0.98))
+                self._write_tables(out, progress.sub(0.0, 0.6))
+                if side is None:
+                    derived.build_all(out, self.definitions, progress.sub(0.6, 0.98))
+                else:
+                    derived.build_core(out, self.definitions, progress.sub(0.6, 0.7))
+            if side is not None:
+                derived.build_optional_in_parallel(tmp_path, self.definitions, progress.sub(0.7, 0.98), side)
+            with h5py.File(tmp_path, "r+") as out:
                 _write_definitions(out, self.definitions)
                 out.attrs["schema_version"] = schema.SCHEMA_VERSION
                 out.attrs["popview_version"] = __version__
@@ -154,8 +150,25 @@ class Writer:
             tmp_path.unlink(missing_ok=True)
             self.abort()
             raise
+        finally:
+            if side is not None:
+                side.close()
         progress(1.0, "done")
         return self.final_path
+
+    def _write_tables(self, out: h5py.File, progress: Progress) -> None:
+        n_loc = max(self.definitions.n_locations, 1)
+        tables = list(schema.TABLES)
+        for i, table in enumerate(tables):
+            stage = self._tables.get(table)
+            if stage is not None and not stage.time_sorted:
+                self.unsorted_tables.append(table)
+            _write_sorted(out, table, stage, n_loc, progress.sub(i / len(tables), (i + 1) / len(tables)))
+        self._close_staging()
+        for table in self.unsorted_tables:
+            self.definitions.warn(f"{table} records were not in time order per location; sorted")
+        for write in self.extra_writers:
+            write(out)
 
     def _close_staging(self) -> None:
         if self._staging is not None:
@@ -173,6 +186,18 @@ class Writer:
         if exc_type is not None:
             self.abort()
         return False
+
+
+def _start_side_builder(rows: int):
+    """A second process for derived data when the trace is big enough to gain from it."""
+    from popview.cache import sidecar
+
+    if rows < sidecar.MIN_ROWS or not sidecar.available():
+        return None
+    try:
+        return sidecar.SideBuilder()
+    except OSError:       # no process can be started here: build everything in this one
+        return None
 
 
 def _write_definitions(out: h5py.File, defs: Definitions) -> None:

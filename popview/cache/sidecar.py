@@ -1,0 +1,133 @@
+"""A second process that builds one optional derived group while this process
+builds another: the builders are independent, and a conversion would
+otherwise use one core of the machine.
+
+The child is a fresh interpreter (`python -m popview.cache.sidecar`; in the
+bundle, the executable with WORKER_FLAG), never a fork (the GUI converts in
+threads) nor a multiprocessing spawn (which re-runs the user's main script).
+It is started early, so its imports overlap the sorting, reads the finished
+tables of the temporary cache read-only, writes its group into a side file
+the writer then copies into the cache, and talks JSON lines over its pipes.
+The side builder must not change the definitions: its copy is thrown away.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from popview.cache.progress import Progress
+from popview.model.definitions import Definitions
+
+# Below this many staged records a second process costs more than it saves.
+MIN_ROWS = 2_000_000
+WORKER_FLAG = "--popview-derived-worker"
+_REPORT_EVERY = 0.25    # seconds between the child's progress messages
+_PRELOAD = ("popview.cache.pyramid", "popview.cache.cumulative")
+
+
+def worker_command() -> list[str]:
+    if getattr(sys, "frozen", False):
+        return [sys.executable, WORKER_FLAG]
+    return [sys.executable, "-m", "popview.cache.sidecar"]
+
+
+class SideBuilder:
+    """Handle on the child process: submit one build, then wait for it."""
+
+    def __init__(self):
+        self._proc = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      close_fds=True)
+        self._buffer = b""
+
+    def submit(self, module: str, src: Path, dst: Path, defs: Definitions) -> None:
+        job = {"module": module, "src": str(src), "dst": str(dst), "definitions": defs.to_json_dict(),
+               "callpath_parent": list(map(int, defs.callpath_parent)),
+               "callpath_region": list(map(int, defs.callpath_region))}
+        try:
+            self._proc.stdin.write(json.dumps(job).encode() + b"\n")
+            self._proc.stdin.flush()
+        except BrokenPipeError:
+            raise RuntimeError("the derived-data process ended without a result "
+                               f"(exit code {self._proc.wait()})") from None
+
+    def wait(self, progress: Progress) -> None:
+        """Relay the child's progress until it is done; its failure is raised here."""
+        while True:
+            progress.check()
+            for message in self._messages():
+                if message["kind"] == "progress":
+                    progress(message["fraction"], message["text"])
+                elif message["kind"] == "done":
+                    return
+                else:
+                    raise RuntimeError(f"building derived data failed: {message['text']}")
+
+    def _messages(self) -> list[dict]:
+        fd = self._proc.stdout.fileno()
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if not ready:
+            return []
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            code = self._proc.wait()
+            raise RuntimeError(f"the derived-data process ended without a result (exit code {code})")
+        self._buffer += chunk
+        *lines, self._buffer = self._buffer.split(b"\n")
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            try:
+                pipe.close()
+            except BrokenPipeError:
+                pass
+
+
+def available() -> bool:
+    """Pipes are polled with select(): POSIX only; elsewhere everything runs in one process."""
+    return os.name == "posix"
+
+
+def serve() -> int:
+    """Child process: import the builders, run the one job sent, report back."""
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)                      # whatever else is printed must not garble the channel
+    for name in _PRELOAD:
+        importlib.import_module(name)
+    line = sys.stdin.readline()
+    if not line:
+        return 0
+    last = [0.0]
+
+    def send(**message) -> None:
+        channel.write(json.dumps(message) + "\n")
+
+    def report(fraction: float, text: str) -> None:
+        if time.monotonic() - last[0] >= _REPORT_EVERY:
+            last[0] = time.monotonic()
+            send(kind="progress", fraction=fraction, text=text)
+
+    try:
+        import h5py
+
+        job = json.loads(line)
+        defs = Definitions.from_json_dict(job["definitions"], job["callpath_parent"], job["callpath_region"])
+        with h5py.File(job["src"], "r") as source, h5py.File(job["dst"], "w") as target:
+            importlib.import_module(job["module"]).build(source, defs, Progress(report), dst=target)
+        send(kind="done")
+    except Exception as exc:      # reported to the parent, which raises it
+        send(kind="error", text=f"{type(exc).__name__}: {exc}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(serve())

@@ -1,0 +1,65 @@
+"""Derived data built in a second process gives the same cache as in one process."""
+from __future__ import annotations
+
+import sys
+
+import h5py
+import hdf5plugin  # noqa: F401  (filters for reading the caches)
+import numpy as np
+import pytest
+
+import popview
+from popview.cache import sidecar
+from popview.testing import synthetic
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sidecar")
+    synthetic.write(d / "h.prv", synthetic.Shape(processes=2, threads=2, iterations=5, work_ns=1_000_000,
+                                                 rank_weights=(1.0, 1.4)))
+    return d / "h.prv"
+
+
+def _convert(trace, cache_dir, monkeypatch, min_rows):
+    monkeypatch.setattr(sidecar, "MIN_ROWS", min_rows)
+    exp = popview.open(trace, cache_dir=cache_dir, force=True)
+    return exp.reader.path
+
+
+def _datasets(group: h5py.Group, prefix: str = "") -> dict:
+    found = {}
+    for name, item in group.items():
+        if isinstance(item, h5py.Group):
+            found.update(_datasets(item, f"{prefix}{name}/"))
+        else:
+            found[prefix + name] = item[()]
+    return found
+
+
+def test_parallel_build_equals_sequential(trace, tmp_path, monkeypatch):
+    one = _convert(trace, tmp_path / "one", monkeypatch, 10 ** 12)
+    two = _convert(trace, tmp_path / "two", monkeypatch, 0)
+    with h5py.File(one) as a, h5py.File(two) as b:
+        for group in ("pyramid", "cumulative"):
+            da, db = _datasets(a[group]), _datasets(b[group])
+            assert da.keys() == db.keys() and da
+            for name in da:
+                np.testing.assert_array_equal(da[name], db[name], err_msg=f"{group}/{name}")
+            assert dict(a[group].attrs) == dict(b[group].attrs)
+    assert not list((tmp_path / "two").glob("*.part")), "side files must be removed"
+
+
+def test_a_dead_child_fails_the_conversion_and_leaves_no_cache(trace, tmp_path, monkeypatch):
+    monkeypatch.setattr(sidecar, "worker_command", lambda: [sys.executable, "-c", "pass"])
+    with pytest.raises(RuntimeError, match="derived-data process ended without a result"):
+        _convert(trace, tmp_path / "dead", monkeypatch, 0)
+    assert not [p for p in (tmp_path / "dead").iterdir() if p.suffix in (".h5", ".tmp", ".part")]
+
+
+def test_a_failing_builder_is_reported_with_its_error(trace, tmp_path, monkeypatch):
+    from popview.cache import derived
+
+    monkeypatch.setattr(derived, "optional_builders", lambda: ["popview.cache.cumulative", "popview.no_such"])
+    with pytest.raises(RuntimeError, match="ModuleNotFoundError.*popview.no_such"):
+        _convert(trace, tmp_path / "bad", monkeypatch, 0)
