@@ -54,7 +54,9 @@ def convert_in_this_process(folder: Path, cache: Path, bindings_only: bool) -> N
         writer.finish(Progress())
     wall2, cpu2 = time.perf_counter(), time.process_time()
     n = sum(defs.flags["otf2_event_counts"].values())
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)    # the derived-data process
+    peak_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss + children.ru_maxrss) / 1024
+    cpu2 += children.ru_utime + children.ru_stime
     print(json.dumps({"events": n, "read_s": round(wall1 - wall0, 2), "read_cpu_s": round(cpu1 - cpu0, 2),
                       "finish_s": round(wall2 - wall1, 2), "finish_cpu_s": round(cpu2 - cpu1, 2),
                       "peak_rss_mb": round(peak_mb), "load_average": round(os.getloadavg()[0], 1),
