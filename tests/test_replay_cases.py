@@ -178,9 +178,9 @@ def test_halves_the_reader_could_not_pair_are_reported(tmp_path):
 
 
 def test_barriers_belong_to_the_open_region_of_their_process():
-    from popview.analysis.replay.openmp import _enclosing_region
+    from popview.analysis.replay.openmp import enclosing_region
 
     regions = {"process": np.array([0, 0, 1]), "begin": np.array([0, 20, 5]), "end": np.array([10, 30, 15])}
     proc = np.array([0, 0, 1, 1, 0])
     time = np.array([25, 15, 5, 16, 0])
-    assert list(_enclosing_region(regions, proc, time)) == [1, -1, 2, -1, 0]
+    assert list(enclosing_region(regions, proc, time)) == [1, -1, 2, -1, 0]

@@ -123,6 +123,8 @@ def test_mpi_serialisation_and_transfer_bounded(shape, window):
             focuses = [Focus.whole()] + ([Focus.window(t0, t1)] if t1 > t0 else [])
             for focus in focuses:
                 comm, ser, transfer = _additive(exp, focus)
+                if comm is None:          # a window without useful computation: nothing to bound
+                    continue
                 assert -1e-12 <= ser <= 1 + 1e-12 and -1e-12 <= transfer <= 1 + 1e-12, (focus, ser, transfer)
                 assert (1 - ser) + (1 - transfer) == pytest.approx(1 - comm, abs=1e-12)
                 x = focus_inputs(exp, focus)

@@ -298,3 +298,231 @@ def _thread_records(w, t: int, team) -> None:
     w.omp_task_switch(t + 17, 1 << 50)
     w.omp_task_complete(t + 18, 1 << 50)
     w.omp_join(t + 19)
+
+
+class CaseArchive:
+    """A small OTF2 archive written record by record, for the replay's
+    closed-form cases (the OTF2 twins of popview.testing.replay_cases).
+    Times in microseconds, written as nanosecond ticks from 0; process p has
+    threads[p] threads, thread 0 its MPI rank's master; regions are named
+    with their OTF2 paradigm and role."""
+
+    def __init__(self, threads: list[int]):
+        self.threads = threads
+        self.regions: dict[str, tuple[Paradigm, RegionRole]] = {}
+        self.records: dict[tuple[int, int], list] = {}
+
+    def region(self, name: str, paradigm: Paradigm, role: RegionRole) -> None:
+        self.regions[name] = (paradigm, role)
+
+    def _add(self, p: int, t: int, time: float, write) -> None:
+        rows = self.records.setdefault((p, t), [])
+        rows.append((time, len(rows), write))
+
+    def enter(self, p: int, t: int, time: float, name: str) -> None:
+        self._add(p, t, time, lambda w, ticks, x: w.enter(ticks, x.region[name]))
+
+    def leave(self, p: int, t: int, time: float, name: str) -> None:
+        self._add(p, t, time, lambda w, ticks, x: w.leave(ticks, x.region[name]))
+
+    def call(self, p: int, t: int, begin: float, end: float, name: str) -> None:
+        self.enter(p, t, begin, name)
+        self.leave(p, t, end, name)
+
+    def collective(self, p: int, begin: float, end: float, name: str, op: CollectiveOp, root: int | None = None):
+        """A collective call of process p's master with its begin / end records inside."""
+        self.enter(p, 0, begin, name)
+        self._add(p, 0, begin, lambda w, ticks, x: w.mpi_collective_begin(ticks))
+        self._add(p, 0, end, lambda w, ticks, x: w.mpi_collective_end(
+            ticks, op, x.world, 0xFFFFFFFF if root is None else root, 8, 8))
+        self.leave(p, 0, end, name)
+
+    def task(self, p: int, t: int, time: float, record: str, generation: int, creator: int = 0) -> None:
+        """A task create / switch / complete record (OTF2 2.x thread form)."""
+        self._add(p, t, time, lambda w, ticks, x: getattr(w, f"thread_task_{record}")(
+            ticks, x.world, creator, generation))
+
+    def rma(self, p: int, time: float, record: str, remote: int, size: int = 64) -> None:
+        """An RMA put / get record of process p's master on the one window."""
+        self._add(p, 0, time, lambda w, ticks, x: getattr(w, f"rma_{record}")(ticks, x.window, remote, size, 0))
+
+    def write(self, folder: Path) -> Path:
+        folder = Path(folder)
+        with otf2.writer.open(str(folder), archive_name="traces", timer_resolution=1_000_000_000) as trace:
+            d = trace.definitions
+            node = d.system_tree_node("node0", parent=d.system_tree_node("machine"))
+            groups = [d.location_group(f"MPI Rank {p}", location_group_type=LocationGroupType.PROCESS,
+                                       system_tree_parent=node) for p in range(len(self.threads))]
+            locs = {(p, t): d.location("Master thread" if t == 0 else f"Thread {t}",
+                                       type=LocationType.CPU_THREAD, group=g)
+                    for p, g in enumerate(groups) for t in range(self.threads[p])}
+            masters = [locs[(p, 0)] for p in range(len(self.threads))]
+            d.group("", group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=masters)
+            world = d.comm("MPI_COMM_WORLD", group=d.group("", group_type=GroupType.COMM_GROUP,
+                                                            paradigm=Paradigm.MPI, members=masters))
+            refs = _CaseRefs(world=world, window=d.rma_win("window", comm=world),
+                             region={n: d.region(n, paradigm=pa, region_role=ro) for n, (pa, ro) in
+                                     self.regions.items()})
+            for key, loc in locs.items():
+                w = trace.event_writer_from_location(loc)
+                for time, _, write in sorted(self.records.get(key, []), key=lambda r: (r[0], r[1])):
+                    write(w, int(round(time * 1000)), refs)
+        return folder / "traces.otf2"
+
+
+@dataclass
+class _CaseRefs:
+    world: object
+    window: object
+    region: dict
+
+
+# ---------------------------------------------------------------- OpenMP teams and tasks
+
+OMP_REGIONS = {  # name -> (paradigm, role)
+    "main": (Paradigm.USER, RegionRole.FUNCTION), "foo": (Paradigm.USER, RegionRole.FUNCTION),
+    "kernel": (Paradigm.USER, RegionRole.FUNCTION), "work": (Paradigm.USER, RegionRole.FUNCTION),
+    "MPI_Barrier": (Paradigm.MPI, RegionRole.BARRIER),
+    "!$omp parallel @x.c:10": (Paradigm.OPENMP, RegionRole.PARALLEL),
+    "!$omp for @x.c:12": (Paradigm.OPENMP, RegionRole.LOOP),
+    "!$omp implicit barrier @x.c:20": (Paradigm.OPENMP, RegionRole.IMPLICIT_BARRIER),
+    "!$omp single @x.c:14": (Paradigm.OPENMP, RegionRole.SINGLE),
+    "!$omp create task @x.c:15": (Paradigm.OPENMP, RegionRole.TASK_CREATE),
+    "!$omp task @x.c:15": (Paradigm.OPENMP, RegionRole.TASK),
+    "!$omp taskwait @x.c:17": (Paradigm.OPENMP, RegionRole.TASK_WAIT),
+}
+PARALLEL, FOR, BARRIER = "!$omp parallel @x.c:10", "!$omp for @x.c:12", "!$omp implicit barrier @x.c:20"
+SINGLE, CREATE, TASK, TASKWAIT = ("!$omp single @x.c:14", "!$omp create task @x.c:15", "!$omp task @x.c:15",
+                                  "!$omp taskwait @x.c:17")
+POWER_W = (151.25, 0.1, 1e-3)          # absolute double samples (OpenMP archive, master of rank 0)
+ENERGY_J = (0.5, 1.75, 3.0)            # accumulated double samples: increments 0.5, 1.25, 1.25
+
+
+@dataclass
+class Scripted:
+    """An archive written from per-location scripts, with its record counts."""
+
+    anchor: Path
+    ranks: int
+    threads: int
+    events: dict[str, int] = field(default_factory=dict)
+
+
+def openmp_script(rank: int, threads: int, iterations: int, generic: bool) -> list[list[tuple]]:
+    """Per thread of one rank: (time in ns, record, arguments). Each iteration the
+    master forks a team below main/foo: every thread runs an `!$omp for` and the
+    implicit barrier, workers also call `kernel`; the master then calls MPI_Barrier.
+    `generic`: ThreadFork/TeamBegin/TeamEnd/ThreadJoin, else OmpFork/OmpJoin only."""
+    shift = 5 * rank
+    master = [(shift, "enter", "main"), (shift + 10, "enter", "foo")]
+    workers = [[] for _ in range(1, threads)]
+    for i in range(iterations):
+        base = shift + 100 + 1000 * i
+        master += [(base, "fork", threads), (base + 1, "team_begin", None), (base + 2, "enter", PARALLEL),
+                   (base + 10, "enter", FOR), (base + 400, "leave", FOR), (base + 400, "enter", BARRIER),
+                   (base + 600, "leave", BARRIER), (base + 610, "leave", PARALLEL), (base + 611, "team_end", None),
+                   (base + 620, "join", None), (base + 700, "enter", "MPI_Barrier"),
+                   (base + 800, "leave", "MPI_Barrier")]
+        for k, script in enumerate(workers, start=1):
+            script += [(base + 2 + k, "team_begin", None), (base + 10, "enter", PARALLEL), (base + 12, "enter", FOR),
+                       (base + 20, "enter", "kernel"), (base + 300, "leave", "kernel"),
+                       (base + 400 + 10 * k, "leave", FOR), (base + 400 + 10 * k, "enter", BARRIER),
+                       (base + 600, "leave", BARRIER), (base + 605, "leave", PARALLEL), (base + 606, "team_end", None)]
+    end = shift + 100 + 1000 * iterations
+    master += [(end, "leave", "foo"), (end + 10, "leave", "main")]
+    scripts = [master] + workers
+    if not generic:
+        scripts = [[op for op in s if op[1] not in ("team_begin", "team_end")] for s in scripts]
+    return scripts
+
+
+def task_script() -> list[list[tuple]]:
+    """One rank, 3 threads: the master creates a task in a single construct; thread 1
+    starts it (task -> work, then taskwait), suspends it at the taskwait; thread 2
+    resumes it (leaves the taskwait, work again) and completes it."""
+    team = None     # the rank's thread team
+    return [
+        [(0, "enter", "main"), (10, "fork", 3), (11, "team_begin", team), (12, "enter", PARALLEL),
+         (13, "enter", SINGLE), (14, "enter", CREATE), (15, "task_create", (0, 1)), (16, "leave", CREATE),
+         (17, "leave", SINGLE), (18, "enter", BARRIER), (90, "leave", BARRIER), (91, "leave", PARALLEL),
+         (92, "team_end", team), (93, "join", None), (100, "leave", "main")],
+        [(11, "team_begin", team), (12, "enter", PARALLEL), (20, "enter", BARRIER), (30, "task_switch", (0, 1)),
+         (30, "enter", TASK), (32, "enter", "work"), (38, "leave", "work"), (40, "enter", TASKWAIT),
+         (41, "task_switch", (1, 0)), (85, "leave", BARRIER), (86, "leave", PARALLEL), (87, "team_end", team)],
+        [(11, "team_begin", team), (12, "enter", PARALLEL), (20, "enter", BARRIER), (50, "task_switch", (0, 1)),
+         (55, "leave", TASKWAIT), (56, "enter", "work"), (60, "leave", "work"), (62, "leave", TASK),
+         (62, "task_complete", (0, 1)), (63, "task_switch", (2, 0)), (88, "leave", BARRIER),
+         (89, "leave", PARALLEL), (90, "team_end", team)],
+    ]
+
+
+def write_openmp_trace(folder: Path, ranks: int = 2, threads: int = 3, iterations: int = 3,
+                       generic: bool = True, double_metrics: bool = False) -> Scripted:
+    """MPI ranks of OpenMP threads from openmp_script (1 tick = 1 ns); with
+    `double_metrics` the master of rank 0 records POWER_W and ENERGY_J."""
+    return _write_scripted(folder, [openmp_script(r, threads, iterations, generic) for r in range(ranks)],
+                           threads, double_metrics)
+
+
+def write_task_trace(folder: Path) -> Scripted:
+    return _write_scripted(folder, [task_script()], 3, False)
+
+
+_RECORD_NAMES = {"enter": "Enter", "leave": "Leave", "team_begin": "ThreadTeamBegin", "team_end": "ThreadTeamEnd",
+                 "task_create": "ThreadTaskCreate", "task_switch": "ThreadTaskSwitch",
+                 "task_complete": "ThreadTaskComplete"}
+
+
+def _write_scripted(folder: Path, scripts: list[list[list[tuple]]], threads: int, double_metrics: bool) -> Scripted:
+    folder = Path(folder)
+    out = Scripted(anchor=folder / "traces.otf2", ranks=len(scripts), threads=threads)
+    counts: dict[str, int] = {}
+    generic = any(op[1] == "team_begin" for s in scripts for script in s for op in script)
+    with otf2.writer.open(str(folder), archive_name="traces", timer_resolution=1_000_000_000) as trace:
+        d = trace.definitions
+        node = d.system_tree_node("node0", parent=d.system_tree_node("machine"))
+        groups = [d.location_group(f"MPI Rank {r}", location_group_type=LocationGroupType.PROCESS,
+                                   system_tree_parent=node) for r in range(len(scripts))]
+        locs = [[d.location("Master thread" if t == 0 else f"OMP thread {t}", type=LocationType.CPU_THREAD, group=g)
+                 for t in range(threads)] for g in groups]
+        masters = [row[0] for row in locs]
+        d.group("", group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=masters)
+        d.comm("MPI_COMM_WORLD", group=d.group("", group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI,
+                                               members=masters))
+        d.group("OpenMP", group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.OPENMP,
+                members=[loc for row in locs for loc in row])
+        teams = [d.comm(f"team {r}", group=d.group("", group_type=GroupType.COMM_GROUP, paradigm=Paradigm.OPENMP,
+                                                    members=row)) for r, row in enumerate(locs)]
+        regions = {name: d.region(name, paradigm=p, region_role=role) for name, (p, role) in OMP_REGIONS.items()}
+        metrics = None
+        if double_metrics:
+            metrics = (d.metric("power", metric_mode=MetricMode.ABSOLUTE_POINT, value_type=Type.DOUBLE, unit="W"),
+                       d.metric("energy", metric_mode=MetricMode.ACCUMULATED_START, value_type=Type.DOUBLE, unit="J"))
+        for r, rank_scripts in enumerate(scripts):
+            for t, script in enumerate(rank_scripts):
+                w = trace.event_writer_from_location(locs[r][t])
+                for time, what, arg in script:
+                    _write_op(w, time, what, arg, regions, teams[r], generic)
+                    name = _RECORD_NAMES.get(what) or (("ThreadFork" if generic else "OmpFork") if what == "fork"
+                                                       else ("ThreadJoin" if generic else "OmpJoin"))
+                    counts[name] = counts.get(name, 0) + 1
+                if metrics is not None and r == 0 and t == 0:
+                    for k, (p, e) in enumerate(zip(POWER_W, ENERGY_J)):
+                        w.metric(script[-1][0] + 1 + k, metrics[0], p)
+                        w.metric(script[-1][0] + 1 + k, metrics[1], e)
+                    counts["Metric"] = counts.get("Metric", 0) + 2 * len(POWER_W)
+    out.events = counts
+    return out
+
+
+def _write_op(w, time: int, what: str, arg, regions: dict, team, generic: bool) -> None:
+    if what in ("enter", "leave"):
+        getattr(w, what)(time, regions[arg])
+    elif what == "fork":
+        w.thread_fork(time, Paradigm.OPENMP, arg) if generic else w.omp_fork(time, arg)
+    elif what == "join":
+        w.thread_join(time, Paradigm.OPENMP) if generic else w.omp_join(time)
+    elif what in ("team_begin", "team_end"):
+        getattr(w, f"thread_{what}")(time, team)
+    else:
+        getattr(w, f"thread_{what}")(time, team, *arg)

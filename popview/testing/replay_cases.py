@@ -15,10 +15,13 @@ from pathlib import Path
 
 # Extrae state codes and event types
 IDLE, RUNNING, WAIT_MSG, SYNC, FORK_JOIN, BLOCKED, GROUP, SEND_RECV = 0, 1, 3, 5, 7, 9, 13, 16
-MPI_P2P, MPI_COLL, OMP_PARALLEL, OMP_BARRIER = 50000001, 50000002, 60000001, 60000005
-ROOT, COMM = 50100003, 50100004
-SEND, RECV, SENDRECV = 1, 2, 41
-BCAST, BARRIER, REDUCE, ALLREDUCE = 7, 8, 9, 10
+MPI_P2P, MPI_COLL, MPI_RMA, OMP_PARALLEL, OMP_BARRIER = 50000001, 50000002, 50000004, 60000001, 60000005
+TASKWAIT, TASK_FUNCTION, TASK_INSTANTIATION, TASK_ID = 60000022, 60000023, 60000024, 60000028
+ROOT, COMM, RMA_TARGET = 50100003, 50100004, 50001001
+SEND, RECV, WAIT, SENDRECV = 1, 2, 5, 41
+BCAST, BARRIER, REDUCE, ALLREDUCE, IREDUCE, IALLREDUCE, IBCAST = 7, 8, 9, 10, 213, 214, 216
+PUT, GET, WIN_FENCE, WIN_LOCK, WIN_UNLOCK = 1, 2, 5, 8, 9
+REMOTE_MEMORY = 20
 US = 1000
 
 _PCF = """DEFAULT_OPTIONS
@@ -43,6 +46,7 @@ VALUES
 0   Outside MPI
 1   MPI_Send
 2   MPI_Recv
+5   MPI_Wait
 41   MPI_Sendrecv
 
 EVENT_TYPE
@@ -53,10 +57,24 @@ VALUES
 8   MPI_Barrier
 9   MPI_Reduce
 10   MPI_Allreduce
+213   MPI_Ireduce
+214   MPI_Iallreduce
+216   MPI_Ibcast
+
+EVENT_TYPE
+9   50000004    MPI One-sided
+VALUES
+0   Outside MPI
+1   MPI_Put
+2   MPI_Get
+5   MPI_Win_fence
+8   MPI_Win_lock
+9   MPI_Win_unlock
 
 EVENT_TYPE
 1    50100003    Root in MPI Global OP
 1    50100004    Communicator in MPI Global OP
+1    50001001    MPI RMA target rank
 
 EVENT_TYPE
 0    60000001    Parallel (OMP)
@@ -69,6 +87,27 @@ EVENT_TYPE
 VALUES
 0 End
 1 Begin
+
+EVENT_TYPE
+0    60000022    OpenMP taskwait
+VALUES
+0 End
+1 Begin
+
+EVENT_TYPE
+0    60000023    Executed OpenMP task function
+VALUES
+0 End
+7 compute_task
+
+EVENT_TYPE
+0    60000024    Instantiated OpenMP task function
+VALUES
+0 End
+7 compute_task
+
+EVENT_TYPE
+0    60000028    OpenMP task id
 """
 
 
@@ -348,3 +387,104 @@ def rendezvous(directory: Path) -> Path:
     w.state(1, 0, 510, 600, RUNNING)
     w.message(0, 1, 100, 500, 510, size=1 << 20, sent=500)
     return w.write(directory, "rendezvous", 600)
+
+
+def nonblocking_collective(directory: Path, kind: str = "allreduce") -> tuple[Path, Expected]:
+    """Rank 0 works 400, starts the collective (root 0), works 100, waits
+    (MPI_Wait 505-510), works 100. Rank 1 works 100, starts it, works 50,
+    completes another request (MPI_Wait 155-160), works 20, then waits for
+    the collective (180-410) and works 300. The synchronisation takes effect
+    at rank 1's second wait, the first to end after rank 0's entry:
+    allreduce / bcast: rank 1 waits for rank 0's entry, R_ideal = 400 + 300;
+    reduce: only the root waits (for rank 1): R_ideal = 400 + 100 + 100."""
+    w = CaseWriter([1, 1])
+    call, ideal = {"allreduce": (IALLREDUCE, 700.0), "bcast": (IBCAST, 700.0), "reduce": (IREDUCE, 600.0)}[kind]
+    w.state(0, 0, 0, 400, RUNNING)
+    w.call(0, 0, 400, 405, MPI_COLL, call, GROUP, ROOT, 1, COMM, 1)
+    w.state(0, 0, 405, 505, RUNNING)
+    w.call(0, 0, 505, 510, MPI_P2P, WAIT, 8)
+    w.state(0, 0, 510, 610, RUNNING)
+    w.state(0, 0, 610, 710, IDLE)
+    w.state(1, 0, 0, 100, RUNNING)
+    w.call(1, 0, 100, 105, MPI_COLL, call, GROUP, COMM, 1)
+    w.state(1, 0, 105, 155, RUNNING)
+    w.call(1, 0, 155, 160, MPI_P2P, WAIT, 8)
+    w.state(1, 0, 160, 180, RUNNING)
+    w.call(1, 0, 180, 410, MPI_P2P, WAIT, 8)
+    w.state(1, 0, 410, 710, RUNNING)
+    useful = [_s(600), _s(470)]
+    return w.write(directory, f"i{kind}", 710), Expected(
+        r=_s(710), r_ideal=_s(ideal), g_coo=_s(710), g_com=_s(ideal), pl_cue=useful, tl_cue=useful)
+
+
+def rma_fence(directory: Path) -> tuple[Path, Expected]:
+    """Rank 0 works 400, puts to rank 1 and closes the epoch with MPI_Win_fence
+    (410-420); rank 1 works 100 and waits in its fence (100-420) for the data.
+    Then rank 0 works 100, rank 1 300: the fence hands rank 0's clock to
+    rank 1, R_ideal = 400 + 300."""
+    w = CaseWriter([1, 1])
+    w.state(0, 0, 0, 400, RUNNING)
+    w.call(0, 0, 400, 410, MPI_RMA, PUT, REMOTE_MEMORY, RMA_TARGET, 1)
+    w.call(0, 0, 410, 420, MPI_RMA, WIN_FENCE, REMOTE_MEMORY)
+    w.state(0, 0, 420, 520, RUNNING)
+    w.state(0, 0, 520, 720, IDLE)
+    w.state(1, 0, 0, 100, RUNNING)
+    w.call(1, 0, 100, 420, MPI_RMA, WIN_FENCE, REMOTE_MEMORY)
+    w.state(1, 0, 420, 720, RUNNING)
+    useful = [_s(500), _s(400)]
+    return w.write(directory, "rma_fence", 720), Expected(
+        r=_s(720), r_ideal=_s(700), g_coo=_s(720), g_com=_s(700), pl_cue=useful, tl_cue=useful)
+
+
+def rma_lock(directory: Path) -> tuple[Path, Expected]:
+    """Rank 0 works 400, then reads rank 1's memory in a passive-target epoch
+    (MPI_Win_lock / MPI_Get / MPI_Win_unlock, 400-450) and works 100; rank 1
+    only works (500). The target takes no part: R_ideal = max(500, 500)."""
+    w = CaseWriter([1, 1])
+    w.state(0, 0, 0, 400, RUNNING)
+    w.call(0, 0, 400, 410, MPI_RMA, WIN_LOCK, REMOTE_MEMORY, RMA_TARGET, 1)
+    w.call(0, 0, 410, 420, MPI_RMA, GET, REMOTE_MEMORY, RMA_TARGET, 1)
+    w.call(0, 0, 420, 450, MPI_RMA, WIN_UNLOCK, REMOTE_MEMORY, RMA_TARGET, 1)
+    w.state(0, 0, 450, 550, RUNNING)
+    w.state(1, 0, 0, 500, RUNNING)
+    w.state(1, 0, 500, 550, IDLE)
+    useful = [_s(500), _s(500)]
+    return w.write(directory, "rma_lock", 550), Expected(
+        r=_s(550), r_ideal=_s(500), g_coo=_s(550), g_com=_s(500), pl_cue=useful, tl_cue=useful)
+
+
+def omp_tasks(directory: Path, wait: str = "taskwait") -> tuple[Path, Expected]:
+    """One process, two threads in one parallel region (0-475). The master
+    works 100, creates a task (100-101, task id 1) and works until 150, then
+    waits for it (`wait`: a taskwait, or an OpenMP barrier 150-425 that the
+    worker also enters at 110, after working 60), and works 50 after 425.
+    The worker runs the task (useful 120-420). R_ideal = 100 (until the creation) + 300 (the
+    task) + 50 = 450: the task waits for its creation and the master for
+    the task's completion."""
+    w = CaseWriter([2])
+    w.event(0, 0, 0, OMP_PARALLEL, 3)
+    w.state(0, 0, 0, 100, RUNNING)
+    w.state(0, 0, 100, 101, FORK_JOIN)
+    w.event(0, 0, 100, TASK_INSTANTIATION, 7, TASK_ID, 1)
+    w.event(0, 0, 101, TASK_INSTANTIATION, 0)
+    w.state(0, 0, 101, 150, RUNNING)
+    if wait == "taskwait":
+        w.call(0, 0, 150, 425, TASKWAIT, 1, BLOCKED)
+        w.state(0, 1, 0, 120, BLOCKED)
+    else:
+        w.call(0, 0, 150, 425, OMP_BARRIER, 1, BLOCKED)
+        w.state(0, 1, 0, 60, RUNNING)
+        w.state(0, 1, 60, 110, BLOCKED)
+        w.event(0, 1, 110, OMP_BARRIER, 1)
+        w.state(0, 1, 110, 120, BLOCKED)
+    w.state(0, 0, 425, 475, RUNNING)
+    w.event(0, 1, 120, TASK_FUNCTION, 7, TASK_ID, 1)
+    w.state(0, 1, 120, 420, RUNNING)
+    w.event(0, 1, 420, TASK_FUNCTION, 0)
+    w.state(0, 1, 420, 475, BLOCKED)
+    if wait == "barrier":
+        w.event(0, 1, 425, OMP_BARRIER, 0)
+    w.event(0, 0, 475, OMP_PARALLEL, 0)
+    worker = 300.0 + (60.0 if wait == "barrier" else 0.0)
+    return w.write(directory, f"tasks_{wait}", 475), Expected(
+        r=_s(475), r_ideal=_s(450), g_coo=_s(450), g_com=_s(475), pl_cue=[_s(450)], tl_cue=[_s(199), _s(worker)])

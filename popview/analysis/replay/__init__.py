@@ -35,6 +35,7 @@ from popview.analysis.replay.messages import add_messages
 from popview.analysis.replay.openmp import add_openmp
 from popview.analysis.replay.profile import critical_path_profile
 from popview.analysis.replay.result import ReplayResult
+from popview.analysis.replay.rma import add_rma
 from popview.analysis.replay.weights import COM, CUE, focus_mask, masters, weighted_pieces
 from popview.cache.progress import Progress
 
@@ -83,7 +84,8 @@ def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:
     mask = focus_mask(exp, focus)
     window = (mask.t_start, mask.t_stop) if mask.is_window else None
     stats = (add_messages(builder, exp.reader, defs.n_locations, rendezvous, window),
-             add_collectives(builder, exp.reader, defs, all_barriers), add_openmp(builder, exp.reader, defs))
+             add_collectives(builder, exp.reader, defs, all_barriers), add_openmp(builder, exp.reader, defs),
+             add_rma(builder, exp.reader, defs))
     progress(0.3, "replay: building the execution graph")
     pieces = weighted_pieces(exp, mask, bursts)
     last_state = int(pieces[2].max()) if len(pieces[2]) else 0
@@ -106,14 +108,14 @@ def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:
 def _result(exp, focus, model, mask, clock, path, pieces, stats, forced) -> ReplayResult:
     """Clocks (ns) and path into the figures the models use (s)."""
     defs = exp.definitions
-    msg, coll, omp = stats
+    msg, coll, omp, rma = stats
     per_cp, outside, by_loc = critical_path_profile(exp, path, pieces)
     weighted = totals(*pieces) * NS
     top = clock.max(axis=0) * NS if len(clock) else np.zeros(kernel.N_CLOCKS)
     outside_mpi = weighted[masters(defs), COM]
     pl_cue = np.zeros(defs.n_processes)
     np.maximum.at(pl_cue, defs.location_process(), clock[:, 3] * NS)
-    notes, approximate = _notes(msg, coll, omp, forced)
+    notes, approximate = _notes(msg, coll, omp, rma, forced)
     return ReplayResult(
         focus=focus, model=model, r=mask.runtime_ns * NS, r_ideal=float(top[0]), g_coo=float(top[1]),
         g_com=float(top[2]), pl_cue=pl_cue, tl_cue=weighted[:, CUE], outside_mpi=outside_mpi,
@@ -122,15 +124,31 @@ def _result(exp, focus, model, mask, clock, path, pieces, stats, forced) -> Repl
         n_unmatched=msg.unmatched, n_collectives=coll.instances, approximate=approximate, notes=notes)
 
 
-def _notes(msg, coll, omp, forced: int) -> tuple[list[str], bool]:
+def _notes(msg, coll, omp, rma, forced: int) -> tuple[list[str], bool]:
     """What the replay could not follow exactly, in words; and whether that makes it approximate."""
     notes, approximate = [], False
+    tasks = omp.tasks
     checks = [
         (msg.unmatched, f"{msg.unmatched} message halves without a partner (or a valid location) were ignored"),
         (coll.incomplete, f"{coll.incomplete} collective instances lack members or have extra ones"),
         (coll.unknown_root, f"{coll.unknown_root} rooted collectives without a known root replayed as all-to-all"),
-        (coll.skipped_nonblocking, f"{coll.skipped_nonblocking} non-blocking collective calls not synchronised"),
+        (coll.skipped_neighbourhood, f"{coll.skipped_neighbourhood} neighbourhood collective calls not "
+                                     "synchronised (the process topology is not recorded)"),
+        (coll.uncompleted, f"{coll.uncompleted} non-blocking collective calls without a completing MPI_Wait / "
+                           "MPI_Test after their last member's entry were not synchronised"),
         (omp.incomplete_barriers, f"{omp.incomplete_barriers} OpenMP barriers not reached by the whole team"),
+        (tasks.unstarted, f"{tasks.unstarted} OpenMP tasks whose creation or start is missing from the records "
+                          "were not linked"),
+        (tasks.ambiguous, f"{tasks.ambiguous} OpenMP task creations not replayed: their generation number repeats "
+                          "in the process and the creating thread is not recorded"),
+        (tasks.no_completion, f"{tasks.no_completion} OpenMP tasks without a recorded completion hold back no "
+                              "taskwait or barrier"),
+        (rma.incomplete_fences, f"{rma.incomplete_fences} MPI_Win_fence instances lack some of the locations "
+                                "that call fences"),
+        (rma.lock_epochs, f"{rma.lock_epochs} passive-target epochs (MPI_Win_lock): lock contention between "
+                          "origins not replayed (the lock type is not recorded)"),
+        (rma.pscw_calls, f"{rma.pscw_calls} MPI_Win_post / start / complete / wait calls not synchronised "
+                         "(the access and exposure groups are not recorded)"),
         (forced, f"{forced} cyclic waits broken (inconsistent records)"),
     ]
     for count, text in checks:
@@ -138,7 +156,14 @@ def _notes(msg, coll, omp, forced: int) -> tuple[list[str], bool]:
             notes.append(text)
             approximate = True
     if msg.backwards:
-        notes.append(f"{msg.backwards} messages received before they were sent (clock skew); followed as recorded")
+        notes.append(f"{msg.backwards} messages received before they were sent (clock skew between nodes); "
+                     "followed as recorded")
     if coll.no_communicator and coll.calls:
         notes.append("no communicator recorded for collectives: each assumed over all processes")
+    if rma.fences:
+        notes.append(f"{rma.fences} MPI_Win_fence calls replayed as barriers over every location that calls "
+                     "fences (the window's communicator is not recorded)")
+    if tasks.tasks:
+        notes.append(f"{tasks.tasks} OpenMP tasks wait for their creation; task dependencies (depend clauses) "
+                     "are not recorded and not replayed")
     return notes, approximate

@@ -7,6 +7,16 @@ gather): the root's exit waits for every entry. The communicator and root
 come from the first events of these types inside the call (Extrae writes
 them at the entry, the OTF2 reader at the collective's begin record): 50100004 = communicator id, 50100003 = root, either
 as a flag on the root alone (Extrae) or as root process + 1 on every member.
+
+A non-blocking collective (MPI_Iallreduce, MPI_Ibcast, ...) enters the
+instance at its call but synchronises where it completes: neither format
+ties a request to the MPI_Wait / MPI_Test that completes it, so the exit
+is the first wait or test call on that location which begins after the
+call and ends no earlier than the instance's last entry (the earliest call
+the records allow to be the completing one; a later one would only loosen
+the constraint). Neighbourhood collectives are not synchronised: the
+process topology is not recorded. MPI_Win_* calls belong to one-sided
+communication (rma.py).
 """
 from __future__ import annotations
 
@@ -21,15 +31,23 @@ from popview.analysis.replay.records import select, value_within
 
 ROOT_TYPE, COMM_TYPE = 50100003, 50100004
 ALL, ONE_TO_ALL, ALL_TO_ONE, SKIPPED = range(4)
-_ONE_TO_ALL = re.compile(r"^mpi_(bcast|scatterv?)$", re.I)
-_ALL_TO_ONE = re.compile(r"^mpi_(reduce|gatherv?)$", re.I)
-_NONBLOCKING = re.compile(r"^mpi_i(all|reduce|gather|scatter|bcast|barrier|scan|exscan|neighbor)", re.I)
+_ONE_TO_ALL = re.compile(r"^mpi_i?(bcast|scatterv?)$", re.I)
+_ALL_TO_ONE = re.compile(r"^mpi_i?(reduce|gatherv?)$", re.I)
+_NONBLOCKING = re.compile(r"^mpi_i(all|reduce|gather|scatter|bcast|barrier|scan|exscan)", re.I)
+_NEIGHBOURHOOD = re.compile(r"^mpi_i?neighbor_", re.I)
+RMA_CALL = re.compile(r"^mpi_win_", re.I)
+COMPLETION_CALL = re.compile(r"^mpi_(wait|test)(all|any|some)?$", re.I)
+
+
+def call_name(name: str) -> str:
+    """An MPI call's name without decorations ("MPI_Bcast (root)" -> "MPI_Bcast")."""
+    return name.strip().split("(")[0].strip()
 
 
 def pattern(name: str) -> int:
     """How a collective MPI call synchronises, from its name."""
-    n = name.strip().split("(")[0].strip()
-    if _NONBLOCKING.search(n):
+    n = call_name(name)
+    if _NEIGHBOURHOOD.match(n):
         return SKIPPED
     if _ONE_TO_ALL.match(n):
         return ONE_TO_ALL
@@ -38,13 +56,19 @@ def pattern(name: str) -> int:
     return ALL
 
 
+def is_nonblocking(name: str) -> bool:
+    return bool(_NONBLOCKING.match(call_name(name)))
+
+
 @dataclass
 class CollectiveStats:
     calls: int = 0
     instances: int = 0
     incomplete: int = 0          # instances with a member missing or extra
     unknown_root: int = 0        # rooted instances replayed as all-to-all
-    skipped_nonblocking: int = 0
+    skipped_neighbourhood: int = 0
+    nonblocking: int = 0         # non-blocking calls synchronised at their completion
+    uncompleted: int = 0         # non-blocking calls whose completing wait / test was not found
     no_communicator: bool = False
 
 
@@ -62,19 +86,23 @@ def add_collectives(builder: GraphBuilder, reader, defs, all_barriers: bool = Fa
     """Collective instances as virtual nodes; `all_barriers` synchronises every
     collective like a barrier (as Dimemas does), whatever its root."""
     stats = CollectiveStats()
-    names = collective_callpaths(defs, "mpi", ("collective", "barrier"))
+    names = {cp: n for cp, n in collective_callpaths(defs, "mpi", ("collective", "barrier")).items()
+             if not RMA_CALL.match(call_name(n))}
     if not names or not reader.has("calls"):
         return stats
     calls = select(reader, "calls", "callpath", names.keys(), ["loc", "begin", "end", "callpath"])
     if len(calls["loc"]) == 0:
         return stats
-    kinds = np.array([pattern(names.get(cp, "")) for cp in range(len(defs.callpath_region))], np.int8)
+    n_cp = len(defs.callpath_region)
+    kinds = np.array([pattern(names.get(cp, "")) for cp in range(n_cp)], np.int8)
+    nonblocking = np.array([is_nonblocking(names.get(cp, "")) for cp in range(n_cp)], bool)
     kind = kinds[calls["callpath"]]
     if all_barriers:
         kind = np.where(kind == SKIPPED, SKIPPED, ALL).astype(np.int8)
-    stats.skipped_nonblocking = int((kind == SKIPPED).sum())
+    stats.skipped_neighbourhood = int((kind == SKIPPED).sum())
     keep = kind != SKIPPED
     loc, begin, end, kind = calls["loc"][keep], calls["begin"][keep], calls["end"][keep], kind[keep]
+    nb = nonblocking[calls["callpath"][keep]]
     stats.calls = len(loc)
     if stats.calls == 0:
         return stats
@@ -94,20 +122,59 @@ def add_collectives(builder: GraphBuilder, reader, defs, all_barriers: bool = Fa
     gkind = np.zeros(n_groups, np.int8)
     gkind[group] = kind
     gkind[unknown] = ALL
-    single_process = _single_process(group, proc[loc], n_groups)
-    zero = end <= begin
-    pri_end = np.where(zero, ZERO_LENGTH_END, 1)
-    b_ids = builder.nodes(loc, begin, COLL_BEGIN)
-    e_ids = builder.nodes(loc, end, COLL_END, priority=pri_end)
+    one_process = single_process(group, proc[loc], n_groups)
     virt = builder.virtual(n_groups)
     k = gkind[group]
     is_root = root_loc[group] == loc
     gives = (k != ONE_TO_ALL) | is_root        # entry clock flows into the instance
     takes = (k != ALL_TO_ONE) | is_root        # exit waits for the instance
-    cross = ~single_process[group]
-    builder.edges(b_ids[gives], virt[group[gives]], cross[gives])
-    builder.edges(virt[group[takes]], e_ids[takes], cross[takes])
+    cross = ~one_process[group]
+    b_ids = builder.nodes(loc[gives], begin[gives], COLL_BEGIN)
+    builder.edges(b_ids, virt[group[gives]], cross[gives])
+    exit_at = np.where(end <= begin, ZERO_LENGTH_END, 1)
+    stats.nonblocking = int(nb.sum())
+    waits = nb & takes
+    if waits.any():
+        latest = np.full(n_groups, np.iinfo(np.int64).min, np.int64)
+        np.maximum.at(latest, group[gives], begin[gives])
+        done = completion_times(reader, defs, loc[waits], end[waits], latest[group[waits]])
+        stats.uncompleted = int((done < 0).sum())
+        end = end.copy()
+        end[waits] = done
+        exit_at[waits] = 1
+        takes &= end >= 0
+    e_ids = builder.nodes(loc[takes], end[takes], COLL_END, priority=exit_at[takes])
+    builder.edges(virt[group[takes]], e_ids, cross[takes])
     return stats
+
+
+def completion_times(reader, defs, loc, after, need) -> np.ndarray:
+    """End of the call completing each non-blocking operation (-1: none): the
+    first MPI wait / test call on `loc` that begins at or after `after` and
+    ends at or after `need`."""
+    cps = [cp for cp, r in enumerate(defs.callpath_region)
+           if defs.regions[int(r)].paradigm == "mpi" and COMPLETION_CALL.match(call_name(defs.regions[int(r)].name))]
+    if not cps:
+        return np.full(len(loc), -1, np.int64)
+    w = select(reader, "calls", "callpath", cps, ["loc", "begin", "end"])
+    ptr = np.zeros(defs.n_locations + 1, np.int64)
+    np.cumsum(np.bincount(w["loc"], minlength=defs.n_locations)[:defs.n_locations], out=ptr[1:])
+    return _completing_call_end(ptr, w["begin"], w["end"], loc.astype(np.int64), after, need)
+
+
+@numba.njit(cache=True)
+def _completing_call_end(ptr, w_begin, w_end, q_loc, q_after, q_need):
+    """Wait / test calls of one location do not overlap, so begins and ends
+    both ascend: two binary searches per query."""
+    out = np.full(len(q_loc), -1, np.int64)
+    for i in range(len(q_loc)):
+        lo, hi = ptr[q_loc[i]], ptr[q_loc[i] + 1]
+        a = lo + np.searchsorted(w_begin[lo:hi], q_after[i])
+        b = lo + np.searchsorted(w_end[lo:hi], q_need[i])
+        j = max(a, b)
+        if j < hi:
+            out[i] = w_end[j]
+    return out
 
 
 def _param(ev, etype: int, loc, begin, end, default: int) -> np.ndarray:
@@ -176,7 +243,7 @@ def _roots(group, kind, loc, root_value, n_groups, proc):
 
 
 @numba.njit(cache=True)
-def _single_process(group, procs, n_groups):
+def single_process(group, procs, n_groups):
     """Whether all members of each instance belong to one process."""
     first = np.full(n_groups, -1, np.int64)
     single = np.ones(n_groups, np.bool_)

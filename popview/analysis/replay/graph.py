@@ -2,8 +2,10 @@
 
 Nodes are points on a location's timeline where a clock is read or set:
 message sends and receive completions (and, for rendezvous messages, the
-receive's posting and the send's completion), collective entries and exits,
-OpenMP forks, joins and barriers, and one final node per location. Edges
+receive's posting and the send's completion), collective entries and exits
+(a non-blocking collective's exit at its completing wait), OpenMP forks,
+joins, barriers, task creations, starts, completions and taskwait ends, and
+one final node per location. Edges
 from another location (or from a virtual node standing for one collective
 instance, so P participants cost 2P edges, not P^2) say which clocks a node
 waits for. Nodes of a location are ordered by time, then by PRIORITY so that
@@ -19,9 +21,11 @@ from popview.analysis.replay.sorting import edges_by_source
 
 # Node kinds
 SEND, RECV, COLL_BEGIN, COLL_END, FORK_MASTER, FORK_WORKER, JOIN_WORKER, JOIN_MASTER, \
-    BARRIER_BEGIN, BARRIER_END, RECV_POSTED, SEND_DONE, FINAL = range(13)
-# Order at equal times on one location: completions, then starts, then what waits for a start.
-PRIORITY = np.array([2, 1, 2, 1, 2, 3, 0, 1, 2, 1, 2, 3, 9], np.int8)
+    BARRIER_BEGIN, BARRIER_END, RECV_POSTED, SEND_DONE, TASK_CREATE, TASK_START, TASK_COMPLETE, \
+    TASKWAIT_END, FINAL = range(17)
+# Order at equal times on one location: what ends a piece of work (a worker's join,
+# a task's completion), completions, then starts, then what waits for a start.
+PRIORITY = np.array([2, 1, 2, 1, 2, 3, 0, 1, 2, 1, 2, 3, 2, 3, 0, 1, 9], np.int8)
 ZERO_LENGTH_END = 4      # the exit of a zero-length call comes after its own entry
 PRIORITY_BITS = 4
 

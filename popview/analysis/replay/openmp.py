@@ -1,6 +1,8 @@
 """OpenMP edges inside a process: fork copies the master's clock to every
-worker, join gives the master the max of the team, and the k-th barrier of
-every thread within one parallel region is one instance (max of all).
+worker, join gives the master the max of the team, the k-th barrier of
+every thread within one parallel region is one instance (max of all), and
+tasks (tasks.py) wait for their creation and hold back the taskwaits and
+barriers that wait for them.
 
 Parallel regions are the master's outermost visits of regions with paradigm
 "openmp" and role "parallel"; worker nodes are placed at the master's fork
@@ -8,7 +10,7 @@ and join times, so workers need no region records of their own.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -16,12 +18,26 @@ from popview.analysis.replay.collectives import collective_callpaths
 from popview.analysis.replay.graph import (BARRIER_BEGIN, BARRIER_END, FORK_MASTER, FORK_WORKER, JOIN_MASTER,
                                            JOIN_WORKER, ZERO_LENGTH_END, GraphBuilder)
 from popview.analysis.replay.records import select
+from popview.analysis.replay.tasks import TaskStats, add_tasks
 
 
 @dataclass
 class OpenMPStats:
     barriers: int = 0
     incomplete_barriers: int = 0
+    tasks: TaskStats = field(default_factory=TaskStats)
+
+
+@dataclass
+class Barriers:
+    """Barrier calls inside parallel regions, with the virtual node of their instance."""
+
+    loc: np.ndarray
+    begin: np.ndarray
+    region: np.ndarray
+    virtual: np.ndarray
+    instances: int = 0
+    incomplete: int = 0
 
 
 def add_openmp(builder: GraphBuilder, reader, defs) -> OpenMPStats:
@@ -37,7 +53,9 @@ def add_openmp(builder: GraphBuilder, reader, defs) -> OpenMPStats:
     regions = _outermost(par, team)
     if len(regions["begin"]):
         _fork_join(builder, regions, team)
-    stats.barriers, stats.incomplete_barriers = _barriers(builder, bar, regions, team)
+    barriers = _barriers(builder, bar, regions, team)
+    stats.barriers, stats.incomplete_barriers = barriers.instances, barriers.incomplete
+    stats.tasks = add_tasks(builder, reader, defs, regions, barriers, enclosing_region)
     return stats
 
 
@@ -85,16 +103,17 @@ def _fork_join(builder: GraphBuilder, regions, team) -> None:
         builder.edges(jw, np.repeat(jm, w), False)
 
 
-def _barriers(builder: GraphBuilder, bar, regions, team) -> tuple[int, int]:
+def _barriers(builder: GraphBuilder, bar, regions, team) -> Barriers:
     """Barrier instances: (parallel region, k-th barrier of each thread in it)."""
+    z = np.zeros(0, np.int64)
     if len(bar["loc"]) == 0 or len(regions["begin"]) == 0:
-        return 0, 0
+        return Barriers(z, z, z, z)
     loc_proc = builder.loc_process
-    region = _enclosing_region(regions, loc_proc[bar["loc"]], bar["begin"])
+    region = enclosing_region(regions, loc_proc[bar["loc"]], bar["begin"])
     inside = region >= 0
     loc, b, e, region = bar["loc"][inside], bar["begin"][inside], bar["end"][inside], region[inside]
     if len(loc) == 0:
-        return 0, 0
+        return Barriers(z, z, z, z)
     order = np.lexsort((b, loc, region))
     r, lo = region[order], loc[order]
     new_run = np.ones(len(order), bool)
@@ -115,10 +134,10 @@ def _barriers(builder: GraphBuilder, bar, regions, team) -> tuple[int, int]:
     virt = builder.virtual(n_groups)
     builder.edges(b_ids, virt[group], False)
     builder.edges(virt[group], e_ids, False)
-    return n_groups, incomplete
+    return Barriers(loc.astype(np.int64), b, region, virt[group], n_groups, incomplete)
 
 
-def _enclosing_region(regions, proc, begin) -> np.ndarray:
+def enclosing_region(regions, proc, begin) -> np.ndarray:
     """Index of the parallel region of `proc` that each time falls in, or -1.
     Regions and times sorted together by (process, time): each time takes the
     last region row before it, if that region is of its process and still open."""
