@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import types
-from numba.typed import Dict, List
 
 LEAVE = -1
+EMPTY = -1      # a free slot of the (parent, region) -> call path hash table
 
 
 @numba.njit(cache=True)
-def _build(loc, time, etype, region, t_end, keys, cp_parent, cp_region):
+def _build(loc, time, etype, region, t_end, h_keys, h_vals, cp_parent, cp_region, n_cp):
+    """The visits of a batch; new call paths are added to the table (whose arrays
+    the caller sized for every enter of the batch) and their count returned."""
     n = len(loc)
+    mask = len(h_keys) - 1
     out_loc = np.empty(n, np.int32)
     out_begin = np.empty(n, np.int64)
     out_end = np.empty(n, np.int64)
@@ -43,12 +45,18 @@ def _build(loc, time, etype, region, t_end, keys, cp_parent, cp_region):
         if r >= 0:
             parent = stack_cp[depth - 1] if depth > 0 else -1
             key = (np.int64(parent) + 1) * 4294967296 + r
-            cp = keys.get(key, np.int32(-1))
-            if cp < 0:
-                cp = np.int32(len(cp_parent))
-                keys[key] = cp
-                cp_parent.append(np.int32(parent))
-                cp_region.append(np.int32(r))
+            slot = _slot(key, mask)
+            while h_keys[slot] != EMPTY and h_keys[slot] != key:
+                slot = (slot + 1) & mask
+            if h_keys[slot] == key:
+                cp = h_vals[slot]
+            else:
+                cp = np.int32(n_cp)
+                h_keys[slot] = key
+                h_vals[slot] = cp
+                cp_parent[n_cp] = parent
+                cp_region[n_cp] = r
+                n_cp += 1
             if depth == len(stack_cp):
                 stack_cp = np.concatenate((stack_cp, np.empty(depth, np.int32)))
                 stack_begin = np.concatenate((stack_begin, np.empty(depth, np.int64)))
@@ -75,16 +83,40 @@ def _build(loc, time, etype, region, t_end, keys, cp_parent, cp_region):
             while depth > k:
                 depth -= 1
                 out_end[stack_slot[depth]] = time[i]
-    return out_loc[:m], out_begin[:m], out_end[:m], out_cp[:m], out_depth[:m], unmatched
+    return out_loc[:m], out_begin[:m], out_end[:m], out_cp[:m], out_depth[:m], unmatched, n_cp
+
+
+@numba.njit(cache=True)
+def _slot(key, mask):
+    return ((key * 0x9E3779B97F4A7C15) >> 17) & mask
+
+
+@numba.njit(cache=True)
+def _rehash(h_keys, h_vals, capacity):
+    keys = np.full(capacity, EMPTY, np.int64)
+    vals = np.empty(capacity, np.int32)
+    mask = capacity - 1
+    for i in range(len(h_keys)):
+        if h_keys[i] != EMPTY:
+            slot = _slot(h_keys[i], mask)
+            while keys[slot] != EMPTY:
+                slot = (slot + 1) & mask
+            keys[slot] = h_keys[i]
+            vals[slot] = h_vals[i]
+    return keys, vals
 
 
 class CallPathBuilder:
-    """Keeps the call-path table across location groups of one conversion."""
+    """Keeps the call-path table across location groups of one conversion
+    (numpy arrays and an open-addressing hash table: numba's typed containers
+    would cost seconds of compilation in every process)."""
 
     def __init__(self):
-        self.keys = Dict.empty(key_type=types.int64, value_type=types.int32)
-        self.parent = List.empty_list(types.int32)
-        self.region = List.empty_list(types.int32)
+        self.h_keys = np.full(1024, EMPTY, np.int64)
+        self.h_vals = np.empty(1024, np.int32)
+        self.parent = np.empty(0, np.int32)
+        self.region = np.empty(0, np.int32)
+        self.n = 0
         self.unmatched = 0
 
     def build(self, loc, time, etype, region, t_end: int) -> dict[str, np.ndarray]:
@@ -92,12 +124,25 @@ class CallPathBuilder:
         if len(loc) == 0:
             return {"loc": np.zeros(0, np.int32), "begin": np.zeros(0, np.int64), "end": np.zeros(0, np.int64),
                     "callpath": np.zeros(0, np.int32), "depth": np.zeros(0, np.int16)}
-        l, b, e, cp, d, unmatched = _build(
+        self._reserve(int(np.count_nonzero(np.asarray(region) >= 0)))
+        l, b, e, cp, d, unmatched, self.n = _build(
             np.ascontiguousarray(loc, np.int32), np.ascontiguousarray(time, np.int64),
             np.ascontiguousarray(etype, np.int32), np.ascontiguousarray(region, np.int32),
-            np.int64(t_end), self.keys, self.parent, self.region)
+            np.int64(t_end), self.h_keys, self.h_vals, self.parent, self.region, self.n)
         self.unmatched += unmatched
         return {"loc": l, "begin": b, "end": e, "callpath": cp, "depth": d}
 
+    def _reserve(self, new: int) -> None:
+        """Room for `new` more call paths, the hash table at most half full."""
+        need = self.n + new
+        if need > len(self.parent):
+            self.parent = np.concatenate((self.parent[:self.n], np.empty(need - self.n, np.int32)))
+            self.region = np.concatenate((self.region[:self.n], np.empty(need - self.n, np.int32)))
+        capacity = len(self.h_keys)
+        while capacity < 2 * need:
+            capacity *= 2
+        if capacity != len(self.h_keys):
+            self.h_keys, self.h_vals = _rehash(self.h_keys, self.h_vals, capacity)
+
     def table(self) -> tuple[np.ndarray, np.ndarray]:
-        return np.array(self.parent, dtype=np.int32), np.array(self.region, dtype=np.int32)
+        return self.parent[:self.n].copy(), self.region[:self.n].copy()
