@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import gzip
+import os
 import queue
 import threading
 import zlib
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +23,8 @@ from popview.readers.paraver.pcf import Pcf, parse_pcf
 from popview.readers.paraver.row import parse_row
 
 BLOCK = 16 << 20
+# Blocks parsed at once (the parser releases the GIL); results are taken in file order.
+PARSE_THREADS = max(1, min(2, os.cpu_count() or 1))
 
 
 def _open(path: Path):
@@ -116,23 +121,36 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     line = header_lines + 1
     tick = int(round(header.unit_ns))
     flags = {"burst_mode": False, "flushing": False, "event_records": 0}
+
+    def take(job) -> None:
+        """A parsed block, in file order: its line numbers shifted to the file's."""
+        nonlocal line
+        future, fraction = job
+        res = future.result()
+        progress(fraction * 0.95, f"parsing {path.name}")
+        first = res[10]
+        problems.add(res[9], np.where(first >= 0, first + line, first))
+        line += int(res[11])
+        flags["event_records"] += int(res[12])
+        _append(writer, res, seen_types, flags)
+
+    pending: deque = deque()
     try:
-        while True:
-            item = q.get()
-            if item is None:
-                break
-            if isinstance(item, Exception):
-                raise InputError(f"{path}: cannot read: {item}")
-            data, fraction = item[0], item[1]
-            if len(item) == 3:
-                defs.warn(f"{path.name}: last line has no newline (truncated file?)")
-            progress(fraction * 0.95, f"parsing {path.name}")
-            res = body.parse_block(np.frombuffer(data, np.uint8), line, appl_first_task, task_first_loc,
-                                   tick, header.end_time)
-            line = int(res[11])
-            problems.add(res[9], res[10])
-            flags["event_records"] += int(res[12])
-            _append(writer, res, seen_types, flags)
+        with ThreadPoolExecutor(PARSE_THREADS, thread_name_prefix="popview-parse") as pool:
+            while True:
+                item = q.get()
+                if item is None:
+                    break
+                if isinstance(item, Exception):
+                    raise InputError(f"{path}: cannot read: {item}")
+                if len(item) == 3:
+                    defs.warn(f"{path.name}: last line has no newline (truncated file?)")
+                pending.append((pool.submit(body.parse_block, np.frombuffer(item[0], np.uint8), 0,
+                                            appl_first_task, task_first_loc, tick, header.end_time), item[1]))
+                if len(pending) >= PARSE_THREADS:
+                    take(pending.popleft())
+            while pending:
+                take(pending.popleft())
     finally:
         stop.set()
         while producer.is_alive():
