@@ -14,7 +14,7 @@ from popview.readers.otf2 import archive, bindings, decoder, events
 from popview.readers.otf2.conversion import read_definitions
 from popview.readers.otf2.mapping import match_messages
 from popview.readers.otf2.raw import COLUMNS
-from popview.testing.otf2_writer import write_record_kinds, write_trace
+from popview.testing.otf2_writer import write_openmp_trace, write_record_kinds, write_task_trace, write_trace
 
 REAL = ["pipit/ping-pong-otf2", "pipit/ping-pong-otf2-papi", "tracer-stencil4d/traces-32",
         "tracer-stencil4d/traces-64", "fastotf2/simple-mi300-example-run", "apex-otf2/OTF2_archive"]
@@ -57,6 +57,12 @@ def test_decoder_equals_bindings_on_real_archives(shared_traces, rel):
 def test_decoder_equals_bindings_on_every_record_kind(kinds_archive):
     # rank 1 also holds thread fork/join, which the decoder leaves to the bindings
     assert _compare(kinds_archive) == 1
+
+
+@pytest.mark.parametrize("write", [write_task_trace, lambda f: write_openmp_trace(f, generic=False),
+                                   write_openmp_trace], ids=["tasks", "openmp-1.x", "teams"])
+def test_decoder_equals_bindings_on_thread_records(tmp_path, write):
+    assert _compare(write(tmp_path / "run").anchor) == 0
 
 
 def test_decoder_crosses_chunk_boundaries(tmp_path):

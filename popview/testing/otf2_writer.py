@@ -7,6 +7,7 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import _otf2
 import otf2
@@ -170,12 +171,14 @@ class _Direct:
                    "OTF2_EvtWriter_MpiCollectiveBegin": [ptr, al, u64],
                    "OTF2_EvtWriter_MpiCollectiveEnd": [ptr, al, u64, u8, u32, u32, u64, u64],
                    "OTF2_EvtWriter_Metric": [ptr, al, u64, u32, u8, _otf2.Type * 2, _otf2.MetricValue * 2]}
+            functions = {}
             for name, argtypes in sig.items():
-                f = getattr(lib, name)
+                f = lib[name]          # a function object of our own: the bindings' keep their signatures
                 f.argtypes = argtypes
                 f.restype = _otf2.ErrorCode
                 f.errcheck = _otf2.HandleErrorCode
-            cls._lib = lib
+                functions[name] = f
+            cls._lib = SimpleNamespace(**functions)
         return cls._lib
 
     def _two(self, f):
@@ -394,8 +397,6 @@ OMP_REGIONS = {  # name -> (paradigm, role)
 PARALLEL, FOR, BARRIER = "!$omp parallel @x.c:10", "!$omp for @x.c:12", "!$omp implicit barrier @x.c:20"
 SINGLE, CREATE, TASK, TASKWAIT = ("!$omp single @x.c:14", "!$omp create task @x.c:15", "!$omp task @x.c:15",
                                   "!$omp taskwait @x.c:17")
-POWER_W = (151.25, 0.1, 1e-3)          # absolute double samples (OpenMP archive, master of rank 0)
-ENERGY_J = (0.5, 1.75, 3.0)            # accumulated double samples: increments 0.5, 1.25, 1.25
 
 
 @dataclass
@@ -440,7 +441,7 @@ def task_script() -> list[list[tuple]]:
     """One rank, 3 threads: the master creates a task in a single construct; thread 1
     starts it (task -> work, then taskwait), suspends it at the taskwait; thread 2
     resumes it (leaves the taskwait, work again) and completes it."""
-    team = None     # the rank's thread team
+    team = None     # the rank's (first) thread team
     return [
         [(0, "enter", "main"), (10, "fork", 3), (11, "team_begin", team), (12, "enter", PARALLEL),
          (13, "enter", SINGLE), (14, "enter", CREATE), (15, "task_create", (0, 1)), (16, "leave", CREATE),
@@ -456,16 +457,34 @@ def task_script() -> list[list[tuple]]:
     ]
 
 
+def nested_script() -> list[list[tuple]]:
+    """One rank, 3 threads: the master forks team 0 (threads 0, 1); inside it thread 1
+    calls foo and forks team 1 (threads 1, 2), in which thread 2 calls `kernel`."""
+    return [
+        [(0, "enter", "main"), (10, "fork", 2), (11, "team_begin", 0), (12, "enter", PARALLEL),
+         (85, "leave", PARALLEL), (91, "team_end", 0), (92, "join", None), (100, "leave", "main")],
+        [(11, "team_begin", 0), (12, "enter", PARALLEL), (20, "enter", "foo"), (21, "fork", 2),
+         (22, "team_begin", 1), (23, "enter", PARALLEL), (30, "enter", "work"), (40, "leave", "work"),
+         (50, "leave", PARALLEL), (51, "team_end", 1), (52, "join", None), (60, "leave", "foo"),
+         (89, "leave", PARALLEL), (90, "team_end", 0)],
+        [(22, "team_begin", 1), (24, "enter", PARALLEL), (25, "enter", "kernel"), (45, "leave", "kernel"),
+         (49, "leave", PARALLEL), (50, "team_end", 1)],
+    ]
+
+
+def write_nested_trace(folder: Path) -> Scripted:
+    return _write_scripted(folder, [nested_script()], 3, nested=True)
+
+
 def write_openmp_trace(folder: Path, ranks: int = 2, threads: int = 3, iterations: int = 3,
-                       generic: bool = True, double_metrics: bool = False) -> Scripted:
-    """MPI ranks of OpenMP threads from openmp_script (1 tick = 1 ns); with
-    `double_metrics` the master of rank 0 records POWER_W and ENERGY_J."""
+                       generic: bool = True) -> Scripted:
+    """MPI ranks of OpenMP threads from openmp_script (1 tick = 1 ns)."""
     return _write_scripted(folder, [openmp_script(r, threads, iterations, generic) for r in range(ranks)],
-                           threads, double_metrics)
+                           threads)
 
 
 def write_task_trace(folder: Path) -> Scripted:
-    return _write_scripted(folder, [task_script()], 3, False)
+    return _write_scripted(folder, [task_script()], 3)
 
 
 _RECORD_NAMES = {"enter": "Enter", "leave": "Leave", "team_begin": "ThreadTeamBegin", "team_end": "ThreadTeamEnd",
@@ -473,7 +492,7 @@ _RECORD_NAMES = {"enter": "Enter", "leave": "Leave", "team_begin": "ThreadTeamBe
                  "task_complete": "ThreadTaskComplete"}
 
 
-def _write_scripted(folder: Path, scripts: list[list[list[tuple]]], threads: int, double_metrics: bool) -> Scripted:
+def _write_scripted(folder: Path, scripts: list[list[list[tuple]]], threads: int, nested: bool = False) -> Scripted:
     folder = Path(folder)
     out = Scripted(anchor=folder / "traces.otf2", ranks=len(scripts), threads=threads)
     counts: dict[str, int] = {}
@@ -491,13 +510,10 @@ def _write_scripted(folder: Path, scripts: list[list[list[tuple]]], threads: int
                                                members=masters))
         d.group("OpenMP", group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.OPENMP,
                 members=[loc for row in locs for loc in row])
-        teams = [d.comm(f"team {r}", group=d.group("", group_type=GroupType.COMM_GROUP, paradigm=Paradigm.OPENMP,
-                                                    members=row)) for r, row in enumerate(locs)]
+        teams = [[d.comm(f"team {r}.{k}", group=d.group("", group_type=GroupType.COMM_GROUP, paradigm=Paradigm.OPENMP,
+                                                         members=members))
+                  for k, members in enumerate([row[:2], row[1:3]] if nested else [row])] for r, row in enumerate(locs)]
         regions = {name: d.region(name, paradigm=p, region_role=role) for name, (p, role) in OMP_REGIONS.items()}
-        metrics = None
-        if double_metrics:
-            metrics = (d.metric("power", metric_mode=MetricMode.ABSOLUTE_POINT, value_type=Type.DOUBLE, unit="W"),
-                       d.metric("energy", metric_mode=MetricMode.ACCUMULATED_START, value_type=Type.DOUBLE, unit="J"))
         for r, rank_scripts in enumerate(scripts):
             for t, script in enumerate(rank_scripts):
                 w = trace.event_writer_from_location(locs[r][t])
@@ -506,16 +522,11 @@ def _write_scripted(folder: Path, scripts: list[list[list[tuple]]], threads: int
                     name = _RECORD_NAMES.get(what) or (("ThreadFork" if generic else "OmpFork") if what == "fork"
                                                        else ("ThreadJoin" if generic else "OmpJoin"))
                     counts[name] = counts.get(name, 0) + 1
-                if metrics is not None and r == 0 and t == 0:
-                    for k, (p, e) in enumerate(zip(POWER_W, ENERGY_J)):
-                        w.metric(script[-1][0] + 1 + k, metrics[0], p)
-                        w.metric(script[-1][0] + 1 + k, metrics[1], e)
-                    counts["Metric"] = counts.get("Metric", 0) + 2 * len(POWER_W)
     out.events = counts
     return out
 
 
-def _write_op(w, time: int, what: str, arg, regions: dict, team, generic: bool) -> None:
+def _write_op(w, time: int, what: str, arg, regions: dict, teams: list, generic: bool) -> None:
     if what in ("enter", "leave"):
         getattr(w, what)(time, regions[arg])
     elif what == "fork":
@@ -523,6 +534,6 @@ def _write_op(w, time: int, what: str, arg, regions: dict, team, generic: bool) 
     elif what == "join":
         w.thread_join(time, Paradigm.OPENMP) if generic else w.omp_join(time)
     elif what in ("team_begin", "team_end"):
-        getattr(w, f"thread_{what}")(time, team)
+        getattr(w, f"thread_{what}")(time, teams[arg or 0])
     else:
-        getattr(w, f"thread_{what}")(time, team, *arg)
+        getattr(w, f"thread_{what}")(time, teams[0], *arg)

@@ -1,7 +1,8 @@
 """Streams an OTF2 archive into the cache writer: definitions first, then
 the locations (decoded and mapped on worker threads, at most a few in
 memory; those the decoder leaves go through the bindings in bounded
-batches), then the matched messages."""
+batches) with their visits and the archive's call paths, then the matched
+messages."""
 from __future__ import annotations
 
 from collections import Counter, deque
@@ -16,9 +17,11 @@ from popview.cache.writer import Writer
 from popview.model import states as st
 from popview.model.definitions import Definitions
 from popview.readers.errors import InputError
-from popview.readers.otf2 import archive, events, raw
+from popview.readers.otf2 import archive, events, raw, threads
 from popview.readers.otf2 import definitions as dd
-from popview.readers.otf2.mapping import Halves, Problems, convert_location, match_messages
+from popview.readers.otf2.callpaths import CallPaths
+from popview.readers.otf2.mapping import Halves, Links, Problems, convert_location, match_messages
+from popview.readers.otf2.raw import RawEvents
 
 BATCH_EVENTS = 2_000_000   # records the bindings read into memory at once (bounded memory)
 WORKERS = 2                # locations decoded and mapped in parallel
@@ -55,83 +58,167 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     anchor = archive.anchor(Path(path))
     defs, tables = read_definitions(anchor)
     archive.check_event_files(anchor, tables.location_events)
-    acc = _Accumulated()
-    total = max(sum(tables.location_events.values()), 1)
-    done = 0
-    slow: list[int] = []
-    with ThreadPoolExecutor(WORKERS) as pool:
-        for ref, result in _in_window(pool, tables.location_refs, lambda r: _decode_and_map(anchor, r, defs, tables)):
-            if result is None:
-                slow.append(ref)
-            else:
-                acc.store(writer, defs, anchor, tables, ref, *result)
-                done += tables.location_events[ref]
-                progress(0.9 * done / total, f"reading {anchor.name}: {done:,} of {total:,} events")
-    for refs in _batches(slow, tables):
-        records, counts = events.read_with_bindings(anchor, refs)
-        for ref in refs:
-            acc.store(writer, defs, anchor, tables, ref, _map(defs, tables, ref, records.pop(ref)), counts[ref])
-            done += tables.location_events[ref]
-        progress(0.9 * done / total, f"reading {anchor.name} with the OTF2 library: {done:,} of {total:,} events")
-    acc.via_bindings = len(slow)
-    defs.flags["otf2_locations_via_bindings"] = acc.via_bindings
-    _finish_messages(defs, writer, acc.sends, acc.recvs)
-    _finish_definitions(defs, acc, writer)
+    run = _Conversion(anchor, defs, tables, writer, progress)
+    run.first_pass()
+    run.link()
+    run.second_pass()
+    defs.flags["otf2_locations_via_bindings"] = len(run.slow)
+    defs.callpath_parent, defs.callpath_region = run.callpaths.tables()
+    _finish_messages(defs, writer, run.sends, run.recvs)
+    _finish_definitions(defs, run, writer)
     writer.set_definitions(defs)
     progress(1.0, "events read")
     return defs
 
 
-class _Accumulated:
-    """What the locations contribute beyond their own rows."""
+class _Conversion:
+    """The passes over the locations and what they contribute beyond their own rows.
 
-    def __init__(self):
+    First pass: every location is decoded; those whose rows depend on other
+    locations of their process (OpenMP workers, threads running explicit tasks)
+    are only summarised, the others mapped and stored. Then the summaries are
+    linked per process, and a second pass maps the waiting locations with their
+    links. Rows are stored in location order within each pass, and each
+    location's call paths merged into the global table as it is stored."""
+
+    def __init__(self, anchor: Path, defs: Definitions, tables: dd.Tables, writer: Writer, progress: Progress):
+        self.anchor, self.defs, self.tables, self.writer, self.progress = anchor, defs, tables, writer, progress
         self.sends, self.recvs, self.problems = Halves(), Halves(), Problems()
         self.counts: Counter = Counter()
         self.seen_regions: set[int] = set()
-        self.via_bindings = 0
+        self.callpaths = CallPaths()
+        self.summaries: dict[int, threads.Summary | None] = {}
+        self.waiting: list[int] = []
+        self.links: dict[int, Links] = {}
+        self.slow: list[int] = []
+        self.openmp = np.array([r.paradigm == "openmp" for r in defs.regions] + [False])
+        self.total = max(sum(tables.location_events.values()), 1)
+        self.done = 0
 
-    def store(self, writer, defs, anchor, tables, ref, mapped, counts: Counter) -> None:
-        events_cols, states, sends, recvs, problems = mapped
-        writer.append("events", events_cols)
-        if states is not None:
-            writer.append("states", states)
+    # -------------------------------------------------------------- passes
+    def first_pass(self) -> None:
+        with ThreadPoolExecutor(WORKERS) as pool:
+            for ref, result in _in_window(pool, self.tables.location_refs, self._decode_first):
+                if result is None:
+                    self.slow.append(ref)
+                else:
+                    self._first(ref, *result)
+        for refs in _batches(self.slow, self.tables):
+            records, counts = events.read_with_bindings(self.anchor, refs)
+            for ref in refs:
+                rec = records.pop(ref)
+                summary = self._summary(rec)
+                self._first(ref, summary, None if self._waits(ref, summary, rec) else self._map(ref, rec), counts[ref])
+
+    def link(self) -> None:
+        if not self.waiting:
+            return
+        waiting = set(self.waiting)
+        by_process: dict[int, list[threads.Member]] = {}
+        for ref, loc in self.tables.location_index.items():
+            location = self.defs.locations[loc]
+            if self.summaries.get(ref) is not None or ref in waiting:
+                by_process.setdefault(location.process, []).append(
+                    threads.Member(loc, location.thread, self.summaries.get(ref), ref in waiting))
+        problems = Counter()
+        for members in by_process.values():
+            links, stats = threads.link_process(members, self.callpaths)
+            self.links.update(links)
+            problems.update(stats)
+        for what, n in problems.items():
+            if n:
+                self.defs.warn(f"{n} {what}: their threads' call paths start at the root")
+
+    def second_pass(self) -> None:
+        slow = set(self.slow)
+        fast = [ref for ref in self.waiting if ref not in slow]
+        with ThreadPoolExecutor(WORKERS) as pool:
+            for ref, result in _in_window(pool, fast, self._decode_linked):
+                self._store(ref, result)
+        for refs in _batches([ref for ref in self.waiting if ref in slow], self.tables):
+            records, _ = events.read_with_bindings(self.anchor, refs)
+            for ref in refs:
+                self._store(ref, self._map(ref, records.pop(ref)))
+
+    # -------------------------------------------------------------- workers
+    def _decode_first(self, ref: int):
+        """Worker: decode one location, summarise it, map it unless it waits (numba, without the GIL)."""
+        out = events.decode(self.anchor, ref, self.tables)
+        if out is None:
+            return None
+        rec, counts = out
+        summary = self._summary(rec)
+        return summary, None if self._waits(ref, summary, rec) else self._map(ref, rec), counts
+
+    def _decode_linked(self, ref: int):
+        rec, _ = events.decode(self.anchor, ref, self.tables)
+        return self._map(ref, rec)
+
+    def _summary(self, rec: RawEvents) -> threads.Summary | None:
+        if not threads.has_thread_records(rec):
+            return None
+        return threads.summarize(rec, self.tables.region_index, self.tables.global_offset, self.tables.ns_per_tick)
+
+    def _waits(self, ref: int, summary: threads.Summary | None, rec: RawEvents) -> bool:
+        """Whether the location's rows depend on others: a member of another thread's team,
+        a thread running explicit tasks, or a worker of an OpenMP 1.x archive (no team records)."""
+        if summary is not None and (summary.works_in_teams or summary.runs_tasks):
+            return True
+        location = self.defs.locations[self.tables.location_index[ref]]
+        if location.kind != "thread" or location.thread == 0 or (summary is not None and summary.team_records):
+            return False
+        entered = rec.a[rec.kind == raw.ENTER]
+        regions = self.tables.region_index[entered[(entered >= 0) & (entered < len(self.tables.region_index))]]
+        return bool(self.openmp[regions].any())
+
+    def _map(self, ref: int, rec: RawEvents):
+        loc = self.tables.location_index[ref]
+        location = self.defs.locations[loc]
+        links = self.links.get(loc)
+        team_member = bool(np.any(rec.kind == raw.TEAM_BEGIN)) or (links is not None and len(links.graft_begin) > 0)
+        if location.kind == "gpu":
+            root, idle = "KERNELS", 0
+        elif location.kind == "thread" and location.thread > 0:
+            root, idle = (None if team_member else "THREADS"), 0
+        else:
+            root, idle = None, st.RUNNING
+        sends, recvs, problems = Halves(), Halves(), Problems()
+        mapped = convert_location(loc, location.kind, location.process, rec, self.tables, self.defs.t_end, root, idle,
+                                  sends, recvs, problems, links)
+        return mapped, sends, recvs, problems
+
+    # -------------------------------------------------------------- main thread
+    def _first(self, ref: int, summary, mapped, counts: Counter) -> None:
+        self.summaries[ref] = summary
+        self.counts.update(counts)
+        mismatch = events.count_mismatch(self.anchor, ref, sum(counts.values()), self.tables)
+        if mismatch:
+            self.defs.warn(mismatch)
+        if mapped is None:
+            self.waiting.append(ref)
+        else:
+            self._store(ref, mapped)
+
+    def _store(self, ref: int, result) -> None:
+        mapped, sends, recvs, problems = result
+        w = self.writer
+        w.append("events", mapped.events)
+        if mapped.states is not None:
+            w.append("states", mapped.states)
+        visits = mapped.visits
+        if len(visits["begin"]):
+            visits["callpath"] = self.callpaths.merge(mapped.local_parent, mapped.local_region)[visits["callpath"]]
+            w.append("calls", visits)
         for mine, theirs in ((self.sends, sends), (self.recvs, recvs)):
             for k, v in vars(theirs).items():
                 getattr(mine, k).extend(v)
         for what, n in problems.counts.items():
             self.problems.add(what, n)
-        self.counts.update(counts)
-        mismatch = events.count_mismatch(anchor, ref, sum(counts.values()), tables)
-        if mismatch:
-            defs.warn(mismatch)
-        regions = events_cols["value"][(events_cols["type"] == dd.REGION_TYPE) & (events_cols["value"] > 0)]
+        ev = mapped.events
+        regions = ev["value"][(ev["type"] == dd.REGION_TYPE) & (ev["value"] > 0)]
         self.seen_regions.update((np.unique(regions) - 1).tolist())
-
-
-def _decode_and_map(anchor: Path, ref: int, defs: Definitions, tables: dd.Tables):
-    """Worker: decode one location and map it (both numba, without the GIL)."""
-    out = events.decode(anchor, ref, tables)
-    if out is None:
-        return None
-    rec, counts = out
-    return _map(defs, tables, ref, rec), counts
-
-
-def _map(defs: Definitions, tables: dd.Tables, ref: int, rec):
-    loc = tables.location_index[ref]
-    location = defs.locations[loc]
-    team_member = bool(np.any(rec.kind == raw.TEAM_BEGIN))
-    if location.kind == "gpu":
-        root, idle = "KERNELS", 0
-    elif location.kind == "thread" and location.thread > 0:
-        root, idle = (None if team_member else "THREADS"), 0
-    else:
-        root, idle = None, st.RUNNING
-    sends, recvs, problems = Halves(), Halves(), Problems()
-    ev, states = convert_location(loc, location.kind, location.process, rec, tables, defs.t_end, root, idle,
-                                  sends, recvs, problems)
-    return ev, states, sends, recvs, problems
+        self.done += self.tables.location_events[ref]
+        self.progress(0.9 * self.done / self.total, f"reading {self.anchor.name}: {self.done:,} of {self.total:,} events")
 
 
 def _in_window(pool: ThreadPoolExecutor, refs: list[int], work):
@@ -172,15 +259,12 @@ def _finish_messages(defs: Definitions, writer: Writer, sends: Halves, recvs: Ha
         defs.warn(f"{lost_sends} MPI sends and {lost_recvs} receives without a matching partner were left out")
 
 
-def _finish_definitions(defs: Definitions, acc: _Accumulated, writer: Writer) -> None:
-    counts, seen_regions = acc.counts, acc.seen_regions
+def _finish_definitions(defs: Definitions, run: _Conversion, writer: Writer) -> None:
+    counts, seen_regions = run.counts, run.seen_regions
     defs.flags["otf2_event_counts"] = dict(sorted(counts.items()))
     defs.t_end = max(defs.t_end, writer.time_max())
-    for what, n in acc.problems.counts.items():
+    for what, n in run.problems.counts.items():
         defs.warn(f"{n} {what} not represented")
-    tasks = sum(counts.get(k, 0) for k in ("ThreadTaskSwitch", "OmpTaskSwitch"))
-    if tasks:
-        defs.warn(f"{tasks} task switches recorded as events; tasks do not yet keep call stacks of their own")
     used = {defs.regions[i].paradigm for i in seen_regions if 0 <= i < len(defs.regions)}
     order = ["mpi", "openmp", "pthread", "cuda", "hip", "opencl", "io"]
     defs.paradigms = [p for p in order if p in used]

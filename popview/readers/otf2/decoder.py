@@ -35,36 +35,47 @@ RECORD_NAMES = {
     32: "ParameterString", 33: "ParameterInt", 34: "ParameterUnsignedInt", 83: "ProgramBegin", 84: "ProgramEnd",
 }
 _SINGLETONS = (12, 13, 16, 17, 20, 21, 24, 28, 29, 30)   # records without a length field (one compressed value)
-_OTHER = (16, 17, 20, 21, 32, 33, 34, 83, 84)
 
-# Thread records: record id -> (raw kind, field types (1 uint8, 2 uint32, 3 uint64), field for column a or -1).
+# Thread records: record id -> (raw kind, fields). A field is (type, column): type 1 uint8, 2 uint32,
+# 3 uint64, 4 uint32 communicator ref (mapped to the global id); column 0..2 = a..c, -1 = not kept.
 _THREAD_RECORDS = {
-    24: ("OmpFork", raw.THREAD_FORK, (2,), 0), 25: ("OmpJoin", raw.THREAD_JOIN, (), -1),
-    26: ("OmpAcquireLock", raw.LOCK_ACQUIRE, (2, 2), 0), 27: ("OmpReleaseLock", raw.LOCK_RELEASE, (2, 2), 0),
-    28: ("OmpTaskCreate", raw.TASK_CREATE, (3,), 0), 29: ("OmpTaskSwitch", raw.TASK_SWITCH, (3,), 0),
-    30: ("OmpTaskComplete", raw.TASK_COMPLETE, (3,), 0),
-    53: ("ThreadFork", raw.THREAD_FORK, (1, 2), 1), 54: ("ThreadJoin", raw.THREAD_JOIN, (1,), -1),
-    55: ("ThreadTeamBegin", raw.TEAM_BEGIN, (2,), -1), 56: ("ThreadTeamEnd", raw.TEAM_END, (2,), -1),
-    57: ("ThreadAcquireLock", raw.LOCK_ACQUIRE, (1, 2, 2), 1), 58: ("ThreadReleaseLock", raw.LOCK_RELEASE, (1, 2, 2), 1),
-    59: ("ThreadTaskCreate", raw.TASK_CREATE, (2, 2, 2), 2), 60: ("ThreadTaskSwitch", raw.TASK_SWITCH, (2, 2, 2), 2),
-    61: ("ThreadTaskComplete", raw.TASK_COMPLETE, (2, 2, 2), 2),
-    62: ("ThreadCreate", raw.THREAD_LIFE, (2, 3), -1), 63: ("ThreadBegin", raw.THREAD_LIFE, (2, 3), -1),
-    64: ("ThreadWait", raw.THREAD_LIFE, (2, 3), -1), 65: ("ThreadEnd", raw.THREAD_LIFE, (2, 3), -1),
+    24: ("OmpFork", raw.THREAD_FORK, ((2, 0),)), 25: ("OmpJoin", raw.THREAD_JOIN, ()),
+    26: ("OmpAcquireLock", raw.LOCK_ACQUIRE, ((2, 0), (2, -1))),
+    27: ("OmpReleaseLock", raw.LOCK_RELEASE, ((2, 0), (2, -1))),
+    28: ("OmpTaskCreate", raw.TASK_CREATE, ((3, 0),)), 29: ("OmpTaskSwitch", raw.TASK_SWITCH, ((3, 0),)),
+    30: ("OmpTaskComplete", raw.TASK_COMPLETE, ((3, 0),)),
+    53: ("ThreadFork", raw.THREAD_FORK, ((1, -1), (2, 0))), 54: ("ThreadJoin", raw.THREAD_JOIN, ((1, -1),)),
+    55: ("ThreadTeamBegin", raw.TEAM_BEGIN, ((4, 0),)), 56: ("ThreadTeamEnd", raw.TEAM_END, ((4, 0),)),
+    57: ("ThreadAcquireLock", raw.LOCK_ACQUIRE, ((1, -1), (2, 0), (2, -1))),
+    58: ("ThreadReleaseLock", raw.LOCK_RELEASE, ((1, -1), (2, 0), (2, -1))),
+    59: ("ThreadTaskCreate", raw.TASK_CREATE, ((4, 2), (2, 1), (2, 0))),
+    60: ("ThreadTaskSwitch", raw.TASK_SWITCH, ((4, 2), (2, 1), (2, 0))),
+    61: ("ThreadTaskComplete", raw.TASK_COMPLETE, ((4, 2), (2, 1), (2, 0))),
+    62: ("ThreadCreate", raw.THREAD_LIFE, ((2, -1), (3, -1))), 63: ("ThreadBegin", raw.THREAD_LIFE, ((2, -1), (3, -1))),
+    64: ("ThreadWait", raw.THREAD_LIFE, ((2, -1), (3, -1))), 65: ("ThreadEnd", raw.THREAD_LIFE, ((2, -1), (3, -1))),
 }
+OMP_TASK_RECORDS = (28, 29, 30)   # no creating thread and team: columns b, c are -1
 RECORD_NAMES.update({rid: spec[0] for rid, spec in _THREAD_RECORDS.items()})
 THREAD_KIND = np.full(256, -1, np.int64)
 THREAD_FIELDS = np.zeros((256, 3), np.int64)
-THREAD_A = np.full(256, -1, np.int64)
-for _rid, (_name, _kind, _fields, _a) in _THREAD_RECORDS.items():
+THREAD_COLUMN = np.full((256, 3), -1, np.int64)
+for _rid, (_name, _kind, _fields) in _THREAD_RECORDS.items():
     THREAD_KIND[_rid] = _kind
-    THREAD_FIELDS[_rid, :len(_fields)] = _fields
-    THREAD_A[_rid] = _a
+    for _f, (_type, _column) in enumerate(_fields):
+        THREAD_FIELDS[_rid, _f] = _type
+        THREAD_COLUMN[_rid, _f] = _column
 
 # Mapping table types (OTF2_MappingType) and local definition record ids.
 MAP_REGION, MAP_METRIC, MAP_COMM = 3, 5, 6
 DEF_MAPPING_TABLE, DEF_CLOCK_OFFSET = 5, 6
 
 OK, UNSUPPORTED, MALFORMED, TRUNCATED, FULL = 0, 1, 2, 3, 4
+
+# Record ids whose layout the decoder knows (others go to the bindings untouched).
+KNOWN = np.zeros(256, np.bool_)
+KNOWN[[ATTRIBUTE_LIST, *RECORD_NAMES]] = True
+SINGLETON = np.zeros(256, np.bool_)
+SINGLETON[list(_SINGLETONS)] = True
 UINT32_ALL = 0xFFFFFFFF
 
 
@@ -141,7 +152,9 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
     n_clock = len(clk_begin)
     while pos < size:
         if pos == chunk:
-            if pos + CHUNK_HEADER_SIZE > size or buf[pos] != CHUNK_HEADER:
+            if pos + CHUNK_HEADER_SIZE > size:
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, TRUNCATED, size
+            if buf[pos] != CHUNK_HEADER:
                 return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             if buf[pos + 1] != LITTLE_ENDIAN:
                 return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, UNSUPPORTED, -1
@@ -158,28 +171,27 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
             break
         if rtype == TIMESTAMP:
             if pos + 8 > size:
-                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, TRUNCATED, size
             time = _u64_full(buf, pos)
             pos += 8
             continue
-        is_singleton = False
-        for s in _SINGLETONS:
-            if rtype == s:
-                is_singleton = True
+        if not KNOWN[rtype]:
+            return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, UNSUPPORTED, rtype
+        is_singleton = SINGLETON[rtype]
         end = size
-        if not is_singleton:
+        if not is_singleton:          # the layout is known: running past the file's end is truncation
             if pos >= size:
-                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, TRUNCATED, size
             length = np.int64(buf[pos])
             pos += 1
             if length == 0xFF:
                 if pos + 8 > size:
-                    return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
+                    return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, TRUNCATED, size
                 length = np.int64(_u64_full(buf, pos))
                 pos += 8
             end = pos + length
             if end > size:
-                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, TRUNCATED, size
         if rtype == ATTRIBUTE_LIST:
             pos = end
             continue
@@ -275,6 +287,8 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
             pos = end
         elif THREAD_KIND[rtype] >= 0:
             p = pos
+            if rtype == 28 or rtype == 29 or rtype == 30:
+                b = c = minus1
             for f in range(3):
                 ftype = THREAD_FIELDS[rtype, f]
                 if ftype == 0:
@@ -286,31 +300,32 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
                     v = np.int64(buf[p])
                     p += 1
                 else:
-                    v, p = _compressed(buf, p, end, u32all if ftype == 2 else minus1)
+                    v, p = _compressed(buf, p, end, minus1 if ftype == 3 else u32all)
                     if p < 0:
                         break
-                if f == THREAD_A[rtype]:
+                    if ftype == 4:
+                        v = _mapped(map_comm, v)
+                column = THREAD_COLUMN[rtype, f]
+                if column == 0:
                     a = v
+                elif column == 1:
+                    b = v
+                elif column == 2:
+                    c = v
             if p < 0:
                 return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             kind = THREAD_KIND[rtype]
             pos = p if is_singleton else end
-        else:
-            other = False
-            for s in _OTHER:
-                if rtype == s:
-                    other = True
-            if not other:
-                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, UNSUPPORTED, rtype
+        else:                               # requests, parameters, program begin/end: counted only
             if is_singleton:
                 v, pos = _compressed(buf, pos, size, minus1)
                 if pos < 0:
-                    return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
+                    return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, TRUNCATED, size
             else:
                 pos = end
             kind = raw.OTHER
         if pos < 0:
-            return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
+            return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, TRUNCATED if is_singleton else MALFORMED, size
         counts[rtype] += 1
         ck[m] = kind
         ct[m] = t

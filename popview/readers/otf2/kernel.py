@@ -1,25 +1,45 @@
 """One pass over a location's raw records (numba): the events rows (regions,
-metrics, collectives, info), the thread states from the region stack, and
-the message halves. The records are in time order, so the output is too."""
+metrics, collectives, info), the thread states and the visits (calls rows)
+from the region stack, and the message halves. The records are in time
+order, so the output is too.
+
+Visits carry call-path ids local to the location (callpaths.py merges them).
+Two inputs tie a location to the others of its process:
+- a graft schedule: the intervals in which the location works in an OpenMP
+  team, each with the global call path of the master's fork; a visit entered
+  with an empty stack inside an interval hangs below that call path, as
+  Score-P and Cube show worker threads;
+- task restores: for each switch to an explicit task (generation number
+  != 0), the regions open in that task when it was last suspended (maybe on
+  another thread). A task runs on top of the thread's own stack, its visits
+  below the artificial root TASKS; a switch away ends its open visits and a
+  switch back re-enters them, so a task keeps one call stack of its own.
+"""
 from __future__ import annotations
 
 import numba
 import numpy as np
+from numba import types
+from numba.typed import Dict
 
 from popview.model.states import NOT_CREATED
 from popview.readers.otf2 import raw
+from popview.readers.otf2.callpaths import ROOT
 from popview.readers.otf2.definitions import COLL_BYTES_RECV as COLL_RECV
 from popview.readers.otf2.definitions import COLL_BYTES_SENT as COLL_SENT
 from popview.readers.otf2.definitions import COLL_COMM, COLL_ROOT, REGION_TYPE
 
 TRACING_DISABLED = 14
 UNDEFINED_U32 = 0xFFFFFFFF
+KEY_OFFSET = 1 << 29        # local call-path keys: (parent + KEY_OFFSET) << 32 | region
 
 # Problem counters (indexes into the returned array).
-P_UNDEFINED_REGION, P_UNDEFINED_METRIC, P_UNKNOWN_PEER, P_COLL_WITHOUT_BEGIN, P_OTHER_RECORDS = range(5)
+(P_UNDEFINED_REGION, P_UNDEFINED_METRIC, P_UNKNOWN_PEER, P_COLL_WITHOUT_BEGIN, P_OTHER_RECORDS,
+ P_UNMATCHED_LEAVE) = range(6)
 PROBLEMS = ("enter/leave records of undefined regions", "metric values of undefined metrics",
             "messages with an unknown communicator or rank", "collective ends without a begin",
-            "records of other kinds (program begin/end, parameters, requests...)")
+            "records of other kinds (program begin/end, parameters, requests...)",
+            "region exits without a matching entry")
 
 INFO_BASE = REGION_TYPE   # info event types are INFO_BASE + 1 ... (definitions.INFO_TYPES)
 # raw kind -> (info type offset from INFO_BASE, value: 0 -> 1, 1 -> a, 2 -> a + 1)
@@ -51,11 +71,44 @@ def _push_state(sb, se, ss, ns, t_prev, t, cur):
     return ns + 1
 
 
+@numba.njit(cache=True, inline="always")
+def _child(parent, pdepth, region, table, lt_parent, lt_region, lt_depth, lc_region, lc_child, n_lt):
+    """Local call path of `region` below `parent`; returns (id, table size). The last
+    child looked up below each call path is remembered: loops repeat it."""
+    if parent >= 0 and lc_region[parent] == region:
+        return lc_child[parent], n_lt
+    key = (parent + KEY_OFFSET) * 4294967296 + region
+    if key in table:
+        cp = table[key]
+    else:
+        cp = n_lt
+        table[key] = cp
+        lt_parent[cp] = parent
+        lt_region[cp] = region
+        lt_depth[cp] = pdepth + 1
+        lc_region[cp] = -1
+        n_lt += 1
+    if parent >= 0:
+        lc_region[parent] = region
+        lc_child[parent] = cp
+    return cp, n_lt
+
+
+@numba.njit(cache=True, inline="always")
+def _close_to(level, t, depth, st_row, rows_end):
+    """End the visits above stack level `level` at t; returns the new depth."""
+    while depth > level:
+        depth -= 1
+        rows_end[st_row[depth]] = t
+    return depth
+
+
 @numba.njit(cache=True, nogil=True)
 def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
-                 region_index, region_state, flush_region, root_region, idle_state, with_states,
+                 region_index, region_state, flush_region, root_region, tasks_region, idle_state, with_states,
                  metric_code, metric_slot, metric_acc, n_slots,
-                 comm_procs, comm_size, comm_self, process, info):
+                 comm_procs, comm_size, comm_self, process, info,
+                 gs_begin, gs_end, gs_base, gs_depth, rs_off, rs_regions):
     n = len(kind)
     cap = 2 * n + 8
     et = np.empty(cap, np.int64)
@@ -70,11 +123,30 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
     mg = np.empty(n, np.int64)
     mz = np.empty(n, np.int64)
     ms = np.empty(n, np.int8)
-    problems = np.zeros(5, np.int64)
+    n_visits = n + len(rs_regions) + 2     # a record opens at most one visit; plus restores and the root
+    rb = np.empty(n_visits, np.int64)      # visits: begin, end, local call path, call-path depth
+    re = np.empty(n_visits, np.int64)
+    rcp = np.empty(n_visits, np.int64)
+    rdep = np.empty(n_visits, np.int64)
+    lt_parent = np.empty(n_visits, np.int64)   # local call paths: parent, region, depth
+    lt_region = np.empty(n_visits, np.int64)
+    lt_depth = np.empty(n_visits, np.int64)
+    lc_region = np.empty(n_visits, np.int64)   # the last child looked up below each
+    lc_child = np.empty(n_visits, np.int64)
+    table = Dict.empty(key_type=types.int64, value_type=types.int64)
+    problems = np.zeros(len(PROBLEMS), np.int64)
     last_value = np.zeros(max(n_slots, 1), np.int64)
     seen_slot = np.zeros(max(n_slots, 1), np.bool_)
-    stack = np.empty(64, np.int64)
+    st_region = np.empty(64, np.int64)     # the stack: region, local call path, visit row
+    st_cp = np.empty(64, np.int64)
+    st_row = np.empty(64, np.int64)
     depth = 0
+    n_lt = 0
+    nr = 0
+    floor = 0                  # leaves never pop below this level (the root, the running task's TASKS)
+    task_base = -1             # stack level of the running explicit task's TASKS entry
+    n_switch = 0               # switches to explicit tasks so far (index into the restores)
+    gi = 0                     # current graft interval
     off = False
     cur = NOT_CREATED
     t_prev = np.int64(0)
@@ -82,28 +154,29 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
     nstates = 0
     nmsg = 0
     pending_coll = -1          # first of 4 reserved event slots of an open collective
-    flush_until = np.int64(-1)  # pending leave of a buffer flush
+    flush_until = np.int64(-1)  # pending end of a buffer flush
+    flush_level = 0
     t_first = _ns(ticks[0], offset, ns_per_tick) if n else np.int64(0)
     t_last = _ns(ticks[n - 1], offset, ns_per_tick) if n else np.int64(0)
-    for i in range(n + 2):
-        # i == 0: artificial root enter; i == n + 1: root leave; otherwise record i - 1
-        if i == 0 or i == n + 1:
-            if root_region < 0 or n == 0:
-                continue
-            t = t_first if i == 0 else t_last
-            k = raw.ENTER if i == 0 else raw.LEAVE
-            region = root_region
-        else:
-            r = i - 1
-            k = kind[r]
-            t = _ns(ticks[r], offset, ns_per_tick)
-            region = -1
-        if flush_until >= 0 and (t >= flush_until or i == n + 1):
-            # the flush ends before this record
-            nstates, t_prev, m, depth, cur = _end_flush(flush_until, with_states, sb, se, ss, nstates, t_prev,
-                                                        cur, et, ey, ev, m, depth, stack, off, region_state,
-                                                        idle_state)
+    if root_region >= 0 and n > 0:
+        cp, n_lt = _child(ROOT, -1, root_region, table, lt_parent, lt_region, lt_depth, lc_region, lc_child, n_lt)
+        st_region[0], st_cp[0], st_row[0] = root_region, cp, 0
+        rb[0], re[0], rcp[0], rdep[0] = t_first, t_first, cp, 0
+        depth, nr, floor = 1, 1, 1
+    for r in range(n + 1):
+        t = _ns(ticks[r], offset, ns_per_tick) if r < n else t_last
+        if flush_until >= 0 and (t >= flush_until or r == n):    # the flush ends before this record
+            if with_states:
+                nstates = _push_state(sb, se, ss, nstates, t_prev, flush_until, cur)
+                t_prev = max(t_prev, flush_until)
+            et[m], ey[m], ev[m] = flush_until, REGION_TYPE, 0
+            m += 1
+            depth = _close_to(flush_level, flush_until, depth, st_row, re)
+            cur = _state(st_region, depth, off, region_state, idle_state)
             flush_until = -1
+        if r == n:
+            break
+        k = kind[r]
         if with_states:
             nstates = _push_state(sb, se, ss, nstates, t_prev, t, cur)
             t_prev = max(t_prev, t)
@@ -111,65 +184,96 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
             et = _grow(et)
             ey = _grow(ey)
             ev = _grow(ev)
-        if k == raw.ENTER or k == raw.LEAVE:
-            if region < 0:
-                ref = a[i - 1]
+        need = depth + 2
+        if k == raw.TASK_SWITCH and n_switch + 1 < len(rs_off):
+            need += rs_off[n_switch + 1] - rs_off[n_switch]
+        if need > len(st_region):
+            st_region = _grow(st_region, need)
+            st_cp = _grow(st_cp, need)
+            st_row = _grow(st_row, need)
+        if k == raw.ENTER or k == raw.BUFFER_FLUSH:
+            if k == raw.ENTER:
+                region = -1
+                ref = a[r]
                 if 0 <= ref < len(region_index):
                     region = region_index[ref]
                 if region < 0:
                     problems[P_UNDEFINED_REGION] += 1
                     continue
-            et[m] = t
-            ey[m] = REGION_TYPE
-            if k == raw.ENTER:
-                ev[m] = region + 1
-                if depth == len(stack):
-                    stack = np.concatenate((stack, np.empty(depth, np.int64)))
-                stack[depth] = region
-                depth += 1
             else:
-                ev[m] = 0
-                if depth > 0:
-                    depth -= 1
+                region = flush_region
+                flush_until = max(_ns(a[r], offset, ns_per_tick), t)
+                flush_level = depth
+            et[m], ey[m], ev[m] = t, REGION_TYPE, region + 1
             m += 1
-        elif k == raw.BUFFER_FLUSH:
-            r = i - 1
-            et[m] = t
-            ey[m] = REGION_TYPE
-            ev[m] = flush_region + 1
-            m += 1
-            if depth == len(stack):
-                stack = np.concatenate((stack, np.empty(depth, np.int64)))
-            stack[depth] = flush_region
+            parent, pdepth = np.int64(ROOT), np.int64(-1)
+            if depth > 0:
+                parent = st_cp[depth - 1]
+                pdepth = lt_depth[parent]
+            elif len(gs_begin):
+                while gi < len(gs_begin) and gs_end[gi] < t:
+                    gi += 1
+                if gi < len(gs_begin) and gs_begin[gi] <= t and gs_base[gi] >= 0:
+                    parent, pdepth = -2 - gs_base[gi], gs_depth[gi]
+            cp, n_lt = _child(parent, pdepth, region, table, lt_parent, lt_region, lt_depth, lc_region, lc_child,
+                              n_lt)
+            st_region[depth], st_cp[depth], st_row[depth] = region, cp, nr
+            rb[nr], re[nr], rcp[nr], rdep[nr] = t, t, cp, lt_depth[cp]
             depth += 1
-            flush_until = max(_ns(a[r], offset, ns_per_tick), t)
+            nr += 1
+        elif k == raw.LEAVE:
+            et[m], ey[m], ev[m] = t, REGION_TYPE, 0
+            m += 1
+            if depth > floor:
+                depth -= 1
+                re[st_row[depth]] = t
+            else:
+                problems[P_UNMATCHED_LEAVE] += 1
+        elif k == raw.TASK_SWITCH or k == raw.TASK_COMPLETE:
+            if task_base >= 0:           # the running explicit task stops: suspended or done
+                depth = _close_to(task_base, t, depth, st_row, re)
+                task_base = -1
+                floor = 1 if root_region >= 0 else 0
+            if k == raw.TASK_SWITCH and a[r] != 0:
+                cp, n_lt = _child(ROOT, -1, tasks_region, table, lt_parent, lt_region, lt_depth, lc_region,
+                                  lc_child, n_lt)
+                task_base = depth
+                st_region[depth], st_cp[depth], st_row[depth] = tasks_region, cp, nr
+                rb[nr], re[nr], rcp[nr], rdep[nr] = t, t, cp, 0
+                depth += 1
+                nr += 1
+                if n_switch + 1 < len(rs_off):
+                    for q in range(rs_off[n_switch], rs_off[n_switch + 1]):
+                        parent = st_cp[depth - 1]
+                        cp, n_lt = _child(parent, lt_depth[parent], rs_regions[q], table, lt_parent, lt_region,
+                                          lt_depth, lc_region, lc_child, n_lt)
+                        st_region[depth], st_cp[depth], st_row[depth] = rs_regions[q], cp, nr
+                        rb[nr], re[nr], rcp[nr], rdep[nr] = t, t, cp, lt_depth[cp]
+                        depth += 1
+                        nr += 1
+                n_switch += 1
+                floor = task_base + 1
+            et[m], ey[m], ev[m] = t, INFO_BASE + info[k, 0], a[r] + 1
+            m += 1
         elif k == raw.MEASUREMENT:
-            r = i - 1
             off = a[r] != 1
-            et[m] = t
-            ey[m] = INFO_BASE + 10
-            ev[m] = a[r]
+            et[m], ey[m], ev[m] = t, INFO_BASE + 10, a[r]
             m += 1
         elif k == raw.METRIC:
-            r = i - 1
             ref = a[r]
             pos = b[r]
             if ref < 0 or ref >= metric_code.shape[0] or pos < 0 or pos >= metric_code.shape[1] \
                     or metric_code[ref, pos] < 0:
                 problems[P_UNDEFINED_METRIC] += 1
                 continue
-            value = c[r]
-            if d[r] == 1:
-                value = np.int64(np.rint(cf[r]))
+            value = c[r] if d[r] != 1 else np.int64(np.rint(cf[r]))
             if metric_acc[ref, pos]:
                 slot = metric_slot[ref, pos]
                 delta = value - last_value[slot] if seen_slot[slot] else value
                 last_value[slot] = value
                 seen_slot[slot] = True
                 value = delta
-            et[m] = t
-            ey[m] = metric_code[ref, pos]
-            ev[m] = value
+            et[m], ey[m], ev[m] = t, metric_code[ref, pos], value
             m += 1
         elif k == raw.COLL_BEGIN:
             pending_coll = m
@@ -179,7 +283,6 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
                 ev[m] = 0
                 m += 1
         elif k == raw.COLL_END:
-            r = i - 1
             at = pending_coll
             if at < 0:
                 problems[P_COLL_WITHOUT_BEGIN] += 1
@@ -205,7 +308,6 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
             ey[at + 3] = COLL_RECV
             ev[at + 3] = max(e[r], 0)
         elif k == raw.MPI_SEND or k == raw.MPI_ISEND or k == raw.MPI_RECV or k == raw.MPI_IRECV:
-            r = i - 1
             comm = b[r]
             rank = a[r]
             peer = -1
@@ -227,37 +329,22 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
         elif k == raw.OTHER:
             problems[P_OTHER_RECORDS] += 1
         elif 0 <= k < info.shape[0] and info[k, 0] >= 0:
-            r = i - 1
             et[m] = t
             ey[m] = INFO_BASE + info[k, 0]
             ev[m] = 1 if info[k, 1] == 0 else (a[r] if info[k, 1] == 1 else a[r] + 1)
             m += 1
-        cur = _state(stack, depth, off, region_state, idle_state)
-    if flush_until >= 0:
-        nstates, t_prev, m, depth, cur = _end_flush(flush_until, with_states, sb, se, ss, nstates, t_prev, cur,
-                                                    et, ey, ev, m, depth, stack, off, region_state, idle_state)
+        cur = _state(st_region, depth, off, region_state, idle_state)
+    if root_region >= 0 and depth == 1:   # the root lasts from the first record to the last
+        depth = _close_to(0, t_last, depth, st_row, re)
+        cur = _state(st_region, depth, off, region_state, idle_state)
     if with_states:  # after its last record a finished location is no longer running
         tail = NOT_CREATED if depth == 0 and not off else cur
         nstates = _push_state(sb, se, ss, nstates, t_prev, max(t_end, t_prev), tail)
+    _close_to(0, max(t_end, t_last), depth, st_row, re)     # what is still open lasts to the trace end
     keep = ey[:m] >= 0          # reserved slots of collectives that never ended
     return (et[:m][keep], ey[:m][keep], ev[:m][keep], sb[:nstates], se[:nstates], ss[:nstates],
-            mt[:nmsg], mc[:nmsg], mp[:nmsg], mg[:nmsg], mz[:nmsg], ms[:nmsg], problems)
-
-
-@numba.njit(cache=True)
-def _end_flush(flush_until, with_states, sb, se, ss, nstates, t_prev, cur, et, ey, ev, m, depth, stack, off,
-               region_state, idle_state):
-    """Close a pending buffer flush at `flush_until`: its state, its leave event, the stack."""
-    if with_states:
-        nstates = _push_state(sb, se, ss, nstates, t_prev, flush_until, cur)
-        t_prev = max(t_prev, flush_until)
-    et[m] = flush_until
-    ey[m] = REGION_TYPE
-    ev[m] = 0
-    m += 1
-    if depth > 0:
-        depth -= 1
-    return nstates, t_prev, m, depth, _state(stack, depth, off, region_state, idle_state)
+            mt[:nmsg], mc[:nmsg], mp[:nmsg], mg[:nmsg], mz[:nmsg], ms[:nmsg], problems,
+            rb[:nr], re[:nr], rcp[:nr], rdep[:nr], lt_parent[:n_lt], lt_region[:n_lt])
 
 
 @numba.njit(cache=True, inline="always")
@@ -271,7 +358,7 @@ def _state(stack, depth, off, region_state, idle_state):
 
 
 @numba.njit(cache=True)
-def _grow(x):
-    out = np.empty(2 * len(x), x.dtype)
+def _grow(x, at_least=0):
+    out = np.empty(max(2 * len(x), at_least), x.dtype)
     out[:len(x)] = x
     return out

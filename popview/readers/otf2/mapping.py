@@ -43,26 +43,57 @@ class Problems:
             self.counts[what] = self.counts.get(what, 0) + int(n)
 
 
+@dataclass
+class Links:
+    """What ties a location to the others of its process (see kernel.py): graft
+    intervals with the master's fork call path and its depth, and the regions to
+    re-enter at each switch to an explicit task (CSR: offsets, regions)."""
+
+    graft_begin: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    graft_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    graft_base: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    graft_depth: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    restore_offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    restore_regions: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+@dataclass
+class Mapped:
+    """One location's rows: events, states (None for metric locations), visits with
+    local call paths and the local call-path table (parent, region)."""
+
+    events: dict
+    states: dict | None
+    visits: dict
+    local_parent: np.ndarray
+    local_region: np.ndarray
+
+
 def convert_location(loc: int, kind: str, process: int, rec: RawEvents, tables: Tables, t_end: int,
                      root: str | None, idle_state: int, sends: Halves, recvs: Halves,
-                     problems: Problems) -> tuple[dict, dict | None]:
-    """(events columns, states columns or None) of one location; its message halves go to
-    `sends` / `recvs`."""
+                     problems: Problems, links: Links | None = None) -> Mapped:
+    """The rows of one location; its message halves go to `sends` / `recvs`."""
     lk = tables.kernel_tables()
+    links = links or Links()
     out = kernel.map_location(
         rec.kind, rec.time, rec.a, rec.b, rec.c, rec.c.view(np.float64), rec.d, rec.e,
         np.int64(tables.global_offset), np.float64(tables.ns_per_tick), np.int64(t_end),
         tables.region_index.astype(np.int64), tables.region_state, np.int64(tables.flush_region),
-        np.int64(tables.root_region[root] if root else -1), np.int32(idle_state), kind != "metric",
+        np.int64(tables.root_region[root] if root else -1), np.int64(tables.root_region["TASKS"]),
+        np.int32(idle_state), kind != "metric",
         lk.metric_code, lk.metric_slot, lk.metric_acc, np.int64(lk.n_slots),
-        lk.comm_procs, lk.comm_size, lk.comm_self, np.int64(process), kernel.INFO)
-    et, ey, ev, sb, se, ss, mt, mc, mp, mg, mz, ms, found = out
+        lk.comm_procs, lk.comm_size, lk.comm_self, np.int64(process), kernel.INFO,
+        links.graft_begin, links.graft_end, links.graft_base, links.graft_depth,
+        links.restore_offsets, links.restore_regions)
+    et, ey, ev, sb, se, ss, mt, mc, mp, mg, mz, ms, found, vb, ve, vcp, vdepth, lt_parent, lt_region = out
     for what, n in zip(kernel.PROBLEMS, found):
         problems.add(what, int(n))
     events = {"loc": np.full(len(et), loc, np.int32), "time": et, "type": ey.astype(np.int32), "value": ev}
     states = None
     if kind != "metric":
         states = {"loc": np.full(len(sb), loc, np.int32), "begin": sb, "end": se, "state": ss}
+    visits = {"loc": np.full(len(vb), loc, np.int32), "begin": vb, "end": ve, "callpath": vcp,
+              "depth": vdepth.astype(np.int16)}
     is_send = ms == 1
     me = np.full(len(mt), process, np.int64)
     for halves, sel in ((sends, is_send), (recvs, ~is_send)):
@@ -70,7 +101,7 @@ def convert_location(loc: int, kind: str, process: int, rec: RawEvents, tables: 
             halves.add(loc=np.full(int(sel.sum()), loc), time=mt[sel], comm=mc[sel],
                        src=me[sel] if halves is sends else mp[sel], dst=mp[sel] if halves is sends else me[sel],
                        tag=mg[sel], size=mz[sel])
-    return events, states
+    return Mapped(events, states, visits, lt_parent, lt_region)
 
 
 def match_messages(sends: dict, recvs: dict) -> tuple[dict, int, int]:

@@ -15,10 +15,12 @@ COLL_BEGIN, COLL_END = 6, 7              # end: a = op, b = comm ref, c = root r
 METRIC = 8                               # a = metric ref, b = member position, c = value (int64 or float64 bits), d = 1 if float
 MEASUREMENT = 9                          # a = 1 on, 0 off
 BUFFER_FLUSH = 10                        # a = stop time (ticks)
-THREAD_FORK, THREAD_JOIN = 11, 12        # a = requested threads
-TEAM_BEGIN, TEAM_END = 13, 14
+THREAD_FORK, THREAD_JOIN = 11, 12        # fork: a = requested threads
+TEAM_BEGIN, TEAM_END = 13, 14            # a = thread team (communicator ref)
 LOCK_ACQUIRE, LOCK_RELEASE = 15, 16      # a = lock id
-TASK_CREATE, TASK_SWITCH, TASK_COMPLETE = 17, 18, 19   # a = generation / task id
+TASK_CREATE, TASK_SWITCH, TASK_COMPLETE = 17, 18, 19   # a = generation number (0: the implicit task),
+                                         # b = creating thread, c = thread team; OpenMP 1.x form:
+                                         # a = task id, b = c = -1
 IO_BEGIN, IO_COMPLETE = 20, 21           # a = bytes
 RMA = 22                                 # a = bytes
 THREAD_LIFE = 23                         # ThreadCreate / Begin / Wait / End
