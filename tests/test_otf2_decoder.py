@@ -60,7 +60,8 @@ def test_decoder_equals_bindings_on_every_record_kind(kinds_archive):
 
 
 @pytest.mark.parametrize("write", [write_task_trace, lambda f: write_openmp_trace(f, generic=False),
-                                   write_openmp_trace], ids=["tasks", "openmp-1.x", "teams"])
+                                   lambda f: write_openmp_trace(f, double_metrics=True)],
+                         ids=["tasks", "openmp-1.x", "teams-and-double-metrics"])
 def test_decoder_equals_bindings_on_thread_records(tmp_path, write):
     assert _compare(write(tmp_path / "run").anchor) == 0
 

@@ -177,3 +177,20 @@ def test_bindings_path_links_alike(tmp_path, monkeypatch):
     for t in ("events", "states", "calls"):
         for name, values in tables[True][t].items():
             np.testing.assert_array_equal(values, tables[False][t][name], err_msg=f"{t}.{name}")
+
+
+# ------------------------------------------------------------------ double metrics
+
+def test_double_metrics_are_exact(tmp_path):
+    from popview.testing.otf2_writer import ENERGY_J, POWER_W
+
+    written = write_openmp_trace(tmp_path / "run", ranks=1, threads=2, iterations=1, double_metrics=True)
+    with popview.open(written.anchor, cache_dir=tmp_path / "cache") as exp:
+        d = exp.definitions
+        ev = exp.reader.read("events")
+        for name, expected in (("power", POWER_W), ("energy", np.diff(ENERGY_J, prepend=0.0))):
+            et = d.event_types[d.counter_code(name)]
+            assert et.value_type == "double"
+            values = et.decode(ev["value"][ev["type"] == et.code])
+            assert values.tolist() == list(expected)      # exact: 0.1 and 1e-3 too
+        assert list(np.diff(ENERGY_J, prepend=0.0)) == [0.5, 1.25, 1.25]

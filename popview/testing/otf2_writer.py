@@ -397,6 +397,8 @@ OMP_REGIONS = {  # name -> (paradigm, role)
 PARALLEL, FOR, BARRIER = "!$omp parallel @x.c:10", "!$omp for @x.c:12", "!$omp implicit barrier @x.c:20"
 SINGLE, CREATE, TASK, TASKWAIT = ("!$omp single @x.c:14", "!$omp create task @x.c:15", "!$omp task @x.c:15",
                                   "!$omp taskwait @x.c:17")
+POWER_W = (151.25, 0.1, 1e-3)          # absolute double samples (OpenMP archive, master of rank 0)
+ENERGY_J = (0.5, 1.75, 3.0)            # accumulated double samples: increments 0.5, 1.25, 1.25
 
 
 @dataclass
@@ -473,18 +475,19 @@ def nested_script() -> list[list[tuple]]:
 
 
 def write_nested_trace(folder: Path) -> Scripted:
-    return _write_scripted(folder, [nested_script()], 3, nested=True)
+    return _write_scripted(folder, [nested_script()], 3, False, nested=True)
 
 
 def write_openmp_trace(folder: Path, ranks: int = 2, threads: int = 3, iterations: int = 3,
-                       generic: bool = True) -> Scripted:
-    """MPI ranks of OpenMP threads from openmp_script (1 tick = 1 ns)."""
+                       generic: bool = True, double_metrics: bool = False) -> Scripted:
+    """MPI ranks of OpenMP threads from openmp_script (1 tick = 1 ns); with
+    `double_metrics` the master of rank 0 records POWER_W and ENERGY_J."""
     return _write_scripted(folder, [openmp_script(r, threads, iterations, generic) for r in range(ranks)],
-                           threads)
+                           threads, double_metrics)
 
 
 def write_task_trace(folder: Path) -> Scripted:
-    return _write_scripted(folder, [task_script()], 3)
+    return _write_scripted(folder, [task_script()], 3, False)
 
 
 _RECORD_NAMES = {"enter": "Enter", "leave": "Leave", "team_begin": "ThreadTeamBegin", "team_end": "ThreadTeamEnd",
@@ -492,7 +495,8 @@ _RECORD_NAMES = {"enter": "Enter", "leave": "Leave", "team_begin": "ThreadTeamBe
                  "task_complete": "ThreadTaskComplete"}
 
 
-def _write_scripted(folder: Path, scripts: list[list[list[tuple]]], threads: int, nested: bool = False) -> Scripted:
+def _write_scripted(folder: Path, scripts: list[list[list[tuple]]], threads: int, double_metrics: bool,
+                    nested: bool = False) -> Scripted:
     folder = Path(folder)
     out = Scripted(anchor=folder / "traces.otf2", ranks=len(scripts), threads=threads)
     counts: dict[str, int] = {}
@@ -514,6 +518,10 @@ def _write_scripted(folder: Path, scripts: list[list[list[tuple]]], threads: int
                                                          members=members))
                   for k, members in enumerate([row[:2], row[1:3]] if nested else [row])] for r, row in enumerate(locs)]
         regions = {name: d.region(name, paradigm=p, region_role=role) for name, (p, role) in OMP_REGIONS.items()}
+        metrics = None
+        if double_metrics:
+            metrics = (d.metric("power", metric_mode=MetricMode.ABSOLUTE_POINT, value_type=Type.DOUBLE, unit="W"),
+                       d.metric("energy", metric_mode=MetricMode.ACCUMULATED_START, value_type=Type.DOUBLE, unit="J"))
         for r, rank_scripts in enumerate(scripts):
             for t, script in enumerate(rank_scripts):
                 w = trace.event_writer_from_location(locs[r][t])
@@ -522,6 +530,11 @@ def _write_scripted(folder: Path, scripts: list[list[list[tuple]]], threads: int
                     name = _RECORD_NAMES.get(what) or (("ThreadFork" if generic else "OmpFork") if what == "fork"
                                                        else ("ThreadJoin" if generic else "OmpJoin"))
                     counts[name] = counts.get(name, 0) + 1
+                if metrics is not None and r == 0 and t == 0:
+                    for k, (p, e) in enumerate(zip(POWER_W, ENERGY_J)):
+                        w.metric(script[-1][0] + 1 + k, metrics[0], p)
+                        w.metric(script[-1][0] + 1 + k, metrics[1], e)
+                    counts["Metric"] = counts.get("Metric", 0) + 2 * len(POWER_W)
     out.events = counts
     return out
 

@@ -40,6 +40,7 @@ class KernelTables:
     metric_code: np.ndarray      # [metric ref, member position] -> event type, -1 undefined
     metric_slot: np.ndarray      # [metric ref, member position] -> running-value slot
     metric_acc: np.ndarray       # [metric ref, member position] -> accumulated mode
+    metric_double: np.ndarray    # [metric ref, member position] -> float64 values (stored as their bits)
     n_slots: int
     comm_procs: np.ndarray       # [comm ref, rank] -> process, -1 padding
     comm_size: np.ndarray
@@ -57,7 +58,7 @@ class Tables:
     region_state: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))   # region -> state
     comm_procs: dict[int, np.ndarray] = field(default_factory=dict)   # comm ref -> rank -> process
     comm_self: set[int] = field(default_factory=set)
-    metric_members: dict[int, list[tuple[int, bool]]] = field(default_factory=dict)  # metric ref -> [(code, accumulated)]
+    metric_members: dict[int, list[tuple[int, bool, bool]]] = field(default_factory=dict)  # ref -> [(code, accumulated, double)]
     root_region: dict[str, int] = field(default_factory=dict)
     flush_region: int = -1
     global_offset: int = 0
@@ -77,11 +78,13 @@ def _kernel_tables(t: Tables) -> KernelTables:
     code = np.full((n_ref, max(width, 1)), -1, np.int64)
     slot = np.zeros((n_ref, max(width, 1)), np.int64)
     acc = np.zeros((n_ref, max(width, 1)), np.bool_)
+    double = np.zeros((n_ref, max(width, 1)), np.bool_)
     slots: dict[int, int] = {}
     for ref, members in t.metric_members.items():
-        for pos, (c, accumulated) in enumerate(members):
+        for pos, (c, accumulated, is_double) in enumerate(members):
             code[ref, pos] = c
             acc[ref, pos] = accumulated
+            double[ref, pos] = is_double
             slot[ref, pos] = slots.setdefault(c, len(slots))
     n_comm = max(t.comm_procs, default=-1) + 1
     size = np.zeros(n_comm, np.int64)
@@ -91,7 +94,7 @@ def _kernel_tables(t: Tables) -> KernelTables:
         size[ref] = len(p)
         procs[ref, :len(p)] = p
         is_self[ref] = ref in t.comm_self
-    return KernelTables(code, slot, acc, len(slots), procs, size, is_self)
+    return KernelTables(code, slot, acc, double, len(slots), procs, size, is_self)
 
 
 def build(reg, anchor_name: str, creator: str = "OTF2") -> tuple[Definitions, Tables]:
@@ -212,10 +215,12 @@ def _metrics(reg, defs: Definitions, tables: Tables) -> None:
                     n_other += 1
                 code_of[name] = code
                 unit = f" [{m.unit}]" if m.unit and m.unit != "#" else ""
+                value_type = "double" if enum_name(m.value_type) == "DOUBLE" else "int"
                 defs.event_types[code] = EventType(code=code, name=name, kind="counter",
-                                                   description=(m.description or "") + unit)
+                                                   description=(m.description or "") + unit, value_type=value_type)
                 defs.counters.append(name)
-            members.append((code_of[name], enum_name(m.metric_mode) in ACCUMULATED_MODES))
+            members.append((code_of[name], enum_name(m.metric_mode) in ACCUMULATED_MODES,
+                            defs.event_types[code_of[name]].value_type == "double"))
         tables.metric_members[metric._ref] = members
 
 

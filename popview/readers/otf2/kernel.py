@@ -106,7 +106,7 @@ def _close_to(level, t, depth, st_row, rows_end):
 @numba.njit(cache=True, nogil=True)
 def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
                  region_index, region_state, flush_region, root_region, tasks_region, idle_state, with_states,
-                 metric_code, metric_slot, metric_acc, n_slots,
+                 metric_code, metric_slot, metric_acc, metric_double, n_slots,
                  comm_procs, comm_size, comm_self, process, info,
                  gs_begin, gs_end, gs_base, gs_depth, rs_off, rs_regions):
     n = len(kind)
@@ -136,7 +136,10 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
     table = Dict.empty(key_type=types.int64, value_type=types.int64)
     problems = np.zeros(len(PROBLEMS), np.int64)
     last_value = np.zeros(max(n_slots, 1), np.int64)
+    last_float = np.zeros(max(n_slots, 1), np.float64)
     seen_slot = np.zeros(max(n_slots, 1), np.bool_)
+    bits = np.zeros(1, np.float64)
+    bits_int = bits.view(np.int64)
     st_region = np.empty(64, np.int64)     # the stack: region, local call path, visit row
     st_cp = np.empty(64, np.int64)
     st_row = np.empty(64, np.int64)
@@ -266,13 +269,23 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
                     or metric_code[ref, pos] < 0:
                 problems[P_UNDEFINED_METRIC] += 1
                 continue
-            value = c[r] if d[r] != 1 else np.int64(np.rint(cf[r]))
-            if metric_acc[ref, pos]:
-                slot = metric_slot[ref, pos]
-                delta = value - last_value[slot] if seen_slot[slot] else value
-                last_value[slot] = value
-                seen_slot[slot] = True
-                value = delta
+            slot = metric_slot[ref, pos]
+            if metric_double[ref, pos]:       # float64 bits, exactly
+                x = cf[r] if d[r] == 1 else np.float64(c[r])
+                if metric_acc[ref, pos]:
+                    delta = x - last_float[slot] if seen_slot[slot] else x
+                    last_float[slot] = x
+                    seen_slot[slot] = True
+                    x = delta
+                bits[0] = x
+                value = bits_int[0]
+            else:
+                value = c[r] if d[r] != 1 else np.int64(np.rint(cf[r]))
+                if metric_acc[ref, pos]:
+                    delta = value - last_value[slot] if seen_slot[slot] else value
+                    last_value[slot] = value
+                    seen_slot[slot] = True
+                    value = delta
             et[m], ey[m], ev[m] = t, metric_code[ref, pos], value
             m += 1
         elif k == raw.COLL_BEGIN:

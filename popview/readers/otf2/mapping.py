@@ -81,7 +81,7 @@ def convert_location(loc: int, kind: str, process: int, rec: RawEvents, tables: 
         tables.region_index.astype(np.int64), tables.region_state, np.int64(tables.flush_region),
         np.int64(tables.root_region[root] if root else -1), np.int64(tables.root_region["TASKS"]),
         np.int32(idle_state), kind != "metric",
-        lk.metric_code, lk.metric_slot, lk.metric_acc, np.int64(lk.n_slots),
+        lk.metric_code, lk.metric_slot, lk.metric_acc, lk.metric_double, np.int64(lk.n_slots),
         lk.comm_procs, lk.comm_size, lk.comm_self, np.int64(process), kernel.INFO,
         links.graft_begin, links.graft_end, links.graft_base, links.graft_depth,
         links.restore_offsets, links.restore_regions)
