@@ -42,6 +42,8 @@ class _Staging:
         self.loc_counts = np.zeros(max(n_locations_hint, 1), dtype=np.int64)
         self.last_time: dict[int, int] = {}
         self.time_sorted = True
+        self.loc_sorted = True       # locations never decrease in arrival order
+        self._last_loc = -1
         self.t_max = np.iinfo(np.int64).min
         for name, dtype in schema.columns(table):
             self.group.create_dataset(name, shape=(0,), maxshape=(None,), dtype=dtype, chunks=(1 << 18,))
@@ -57,6 +59,9 @@ class _Staging:
             ds[self.n:] = np.asarray(cols[name], dtype=dtype)
         self.n += n
         locs = np.asarray(cols[loc_col], dtype=np.int64)
+        if self.loc_sorted:
+            self.loc_sorted = locs[0] >= self._last_loc and bool((locs[1:] >= locs[:-1]).all())
+        self._last_loc = int(locs[-1])
         counts = np.bincount(locs)
         if len(counts) > len(self.loc_counts):
             self.loc_counts = np.pad(self.loc_counts, (0, len(counts) - len(self.loc_counts)))
@@ -234,6 +239,13 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     group.create_dataset("offsets", data=offsets)
     dsets = {name: create_column(group, name, dtype, total) for name, dtype in cols}
     if total == 0:
+        return
+    if stage.loc_sorted and stage.time_sorted:      # arrived in order: copied as it is
+        for s in range(0, total, SORT_BUDGET_ROWS):
+            progress(s / total, f"writing {table}")
+            for name, _ in cols:
+                dsets[name][s:s + SORT_BUDGET_ROWS] = stage.group[name][s:s + SORT_BUDGET_ROWS]
+        progress(1.0, f"wrote {table}")
         return
     groups = _location_groups(counts, SORT_BUDGET_ROWS)
     with tempfile.TemporaryDirectory(dir=Path(out.filename).parent, prefix=".popview-sort-") as scratch:

@@ -145,3 +145,33 @@ def test_sorting_in_small_location_groups_matches_one_group(tmp_path, monkeypatc
     for col in whole:
         assert np.array_equal(whole[col], grouped[col]), col
     assert np.all(np.diff(grouped["begin"][:50]) > 0)
+
+
+@pytest.mark.parametrize("arrival", ["in order", "locations interleaved", "time reversed in a location",
+                                     "a location comes back later"])
+def test_rows_come_out_sorted_whatever_their_arrival(tmp_path, monkeypatch, arrival):
+    """Rows already in (location, time) order are copied; any other order is sorted."""
+    from popview.cache import Progress, Writer, writer
+    from popview.model.definitions import Definitions, Location, Process
+
+    monkeypatch.setattr(writer, "SORT_BUDGET_ROWS", 7)      # copies and sorts in several slabs
+    loc = np.repeat([0, 1, 2], 10)
+    begin = np.tile(np.arange(10) * 10, 3)
+    order = {"in order": np.arange(30),
+             "locations interleaved": np.argsort(begin, kind="stable"),
+             "time reversed in a location": np.r_[np.arange(10), np.arange(19, 9, -1), np.arange(20, 30)],
+             "a location comes back later": np.r_[np.arange(5), np.arange(10, 30), np.arange(5, 10)]}[arrival]
+    defs = Definitions(source_format="paraver", t_end=200)
+    defs.processes = [Process("rank 0", 0)]
+    defs.locations = [Location(f"t{i}", 0, i) for i in range(3)]
+    w = Writer(tmp_path / "c.h5", "test", 3)
+    for chunk in np.array_split(order, 4):
+        w.append("states", {"loc": loc[chunk], "begin": begin[chunk], "end": begin[chunk] + 5,
+                            "state": np.ones(len(chunk), int)})
+    w.set_definitions(defs)
+    messages = []
+    w.finish(Progress(lambda f, m: messages.append(m)))
+    with Reader(tmp_path / "c.h5") as r:
+        got = r.read("states")
+    assert got["loc"].tolist() == loc.tolist() and got["begin"].tolist() == begin.tolist()
+    assert ("wrote states" in messages) == (arrival == "in order")     # copied, not sorted
