@@ -618,10 +618,9 @@ class _Tiles:
     def _scatter(self, name: str, a: int, b: int, offsets: np.ndarray, scratch: dict) -> int:
         n_blocks, block_ns = self.blocks[name]
         loc, begin, end, value = self.sources.records(name, a, b)
-        dst, src = block_destinations(loc, begin, end, block_ns, n_blocks, np.ascontiguousarray(offsets[:, a:b]), a)
-        for c, col in (("loc", loc), ("begin", begin), ("end", end), ("value", value)):
-            scratch[c][dst] = col[src]
-        return len(dst) * 24
+        out = [np.asarray(scratch[c]) for c in ("loc", "begin", "end", "value")]   # plain views for numba
+        return 24 * scatter_tiles(loc, begin, end, value, block_ns, n_blocks,
+                                  np.ascontiguousarray(offsets[:, a:b]), a, *out)
 
     def _write_columns(self, name: str, n: int, scratch: dict) -> None:
         for c, dt in _tile_dtypes(name).items():
@@ -649,25 +648,22 @@ def count_blocks(loc, begin, end, block_ns, n_blocks, n_loc, counts):
 
 
 @numba.njit(cache=True)
-def block_destinations(loc, begin, end, block_ns, n_blocks, cursor, a):
-    """Where each copy of a record goes (one per block it overlaps) and which
-    record it is: records come sorted by location then time, so advancing a
-    cursor per (block, location) keeps that order inside each block."""
-    n = 0
-    for i in range(len(loc)):
-        first, last = _block_span(begin[i], end[i], block_ns, n_blocks)
-        n += last - first + 1
-    dst = np.empty(n, np.int64)
-    src = np.empty(n, np.int64)
+def scatter_tiles(loc, begin, end, value, block_ns, n_blocks, cursor, a, o_loc, o_begin, o_end, o_value):
+    """Copy each record into every block it overlaps, at the cursor of its
+    (block, location): records come sorted by location then time, so that
+    order holds inside each block without sorting. Returns the copies made."""
     m = 0
     for i in range(len(loc)):
         first, last = _block_span(begin[i], end[i], block_ns, n_blocks)
         for k in range(first, last + 1):
-            dst[m] = cursor[k, loc[i] - a]
+            dst = cursor[k, loc[i] - a]
             cursor[k, loc[i] - a] += 1
-            src[m] = i
+            o_loc[dst] = loc[i]
+            o_begin[dst] = begin[i]
+            o_end[dst] = end[i]
+            o_value[dst] = value[i]
             m += 1
-    return dst, src
+    return m
 
 
 def _release(scratch: dict) -> None:
