@@ -36,7 +36,6 @@ FINEST_BINS = 16384       # bins per location at level 0 (at most)
 COARSEST_BINS = 64        # the last level has at most this many
 BLOCK_ROWS = 65536        # about this many tile rows per time block
 MAX_BLOCKS = 4096
-RELEASE_BYTES = 256 << 20  # scattered tile bytes between releases of the scratch maps' pages
 NONE = -1                 # no value in a bin / no record
 CATEGORICAL = ("state", "callpath", "mpi", "openmp")
 
@@ -359,15 +358,18 @@ def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File 
     g.attrs["numeric"] = ",".join(numeric)
     dsets = _create_levels(g, channels, numeric, n_loc, bins)
     groups = _location_groups(sources.counts(), SORT_BUDGET_ROWS // 3)
-    tiles = _Tiles(g, sources, t_end, n_loc)
-    for gi, (a, b) in enumerate(groups):
-        progress(0.5 * gi / len(groups), "building the timeline pyramid")
-        for name in channels:
-            _fill_categorical(dsets[name], sources.records(name, a, b), a, b, base, bins)
-        for name in numeric:
-            _fill_numeric(dsets[name], name.startswith("counter_"), sources.records(name, a, b), a, b, base, bins)
-        tiles.count(a, b)
-    tiles.write(groups, progress.sub(0.5, 1.0))
+    parent = Path(g.file.filename).resolve().parent
+    with tempfile.TemporaryDirectory(dir=parent, prefix=".popview-tiles-") as scratch:
+        tiles = _Tiles(g, sources, t_end, n_loc, Path(scratch))
+        for gi, (a, b) in enumerate(groups):
+            progress(0.8 * gi / len(groups), "building the timeline pyramid")
+            for name in channels:
+                _fill_categorical(dsets[name], sources.records(name, a, b), a, b, base, bins)
+            for name in numeric:
+                _fill_numeric(dsets[name], name.startswith("counter_"), sources.records(name, a, b), a, b, base,
+                              bins)
+            tiles.add(a, b)
+        tiles.write(progress.sub(0.8, 1.0))
 
 
 class _Sources:
@@ -561,12 +563,16 @@ TILE_CHANNELS = ("state", "callpath")
 class _Tiles:
     """Records regrouped by (time block, location): a window of all rows is one slab.
 
-    Rows per block and location are counted while the levels are built; then a
-    second pass scatters the records into place in scratch files. A channel's
-    block length gives about BLOCK_ROWS rows per block."""
+    While the levels are built, each location group's records are placed in
+    (block, location, time) order and appended to scratch files, remembering
+    where each block's run starts; the tiles are then written block by block,
+    taking the runs of every group in turn. A channel's block length gives
+    about BLOCK_ROWS rows per block."""
 
-    def __init__(self, g: h5py.Group, sources: _Sources, t_end: int, n_loc: int):
-        self.sources, self.n_loc = sources, n_loc
+    ASSEMBLE_ROWS = 1 << 22      # rows gathered before each write of a tile column
+
+    def __init__(self, g: h5py.Group, sources: _Sources, t_end: int, n_loc: int, scratch: Path):
+        self.sources, self.n_loc, self.scratch = sources, n_loc, scratch
         self.group = g.create_group("tiles")
         sizes = sources.sizes()
         self.names = [c for c in TILE_CHANNELS if sources.has(c)] + [f"counter_{c}" for c in sources.counters]
@@ -576,36 +582,39 @@ class _Tiles:
         for name in self.names:
             n_blocks = int(min(MAX_BLOCKS, 1 << int(np.ceil(np.log2(max(1.0, sizes.get(name, 0) / BLOCK_ROWS))))))
             self.blocks[name] = (n_blocks, -(-t_end // n_blocks))
-        self.counts = {name: np.zeros(self.blocks[name][0] * n_loc, np.int64) for name in self.names}
+        self.counts = {name: np.zeros((self.blocks[name][0], n_loc), np.int64) for name in self.names}
+        self.runs: dict[str, list[np.ndarray]] = {name: [] for name in self.names}   # per group: block starts
+        self.files = {name: {c: open(scratch / f"{name}.{c}", "wb") for c in _tile_dtypes(name)}
+                      for name in self.names}
 
-    def count(self, a: int, b: int) -> None:
+    def add(self, a: int, b: int) -> None:
+        """One location group's records, placed in (block, location, time) order."""
         for name in self.names:
-            loc, begin, end, _ = self.sources.records(name, a, b)
             n_blocks, block_ns = self.blocks[name]
-            count_blocks(loc, begin, end, block_ns, n_blocks, self.n_loc, self.counts[name])
+            loc, begin, end, value = self.sources.records(name, a, b)
+            counts = np.zeros(n_blocks * (b - a), np.int64)
+            count_blocks(loc - a, begin, end, block_ns, n_blocks, b - a, counts)
+            counts = counts.reshape(n_blocks, b - a)
+            self.counts[name][:, a:b] += counts
+            starts = np.zeros(counts.size + 1, np.int64)
+            np.cumsum(counts, out=starts[1:])
+            out = {c: np.empty(starts[-1], dt) for c, dt in _tile_dtypes(name).items()}
+            scatter_tiles(loc, begin, end, value, block_ns, n_blocks, starts[:-1].reshape(n_blocks, b - a).copy(), a,
+                          out["loc"], out["begin"], out["end"], out["value"])
+            self.runs[name].append(starts[::b - a])          # where each block's run starts, and the end
+            for c, f in self.files[name].items():
+                f.write(out[c].tobytes())
 
-    def write(self, groups: list[tuple[int, int]], progress: Progress) -> None:
-        offsets = {name: self._offsets(name) for name in self.names}
-        parent = Path(self.group.file.filename).resolve().parent
-        with tempfile.TemporaryDirectory(dir=parent, prefix=".popview-tiles-") as tmp:
-            scratch = {name: {c: np.lib.format.open_memmap(Path(tmp) / f"{name}.{c}.npy", "w+", dt,
-                                                            (max(int(offsets[name][-1, -1]), 1),))
-                              for c, dt in _tile_dtypes(name).items()} for name in self.names}
-            dirty = 0
-            for gi, (a, b) in enumerate(groups):
-                progress(0.7 * gi / len(groups), "tiling the records")
-                for name in self.names:
-                    dirty += self._scatter(name, a, b, offsets[name], scratch[name])
-                if dirty > RELEASE_BYTES:
-                    _release(scratch)
-                    dirty = 0
-            for ni, name in enumerate(self.names):
-                progress(0.7 + 0.3 * ni / len(self.names), f"writing {name} tiles")
-                self._write_columns(name, int(offsets[name][-1, -1]), scratch[name])
-            del scratch
+    def write(self, progress: Progress) -> None:
+        for f in (f for files in self.files.values() for f in files.values()):
+            f.close()
+        for ni, name in enumerate(self.names):
+            progress(ni / len(self.names), f"writing {name} tiles")
+            self._write_offsets(name)
+            self._write_columns(name)
 
-    def _offsets(self, name: str) -> np.ndarray:
-        """Start row of every (block, location), the block's end last; stored with the tiles."""
+    def _write_offsets(self, name: str) -> None:
+        """Start row of every (block, location), the block's end last."""
         n_blocks, block_ns = self.blocks[name]
         off = np.zeros((n_blocks, self.n_loc + 1), np.int64)
         off[:, 1:] = np.cumsum(self.counts[name]).reshape(n_blocks, self.n_loc)
@@ -613,22 +622,33 @@ class _Tiles:
         cg = self.group.create_group(name)
         cg.attrs["block_ns"] = block_ns
         cg.create_dataset("offsets", data=off)
-        return off
 
-    def _scatter(self, name: str, a: int, b: int, offsets: np.ndarray, scratch: dict) -> int:
-        n_blocks, block_ns = self.blocks[name]
-        loc, begin, end, value = self.sources.records(name, a, b)
-        out = [np.asarray(scratch[c]) for c in ("loc", "begin", "end", "value")]   # plain views for numba
-        return 24 * scatter_tiles(loc, begin, end, value, block_ns, n_blocks,
-                                  np.ascontiguousarray(offsets[:, a:b]), a, *out)
-
-    def _write_columns(self, name: str, n: int, scratch: dict) -> None:
+    def _write_columns(self, name: str) -> None:
+        """Block by block, each group's run of the block: the groups are in location order."""
+        runs = self.runs[name]
+        bases = np.cumsum([0] + [int(r[-1]) for r in runs])
+        n = int(bases[-1])
+        n_blocks = self.blocks[name][0]
         for c, dt in _tile_dtypes(name).items():
+            src = np.memmap(self.scratch / f"{name}.{c}", dt, "r") if n else np.zeros(0, dt)
             ds = self.group[name].create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
                                                  chunks=(max(1, min(n, schema.CHUNK)),), **compression())
-            for s in range(0, n, 1 << 22):
-                ds[s:s + (1 << 22)] = scratch[c][s:min(n, s + (1 << 22))]
-                scratch[c]._mmap.madvise(mmap.MADV_DONTNEED)
+            pieces, held, pos = [], 0, 0
+            for k in range(n_blocks):
+                for gi, r in enumerate(runs):
+                    lo, hi = bases[gi] + r[k], bases[gi] + r[k + 1]
+                    if hi > lo:
+                        pieces.append(src[lo:hi])
+                        held += hi - lo
+                if held >= self.ASSEMBLE_ROWS or k == n_blocks - 1:
+                    if held:
+                        ds[pos:pos + held] = np.concatenate(pieces)
+                    pos += held
+                    pieces, held = [], 0
+                    if n:
+                        src._mmap.madvise(mmap.MADV_DONTNEED)
+            del src
+            (self.scratch / f"{name}.{c}").unlink()
 
 
 @numba.njit(cache=True)
@@ -664,15 +684,6 @@ def scatter_tiles(loc, begin, end, value, block_ns, n_blocks, cursor, a, o_loc, 
             o_value[dst] = value[i]
             m += 1
     return m
-
-
-def _release(scratch: dict) -> None:
-    """Drop the scratch maps' pages from this process's memory (the kernel keeps
-    the data in the file's page cache): the scatter touches pages all over the
-    files, which would otherwise stay resident."""
-    for columns in scratch.values():
-        for array in columns.values():
-            array._mmap.madvise(mmap.MADV_DONTNEED)
 
 
 def _tile_dtypes(name: str) -> dict:
