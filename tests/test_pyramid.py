@@ -10,7 +10,7 @@ from popview.model.definitions import Definitions, EventType, Location, Process
 MPI, INS = 50000001, 42000050
 
 
-def make_cache(path, states, events, t_end, n_loc=2, extra_counters=None):
+def make_cache(path, states, events, t_end, n_loc=2, extra_counters=None, value_types=None):
     defs = Definitions(source_format="paraver", t_end=t_end)
     defs.processes = [Process("rank 0", 0)]
     defs.locations = [Location(f"t{i}", 0, i) for i in range(n_loc)]
@@ -19,7 +19,7 @@ def make_cache(path, states, events, t_end, n_loc=2, extra_counters=None):
                         INS: EventType(INS, "PAPI_TOT_INS", "counter")}
     defs.counters = ["PAPI_TOT_INS"]
     for code, name in (extra_counters or {}).items():
-        defs.event_types[code] = EventType(code, name, "counter")
+        defs.event_types[code] = EventType(code, name, "counter", value_type=(value_types or {}).get(code, "int"))
         defs.counters.append(name)
     w = Writer(path, "test", n_loc)
     w.append("states", {k: np.asarray(v) for k, v in states.items()})

@@ -67,17 +67,18 @@ class CumulativeIndex:
         for row0, row1 in ranges:
             slab = data[pos:pos + row1 - row0]
             pos += row1 - row0
+            counts = np.ascontiguousarray(slab[:, 2:]).view(np.float64)   # stored as float64 bits
             for req, i, j, t in slabs[(row0, row1)]:
-                c, k = slab_sums(slab, t, self.width, self.n_regions)
+                c, k = slab_sums(slab, counts, t, self.width, self.n_regions)
                 out[req][0][i] = self.ck_cum[j] + c
                 out[req][1][i] = self.ck_ctr[j] + k
         return out
 
 
 @numba.njit(cache=True)
-def slab_sums(slab, t, width, n_regions):
+def slab_sums(slab, counts, t, width, n_regions):
     """Sums of the slab's rows before t (the row across t counted up to t)."""
-    n_ctr = slab.shape[1] - 2
+    n_ctr = counts.shape[1]
     out = np.zeros(width)
     ctr = np.zeros(n_ctr)
     for r in range(slab.shape[0]):
@@ -96,7 +97,7 @@ def slab_sums(slab, t, width, n_regions):
             if cat <= USEFUL_LAST:
                 out[N_CAT + n_regions + reg] += part
         for c in range(n_ctr):
-            ctr[c] += slab[r, 2 + c] * frac
+            ctr[c] += counts[r, c] * frac
     return out, ctr
 
 

@@ -6,8 +6,8 @@ MPI by kind, OpenMP runtime by kind, I/O, idle, other) from its state code
 and the regions open on its location. The group `cumulative` holds:
 
     seg          (n, 2 + n_counters) int64: begin, (end - begin) << 16 | (region + 1) << 8 | category,
-                 then the counter deltas read during the row (useful rows only) and the
-                 pseudo counters (MPI calls entered during the row): one read per slab
+                 then, as float64 bits, the counter deltas read during the row (useful rows
+                 only) and the pseudo counters (MPI calls entered during the row): one read per slab
     ck_row, ck_begin, ck_cum, ck_ctr: checkpoints every CHECK rows (and at each
                  location's first row) with the sums of everything before them
     totals, ctr_totals (n_loc, ...): the sums over each whole location
@@ -276,7 +276,7 @@ class _Builder:
                         block = np.empty((hi - lo, 2 + n_ctr), np.int64)
                         block[:, 0] = rows["begin"]
                         block[:, 1] = ((rows["end"] - rows["begin"]) << 16) | ((rows["reg"] + 1) << 8) | rows["cat"]
-                        block[:, 2:] = np.rint(rows["ctr"])
+                        block[:, 2:] = rows["ctr"].view(np.int64)     # float64 bits: double metrics stay exact
                         seg[lo:hi] = block
                     totals[loc] = rows["total"]
                     ctr_totals[loc] = rows["ctr_total"]
@@ -342,7 +342,8 @@ class _Builder:
         mid = begin + (end - begin) // 2
         reg = _inside(instances, np.ones(len(instances["begin"]), bool), mid, instances["col"], -1)
         reg = np.where(reg >= 0, reg, -1)
-        ctr = np.rint(np.hstack((self._counters(loc, begin, end, cat), self._mpi_call_counts(begin, calls))))
+        ctr = np.ascontiguousarray(np.hstack((self._counters(loc, begin, end, cat),
+                                              self._mpi_call_counts(begin, calls))))
         ck_row, ck_cum, ck_ctr, total, ctr_total = running_sums(begin, end, cat.astype(np.int64), reg, ctr, N_CAT,
                                                                 self.n_regions, lo, CHECK)
         return {"begin": begin, "end": end, "cat": cat, "reg": reg, "ctr": ctr, "ck_row": ck_row,
@@ -390,7 +391,7 @@ class _Builder:
         if not sel.any():
             return out
         t = ev["time"][lo:hi][sel]
-        v = ev["value"][lo:hi][sel].astype(np.float64)
+        v = self.defs.decode_values(etype[sel], ev["value"][lo:hi][sel])
         col = np.searchsorted(self.counter_codes, etype[sel])
         row = search_sorted(begin, t) - 1
         ok = (row >= 0)
@@ -433,20 +434,36 @@ def _inside(calls: dict, select: np.ndarray, x: np.ndarray, label: np.ndarray | 
             fallback: int = 0) -> np.ndarray:
     """For each time x: the label of the latest-starting selected interval
     containing it (`fallback` when only an enclosing one does), or -1."""
-    out = np.full(len(x), -1, np.int64)
     if not len(select) or not select.any():
+        return np.full(len(x), -1, np.int64)
+    lab = np.zeros(len(select), np.int64) if label is None else label.astype(np.int64)
+    b, e = calls["begin"], calls["end"]
+    if len(x) > 1 and not bool((x[1:] >= x[:-1]).all()):
+        order = np.argsort(x, kind="stable")
+        out = np.empty(len(x), np.int64)
+        out[order] = _inside_sorted(b, e, select, lab, x[order], fallback)
         return out
-    b, e = calls["begin"][select], calls["end"][select]
-    lab = label[select].astype(np.int64) if label is not None else np.zeros(len(b), np.int64)
-    runmax = np.maximum.accumulate(e)
-    i = search_sorted(b, x, side="right") - 1
-    ok = i >= 0
-    inside = np.zeros(len(x), bool)
-    inside[ok] = runmax[i[ok]] > x[ok]
-    direct = np.zeros(len(x), bool)
-    direct[ok] = e[i[ok]] > x[ok]
-    out[inside] = fallback
-    out[direct] = lab[i[direct]]
+    return _inside_sorted(b, e, select, lab, x, fallback)
+
+
+@numba.njit(cache=True)
+def _inside_sorted(b, e, select, label, x, fallback):
+    """_inside for times in ascending order and intervals sorted by begin: one merge."""
+    out = np.full(len(x), -1, np.int64)
+    j = 0
+    last = -1
+    runmax = np.iinfo(np.int64).min
+    for i in range(len(x)):
+        while j < len(b) and b[j] <= x[i]:
+            if select[j]:
+                last = j
+                runmax = max(runmax, e[j])
+            j += 1
+        if last >= 0:
+            if e[last] > x[i]:
+                out[i] = label[last]
+            elif runmax > x[i]:
+                out[i] = fallback
     return out
 
 

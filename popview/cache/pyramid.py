@@ -488,7 +488,7 @@ class _Sources:
             prev = np.zeros_like(t)
             prev[1:] = t[:-1]
             prev[np.r_[True, loc[1:] != loc[:-1]]] = 0
-            runs[int(types[lo])] = (loc, prev, t, e["value"][rows].astype(np.float64))
+            runs[int(types[lo])] = (loc, prev, t, self.defs.event_types[int(types[lo])].decode(e["value"][rows]))
         return runs
 
 
