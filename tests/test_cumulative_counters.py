@@ -51,3 +51,20 @@ def test_the_timeline_pyramid_spreads_double_values_too(tmp_path):
         assert np.isclose(np.nansum(level), 0.875, atol=1e-6)
         tiles = reader.h5["pyramid"]["tiles"][f"counter_{ENERGY}"]["value"][:]
         assert tiles.tolist() == [0.25, 0.625]
+
+
+def test_the_timeline_draws_and_names_double_event_values(tmp_path):
+    from popview.analysis.timeline_data import ColourMode, TimelineData
+
+    class _Exp:
+        def __init__(self, reader):
+            self.reader, self.definitions = reader, reader.definitions
+
+    states = {"loc": [0], "begin": [0], "end": [300], "state": [1]}
+    events = {"loc": [0, 0], "time": [0, 150], "type": [ENERGY, ENERGY], "value": _bits([0.25, 0.625])}
+    with make_cache(tmp_path / "c.h5", states, events, 300, n_loc=1, extra_counters={ENERGY: "energy"},
+                    value_types={ENERGY: "double"}) as reader:
+        data = TimelineData(_Exp(reader))
+        pic = data.picture(ColourMode("event", ENERGY), [0], 0, 300, 2)
+        assert pic.values[0].tolist() == [0.25, 0.625]
+        assert data._event_value(ENERGY, int(_bits([0.625])[0])) == "0.625"

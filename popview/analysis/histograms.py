@@ -186,7 +186,7 @@ def burst_ipc(exp, loc: int, begin: np.ndarray, end: np.ndarray) -> np.ndarray |
     out = []
     for code in (ins_code, cyc_code):
         sel = ev["type"] == code
-        t, v = ev["time"][sel], ev["value"][sel].astype(np.float64)
+        t, v = ev["time"][sel], exp.definitions.event_types[code].decode(ev["value"][sel])
         cum = np.r_[0.0, np.cumsum(v)]
         out.append(cum[np.searchsorted(t, end, side="right")] - cum[np.searchsorted(t, begin, side="right")])
     ins, cyc = out

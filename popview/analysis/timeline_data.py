@@ -248,8 +248,9 @@ class TimelineData:
             pyramid.dominant_kernel(seg_row, lo, hi, skip, time, nxt, value.astype(np.int64), np.ones(len(time)),
                                     float(t0), pw, width, values, share)
         else:
-            pyramid.reduce_kernel(seg_row, lo, hi, skip, time, nxt, value.astype(np.float64), float(t0), pw, width,
-                                  False, values)
+            numbers = self.defs.event_types[mode.param].decode(value) if mode.param in self.defs.event_types \
+                else value.astype(np.float64)
+            pyramid.reduce_kernel(seg_row, lo, hi, skip, time, nxt, numbers, float(t0), pw, width, False, values)
         return Picture(mode, t0, t1, values, share, "records")
 
     # ---- data access ------------------------------------------------------------------
@@ -461,6 +462,8 @@ class TimelineData:
 
     def _event_value(self, code: int, value: int) -> str:
         et = self.defs.event_types.get(code)
+        if et is not None and et.value_type == "double":
+            return f"{et.decode(np.array([value]))[0]:g}"
         return (et.values.get(value) if et else None) or str(value)
 
     def _counters_at(self, loc: int, t: int) -> dict[str, float]:
