@@ -207,7 +207,8 @@ class _Conversion:
             w.append("states", mapped.states)
         visits = mapped.visits
         if len(visits["begin"]):
-            visits["callpath"] = self.callpaths.merge(mapped.local_parent, mapped.local_region)[visits["callpath"]]
+            to_global = self.callpaths.merge(mapped.local_parent, mapped.local_region).astype(np.int32)
+            visits["callpath"] = to_global[visits["callpath"]]
             w.append("calls", visits)
         for mine, theirs in ((self.sends, sends), (self.recvs, recvs)):
             for k, v in vars(theirs).items():

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import types
-from numba.typed import Dict
 
 from popview.model.states import NOT_CREATED
 from popview.readers.otf2 import raw
-from popview.readers.otf2.callpaths import ROOT
+from popview.readers.otf2.callpaths import EMPTY, ROOT, rehash, slot
 from popview.readers.otf2.definitions import COLL_BYTES_RECV as COLL_RECV
 from popview.readers.otf2.definitions import COLL_BYTES_SENT as COLL_SENT
 from popview.readers.otf2.definitions import COLL_COMM, COLL_ROOT, REGION_TYPE
@@ -72,20 +70,23 @@ def _push_state(sb, se, ss, ns, t_prev, t, cur):
 
 
 @numba.njit(cache=True, inline="always")
-def _child(parent, pdepth, region, table, lt_parent, lt_region, lt_depth, lc_region, lc_child, n_lt):
-    """Local call path of `region` below `parent`; returns (id, table size). The last
-    child looked up below each call path is remembered: loops repeat it."""
+def _child(parent, external_depth, region, hk, hv, lt_parent, lt_region, lt_depth, lc_region, lc_child, n_lt):
+    """Local call path of `region` below `parent` (an external parent has depth
+    `external_depth`); returns (id, table size). The last child looked up below
+    each call path is remembered: loops repeat it."""
     if parent >= 0 and lc_region[parent] == region:
         return lc_child[parent], n_lt
     key = (parent + KEY_OFFSET) * 4294967296 + region
-    if key in table:
-        cp = table[key]
+    i = slot(hk, key)
+    if hk[i] == key:
+        cp = hv[i]
     else:
         cp = n_lt
-        table[key] = cp
+        hk[i] = key
+        hv[i] = cp
         lt_parent[cp] = parent
         lt_region[cp] = region
-        lt_depth[cp] = pdepth + 1
+        lt_depth[cp] = lt_depth[parent] + 1 if parent >= 0 else (0 if parent == ROOT else external_depth + 1)
         lc_region[cp] = -1
         n_lt += 1
     if parent >= 0:
@@ -124,25 +125,27 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
     mz = np.empty(n, np.int64)
     ms = np.empty(n, np.int8)
     n_visits = n + len(rs_regions) + 2     # a record opens at most one visit; plus restores and the root
-    rb = np.empty(n_visits, np.int64)      # visits: begin, end, local call path, call-path depth
+    rb = np.empty(n_visits, np.int64)      # visits: begin, end, local call path
     re = np.empty(n_visits, np.int64)
     rcp = np.empty(n_visits, np.int64)
-    rdep = np.empty(n_visits, np.int64)
     lt_parent = np.empty(n_visits, np.int64)   # local call paths: parent, region, depth
     lt_region = np.empty(n_visits, np.int64)
     lt_depth = np.empty(n_visits, np.int64)
     lc_region = np.empty(n_visits, np.int64)   # the last child looked up below each
     lc_child = np.empty(n_visits, np.int64)
-    table = Dict.empty(key_type=types.int64, value_type=types.int64)
+    hk = np.full(256, EMPTY, np.int64)      # local call paths by (parent, region): open addressing
+    hv = np.empty(256, np.int64)
     problems = np.zeros(len(PROBLEMS), np.int64)
     last_value = np.zeros(max(n_slots, 1), np.int64)
     last_float = np.zeros(max(n_slots, 1), np.float64)
     seen_slot = np.zeros(max(n_slots, 1), np.bool_)
     bits = np.zeros(1, np.float64)
     bits_int = bits.view(np.int64)
-    st_region = np.empty(64, np.int64)     # the stack: region, local call path, visit row
-    st_cp = np.empty(64, np.int64)
-    st_row = np.empty(64, np.int64)
+    # the stack: region, local call path, visit row; never deeper than the visits, and pages
+    # beyond its depth are never touched (growing it inside the loop made the kernel 1.5x slower)
+    st_region = np.empty(n_visits, np.int64)
+    st_cp = np.empty(n_visits, np.int64)
+    st_row = np.empty(n_visits, np.int64)
     depth = 0
     n_lt = 0
     nr = 0
@@ -162,9 +165,9 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
     t_first = _ns(ticks[0], offset, ns_per_tick) if n else np.int64(0)
     t_last = _ns(ticks[n - 1], offset, ns_per_tick) if n else np.int64(0)
     if root_region >= 0 and n > 0:
-        cp, n_lt = _child(ROOT, -1, root_region, table, lt_parent, lt_region, lt_depth, lc_region, lc_child, n_lt)
+        cp, n_lt = _child(ROOT, -1, root_region, hk, hv, lt_parent, lt_region, lt_depth, lc_region, lc_child, n_lt)
         st_region[0], st_cp[0], st_row[0] = root_region, cp, 0
-        rb[0], re[0], rcp[0], rdep[0] = t_first, t_first, cp, 0
+        rb[0], rcp[0] = t_first, cp
         depth, nr, floor = 1, 1, 1
     for r in range(n + 1):
         t = _ns(ticks[r], offset, ns_per_tick) if r < n else t_last
@@ -187,13 +190,11 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
             et = _grow(et)
             ey = _grow(ey)
             ev = _grow(ev)
-        need = depth + 2
-        if k == raw.TASK_SWITCH and n_switch + 1 < len(rs_off):
-            need += rs_off[n_switch + 1] - rs_off[n_switch]
-        if need > len(st_region):
-            st_region = _grow(st_region, need)
-            st_cp = _grow(st_cp, need)
-            st_row = _grow(st_row, need)
+        if 2 * (n_lt + len(rs_regions) + 2) > len(hk):   # room for the call paths this record may add
+            size = len(hk)
+            while 2 * (n_lt + len(rs_regions) + 2) > size:
+                size *= 2
+            hk, hv = rehash(hk, hv, size)
         if k == raw.ENTER or k == raw.BUFFER_FLUSH:
             if k == raw.ENTER:
                 region = -1
@@ -209,19 +210,18 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
                 flush_level = depth
             et[m], ey[m], ev[m] = t, REGION_TYPE, region + 1
             m += 1
-            parent, pdepth = np.int64(ROOT), np.int64(-1)
+            parent, external_depth = np.int64(ROOT), np.int64(-1)
             if depth > 0:
                 parent = st_cp[depth - 1]
-                pdepth = lt_depth[parent]
             elif len(gs_begin):
                 while gi < len(gs_begin) and gs_end[gi] < t:
                     gi += 1
                 if gi < len(gs_begin) and gs_begin[gi] <= t and gs_base[gi] >= 0:
-                    parent, pdepth = -2 - gs_base[gi], gs_depth[gi]
-            cp, n_lt = _child(parent, pdepth, region, table, lt_parent, lt_region, lt_depth, lc_region, lc_child,
-                              n_lt)
+                    parent, external_depth = -2 - gs_base[gi], gs_depth[gi]
+            cp, n_lt = _child(parent, external_depth, region, hk, hv, lt_parent, lt_region, lt_depth, lc_region,
+                              lc_child, n_lt)
             st_region[depth], st_cp[depth], st_row[depth] = region, cp, nr
-            rb[nr], re[nr], rcp[nr], rdep[nr] = t, t, cp, lt_depth[cp]
+            rb[nr], rcp[nr] = t, cp       # the end is written when the visit ends
             depth += 1
             nr += 1
         elif k == raw.LEAVE:
@@ -238,20 +238,19 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
                 task_base = -1
                 floor = 1 if root_region >= 0 else 0
             if k == raw.TASK_SWITCH and a[r] != 0:
-                cp, n_lt = _child(ROOT, -1, tasks_region, table, lt_parent, lt_region, lt_depth, lc_region,
+                cp, n_lt = _child(ROOT, -1, tasks_region, hk, hv, lt_parent, lt_region, lt_depth, lc_region,
                                   lc_child, n_lt)
                 task_base = depth
                 st_region[depth], st_cp[depth], st_row[depth] = tasks_region, cp, nr
-                rb[nr], re[nr], rcp[nr], rdep[nr] = t, t, cp, 0
+                rb[nr], rcp[nr] = t, cp
                 depth += 1
                 nr += 1
                 if n_switch + 1 < len(rs_off):
                     for q in range(rs_off[n_switch], rs_off[n_switch + 1]):
-                        parent = st_cp[depth - 1]
-                        cp, n_lt = _child(parent, lt_depth[parent], rs_regions[q], table, lt_parent, lt_region,
+                        cp, n_lt = _child(st_cp[depth - 1], -1, rs_regions[q], hk, hv, lt_parent, lt_region,
                                           lt_depth, lc_region, lc_child, n_lt)
                         st_region[depth], st_cp[depth], st_row[depth] = rs_regions[q], cp, nr
-                        rb[nr], re[nr], rcp[nr], rdep[nr] = t, t, cp, lt_depth[cp]
+                        rb[nr], rcp[nr] = t, cp
                         depth += 1
                         nr += 1
                 n_switch += 1
@@ -357,7 +356,7 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
     keep = ey[:m] >= 0          # reserved slots of collectives that never ended
     return (et[:m][keep], ey[:m][keep], ev[:m][keep], sb[:nstates], se[:nstates], ss[:nstates],
             mt[:nmsg], mc[:nmsg], mp[:nmsg], mg[:nmsg], mz[:nmsg], ms[:nmsg], problems,
-            rb[:nr], re[:nr], rcp[:nr], rdep[:nr], lt_parent[:n_lt], lt_region[:n_lt])
+            rb[:nr], re[:nr], rcp[:nr], lt_parent[:n_lt], lt_region[:n_lt], lt_depth[:n_lt])
 
 
 @numba.njit(cache=True, inline="always")

@@ -85,7 +85,7 @@ def convert_location(loc: int, kind: str, process: int, rec: RawEvents, tables: 
         lk.comm_procs, lk.comm_size, lk.comm_self, np.int64(process), kernel.INFO,
         links.graft_begin, links.graft_end, links.graft_base, links.graft_depth,
         links.restore_offsets, links.restore_regions)
-    et, ey, ev, sb, se, ss, mt, mc, mp, mg, mz, ms, found, vb, ve, vcp, vdepth, lt_parent, lt_region = out
+    et, ey, ev, sb, se, ss, mt, mc, mp, mg, mz, ms, found, vb, ve, vcp, lt_parent, lt_region, lt_depth = out
     for what, n in zip(kernel.PROBLEMS, found):
         problems.add(what, int(n))
     events = {"loc": np.full(len(et), loc, np.int32), "time": et, "type": ey.astype(np.int32), "value": ev}
@@ -93,7 +93,7 @@ def convert_location(loc: int, kind: str, process: int, rec: RawEvents, tables: 
     if kind != "metric":
         states = {"loc": np.full(len(sb), loc, np.int32), "begin": sb, "end": se, "state": ss}
     visits = {"loc": np.full(len(vb), loc, np.int32), "begin": vb, "end": ve, "callpath": vcp,
-              "depth": vdepth.astype(np.int16)}
+              "depth": lt_depth.astype(np.int16)[vcp]}
     is_send = ms == 1
     me = np.full(len(mt), process, np.int64)
     for halves, sel in ((sends, is_send), (recvs, ~is_send)):

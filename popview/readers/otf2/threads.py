@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 from popview.readers.otf2 import raw
-from popview.readers.otf2.callpaths import CallPaths, _get
+from popview.readers.otf2.callpaths import CallPaths, get
 from popview.readers.otf2.kernel import _grow, _ns
 from popview.readers.otf2.mapping import Links
 from popview.readers.otf2.raw import RawEvents
@@ -280,11 +280,12 @@ def _resolve_teams(forks: dict, teams: dict, callpaths: CallPaths) -> np.ndarray
     fo = np.argsort(forks["time"], kind="stable")
     to = np.argsort(teams["begin"], kind="stable")
     n_loc = int(max(forks["loc"].max(initial=-1), teams["loc"].max(initial=-1))) + 1
-    _, team_base, at_root = _resolve(
+    callpaths.reserve(len(forks["regions"]))
+    team_base, at_root, callpaths.n = _resolve(
         forks["loc"][fo], forks["time"][fo], forks["join"][fo], forks["team"][fo], forks["in_task"][fo],
         *_reorder_csr(forks["offsets"], forks["regions"], fo),
         teams["loc"][to], teams["begin"][to], teams["end"][to], teams["comm"][to], n_loc,
-        callpaths.keys, callpaths.parent, callpaths.region, callpaths.depth)
+        *callpaths.tables_for_numba(), callpaths.n)
     out_t = np.empty_like(team_base)
     out_t[to] = team_base
     root = np.empty(len(to), bool)
@@ -303,7 +304,7 @@ def _reorder_csr(offsets: np.ndarray, regions: np.ndarray, order: np.ndarray) ->
 
 @numba.njit(cache=True)
 def _resolve(f_loc, f_time, f_join, f_team, f_in_task, f_off, f_reg, i_loc, i_begin, i_end, i_comm, n_loc,
-             keys, parent, region, depth):
+             keys, values, parent, region, depth, n):
     """Forks and team intervals in time order (a fork before an interval starting
     at the same time): a fork's call path continues its location's own graft."""
     nf, ni = len(f_time), len(i_begin)
@@ -323,7 +324,7 @@ def _resolve(f_loc, f_time, f_join, f_team, f_in_task, f_off, f_reg, i_loc, i_be
             if not f_in_task[j]:
                 cp = base
                 for s in range(f_off[j], f_off[j + 1]):
-                    cp = _get(keys, parent, region, depth, cp, f_reg[s])
+                    cp, n = get(keys, values, parent, region, depth, n, cp, f_reg[s])
                 fork_cp[j] = cp
             active[n_active] = j
             n_active += 1
@@ -347,7 +348,7 @@ def _resolve(f_loc, f_time, f_join, f_team, f_in_task, f_off, f_reg, i_loc, i_be
                 team_base[q] = fork_cp[j]
                 at_root[q] = fork_cp[j] < 0 and not f_in_task[j]
                 break
-    return fork_cp, team_base, at_root
+    return team_base, at_root, n
 
 
 def _restores(summaries: list[Summary], locs: list[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
