@@ -89,19 +89,25 @@ def dominant_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, wei
                 hi = min(b, t0 + (k + 1) * width)
                 if hi <= lo:
                     continue
-                c = (hi - lo) * weight[i]
-                v = value[i]
-                j = 0
-                while j < used and vals[j] != v:
-                    j += 1
-                if j < used:
-                    cover[j] += c
-                elif used < slots:
-                    vals[used] = v
-                    cover[used] = c
-                    used += 1
+                used = _add_cover(vals, cover, used, value[i], (hi - lo) * weight[i])
     if used > 0:
         _flush(cur_row, cur_bin, vals, cover, used, width, out_value, out_share)
+
+
+@numba.njit(cache=True, inline="always")
+def _add_cover(vals, cover, used, v, c):
+    """Add cover c to value v among the bin's `used` slots (a new value takes the
+    next free slot; past the last slot it is ignored). Returns the slots used."""
+    j = 0
+    while j < used and vals[j] != v:
+        j += 1
+    if j < used:
+        cover[j] += c
+    elif used < len(vals):
+        vals[used] = v
+        cover[used] = c
+        used += 1
+    return used
 
 
 @numba.njit(cache=True)
@@ -156,17 +162,8 @@ def finest_covers(seg_row, seg_lo, seg_hi, begin, end, value, width, n_bins):
                     cur_bin = k
                     used = 0
                 c = min(b, (k + 1) * width) - max(a, k * width)
-                if c <= 0:
-                    continue
-                j = 0
-                while j < used and vals[j] != v:
-                    j += 1
-                if j < used:
-                    cover[j] += c
-                elif used < SLOTS:
-                    vals[used] = v
-                    cover[used] = c
-                    used += 1
+                if c > 0:
+                    used = _add_cover(vals, cover, used, v, c)
         m = _emit(row, cur_bin, vals, cover, used, e_row, e_bin, e_val, e_cov, m)
     return e_row[:m], e_bin[:m], e_val[:m], e_cov[:m]
 
