@@ -30,10 +30,10 @@ from popview.analysis.focus import Focus
 from popview.analysis.replay import kernel
 from popview.analysis.replay.collectives import add_collectives
 from popview.analysis.replay.graph import GraphBuilder
-from popview.analysis.replay.intervals import segment_weights, totals
 from popview.analysis.replay.messages import add_messages
 from popview.analysis.replay.openmp import add_openmp
 from popview.analysis.replay.profile import critical_path_profile
+from popview.analysis.replay.records import Calls
 from popview.analysis.replay.result import ReplayResult
 from popview.analysis.replay.rma import add_rma
 from popview.analysis.replay.weights import COM, CUE, focus_mask, masters, weighted_pieces
@@ -81,36 +81,36 @@ def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:
     defs = exp.definitions
     progress(0.0, "replay: reading synchronisation")
     builder = GraphBuilder(defs.n_locations, defs.location_process())
-    mask = focus_mask(exp, focus)
+    calls = Calls(exp.reader)
+    mask = focus_mask(exp, focus, calls)
     window = (mask.t_start, mask.t_stop) if mask.is_window else None
     stats = (add_messages(builder, exp.reader, defs.n_locations, rendezvous, window),
-             add_collectives(builder, exp.reader, defs, all_barriers), add_openmp(builder, exp.reader, defs),
-             add_rma(builder, exp.reader, defs))
+             add_collectives(builder, calls, defs, all_barriers), add_openmp(builder, calls, defs),
+             add_rma(builder, calls, defs))
     progress(0.3, "replay: building the execution graph")
-    pieces = weighted_pieces(exp, mask, bursts)
+    pieces = weighted_pieces(exp, mask, calls, bursts)
     last_state = int(pieces[2].max()) if len(pieces[2]) else 0
     graph = builder.finish(max(builder.latest(), last_state, int(defs.t_end)) + 1)
-    seg = segment_weights(graph.loc_ptr, graph.time, *pieces)
     progress(0.5, "replay: propagating clocks")
-    clock, came_from, forced = kernel.propagate(
+    clock, came_from, forced, weighted = kernel.propagate(
         graph.loc_ptr, graph.time, graph.copy, graph.n_virtual, graph.succ_ptr, graph.succ, graph.succ_cross,
-        graph.indegree, seg, kernel.WEIGHT_OF_CLOCK, kernel.LOCAL_CLOCK)
+        graph.indegree, *pieces, kernel.WEIGHT_OF_CLOCK, kernel.LOCAL_CLOCK)
     progress(0.8, "replay: critical path")
     end_loc = int(np.argmax(clock[:, 0])) if defs.n_locations else 0
     cp_loc, cp_b, cp_e = kernel.backtrack(graph.loc_ptr, graph.time, came_from, int(graph.loc_ptr[end_loc + 1] - 1),
                                           mask.t_start, mask.t_stop)
     path = {"loc": cp_loc, "begin": cp_b, "end": cp_e}
-    result = _result(exp, focus, model, mask, clock, path, pieces, stats, forced)
+    result = _result(exp, focus, model, mask, clock, path, pieces, weighted, calls, stats, forced)
     progress(1.0, "replay: done")
     return replace(result, seconds=time.perf_counter() - started)
 
 
-def _result(exp, focus, model, mask, clock, path, pieces, stats, forced) -> ReplayResult:
-    """Clocks (ns) and path into the figures the models use (s)."""
+def _result(exp, focus, model, mask, clock, path, pieces, weighted, calls, stats, forced) -> ReplayResult:
+    """Clocks and weighted totals (ns) and path into the figures the models use (s)."""
     defs = exp.definitions
     msg, coll, omp, rma = stats
-    per_cp, outside, by_loc = critical_path_profile(exp, path, pieces)
-    weighted = totals(*pieces) * NS
+    per_cp, outside, by_loc = critical_path_profile(exp, path, pieces, calls)
+    weighted = weighted * NS
     top = clock.max(axis=0) * NS if len(clock) else np.zeros(kernel.N_CLOCKS)
     outside_mpi = weighted[masters(defs), COM]
     pl_cue = np.zeros(defs.n_processes)
@@ -119,7 +119,7 @@ def _result(exp, focus, model, mask, clock, path, pieces, stats, forced) -> Repl
     return ReplayResult(
         focus=focus, model=model, r=mask.runtime_ns * NS, r_ideal=float(top[0]), g_coo=float(top[1]),
         g_com=float(top[2]), pl_cue=pl_cue, tl_cue=weighted[:, CUE], outside_mpi=outside_mpi,
-        mpi_ideal=np.maximum(float(top[2]) - outside_mpi, 0.0), critical_path=path, critical_path_profile=per_cp,
+        mpi_ideal=float(top[2]) - outside_mpi, critical_path=path, critical_path_profile=per_cp,
         critical_path_outside=outside, critical_path_by_location=by_loc, n_messages_matched=msg.matched,
         n_unmatched=msg.unmatched, n_collectives=coll.instances, approximate=approximate, notes=notes)
 

@@ -27,7 +27,7 @@ import numba
 import numpy as np
 
 from popview.analysis.replay.graph import COLL_BEGIN, COLL_END, ZERO_LENGTH_END, GraphBuilder
-from popview.analysis.replay.records import select, value_within
+from popview.analysis.replay.records import Calls, select, value_within
 
 ROOT_TYPE, COMM_TYPE = 50100003, 50100004
 ALL, ONE_TO_ALL, ALL_TO_ONE, SKIPPED = range(4)
@@ -82,15 +82,16 @@ def collective_callpaths(defs, paradigm: str, roles: tuple[str, ...]) -> dict[in
     return out
 
 
-def add_collectives(builder: GraphBuilder, reader, defs, all_barriers: bool = False) -> CollectiveStats:
+def add_collectives(builder: GraphBuilder, calls_table: Calls, defs, all_barriers: bool = False) -> CollectiveStats:
     """Collective instances as virtual nodes; `all_barriers` synchronises every
     collective like a barrier (as Dimemas does), whatever its root."""
     stats = CollectiveStats()
     names = {cp: n for cp, n in collective_callpaths(defs, "mpi", ("collective", "barrier")).items()
              if not RMA_CALL.match(call_name(n))}
-    if not names or not reader.has("calls"):
+    if not names:
         return stats
-    calls = select(reader, "calls", "callpath", names.keys(), ["loc", "begin", "end", "callpath"])
+    reader = calls_table.reader
+    calls = calls_table.select(names.keys())
     if len(calls["loc"]) == 0:
         return stats
     n_cp = len(defs.callpath_region)
@@ -100,9 +101,9 @@ def add_collectives(builder: GraphBuilder, reader, defs, all_barriers: bool = Fa
     if all_barriers:
         kind = np.where(kind == SKIPPED, SKIPPED, ALL).astype(np.int8)
     stats.skipped_neighbourhood = int((kind == SKIPPED).sum())
-    keep = kind != SKIPPED
-    loc, begin, end, kind = calls["loc"][keep], calls["begin"][keep], calls["end"][keep], kind[keep]
-    nb = nonblocking[calls["callpath"][keep]]
+    loc, begin, end, kind, cp = _rows(kind != SKIPPED, calls["loc"], calls["begin"], calls["end"], kind,
+                                      calls["callpath"])
+    nb = nonblocking[cp]
     stats.calls = len(loc)
     if stats.calls == 0:
         return stats
@@ -129,26 +130,31 @@ def add_collectives(builder: GraphBuilder, reader, defs, all_barriers: bool = Fa
     gives = (k != ONE_TO_ALL) | is_root        # entry clock flows into the instance
     takes = (k != ALL_TO_ONE) | is_root        # exit waits for the instance
     cross = ~one_process[group]
-    b_ids = builder.nodes(loc[gives], begin[gives], COLL_BEGIN)
-    builder.edges(b_ids, virt[group[gives]], cross[gives])
+    g_loc, g_begin, g_group, g_cross = _rows(gives, loc, begin, group, cross)
+    builder.edges(builder.nodes(g_loc, g_begin, COLL_BEGIN), virt[g_group], g_cross)
     exit_at = np.where(end <= begin, ZERO_LENGTH_END, 1)
     stats.nonblocking = int(nb.sum())
     waits = nb & takes
     if waits.any():
         latest = np.full(n_groups, np.iinfo(np.int64).min, np.int64)
-        np.maximum.at(latest, group[gives], begin[gives])
-        done = completion_times(reader, defs, loc[waits], end[waits], latest[group[waits]])
+        np.maximum.at(latest, g_group, g_begin)
+        done = completion_times(calls_table, defs, loc[waits], end[waits], latest[group[waits]])
         stats.uncompleted = int((done < 0).sum())
         end = end.copy()
         end[waits] = done
         exit_at[waits] = 1
         takes &= end >= 0
-    e_ids = builder.nodes(loc[takes], end[takes], COLL_END, priority=exit_at[takes])
-    builder.edges(virt[group[takes]], e_ids, cross[takes])
+    t_loc, t_end, t_exit, t_group, t_cross = _rows(takes, loc, end, exit_at, group, cross)
+    builder.edges(virt[t_group], builder.nodes(t_loc, t_end, COLL_END, priority=t_exit), t_cross)
     return stats
 
 
-def completion_times(reader, defs, loc, after, need) -> np.ndarray:
+def _rows(mask, *arrays):
+    """The arrays' rows where `mask` holds (the arrays themselves when it always does)."""
+    return arrays if mask.all() else tuple(a[mask] for a in arrays)
+
+
+def completion_times(calls: Calls, defs, loc, after, need) -> np.ndarray:
     """End of the call completing each non-blocking operation (-1: none): the
     first MPI wait / test call on `loc` that begins at or after `after` and
     ends at or after `need`."""
@@ -156,7 +162,7 @@ def completion_times(reader, defs, loc, after, need) -> np.ndarray:
            if defs.regions[int(r)].paradigm == "mpi" and COMPLETION_CALL.match(call_name(defs.regions[int(r)].name))]
     if not cps:
         return np.full(len(loc), -1, np.int64)
-    w = select(reader, "calls", "callpath", cps, ["loc", "begin", "end"])
+    w = calls.select(cps)
     ptr = np.zeros(defs.n_locations + 1, np.int64)
     np.cumsum(np.bincount(w["loc"], minlength=defs.n_locations)[:defs.n_locations], out=ptr[1:])
     return _completing_call_end(ptr, w["begin"], w["end"], loc.astype(np.int64), after, need)
@@ -186,26 +192,42 @@ def _param(ev, etype: int, loc, begin, end, default: int) -> np.ndarray:
 
 
 def _instances(comm, loc, begin):
-    """Instance id of each call: (communicator, k-th call of that location on it).
-    Calls come sorted by (location, begin), so a stable sort by communicator
-    leaves each (communicator, location) run in time order."""
+    """Instance id of each call: (communicator, k-th call of that location on
+    it), instances of one communicator numbered consecutively. Calls come
+    sorted by (location, begin)."""
     if len(comm) and (comm == comm[0]).all():          # the usual case: one communicator
-        values, dense = comm[:1], np.zeros(len(comm), np.int64)
+        dense, n_comm = np.zeros(len(comm), np.int64), 1
     else:
         values, dense = np.unique(comm, return_inverse=True)
-        dense = dense.ravel()
-    order = np.argsort(dense, kind="stable")
-    c, lo = dense[order], loc[order]
-    new_run = np.ones(len(order), bool)
-    new_run[1:] = (c[1:] != c[:-1]) | (lo[1:] != lo[:-1])
-    run_start = np.maximum.accumulate(np.where(new_run, np.arange(len(order)), 0))
-    k = np.empty(len(order), np.int64)
-    k[order] = np.arange(len(order)) - run_start
-    # instances of communicator c are numbered offset[c] + k, k = 0 .. its largest k
-    largest = np.maximum.reduceat(k[order], np.searchsorted(c, np.arange(len(values))))
-    offset = np.zeros(len(values), np.int64)
+        dense, n_comm = dense.ravel().astype(np.int64), len(values)
+    k, largest = _kth_call(dense, loc, n_comm)
+    offset = np.zeros(n_comm, np.int64)
     np.cumsum(largest[:-1] + 1, out=offset[1:])
     return offset[dense] + k
+
+
+@numba.njit(cache=True)
+def _kth_call(dense, loc, n_comm):
+    """k of each call (its rank among its location's calls on its communicator)
+    and the largest k per communicator; counters reset where the location changes."""
+    k = np.empty(len(dense), np.int64)
+    count = np.zeros(n_comm, np.int64)
+    used = np.empty(n_comm, np.int64)
+    n_used = 0
+    largest = np.full(n_comm, -1, np.int64)
+    for i in range(len(dense)):
+        if i > 0 and loc[i] != loc[i - 1]:
+            for u in range(n_used):
+                count[used[u]] = 0
+            n_used = 0
+        c = dense[i]
+        if count[c] == 0:
+            used[n_used] = c
+            n_used += 1
+        k[i] = count[c]
+        count[c] += 1
+        largest[c] = max(largest[c], k[i])
+    return k, largest
 
 
 def _expected_sizes(defs, comm, group, n_groups, proc) -> np.ndarray:
@@ -226,6 +248,8 @@ def _expected_sizes(defs, comm, group, n_groups, proc) -> np.ndarray:
 def _roots(group, kind, loc, root_value, n_groups, proc):
     """Root location of each rooted instance, and which rooted instances have none."""
     root_loc = np.full(n_groups, -1, np.int64)
+    if (kind == ALL).all():
+        return root_loc, np.zeros(n_groups, bool)
     marked = root_value != 0
     n_marked = np.bincount(group[marked], minlength=n_groups)
     # Extrae: the flag sits on the root alone

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from popview.analysis.replay.sorting import edges_by_source
@@ -77,22 +78,23 @@ class GraphBuilder:
 
     def finish(self, t_final: int) -> Graph:
         """Sort and index everything; `t_final` (after every node and state)
-        places the node that closes each location."""
+        places the node that closes each location. Nodes alike in location,
+        time and priority (the two sends of an MPI_Sendrecv, say) become one:
+        no weight lies between them, so the max over both of their waits is
+        what the second one would hold. Copying nodes stay apart."""
         self.nodes(np.arange(self.n_loc), np.full(self.n_loc, t_final), FINAL)
         loc, time, pri, copy = (np.concatenate(c) for c in zip(*self._nodes))
-        order = _node_order(loc, time, pri)
-        n_real = len(order)
-        rank = np.empty(n_real, np.int64)
-        rank[order] = np.arange(n_real)
+        rank, u_loc, u_time, u_copy = _node_order(loc, time, pri, copy)
         if self._edges:
             src, dst, cross = (np.concatenate(c) for c in zip(*self._edges))
         else:
             src = dst = np.zeros(0, np.int64)
             cross = np.zeros(0, bool)
-        succ_ptr, succ, succ_cross, indegree = edges_by_source(src, dst, cross, rank, self._n_virtual)
+        succ_ptr, succ, succ_cross, indegree = edges_by_source(src, dst, cross, rank, len(u_time),
+                                                               self._n_virtual)
         loc_ptr = np.zeros(self.n_loc + 1, np.int64)
-        np.cumsum(np.bincount(loc, minlength=self.n_loc), out=loc_ptr[1:])
-        return Graph(time=time[order], copy=copy[order], loc_ptr=loc_ptr,
+        np.cumsum(np.bincount(u_loc, minlength=self.n_loc), out=loc_ptr[1:])
+        return Graph(time=u_time, copy=u_copy, loc_ptr=loc_ptr,
                      n_virtual=self._n_virtual, succ_ptr=succ_ptr, succ=succ, succ_cross=succ_cross,
                      indegree=indegree)
 
@@ -101,13 +103,57 @@ class GraphBuilder:
         return max((int(t.max()) for _, t, *_ in self._nodes if len(t)), default=0)
 
 
-def _node_order(loc, time, pri) -> np.ndarray:
-    """Order by (location, time, priority): one argsort of a packed key when
-    it fits in 63 bits (ties are interchangeable nodes), else a lexsort."""
+def _node_order(loc, time, pri, copy):
+    """Sort the nodes by (location, time, priority) and merge alike ones:
+    (position of each builder id, then location, time and copy flag of each
+    position). One argsort of a packed key when it fits in 63 bits, else a
+    lexsort. The nodes arrive in groups mostly sorted already, which a
+    stable (merging) sort exploits: 2x faster than a quicksort on 3 x 10^7."""
     t0 = int(time.min()) if len(time) else 0
     t_bits = max(int(time.max()) - t0, 1).bit_length() if len(time) else 1
     loc_bits = max(int(loc.max()) if len(loc) else 1, 1).bit_length()
     if loc_bits + t_bits + PRIORITY_BITS > 63:
-        return np.lexsort((pri, time, loc))
-    key = (loc.astype(np.int64) << (t_bits + PRIORITY_BITS)) | ((time - t0) << PRIORITY_BITS) | pri.astype(np.int64)
-    return np.argsort(key)
+        order = np.lexsort((pri, time, loc))
+        s_loc, s_time, s_pri, s_copy = loc[order], time[order], pri[order], copy[order]
+        new = (s_loc[1:] != s_loc[:-1]) | (s_time[1:] != s_time[:-1]) | (s_pri[1:] != s_pri[:-1])
+        first = np.r_[True, new | s_copy[1:] | s_copy[:-1]] if len(order) else np.zeros(0, bool)
+        rank = np.empty(len(order), np.int32)
+        rank[order] = np.cumsum(first, dtype=np.int32) - 1
+        return rank, s_loc[first], s_time[first], s_copy[first]
+    key = _pack(loc, time, pri, t0, t_bits + PRIORITY_BITS)
+    return _positions(key, np.argsort(key, kind="stable"), copy, t0, t_bits)
+
+
+@numba.njit(cache=True)
+def _pack(loc, time, pri, t0, loc_shift):
+    key = np.empty(len(loc), np.int64)
+    for i in range(len(loc)):
+        key[i] = (np.int64(loc[i]) << loc_shift) | ((time[i] - t0) << PRIORITY_BITS) | pri[i]
+    return key
+
+
+@numba.njit(cache=True)
+def _positions(key, order, copy, t0, t_bits):
+    """Walk the sorted keys once: a node starts wherever the key changes or
+    a copying node is involved."""
+    n = len(order)
+    rank = np.empty(n, np.int32)
+    u_loc = np.empty(n, np.int32)
+    u_time = np.empty(n, np.int64)
+    u_copy = np.empty(n, np.bool_)
+    m = -1
+    prev_key = np.int64(-1)
+    prev_copy = False
+    for i in range(n):
+        j = order[i]
+        k = key[j]
+        c = copy[j]
+        if m < 0 or k != prev_key or c or prev_copy:
+            m += 1
+            u_loc[m] = k >> (t_bits + PRIORITY_BITS)
+            u_time[m] = ((k >> PRIORITY_BITS) & ((np.int64(1) << t_bits) - 1)) + t0
+            u_copy[m] = c
+        rank[j] = m
+        prev_key = k
+        prev_copy = c
+    return rank, u_loc[:m + 1].copy(), u_time[:m + 1].copy(), u_copy[:m + 1].copy()

@@ -50,6 +50,36 @@ def intersect(a_ptr, a_b, a_e, b_ptr, b_b, b_e):
 
 
 @numba.njit(cache=True)
+def intersect_weighted(a_ptr, a_b, a_e, a_w, b_ptr, b_b, b_e):
+    """Pieces of A ∩ B per location, A's zero-weight rows left out: (ptr, begin, end)."""
+    n_loc = len(a_ptr) - 1
+    cap = len(b_b) + 1
+    for loc in range(n_loc):
+        cap += a_ptr[loc + 1] - a_ptr[loc] if b_ptr[loc + 1] > b_ptr[loc] else 0
+    out_b = np.empty(cap, np.int64)
+    out_e = np.empty(cap, np.int64)
+    ptr = np.zeros(n_loc + 1, np.int64)
+    m = 0
+    for loc in range(n_loc):
+        i, i1 = a_ptr[loc], a_ptr[loc + 1]
+        j, j1 = b_ptr[loc], b_ptr[loc + 1]
+        while i < i1 and j < j1:
+            if a_w[i] > 0:
+                lo = max(a_b[i], b_b[j])
+                hi = min(a_e[i], b_e[j])
+                if hi > lo:
+                    out_b[m] = lo
+                    out_e[m] = hi
+                    m += 1
+            if a_e[i] < b_e[j]:
+                i += 1
+            else:
+                j += 1
+        ptr[loc + 1] = m
+    return ptr, out_b[:m].copy(), out_e[:m].copy()
+
+
+@numba.njit(cache=True)
 def merge_overlaps(ptr, b, e):
     """Union of possibly overlapping intervals (sorted by begin) per location."""
     n_loc = len(ptr) - 1
@@ -125,48 +155,3 @@ def leaves(ptr, begin, end, callpath):
                 top += 1
         out_ptr[loc + 1] = m
     return out_ptr, out_b[:m].copy(), out_e[:m].copy(), out_cp[:m].copy()
-
-
-@numba.njit(cache=True)
-def segment_weights(node_ptr, node_time, piece_ptr, piece_b, piece_e, piece_w):
-    """Weighted time between consecutive nodes of each location.
-
-    piece_w[k, w] is the weight of piece k for weight kind w (0 or 1). Row n
-    of the result is the weighted time in (time of node n-1, time of node n]
-    on the node's location (from the start of time for the first node).
-    """
-    n_w = piece_w.shape[1]
-    out = np.zeros((len(node_time), n_w), np.int64)
-    acc = np.zeros(n_w, np.int64)
-    before = np.zeros(n_w, np.int64)
-    for loc in range(len(node_ptr) - 1):
-        k = piece_ptr[loc]
-        k1 = piece_ptr[loc + 1]
-        for w in range(n_w):
-            acc[w] = 0
-            before[w] = 0
-        for n in range(node_ptr[loc], node_ptr[loc + 1]):
-            t = node_time[n]
-            while k < k1 and piece_e[k] <= t:
-                for w in range(n_w):
-                    acc[w] += piece_w[k, w] * (piece_e[k] - piece_b[k])
-                k += 1
-            for w in range(n_w):
-                cum = acc[w]
-                if k < k1 and piece_b[k] < t:
-                    cum += piece_w[k, w] * (t - piece_b[k])
-                out[n, w] = cum - before[w]
-                before[w] = cum
-    return out
-
-
-@numba.njit(cache=True)
-def totals(piece_ptr, piece_b, piece_e, piece_w):
-    """Weighted total per location and weight kind."""
-    n_loc = len(piece_ptr) - 1
-    out = np.zeros((n_loc, piece_w.shape[1]), np.int64)
-    for loc in range(n_loc):
-        for k in range(piece_ptr[loc], piece_ptr[loc + 1]):
-            for w in range(piece_w.shape[1]):
-                out[loc, w] += piece_w[k, w] * (piece_e[k] - piece_b[k])
-    return out

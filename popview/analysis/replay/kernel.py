@@ -29,8 +29,9 @@ def _push(node, value, succ_ptr, succ, succ_cross, acc, came_from, pending, loca
     Returns the new (top, vtop)."""
     for e in range(succ_ptr[node], succ_ptr[node + 1]):
         s = succ[e]
+        cross = succ_cross[e]
         for d in range(N_CLOCKS):
-            if local_clock[d] and succ_cross[e]:
+            if local_clock[d] and cross:
                 continue
             if value[d] > acc[s, d]:
                 acc[s, d] = value[d]
@@ -50,27 +51,53 @@ def _push(node, value, succ_ptr, succ, succ_cross, acc, came_from, pending, loca
     return top, vtop
 
 
+@numba.njit(cache=True, inline="always")
+def _segment(loc, t, k, k_end, piece_b, piece_e, piece_w, done, before, seg):
+    """Weighted time on `loc` since its previous node (into seg[w]): pieces
+    ending by t are added to done[loc]; the piece open at t counts up to t.
+    Returns the new piece cursor."""
+    while k < k_end and piece_e[k] <= t:
+        for w in range(seg.shape[0]):
+            done[loc, w] += piece_w[k, w] * (piece_e[k] - piece_b[k])
+        k += 1
+    for w in range(seg.shape[0]):
+        cum = done[loc, w]
+        if k < k_end and piece_b[k] < t:
+            cum += piece_w[k, w] * (t - piece_b[k])
+        seg[w] = cum - before[loc, w]
+        before[loc, w] = cum
+    return k
+
+
 @numba.njit(cache=True)
-def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegree, seg, weight_of_clock,
-              local_clock):
+def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegree, piece_ptr, piece_b, piece_e,
+              piece_w, weight_of_clock, local_clock):
     """Clocks at every location's end; per-node G-CUE origin for the critical path.
 
-    seg[n, w]: weighted time between node n and the previous node of its location.
-    Returns (final clocks [loc, clock], came_from, forced count).
+    A node's own weight is the weighted time of its location's pieces
+    (piece_w[k, w]: weight of piece k for weight kind w, 0 or 1) between the
+    previous node of the location and itself, accumulated as the cursor
+    passes. Returns (final clocks [loc, clock], came_from, forced count,
+    weighted time of every piece per location and weight kind).
     """
     n_loc = len(loc_ptr) - 1
     n_real = len(time)
     total = n_real + n_virtual
     acc = np.full((total, N_CLOCKS), -1, np.int64)
-    came_from = np.full(total, -1, np.int64)
+    came_from = np.full(total, -1, np.int32)
     pending = indegree.copy()
     clock = np.zeros((n_loc, N_CLOCKS), np.int64)
     cursor = loc_ptr[:-1].copy()
+    piece = piece_ptr[:-1].copy()
+    n_w = piece_w.shape[1]
+    done = np.zeros((n_loc, n_w), np.int64)
+    before = np.zeros((n_loc, n_w), np.int64)
+    seg = np.zeros(n_w, np.int64)
     ready = np.empty(n_loc + 1, np.int64)
     queued = np.zeros(n_loc, np.bool_)
     vstack = np.empty(max(n_virtual, 1), np.int64)
     value = np.empty(N_CLOCKS, np.int64)
-    loc_of = np.empty(n_real, np.int64)
+    loc_of = np.empty(n_real, np.int32)
     for loc in range(n_loc):
         for n in range(loc_ptr[loc], loc_ptr[loc + 1]):
             loc_of[n] = loc
@@ -90,9 +117,12 @@ def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegr
                 n = cursor[loc]
                 if pending[n] > 0:
                     break
+                piece[loc] = _segment(loc, time[n], piece[loc], piece_ptr[loc + 1], piece_b, piece_e, piece_w,
+                                      done, before, seg)
+                waited = indegree[n] > 0
                 for d in range(N_CLOCKS):
-                    local = clock[loc, d] + seg[n, weight_of_clock[d]]
-                    remote = acc[n, d]
+                    local = clock[loc, d] + seg[weight_of_clock[d]]
+                    remote = acc[n, d] if waited else -1
                     if copy[n] and remote >= 0:
                         value[d] = remote
                     elif remote > local:
@@ -104,6 +134,8 @@ def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegr
                     clock[loc, d] = value[d]
                 cursor[loc] += 1
                 remaining -= 1
+                if succ_ptr[n] == succ_ptr[n + 1]:
+                    continue
                 top, vtop = _push(n, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock,
                                   n_real, loc_of, cursor, queued, ready, top, vstack, 0)
                 while vtop > 0:                  # virtual nodes fire at once
@@ -127,7 +159,7 @@ def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegr
         ready[top] = best
         top += 1
         queued[best] = True
-    return clock, came_from, forced
+    return clock, came_from, forced, done
 
 
 @numba.njit(cache=True)

@@ -17,7 +17,7 @@ import numpy as np
 from popview.analysis.replay.collectives import collective_callpaths
 from popview.analysis.replay.graph import (BARRIER_BEGIN, BARRIER_END, FORK_MASTER, FORK_WORKER, JOIN_MASTER,
                                            JOIN_WORKER, ZERO_LENGTH_END, GraphBuilder)
-from popview.analysis.replay.records import select
+from popview.analysis.replay.records import Calls
 from popview.analysis.replay.tasks import TaskStats, add_tasks
 
 
@@ -40,22 +40,17 @@ class Barriers:
     incomplete: int = 0
 
 
-def add_openmp(builder: GraphBuilder, reader, defs) -> OpenMPStats:
+def add_openmp(builder: GraphBuilder, calls: Calls, defs) -> OpenMPStats:
     stats = OpenMPStats()
-    parallel = collective_callpaths(defs, "openmp", ("parallel",))
-    barrier = collective_callpaths(defs, "openmp", ("barrier",))
-    if not (parallel or barrier) or not reader.has("calls"):
-        return stats
-    cols = ["loc", "begin", "end", "callpath"]
-    par = select(reader, "calls", "callpath", parallel.keys(), cols)
-    bar = select(reader, "calls", "callpath", barrier.keys(), cols)
+    par = calls.select(collective_callpaths(defs, "openmp", ("parallel",)))
+    bar = calls.select(collective_callpaths(defs, "openmp", ("barrier",)))
     team = _teams(defs)
     regions = _outermost(par, team)
     if len(regions["begin"]):
         _fork_join(builder, regions, team)
     barriers = _barriers(builder, bar, regions, team)
     stats.barriers, stats.incomplete_barriers = barriers.instances, barriers.incomplete
-    stats.tasks = add_tasks(builder, reader, defs, regions, barriers, enclosing_region)
+    stats.tasks = add_tasks(builder, calls, defs, regions, barriers, enclosing_region)
     return stats
 
 

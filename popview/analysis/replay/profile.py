@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from popview.analysis.replay import intervals
+from popview.analysis.replay.records import Calls
 from popview.analysis.replay.weights import CUE
 
 
-def critical_path_profile(exp, path, pieces) -> tuple[np.ndarray, float, dict[str, np.ndarray]]:
+def critical_path_profile(exp, path, pieces, calls: Calls) -> tuple[np.ndarray, float, dict[str, np.ndarray]]:
     """(seconds per call path, seconds outside any region, sparse per-location columns).
 
     `path`: (loc, begin, end) of the critical path; `pieces`: the focus-cut
@@ -18,14 +19,12 @@ def critical_path_profile(exp, path, pieces) -> tuple[np.ndarray, float, dict[st
     defs = exp.definitions
     n_loc, n_cp = defs.n_locations, len(defs.callpath_parent)
     p_ptr, p_b, p_e, p_w = pieces
-    useful = p_w[:, CUE] > 0
-    u_ptr = intervals.csr(_loc_of_rows(p_ptr)[useful], n_loc)
     order = np.lexsort((path["begin"], path["loc"]))
     c_loc, c_b, c_e = path["loc"][order], path["begin"][order], path["end"][order]
     c_ptr = intervals.csr(c_loc, n_loc)
-    on_ptr, on_b, on_e, _, _ = intervals.intersect(u_ptr, p_b[useful], p_e[useful], c_ptr, c_b, c_e)
-    calls = exp.reader.read("calls", columns=["loc", "begin", "end", "callpath"]) \
-        if exp.reader.has("calls") else None
+    on_ptr, on_b, on_e = intervals.intersect_weighted(p_ptr, p_b, p_e, np.ascontiguousarray(p_w[:, CUE]),
+                                                      c_ptr, c_b, c_e)
+    calls = calls.all() if exp.reader.has("calls") else None
     per_cp = np.zeros(n_cp, np.float64)
     empty = {"loc": np.zeros(0, np.int32), "callpath": np.zeros(0, np.int32), "seconds": np.zeros(0)}
     total = float((on_e - on_b).sum()) / 1e9

@@ -1,8 +1,11 @@
-"""Chunked selection of cache rows, and call-parameter look-ups."""
+"""Cache rows for the replay: the calls table read once and shared,
+chunked selection of other tables, and call-parameter look-ups."""
 from __future__ import annotations
 
 import numba
 import numpy as np
+
+from popview.cache import schema
 
 BLOCK_ROWS = 1 << 22
 
@@ -23,6 +26,37 @@ def select(reader, table: str, key: str, wanted, columns: list[str]) -> dict[str
         for c in columns:
             parts[c].append(g[c][a:b][keep])
     return {c: (np.concatenate(p) if p else g[c][:0]) for c, p in parts.items()}
+
+
+class Calls:
+    """The calls table (loc, begin, end, callpath), read whole once per replay:
+    collectives, one-sided MPI, OpenMP, the weights and the critical-path
+    profile all select from it (reading it for each cost a full read each)."""
+
+    COLUMNS = ["loc", "begin", "end", "callpath"]
+
+    def __init__(self, reader):
+        self.reader = reader
+        self._all: dict[str, np.ndarray] | None = None
+
+    def all(self) -> dict[str, np.ndarray]:
+        if self._all is None:
+            self._all = (self.reader.read("calls", columns=self.COLUMNS) if self.reader.has("calls")
+                         else {c: schema.empty("calls")[c] for c in self.COLUMNS})
+        return self._all
+
+    def select(self, callpaths) -> dict[str, np.ndarray]:
+        """Visits of the given call paths, in table order (location, then begin)."""
+        cps = np.fromiter((int(c) for c in callpaths), np.int64)
+        if len(cps) == 0:
+            return {c: v[:0] for c, v in self.all().items()} if self._all is not None else {
+                c: schema.empty("calls")[c] for c in self.COLUMNS}
+        a = self.all()
+        cp = a["callpath"]
+        wanted = np.zeros(max(int(cps.max()), int(cp.max(initial=0))) + 1, bool)
+        wanted[cps] = True
+        rows = np.flatnonzero(wanted[cp])
+        return {c: v[rows] for c, v in a.items()}
 
 
 @numba.njit(cache=True)

@@ -26,7 +26,7 @@ import numpy as np
 
 from popview.analysis.replay.collectives import call_name, single_process
 from popview.analysis.replay.graph import COLL_BEGIN, COLL_END, ZERO_LENGTH_END, GraphBuilder
-from popview.analysis.replay.records import select
+from popview.analysis.replay.records import Calls
 
 _FENCE = re.compile(r"^mpi_win_fence$", re.I)
 _LOCK = re.compile(r"^mpi_win_lock(_all)?$", re.I)
@@ -59,12 +59,12 @@ def rma_callpaths(defs) -> dict[int, int]:
     return out
 
 
-def add_rma(builder: GraphBuilder, reader, defs) -> RmaStats:
+def add_rma(builder: GraphBuilder, calls_table: Calls, defs) -> RmaStats:
     stats = RmaStats()
     kinds = rma_callpaths(defs)
-    if not kinds or not reader.has("calls"):
+    if not kinds:
         return stats
-    calls = select(reader, "calls", "callpath", kinds.keys(), ["loc", "begin", "end", "callpath"])
+    calls = calls_table.select(kinds.keys())
     kind = np.full(len(defs.callpath_region), -1, np.int8)
     kind[list(kinds)] = list(kinds.values())
     k = kind[calls["callpath"]]

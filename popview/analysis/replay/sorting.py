@@ -13,14 +13,14 @@ def _position(node, rank, n_real):
 
 
 @numba.njit(cache=True)
-def edges_by_source(src, dst, cross, rank, n_virtual):
-    """CSR by source position: (ptr, successor positions, cross flags, in-degree)."""
-    n_real = len(rank)
+def edges_by_source(src, dst, cross, rank, n_real, n_virtual):
+    """CSR by source position: (ptr, successor positions, cross flags, in-degree);
+    rank maps builder ids to the positions of the n_real real nodes."""
     total = n_real + n_virtual
     ptr = np.zeros(total + 1, np.int64)
-    indegree = np.zeros(total, np.int64)
-    src_pos = np.empty(len(src), np.int64)
-    dst_pos = np.empty(len(src), np.int64)
+    indegree = np.zeros(total, np.int32)
+    src_pos = np.empty(len(src), np.int32)
+    dst_pos = np.empty(len(src), np.int32)
     for e in range(len(src)):
         src_pos[e] = _position(src[e], rank, n_real)
         dst_pos[e] = _position(dst[e], rank, n_real)
@@ -29,7 +29,7 @@ def edges_by_source(src, dst, cross, rank, n_virtual):
     for i in range(total):
         ptr[i + 1] += ptr[i]
     fill = ptr[:-1].copy()
-    succ = np.empty(len(src), np.int64)
+    succ = np.empty(len(src), np.int32)
     out_cross = np.empty(len(src), np.bool_)
     for e in range(len(src)):
         s = src_pos[e]
@@ -38,4 +38,3 @@ def edges_by_source(src, dst, cross, rank, n_virtual):
         out_cross[k] = cross[e]
         fill[s] = k + 1
     return ptr, succ, out_cross, indegree
-

@@ -34,7 +34,7 @@ import numba
 import numpy as np
 
 from popview.analysis.replay.graph import TASK_COMPLETE, TASK_CREATE, TASK_START, TASKWAIT_END, GraphBuilder
-from popview.analysis.replay.records import select
+from popview.analysis.replay.records import Calls, select
 
 TASK_ID, TASKWAIT = 60000028, 60000022                       # Extrae
 CREATE, SWITCH, COMPLETE = 46000007, 46000008, 46000009      # OTF2 reader info events (generation + 1)
@@ -60,8 +60,9 @@ class Tasks:
     end_time: np.ndarray
 
 
-def add_tasks(builder: GraphBuilder, reader, defs, regions, barriers, enclosing_region) -> TaskStats:
+def add_tasks(builder: GraphBuilder, calls: Calls, defs, regions, barriers, enclosing_region) -> TaskStats:
     stats = TaskStats()
+    reader = calls.reader
     if not reader.has("events"):
         return stats
     ev = select(reader, "events", "type", (TASK_ID, CREATE, SWITCH, COMPLETE, TASKWAIT),
@@ -69,7 +70,7 @@ def add_tasks(builder: GraphBuilder, reader, defs, regions, barriers, enclosing_
     if not np.isin(ev["type"], (TASK_ID, CREATE)).any():
         return stats
     proc = builder.loc_process
-    executions = _calls(reader, defs, "task")
+    executions = _visits(calls, defs, "task")
     tasks = _paraver(ev, proc, executions, stats) if (ev["type"] == TASK_ID).any() else _otf2(ev, proc, stats)
     stats.tasks = len(tasks.create_loc)
     if stats.tasks == 0:
@@ -81,19 +82,18 @@ def add_tasks(builder: GraphBuilder, reader, defs, regions, barriers, enclosing_
     stats.no_completion = int((~done).sum())
     completed = np.full(stats.tasks, -1, np.int64)
     completed[done] = builder.nodes(tasks.start_loc[done], tasks.end_time[done], TASK_COMPLETE)
-    stats.taskwaits = _taskwaits(builder, reader, defs, ev, tasks, completed, executions)
+    stats.taskwaits = _taskwaits(builder, calls, defs, ev, tasks, completed, executions)
     _barriers(builder, tasks, completed, regions, barriers, enclosing_region)
     return stats
 
 
-def _calls(reader, defs, role: str) -> dict[str, np.ndarray]:
+def _visits(calls: Calls, defs, role: str) -> dict[str, np.ndarray]:
     """Visits of OpenMP regions with `role`, sorted by (location, begin, longest first)."""
     cps = [cp for cp, r in enumerate(defs.callpath_region)
            if defs.regions[int(r)].paradigm == "openmp" and defs.regions[int(r)].role == role]
-    c = select(reader, "calls", "callpath", cps, ["loc", "begin", "end"]) if reader.has("calls") else {
-        k: np.zeros(0, np.int64) for k in ("loc", "begin", "end")}
+    c = calls.select(cps)
     order = np.lexsort((c["begin"] - c["end"], c["begin"], c["loc"]))
-    return {k: v[order].astype(np.int64) for k, v in c.items()}
+    return {k: c[k][order].astype(np.int64) for k in ("loc", "begin", "end")}
 
 
 def _paraver(ev, proc, executions, stats: TaskStats) -> Tasks:
@@ -179,9 +179,9 @@ def _innermost_kernel(ptr, begin, end, q_loc, q_time):
     return out
 
 
-def _taskwaits(builder: GraphBuilder, reader, defs, ev, tasks: Tasks, completed, executions) -> int:
+def _taskwaits(builder: GraphBuilder, calls: Calls, defs, ev, tasks: Tasks, completed, executions) -> int:
     """Completion -> end of the creator's first later taskwait in the same task."""
-    w_loc, w_begin, w_end = _taskwait_intervals(reader, defs, ev)
+    w_loc, w_begin, w_end = _taskwait_intervals(calls, defs, ev)
     if len(w_loc) == 0:
         return 0
     ok = completed >= 0
@@ -219,9 +219,9 @@ def _next_target(loc, ctx, is_target):
     return out
 
 
-def _taskwait_intervals(reader, defs, ev):
+def _taskwait_intervals(calls: Calls, defs, ev):
     """Taskwaits: OpenMP regions with role "wait" and Extrae's 60000022 event pairs."""
-    calls = _calls(reader, defs, "wait")
+    calls = _visits(calls, defs, "wait")
     sel = ev["type"] == TASKWAIT
     loc, time, value = ev["loc"][sel].astype(np.int64), ev["time"][sel], ev["value"][sel]
     order = np.lexsort((time, loc))

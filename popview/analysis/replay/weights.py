@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from popview.analysis.focus import Focus
 from popview.analysis.replay import intervals
-from popview.analysis.replay.records import select
+from popview.analysis.replay.records import Calls
 from popview.cache import schema
 from popview.model.states import NOT_CREATED, StateClass, class_lookup
 
@@ -59,7 +60,7 @@ class Mask:
     is_window: bool = False
 
 
-def focus_mask(exp, focus: Focus) -> Mask:
+def focus_mask(exp, focus: Focus, calls: Calls) -> Mask:
     defs = exp.definitions
     n_loc = defs.n_locations
     if focus.kind == "whole":
@@ -69,16 +70,16 @@ def focus_mask(exp, focus: Focus) -> Mask:
         return Mask(ptr, np.full(n_loc, focus.t0, np.int64), np.full(n_loc, focus.t1, np.int64),
                     int(focus.t1 - focus.t0), int(focus.t0), int(focus.t1), is_window=True)
     if focus.kind in ("callpath", "iterations"):
-        return _callpath_mask(exp, focus)
+        return _callpath_mask(exp, focus, calls)
     raise ValueError(f"the replay needs a resolved focus (whole, window, callpath, iterations), not {focus.kind!r}")
 
 
-def _callpath_mask(exp, focus: Focus) -> Mask:
+def _callpath_mask(exp, focus: Focus, calls: Calls) -> Mask:
     defs = exp.definitions
     cps = [cp for cp in range(len(defs.callpath_parent)) if defs.callpath_name(cp) == focus.callpath]
     if not cps:
         raise ValueError(f"no call path {focus.callpath!r} in {exp.source}")
-    calls = select(exp.reader, "calls", "callpath", cps, ["loc", "begin", "end"])
+    calls = calls.select(cps)
     proc = defs.location_process()
     per_process = {}
     for p, m in enumerate(masters(defs)):
@@ -111,52 +112,74 @@ def masters(defs) -> np.ndarray:
     return np.array([best.get(p, 0) for p in range(defs.n_processes)], np.int64)
 
 
-def weighted_pieces(exp, mask: Mask, bursts: bool = False):
+def weighted_pieces(exp, mask: Mask, calls: Calls, bursts: bool = False):
     """States cut to the focus: (ptr, begin, end, weight[piece, kind]);
     `bursts`: CUE weighs Dimemas's CPU bursts (see the module doc)."""
     defs = exp.definitions
     st, ptr = _states(exp.reader, mask, defs.n_locations)
-    lookup = class_lookup(defs.states, int(st["state"].max()) + 1 if len(st["state"]) else None)
     code = st["state"]
-    cls = np.where(code >= 0, lookup[np.maximum(code, 0)], int(StateClass.IDLE))
-    weight = class_weights()[cls]
-    _mpi_outside_openmp(exp, st, ptr, cls, weight)
-    if bursts:
-        weight[:, CUE] = (cls == StateClass.USEFUL) | (cls == StateClass.IO) | (code == NOT_CREATED)
+    table, useful = _code_weights(defs, int(code.max()) + 1 if len(code) else 1, bursts)
+    weight, open_com = _row_weights(code, table, useful)
+    _mpi_outside_openmp(exp, calls, st, ptr, useful, weight, open_com)
     if mask.ptr is None:
         return ptr, st["begin"], st["end"], weight
     ptr, b, e, ia, _ = intervals.intersect(ptr, st["begin"], st["end"], mask.ptr, mask.begin, mask.end)
     return ptr, b, e, weight[ia]
 
 
-def _mpi_outside_openmp(exp, st, ptr, cls, weight) -> None:
+def _code_weights(defs, n_codes: int, bursts: bool):
+    """Weights per state code (last row: codes outside the table, i.e. no
+    state), and whether each code is useful computation."""
+    lookup = class_lookup(defs.states, n_codes)
+    cls = np.r_[lookup[:n_codes], int(StateClass.IDLE)]
+    table = class_weights()[cls]
+    if bursts:
+        code = np.r_[np.arange(n_codes), -1]
+        table[:, CUE] = (cls == StateClass.USEFUL) | (cls == StateClass.IO) | (code == NOT_CREATED)
+    return table, cls == StateClass.USEFUL
+
+
+@numba.njit(cache=True)
+def _row_weights(code, table, useful):
+    """weight[row, kind] from each row's state code, and how many rows weigh
+    on COM without being useful (the only ones an MPI call can zero)."""
+    n_codes = len(table) - 1
+    out = np.empty((len(code), table.shape[1]), np.int8)
+    open_com = 0
+    for i in range(len(code)):
+        c = code[i] if 0 <= code[i] < n_codes else n_codes
+        for k in range(table.shape[1]):
+            out[i, k] = table[c, k]
+        if table[c, COM] == 1 and not useful[c]:
+            open_com += 1
+    return out, open_com
+
+
+def _mpi_outside_openmp(exp, calls: Calls, st, ptr, useful, weight, open_com: int) -> None:
     """COM weights of rows inside OpenMP regions (1) and inside MPI calls (0); see the module doc."""
-    n = len(cls)
-    if n == 0 or not exp.reader.has("calls"):
+    if len(weight) == 0:
+        return
+    omp = _callpaths(exp.definitions, lambda r: r.paradigm == "openmp" or r.role == "outlined")
+    mpi = _callpaths(exp.definitions, lambda r: r.paradigm == "mpi") if open_com else []
+    if not omp and not mpi:
         return
     mid = st["begin"] + (st["end"] - st["begin"]) // 2
-    in_omp = _inside_calls(exp, ptr, mid, lambda r: r.paradigm == "openmp" or r.role == "outlined")
-    if in_omp is not None:
-        weight[in_omp, COM] = 1
-    maybe_mpi = (weight[:, COM] == 1) & (cls != StateClass.USEFUL)
-    if in_omp is not None:
-        maybe_mpi &= ~in_omp
-    if maybe_mpi.any():
-        in_mpi = _inside_calls(exp, ptr, mid, lambda r: r.paradigm == "mpi")
-        if in_mpi is not None:
-            weight[maybe_mpi & in_mpi, COM] = 0
+    in_omp = _inside_calls(calls, omp, ptr, mid) if omp else np.zeros(len(mid), bool)
+    weight[in_omp, COM] = 1
+    if mpi:
+        code = st["state"]
+        maybe_mpi = (weight[:, COM] == 1) & ~useful[np.clip(code, -1, len(useful) - 2)] & ~in_omp
+        weight[maybe_mpi & _inside_calls(calls, mpi, ptr, mid), COM] = 0
 
 
-def _inside_calls(exp, ptr, mid, wanted) -> np.ndarray | None:
-    """Whether each row's midpoint lies inside a call of a region `wanted`
-    accepts on the row's location (None when no call path qualifies)."""
-    defs = exp.definitions
-    cps = [cp for cp, r in enumerate(defs.callpath_region) if wanted(defs.regions[int(r)])]
-    if not cps:
-        return None
-    calls = select(exp.reader, "calls", "callpath", cps, ["loc", "begin", "end"])
-    c_ptr, c_b, c_e = intervals.merge_overlaps(intervals.csr(calls["loc"], len(ptr) - 1), calls["begin"],
-                                               calls["end"])
+def _callpaths(defs, wanted) -> list[int]:
+    return [cp for cp, r in enumerate(defs.callpath_region) if wanted(defs.regions[int(r)])]
+
+
+def _inside_calls(calls: Calls, cps, ptr, mid) -> np.ndarray:
+    """Whether each row's midpoint lies inside a visit of `cps` on the row's location."""
+    c = calls.select(cps)
+    c_ptr, c_b, c_e = intervals.merge_overlaps(intervals.csr(c["loc"], len(ptr) - 1), c["begin"], c["end"])
     return intervals.points_inside(ptr, mid, c_ptr, c_b, c_e)
 
 
