@@ -12,11 +12,11 @@ Where the records say it:
   OTF2 (Score-P): task create / switch / complete records (the OTF2
     reader's info events, value = generation number + 1): per process the
     create, the first switch to that generation after it (the start) and
-    the first complete after that. The reader does not keep the creating
-    thread, and generation numbers count per creating thread, so a number
-    created more than once in a process cannot be told apart: such tasks
-    are reported, not replayed. Taskwaits are OpenMP regions with role
-    "wait".
+    the first complete after that, on whichever thread it happens (untied
+    tasks move). The reader does not keep the creating thread, and
+    generation numbers count per creating thread, so a number created more
+    than once in a process cannot be told apart: such tasks are reported,
+    not replayed. Taskwaits are OpenMP regions with role "wait".
 The edges: creation -> start; completion -> the end of the first taskwait
 of the creating thread in the same task (the innermost task execution open
 on that thread, or its implicit task) that begins after the creation;
@@ -57,6 +57,7 @@ class Tasks:
     create_time: np.ndarray
     start_loc: np.ndarray
     start_time: np.ndarray
+    end_loc: np.ndarray           # an untied OTF2 task may complete on another thread
     end_time: np.ndarray
 
 
@@ -81,7 +82,7 @@ def add_tasks(builder: GraphBuilder, calls: Calls, defs, regions, barriers, encl
     done = tasks.end_time >= 0
     stats.no_completion = int((~done).sum())
     completed = np.full(stats.tasks, -1, np.int64)
-    completed[done] = builder.nodes(tasks.start_loc[done], tasks.end_time[done], TASK_COMPLETE)
+    completed[done] = builder.nodes(tasks.end_loc[done], tasks.end_time[done], TASK_COMPLETE)
     stats.taskwaits = _taskwaits(builder, calls, defs, ev, tasks, completed, executions)
     _barriers(builder, tasks, completed, regions, barriers, enclosing_region)
     return stats
@@ -109,7 +110,7 @@ def _paraver(ev, proc, executions, stats: TaskStats) -> Tasks:
     start_loc, start_time = loc[c + 1], time[c + 1]
     call = _innermost(executions, start_loc, start_time)
     end = np.where(call >= 0, executions["end"][np.maximum(call, 0)], -1)
-    return Tasks(loc[c], time[c], start_loc, start_time, end)
+    return Tasks(loc[c], time[c], start_loc, start_time, start_loc, end)
 
 
 def _otf2(ev, proc, stats: TaskStats) -> Tasks:
@@ -135,7 +136,8 @@ def _otf2(ev, proc, stats: TaskStats) -> Tasks:
     start_time, start_loc = parts[SWITCH][1][s], parts[SWITCH][2][s]
     e = _first_after(parts[COMPLETE][0], parts[COMPLETE][1], key, start_time)
     end = np.where(e >= 0, parts[COMPLETE][1][np.maximum(e, 0)], -1)
-    return Tasks(loc, time, start_loc, start_time, end)
+    end_loc = np.where(e >= 0, parts[COMPLETE][2][np.maximum(e, 0)], start_loc)
+    return Tasks(loc, time, start_loc, start_time, end_loc, end)
 
 
 def _first_after(keys, times, q_key, q_time) -> np.ndarray:
