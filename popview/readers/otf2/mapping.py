@@ -1,6 +1,6 @@
-"""One location's raw records -> cache rows (events, states) and the two
-halves of its point-to-point messages (numba kernel), and the FIFO matching
-of those halves into messages (numpy)."""
+"""One location's raw records -> cache rows (events, states, visits with
+local call paths) and the two halves of its point-to-point messages (numba
+kernel), and the FIFO matching of those halves into messages (numpy)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
