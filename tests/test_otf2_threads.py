@@ -123,6 +123,32 @@ def test_profile_shows_worker_time_below_the_parallel_region(openmp):
         assert own - 1e-3 <= inside <= master + 1e-3
 
 
+def test_cube_shows_workers_from_the_parallel_region_down(shared_traces, cache_dir):
+    """The convention above, as Score-P's profile of BT-MZ 8x6 shows it (the same
+    experiment's trace holds definitions only): every worker visits each parallel
+    region as often as its master, and none of the region's ancestors."""
+    cube = shared_traces / "archer2-scalasca/scorep_bt-mz_C_8x6_trace/profile.cubex"
+    with popview.open(cube, cache_dir=cache_dir) as exp:
+        prof = exp.profile()
+        visits = prof.matrix("visits")
+        thread = exp.definitions.location_thread()
+        process = exp.definitions.location_process()
+        regions = [prof.regions[r] for r in prof.callpath_region]
+        parallel = [cp for cp, r in enumerate(regions) if r.paradigm == "openmp" and r.role == "parallel"]
+        ancestors = {a for cp in parallel for a in _ancestors(prof.callpath_parent, cp)}
+        assert len(parallel) == 22 and ancestors
+        master = np.flatnonzero(thread == 0)[np.searchsorted(process[thread == 0], process)]
+        for cp in parallel:
+            assert (visits[cp] == visits[cp][master]).all() and (visits[cp] > 0).all()
+        assert not visits[sorted(ancestors)][:, thread > 0].any()
+
+
+def _ancestors(parent, cp):
+    while parent[cp] >= 0:
+        cp = parent[cp]
+        yield cp
+
+
 def test_nested_team_hangs_below_the_inner_fork(tmp_path):
     written = write_nested_trace(tmp_path / "run")
     with popview.open(written.anchor, cache_dir=tmp_path / "cache") as exp:
