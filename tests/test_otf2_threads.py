@@ -174,6 +174,17 @@ def test_task_keeps_its_stack_across_threads(tasks):
     assert not exp.definitions.warnings
 
 
+def test_profile_has_the_task_tree(tasks):
+    """The task's pieces on threads 1 and 2 reach the profile below TASKS, with their times."""
+    _, exp = tasks
+    prof = exp.profile()
+    task = f"TASKS/{TASK}"
+    inclusive = prof.by_location("time", prof.find("TASKS"), inclusive=True) * 1e9
+    assert np.allclose(inclusive[[1, 2]], [11, 12], atol=1e-6)
+    work = prof.by_location("time", prof.find(f"{task}/work"), inclusive=False) * 1e9
+    assert np.allclose(work[[1, 2]], [6, 4], atol=1e-6)
+
+
 def test_threads_keep_their_own_stacks_around_tasks(tasks):
     _, exp = tasks
     visits = [v for v in _visits(exp) if not v[3].startswith("TASKS")]
@@ -220,3 +231,20 @@ def test_double_metrics_are_exact(tmp_path):
             values = et.decode(ev["value"][ev["type"] == et.code])
             assert values.tolist() == list(expected)      # exact: 0.1 and 1e-3 too
         assert list(np.diff(ENERGY_J, prepend=0.0)) == [0.5, 1.25, 1.25]
+
+
+def test_profile_gives_each_worker_its_own_call_paths(openmp):
+    """Grafted visits reach the profile: below the parallel region, a worker's exclusive
+    time per call path is its own innermost visit's, down to the kernel it ran (the
+    region itself also gets the worker's time outside its visits while the master is in it)."""
+    _, exp = openmp
+    prof = exp.profile()
+    exclusive = _exclusive(exp)
+    for loc, location in enumerate(exp.definitions.locations):
+        if location.thread == 0:
+            continue
+        for path in (f"{FORK_PATH}/{FOR}", f"{FORK_PATH}/{FOR}/kernel", f"{FORK_PATH}/{BARRIER}"):
+            got = prof.by_location("time", prof.find(path), inclusive=False)[loc] * 1e9
+            assert abs(got - exclusive[loc, path]) < 1e-3, (loc, path)
+        visits = prof.by_location("visits", prof.find(f"{FORK_PATH}/{FOR}/kernel"), inclusive=False)[loc]
+        assert visits == ITERATIONS

@@ -225,6 +225,7 @@ class _Builder:
         self.key_col = np.full(len(self.cp_outlined) + 1, -1, np.int64)
         self.key_col[self.region_keys] = np.arange(self.n_regions)
         self.width = N_CAT + 2 * self.n_regions
+        self.own_paths = bool(defs.flags.get("threads_grafted"))   # the reader nested threads' visits
 
     def _callpath_tables(self) -> None:
         d = self.defs
@@ -421,13 +422,57 @@ class _Builder:
 
     # -------------------------------------------------------------- profile
     def _profile_process(self, locs: list[int], per_loc: dict, master: dict, prof: "_ProfileParts") -> None:
-        order = np.lexsort((-(master["end"] - master["begin"]), master["begin"]))
-        sb, se, scp = innermost_segments(master["begin"][order], master["end"][order],
-                                         master["callpath"][order].astype(np.int32))
+        """Each thread's time goes to its process's master call path at that moment, or,
+        where the reader grafted the threads' own visits below the master's fork (and
+        tasks below TASKS), to the thread's own innermost call path, the master's
+        filling its gaps."""
+        sb, se, scp = _innermost(master)
         for loc in locs:
-            prof.add_location(loc, per_loc[loc], sb, se, scp, is_master=(loc == locs[0]))
+            own = self.own_paths and loc != locs[0]
+            segments = _overlay(_innermost(per_loc[loc]["calls"]), (sb, se, scp)) if own else (sb, se, scp)
+            prof.add_location(loc, per_loc[loc], *segments, own_visits=own or loc == locs[0])
         p = self.defs.locations[locs[0]].process if self.defs.locations else locs[0]
         prof.add_master_calls(p, master)
+
+
+def _innermost(calls: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Segments of a location's time labelled by its innermost open call path."""
+    order = np.lexsort((-(calls["end"] - calls["begin"]), calls["begin"]))
+    return innermost_segments(calls["begin"][order], calls["end"][order], calls["callpath"][order].astype(np.int32))
+
+
+def _overlay(top: tuple, under: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The `top` segments, and the `under` ones where no top segment lies: sorted, disjoint."""
+    rest = _uncovered(*under, top[0], top[1])
+    begin = np.concatenate((top[0], rest[0]))
+    order = np.argsort(begin, kind="stable")
+    return begin[order], np.concatenate((top[1], rest[1]))[order], np.concatenate((top[2], rest[2]))[order]
+
+
+@numba.njit(cache=True)
+def _uncovered(b, e, label, cover_b, cover_e):
+    """The parts of segments [b, e) that no cover segment overlaps (both sorted and disjoint)."""
+    n = len(b) + len(cover_b) + 1
+    o_b = np.empty(n, np.int64)
+    o_e = np.empty(n, np.int64)
+    o_l = np.empty(n, np.int32)
+    m = 0
+    j = 0
+    for i in range(len(b)):
+        while j < len(cover_b) and cover_e[j] <= b[i]:
+            j += 1
+        cur = b[i]
+        k = j
+        while k < len(cover_b) and cover_b[k] < e[i]:
+            if cover_b[k] > cur:
+                o_b[m], o_e[m], o_l[m] = cur, cover_b[k], label[i]
+                m += 1
+            cur = max(cur, cover_e[k])
+            k += 1
+        if cur < e[i]:
+            o_b[m], o_e[m], o_l[m] = cur, e[i], label[i]
+            m += 1
+    return o_b[:m], o_e[:m], o_l[:m]
 
 
 def _inside(calls: dict, select: np.ndarray, x: np.ndarray, label: np.ndarray | None,
@@ -499,7 +544,7 @@ class _ProfileParts:
         self.master["begin"].append(master["begin"])
         self.master["end"].append(master["end"])
 
-    def add_location(self, loc, rows, sb, se, scp, is_master: bool) -> None:
+    def add_location(self, loc, rows, sb, se, scp, own_visits: bool) -> None:
         ucp, key = np.unique(scp, return_inverse=True)
         sums, csums = attribute_rows(sb, se, key.astype(np.int64), len(ucp), rows["begin"], rows["end"],
                                      rows["cat"].astype(np.int64), rows["ctr"], N_CAT)
@@ -508,7 +553,7 @@ class _ProfileParts:
         self.cat_values.append(sums)
         self.ctr_values.append(csums)
         calls = rows["calls"]
-        if is_master:
+        if own_visits:
             self.visits_cp.append(calls["callpath"].astype(np.int64))
         elif len(calls["begin"]) and len(sb):
             # a worker's own calls count as visits of the master's call path at their start

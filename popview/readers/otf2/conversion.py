@@ -263,6 +263,7 @@ def _finish_messages(defs: Definitions, writer: Writer, sends: Halves, recvs: Ha
 def _finish_definitions(defs: Definitions, run: _Conversion, writer: Writer) -> None:
     counts, seen_regions = run.counts, run.seen_regions
     defs.flags["otf2_event_counts"] = dict(sorted(counts.items()))
+    defs.flags["threads_grafted"] = True      # workers' visits below the fork, tasks below TASKS: profiles use them
     defs.t_end = max(defs.t_end, writer.time_max())
     for what, n in run.problems.counts.items():
         defs.warn(f"{n} {what} not represented")
