@@ -281,12 +281,13 @@ class _Buckets:
 
     def __init__(self, src: h5py.Group, cols, loc_col: str, groups: list[tuple[int, int]], n: int, scratch: Path):
         self.cols, self.scratch = cols, scratch
-        starts = np.array([a for a, _ in groups], np.int64)
+        key_type = np.uint16 if len(groups) <= 1 << 16 else np.int64     # small keys: a radix sort
+        group_of = np.repeat(np.arange(len(groups)), [b - a for a, b in groups]).astype(key_type)
         files = {}
         try:
             for s in range(0, n, self.SLAB):
                 data = {name: src[name][s:s + self.SLAB] for name, _ in cols}
-                group = np.searchsorted(starts, data[loc_col], side="right") - 1
+                group = group_of[data[loc_col]]
                 order = np.argsort(group, kind="stable")
                 group = group[order]
                 bounds = np.flatnonzero(np.r_[True, group[1:] != group[:-1], True])
