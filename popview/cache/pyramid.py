@@ -357,7 +357,7 @@ def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File 
     groups = _location_groups(sources.counts(), SORT_BUDGET_ROWS // 3)
     parent = Path(g.file.filename).resolve().parent
     with tempfile.TemporaryDirectory(dir=parent, prefix=".popview-tiles-") as scratch:
-        tiles = _Tiles(g, sources, t_end, n_loc, Path(scratch))
+        tiles = _Tiles(g, sources, t_end, n_loc, Path(scratch), sources.sizes(*groups[0]))
         for gi, (a, b) in enumerate(groups):
             progress(0.8 * gi / len(groups), "building the timeline pyramid")
             for name in channels:
@@ -394,19 +394,17 @@ class _Sources:
             return bool((self.omp >= 0).any())
         return True
 
-    def sizes(self) -> dict[str, int]:
+    def sizes(self, a: int, b: int) -> dict[str, int]:
         """Records per tile channel, near enough to size the blocks: calls stand for
-        the innermost call-path pieces; counters are counted in the events' type column."""
+        the innermost call-path pieces; counters are estimated from their share of
+        the events of locations [a, b)."""
         sizes = {"state": self._rows("states"), "callpath": self._rows("calls"), "messages": self._rows("messages")}
-        codes = np.asarray(self.counters, np.int64)
-        if len(codes) and "events" in self.out:
-            total = np.zeros(len(codes), np.int64)
-            types = self.out["events"]["type"]
-            for s in range(0, types.shape[0], SORT_BUDGET_ROWS):
-                t = types[s:s + SORT_BUDGET_ROWS]
-                col = np.searchsorted(codes, t).clip(0, len(codes) - 1)
-                total += np.bincount(col[codes[col] == t], minlength=len(codes))
-            sizes.update({f"counter_{c}": int(n) for c, n in zip(codes, total)})
+        if self.counters and "events" in self.out:
+            off = self.out["events"]["offsets"]
+            in_group = max(int(off[min(b, len(off) - 1)]) - int(off[a]), 1)
+            scale = self._rows("events") / in_group
+            for code in self.counters:
+                sizes[f"counter_{code}"] = int(len(self.counter_intervals(code, a, b)[0]) * scale)
         return sizes
 
     def _rows(self, table: str) -> int:
@@ -473,20 +471,53 @@ class _Sources:
         """All counters' intervals of a location group in one pass over its events."""
         e = self._slab("events", a, b, ("loc", "time", "type", "value"))
         codes = np.asarray(self.counters, np.int64)
-        col = np.searchsorted(codes, e["type"]).clip(0, max(len(codes) - 1, 0))
-        keep = np.flatnonzero(codes[col] == e["type"]) if len(codes) else np.zeros(0, np.int64)
-        order = keep[np.argsort(col[keep].astype(np.int16), kind="stable")]   # a radix sort on small keys
-        types = e["type"][order]
-        bounds = np.flatnonzero(np.r_[True, types[1:] != types[:-1], True]) if len(types) else np.zeros(1, int)
-        runs = {}
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
-            rows = order[lo:hi]
-            loc, t = e["loc"][rows], e["time"][rows]
-            prev = np.zeros_like(t)
-            prev[1:] = t[:-1]
-            prev[np.r_[True, loc[1:] != loc[:-1]]] = 0
-            runs[int(types[lo])] = (loc, prev, t, self.defs.event_types[int(types[lo])].decode(e["value"][rows]))
-        return runs
+        starts, loc, prev, t, raw = split_counters(e["loc"], e["time"], e["type"], e["value"], codes)
+        return {int(code): (loc[lo:hi], prev[lo:hi], t[lo:hi], self.defs.event_types[int(code)].decode(raw[lo:hi]))
+                for code, lo, hi in zip(codes, starts[:-1], starts[1:])}
+
+
+@numba.njit(cache=True)
+def split_counters(loc, time, etype, value, codes):
+    """The readings of each counter type (codes sorted), one run per code in
+    (location, time) order, with the time of the previous reading of that
+    counter on the location (0 for the first): a reading covers [prev, time)."""
+    n_codes = len(codes)
+    which = np.full(len(etype), -1, np.int64)
+    counts = np.zeros(n_codes + 1, np.int64)
+    for i in range(len(etype)):
+        lo, hi = 0, n_codes
+        while lo < hi:                       # binary search among the few counter codes
+            mid = (lo + hi) // 2
+            if codes[mid] < etype[i]:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < n_codes and codes[lo] == etype[i]:
+            which[i] = lo
+            counts[lo + 1] += 1
+    starts = np.cumsum(counts)
+    cursor = starts[:-1].copy()
+    o_loc = np.empty(starts[-1], loc.dtype)
+    o_prev = np.empty(starts[-1], np.int64)
+    o_time = np.empty(starts[-1], np.int64)
+    o_value = np.empty(starts[-1], np.int64)
+    last = np.zeros(n_codes, np.int64)
+    current = -1
+    for i in range(len(etype)):
+        if loc[i] != current:
+            current = loc[i]
+            last[:] = 0
+        k = which[i]
+        if k < 0:
+            continue
+        j = cursor[k]
+        cursor[k] += 1
+        o_loc[j] = loc[i]
+        o_prev[j] = last[k]
+        o_time[j] = time[i]
+        o_value[j] = value[i]
+        last[k] = time[i]
+    return starts, o_loc, o_prev, o_time, o_value
 
 
 def _create_levels(g: h5py.Group, channels, numeric, n_loc: int, bins: list[int]) -> dict:
@@ -568,10 +599,10 @@ class _Tiles:
 
     ASSEMBLE_ROWS = 1 << 22      # rows gathered before each write of a tile column
 
-    def __init__(self, g: h5py.Group, sources: _Sources, t_end: int, n_loc: int, scratch: Path):
+    def __init__(self, g: h5py.Group, sources: _Sources, t_end: int, n_loc: int, scratch: Path,
+                 sizes: dict[str, int]):
         self.sources, self.n_loc, self.scratch = sources, n_loc, scratch
         self.group = g.create_group("tiles")
-        sizes = sources.sizes()
         self.names = [c for c in TILE_CHANNELS if sources.has(c)] + [f"counter_{c}" for c in sources.counters]
         if sizes.get("messages"):
             self.names.append("messages")    # send -> receive, as intervals: the lines crossing a window
@@ -627,7 +658,8 @@ class _Tiles:
         n = int(bases[-1])
         n_blocks = self.blocks[name][0]
         for c, dt in _tile_dtypes(name).items():
-            src = np.memmap(self.scratch / f"{name}.{c}", dt, "r") if n else np.zeros(0, dt)
+            mapped = np.memmap(self.scratch / f"{name}.{c}", dt, "r") if n else None
+            src = np.asarray(mapped) if n else np.zeros(0, dt)     # plain views: slicing a memmap is slow
             ds = self.group[name].create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
                                                  chunks=(max(1, min(n, schema.CHUNK)),), **compression())
             pieces, held, pos = [], 0, 0
@@ -643,8 +675,8 @@ class _Tiles:
                     pos += held
                     pieces, held = [], 0
                     if n:
-                        src._mmap.madvise(mmap.MADV_DONTNEED)
-            del src
+                        mapped._mmap.madvise(mmap.MADV_DONTNEED)
+            del src, mapped
             (self.scratch / f"{name}.{c}").unlink()
 
 
