@@ -197,6 +197,30 @@ def _merge_search(a, x, right):
     return out
 
 
+@numba.njit(cache=True)
+def add_readings(etype, time, value, codes, begin, end, cat, useful_last, out):
+    """out[row, k] += each reading of counter codes[k] (codes sorted), where row is the
+    row ending at or after the reading and beginning before it, if useful; one merge
+    of a location's events (in time order) with its rows."""
+    j = 0
+    for i in range(len(etype)):
+        lo, hi = 0, len(codes)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if codes[mid] < etype[i]:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo == len(codes) or codes[lo] != etype[i]:
+            continue
+        t = time[i]
+        while j < len(begin) and begin[j] < t:
+            j += 1
+        row = j - 1
+        if row >= 0 and end[row] >= t and cat[row] <= useful_last:
+            out[row, lo] += value[i]
+
+
 def search_sorted(a: np.ndarray, x: np.ndarray, side: str = "left") -> np.ndarray:
     """np.searchsorted, by a merge when the queries are sorted too (they usually are)."""
     if 64 < len(x) and len(a) <= 16 * len(x) and bool((x[1:] >= x[:-1]).all()):
@@ -217,6 +241,7 @@ class _Builder:
         self.counter_codes = sorted(c for c, et in defs.event_types.items() if et.kind == "counter"
                                     and et.name in defs.counters) if defs.counters else []
         self.class_of = class_lookup(defs.states, 64)
+        self.double_counters = any(defs.event_types[c].value_type == "double" for c in self.counter_codes)
         self._callpath_tables()
         keys = np.flatnonzero(self.cp_outlined | self.cp_parallel)
         self.too_many_regions = len(keys) > MAX_REGIONS
@@ -387,19 +412,11 @@ class _Builder:
         ev = self.out["events"]
         off = self._event_offsets()
         lo, hi = int(off[loc]), int(off[loc + 1])
-        etype = ev["type"][lo:hi]
-        sel = np.isin(etype, self.counter_codes)
-        if not sel.any():
-            return out
-        t = ev["time"][lo:hi][sel]
-        v = self.defs.decode_values(etype[sel], ev["value"][lo:hi][sel])
-        col = np.searchsorted(self.counter_codes, etype[sel])
-        row = search_sorted(begin, t) - 1
-        ok = (row >= 0)
-        ok[ok] &= end[row[ok]] >= t[ok]
-        ok[ok] &= cat[row[ok]] <= CAT["comp_parallel"]
-        flat = np.bincount(row[ok] * n_ctr + col[ok], weights=v[ok], minlength=len(begin) * n_ctr)
-        return flat.reshape(len(begin), n_ctr)
+        etype, time, raw = ev["type"][lo:hi], ev["time"][lo:hi], ev["value"][lo:hi]
+        values = self.defs.decode_values(etype, raw) if self.double_counters else raw.astype(np.float64)
+        add_readings(etype, time, values, np.asarray(self.counter_codes, np.int64), begin, end, cat,
+                     CAT["comp_parallel"], out)
+        return out
 
     def _mpi_call_counts(self, begin, calls) -> np.ndarray:
         """Pseudo counters: MPI calls (all, collective) entered during each row."""
