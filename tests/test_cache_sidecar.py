@@ -63,3 +63,30 @@ def test_a_failing_builder_is_reported_with_its_error(trace, tmp_path, monkeypat
     monkeypatch.setattr(derived, "optional_builders", lambda: ["popview.cache.cumulative", "popview.no_such"])
     with pytest.raises(RuntimeError, match="ModuleNotFoundError.*popview.no_such"):
         _convert(trace, tmp_path / "bad", monkeypatch, 0)
+
+
+def test_cancel_while_both_processes_build_stops_the_child_and_leaves_nothing(trace, tmp_path, monkeypatch):
+    import threading
+
+    from popview.cache import Cancelled
+
+    monkeypatch.setattr(sidecar, "MIN_ROWS", 0)
+    started = []
+    real_init = sidecar.SideBuilder.__init__
+
+    def remember(self):
+        real_init(self)
+        started.append(self._proc)
+
+    monkeypatch.setattr(sidecar.SideBuilder, "__init__", remember)
+    cancel = threading.Event()
+
+    def progress(fraction, message):
+        if "cumulative" in message:      # this process is building while the child is
+            cancel.set()
+
+    with pytest.raises(Cancelled):
+        popview.open(trace, cache_dir=tmp_path / "cancelled", progress=progress, cancel=cancel, force=True)
+    assert started and all(p.poll() is not None for p in started), "the child must not outlive a cancel"
+    assert not list((tmp_path / "cancelled").iterdir()), "no cache, side file or scratch left"
+

@@ -16,6 +16,7 @@ import importlib
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -82,8 +83,13 @@ class SideBuilder:
         return [json.loads(line) for line in lines if line.strip()]
 
     def close(self) -> None:
+        """Stop the child if it still runs: asked first, so it removes its scratch files."""
         if self._proc.poll() is None:
-            self._proc.kill()
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
         self._proc.wait()
         for pipe in (self._proc.stdin, self._proc.stdout):
             try:
@@ -99,6 +105,7 @@ def available() -> bool:
 
 def serve() -> int:
     """Child process: import the builders, run the one job sent, report back."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))    # unwinds, so temporary files are removed
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)                      # whatever else is printed must not garble the channel
     for name in _PRELOAD:
