@@ -20,17 +20,19 @@ from popview.model.definitions import Definitions, Region
 OPTIONAL_BUILDERS = ("popview.cache.cumulative", "popview.cache.pyramid")
 
 
-def build_all(out: h5py.File, defs: Definitions, progress: Progress) -> None:
-    build_core(out, defs, progress.sub(0.0, 0.4))
+def build_all(out: h5py.File, defs: Definitions, progress: Progress,
+              collected: CallPathCollector | None = None) -> None:
+    build_core(out, defs, progress.sub(0.0, 0.4), collected)
     builders = optional_builders()
     for i, name in enumerate(builders):
         sub = progress.sub(0.4 + 0.6 * i / len(builders), 0.4 + 0.6 * (i + 1) / len(builders))
         importlib.import_module(name).build(out, defs, sub)
 
 
-def build_core(out: h5py.File, defs: Definitions, progress: Progress) -> None:
+def build_core(out: h5py.File, defs: Definitions, progress: Progress,
+               collected: CallPathCollector | None = None) -> None:
     """What the optional builders read: call-path intervals and sparse time indexes."""
-    build_calls(out, defs, progress)
+    build_calls(out, defs, progress, collected)
     for table in schema.TABLES:
         build_sparse_index(out, table)
 
@@ -97,39 +99,54 @@ def region_ids(defs: Definitions, etype: np.ndarray, value: np.ndarray) -> np.nd
     return ids.astype(np.int32)
 
 
-def build_calls(out: h5py.File, defs: Definitions, progress: Progress) -> None:
-    """Call-path intervals from the region-type events, unless a reader wrote them."""
+class CallPathCollector:
+    """Call-path intervals built from the region events of each sorted location group
+    as the writer sorts the events, so they are not read back afterwards."""
+
+    def __init__(self, defs: Definitions):
+        self.defs = defs
+        self.region_types = np.array(sorted(c for c, et in defs.event_types.items() if et.kind == "region"),
+                                     dtype=np.int32)
+        self.builder = CallPathBuilder()
+        self.parts: list[dict] = []
+
+    def add(self, data: dict[str, np.ndarray]) -> None:
+        """Events of whole locations, sorted by location then time."""
+        if not len(self.region_types):
+            return
+        sel = np.isin(data["type"], self.region_types)
+        if not sel.any():
+            return
+        etype, value = data["type"][sel], data["value"][sel]
+        region = np.full(len(etype), LEAVE, dtype=np.int32)
+        enter = value != 0
+        region[enter] = region_ids(self.defs, etype[enter], value[enter])
+        self.parts.append(self.builder.build(data["loc"][sel], data["time"][sel], etype, region, self.defs.t_end))
+
+    def write(self, out: h5py.File, n_loc: int) -> None:
+        _replace_table(out, "calls", self.parts, sum(len(p["loc"]) for p in self.parts), n_loc)
+        if len(self.region_types):
+            self.defs.callpath_parent, self.defs.callpath_region = self.builder.table()
+        if self.builder.unmatched:
+            self.defs.warn(f"{self.builder.unmatched} region exits without a matching entry were ignored")
+
+
+def build_calls(out: h5py.File, defs: Definitions, progress: Progress,
+                collected: CallPathCollector | None = None) -> None:
+    """Call-path intervals from the region-type events, unless a reader wrote them;
+    from what `collected` gathered during the sort when given."""
     if "calls" in out and out["calls"]["loc"].shape[0] > 0:
         return
-    region_types = np.array(sorted(c for c, et in defs.event_types.items() if et.kind == "region"), dtype=np.int32)
     ev = out["events"]
     offsets = ev["offsets"][:]
-    if not len(region_types):   # no region events (Cube profiles): keep the call tree the reader defined
-        _replace_table(out, "calls", [], 0, len(offsets) - 1)
-        return
-    builder = CallPathBuilder()
-    parts = []
-    n_out = 0
-    if len(region_types):
-        for gi, (a, b) in enumerate(_location_groups(np.diff(offsets), SORT_BUDGET_ROWS)):
-            progress(gi / max(1, len(offsets)), "building call paths")
+    if collected is None:
+        collected = CallPathCollector(defs)
+        groups = _location_groups(np.diff(offsets), SORT_BUDGET_ROWS) if len(collected.region_types) else []
+        for gi, (a, b) in enumerate(groups):
+            progress(gi / max(1, len(groups)), "building call paths")
             lo, hi = offsets[a], offsets[b]
-            etype = ev["type"][lo:hi]
-            sel = np.isin(etype, region_types)
-            if not sel.any():
-                continue
-            etype = etype[sel]
-            value = ev["value"][lo:hi][sel]
-            region = np.full(len(etype), LEAVE, dtype=np.int32)
-            enter = value != 0
-            region[enter] = region_ids(defs, etype[enter], value[enter])
-            calls = builder.build(ev["loc"][lo:hi][sel], ev["time"][lo:hi][sel], etype, region, defs.t_end)
-            parts.append(calls)
-            n_out += len(calls["loc"])
-    _replace_table(out, "calls", parts, n_out, len(offsets) - 1)
-    defs.callpath_parent, defs.callpath_region = builder.table()
-    if builder.unmatched:
-        defs.warn(f"{builder.unmatched} region exits without a matching entry were ignored")
+            collected.add({c: ev[c][lo:hi] for c in ("loc", "time", "type", "value")})
+    collected.write(out, len(offsets) - 1)   # without region events (Cube profiles) the reader's call tree stays
 
 
 def _replace_table(out: h5py.File, table: str, parts: list[dict], n: int, n_loc: int) -> None:

@@ -137,11 +137,11 @@ class Writer:
         side = _start_side_builder(sum(t.n for t in self._tables.values()))
         try:
             with h5py.File(tmp_path, "w") as out:
-                self._write_tables(out, progress.sub(0.0, 0.6))
+                calls = self._write_tables(out, progress.sub(0.0, 0.6))
                 if side is None:
-                    derived.build_all(out, self.definitions, progress.sub(0.6, 0.98))
+                    derived.build_all(out, self.definitions, progress.sub(0.6, 0.98), calls)
                 else:
-                    derived.build_core(out, self.definitions, progress.sub(0.6, 0.7))
+                    derived.build_core(out, self.definitions, progress.sub(0.6, 0.7), calls)
             if side is not None:
                 derived.build_optional_in_parallel(tmp_path, self.definitions, progress.sub(0.7, 0.98), side)
             with h5py.File(tmp_path, "r+") as out:
@@ -161,19 +161,26 @@ class Writer:
         progress(1.0, "done")
         return self.final_path
 
-    def _write_tables(self, out: h5py.File, progress: Progress) -> None:
+    def _write_tables(self, out: h5py.File, progress: Progress):
+        """The sorted tables; returns the call paths collected from the events on the way
+        (None when the reader wrote the calls itself)."""
+        from popview.cache.derived import CallPathCollector
+
         n_loc = max(self.definitions.n_locations, 1)
+        calls = None if self.count("calls") else CallPathCollector(self.definitions)
         tables = list(schema.TABLES)
         for i, table in enumerate(tables):
             stage = self._tables.get(table)
             if stage is not None and not stage.time_sorted:
                 self.unsorted_tables.append(table)
-            _write_sorted(out, table, stage, n_loc, progress.sub(i / len(tables), (i + 1) / len(tables)))
+            _write_sorted(out, table, stage, n_loc, progress.sub(i / len(tables), (i + 1) / len(tables)),
+                          calls.add if calls is not None and table == "events" else None)
         self._close_staging()
         for table in self.unsorted_tables:
             self.definitions.warn(f"{table} records were not in time order per location; sorted")
         for write in self.extra_writers:
             write(out)
+        return calls
 
     def _close_staging(self) -> None:
         if self._staging is not None:
@@ -226,7 +233,10 @@ def _location_groups(counts: np.ndarray, budget: int) -> list[tuple[int, int]]:
     return groups
 
 
-def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int, progress: Progress) -> None:
+def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int, progress: Progress,
+                  consumer=None) -> None:
+    """The table sorted by location then time; `consumer` also gets each sorted group of
+    whole locations (the call paths are built from the events that way)."""
     loc_col, time_col, cols = schema.TABLES[table]
     group = out.create_group(table)
     total = stage.n if stage is not None else 0
@@ -240,14 +250,18 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     dsets = {name: create_column(group, name, dtype, total) for name, dtype in cols}
     if total == 0:
         return
+    groups = _location_groups(counts, SORT_BUDGET_ROWS)
     if stage.loc_sorted and stage.time_sorted:      # arrived in order: copied as it is
-        for s in range(0, total, SORT_BUDGET_ROWS):
-            progress(s / total, f"writing {table}")
+        for gi, (a, b) in enumerate(groups):
+            progress(gi / len(groups), f"writing {table}")
+            lo, hi = offsets[a], offsets[b]
+            data = {name: stage.group[name][lo:hi] for name, _ in cols}
             for name, _ in cols:
-                dsets[name][s:s + SORT_BUDGET_ROWS] = stage.group[name][s:s + SORT_BUDGET_ROWS]
+                dsets[name][lo:hi] = data[name]
+            if consumer is not None and hi > lo:
+                consumer(data)
         progress(1.0, f"wrote {table}")
         return
-    groups = _location_groups(counts, SORT_BUDGET_ROWS)
     with tempfile.TemporaryDirectory(dir=Path(out.filename).parent, prefix=".popview-sort-") as scratch:
         buckets = _Buckets(stage.group, cols, loc_col, groups, stage.n, Path(scratch)) if len(groups) > 1 else None
         for gi, (a, b) in enumerate(groups):
@@ -257,8 +271,11 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
                 continue
             data = buckets.read(gi) if buckets else {name: stage.group[name][:] for name, _ in cols}
             order = _sort_order(data[loc_col], data[time_col], a, b, stage.time_sorted)
+            data = {name: column[order] for name, column in data.items()}
             for name, _ in cols:
-                dsets[name][lo:hi] = data[name][order]
+                dsets[name][lo:hi] = data[name]
+            if consumer is not None:
+                consumer(data)
             del data, order
     progress(1.0, f"sorted {table}")
 
