@@ -52,30 +52,41 @@ def optional_builders() -> list[str]:
 
 
 def build_optional_in_parallel(path: Path, defs: Definitions, progress: Progress, side: SideBuilder) -> None:
-    """The optional builders, the last in the side process and the others here,
-    both reading the closed cache at `path`; their groups are then copied in."""
+    """The optional builders, the last in the side process and the others here, all
+    reading the closed cache at `path` and writing part files whose groups are then
+    joined in. A last builder built in shares (with a `merge` function: the pyramid)
+    builds its first share there and its second here, after the others."""
     builders = optional_builders()
     if not builders:
         return
-    parts = [path.with_name(f"{path.name}.{i}.part") for i in range(len(builders))]
+    last = importlib.import_module(builders[-1])
+    shared = hasattr(last, "merge")
+    jobs = [(name, {}) for name in builders[:-1]] + ([(builders[-1], {"part": (1, 2)})] if shared else [])
+    parts = [path.with_name(f"{path.name}.{i}.part") for i in range(len(jobs) + 1)]
     try:
-        side.submit(builders[-1], path, parts[-1], defs)
+        side.submit(builders[-1], path, parts[-1], defs, {"part": (0, 2)} if shared else {})
         with h5py.File(path, "r") as src:
-            for i, name in enumerate(builders[:-1]):
+            for i, (name, options) in enumerate(jobs):
                 with h5py.File(parts[i], "w") as dst:
-                    importlib.import_module(name).build(src, defs, progress.sub(0.5 * i / len(builders),
-                                                                                0.5 * (i + 1) / len(builders)),
-                                                        dst=dst)
-        side.wait(progress.sub(0.5, 0.95))
+                    step = progress.sub(0.6 * i / len(jobs), 0.6 * (i + 1) / len(jobs))
+                    importlib.import_module(name).build(src, defs, step, dst=dst, **options)
+        side.wait(progress.sub(0.6, 0.95))
         progress(0.95, "gathering derived data")
         with h5py.File(path, "r+") as out:
-            for part in parts:
+            for (name, _), part in zip(jobs + [(builders[-1], {})], parts):
                 with h5py.File(part, "r") as built:
-                    for group in built:
-                        out.copy(built[group], group)
+                    _join(out, built, importlib.import_module(name))
     finally:
         for part in parts:
             part.unlink(missing_ok=True)
+
+
+def _join(out: h5py.File, built: h5py.File, module) -> None:
+    if hasattr(module, "merge"):
+        module.merge(out, built)
+    else:
+        for group in built:
+            out.copy(built[group], group)
 
 
 def region_ids(defs: Definitions, etype: np.ndarray, value: np.ndarray) -> np.ndarray:

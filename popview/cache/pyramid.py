@@ -334,8 +334,12 @@ def level_bins(t_end: int, base: int) -> list[int]:
 
 
 # ---- build ----------------------------------------------------------------------
-def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File | None = None) -> None:
-    """(Re)build the pyramid group from a cache's sorted tables, into `dst` (default: the cache)."""
+def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File | None = None,
+          part: tuple[int, int] = (0, 1)) -> None:
+    """(Re)build the pyramid group from a cache's sorted tables, into `dst` (default: the cache).
+
+    part (k, n): build only share k of n (counters dealt round-robin, every other
+    channel in share 0), for processes that build shares at once; `merge` joins them."""
     dst = out if dst is None else dst
     if GROUP in dst:
         del dst[GROUP]
@@ -349,15 +353,17 @@ def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File 
         g.attrs.update(channels="", numeric="")      # a profile: no records, no timeline
         return
     sources = _Sources(out, defs)
-    channels = [c for c in CATEGORICAL if sources.has(c)]
-    numeric = (["useful"] if sources.has("state") else []) + [f"counter_{c}" for c in sources.counters]
+    mine = _share(part, sources.counters)
+    channels = [c for c in CATEGORICAL if sources.has(c) and mine(c)]
+    numeric = [c for c in (["useful"] if sources.has("state") else []) + [f"counter_{c}" for c in sources.counters]
+               if mine(c)]
     g.attrs["channels"] = ",".join(channels)
     g.attrs["numeric"] = ",".join(numeric)
     dsets = _create_levels(g, channels, numeric, n_loc, bins)
     groups = _location_groups(sources.counts(), SORT_BUDGET_ROWS // 3)
     parent = Path(g.file.filename).resolve().parent
     with tempfile.TemporaryDirectory(dir=parent, prefix=".popview-tiles-") as scratch:
-        tiles = _Tiles(g, sources, t_end, n_loc, Path(scratch), sources.sizes(*groups[0]))
+        tiles = _Tiles(g, sources, t_end, n_loc, Path(scratch), sources.sizes(*groups[0]), mine)
         for gi, (a, b) in enumerate(groups):
             progress(0.8 * gi / len(groups), "building the timeline pyramid")
             for name in channels:
@@ -367,6 +373,35 @@ def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File 
                               bins)
             tiles.add(a, b)
         tiles.write(progress.sub(0.8, 1.0))
+
+
+def _share(part: tuple[int, int], counters: list[int]):
+    """Whether a channel belongs to share k of n: counters dealt round-robin, others in share 0."""
+    k, n = part
+    deal = {f"counter_{c}": i % n for i, c in enumerate(counters)}
+    return lambda channel: deal.get(channel, 0) == k
+
+
+def merge(out: h5py.File, built: h5py.File) -> None:
+    """Join a share built apart (see build) into the cache's pyramid group."""
+    if GROUP not in out:
+        out.copy(built[GROUP], GROUP)
+        return
+    g, h = out[GROUP], built[GROUP]
+    for name in h:
+        if name == "tiles" and "tiles" in g:
+            for channel in h["tiles"]:
+                g["tiles"].copy(h["tiles"][channel], channel)
+        else:
+            g.copy(h[name], name)
+    for key, order in (("channels", list(CATEGORICAL)), ("numeric", None)):
+        names = [c for c in str(g.attrs.get(key, "")).split(",") + str(h.attrs.get(key, "")).split(",") if c]
+        rank = {c: i for i, c in enumerate(order)} if order else {"useful": -1}
+        g.attrs[key] = ",".join(sorted(set(names), key=lambda c: (rank.get(c, 0), _code(c))))
+
+
+def _code(channel: str) -> int:
+    return int(channel.split("_")[1]) if channel.startswith("counter_") else 0
 
 
 class _Sources:
@@ -600,12 +635,13 @@ class _Tiles:
     ASSEMBLE_ROWS = 1 << 22      # rows gathered before each write of a tile column
 
     def __init__(self, g: h5py.Group, sources: _Sources, t_end: int, n_loc: int, scratch: Path,
-                 sizes: dict[str, int]):
+                 sizes: dict[str, int], mine=lambda channel: True):
         self.sources, self.n_loc, self.scratch = sources, n_loc, scratch
         self.group = g.create_group("tiles")
         self.names = [c for c in TILE_CHANNELS if sources.has(c)] + [f"counter_{c}" for c in sources.counters]
         if sizes.get("messages"):
             self.names.append("messages")    # send -> receive, as intervals: the lines crossing a window
+        self.names = [c for c in self.names if mine(c)]
         self.blocks = {}
         for name in self.names:
             n_blocks = int(min(MAX_BLOCKS, 1 << int(np.ceil(np.log2(max(1.0, sizes.get(name, 0) / BLOCK_ROWS))))))

@@ -46,8 +46,10 @@ class SideBuilder:
                                       close_fds=True)
         self._buffer = b""
 
-    def submit(self, module: str, src: Path, dst: Path, defs: Definitions) -> None:
-        job = {"module": module, "src": str(src), "dst": str(dst), "definitions": defs.to_json_dict(),
+    def submit(self, module: str, src: Path, dst: Path, defs: Definitions, options: dict | None = None) -> None:
+        """Run module.build(src, defs, progress, dst=..., **options) in the child."""
+        job = {"module": module, "src": str(src), "dst": str(dst), "options": options or {},
+               "definitions": defs.to_json_dict(),
                "callpath_parent": list(map(int, defs.callpath_parent)),
                "callpath_region": list(map(int, defs.callpath_region))}
         try:
@@ -129,7 +131,8 @@ def serve() -> int:
         job = json.loads(line)
         defs = Definitions.from_json_dict(job["definitions"], job["callpath_parent"], job["callpath_region"])
         with h5py.File(job["src"], "r") as source, h5py.File(job["dst"], "w") as target:
-            importlib.import_module(job["module"]).build(source, defs, Progress(report), dst=target)
+            options = {k: tuple(v) if isinstance(v, list) else v for k, v in job["options"].items()}
+            importlib.import_module(job["module"]).build(source, defs, Progress(report), dst=target, **options)
         send(kind="done")
     except Exception as exc:      # reported to the parent, which raises it
         send(kind="error", text=f"{type(exc).__name__}: {exc}")
