@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -33,11 +34,13 @@ def create_column(group: h5py.Group, name: str, dtype, size: int) -> h5py.Datase
 
 
 class _Staging:
-    """Unsorted records of one table, spilled uncompressed to a scratch file."""
+    """Unsorted records of one table, spilled uncompressed to raw column files. Each
+    appended chunk is first sorted (stably) by location and its location boundaries
+    kept, so a group of locations is later read with one slice per chunk, without a
+    pass over the whole table."""
 
-    def __init__(self, h5: h5py.File, table: str, n_locations_hint: int = 0):
+    def __init__(self, scratch: Path, table: str, n_locations_hint: int = 0):
         self.table = table
-        self.group = h5.require_group(table)
         self.n = 0
         self.loc_counts = np.zeros(max(n_locations_hint, 1), dtype=np.int64)
         self.last_time: dict[int, int] = {}
@@ -45,31 +48,70 @@ class _Staging:
         self.loc_sorted = True       # locations never decrease in arrival order
         self._last_loc = -1
         self.t_max = np.iinfo(np.int64).min
-        for name, dtype in schema.columns(table):
-            self.group.create_dataset(name, shape=(0,), maxshape=(None,), dtype=dtype, chunks=(1 << 18,))
+        self.chunks: list[tuple[int, int, np.ndarray, np.ndarray]] = []   # first row, rows, locations, starts
+        self.paths = {name: scratch / f"{table}.{name}" for name, _ in schema.columns(table)}
+        self._files = {name: open(path, "w+b") for name, path in self.paths.items()}
 
     def append(self, cols: dict[str, np.ndarray]) -> None:
         loc_col, time_col, _ = schema.TABLES[self.table]
         n = len(cols[loc_col])
         if n == 0:
             return
-        for name, dtype in schema.columns(self.table):
-            ds = self.group[name]
-            ds.resize((self.n + n,))
-            ds[self.n:] = np.asarray(cols[name], dtype=dtype)
-        self.n += n
         locs = np.asarray(cols[loc_col], dtype=np.int64)
+        times = np.asarray(cols[time_col])
+        in_order = bool((locs[1:] >= locs[:-1]).all())
         if self.loc_sorted:
-            self.loc_sorted = locs[0] >= self._last_loc and bool((locs[1:] >= locs[:-1]).all())
+            self.loc_sorted = in_order and locs[0] >= self._last_loc
         self._last_loc = int(locs[-1])
+        if self.time_sorted:
+            self.time_sorted = _sorted_within_locations(locs, times, self.last_time)
         counts = np.bincount(locs)
         if len(counts) > len(self.loc_counts):
             self.loc_counts = np.pad(self.loc_counts, (0, len(counts) - len(self.loc_counts)))
         self.loc_counts[: len(counts)] += counts
-        times = np.asarray(cols[time_col])
         self.t_max = max(self.t_max, int(times.max()))
-        if self.time_sorted:
-            self.time_sorted = _sorted_within_locations(locs, times, self.last_time)
+        order = None if in_order else _by_location(locs)
+        for name, dtype in schema.columns(self.table):
+            column = np.asarray(cols[name], dtype=dtype)
+            self._files[name].seek(0, os.SEEK_END)
+            self._files[name].write((column if order is None else column[order]).tobytes())
+        sorted_locs = locs if order is None else locs[order]
+        starts = np.flatnonzero(np.r_[True, sorted_locs[1:] != sorted_locs[:-1]])
+        self.chunks.append((self.n, n, sorted_locs[starts], starts))
+        self.n += n
+
+    def gather(self, a: int, b: int) -> dict[str, np.ndarray]:
+        """The rows of locations [a, b), in arrival order per location, grouped by chunk."""
+        pieces = []
+        for first, n, locs, starts in self.chunks:
+            i, j = np.searchsorted(locs, (a, b))
+            lo = starts[i] if i < len(locs) else n
+            hi = starts[j] if j < len(locs) else n
+            if hi > lo:
+                pieces.append((first + lo, hi - lo))
+        total = sum(k for _, k in pieces)
+        out = {}
+        for name, dtype in schema.columns(self.table):
+            column = np.empty(total, dtype)
+            f, size, pos = self._files[name], np.dtype(dtype).itemsize, 0
+            f.flush()
+            for row, k in pieces:
+                f.seek(row * size)
+                f.readinto(memoryview(column[pos:pos + k]).cast("B"))
+                pos += k
+            out[name] = column
+        return out
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+
+
+def _by_location(locs: np.ndarray) -> np.ndarray:
+    """Stable order by location: a radix sort when locations fit 16 bits."""
+    if int(locs.max()) < 1 << 16:
+        return np.argsort(locs.astype(np.uint16), kind="stable")
+    return np.argsort(locs, kind="stable")
 
 
 def _sorted_within_locations(locs: np.ndarray, times: np.ndarray, last: dict[int, int]) -> bool:
@@ -97,11 +139,8 @@ class Writer:
         self.final_path = Path(final_path)
         self.final_path.parent.mkdir(parents=True, exist_ok=True)
         self.fingerprint = fingerprint
-        fd, tmp = tempfile.mkstemp(prefix=self.final_path.name + ".", suffix=".staging.tmp",
-                                   dir=self.final_path.parent)
-        os.close(fd)
-        self._staging_path = Path(tmp)
-        self._staging = h5py.File(self._staging_path, "w")
+        self._staging_dir = Path(tempfile.mkdtemp(prefix=self.final_path.name + ".", suffix=".staging.tmp",
+                                                  dir=self.final_path.parent))
         self._tables: dict[str, _Staging] = {}
         self._hint = n_locations_hint
         self.definitions: Definitions | None = None
@@ -111,7 +150,7 @@ class Writer:
     # ---- input ----------------------------------------------------------
     def append(self, table: str, cols: dict[str, np.ndarray]) -> None:
         if table not in self._tables:
-            self._tables[table] = _Staging(self._staging, table, self._hint)
+            self._tables[table] = _Staging(self._staging_dir, table, self._hint)
         self._tables[table].append(cols)
 
     def set_definitions(self, defs: Definitions) -> None:
@@ -183,10 +222,9 @@ class Writer:
         return calls
 
     def _close_staging(self) -> None:
-        if self._staging is not None:
-            self._staging.close()
-            self._staging = None
-        self._staging_path.unlink(missing_ok=True)
+        for stage in self._tables.values():
+            stage.close()
+        shutil.rmtree(self._staging_dir, ignore_errors=True)
 
     def abort(self) -> None:
         self._close_staging()
@@ -251,33 +289,22 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     if total == 0:
         return
     groups = _location_groups(counts, SORT_BUDGET_ROWS)
-    if stage.loc_sorted and stage.time_sorted:      # arrived in order: copied as it is
-        for gi, (a, b) in enumerate(groups):
-            progress(gi / len(groups), f"writing {table}")
-            lo, hi = offsets[a], offsets[b]
-            data = {name: stage.group[name][lo:hi] for name, _ in cols}
-            for name, _ in cols:
-                dsets[name][lo:hi] = data[name]
-            if consumer is not None and hi > lo:
-                consumer(data)
-        progress(1.0, f"wrote {table}")
-        return
-    with tempfile.TemporaryDirectory(dir=Path(out.filename).parent, prefix=".popview-sort-") as scratch:
-        buckets = _Buckets(stage.group, cols, loc_col, groups, stage.n, Path(scratch)) if len(groups) > 1 else None
-        for gi, (a, b) in enumerate(groups):
-            progress(gi / len(groups), f"sorting {table}")
-            lo, hi = offsets[a], offsets[b]
-            if lo == hi:
-                continue
-            data = buckets.read(gi) if buckets else {name: stage.group[name][:] for name, _ in cols}
+    copied = stage.loc_sorted and stage.time_sorted      # arrived in order: nothing to sort
+    for gi, (a, b) in enumerate(groups):
+        progress(gi / len(groups), f"{'writing' if copied else 'sorting'} {table}")
+        lo, hi = offsets[a], offsets[b]
+        if lo == hi:
+            continue
+        data = stage.gather(a, b)
+        if not copied:
             order = _sort_order(data[loc_col], data[time_col], a, b, stage.time_sorted)
             data = {name: column[order] for name, column in data.items()}
-            for name, _ in cols:
-                dsets[name][lo:hi] = data[name]
-            if consumer is not None:
-                consumer(data)
-            del data, order
-    progress(1.0, f"sorted {table}")
+        for name, _ in cols:
+            dsets[name][lo:hi] = data[name]
+        if consumer is not None:
+            consumer(data)
+        del data
+    progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")
 
 
 def _sort_order(loc: np.ndarray, time: np.ndarray, a: int, b: int, time_sorted: bool) -> np.ndarray:
@@ -288,41 +315,3 @@ def _sort_order(loc: np.ndarray, time: np.ndarray, a: int, b: int, time_sorted: 
     if b - a <= 1 << 16:
         return np.argsort((loc - a).astype(np.uint16), kind="stable")
     return np.argsort(loc, kind="stable")
-
-
-class _Buckets:
-    """The staging rows split by location group into raw scratch files, in one
-    pass: each group is then read back whole, never by rescanning the table."""
-
-    SLAB = 1 << 22
-
-    def __init__(self, src: h5py.Group, cols, loc_col: str, groups: list[tuple[int, int]], n: int, scratch: Path):
-        self.cols, self.scratch = cols, scratch
-        key_type = np.uint16 if len(groups) <= 1 << 16 else np.int64     # small keys: a radix sort
-        group_of = np.repeat(np.arange(len(groups)), [b - a for a, b in groups]).astype(key_type)
-        files = {}
-        try:
-            for s in range(0, n, self.SLAB):
-                data = {name: src[name][s:s + self.SLAB] for name, _ in cols}
-                group = group_of[data[loc_col]]
-                order = np.argsort(group, kind="stable")
-                group = group[order]
-                bounds = np.flatnonzero(np.r_[True, group[1:] != group[:-1], True])
-                for name, _ in cols:
-                    column = data[name][order]
-                    for i in range(len(bounds) - 1):
-                        g = int(group[bounds[i]])
-                        key = (g, name)
-                        if key not in files:
-                            files[key] = open(self._path(g, name), "wb")
-                        files[key].write(column[bounds[i]:bounds[i + 1]].tobytes())
-        finally:
-            for f in files.values():
-                f.close()
-
-    def _path(self, g: int, name: str) -> Path:
-        return self.scratch / f"{g}.{name}"
-
-    def read(self, g: int) -> dict[str, np.ndarray]:
-        return {name: np.fromfile(self._path(g, name), dtype=dt) if self._path(g, name).exists()
-                else np.zeros(0, dt) for name, dt in self.cols}
