@@ -55,16 +55,17 @@ def build_optional_in_parallel(path: Path, defs: Definitions, progress: Progress
     """The optional builders, the last in the side process and the others here, all
     reading the closed cache at `path` and writing part files whose groups are then
     joined in. A last builder built in shares (with a `merge` function: the pyramid)
-    builds its first share there and its second here, after the others."""
+    builds its counters there and its other channels here, after the others."""
     builders = optional_builders()
     if not builders:
         return
     last = importlib.import_module(builders[-1])
     shared = hasattr(last, "merge")
-    jobs = [(name, {}) for name in builders[:-1]] + ([(builders[-1], {"part": (1, 2)})] if shared else [])
+    # here the other builders (the cumulative sums), then the channels but counters; the counters there
+    jobs = [(name, {}) for name in builders[:-1]] + ([(builders[-1], {"channels": "other"})] if shared else [])
     parts = [path.with_name(f"{path.name}.{i}.part") for i in range(len(jobs) + 1)]
     try:
-        side.submit(builders[-1], path, parts[-1], defs, {"part": (0, 2)} if shared else {})
+        side.submit(builders[-1], path, parts[-1], defs, {"channels": "counters"} if shared else {})
         with h5py.File(path, "r") as src:
             for i, (name, options) in enumerate(jobs):
                 with h5py.File(parts[i], "w") as dst:

@@ -335,11 +335,12 @@ def level_bins(t_end: int, base: int) -> list[int]:
 
 # ---- build ----------------------------------------------------------------------
 def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File | None = None,
-          part: tuple[int, int] = (0, 1)) -> None:
+          channels: str = "all") -> None:
     """(Re)build the pyramid group from a cache's sorted tables, into `dst` (default: the cache).
 
-    part (k, n): build only share k of n (counters dealt round-robin, every other
-    channel in share 0), for processes that build shares at once; `merge` joins them."""
+    channels "counters" or "other" builds a share (the counters read the events,
+    the others the states and calls) for processes that build shares at once;
+    `merge` joins them."""
     dst = out if dst is None else dst
     if GROUP in dst:
         del dst[GROUP]
@@ -353,7 +354,7 @@ def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File 
         g.attrs.update(channels="", numeric="")      # a profile: no records, no timeline
         return
     sources = _Sources(out, defs)
-    mine = _share(part, sources.counters)
+    mine = _share(channels)
     channels = [c for c in CATEGORICAL if sources.has(c) and mine(c)]
     numeric = [c for c in (["useful"] if sources.has("state") else []) + [f"counter_{c}" for c in sources.counters]
                if mine(c)]
@@ -375,11 +376,11 @@ def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File 
         tiles.write(progress.sub(0.8, 1.0))
 
 
-def _share(part: tuple[int, int], counters: list[int]):
-    """Whether a channel belongs to share k of n: counters dealt round-robin, others in share 0."""
-    k, n = part
-    deal = {f"counter_{c}": i % n for i, c in enumerate(counters)}
-    return lambda channel: deal.get(channel, 0) == k
+def _share(channels: str):
+    """Whether a channel is built: all of them, the counters only, or all but the counters."""
+    if channels == "all":
+        return lambda channel: True
+    return lambda channel: channel.startswith("counter_") == (channels == "counters")
 
 
 def merge(out: h5py.File, built: h5py.File) -> None:

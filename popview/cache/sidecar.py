@@ -131,8 +131,7 @@ def serve() -> int:
         job = json.loads(line)
         defs = Definitions.from_json_dict(job["definitions"], job["callpath_parent"], job["callpath_region"])
         with h5py.File(job["src"], "r") as source, h5py.File(job["dst"], "w") as target:
-            options = {k: tuple(v) if isinstance(v, list) else v for k, v in job["options"].items()}
-            importlib.import_module(job["module"]).build(source, defs, Progress(report), dst=target, **options)
+            importlib.import_module(job["module"]).build(source, defs, Progress(report), dst=target, **job["options"])
         send(kind="done")
     except Exception as exc:      # reported to the parent, which raises it
         send(kind="error", text=f"{type(exc).__name__}: {exc}")
