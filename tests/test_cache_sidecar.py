@@ -37,7 +37,11 @@ def _datasets(group: h5py.Group, prefix: str = "") -> dict:
     return found
 
 
-def test_parallel_build_equals_sequential(trace, tmp_path, monkeypatch):
+@pytest.mark.parametrize("counters_apart", [False, True], ids=["whole pyramid apart", "counters apart"])
+def test_parallel_build_equals_sequential(trace, tmp_path, monkeypatch, counters_apart):
+    from popview.cache import derived
+
+    monkeypatch.setattr(derived, "_counters_dominate", lambda path, defs: counters_apart)
     one = _convert(trace, tmp_path / "one", monkeypatch, 10 ** 12)
     two = _convert(trace, tmp_path / "two", monkeypatch, 0)
     with h5py.File(one) as a, h5py.File(two) as b:

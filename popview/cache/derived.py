@@ -54,13 +54,14 @@ def optional_builders() -> list[str]:
 def build_optional_in_parallel(path: Path, defs: Definitions, progress: Progress, side: SideBuilder) -> None:
     """The optional builders, the last in the side process and the others here, all
     reading the closed cache at `path` and writing part files whose groups are then
-    joined in. A last builder built in shares (with a `merge` function: the pyramid)
-    builds its counters there and its other channels here, after the others."""
+    joined in. When counter readings dominate, a last builder built in shares (with a
+    `merge` function: the pyramid) builds its counters there and its other channels
+    here, after the others."""
     builders = optional_builders()
     if not builders:
         return
     last = importlib.import_module(builders[-1])
-    shared = hasattr(last, "merge")
+    shared = hasattr(last, "merge") and _counters_dominate(path, defs)
     # here the other builders (the cumulative sums), then the channels but counters; the counters there
     jobs = [(name, {}) for name in builders[:-1]] + ([(builders[-1], {"channels": "other"})] if shared else [])
     parts = [path.with_name(f"{path.name}.{i}.part") for i in range(len(jobs) + 1)]
@@ -80,6 +81,23 @@ def build_optional_in_parallel(path: Path, defs: Definitions, progress: Progress
     finally:
         for part in parts:
             part.unlink(missing_ok=True)
+
+
+def _counters_dominate(path: Path, defs: Definitions) -> bool:
+    """Whether counter readings outnumber states and visits twice: then the pyramid's
+    counters alone weigh about as much as everything else (measured on EPOCH- and
+    Score-P-shaped runs), and are best built apart. Estimated from the first location."""
+    codes = [c for c, et in defs.event_types.items() if et.kind == "counter"]
+    with h5py.File(path, "r") as src:
+        if not codes or "events" not in src:
+            return False
+        ev = src["events"]
+        off = ev["offsets"]
+        first = int(np.argmax(np.diff(off[:]) > 0))
+        sample = ev["type"][int(off[first]):int(off[first + 1])]
+        readings = np.isin(sample, codes).mean() * ev["type"].shape[0] if len(sample) else 0
+        others = sum(src[t]["loc"].shape[0] for t in ("states", "calls") if t in src)
+    return readings > 2 * others
 
 
 def _join(out: h5py.File, built: h5py.File, module) -> None:
