@@ -167,3 +167,11 @@ def test_cli_exit_codes(tmp_path, cache_dir, capsys):
     assert err.count("\n") == 1 and "bad.prv" in err
     assert main(["convert", str(good), "--cache-dir", str(cache_dir)]) == 0
     assert "cache up to date" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("size, spread", [(0, 1), (1, 1), (5000, 7), (5000, 100000), (300, 10**9)])
+def test_distinct_event_types_equal_numpy_unique(size, spread):
+    from popview.readers.paraver.body import distinct
+
+    values = np.random.default_rng(size).integers(-spread, spread, size).astype(np.int32)
+    assert sorted(distinct(values).tolist()) == np.unique(values).tolist()

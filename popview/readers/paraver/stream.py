@@ -177,7 +177,7 @@ def _append(writer: Writer, res, seen_types: set[int], flags: dict) -> None:
             "recv_time": comms[4], "recv_phys": comms[5], "size": comms[6], "tag": comms[7],
             "comm": np.full(comms.shape[1], -1, np.int32)})
     if len(e_type):
-        seen_types.update(np.unique(e_type).tolist())
+        seen_types.update(body.distinct(e_type).tolist())
         mode = e_type == eventtypes.TRACING_MODE
         if mode.any() and (e_value[mode] == eventtypes.BURST_MODE_VALUE).any():
             flags["burst_mode"] = True
