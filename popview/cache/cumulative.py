@@ -33,6 +33,7 @@ import hdf5plugin
 import numba
 import numpy as np
 
+from popview.cache.batches import by_budget
 from popview.cache.progress import Progress
 from popview.cache.writer import compression
 from popview.model.definitions import Definitions
@@ -343,20 +344,12 @@ class _Builder:
         """Processes (their locations, master first) in groups within the row budget."""
         proc = self.defs.location_process() if self.defs.locations else np.arange(self.n_loc)
         counts = np.diff(self.offsets)
-        groups, cur, acc = [], [], 0
         thread = self.defs.location_thread() if self.defs.locations else np.zeros(self.n_loc, np.int64)
+        processes = []
         for p in np.unique(proc):
             locs = np.flatnonzero(proc == p)
-            locs = locs[np.argsort(thread[locs], kind="stable")].tolist()
-            c = int(counts[locs].sum())
-            if cur and acc + c > BUDGET_ROWS:
-                groups.append(cur)
-                cur, acc = [], 0
-            cur.append(locs)
-            acc += c
-        if cur:
-            groups.append(cur)
-        return groups
+            processes.append(locs[np.argsort(thread[locs], kind="stable")].tolist())
+        return by_budget(processes, [int(counts[locs].sum()) for locs in processes], BUDGET_ROWS)
 
     # -------------------------------------------------------------- per location
     def _location_rows(self, loc: int, lo: int, hi: int, instances: dict) -> dict:

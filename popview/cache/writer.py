@@ -297,7 +297,7 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
             continue
         data = stage.gather(a, b)
         if not copied:
-            order = _sort_order(data[loc_col], data[time_col], a, b, stage.time_sorted)
+            order = _sort_order(data[loc_col], data[time_col], a, stage.time_sorted)
             data = {name: column[order] for name, column in data.items()}
         for name, _ in cols:
             dsets[name][lo:hi] = data[name]
@@ -307,11 +307,7 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")
 
 
-def _sort_order(loc: np.ndarray, time: np.ndarray, a: int, b: int, time_sorted: bool) -> np.ndarray:
+def _sort_order(loc: np.ndarray, time: np.ndarray, a: int, time_sorted: bool) -> np.ndarray:
     """Order by location then time. Rows already in time order per location need
     only a stable sort by location: a radix sort when the group spans few locations."""
-    if not time_sorted:
-        return np.lexsort((time, loc))
-    if b - a <= 1 << 16:
-        return np.argsort((loc - a).astype(np.uint16), kind="stable")
-    return np.argsort(loc, kind="stable")
+    return np.lexsort((time, loc)) if not time_sorted else _by_location(loc - a)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from popview.cache.batches import by_budget
 from popview.cache.progress import Progress
 from popview.cache.writer import Writer
 from popview.model import states as st
@@ -237,17 +238,7 @@ def _in_window(pool: ThreadPoolExecutor, refs: list[int], work):
 
 def _batches(refs: list[int], tables: dd.Tables) -> list[list[int]]:
     """Locations for the bindings, in groups of at most BATCH_EVENTS events."""
-    batches, cur, acc = [], [], 0
-    for ref in refs:
-        n = tables.location_events[ref]
-        if cur and acc + n > BATCH_EVENTS:
-            batches.append(cur)
-            cur, acc = [], 0
-        cur.append(ref)
-        acc += n
-    if cur:
-        batches.append(cur)
-    return batches
+    return by_budget(refs, [tables.location_events[ref] for ref in refs], BATCH_EVENTS)
 
 
 def _finish_messages(defs: Definitions, writer: Writer, sends: Halves, recvs: Halves) -> None:
