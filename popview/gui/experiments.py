@@ -20,14 +20,6 @@ def describe(exp) -> list[str]:
             format_value(duration / 1e9, "sec") if duration else "n/a", ", ".join(info.get("paradigms") or [])]
 
 
-def _size(exp) -> int:
-    try:
-        p, t = exp.shape()
-    except Exception:  # noqa: BLE001 - ordering only
-        return 0
-    return p * t
-
-
 class ExperimentsPane(QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
@@ -51,7 +43,7 @@ class ExperimentsPane(QWidget):
         self.tree.blockSignals(True)
         self.tree.clear()
         groups: dict[str, QTreeWidgetItem] = {}
-        for exp in sorted(self.state.experiments, key=_size):       # runs of a series by size
+        for exp in self.state.by_size():                 # runs of a series by size
             series = self.state.series.get(exp)
             parent = self.tree.invisibleRootItem()
             if series:

@@ -59,6 +59,11 @@ class AppState(QObject):
         if self.current is None:
             self.set_current(exp)
 
+    def by_size(self) -> list:
+        """The experiments, smallest run first: the order of a scaling series, whatever
+        order their conversions finished in."""
+        return sorted(self.experiments, key=run_size)
+
     def remove_experiment(self, exp) -> None:
         if exp in self.experiments:
             self.experiments.remove(exp)
@@ -115,3 +120,12 @@ class AppState(QObject):
         if new != (self.metric_exclusive, self.callpath_exclusive):
             self.metric_exclusive, self.callpath_exclusive = new
             self.selectionScopeChanged.emit()
+
+
+def run_size(exp) -> int:
+    """Processes x threads of a run (0 when unknown): orders the runs of a series."""
+    try:
+        p, t = exp.shape()
+    except Exception:  # noqa: BLE001 - ordering only
+        return 0
+    return p * t

@@ -17,7 +17,8 @@ from popview.testing import synthetic
 def traces(tmp_path_factory):
     d = tmp_path_factory.mktemp("tl")
     shapes = {"a": synthetic.Shape(processes=2, threads=2, iterations=6, work_ns=2_000_000),
-              "b": synthetic.Shape(processes=4, threads=1, iterations=4, work_ns=1_000_000)}
+              "b": synthetic.Shape(processes=4, threads=1, iterations=4, work_ns=1_000_000),
+              "c": synthetic.Shape(processes=1, threads=1, iterations=3, work_ns=1_000_000)}
     return {k: (synthetic.write(d / f"{k}.prv", s), d / f"{k}.prv", d / "cache") for k, s in shapes.items()}
 
 
@@ -214,6 +215,16 @@ def test_several_experiments_are_stacked_each_at_its_own_scale(pane, traces):
     assert ends[0] != ends[1]
     pane.state.remove_experiment(other)
     assert len(pane.views) == 1
+
+
+def test_stacked_runs_follow_the_series_order_not_the_arrival_order(pane, traces):
+    _, path, cache = traces["c"]
+    smaller = popview.open(path, cache_dir=cache)     # 1 x 1, opened after the 2 x 2 run
+    pane.state.add_experiment(smaller)
+    order = [pane.splitter.widget(i) for i in range(pane.splitter.count())]
+    assert order == [pane.views[id(e)] for e in (smaller, pane.state.experiments[0])]
+    pane.state.remove_experiment(smaller)
+    smaller.close()
 
 
 def test_a_profile_says_it_has_no_timeline(qtbot):

@@ -144,7 +144,7 @@ class TimelinePane(QWidget):
         return next(iter(self.views.values()), None)
 
     def _sync_experiments(self) -> None:
-        traces = [e for e in self.state.experiments if e.is_trace]
+        traces = [e for e in self.state.by_size() if e.is_trace]
         for key in [k for k in self.views if k not in {id(e) for e in traces}]:
             view = self.views.pop(key)
             view.shutdown()
@@ -163,6 +163,8 @@ class TimelinePane(QWidget):
                 self.splitter.addWidget(view)
                 self._apply_focus(view, self.state.focus)
                 view.set_annotations(self._annotation_ranges(exp))
+        for index, exp in enumerate(traces):          # stacked in the experiments' order
+            self.splitter.insertWidget(index, self.views[id(exp)])
         self._current_changed(self.state.current)
 
     # ---- session view state ----------------------------------------------------------
