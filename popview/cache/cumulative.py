@@ -447,8 +447,20 @@ class _Builder:
 
 def _innermost(calls: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Segments of a location's time labelled by its innermost open call path."""
-    order = np.lexsort((-(calls["end"] - calls["begin"]), calls["begin"]))
+    begin, end = calls["begin"], calls["end"]
+    if _parents_first(begin, end):
+        return innermost_segments(begin, end, calls["callpath"].astype(np.int32))
+    order = np.lexsort((-(end - begin), begin))
     return innermost_segments(calls["begin"][order], calls["end"][order], calls["callpath"][order].astype(np.int32))
+
+
+@numba.njit(cache=True)
+def _parents_first(begin, end):
+    """Whether intervals are sorted by begin, the longer first on equal begins."""
+    for i in range(1, len(begin)):
+        if begin[i] < begin[i - 1] or (begin[i] == begin[i - 1] and end[i] > end[i - 1]):
+            return False
+    return True
 
 
 def _overlay(top: tuple, under: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -522,6 +534,19 @@ def _inside_sorted(b, e, select, label, x, fallback):
     return out
 
 
+def _dense_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(ids, return_inverse=True) for small non-negative ids (call paths),
+    by a lookup table instead of a sort."""
+    if not len(ids) or ids.min() < 0:
+        unique, inverse = np.unique(ids, return_inverse=True)
+        return unique, inverse.astype(np.int64)
+    present = np.zeros(int(ids.max()) + 1, bool)
+    present[ids] = True
+    unique = np.flatnonzero(present)
+    rank = np.cumsum(present) - 1
+    return unique, rank[ids]
+
+
 def _checkpoints(ck: dict, lo: int, rows: dict) -> None:
     if len(rows["begin"]):
         ck["row"].append(rows["ck_row"])
@@ -555,7 +580,7 @@ class _ProfileParts:
         self.master["end"].append(master["end"])
 
     def add_location(self, loc, rows, sb, se, scp, own_visits: bool) -> None:
-        ucp, key = np.unique(scp, return_inverse=True)
+        ucp, key = _dense_ids(scp)
         sums, csums = attribute_rows(sb, se, key.astype(np.int64), len(ucp), rows["begin"], rows["end"],
                                      rows["cat"].astype(np.int64), rows["ctr"], N_CAT)
         self.cp.append(np.concatenate((ucp, [-1])))
@@ -587,12 +612,30 @@ class _ProfileParts:
     def _write_master_calls(self, g: h5py.Group, n_cp: int) -> None:
         """Master-thread visits sorted by (call path, process, begin): iterations of a region are one slice."""
         cols = {k: (np.concatenate(v) if v else np.zeros(0, np.int64)) for k, v in self.master.items()}
-        order = np.lexsort((cols["begin"], cols["proc"], cols["callpath"]))
+        order = _by_callpath(cols["callpath"], cols["proc"], cols["begin"], n_cp)
         offsets = np.zeros(n_cp + 1, np.int64)
         np.cumsum(np.bincount(cols["callpath"], minlength=n_cp)[:n_cp], out=offsets[1:])
         g.create_dataset("cp_offsets", data=offsets)
         for k in ("proc", "begin", "end"):
             g.create_dataset(k, data=cols[k][order], **(compression() if len(order) > 4096 else {}))
+
+
+def _by_callpath(callpath: np.ndarray, proc: np.ndarray, begin: np.ndarray, n_cp: int) -> np.ndarray:
+    """Order by (call path, process, begin). Visits arrive by process, then begin (the
+    calls table's order), so a stable sort by call path suffices: a radix sort when
+    the call paths fit 16 bits."""
+    if len(proc) > 1 and not _by_process_then_begin(proc, begin):
+        return np.lexsort((begin, proc, callpath))
+    keys = callpath.astype(np.uint16) if n_cp <= 1 << 16 else callpath
+    return np.argsort(keys, kind="stable")
+
+
+@numba.njit(cache=True)
+def _by_process_then_begin(proc, begin):
+    for i in range(1, len(proc)):
+        if proc[i] < proc[i - 1] or (proc[i] == proc[i - 1] and begin[i] < begin[i - 1]):
+            return False
+    return True
 
 
 # ------------------------------------------------------------------ profile
