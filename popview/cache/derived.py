@@ -13,6 +13,7 @@ from popview.cache import schema
 from popview.cache.callpaths import LEAVE, CallPathBuilder
 from popview.cache.progress import Progress
 from popview.cache.sidecar import SideBuilder
+from popview.cache.sparse import SparseIndex
 from popview.cache.writer import SORT_BUDGET_ROWS, _location_groups, create_column
 from popview.model.definitions import Definitions, Region
 
@@ -31,10 +32,9 @@ def build_all(out: h5py.File, defs: Definitions, progress: Progress,
 
 def build_core(out: h5py.File, defs: Definitions, progress: Progress,
                collected: CallPathCollector | None = None) -> None:
-    """What the optional builders read: call-path intervals and sparse time indexes."""
+    """What the optional builders read: the call-path intervals (the tables' sparse
+    time indexes were written with them)."""
     build_calls(out, defs, progress, collected)
-    for table in schema.TABLES:
-        build_sparse_index(out, table)
 
 
 def optional_builders() -> list[str]:
@@ -54,19 +54,19 @@ def optional_builders() -> list[str]:
 def build_optional_in_parallel(path: Path, defs: Definitions, progress: Progress, side: SideBuilder) -> None:
     """The optional builders, the last in the side process and the others here, all
     reading the closed cache at `path` and writing part files whose groups are then
-    joined in. When counter readings dominate, a last builder built in shares (with a
-    `merge` function: the pyramid) builds its counters there and its other channels
-    here, after the others."""
+    joined in. A last builder built in shares (with a `merge` function: the pyramid)
+    builds its larger share there (see _side_share) and the other here, after the
+    other builders."""
     builders = optional_builders()
     if not builders:
         return
     last = importlib.import_module(builders[-1])
-    shared = hasattr(last, "merge") and _counters_dominate(path, defs)
-    # here the other builders (the cumulative sums), then the channels but counters; the counters there
-    jobs = [(name, {}) for name in builders[:-1]] + ([(builders[-1], {"channels": "other"})] if shared else [])
+    there = _side_share(path, defs) if hasattr(last, "merge") else "all"
+    here = {"counters": "other", "other": "counters"}.get(there)
+    jobs = [(name, {}) for name in builders[:-1]] + ([(builders[-1], {"channels": here})] if here else [])
     parts = [path.with_name(f"{path.name}.{i}.part") for i in range(len(jobs) + 1)]
     try:
-        side.submit(builders[-1], path, parts[-1], defs, {"channels": "counters"} if shared else {})
+        side.submit(builders[-1], path, parts[-1], defs, {"channels": there})
         with h5py.File(path, "r") as src:
             for i, (name, options) in enumerate(jobs):
                 with h5py.File(parts[i], "w") as dst:
@@ -83,21 +83,25 @@ def build_optional_in_parallel(path: Path, defs: Definitions, progress: Progress
             part.unlink(missing_ok=True)
 
 
-def _counters_dominate(path: Path, defs: Definitions) -> bool:
-    """Whether counter readings outnumber states and visits twice: then the pyramid's
-    counters alone weigh about as much as everything else (measured on EPOCH- and
-    Score-P-shaped runs), and are best built apart. Estimated from the first location."""
+def _side_share(path: Path, defs: Definitions) -> str:
+    """The pyramid's share for the side process, while this one builds the cumulative
+    sums and then the rest: without counters, all of it; when counter readings
+    outnumber states and visits twice, the counters (they then weigh about as much
+    as everything else); otherwise all channels but the counters (measured on EPOCH-
+    and Score-P-shaped runs). Readings are estimated from the first location."""
     codes = [c for c, et in defs.event_types.items() if et.kind == "counter"]
     with h5py.File(path, "r") as src:
         if not codes or "events" not in src:
-            return False
+            return "all"
         ev = src["events"]
         off = ev["offsets"]
         first = int(np.argmax(np.diff(off[:]) > 0))
         sample = ev["type"][int(off[first]):int(off[first + 1])]
         readings = np.isin(sample, codes).mean() * ev["type"].shape[0] if len(sample) else 0
         others = sum(src[t]["loc"].shape[0] for t in ("states", "calls") if t in src)
-    return readings > 2 * others
+    if not readings:
+        return "all"
+    return "counters" if readings > 2 * others else "other"
 
 
 def _join(out: h5py.File, built: h5py.File, module) -> None:
@@ -187,41 +191,15 @@ def _replace_table(out: h5py.File, table: str, parts: list[dict], n: int, n_loc:
     pos = 0
     cols = schema.columns(table)
     dsets = {name: create_column(g, name, dt, n) for name, dt in cols}
+    index = SparseIndex(table)
     for p in parts:
         k = len(p["loc"])
         for name, dt in cols:
             dsets[name][pos:pos + k] = p[name].astype(dt)
+        index.add(pos, p)
         counts += np.bincount(p["loc"], minlength=n_loc)[:n_loc]
         pos += k
+    index.write(g)
     offsets = np.zeros(n_loc + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     g.create_dataset("offsets", data=offsets)
-
-
-def build_sparse_index(out: h5py.File, table: str) -> None:
-    """Every SPARSE_STEP-th time (and, for intervals, the running max of the
-    ends within each location) so a window query reads only the slab it needs."""
-    g = out[table]
-    _, time_col, _ = schema.TABLES[table]
-    n = g[time_col].shape[0]
-    step = schema.SPARSE_STEP
-    for name in ("sparse_time", "sparse_maxend"):
-        if name in g:
-            del g[name]
-    g.create_dataset("sparse_time", data=g[time_col][::step] if n else np.zeros(0, np.int64))
-    if table not in schema.INTERVAL_TABLES:
-        return
-    offsets = g["offsets"][:]
-    sampled = []
-    for a, b in _location_groups(np.diff(offsets), SORT_BUDGET_ROWS):
-        lo, hi = int(offsets[a]), int(offsets[b])
-        if lo == hi:
-            continue
-        end = g["end"][lo:hi]
-        for loc in range(a, b):
-            s, e = int(offsets[loc]) - lo, int(offsets[loc + 1]) - lo
-            if e > s:
-                end[s:e] = np.maximum.accumulate(end[s:e])
-        first = lo + (-lo) % step
-        sampled.append(end[first - lo:hi - lo:step])
-    g.create_dataset("sparse_maxend", data=np.concatenate(sampled) if sampled else np.zeros(0, np.int64))

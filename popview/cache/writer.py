@@ -16,6 +16,7 @@ import numpy as np
 from popview._version import __version__
 from popview.cache import schema
 from popview.cache.progress import Progress
+from popview.cache.sparse import SparseIndex
 from popview.model.definitions import Definitions
 
 # Rows sorted in memory at once; bounds the peak memory of finish().
@@ -286,7 +287,9 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     np.cumsum(counts, out=offsets[1:])
     group.create_dataset("offsets", data=offsets)
     dsets = {name: create_column(group, name, dtype, total) for name, dtype in cols}
+    index = SparseIndex(table)
     if total == 0:
+        index.write(group)
         return
     groups = _location_groups(counts, SORT_BUDGET_ROWS)
     copied = stage.loc_sorted and stage.time_sorted      # arrived in order: nothing to sort
@@ -301,9 +304,11 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
             data = {name: column[order] for name, column in data.items()}
         for name, _ in cols:
             dsets[name][lo:hi] = data[name]
+        index.add(int(lo), data)
         if consumer is not None:
             consumer(data)
         del data
+    index.write(group)
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")
 
 
