@@ -108,3 +108,16 @@ def test_messages_match_in_fifo_order_per_key():
     assert msgs["recv_time"][order].tolist() == [25, 35]
     assert msgs["size"][order].tolist() == [100, 200]
     assert (lost_sends, lost_recvs) == (2, 1)   # tag 6 and 1 -> 0 unanswered; comm 2 receive unsent
+
+
+@pytest.mark.parametrize("tag_span", [50, 1 << 62], ids=["packed key", "ranges too wide to pack"])
+def test_fifo_order_equals_the_full_sort(tag_span):
+    from popview.readers.otf2.mapping import _fifo_order
+
+    rng = np.random.default_rng(7)
+    n = 5000
+    both = {"comm": rng.integers(0, 3, n), "src": rng.integers(0, 8, n), "dst": rng.integers(0, 8, n),
+            "tag": rng.integers(-1, 3, n) * (tag_span // 4), "time": rng.integers(0, 100, n)}
+    side = rng.integers(0, 2, n).astype(np.int8)
+    want = np.lexsort((np.arange(n), both["time"], side, both["tag"], both["dst"], both["src"], both["comm"]))
+    np.testing.assert_array_equal(_fifo_order(both, side), want)

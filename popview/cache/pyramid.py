@@ -668,7 +668,7 @@ class _Tiles:
                           out["loc"], out["begin"], out["end"], out["value"])
             self.runs[name].append(starts[::b - a])          # where each block's run starts, and the end
             for c, f in self.files[name].items():
-                f.write(out[c].tobytes())
+                f.write(out[c].data)
 
     def write(self, progress: Progress) -> None:
         for f in (f for files in self.files.values() for f in files.values()):

@@ -75,7 +75,7 @@ class _Staging:
         for name, dtype in schema.columns(self.table):
             column = np.asarray(cols[name], dtype=dtype)
             self._files[name].seek(0, os.SEEK_END)
-            self._files[name].write((column if order is None else column[order]).tobytes())
+            self._files[name].write(np.ascontiguousarray(column if order is None else column[order]).data)
         sorted_locs = locs if order is None else locs[order]
         starts = np.flatnonzero(np.r_[True, sorted_locs[1:] != sorted_locs[:-1]])
         self.chunks.append((self.n, n, sorted_locs[starts], starts))
