@@ -30,6 +30,7 @@ from popview.readers.otf2.definitions import COLL_COMM, COLL_ROOT, REGION_TYPE
 TRACING_DISABLED = 14
 UNDEFINED_U32 = 0xFFFFFFFF
 KEY_OFFSET = 1 << 29        # local call-path keys: (parent + KEY_OFFSET) << 32 | region
+RUN = 4096                  # records between checks of the call-path hash's room
 
 # Problem counters (indexes into the returned array).
 (P_UNDEFINED_REGION, P_UNDEFINED_METRIC, P_UNKNOWN_PEER, P_COLL_WITHOUT_BEGIN, P_OTHER_RECORDS,
@@ -111,7 +112,7 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
                  comm_procs, comm_size, comm_self, process, info,
                  gs_begin, gs_end, gs_base, gs_depth, rs_off, rs_regions):
     n = len(kind)
-    cap = 2 * n + 8
+    cap = 4 * n + 8              # a record adds at most 4 events (a collective), the flush end one more
     et = np.empty(cap, np.int64)
     ey = np.empty(cap, np.int64)
     ev = np.empty(cap, np.int64)
@@ -169,183 +170,183 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
         st_region[0], st_cp[0], st_row[0] = root_region, cp, 0
         rb[0], rcp[0] = t_first, cp
         depth, nr, floor = 1, 1, 1
-    for r in range(n + 1):
-        t = _ns(ticks[r], offset, ns_per_tick) if r < n else t_last
-        if flush_until >= 0 and (t >= flush_until or r == n):    # the flush ends before this record
-            if with_states:
-                nstates = _push_state(sb, se, ss, nstates, t_prev, flush_until, cur)
-                t_prev = max(t_prev, flush_until)
-            et[m], ey[m], ev[m] = flush_until, REGION_TYPE, 0
-            m += 1
-            depth = _close_to(flush_level, flush_until, depth, st_row, re)
-            cur = _state(st_region, depth, off, region_state, idle_state)
-            flush_until = -1
-        if r == n:
-            break
-        k = kind[r]
-        if with_states:
-            nstates = _push_state(sb, se, ss, nstates, t_prev, t, cur)
-            t_prev = max(t_prev, t)
-        if m + 8 > len(et):
-            et = _grow(et)
-            ey = _grow(ey)
-            ev = _grow(ev)
-        if 2 * (n_lt + len(rs_regions) + 2) > len(hk):   # room for the call paths this record may add
+    # records go in runs of RUN; the call-path hash grows only between runs, since
+    # reassigning arrays inside the record loop makes it 2x slower
+    for start in range(0, n + 1, RUN):
+        need = 2 * (n_lt + min(RUN, n + 1 - start) + len(rs_regions) + 2)   # a record adds one call path,
+        if need > len(hk):                                                   # a task switch its restores
             size = len(hk)
-            while 2 * (n_lt + len(rs_regions) + 2) > size:
+            while need > size:
                 size *= 2
             hk, hv = rehash(hk, hv, size)
-        if k == raw.ENTER or k == raw.BUFFER_FLUSH:
-            if k == raw.ENTER:
-                region = -1
-                ref = a[r]
-                if 0 <= ref < len(region_index):
-                    region = region_index[ref]
-                if region < 0:
-                    problems[P_UNDEFINED_REGION] += 1
-                    continue
-            else:
-                region = flush_region
-                flush_until = max(_ns(a[r], offset, ns_per_tick), t)
-                flush_level = depth
-            et[m], ey[m], ev[m] = t, REGION_TYPE, region + 1
-            m += 1
-            parent, external_depth = np.int64(ROOT), np.int64(-1)
-            if depth > 0:
-                parent = st_cp[depth - 1]
-            elif len(gs_begin):
-                while gi < len(gs_begin) and gs_end[gi] < t:
-                    gi += 1
-                if gi < len(gs_begin) and gs_begin[gi] <= t and gs_base[gi] >= 0:
-                    parent, external_depth = -2 - gs_base[gi], gs_depth[gi]
-            cp, n_lt = _child(parent, external_depth, region, hk, hv, lt_parent, lt_region, lt_depth, lc_region,
-                              lc_child, n_lt)
-            st_region[depth], st_cp[depth], st_row[depth] = region, cp, nr
-            rb[nr], rcp[nr] = t, cp       # the end is written when the visit ends
-            depth += 1
-            nr += 1
-        elif k == raw.LEAVE:
-            et[m], ey[m], ev[m] = t, REGION_TYPE, 0
-            m += 1
-            if depth > floor:
-                depth -= 1
-                re[st_row[depth]] = t
-            else:
-                problems[P_UNMATCHED_LEAVE] += 1
-        elif k == raw.TASK_SWITCH or k == raw.TASK_COMPLETE:
-            if task_base >= 0:           # the running explicit task stops: suspended or done
-                depth = _close_to(task_base, t, depth, st_row, re)
-                task_base = -1
-                floor = 1 if root_region >= 0 else 0
-            if k == raw.TASK_SWITCH and a[r] != 0:
-                cp, n_lt = _child(ROOT, -1, tasks_region, hk, hv, lt_parent, lt_region, lt_depth, lc_region,
+        for r in range(start, min(start + RUN, n + 1)):
+            t = _ns(ticks[r], offset, ns_per_tick) if r < n else t_last
+            if flush_until >= 0 and (t >= flush_until or r == n):    # the flush ends before this record
+                if with_states:
+                    nstates = _push_state(sb, se, ss, nstates, t_prev, flush_until, cur)
+                    t_prev = max(t_prev, flush_until)
+                et[m], ey[m], ev[m] = flush_until, REGION_TYPE, 0
+                m += 1
+                depth = _close_to(flush_level, flush_until, depth, st_row, re)
+                cur = _state(st_region, depth, off, region_state, idle_state)
+                flush_until = -1
+            if r == n:
+                break
+            k = kind[r]
+            if with_states:
+                nstates = _push_state(sb, se, ss, nstates, t_prev, t, cur)
+                t_prev = max(t_prev, t)
+            if k == raw.ENTER or k == raw.BUFFER_FLUSH:
+                if k == raw.ENTER:
+                    region = -1
+                    ref = a[r]
+                    if 0 <= ref < len(region_index):
+                        region = region_index[ref]
+                    if region < 0:
+                        problems[P_UNDEFINED_REGION] += 1
+                        continue
+                else:
+                    region = flush_region
+                    flush_until = max(_ns(a[r], offset, ns_per_tick), t)
+                    flush_level = depth
+                et[m], ey[m], ev[m] = t, REGION_TYPE, region + 1
+                m += 1
+                parent, external_depth = np.int64(ROOT), np.int64(-1)
+                if depth > 0:
+                    parent = st_cp[depth - 1]
+                elif len(gs_begin):
+                    while gi < len(gs_begin) and gs_end[gi] < t:
+                        gi += 1
+                    if gi < len(gs_begin) and gs_begin[gi] <= t and gs_base[gi] >= 0:
+                        parent, external_depth = -2 - gs_base[gi], gs_depth[gi]
+                cp, n_lt = _child(parent, external_depth, region, hk, hv, lt_parent, lt_region, lt_depth, lc_region,
                                   lc_child, n_lt)
-                task_base = depth
-                st_region[depth], st_cp[depth], st_row[depth] = tasks_region, cp, nr
-                rb[nr], rcp[nr] = t, cp
+                st_region[depth], st_cp[depth], st_row[depth] = region, cp, nr
+                rb[nr], rcp[nr] = t, cp       # the end is written when the visit ends
                 depth += 1
                 nr += 1
-                if n_switch + 1 < len(rs_off):
-                    for q in range(rs_off[n_switch], rs_off[n_switch + 1]):
-                        cp, n_lt = _child(st_cp[depth - 1], -1, rs_regions[q], hk, hv, lt_parent, lt_region,
-                                          lt_depth, lc_region, lc_child, n_lt)
-                        st_region[depth], st_cp[depth], st_row[depth] = rs_regions[q], cp, nr
-                        rb[nr], rcp[nr] = t, cp
-                        depth += 1
-                        nr += 1
-                n_switch += 1
-                floor = task_base + 1
-            et[m], ey[m], ev[m] = t, INFO_BASE + info[k, 0], a[r] + 1
-            m += 1
-        elif k == raw.MEASUREMENT:
-            off = a[r] != 1
-            et[m], ey[m], ev[m] = t, INFO_BASE + 10, a[r]
-            m += 1
-        elif k == raw.METRIC:
-            ref = a[r]
-            pos = b[r]
-            if ref < 0 or ref >= metric_code.shape[0] or pos < 0 or pos >= metric_code.shape[1] \
-                    or metric_code[ref, pos] < 0:
-                problems[P_UNDEFINED_METRIC] += 1
-                continue
-            slot = metric_slot[ref, pos]
-            if metric_double[ref, pos]:       # float64 bits, exactly
-                x = cf[r] if d[r] == 1 else np.float64(c[r])
-                if metric_acc[ref, pos]:
-                    delta = x - last_float[slot] if seen_slot[slot] else x
-                    last_float[slot] = x
-                    seen_slot[slot] = True
-                    x = delta
-                bits[0] = x
-                value = bits_int[0]
-            else:
-                value = c[r] if d[r] != 1 else np.int64(np.rint(cf[r]))
-                if metric_acc[ref, pos]:
-                    delta = value - last_value[slot] if seen_slot[slot] else value
-                    last_value[slot] = value
-                    seen_slot[slot] = True
-                    value = delta
-            et[m], ey[m], ev[m] = t, metric_code[ref, pos], value
-            m += 1
-        elif k == raw.COLL_BEGIN:
-            pending_coll = m
-            for q in range(4):
-                et[m] = t
-                ey[m] = -1
-                ev[m] = 0
+            elif k == raw.LEAVE:
+                et[m], ey[m], ev[m] = t, REGION_TYPE, 0
                 m += 1
-        elif k == raw.COLL_END:
-            at = pending_coll
-            if at < 0:
-                problems[P_COLL_WITHOUT_BEGIN] += 1
-                at = m
+                if depth > floor:
+                    depth -= 1
+                    re[st_row[depth]] = t
+                else:
+                    problems[P_UNMATCHED_LEAVE] += 1
+            elif k == raw.TASK_SWITCH or k == raw.TASK_COMPLETE:
+                if task_base >= 0:           # the running explicit task stops: suspended or done
+                    depth = _close_to(task_base, t, depth, st_row, re)
+                    task_base = -1
+                    floor = 1 if root_region >= 0 else 0
+                if k == raw.TASK_SWITCH and a[r] != 0:
+                    cp, n_lt = _child(ROOT, -1, tasks_region, hk, hv, lt_parent, lt_region, lt_depth, lc_region,
+                                      lc_child, n_lt)
+                    task_base = depth
+                    st_region[depth], st_cp[depth], st_row[depth] = tasks_region, cp, nr
+                    rb[nr], rcp[nr] = t, cp
+                    depth += 1
+                    nr += 1
+                    if n_switch + 1 < len(rs_off):
+                        for q in range(rs_off[n_switch], rs_off[n_switch + 1]):
+                            cp, n_lt = _child(st_cp[depth - 1], -1, rs_regions[q], hk, hv, lt_parent, lt_region,
+                                              lt_depth, lc_region, lc_child, n_lt)
+                            st_region[depth], st_cp[depth], st_row[depth] = rs_regions[q], cp, nr
+                            rb[nr], rcp[nr] = t, cp
+                            depth += 1
+                            nr += 1
+                    n_switch += 1
+                    floor = task_base + 1
+                et[m], ey[m], ev[m] = t, INFO_BASE + info[k, 0], a[r] + 1
+                m += 1
+            elif k == raw.MEASUREMENT:
+                off = a[r] != 1
+                et[m], ey[m], ev[m] = t, INFO_BASE + 10, a[r]
+                m += 1
+            elif k == raw.METRIC:
+                ref = a[r]
+                pos = b[r]
+                if ref < 0 or ref >= metric_code.shape[0] or pos < 0 or pos >= metric_code.shape[1] \
+                        or metric_code[ref, pos] < 0:
+                    problems[P_UNDEFINED_METRIC] += 1
+                    continue
+                slot = metric_slot[ref, pos]
+                if metric_double[ref, pos]:       # float64 bits, exactly
+                    x = cf[r] if d[r] == 1 else np.float64(c[r])
+                    if metric_acc[ref, pos]:
+                        delta = x - last_float[slot] if seen_slot[slot] else x
+                        last_float[slot] = x
+                        seen_slot[slot] = True
+                        x = delta
+                    bits[0] = x
+                    value = bits_int[0]
+                else:
+                    value = c[r] if d[r] != 1 else np.int64(np.rint(cf[r]))
+                    if metric_acc[ref, pos]:
+                        delta = value - last_value[slot] if seen_slot[slot] else value
+                        last_value[slot] = value
+                        seen_slot[slot] = True
+                        value = delta
+                et[m], ey[m], ev[m] = t, metric_code[ref, pos], value
+                m += 1
+            elif k == raw.COLL_BEGIN:
+                pending_coll = m
                 for q in range(4):
                     et[m] = t
+                    ey[m] = -1
+                    ev[m] = 0
                     m += 1
-            pending_coll = -1
-            comm = b[r]
-            root = c[r]
-            root_proc = -1
-            if 0 <= comm < len(comm_size) and root >= 0 and root != UNDEFINED_U32:
-                if comm_self[comm]:
-                    root_proc = process
-                elif root < comm_size[comm]:
-                    root_proc = comm_procs[comm, root]
-            ey[at] = COLL_ROOT
-            ev[at] = root_proc + 1
-            ey[at + 1] = COLL_COMM
-            ev[at + 1] = comm
-            ey[at + 2] = COLL_SENT
-            ev[at + 2] = max(d[r], 0)
-            ey[at + 3] = COLL_RECV
-            ev[at + 3] = max(e[r], 0)
-        elif k == raw.MPI_SEND or k == raw.MPI_ISEND or k == raw.MPI_RECV or k == raw.MPI_IRECV:
-            comm = b[r]
-            rank = a[r]
-            peer = -1
-            if 0 <= comm < len(comm_size):
-                if comm_self[comm]:
-                    peer = process
-                elif 0 <= rank < comm_size[comm]:
-                    peer = comm_procs[comm, rank]
-            if peer < 0:
-                problems[P_UNKNOWN_PEER] += 1
-                continue
-            mt[nmsg] = t
-            mc[nmsg] = comm
-            mp[nmsg] = peer
-            mg[nmsg] = c[r]
-            mz[nmsg] = d[r]
-            ms[nmsg] = 1 if (k == raw.MPI_SEND or k == raw.MPI_ISEND) else 0
-            nmsg += 1
-        elif k == raw.OTHER:
-            problems[P_OTHER_RECORDS] += 1
-        elif 0 <= k < info.shape[0] and info[k, 0] >= 0:
-            et[m] = t
-            ey[m] = INFO_BASE + info[k, 0]
-            ev[m] = 1 if info[k, 1] == 0 else (a[r] if info[k, 1] == 1 else a[r] + 1)
-            m += 1
-        cur = _state(st_region, depth, off, region_state, idle_state)
+            elif k == raw.COLL_END:
+                at = pending_coll
+                if at < 0:
+                    problems[P_COLL_WITHOUT_BEGIN] += 1
+                    at = m
+                    for q in range(4):
+                        et[m] = t
+                        m += 1
+                pending_coll = -1
+                comm = b[r]
+                root = c[r]
+                root_proc = -1
+                if 0 <= comm < len(comm_size) and root >= 0 and root != UNDEFINED_U32:
+                    if comm_self[comm]:
+                        root_proc = process
+                    elif root < comm_size[comm]:
+                        root_proc = comm_procs[comm, root]
+                ey[at] = COLL_ROOT
+                ev[at] = root_proc + 1
+                ey[at + 1] = COLL_COMM
+                ev[at + 1] = comm
+                ey[at + 2] = COLL_SENT
+                ev[at + 2] = max(d[r], 0)
+                ey[at + 3] = COLL_RECV
+                ev[at + 3] = max(e[r], 0)
+            elif k == raw.MPI_SEND or k == raw.MPI_ISEND or k == raw.MPI_RECV or k == raw.MPI_IRECV:
+                comm = b[r]
+                rank = a[r]
+                peer = -1
+                if 0 <= comm < len(comm_size):
+                    if comm_self[comm]:
+                        peer = process
+                    elif 0 <= rank < comm_size[comm]:
+                        peer = comm_procs[comm, rank]
+                if peer < 0:
+                    problems[P_UNKNOWN_PEER] += 1
+                    continue
+                mt[nmsg] = t
+                mc[nmsg] = comm
+                mp[nmsg] = peer
+                mg[nmsg] = c[r]
+                mz[nmsg] = d[r]
+                ms[nmsg] = 1 if (k == raw.MPI_SEND or k == raw.MPI_ISEND) else 0
+                nmsg += 1
+            elif k == raw.OTHER:
+                problems[P_OTHER_RECORDS] += 1
+            elif 0 <= k < info.shape[0] and info[k, 0] >= 0:
+                et[m] = t
+                ey[m] = INFO_BASE + info[k, 0]
+                ev[m] = 1 if info[k, 1] == 0 else (a[r] if info[k, 1] == 1 else a[r] + 1)
+                m += 1
+            cur = _state(st_region, depth, off, region_state, idle_state)
     if root_region >= 0 and depth == 1:   # the root lasts from the first record to the last
         depth = _close_to(0, t_last, depth, st_row, re)
         cur = _state(st_region, depth, off, region_state, idle_state)
