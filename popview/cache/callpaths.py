@@ -25,10 +25,11 @@ def _build(loc, time, etype, region, t_end, h_keys, h_vals, cp_parent, cp_region
     out_end = np.empty(n, np.int64)
     out_cp = np.empty(n, np.int32)
     out_depth = np.empty(n, np.int16)
-    stack_cp = np.empty(256, np.int32)
-    stack_begin = np.empty(256, np.int64)
-    stack_type = np.empty(256, np.int32)
-    stack_slot = np.empty(256, np.int64)
+    # never deeper than the enters; pages beyond the depth are never touched, and growing
+    # arrays inside the loop would slow all of it
+    stack_cp = np.empty(n + 1, np.int32)
+    stack_type = np.empty(n + 1, np.int32)
+    stack_slot = np.empty(n + 1, np.int64)
     depth = 0
     m = 0
     unmatched = 0
@@ -57,13 +58,7 @@ def _build(loc, time, etype, region, t_end, h_keys, h_vals, cp_parent, cp_region
                 cp_parent[n_cp] = parent
                 cp_region[n_cp] = r
                 n_cp += 1
-            if depth == len(stack_cp):
-                stack_cp = np.concatenate((stack_cp, np.empty(depth, np.int32)))
-                stack_begin = np.concatenate((stack_begin, np.empty(depth, np.int64)))
-                stack_type = np.concatenate((stack_type, np.empty(depth, np.int32)))
-                stack_slot = np.concatenate((stack_slot, np.empty(depth, np.int64)))
             stack_cp[depth] = cp
-            stack_begin[depth] = time[i]
             stack_type[depth] = etype[i]
             stack_slot[depth] = m
             out_loc[m] = cur

@@ -262,8 +262,8 @@ def flatten_calls(loc, begin, end, callpath):
     o_begin = np.empty(2 * n, np.int64)
     o_end = np.empty(2 * n, np.int64)
     o_cp = np.empty(2 * n, np.int32)
-    st_end = np.empty(512, np.int64)
-    st_cp = np.empty(512, np.int32)
+    st_end = np.empty(n + 1, np.int64)     # never deeper than the calls (untouched pages cost nothing)
+    st_cp = np.empty(n + 1, np.int32)
     m = 0
     depth = 0
     cursor = 0
@@ -282,9 +282,6 @@ def flatten_calls(loc, begin, end, callpath):
             o_loc[m], o_begin[m], o_end[m], o_cp[m] = loc[i], cursor, begin[i], st_cp[depth - 1]
             m += 1
         cursor = max(cursor, begin[i]) if depth > 0 else begin[i]
-        if depth == len(st_end):
-            st_end = np.concatenate((st_end, np.empty(depth, np.int64)))
-            st_cp = np.concatenate((st_cp, np.empty(depth, np.int32)))
         st_end[depth] = end[i]
         st_cp[depth] = callpath[i]
         depth += 1
