@@ -1,6 +1,6 @@
 """Data derived from the sorted records at conversion time, so that opening
-and querying never rescans them: call-path intervals, sparse time indexes,
-and whatever optional builders (pyramids, cumulative sums) are installed."""
+and querying never rescans them: call-path intervals and whatever optional
+builders (pyramids, cumulative sums) are installed, in one process or two."""
 from __future__ import annotations
 
 import importlib
@@ -12,29 +12,34 @@ import numpy as np
 from popview.cache import schema
 from popview.cache.callpaths import LEAVE, CallPathBuilder
 from popview.cache.progress import Progress
+from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.sidecar import SideBuilder
 from popview.cache.sparse import SparseIndex
-from popview.cache.writer import SORT_BUDGET_ROWS, _location_groups, create_column
+from popview.cache.writer import create_column
 from popview.model.definitions import Definitions, Region
 
 # Modules with a build(out, defs, progress) function, run after the core ones.
 OPTIONAL_BUILDERS = ("popview.cache.cumulative", "popview.cache.pyramid")
 
 
-def build_all(out: h5py.File, defs: Definitions, progress: Progress,
-              collected: CallPathCollector | None = None) -> None:
-    build_core(out, defs, progress.sub(0.0, 0.4), collected)
+def build_all(src, out: h5py.File, defs: Definitions, progress: Progress) -> None:
+    """The optional builders, one after the other, reading the tables from `src`
+    (the raw sorted copy, or the cache itself) and writing into `out`."""
     builders = optional_builders()
     for i, name in enumerate(builders):
-        sub = progress.sub(0.4 + 0.6 * i / len(builders), 0.4 + 0.6 * (i + 1) / len(builders))
-        importlib.import_module(name).build(out, defs, sub)
+        importlib.import_module(name).build(src, defs, progress.sub(i / len(builders), (i + 1) / len(builders)),
+                                            dst=out)
 
 
-def build_core(out: h5py.File, defs: Definitions, progress: Progress,
-               collected: CallPathCollector | None = None) -> None:
-    """What the optional builders read: the call-path intervals (the tables' sparse
-    time indexes were written with them)."""
-    build_calls(out, defs, progress, collected)
+def build_core(out: h5py.File, defs: Definitions, progress: Progress, collected: CallPathCollector | None,
+               copy: SortedCopy) -> None:
+    """What the optional builders read beyond the reader's tables: the call-path
+    intervals collected while the events were sorted (none when the reader wrote
+    them, or without region events, as in Cube profiles, whose reader's call tree
+    stays)."""
+    if collected is not None:
+        progress(0.0, "writing call paths")
+        collected.write(out, max(defs.n_locations, 1), copy)
 
 
 def optional_builders() -> list[str]:
@@ -51,27 +56,28 @@ def optional_builders() -> list[str]:
     return found
 
 
-def build_optional_in_parallel(path: Path, defs: Definitions, progress: Progress, side: SideBuilder) -> None:
+def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, progress: Progress,
+                               side: SideBuilder) -> None:
     """The optional builders, the last in the side process and the others here, all
-    reading the closed cache at `path` and writing part files whose groups are then
-    joined in. A last builder built in shares (with a `merge` function: the pyramid)
-    builds its larger share there (see _side_share) and the other here, after the
-    other builders."""
+    reading the raw sorted tables in the folder `tables` and writing part files whose
+    groups are then joined into the cache at `path`. A last builder built in shares
+    (with a `merge` function: the pyramid) builds its larger share there (see
+    _side_share) and the other here, after the other builders."""
     builders = optional_builders()
     if not builders:
         return
+    src = RawTables(tables)
     last = importlib.import_module(builders[-1])
-    there = _side_share(path, defs) if hasattr(last, "merge") else "all"
+    there = _side_share(src, defs) if hasattr(last, "merge") else "all"
     here = {"counters": "other", "other": "counters"}.get(there)
     jobs = [(name, {}) for name in builders[:-1]] + ([(builders[-1], {"channels": here})] if here else [])
     parts = [path.with_name(f"{path.name}.{i}.part") for i in range(len(jobs) + 1)]
     try:
-        side.submit(builders[-1], path, parts[-1], defs, {"channels": there})
-        with h5py.File(path, "r") as src:
-            for i, (name, options) in enumerate(jobs):
-                with h5py.File(parts[i], "w") as dst:
-                    step = progress.sub(0.6 * i / len(jobs), 0.6 * (i + 1) / len(jobs))
-                    importlib.import_module(name).build(src, defs, step, dst=dst, **options)
+        side.submit(builders[-1], tables, parts[-1], defs, {"channels": there})
+        for i, (name, options) in enumerate(jobs):
+            with h5py.File(parts[i], "w") as dst:
+                step = progress.sub(0.6 * i / len(jobs), 0.6 * (i + 1) / len(jobs))
+                importlib.import_module(name).build(src, defs, step, dst=dst, **options)
         side.wait(progress.sub(0.6, 0.95))
         progress(0.95, "gathering derived data")
         with h5py.File(path, "r+") as out:
@@ -83,22 +89,21 @@ def build_optional_in_parallel(path: Path, defs: Definitions, progress: Progress
             part.unlink(missing_ok=True)
 
 
-def _side_share(path: Path, defs: Definitions) -> str:
+def _side_share(src: RawTables, defs: Definitions) -> str:
     """The pyramid's share for the side process, while this one builds the cumulative
     sums and then the rest: without counters, all of it; when counter readings
     outnumber states and visits twice, the counters (they then weigh about as much
     as everything else); otherwise all channels but the counters (measured on EPOCH-
     and Score-P-shaped runs). Readings are estimated from the first location."""
     codes = [c for c, et in defs.event_types.items() if et.kind == "counter"]
-    with h5py.File(path, "r") as src:
-        if not codes or "events" not in src:
-            return "all"
-        ev = src["events"]
-        off = ev["offsets"]
-        first = int(np.argmax(np.diff(off[:]) > 0))
-        sample = ev["type"][int(off[first]):int(off[first + 1])]
-        readings = np.isin(sample, codes).mean() * ev["type"].shape[0] if len(sample) else 0
-        others = sum(src[t]["loc"].shape[0] for t in ("states", "calls") if t in src)
+    if not codes or "events" not in src:
+        return "all"
+    ev = src["events"]
+    off = ev["offsets"]
+    first = int(np.argmax(np.diff(off) > 0))
+    sample = ev["type"][int(off[first]):int(off[first + 1])]
+    readings = np.isin(sample, codes).mean() * ev["type"].shape[0] if len(sample) else 0
+    others = sum(src[t]["loc"].shape[0] for t in ("states", "calls") if t in src)
     if not readings:
         return "all"
     return "counters" if readings > 2 * others else "other"
@@ -157,33 +162,16 @@ class CallPathCollector:
         region[enter] = region_ids(self.defs, etype[enter], value[enter])
         self.parts.append(self.builder.build(data["loc"][sel], data["time"][sel], etype, region, self.defs.t_end))
 
-    def write(self, out: h5py.File, n_loc: int) -> None:
-        _replace_table(out, "calls", self.parts, sum(len(p["loc"]) for p in self.parts), n_loc)
+    def write(self, out: h5py.File, n_loc: int, copy: SortedCopy) -> None:
+        _replace_table(out, "calls", self.parts, sum(len(p["loc"]) for p in self.parts), n_loc, copy)
         if len(self.region_types):
             self.defs.callpath_parent, self.defs.callpath_region = self.builder.table()
         if self.builder.unmatched:
             self.defs.warn(f"{self.builder.unmatched} region exits without a matching entry were ignored")
 
 
-def build_calls(out: h5py.File, defs: Definitions, progress: Progress,
-                collected: CallPathCollector | None = None) -> None:
-    """Call-path intervals from the region-type events, unless a reader wrote them;
-    from what `collected` gathered during the sort when given."""
-    if "calls" in out and out["calls"]["loc"].shape[0] > 0:
-        return
-    ev = out["events"]
-    offsets = ev["offsets"][:]
-    if collected is None:
-        collected = CallPathCollector(defs)
-        groups = _location_groups(np.diff(offsets), SORT_BUDGET_ROWS) if len(collected.region_types) else []
-        for gi, (a, b) in enumerate(groups):
-            progress(gi / max(1, len(groups)), "building call paths")
-            lo, hi = offsets[a], offsets[b]
-            collected.add({c: ev[c][lo:hi] for c in ("loc", "time", "type", "value")})
-    collected.write(out, len(offsets) - 1)   # without region events (Cube profiles) the reader's call tree stays
-
-
-def _replace_table(out: h5py.File, table: str, parts: list[dict], n: int, n_loc: int) -> None:
+def _replace_table(out: h5py.File, table: str, parts: list[dict], n: int, n_loc: int, copy: SortedCopy) -> None:
+    """The table from sorted parts of whole locations, in the cache and its raw copy."""
     if table in out:
         del out[table]
     g = out.create_group(table)
@@ -192,14 +180,17 @@ def _replace_table(out: h5py.File, table: str, parts: list[dict], n: int, n_loc:
     cols = schema.columns(table)
     dsets = {name: create_column(g, name, dt, n) for name, dt in cols}
     index = SparseIndex(table)
+    copy.begin(table)
     for p in parts:
         k = len(p["loc"])
         for name, dt in cols:
             dsets[name][pos:pos + k] = p[name].astype(dt)
         index.add(pos, p)
+        copy.append(table, p)
         counts += np.bincount(p["loc"], minlength=n_loc)[:n_loc]
         pos += k
     index.write(g)
     offsets = np.zeros(n_loc + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     g.create_dataset("offsets", data=offsets)
+    copy.finish(table, offsets)

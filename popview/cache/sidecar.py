@@ -5,8 +5,8 @@ otherwise use one core of the machine.
 The child is a fresh interpreter (`python -m popview.cache.sidecar`; in the
 bundle, the executable with WORKER_FLAG), never a fork (the GUI converts in
 threads) nor a multiprocessing spawn (which re-runs the user's main script).
-It is started early, so its imports overlap the sorting, reads the finished
-tables of the temporary cache read-only, writes its group into a side file
+It is started early, so its imports overlap the sorting, reads the raw
+sorted copy of the tables (rawtables.py), writes its group into a side file
 the writer then copies into the cache, and talks JSON lines over its pipes.
 The side builder must not change the definitions: its copy is thrown away.
 """
@@ -47,7 +47,7 @@ class SideBuilder:
         self._buffer = b""
 
     def submit(self, module: str, src: Path, dst: Path, defs: Definitions, options: dict | None = None) -> None:
-        """Run module.build(src, defs, progress, dst=..., **options) in the child."""
+        """Run module.build(RawTables(src), defs, progress, dst=..., **options) in the child."""
         job = {"module": module, "src": str(src), "dst": str(dst), "options": options or {},
                "definitions": defs.to_json_dict(),
                "callpath_parent": list(map(int, defs.callpath_parent)),
@@ -128,10 +128,13 @@ def serve() -> int:
     try:
         import h5py
 
+        from popview.cache.rawtables import RawTables
+
         job = json.loads(line)
         defs = Definitions.from_json_dict(job["definitions"], job["callpath_parent"], job["callpath_region"])
-        with h5py.File(job["src"], "r") as source, h5py.File(job["dst"], "w") as target:
-            importlib.import_module(job["module"]).build(source, defs, Progress(report), dst=target, **job["options"])
+        with h5py.File(job["dst"], "w") as target:
+            importlib.import_module(job["module"]).build(RawTables(Path(job["src"])), defs, Progress(report),
+                                                         dst=target, **job["options"])
         send(kind="done")
     except Exception as exc:      # reported to the parent, which raises it
         send(kind="error", text=f"{type(exc).__name__}: {exc}")

@@ -16,6 +16,7 @@ import numpy as np
 from popview._version import __version__
 from popview.cache import schema
 from popview.cache.progress import Progress
+from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.sparse import SparseIndex
 from popview.model.definitions import Definitions
 
@@ -103,9 +104,12 @@ class _Staging:
             out[name] = column
         return out
 
-    def close(self) -> None:
+    def close(self, remove: bool = False) -> None:
         for f in self._files.values():
             f.close()
+        if remove:
+            for path in self.paths.values():
+                path.unlink(missing_ok=True)
 
 
 def _by_location(locs: np.ndarray) -> np.ndarray:
@@ -175,15 +179,16 @@ class Writer:
         os.close(fd)
         tmp_path = Path(tmp)
         side = _start_side_builder(sum(t.n for t in self._tables.values()))
+        copy = SortedCopy(self._staging_dir / "sorted")
         try:
             with h5py.File(tmp_path, "w") as out:
-                calls = self._write_tables(out, progress.sub(0.0, 0.6))
+                calls = self._write_tables(out, copy, progress.sub(0.0, 0.6))
+                derived.build_core(out, self.definitions, progress.sub(0.6, 0.65), calls, copy)
                 if side is None:
-                    derived.build_all(out, self.definitions, progress.sub(0.6, 0.98), calls)
-                else:
-                    derived.build_core(out, self.definitions, progress.sub(0.6, 0.7), calls)
+                    derived.build_all(RawTables(copy.folder), out, self.definitions, progress.sub(0.65, 0.98))
             if side is not None:
-                derived.build_optional_in_parallel(tmp_path, self.definitions, progress.sub(0.7, 0.98), side)
+                derived.build_optional_in_parallel(copy.folder, tmp_path, self.definitions,
+                                                   progress.sub(0.65, 0.98), side)
             with h5py.File(tmp_path, "r+") as out:
                 _write_definitions(out, self.definitions)
                 out.attrs["schema_version"] = schema.SCHEMA_VERSION
@@ -198,12 +203,14 @@ class Writer:
         finally:
             if side is not None:
                 side.close()
+            self._close_staging()
         progress(1.0, "done")
         return self.final_path
 
-    def _write_tables(self, out: h5py.File, progress: Progress):
-        """The sorted tables; returns the call paths collected from the events on the way
-        (None when the reader wrote the calls itself)."""
+    def _write_tables(self, out: h5py.File, copy: SortedCopy, progress: Progress):
+        """The sorted tables, into the cache and as a raw copy for the derived builders;
+        returns the call paths collected from the events on the way (None when the
+        reader wrote the calls itself)."""
         from popview.cache.derived import CallPathCollector
 
         n_loc = max(self.definitions.n_locations, 1)
@@ -213,9 +220,10 @@ class Writer:
             stage = self._tables.get(table)
             if stage is not None and not stage.time_sorted:
                 self.unsorted_tables.append(table)
-            _write_sorted(out, table, stage, n_loc, progress.sub(i / len(tables), (i + 1) / len(tables)),
+            _write_sorted(out, table, stage, n_loc, progress.sub(i / len(tables), (i + 1) / len(tables)), copy,
                           calls.add if calls is not None and table == "events" else None)
-        self._close_staging()
+            if stage is not None:
+                stage.close(remove=True)       # its spill is no longer needed
         for table in self.unsorted_tables:
             self.definitions.warn(f"{table} records were not in time order per location; sorted")
         for write in self.extra_writers:
@@ -273,9 +281,10 @@ def _location_groups(counts: np.ndarray, budget: int) -> list[tuple[int, int]]:
 
 
 def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int, progress: Progress,
-                  consumer=None) -> None:
-    """The table sorted by location then time; `consumer` also gets each sorted group of
-    whole locations (the call paths are built from the events that way)."""
+                  copy: SortedCopy, consumer=None) -> None:
+    """The table sorted by location then time, also into `copy`; `consumer` also gets
+    each sorted group of whole locations (the call paths are built from the events
+    that way)."""
     loc_col, time_col, cols = schema.TABLES[table]
     group = out.create_group(table)
     total = stage.n if stage is not None else 0
@@ -288,8 +297,10 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     group.create_dataset("offsets", data=offsets)
     dsets = {name: create_column(group, name, dtype, total) for name, dtype in cols}
     index = SparseIndex(table)
+    copy.begin(table)
     if total == 0:
         index.write(group)
+        copy.finish(table, offsets)
         return
     groups = _location_groups(counts, SORT_BUDGET_ROWS)
     copied = stage.loc_sorted and stage.time_sorted      # arrived in order: nothing to sort
@@ -305,10 +316,12 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
         for name, _ in cols:
             dsets[name][lo:hi] = data[name]
         index.add(int(lo), data)
+        copy.append(table, data)
         if consumer is not None:
             consumer(data)
         del data
     index.write(group)
+    copy.finish(table, offsets)
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")
 
 

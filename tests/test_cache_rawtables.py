@@ -1,0 +1,46 @@
+"""The raw sorted copy the derived builders read reads back what was written."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from popview.cache import schema
+from popview.cache.rawtables import RawTables, SortedCopy
+
+
+def _states(locs, begins):
+    n = len(locs)
+    return {"loc": np.asarray(locs, np.int32), "begin": np.asarray(begins, np.int64),
+            "end": np.asarray(begins, np.int64) + 5, "state": np.arange(n, dtype=np.int32)}
+
+
+def test_columns_read_back_by_slices_across_appended_pieces(tmp_path):
+    copy = SortedCopy(tmp_path / "sorted")
+    copy.begin("states")
+    copy.append("states", _states([0, 0, 1], [1, 2, 3]))
+    copy.append("states", _states([2, 2], [4, 9]))
+    copy.finish("states", np.array([0, 2, 3, 5]))
+    tables = RawTables(tmp_path / "sorted")
+    assert "states" in tables and "events" not in tables
+    st = tables["states"]
+    assert st["begin"].shape == (5,) and len(st["loc"]) == 5
+    assert st["begin"][:].tolist() == [1, 2, 3, 4, 9]
+    assert st["end"][1:4].tolist() == [7, 8, 9]
+    assert st["state"][3:].dtype == dict(schema.columns("states"))["state"]
+    assert st["begin"][4:4].tolist() == []
+    assert st["offsets"].tolist() == [0, 2, 3, 5]
+    with pytest.raises(TypeError, match="contiguous"):
+        st["begin"][::2]
+    with pytest.raises(KeyError):
+        tables["calls"]
+
+
+def test_a_table_begun_again_replaces_the_first(tmp_path):
+    copy = SortedCopy(tmp_path)
+    copy.begin("states")
+    copy.append("states", _states([0, 0, 0], [1, 2, 3]))
+    copy.finish("states", np.array([0, 3]))
+    copy.begin("states")
+    copy.append("states", _states([0], [7]))
+    copy.finish("states", np.array([0, 1]))
+    assert RawTables(tmp_path)["states"]["begin"][:].tolist() == [7]
