@@ -11,6 +11,7 @@ import numpy as np
 
 from popview.cache import schema
 from popview.cache.callpaths import LEAVE, CallPathBuilder
+from popview.cache.chunks import ChunkedWriter
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.sidecar import SideBuilder
@@ -178,17 +179,19 @@ def _replace_table(out: h5py.File, table: str, parts: list[dict], n: int, n_loc:
     counts = np.zeros(n_loc, dtype=np.int64)
     pos = 0
     cols = schema.columns(table)
-    dsets = {name: create_column(g, name, dt, n) for name, dt in cols}
+    sinks = {name: ChunkedWriter(create_column(g, name, dt, n)) for name, dt in cols}
     index = SparseIndex(table)
     copy.begin(table)
     for p in parts:
         k = len(p["loc"])
-        for name, dt in cols:
-            dsets[name][pos:pos + k] = p[name].astype(dt)
+        for name, _ in cols:
+            sinks[name].write(p[name])
         index.add(pos, p)
         copy.append(table, p)
         counts += np.bincount(p["loc"], minlength=n_loc)[:n_loc]
         pos += k
+    for sink in sinks.values():
+        sink.close()
     index.write(g)
     offsets = np.zeros(n_loc + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])

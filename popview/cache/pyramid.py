@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from popview.cache import schema
+from popview.cache.chunks import ChunkedWriter
 from popview.cache.progress import Progress
 from popview.cache.writer import SORT_BUDGET_ROWS, _location_groups, compression
 from popview.model.definitions import Definitions
@@ -630,7 +631,7 @@ class _Tiles:
     taking the runs of every group in turn. A channel's block length gives
     about BLOCK_ROWS rows per block."""
 
-    ASSEMBLE_ROWS = 1 << 22      # rows gathered before each write of a tile column
+    RELEASE_ROWS = 1 << 22       # rows read from a scratch file between releases of its pages
 
     def __init__(self, g: h5py.Group, sources: _Sources, t_end: int, n_loc: int, scratch: Path,
                  sizes: dict[str, int], mine=lambda channel: True):
@@ -696,20 +697,17 @@ class _Tiles:
             src = np.asarray(mapped) if n else np.zeros(0, dt)     # plain views: slicing a memmap is slow
             ds = self.group[name].create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
                                                  chunks=(max(1, min(n, schema.CHUNK)),), **compression())
-            pieces, held, pos = [], 0, 0
+            sink, since_release = ChunkedWriter(ds), 0
             for k in range(n_blocks):
                 for gi, r in enumerate(runs):
                     lo, hi = bases[gi] + r[k], bases[gi] + r[k + 1]
                     if hi > lo:
-                        pieces.append(src[lo:hi])
-                        held += hi - lo
-                if held >= self.ASSEMBLE_ROWS or k == n_blocks - 1:
-                    if held:
-                        ds[pos:pos + held] = np.concatenate(pieces)
-                    pos += held
-                    pieces, held = [], 0
-                    if n:
-                        mapped._mmap.madvise(mmap.MADV_DONTNEED)
+                        sink.write(src[lo:hi])
+                        since_release += hi - lo
+                if since_release >= self.RELEASE_ROWS:
+                    mapped._mmap.madvise(mmap.MADV_DONTNEED)      # what was read need not stay resident
+                    since_release = 0
+            sink.close()
             del src, mapped
             (self.scratch / f"{name}.{c}").unlink()
 

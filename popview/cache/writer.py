@@ -15,6 +15,7 @@ import numpy as np
 
 from popview._version import __version__
 from popview.cache import schema
+from popview.cache.chunks import ChunkedWriter
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.sparse import SparseIndex
@@ -304,6 +305,7 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
         return
     groups = _location_groups(counts, SORT_BUDGET_ROWS)
     copied = stage.loc_sorted and stage.time_sorted      # arrived in order: nothing to sort
+    sinks = {name: ChunkedWriter(dsets[name]) for name, _ in cols}
     for gi, (a, b) in enumerate(groups):
         progress(gi / len(groups), f"{'writing' if copied else 'sorting'} {table}")
         lo, hi = offsets[a], offsets[b]
@@ -314,12 +316,14 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
             order = _sort_order(data[loc_col], data[time_col], a, stage.time_sorted)
             data = {name: column[order] for name, column in data.items()}
         for name, _ in cols:
-            dsets[name][lo:hi] = data[name]
+            sinks[name].write(data[name])
         index.add(int(lo), data)
         copy.append(table, data)
         if consumer is not None:
             consumer(data)
         del data
+    for sink in sinks.values():
+        sink.close()
     index.write(group)
     copy.finish(table, offsets)
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")

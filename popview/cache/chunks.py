@@ -1,0 +1,125 @@
+"""Columns written in order, their chunks compressed in threads.
+
+HDF5 compresses inside the library, one chunk after the other, under h5py's
+lock: a conversion spent most of its table writing there while the other
+core idled. Here each full chunk is put through the same filters the dataset
+declares (byte shuffle, then Zstd: see writer.compression) by zstandard,
+which releases the GIL, in a small thread pool, and stored with
+write_direct_chunk. Readers see an ordinary Zstd-filtered dataset.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import h5py
+import numpy as np
+import zstandard
+
+ZSTD_FILTER = 32015          # the HDF5 filter id of Zstandard (hdf5plugin.Zstd)
+_local = threading.local()
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _threads() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max(2, min(4, os.cpu_count() or 2)), thread_name_prefix="popview-zstd")
+        return _pool
+
+
+def _encode(block: np.ndarray, shuffle: bool, level: int) -> bytes:
+    """One chunk as the filter pipeline stores it: shuffled bytes, one Zstd frame."""
+    raw = block.view(np.uint8).reshape(-1)
+    if shuffle:
+        raw = np.ascontiguousarray(raw.reshape(-1, block.dtype.itemsize).T)
+    compressors = getattr(_local, "compressors", None)
+    if compressors is None:
+        compressors = _local.compressors = {}
+    if level not in compressors:
+        compressors[level] = zstandard.ZstdCompressor(level=level)
+    return compressors[level].compress(raw)
+
+
+def pipeline(dset: h5py.Dataset) -> tuple[bool, int]:
+    """(shuffle, Zstd level) of a dataset made by writer.create_column or with
+    hdf5plugin.Zstd; ValueError for any other filter pipeline."""
+    plist = dset.id.get_create_plist()
+    shuffle, level = False, None
+    for i in range(plist.get_nfilters()):
+        code, _, values, _ = plist.get_filter(i)
+        if code == h5py.h5z.FILTER_SHUFFLE and level is None:
+            shuffle = True
+        elif code == ZSTD_FILTER:
+            level = int(values[0]) if len(values) else 3
+        else:
+            raise ValueError(f"{dset.name}: filter {code} is not written by chunks")
+    if level is None:
+        raise ValueError(f"{dset.name}: not Zstd-compressed")
+    return shuffle, level
+
+
+class ChunkedWriter:
+    """Appends rows to a pre-sized chunked dataset from its first row on; close()
+    writes the last, partial chunk (padded, as HDF5 stores edge chunks)."""
+
+    AHEAD = 8     # chunks being compressed at once, per column
+
+    def __init__(self, dset: h5py.Dataset):
+        self.dset = dset
+        self.shuffle, self.level = pipeline(dset)
+        self.rows = dset.chunks[0]
+        self.shape = dset.shape
+        if dset.chunks[1:] != dset.shape[1:]:
+            raise ValueError(f"{dset.name}: a chunk must span whole rows")
+        self._pending: deque[tuple[int, Future]] = deque()
+        self._partial = np.empty((self.rows,) + self.shape[1:], dset.dtype)
+        self._held = 0        # rows in _partial
+        self._next = 0        # first row of the next chunk submitted
+        self._written = 0
+
+    def write(self, rows: np.ndarray) -> None:
+        rows = np.asarray(rows, self.dset.dtype)
+        self._written += len(rows)
+        if self._written > self.shape[0]:
+            raise ValueError(f"{self.dset.name}: more rows than its {self.shape[0]}")
+        i = 0
+        if self._held:
+            i = min(len(rows), self.rows - self._held)
+            self._partial[self._held:self._held + i] = rows[:i]
+            self._held += i
+            if self._held == self.rows:
+                self._submit(self._partial.copy())
+                self._held = 0
+        while len(rows) - i >= self.rows:
+            self._submit(np.ascontiguousarray(rows[i:i + self.rows]))
+            i += self.rows
+        rest = len(rows) - i
+        if rest:
+            self._partial[:rest] = rows[i:]
+            self._held = rest
+
+    def close(self) -> None:
+        if self._held:
+            self._partial[self._held:] = 0
+            self._submit(self._partial.copy())
+            self._held = 0
+        while self._pending:
+            self._store_oldest()
+        if self._written < self.shape[0]:
+            raise ValueError(f"{self.dset.name}: {self.shape[0] - self._written} rows never written")
+
+    def _submit(self, block: np.ndarray) -> None:
+        self._pending.append((self._next, _threads().submit(_encode, block, self.shuffle, self.level)))
+        self._next += self.rows
+        while len(self._pending) > self.AHEAD:
+            self._store_oldest()
+
+    def _store_oldest(self) -> None:
+        first, job = self._pending.popleft()
+        offset = (first,) + (0,) * (len(self.shape) - 1)
+        self.dset.id.write_direct_chunk(offset, job.result())

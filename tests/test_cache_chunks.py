@@ -1,0 +1,57 @@
+"""Columns written by compressed chunks read back as ordinary Zstd datasets."""
+from __future__ import annotations
+
+import h5py
+import hdf5plugin
+import numpy as np
+import pytest
+
+from popview.cache.chunks import ChunkedWriter
+from popview.cache.writer import create_column
+
+
+@pytest.mark.parametrize("n", [0, 1, 1000, 4096, 4097, 10_000])
+def test_pieces_of_any_size_read_back(tmp_path, monkeypatch, n):
+    from popview.cache import schema
+
+    monkeypatch.setattr(schema, "CHUNK", 1024)
+    data = np.random.default_rng(n).integers(-2**40, 2**40, n)
+    with h5py.File(tmp_path / "c.h5", "w") as f:
+        ds = create_column(f, "x", np.int64, n)
+        out = ChunkedWriter(ds)
+        for piece in np.array_split(data, 7):
+            out.write(piece)
+        out.close()
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        np.testing.assert_array_equal(f["x"][:], data)
+        assert f["x"][n // 3:n // 2].tolist() == data[n // 3:n // 2].tolist()
+
+
+def test_rows_of_a_table_without_shuffle(tmp_path):
+    data = np.arange(3000 * 5, dtype=np.int64).reshape(3000, 5)
+    with h5py.File(tmp_path / "t.h5", "w") as f:
+        ds = f.create_dataset("t", shape=data.shape, dtype=np.int64, chunks=(256, 5), **hdf5plugin.Zstd(clevel=3))
+        out = ChunkedWriter(ds)
+        out.write(data[:1000])
+        out.write(data[1000:])
+        out.close()
+    with h5py.File(tmp_path / "t.h5", "r") as f:
+        np.testing.assert_array_equal(f["t"][:], data)
+
+
+def test_too_few_or_too_many_rows_are_errors(tmp_path):
+    with h5py.File(tmp_path / "e.h5", "w") as f:
+        short = ChunkedWriter(create_column(f, "short", np.int32, 100))
+        short.write(np.zeros(70, np.int32))
+        with pytest.raises(ValueError, match="30 rows never written"):
+            short.close()
+        long = ChunkedWriter(create_column(f, "long", np.int32, 10))
+        with pytest.raises(ValueError, match="more rows"):
+            long.write(np.zeros(11, np.int32))
+
+
+def test_other_filters_are_refused(tmp_path):
+    with h5py.File(tmp_path / "g.h5", "w") as f:
+        ds = f.create_dataset("g", shape=(10,), dtype=np.int32, chunks=(5,), compression="gzip")
+        with pytest.raises(ValueError, match="not written by chunks"):
+            ChunkedWriter(ds)
