@@ -213,7 +213,7 @@ class MainWindow(QMainWindow):
             self.resizeDocks(row, [370, 470, 430][:len(row)], Qt.Orientation.Horizontal)
         column = [self.docks[t] for t in ("Timeline", "Metrics", "Advisor") if t in self.docks]
         if column:
-            self.resizeDocks(column, [290, 280, 340][:len(column)], Qt.Orientation.Vertical)
+            self.resizeDocks(column, [360, 220, 320][:len(column)], Qt.Orientation.Vertical)
         if "Topology" in self.docks and "System tree" in self.docks:
             self.resizeDocks([self.docks["System tree"], self.docks["Topology"]], [240, 180], Qt.Orientation.Vertical)
 

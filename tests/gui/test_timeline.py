@@ -227,6 +227,21 @@ def test_stacked_runs_follow_the_series_order_not_the_arrival_order(pane, traces
     smaller.close()
 
 
+def test_many_stacked_runs_scroll_instead_of_growing_the_pane(pane, traces):
+    from popview.gui.timeline.pane import VIEW_MIN_HEIGHT
+
+    before = pane.minimumSizeHint().height()
+    extra = [popview.open(traces[k][1], cache_dir=traces[k][2]) for k in ("b", "c", "b", "c")]
+    for exp in extra:
+        pane.state.add_experiment(exp)
+    assert len(pane.views) == 5
+    assert pane.minimumSizeHint().height() == before, "the pane's minimum must not grow with the runs"
+    assert pane.splitter.minimumSizeHint().height() >= 5 * VIEW_MIN_HEIGHT   # each run keeps a readable height
+    for exp in extra:
+        pane.state.remove_experiment(exp)
+        exp.close()
+
+
 def test_a_profile_says_it_has_no_timeline(qtbot):
     class Profile:
         is_trace = False

@@ -9,8 +9,8 @@ from PySide6.QtCore import QObject, QRunnable, QSize, Qt, QThreadPool, QTimer, S
 from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPixmap
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QSplitter, QStackedWidget,
-    QToolButton, QVBoxLayout, QWidget,
+    QCheckBox, QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QScrollArea,
+    QSplitter, QStackedWidget, QToolButton, QVBoxLayout, QWidget,
 )
 
 from popview.analysis.focus import Focus
@@ -20,6 +20,7 @@ from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import TimelineView, format_time
 
 NO_TIMELINE = "A profile has no timeline: open a trace (Paraver .prv or OTF2) to see one."
+VIEW_MIN_HEIGHT = 70      # px per stacked run: a few rows and the time axis stay readable
 
 
 class _PathSignals(QObject):
@@ -104,8 +105,12 @@ class TimelinePane(QWidget):
         side_layout.addWidget(self.legend)
         side_layout.addWidget(self.gradient_label)
         side.setMaximumWidth(240)
+        # many stacked runs scroll instead of forcing the window taller than the screen
+        self.scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.setWidget(self.splitter)
         body = QHBoxLayout()
-        body.addWidget(self.splitter, 1)
+        body.addWidget(self.scroll, 1)
         body.addWidget(side)
         self.message = QLabel(NO_TIMELINE, alignment=Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
@@ -116,7 +121,7 @@ class TimelinePane(QWidget):
         self.stack.addWidget(self.message)
         self.info = QLabel(textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
         self.info.setWordWrap(True)
-        self.info.setMinimumHeight(48)
+        self.info.setMinimumHeight(34)
         self.info.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -159,6 +164,7 @@ class TimelinePane(QWidget):
                 view.drawn.connect(self._drawn)
                 view.show_lines = self.lines_box.isChecked()
                 view.show_flags = self.flags_box.isChecked()
+                view.setMinimumHeight(VIEW_MIN_HEIGHT)
                 self.views[id(exp)] = view
                 self.splitter.addWidget(view)
                 self._apply_focus(view, self.state.focus)
