@@ -34,6 +34,7 @@ import numba
 import numpy as np
 
 from popview.cache.batches import by_budget
+from popview.cache.chunks import ChunkedWriter
 from popview.cache.progress import Progress
 from popview.cache.writer import compression
 from popview.model.definitions import Definitions
@@ -281,14 +282,16 @@ class _Builder:
         if self.too_many_regions:
             self.defs.warn(f"more than {MAX_REGIONS} OpenMP parallel regions: per-region figures cover the "
                            f"first {MAX_REGIONS}")
-        # Zstd without the shuffle filter: as small here, and a window's slab reads decompress 3x faster
+        # Zstd without the shuffle filter: as small here, and a window's slab reads decompress 3x faster;
+        # level 1 compresses these rows 1.4x faster than 3, and as small
         seg = g.create_dataset("seg", shape=(n, 2 + n_ctr), dtype=np.int64,
-                               chunks=(min(CHECK, max(n, 1)), 2 + n_ctr), **hdf5plugin.Zstd(clevel=3))
+                               chunks=(min(CHECK, max(n, 1)), 2 + n_ctr), **hdf5plugin.Zstd(clevel=1))
         totals = np.zeros((self.n_loc, self.width))
         ctr_totals = np.zeros((self.n_loc, n_ctr))
         ck = {"row": [], "begin": [], "cum": [], "ctr": []}
         prof = _ProfileParts(self.n_loc)
         procs = self._process_groups()
+        sink = _SegmentSink(seg, procs)
         for gi, locs in enumerate(procs):
             progress(gi / max(len(procs), 1), "cumulative sums")
             for p_locs in locs:
@@ -304,11 +307,12 @@ class _Builder:
                         block[:, 0] = rows["begin"]
                         block[:, 1] = ((rows["end"] - rows["begin"]) << 16) | ((rows["reg"] + 1) << 8) | rows["cat"]
                         block[:, 2:] = rows["ctr"].view(np.int64)     # float64 bits: double metrics stay exact
-                        seg[lo:hi] = block
+                        sink.write(lo, hi, block)
                     totals[loc] = rows["total"]
                     ctr_totals[loc] = rows["ctr_total"]
                     _checkpoints(ck, lo, rows)
                 self._profile_process(p_locs, per_loc, master, prof)
+        sink.close()
         _write_checkpoints(g, ck, n_ctr, self.width)
         g.create_dataset("totals", data=totals)
         g.create_dataset("ctr_totals", data=ctr_totals)
@@ -532,6 +536,27 @@ def _inside_sorted(b, e, select, label, x, fallback):
             elif runmax > x[i]:
                 out[i] = fallback
     return out
+
+
+class _SegmentSink:
+    """Writes the rows of `seg` location by location: by compressed chunks in threads
+    when the locations come in row order (they do unless a process's threads are
+    numbered apart), else through h5py."""
+
+    def __init__(self, seg: h5py.Dataset, procs: list[list[list[int]]]):
+        order = [loc for group in procs for p_locs in group for loc in p_locs]
+        self.seg = seg
+        self.chunked = ChunkedWriter(seg) if order == sorted(order) else None
+
+    def write(self, lo: int, hi: int, block: np.ndarray) -> None:
+        if self.chunked is not None:
+            self.chunked.write(block)
+        else:
+            self.seg[lo:hi] = block
+
+    def close(self) -> None:
+        if self.chunked is not None:
+            self.chunked.close()
 
 
 def _dense_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
