@@ -96,7 +96,7 @@ class ChunkedWriter:
                 self._submit(self._partial.copy())
                 self._held = 0
         while len(rows) - i >= self.rows:
-            self._submit(np.ascontiguousarray(rows[i:i + self.rows]))
+            self._submit(rows[i:i + self.rows].copy())   # a copy: a view would keep all of `rows` alive
             i += self.rows
         rest = len(rows) - i
         if rest:

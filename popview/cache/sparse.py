@@ -26,10 +26,11 @@ class SparseIndex:
         """A piece starting at global row `first_row`."""
         loc_col, time_col, _ = schema.TABLES[self.table]
         start = (-first_row) % self.step
-        self._times.append(np.asarray(data[time_col][start::self.step], np.int64))
+        # copies: a view would keep the whole piece alive
+        self._times.append(np.array(data[time_col][start::self.step], np.int64))
         if self.interval:
             running = running_max_per_location(np.asarray(data[loc_col]), np.asarray(data["end"], np.int64))
-            self._ends.append(running[start::self.step])
+            self._ends.append(running[start::self.step].copy())
 
     def write(self, group: h5py.Group) -> None:
         for name in ("sparse_time", "sparse_maxend"):
