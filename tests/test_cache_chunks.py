@@ -55,3 +55,34 @@ def test_other_filters_are_refused(tmp_path):
         ds = f.create_dataset("g", shape=(10,), dtype=np.int32, chunks=(5,), compression="gzip")
         with pytest.raises(ValueError, match="not written by chunks"):
             ChunkedWriter(ds)
+
+
+def test_pending_chunks_do_not_keep_the_written_rows_alive(tmp_path):
+    import gc
+    import weakref
+
+    with h5py.File(tmp_path / "w.h5", "w") as f:
+        out = ChunkedWriter(create_column(f, "x", np.int64, 3 * 65536))
+        rows = np.arange(3 * 65536, dtype=np.int64)
+        alive = weakref.ref(rows)
+        out.write(rows)
+        del rows
+        gc.collect()
+        assert alive() is None, "a pending chunk must be a copy, not a view"
+        out.close()
+
+
+def test_sparse_index_keeps_no_view_of_the_pieces():
+    import gc
+    import weakref
+
+    from popview.cache.sparse import SparseIndex
+
+    index = SparseIndex("states")
+    piece = {"loc": np.zeros(10_000, np.int32), "begin": np.arange(10_000, dtype=np.int64),
+             "end": np.arange(10_000, dtype=np.int64) + 1, "state": np.ones(10_000, np.int32)}
+    alive = weakref.ref(piece["begin"])
+    index.add(0, piece)
+    del piece
+    gc.collect()
+    assert alive() is None
