@@ -38,15 +38,15 @@ def create_column(group: h5py.Group, name: str, dtype, size: int) -> h5py.Datase
 
 class _Staging:
     """Unsorted records of one table, spilled uncompressed to raw column files. Each
-    appended chunk is first sorted (stably) by location and its location boundaries
-    kept, so a group of locations is later read with one slice per chunk, without a
-    pass over the whole table."""
+    appended chunk is first ordered (stably) by location and its location runs kept,
+    so a group of locations is later read with one slice per chunk and put in
+    location order by copying runs, without sorting or a pass over the whole table."""
 
     def __init__(self, scratch: Path, table: str, n_locations_hint: int = 0):
         self.table = table
         self.n = 0
         self.loc_counts = np.zeros(max(n_locations_hint, 1), dtype=np.int64)
-        self.last_time: dict[int, int] = {}
+        self.prev_time = np.full(max(n_locations_hint, 1), np.iinfo(np.int64).min, np.int64)
         self.time_sorted = True
         self.loc_sorted = True       # locations never decrease in arrival order
         self._last_loc = -1
@@ -56,52 +56,69 @@ class _Staging:
         self._files = {name: open(path, "w+b") for name, path in self.paths.items()}
 
     def append(self, cols: dict[str, np.ndarray]) -> None:
+        from popview.cache.order import location_order, scan_chunk  # numba loads only when writing
+
         loc_col, time_col, _ = schema.TABLES[self.table]
         n = len(cols[loc_col])
         if n == 0:
             return
-        locs = np.asarray(cols[loc_col], dtype=np.int64)
-        times = np.asarray(cols[time_col])
-        in_order = bool((locs[1:] >= locs[:-1]).all())
+        locs = np.ascontiguousarray(cols[loc_col])
+        top = int(locs.max()) + 1
+        if top > len(self.prev_time):
+            grow = top - len(self.prev_time)
+            self.prev_time = np.pad(self.prev_time, (0, grow), constant_values=np.iinfo(np.int64).min)
+            self.loc_counts = np.pad(self.loc_counts, (0, grow))
+        counts, in_order, times_ok, t_max = scan_chunk(locs, np.ascontiguousarray(cols[time_col], np.int64),
+                                                       self.prev_time, self.time_sorted)
+        self.time_sorted = times_ok
         if self.loc_sorted:
-            self.loc_sorted = in_order and locs[0] >= self._last_loc
+            self.loc_sorted = in_order and int(locs[0]) >= self._last_loc
         self._last_loc = int(locs[-1])
-        if self.time_sorted:
-            self.time_sorted = _sorted_within_locations(locs, times, self.last_time)
-        counts = np.bincount(locs)
-        if len(counts) > len(self.loc_counts):
-            self.loc_counts = np.pad(self.loc_counts, (0, len(counts) - len(self.loc_counts)))
-        self.loc_counts[: len(counts)] += counts
-        self.t_max = max(self.t_max, int(times.max()))
-        order = None if in_order else _by_location(locs)
+        self.loc_counts += counts
+        self.t_max = max(self.t_max, int(t_max))
+        order = None if in_order else location_order(locs, counts)
         for name, dtype in schema.columns(self.table):
             column = np.asarray(cols[name], dtype=dtype)
             self._files[name].seek(0, os.SEEK_END)
             self._files[name].write(np.ascontiguousarray(column if order is None else column[order]).data)
-        sorted_locs = locs if order is None else locs[order]
-        starts = np.flatnonzero(np.r_[True, sorted_locs[1:] != sorted_locs[:-1]])
-        self.chunks.append((self.n, n, sorted_locs[starts], starts))
+        present = np.flatnonzero(counts)
+        starts = (np.cumsum(counts) - counts)[present]
+        self.chunks.append((self.n, n, present, starts))
         self.n += n
 
     def gather(self, a: int, b: int) -> dict[str, np.ndarray]:
-        """The rows of locations [a, b), in arrival order per location, grouped by chunk."""
-        pieces = []
+        """The rows of locations [a, b), by location, in arrival order within each."""
+        from popview.cache.order import concat_runs
+
+        pieces, run_loc, run_start, run_len, base = [], [], [], [], 0
         for first, n, locs, starts in self.chunks:
             i, j = np.searchsorted(locs, (a, b))
-            lo = starts[i] if i < len(locs) else n
-            hi = starts[j] if j < len(locs) else n
-            if hi > lo:
-                pieces.append((first + lo, hi - lo))
-        total = sum(k for _, k in pieces)
+            if j == i:
+                continue
+            lo = starts[i]
+            ends = np.append(starts[i + 1:j + 1], n) if j == len(locs) else starts[i + 1:j + 1]
+            pieces.append((first + lo, int(ends[-1] - lo)))
+            run_loc.append(locs[i:j])
+            run_start.append(base + starts[i:j] - lo)
+            run_len.append(ends - starts[i:j])
+            base += int(ends[-1] - lo)
+        if not pieces:
+            return {name: np.zeros(0, dtype) for name, dtype in schema.columns(self.table)}
+        by_loc = np.argsort(np.concatenate(run_loc), kind="stable")     # runs of a location in chunk order
+        starts, lengths = np.concatenate(run_start)[by_loc], np.concatenate(run_len)[by_loc]
         out = {}
         for name, dtype in schema.columns(self.table):
-            column = np.empty(total, dtype)
+            column = np.empty(base, dtype)
             f, size, pos = self._files[name], np.dtype(dtype).itemsize, 0
             f.flush()
             for row, k in pieces:
                 f.seek(row * size)
                 f.readinto(memoryview(column[pos:pos + k]).cast("B"))
                 pos += k
+            if len(pieces) > 1:
+                placed = np.empty(base, dtype)
+                concat_runs(column, starts, lengths, placed)
+                column = placed
             out[name] = column
         return out
 
@@ -111,27 +128,6 @@ class _Staging:
         if remove:
             for path in self.paths.values():
                 path.unlink(missing_ok=True)
-
-
-def _by_location(locs: np.ndarray) -> np.ndarray:
-    """Stable order by location: a radix sort when locations fit 16 bits."""
-    if int(locs.max()) < 1 << 16:
-        return np.argsort(locs.astype(np.uint16), kind="stable")
-    return np.argsort(locs, kind="stable")
-
-
-def _sorted_within_locations(locs: np.ndarray, times: np.ndarray, last: dict[int, int]) -> bool:
-    """True if times are non-decreasing per location, also across chunks."""
-    top = int(locs.max()) + 1
-    prev = np.full(max(top, max(last, default=-1) + 1), np.iinfo(np.int64).min, np.int64)
-    for loc, t in last.items():
-        prev[loc] = t
-    from popview.cache.order import check_order  # numba loads only when writing
-
-    ok = check_order(locs, times, prev)
-    seen = np.flatnonzero(prev > np.iinfo(np.int64).min)
-    last.update(zip(seen.tolist(), prev[seen].tolist()))
-    return ok
 
 
 class Writer:
@@ -311,9 +307,9 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
         lo, hi = offsets[a], offsets[b]
         if lo == hi:
             continue
-        data = stage.gather(a, b)
-        if not copied:
-            order = _sort_order(data[loc_col], data[time_col], a, stage.time_sorted)
+        data = stage.gather(a, b)                      # by location, in arrival order within each
+        if not stage.time_sorted:
+            order = np.lexsort((data[time_col], data[loc_col]))
             data = {name: column[order] for name, column in data.items()}
         for name, _ in cols:
             sinks[name].write(data[name])
@@ -327,9 +323,3 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     index.write(group)
     copy.finish(table, offsets)
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")
-
-
-def _sort_order(loc: np.ndarray, time: np.ndarray, a: int, time_sorted: bool) -> np.ndarray:
-    """Order by location then time. Rows already in time order per location need
-    only a stable sort by location: a radix sort when the group spans few locations."""
-    return np.lexsort((time, loc)) if not time_sorted else _by_location(loc - a)

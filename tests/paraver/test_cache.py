@@ -175,3 +175,31 @@ def test_rows_come_out_sorted_whatever_their_arrival(tmp_path, monkeypatch, arri
         got = r.read("states")
     assert got["loc"].tolist() == loc.tolist() and got["begin"].tolist() == begin.tolist()
     assert ("wrote states" in messages) == (arrival == "in order")     # copied, not sorted
+
+
+@pytest.mark.parametrize("times", ["in time order", "shuffled"])
+def test_rows_of_equal_time_keep_their_arrival_order(tmp_path, monkeypatch, times):
+    """Several events at one timestamp (an MPI call's entry and its counters) keep the
+    order they arrived in, across chunks and location groups."""
+    from popview.cache import Progress, Writer, writer
+    from popview.model.definitions import Definitions, Location, Process
+
+    monkeypatch.setattr(writer, "SORT_BUDGET_ROWS", 500)
+    rng = np.random.default_rng(3)
+    n, n_loc = 5000, 7
+    loc = rng.integers(0, n_loc, n)
+    time = np.sort(rng.integers(0, 300, n)) if times == "in time order" else rng.integers(0, 300, n)
+    seq = np.arange(n)                          # arrival rank, as the value
+    defs = Definitions(source_format="paraver", t_end=400)
+    defs.processes = [Process("rank 0", 0)]
+    defs.locations = [Location(f"t{i}", 0, i) for i in range(n_loc)]
+    w = Writer(tmp_path / "e.h5", "test", n_loc)
+    for chunk in np.array_split(np.arange(n), 9):
+        w.append("events", {"loc": loc[chunk], "time": time[chunk], "type": np.ones(len(chunk), int),
+                            "value": seq[chunk]})
+    w.set_definitions(defs)
+    w.finish(Progress())
+    want = np.lexsort((seq, time, loc))        # by location, time, then arrival
+    with Reader(tmp_path / "e.h5") as r:
+        got = r.read("events")
+    assert got["value"].tolist() == seq[want].tolist()
