@@ -76,14 +76,16 @@ class ChunkedWriter:
         self.shape = dset.shape
         if dset.chunks[1:] != dset.shape[1:]:
             raise ValueError(f"{dset.name}: a chunk must span whole rows")
+        self.dtype = dset.dtype       # h5py's property costs a call into HDF5 each time
         self._pending: deque[tuple[int, Future]] = deque()
-        self._partial = np.empty((self.rows,) + self.shape[1:], dset.dtype)
+        self._partial = np.empty((self.rows,) + self.shape[1:], self.dtype)
         self._held = 0        # rows in _partial
         self._next = 0        # first row of the next chunk submitted
         self._written = 0
 
     def write(self, rows: np.ndarray) -> None:
-        rows = np.asarray(rows, self.dset.dtype)
+        if rows.dtype != self.dtype:
+            rows = rows.astype(self.dtype)
         self._written += len(rows)
         if self._written > self.shape[0]:
             raise ValueError(f"{self.dset.name}: more rows than its {self.shape[0]}")

@@ -631,7 +631,7 @@ class _Tiles:
     taking the runs of every group in turn. A channel's block length gives
     about BLOCK_ROWS rows per block."""
 
-    RELEASE_ROWS = 1 << 22       # rows read from a scratch file between releases of its pages
+    BATCH_ROWS = 1 << 22         # rows gathered from the scratch files per write
 
     def __init__(self, g: h5py.Group, sources: _Sources, t_end: int, n_loc: int, scratch: Path,
                  sizes: dict[str, int], mine=lambda channel: True):
@@ -687,26 +687,33 @@ class _Tiles:
         cg.create_dataset("offsets", data=off)
 
     def _write_columns(self, name: str) -> None:
-        """Block by block, each group's run of the block: the groups are in location order."""
-        runs = self.runs[name]
+        """Block by block, each group's run of the block (the groups are in location
+        order), gathered by a kernel a few million rows at a time."""
+        from popview.cache.order import concat_runs
+
+        runs = np.array(self.runs[name], np.int64).reshape(len(self.runs[name]), -1)   # (groups, blocks + 1)
         bases = np.cumsum([0] + [int(r[-1]) for r in runs])
         n = int(bases[-1])
-        n_blocks = self.blocks[name][0]
+        starts = (bases[:-1, None] + runs[:, :-1]).T.ravel()        # block-major, then group
+        lengths = (runs[:, 1:] - runs[:, :-1]).T.ravel()
+        keep = lengths > 0
+        starts, lengths = starts[keep], lengths[keep]
+        batch_ends = np.searchsorted(np.cumsum(lengths), np.arange(1, n // self.BATCH_ROWS + 2) * self.BATCH_ROWS)
         for c, dt in _tile_dtypes(name).items():
             mapped = np.memmap(self.scratch / f"{name}.{c}", dt, "r") if n else None
             src = np.asarray(mapped) if n else np.zeros(0, dt)     # plain views: slicing a memmap is slow
             ds = self.group[name].create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
                                                  chunks=(max(1, min(n, schema.CHUNK)),), **compression())
-            sink, since_release = ChunkedWriter(ds), 0
-            for k in range(n_blocks):
-                for gi, r in enumerate(runs):
-                    lo, hi = bases[gi] + r[k], bases[gi] + r[k + 1]
-                    if hi > lo:
-                        sink.write(src[lo:hi])
-                        since_release += hi - lo
-                if since_release >= self.RELEASE_ROWS:
-                    mapped._mmap.madvise(mmap.MADV_DONTNEED)      # what was read need not stay resident
-                    since_release = 0
+            sink, first = ChunkedWriter(ds), 0
+            for last in batch_ends:
+                last = min(int(last) + 1, len(starts))
+                if last <= first:
+                    continue
+                batch = np.empty(int(lengths[first:last].sum()), dt)
+                concat_runs(src, starts[first:last], lengths[first:last], batch)
+                sink.write(batch)
+                mapped._mmap.madvise(mmap.MADV_DONTNEED)      # what was read need not stay resident
+                first = last
             sink.close()
             del src, mapped
             (self.scratch / f"{name}.{c}").unlink()
