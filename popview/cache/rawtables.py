@@ -1,21 +1,25 @@
-"""An uncompressed copy of the sorted tables, kept only while a conversion
-builds its derived data.
+"""The sorted tables, uncompressed, kept only while a conversion builds its
+derived data.
 
 The derived builders (cumulative sums, pyramid) read every table once or
 twice, in two processes; decompressing the cache for that cost as much as
-writing it. The writer therefore also writes each sorted table as raw column
-files beside the cache, and the builders read those through `RawTables`, an
+writing it. They read raw column files instead, through `RawTables`, an
 h5py-like read-only view (``tables["states"]["begin"][lo:hi]``,
-``tables["states"]["offsets"]``, ``"calls" in tables``). The folder is
-removed with the rest of the conversion's scratch files.
+``tables["states"]["offsets"]``, ``"calls" in tables``). A table whose rows
+arrived in time order per location is read from the writer's spill through
+its run index (adopted, not copied: writing a second gigabyte of scratch
+files cost seconds); a table that had to be sorted is written here sorted.
+The folder is removed with the rest of the conversion's scratch files.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 
 from popview.cache import schema
+from popview.cache.runs import RunIndex
 
 
 class SortedCopy:
@@ -39,6 +43,14 @@ class SortedCopy:
         self.end()
         np.save(self.folder / f"{table}.offsets.npy", np.asarray(offsets, np.int64))
 
+    def adopt(self, table: str, spill: dict[str, Path], runs: RunIndex, offsets: np.ndarray) -> None:
+        """The table is the writer's spill files (moved here) read through their run index."""
+        self.end()
+        for name, _ in schema.columns(table):
+            os.replace(spill[name], self.folder / f"{table}.{name}")
+        runs.save(self.folder / f"{table}.runs.npz")
+        self.finish(table, offsets)
+
     def end(self) -> None:
         for f in self._files.values():
             f.close()
@@ -50,14 +62,17 @@ class RawTables:
 
     def __init__(self, folder: Path):
         self.folder = Path(folder)
+        self._open: dict[str, RawTable] = {}
 
     def __contains__(self, table: str) -> bool:
         return table in schema.TABLES and (self.folder / f"{table}.offsets.npy").exists()
 
     def __getitem__(self, table: str) -> "RawTable":
-        if table not in self:
-            raise KeyError(table)
-        return RawTable(self.folder, table)
+        if table not in self._open:
+            if table not in self:
+                raise KeyError(table)
+            self._open[table] = RawTable(self.folder, table)
+        return self._open[table]
 
 
 class RawTable:
@@ -65,6 +80,8 @@ class RawTable:
         self.folder, self.table = folder, table
         self._offsets = np.load(folder / f"{table}.offsets.npy", allow_pickle=False)
         self._dtypes = dict(schema.columns(table))
+        runs = folder / f"{table}.runs.npz"
+        self._runs = RunIndex.load(runs) if runs.exists() else None
 
     def __contains__(self, name: str) -> bool:
         return name == "offsets" or name in self._dtypes
@@ -72,7 +89,10 @@ class RawTable:
     def __getitem__(self, name: str):
         if name == "offsets":
             return self._offsets
-        return RawColumn(self.folder / f"{self.table}.{name}", self._dtypes[name], int(self._offsets[-1]))
+        path = self.folder / f"{self.table}.{name}"
+        if self._runs is not None:
+            return SpillColumn(path, self._dtypes[name], self._offsets, self._runs)
+        return RawColumn(path, self._dtypes[name], int(self._offsets[-1]))
 
 
 class RawColumn:
@@ -86,15 +106,39 @@ class RawColumn:
         return self.shape[0]
 
     def __getitem__(self, key) -> np.ndarray:
-        if key == ():
-            key = slice(None)
-        if not isinstance(key, slice) or key.step not in (None, 1):
-            raise TypeError(f"{self.path.name}: only contiguous slices can be read")
-        lo, hi, _ = key.indices(self.shape[0])
-        out = np.empty(max(hi - lo, 0), self.dtype)
+        lo, hi = _bounds(self.path, key, self.shape[0])
+        out = np.empty(hi - lo, self.dtype)
         if len(out):
             _read_into(self.path, out, lo * self.dtype.itemsize)
         return out
+
+
+class SpillColumn(RawColumn):
+    """One column of a spill: sorted rows [lo, hi) gathered from the runs of the
+    locations they belong to (reads of whole locations cost nothing extra)."""
+
+    def __init__(self, path: Path, dtype, offsets: np.ndarray, runs: RunIndex):
+        super().__init__(path, dtype, int(offsets[-1]))
+        self.offsets, self.runs = offsets, runs
+
+    def __getitem__(self, key) -> np.ndarray:
+        lo, hi = _bounds(self.path, key, self.shape[0])
+        if hi <= lo:
+            return np.zeros(0, self.dtype)
+        a = int(np.searchsorted(self.offsets, lo, side="right")) - 1
+        b = int(np.searchsorted(self.offsets, hi, side="left"))
+        rows = self.runs.read(self.path, self.dtype, a, b)
+        first = lo - int(self.offsets[a])
+        return rows if first == 0 and len(rows) == hi - lo else rows[first:first + hi - lo].copy()
+
+
+def _bounds(path: Path, key, n: int) -> tuple[int, int]:
+    if key == ():
+        key = slice(None)
+    if not isinstance(key, slice) or key.step not in (None, 1):
+        raise TypeError(f"{path.name}: only contiguous slices can be read")
+    lo, hi, _ = key.indices(n)
+    return lo, max(hi, lo)
 
 
 def _read_into(path: Path, out: np.ndarray, offset: int) -> None:

@@ -18,6 +18,7 @@ from popview.cache import schema
 from popview.cache.chunks import ChunkedWriter
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
+from popview.cache.runs import RunIndex
 from popview.cache.sparse import SparseIndex
 from popview.model.definitions import Definitions
 
@@ -86,41 +87,15 @@ class _Staging:
         self.chunks.append((self.n, n, present, starts))
         self.n += n
 
-    def gather(self, a: int, b: int) -> dict[str, np.ndarray]:
-        """The rows of locations [a, b), by location, in arrival order within each."""
-        from popview.cache.order import concat_runs
-
-        pieces, run_loc, run_start, run_len, base = [], [], [], [], 0
-        for first, n, locs, starts in self.chunks:
-            i, j = np.searchsorted(locs, (a, b))
-            if j == i:
-                continue
-            lo = starts[i]
-            ends = np.append(starts[i + 1:j + 1], n) if j == len(locs) else starts[i + 1:j + 1]
-            pieces.append((first + lo, int(ends[-1] - lo)))
-            run_loc.append(locs[i:j])
-            run_start.append(base + starts[i:j] - lo)
-            run_len.append(ends - starts[i:j])
-            base += int(ends[-1] - lo)
-        if not pieces:
-            return {name: np.zeros(0, dtype) for name, dtype in schema.columns(self.table)}
-        by_loc = np.argsort(np.concatenate(run_loc), kind="stable")     # runs of a location in chunk order
-        starts, lengths = np.concatenate(run_start)[by_loc], np.concatenate(run_len)[by_loc]
-        out = {}
-        for name, dtype in schema.columns(self.table):
-            column = np.empty(base, dtype)
-            f, size, pos = self._files[name], np.dtype(dtype).itemsize, 0
+    def runs(self, n_loc: int) -> RunIndex:
+        """Where each location's rows lie in the spill files."""
+        for f in self._files.values():
             f.flush()
-            for row, k in pieces:
-                f.seek(row * size)
-                f.readinto(memoryview(column[pos:pos + k]).cast("B"))
-                pos += k
-            if len(pieces) > 1:
-                placed = np.empty(base, dtype)
-                concat_runs(column, starts, lengths, placed)
-                column = placed
-            out[name] = column
-        return out
+        return RunIndex.from_chunks(self.chunks, max(n_loc, len(self.loc_counts)))
+
+    def gather(self, runs: RunIndex, a: int, b: int) -> dict[str, np.ndarray]:
+        """The rows of locations [a, b), by location, in arrival order within each."""
+        return {name: runs.read(self.paths[name], dtype, a, b) for name, dtype in schema.columns(self.table)}
 
     def close(self, remove: bool = False) -> None:
         for f in self._files.values():
@@ -301,25 +276,32 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
         return
     groups = _location_groups(counts, SORT_BUDGET_ROWS)
     copied = stage.loc_sorted and stage.time_sorted      # arrived in order: nothing to sort
+    # Rows in time order per location read back from the spill sorted already: the
+    # derived builders read them there, and no sorted copy is written.
+    spilled_in_order = stage.time_sorted
+    runs = stage.runs(len(counts))
     sinks = {name: ChunkedWriter(dsets[name]) for name, _ in cols}
     for gi, (a, b) in enumerate(groups):
         progress(gi / len(groups), f"{'writing' if copied else 'sorting'} {table}")
         lo, hi = offsets[a], offsets[b]
         if lo == hi:
             continue
-        data = stage.gather(a, b)                      # by location, in arrival order within each
-        if not stage.time_sorted:
+        data = stage.gather(runs, a, b)                # by location, in arrival order within each
+        if not spilled_in_order:
             order = np.lexsort((data[time_col], data[loc_col]))
             data = {name: column[order] for name, column in data.items()}
+            copy.append(table, data)
         for name, _ in cols:
             sinks[name].write(data[name])
         index.add(int(lo), data)
-        copy.append(table, data)
         if consumer is not None:
             consumer(data)
         del data
     for sink in sinks.values():
         sink.close()
     index.write(group)
-    copy.finish(table, offsets)
+    if spilled_in_order:
+        copy.adopt(table, stage.paths, runs, offsets)
+    else:
+        copy.finish(table, offsets)
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")

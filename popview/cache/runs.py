@@ -1,0 +1,74 @@
+"""Where each location's rows lie in a spill file, and reading them back in order.
+
+The writer spills every appended chunk ordered by location, so a location's
+rows are a run in each chunk that holds some. The run index lists those runs
+by location then chunk: the rows of locations [a, b) in arrival order are the
+concatenation of one slice of the index. Reads go through a memory map that
+released once the read is done, so only what a read returns counts as memory.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+from pathlib import Path
+
+import numpy as np
+
+from popview.cache.order import concat_runs
+
+
+class RunIndex:
+    """Runs of rows per location in a spill (rows counted from the file's start)."""
+
+    def __init__(self, run_loc: np.ndarray, run_start: np.ndarray, run_len: np.ndarray, n_loc: int):
+        order = np.argsort(run_loc, kind="stable")          # by location, chunks in arrival order
+        self.start = np.ascontiguousarray(run_start[order], np.int64)
+        self.length = np.ascontiguousarray(run_len[order], np.int64)
+        loc = run_loc[order]
+        self.loc_first_run = np.searchsorted(loc, np.arange(n_loc + 1)).astype(np.int64)
+        self.loc_rows = np.zeros(n_loc + 1, np.int64)
+        np.cumsum(np.bincount(loc, weights=self.length, minlength=n_loc)[:n_loc].astype(np.int64),
+                  out=self.loc_rows[1:])
+
+    @classmethod
+    def from_chunks(cls, chunks: list[tuple[int, int, np.ndarray, np.ndarray]], n_loc: int) -> "RunIndex":
+        """From the writer's chunks: (first row, rows, locations present, their first rows)."""
+        locs, starts, lengths = [], [], []
+        for first, n, present, first_rows in chunks:
+            locs.append(present)
+            starts.append(first + first_rows)
+            lengths.append(np.diff(np.append(first_rows, n)))
+        if not locs:
+            return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), n_loc)
+        return cls(np.concatenate(locs).astype(np.int64), np.concatenate(starts), np.concatenate(lengths), n_loc)
+
+    def save(self, path: Path) -> None:
+        np.savez(path, start=self.start, length=self.length, loc_first_run=self.loc_first_run,
+                 loc_rows=self.loc_rows)
+
+    @classmethod
+    def load(cls, path: Path) -> "RunIndex":
+        self = cls.__new__(cls)
+        with np.load(path, allow_pickle=False) as z:
+            self.start, self.length = z["start"], z["length"]
+            self.loc_first_run, self.loc_rows = z["loc_first_run"], z["loc_rows"]
+        return self
+
+    def read(self, path: Path, dtype, a: int, b: int) -> np.ndarray:
+        """The rows of locations [a, b) from the column file at `path`."""
+        r0, r1 = int(self.loc_first_run[a]), int(self.loc_first_run[b])
+        out = np.empty(int(self.loc_rows[b] - self.loc_rows[a]), dtype)
+        if len(out):
+            _read_runs(path, self.start[r0:r1], self.length[r0:r1], out)
+        return out
+
+
+def _read_runs(path: Path, starts: np.ndarray, lengths: np.ndarray, out: np.ndarray) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        # Unmapped when the last view goes (closing it by hand fails while any
+        # reference to a view, such as one held by a compiler, survives).
+        src = np.frombuffer(mmap.mmap(fd, 0, access=mmap.ACCESS_READ), out.dtype)
+    finally:
+        os.close(fd)
+    concat_runs(src, starts, lengths, out)
