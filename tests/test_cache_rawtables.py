@@ -44,3 +44,32 @@ def test_a_table_begun_again_replaces_the_first(tmp_path):
     copy.append("states", _states([0], [7]))
     copy.finish("states", np.array([0, 1]))
     assert RawTables(tmp_path)["states"]["begin"][:].tolist() == [7]
+
+
+def test_a_spill_adopted_with_its_run_index_reads_as_the_sorted_table(tmp_path):
+    """Rows that arrived interleaved across locations, in time order per location,
+    read back by location from the spill, for whole and partial locations."""
+    from popview.cache.writer import _Staging
+
+    stage = _Staging(tmp_path, "states", n_locations_hint=4)
+    rng = np.random.default_rng(7)
+    locs = rng.choice([0, 1, 3], size=300).astype(np.int32)       # location 2 has no rows
+    begins = np.arange(300, dtype=np.int64) * 10
+    for a, b in ((0, 40), (40, 41), (41, 300)):
+        stage.append(_states(locs[a:b], begins[a:b]))
+    counts = np.bincount(locs, minlength=4)
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    copy = SortedCopy(tmp_path / "sorted")
+    copy.begin("states")
+    copy.adopt("states", stage.paths, stage.runs(4), offsets)
+    stage.close(remove=True)
+    order = np.argsort(locs, kind="stable")
+    state = np.concatenate([np.arange(b - a) for a, b in ((0, 40), (40, 41), (41, 300))])
+    st = RawTables(tmp_path / "sorted")["states"]
+    assert st["offsets"].tolist() == offsets.tolist()
+    assert st["loc"][:].tolist() == locs[order].tolist()
+    assert st["begin"][:].tolist() == begins[order].tolist()
+    for lo, hi in ((offsets[1], offsets[2]), (offsets[3], offsets[4]), (5, 250), (offsets[1] - 3, offsets[1] + 2),
+                   (17, 17)):
+        assert st["begin"][lo:hi].tolist() == begins[order][lo:hi].tolist()
+        assert st["state"][lo:hi].tolist() == state[order][lo:hi].tolist()
