@@ -86,3 +86,16 @@ def test_sparse_index_keeps_no_view_of_the_pieces():
     del piece
     gc.collect()
     assert alive() is None
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.float32, np.int64, np.float64])
+def test_every_item_size_is_shuffled_as_hdf5_unshuffles_it(tmp_path, dtype):
+    data = (np.random.default_rng(3).integers(-100, 100, 3000) * 1.5).astype(dtype)
+    with h5py.File(tmp_path / "c.h5", "w") as f:
+        ds = f.create_dataset("x", shape=(3000,), dtype=dtype, chunks=(1000,), shuffle=True,
+                              **hdf5plugin.Zstd(clevel=3))
+        out = ChunkedWriter(ds)
+        out.write(data)
+        out.close()
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        np.testing.assert_array_equal(f["x"][:], data)

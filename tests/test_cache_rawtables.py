@@ -49,14 +49,14 @@ def test_a_table_begun_again_replaces_the_first(tmp_path):
 def test_a_spill_adopted_with_its_run_index_reads_as_the_sorted_table(tmp_path):
     """Rows that arrived interleaved across locations, in time order per location,
     read back by location from the spill, for whole and partial locations."""
-    from popview.cache.writer import _Staging
+    from popview.cache.writer import PreparedChunk, _Staging
 
     stage = _Staging(tmp_path, "states", n_locations_hint=4)
     rng = np.random.default_rng(7)
     locs = rng.choice([0, 1, 3], size=300).astype(np.int32)       # location 2 has no rows
     begins = np.arange(300, dtype=np.int64) * 10
     for a, b in ((0, 40), (40, 41), (41, 300)):
-        stage.append(_states(locs[a:b], begins[a:b]))
+        stage.append(PreparedChunk("states", _states(locs[a:b], begins[a:b])))
     counts = np.bincount(locs, minlength=4)
     offsets = np.concatenate(([0], np.cumsum(counts)))
     copy = SortedCopy(tmp_path / "sorted")

@@ -4,29 +4,39 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def scan_chunk(locs, times, prev, check_times):
-    """One pass over an appended chunk: rows per location, whether locations never
-    decrease, the largest time and, when check_times, whether times never
-    decrease per location, continuing from prev (each location's last time,
-    updated)."""
-    counts = np.zeros(len(prev), np.int64)
+def summarize_chunk(locs, times, top):
+    """One pass over an appended chunk: rows per location, each location's first
+    and last time, whether locations never decrease, whether times never
+    decrease per location within the chunk, and the largest time."""
+    counts = np.zeros(top, np.int64)
+    first = np.zeros(top, np.int64)
+    last = np.zeros(top, np.int64)
     in_order = True
-    times_ok = check_times
+    times_ok = True
     t_max = np.iinfo(np.int64).min
     for i in range(len(locs)):
         loc = locs[i]
+        t = times[i]
+        if counts[loc] == 0:
+            first[loc] = t
+        elif t < last[loc]:
+            times_ok = False
+        last[loc] = t
         counts[loc] += 1
         if i and loc < locs[i - 1]:
             in_order = False
-        t = times[i]
         if t > t_max:
             t_max = t
-        if times_ok:
-            if t < prev[loc]:
-                times_ok = False
-            else:
-                prev[loc] = t
-    return counts, in_order, times_ok, t_max
+    return counts, first, last, in_order, times_ok, t_max
+
+
+@numba.njit(cache=True, nogil=True)
+def take(column, order):
+    """column[order], without the GIL."""
+    out = np.empty(len(order), column.dtype)
+    for i in range(len(order)):
+        out[i] = column[order[i]]
+    return out
 
 
 @numba.njit(cache=True, nogil=True)

@@ -37,6 +37,32 @@ def create_column(group: h5py.Group, name: str, dtype, size: int) -> h5py.Datase
                                 chunks=(chunk,), **compression())
 
 
+class PreparedChunk:
+    """An appended chunk ordered (stably) by location, with what the staging keeps of
+    it. Made apart from the staging so that a reader can prepare its chunks in its
+    worker threads (the kernels release the GIL)."""
+
+    def __init__(self, table: str, cols: dict[str, np.ndarray]):
+        from popview.cache.order import location_order, summarize_chunk, take   # numba loads only when writing
+
+        loc_col, time_col, columns = schema.TABLES[table]
+        locs = np.ascontiguousarray(cols[loc_col])
+        self.n = len(locs)
+        if self.n == 0:
+            return
+        (self.counts, first, last, self.in_order, self.times_ok,
+         t_max) = summarize_chunk(locs, np.ascontiguousarray(cols[time_col], np.int64), int(locs.max()) + 1)
+        self.t_max = int(t_max)
+        self.present = np.flatnonzero(self.counts)
+        self.first, self.last = first, last
+        self.starts = (np.cumsum(self.counts) - self.counts)[self.present]
+        order = None if self.in_order else location_order(locs, self.counts)
+        self.columns = {}
+        for name, dtype in columns:
+            column = np.ascontiguousarray(cols[name], dtype=dtype)
+            self.columns[name] = column if order is None else take(column, order)
+
+
 class _Staging:
     """Unsorted records of one table, spilled uncompressed to raw column files. Each
     appended chunk is first ordered (stably) by location and its location runs kept,
@@ -56,36 +82,28 @@ class _Staging:
         self.paths = {name: scratch / f"{table}.{name}" for name, _ in schema.columns(table)}
         self._files = {name: open(path, "w+b") for name, path in self.paths.items()}
 
-    def append(self, cols: dict[str, np.ndarray]) -> None:
-        from popview.cache.order import location_order, scan_chunk  # numba loads only when writing
-
-        loc_col, time_col, _ = schema.TABLES[self.table]
-        n = len(cols[loc_col])
-        if n == 0:
+    def append(self, chunk: "PreparedChunk") -> None:
+        if chunk.n == 0:
             return
-        locs = np.ascontiguousarray(cols[loc_col])
-        top = int(locs.max()) + 1
+        top = len(chunk.counts)
         if top > len(self.prev_time):
             grow = top - len(self.prev_time)
             self.prev_time = np.pad(self.prev_time, (0, grow), constant_values=np.iinfo(np.int64).min)
             self.loc_counts = np.pad(self.loc_counts, (0, grow))
-        counts, in_order, times_ok, t_max = scan_chunk(locs, np.ascontiguousarray(cols[time_col], np.int64),
-                                                       self.prev_time, self.time_sorted)
-        self.time_sorted = times_ok
+        present = chunk.present
+        if self.time_sorted:
+            self.time_sorted = chunk.times_ok and bool((chunk.first[present] >= self.prev_time[present]).all())
+        self.prev_time[present] = chunk.last[present]
         if self.loc_sorted:
-            self.loc_sorted = in_order and int(locs[0]) >= self._last_loc
-        self._last_loc = int(locs[-1])
-        self.loc_counts += counts
-        self.t_max = max(self.t_max, int(t_max))
-        order = None if in_order else location_order(locs, counts)
-        for name, dtype in schema.columns(self.table):
-            column = np.asarray(cols[name], dtype=dtype)
+            self.loc_sorted = chunk.in_order and int(present[0]) >= self._last_loc
+        self._last_loc = int(present[-1])
+        self.loc_counts[:top] += chunk.counts
+        self.t_max = max(self.t_max, chunk.t_max)
+        for name, _ in schema.columns(self.table):
             self._files[name].seek(0, os.SEEK_END)
-            self._files[name].write(np.ascontiguousarray(column if order is None else column[order]).data)
-        present = np.flatnonzero(counts)
-        starts = (np.cumsum(counts) - counts)[present]
-        self.chunks.append((self.n, n, present, starts))
-        self.n += n
+            self._files[name].write(chunk.columns[name].data)
+        self.chunks.append((self.n, chunk.n, present, chunk.starts))
+        self.n += chunk.n
 
     def runs(self, n_loc: int) -> RunIndex:
         """Where each location's rows lie in the spill files."""
@@ -125,10 +143,11 @@ class Writer:
         self.unsorted_tables: list[str] = []
 
     # ---- input ----------------------------------------------------------
-    def append(self, table: str, cols: dict[str, np.ndarray]) -> None:
+    def append(self, table: str, cols: "dict[str, np.ndarray] | PreparedChunk") -> None:
+        """Records of `table` in any order: columns, or a chunk prepared from them."""
         if table not in self._tables:
             self._tables[table] = _Staging(self._staging_dir, table, self._hint)
-        self._tables[table].append(cols)
+        self._tables[table].append(cols if isinstance(cols, PreparedChunk) else PreparedChunk(table, cols))
 
     def set_definitions(self, defs: Definitions) -> None:
         self.definitions = defs

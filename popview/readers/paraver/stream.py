@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from popview.cache.progress import Progress
-from popview.cache.writer import Writer
+from popview.cache.writer import PreparedChunk, Writer
 from popview.model.definitions import Definitions, Location, Process, Region
 from popview.model.states import class_of, default_states
 from popview.readers.errors import InputError
@@ -126,13 +126,17 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
         """A parsed block, in file order: its line numbers shifted to the file's."""
         nonlocal line
         future, fraction = job
-        res = future.result()
+        res, chunks, types, burst, flushing = future.result()
         progress(fraction * 0.95, f"parsing {path.name}")
         first = res[10]
         problems.add(res[9], np.where(first >= 0, first + line, first))
         line += int(res[11])
         flags["event_records"] += int(res[12])
-        _append(writer, res, seen_types, flags)
+        for table, chunk in chunks.items():
+            writer.append(table, chunk)
+        seen_types.update(types)
+        flags["burst_mode"] |= burst
+        flags["flushing"] |= flushing
 
     pending: deque = deque()
     try:
@@ -145,7 +149,7 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
                     raise InputError(f"{path}: cannot read: {item}")
                 if len(item) == 3:
                     defs.warn(f"{path.name}: last line has no newline (truncated file?)")
-                pending.append((pool.submit(body.parse_block, np.frombuffer(item[0], np.uint8), 0,
+                pending.append((pool.submit(_parse, np.frombuffer(item[0], np.uint8),
                                             appl_first_task, task_first_loc, tick, header.end_time), item[1]))
                 if len(pending) >= PARSE_THREADS:
                     take(pending.popleft())
@@ -167,22 +171,27 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     return defs
 
 
-def _append(writer: Writer, res, seen_types: set[int], flags: dict) -> None:
+def _parse(buf: np.ndarray, appl_first_task, task_first_loc, tick: int, t_end: int):
+    """A block parsed and its records prepared for the writer, in a worker thread (the
+    kernels release the GIL): the parse results, the prepared chunks by table, the
+    event types seen, and whether burst mode and flushing appear."""
+    res = body.parse_block(buf, 0, appl_first_task, task_first_loc, tick, t_end)
     s_loc, s_begin, s_end, s_state, e_loc, e_time, e_type, e_value, comms = res[:9]
-    writer.append("states", {"loc": s_loc, "begin": s_begin, "end": s_end, "state": s_state})
-    writer.append("events", {"loc": e_loc, "time": e_time, "type": e_type, "value": e_value})
+    chunks = {"states": PreparedChunk("states", {"loc": s_loc, "begin": s_begin, "end": s_end, "state": s_state}),
+              "events": PreparedChunk("events", {"loc": e_loc, "time": e_time, "type": e_type, "value": e_value})}
     if comms.shape[1]:
-        writer.append("messages", {
+        chunks["messages"] = PreparedChunk("messages", {
             "send_loc": comms[0], "recv_loc": comms[1], "send_time": comms[2], "send_phys": comms[3],
             "recv_time": comms[4], "recv_phys": comms[5], "size": comms[6], "tag": comms[7],
             "comm": np.full(comms.shape[1], -1, np.int32)})
+    types, burst, flushing = [], False, False
     if len(e_type):
-        seen_types.update(body.distinct(e_type).tolist())
-        mode = e_type == eventtypes.TRACING_MODE
-        if mode.any() and (e_value[mode] == eventtypes.BURST_MODE_VALUE).any():
-            flags["burst_mode"] = True
-        if not flags["flushing"] and (e_type == eventtypes.FLUSHING).any():
-            flags["flushing"] = True
+        types = body.distinct(e_type).tolist()
+        if eventtypes.TRACING_MODE in types:
+            mode = e_type == eventtypes.TRACING_MODE
+            burst = bool((e_value[mode] == eventtypes.BURST_MODE_VALUE).any())
+        flushing = eventtypes.FLUSHING in types
+    return res, chunks, types, burst, flushing
 
 
 def _location_index(header: Header) -> tuple[np.ndarray, np.ndarray]:
