@@ -63,12 +63,26 @@ class RunIndex:
         return out
 
 
+# Rows copied between two releases of the mapped pages: a read adds at most this much
+# to the process's resident memory besides what it returns.
+BATCH_ROWS = 1 << 20
+
+
 def _read_runs(path: Path, starts: np.ndarray, lengths: np.ndarray, out: np.ndarray) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
-        # Unmapped when the last view goes (closing it by hand fails while any
-        # reference to a view, such as one held by a compiler, survives).
-        src = np.frombuffer(mmap.mmap(fd, 0, access=mmap.ACCESS_READ), out.dtype)
+        m = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
     finally:
         os.close(fd)
-    concat_runs(src, starts, lengths, out)
+    # Unmapped when the last view goes (closing it by hand fails while any
+    # reference to a view, such as one held by a compiler, survives).
+    src = np.frombuffer(m, out.dtype)
+    ends = np.cumsum(lengths)
+    cuts = np.searchsorted(ends, np.arange(BATCH_ROWS, int(ends[-1]), BATCH_ROWS), side="right")
+    first = 0
+    for r0, r1 in zip(np.concatenate(([0], cuts)), np.concatenate((cuts, [len(starts)]))):
+        if r1 > r0:
+            n = int(ends[r1 - 1]) - first
+            concat_runs(src, starts[r0:r1], lengths[r0:r1], out[first:first + n])
+            m.madvise(mmap.MADV_DONTNEED)     # the pages stay cached; this process lets go of them
+            first += n

@@ -126,12 +126,11 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
         """A parsed block, in file order: its line numbers shifted to the file's."""
         nonlocal line
         future, fraction = job
-        res, chunks, types, burst, flushing = future.result()
+        (count, first, lines, event_records), chunks, types, burst, flushing = future.result()
         progress(fraction * 0.95, f"parsing {path.name}")
-        first = res[10]
-        problems.add(res[9], np.where(first >= 0, first + line, first))
-        line += int(res[11])
-        flags["event_records"] += int(res[12])
+        problems.add(count, np.where(first >= 0, first + line, first))
+        line += int(lines)
+        flags["event_records"] += int(event_records)
         for table, chunk in chunks.items():
             writer.append(table, chunk)
         seen_types.update(types)
@@ -173,8 +172,8 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
 
 def _parse(buf: np.ndarray, appl_first_task, task_first_loc, tick: int, t_end: int):
     """A block parsed and its records prepared for the writer, in a worker thread (the
-    kernels release the GIL): the parse results, the prepared chunks by table, the
-    event types seen, and whether burst mode and flushing appear."""
+    kernels release the GIL): the problems found and lines read, the prepared chunks by
+    table, the event types seen, and whether burst mode and flushing appear."""
     res = body.parse_block(buf, 0, appl_first_task, task_first_loc, tick, t_end)
     s_loc, s_begin, s_end, s_state, e_loc, e_time, e_type, e_value, comms = res[:9]
     chunks = {"states": PreparedChunk("states", {"loc": s_loc, "begin": s_begin, "end": s_end, "state": s_state}),
@@ -191,7 +190,7 @@ def _parse(buf: np.ndarray, appl_first_task, task_first_loc, tick: int, t_end: i
             mode = e_type == eventtypes.TRACING_MODE
             burst = bool((e_value[mode] == eventtypes.BURST_MODE_VALUE).any())
         flushing = eventtypes.FLUSHING in types
-    return res, chunks, types, burst, flushing
+    return res[9:], chunks, types, burst, flushing     # not the columns: the chunks hold them
 
 
 def _location_index(header: Header) -> tuple[np.ndarray, np.ndarray]:
