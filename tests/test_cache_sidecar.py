@@ -42,9 +42,14 @@ def test_parallel_build_equals_sequential(trace, tmp_path, monkeypatch, share):
     """Whichever share of the pyramid the side process builds."""
     from popview.cache import derived
 
-    monkeypatch.setattr(derived, "_side_share", lambda path, defs: share)
+    monkeypatch.setattr(derived, "_side_share", lambda src, defs, calls_estimate=None: share)
+    started = []
+    start_early = derived.start_early
+    monkeypatch.setattr(derived, "start_early", lambda *a: started.append(start_early(*a)) or started[-1])
     one = _convert(trace, tmp_path / "one", monkeypatch, 10 ** 12)
     two = _convert(trace, tmp_path / "two", monkeypatch, 0)
+    # the counters read only the events, which arrived in time order: given before the sort
+    assert [s is not None for s in started] == [share == "counters"]
     with h5py.File(one) as a, h5py.File(two) as b:
         assert any(name.startswith("counter_") for name in a["pyramid"]), "the trace must have counters"
         for group in ("pyramid", "cumulative"):

@@ -57,24 +57,60 @@ def optional_builders() -> list[str]:
     return found
 
 
+class EarlyShare:
+    """What the side process was given before the tables were written: the tables it
+    reads (adopted from the spill), and the part file of its first pyramid share."""
+
+    def __init__(self, adopted: set[str], part: Path):
+        self.adopted, self.part = adopted, part
+
+
+def start_early(side: SideBuilder, tables: Path, defs: Definitions, adopted: set[str]) -> EarlyShare | None:
+    """Give the side process the pyramid's counters before the sort when they weigh
+    most (EPOCH-like runs with many counters): they read only the events. It builds
+    the pyramid's other channels after the sort, while this process builds the
+    cumulative sums. None when the counters are not worth it (see _side_share)."""
+    builders = optional_builders()
+    if not builders or not hasattr(importlib.import_module(builders[-1]), "merge"):
+        return None
+    src = RawTables(tables)
+    region_events = _estimate(src, [c for c, et in defs.event_types.items() if et.kind == "region"])
+    if _side_share(src, defs, calls_estimate=region_events) != "counters":
+        return None
+    part = tables / "early.part"
+    side.submit(builders[-1], tables, part, defs, {"channels": "counters"})
+    return EarlyShare(adopted, part)
+
+
 def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, progress: Progress,
-                               side: SideBuilder) -> None:
-    """The optional builders, the last in the side process and the others here, all
-    reading the raw sorted tables in the folder `tables` and writing part files whose
-    groups are then joined into the cache at `path`. A last builder built in shares
-    (with a `merge` function: the pyramid) builds its larger share there (see
-    _side_share) and the other here, after the other builders."""
+                               side: SideBuilder, early: EarlyShare | None = None) -> None:
+    """The optional builders, some in the side process and the others here, all reading
+    the raw sorted tables in the folder `tables` and writing part files whose groups
+    are then joined into the cache at `path`. A last builder built in shares (with a
+    `merge` function: the pyramid) builds its larger share there (see _side_share) and
+    the other here, after the other builders; when the side process was given the
+    counters early, it builds both shares and this process the other builders."""
     builders = optional_builders()
     if not builders:
         return
     src = RawTables(tables)
     last = importlib.import_module(builders[-1])
-    there = _side_share(src, defs) if hasattr(last, "merge") else "all"
-    here = {"counters": "other", "other": "counters"}.get(there)
-    jobs = [(name, {}) for name in builders[:-1]] + ([(builders[-1], {"channels": here})] if here else [])
-    parts = [path.with_name(f"{path.name}.{i}.part") for i in range(len(jobs) + 1)]
+    if early is not None:
+        side_jobs = [{"channels": "other"}]
+        jobs = [(name, {}) for name in builders[:-1]]
+    else:
+        there = _side_share(src, defs) if hasattr(last, "merge") else "all"
+        here = {"counters": "other", "other": "counters"}.get(there)
+        side_jobs = [{"channels": there}]
+        jobs = [(name, {}) for name in builders[:-1]] + ([(builders[-1], {"channels": here})] if here else [])
+    parts = [path.with_name(f"{path.name}.{i}.part") for i in range(len(jobs) + len(side_jobs))]
+    joined = jobs + [(builders[-1], options) for options in side_jobs]
+    if early is not None:
+        parts.append(early.part)
+        joined.append((builders[-1], {}))
     try:
-        side.submit(builders[-1], tables, parts[-1], defs, {"channels": there})
+        for options, part in zip(side_jobs, parts[len(jobs):]):
+            side.submit(builders[-1], tables, part, defs, options)
         for i, (name, options) in enumerate(jobs):
             with h5py.File(parts[i], "w") as dst:
                 step = progress.sub(0.6 * i / len(jobs), 0.6 * (i + 1) / len(jobs))
@@ -82,7 +118,7 @@ def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, prog
         side.wait(progress.sub(0.6, 0.95))
         progress(0.95, "gathering derived data")
         with h5py.File(path, "r+") as out:
-            for (name, _), part in zip(jobs + [(builders[-1], {})], parts):
+            for (name, _), part in zip(joined, parts):
                 with h5py.File(part, "r") as built:
                     _join(out, built, importlib.import_module(name))
     finally:
@@ -90,24 +126,32 @@ def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, prog
             part.unlink(missing_ok=True)
 
 
-def _side_share(src: RawTables, defs: Definitions) -> str:
+def _side_share(src: RawTables, defs: Definitions, calls_estimate: int | None = None) -> str:
     """The pyramid's share for the side process, while this one builds the cumulative
     sums and then the rest: without counters, all of it; when counter readings
     outnumber states and visits twice, the counters (they then weigh about as much
     as everything else); otherwise all channels but the counters (measured on EPOCH-
-    and Score-P-shaped runs). Readings are estimated from the first location."""
+    and Score-P-shaped runs). Readings are estimated from the first location; visits
+    are counted, or bounded by `calls_estimate` before they exist."""
     codes = [c for c, et in defs.event_types.items() if et.kind == "counter"]
     if not codes or "events" not in src:
         return "all"
+    readings = _estimate(src, codes)
+    others = sum(src[t]["loc"].shape[0] for t in ("states", "calls") if t in src) + (calls_estimate or 0)
+    if not readings:
+        return "all"
+    return "counters" if readings > 2 * others else "other"
+
+
+def _estimate(src: RawTables, codes: list[int]) -> float:
+    """Events of these types in the whole table, from their share in the first location's."""
+    if not codes:
+        return 0.0
     ev = src["events"]
     off = ev["offsets"]
     first = int(np.argmax(np.diff(off) > 0))
     sample = ev["type"][int(off[first]):int(off[first + 1])]
-    readings = np.isin(sample, codes).mean() * ev["type"].shape[0] if len(sample) else 0
-    others = sum(src[t]["loc"].shape[0] for t in ("states", "calls") if t in src)
-    if not readings:
-        return "all"
-    return "counters" if readings > 2 * others else "other"
+    return float(np.isin(sample, codes).mean() * ev["type"].shape[0]) if len(sample) else 0.0
 
 
 def _join(out: h5py.File, built: h5py.File, module) -> None:

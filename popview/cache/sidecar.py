@@ -17,8 +17,10 @@ import json
 import os
 import select
 import signal
+import queue
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -39,12 +41,13 @@ def worker_command() -> list[str]:
 
 
 class SideBuilder:
-    """Handle on the child process: submit one build, then wait for it."""
+    """Handle on the child process: submit builds (run in order), then wait for them."""
 
     def __init__(self):
         self._proc = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       close_fds=True)
         self._buffer = b""
+        self._pending = 0
 
     def submit(self, module: str, src: Path, dst: Path, defs: Definitions, options: dict | None = None) -> None:
         """Run module.build(RawTables(src), defs, progress, dst=..., **options) in the child."""
@@ -55,19 +58,21 @@ class SideBuilder:
         try:
             self._proc.stdin.write(json.dumps(job).encode() + b"\n")
             self._proc.stdin.flush()
+            self._pending += 1
         except BrokenPipeError:
             raise RuntimeError("the derived-data process ended without a result "
                                f"(exit code {self._proc.wait()})") from None
 
     def wait(self, progress: Progress) -> None:
-        """Relay the child's progress until it is done; its failure is raised here."""
-        while True:
+        """Relay the child's progress until every build submitted is done; a failure
+        is raised here."""
+        while self._pending:
             progress.check()
             for message in self._messages():
                 if message["kind"] == "progress":
                     progress(message["fraction"], message["text"])
                 elif message["kind"] == "done":
-                    return
+                    self._pending -= 1
                 else:
                     raise RuntimeError(f"building derived data failed: {message['text']}")
 
@@ -85,7 +90,13 @@ class SideBuilder:
         return [json.loads(line) for line in lines if line.strip()]
 
     def close(self) -> None:
-        """Stop the child if it still runs: asked first, so it removes its scratch files."""
+        """Stop the child: told there is no more work, then asked to stop if it still
+        runs (so it removes its scratch files)."""
+        try:
+            self._proc.stdin.close()
+            self._proc.wait(timeout=0 if self._pending else 2)
+        except (BrokenPipeError, subprocess.TimeoutExpired):
+            pass
         if self._proc.poll() is None:
             self._proc.terminate()
             try:
@@ -106,15 +117,13 @@ def available() -> bool:
 
 
 def serve() -> int:
-    """Child process: import the builders, run the one job sent, report back."""
+    """Child process: import the builders, run the jobs sent one after the other,
+    report back on each."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))    # unwinds, so temporary files are removed
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)                      # whatever else is printed must not garble the channel
     for name in _PRELOAD:
         importlib.import_module(name)
-    line = sys.stdin.readline()
-    if not line:
-        return 0
     last = [0.0]
 
     def send(**message) -> None:
@@ -125,20 +134,39 @@ def serve() -> int:
             last[0] = time.monotonic()
             send(kind="progress", fraction=fraction, text=text)
 
-    try:
-        import h5py
-
-        from popview.cache.rawtables import RawTables
-
-        job = json.loads(line)
-        defs = Definitions.from_json_dict(job["definitions"], job["callpath_parent"], job["callpath_region"])
-        with h5py.File(job["dst"], "w") as target:
-            importlib.import_module(job["module"]).build(RawTables(Path(job["src"])), defs, Progress(report),
-                                                         dst=target, **job["options"])
-        send(kind="done")
-    except Exception as exc:      # reported to the parent, which raises it
-        send(kind="error", text=f"{type(exc).__name__}: {exc}")
+    for line in _lines_read_ahead(sys.stdin):
+        try:
+            _run(json.loads(line), report)
+            send(kind="done")
+        except Exception as exc:      # reported to the parent, which raises it
+            send(kind="error", text=f"{type(exc).__name__}: {exc}")
+            return 0
     return 0
+
+
+def _lines_read_ahead(stream):
+    """The stream's lines, read by a thread as they come: a job sent while another runs
+    must not block its sender on a full pipe (the definitions can be larger than one)."""
+    lines: queue.Queue = queue.Queue()
+
+    def read() -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    return iter(lines.get, None)
+
+
+def _run(job: dict, report) -> None:
+    import h5py
+
+    from popview.cache.rawtables import RawTables
+
+    defs = Definitions.from_json_dict(job["definitions"], job["callpath_parent"], job["callpath_region"])
+    with h5py.File(job["dst"], "w") as target:
+        importlib.import_module(job["module"]).build(RawTables(Path(job["src"])), defs, Progress(report),
+                                                     dst=target, **job["options"])
 
 
 if __name__ == "__main__":

@@ -172,14 +172,15 @@ class Writer:
         side = _start_side_builder(sum(t.n for t in self._tables.values()))
         copy = SortedCopy(self._staging_dir / "sorted")
         try:
+            early = self._start_side_early(side, copy) if side is not None else None
             with h5py.File(tmp_path, "w") as out:
-                calls = self._write_tables(out, copy, progress.sub(0.0, 0.6))
+                calls = self._write_tables(out, copy, progress.sub(0.0, 0.6), early)
                 derived.build_core(out, self.definitions, progress.sub(0.6, 0.65), calls, copy)
                 if side is None:
                     derived.build_all(RawTables(copy.folder), out, self.definitions, progress.sub(0.65, 0.98))
             if side is not None:
                 derived.build_optional_in_parallel(copy.folder, tmp_path, self.definitions,
-                                                   progress.sub(0.65, 0.98), side)
+                                                   progress.sub(0.65, 0.98), side, early)
             with h5py.File(tmp_path, "r+") as out:
                 _write_definitions(out, self.definitions)
                 out.attrs["schema_version"] = schema.SCHEMA_VERSION
@@ -198,10 +199,31 @@ class Writer:
         progress(1.0, "done")
         return self.final_path
 
-    def _write_tables(self, out: h5py.File, copy: SortedCopy, progress: Progress):
-        """The sorted tables, into the cache and as a raw copy for the derived builders;
-        returns the call paths collected from the events on the way (None when the
-        reader wrote the calls itself)."""
+    def _start_side_early(self, side, copy: SortedCopy):
+        """Set the side process to work before the tables are written, when it has work
+        that needs only tables that arrived in time order (read from the spill): it would
+        otherwise idle through the sort. Returns what it was given (derived.EarlyShare),
+        or None."""
+        from popview.cache.derived import start_early
+
+        n_loc = max(self.definitions.n_locations, 1)
+        ready = {table: stage for table, stage in self._tables.items()
+                 if table in ("states", "events") and stage.time_sorted and stage.n}
+        if "events" not in ready:
+            return None
+        for table, stage in ready.items():
+            offsets = _offsets(stage, n_loc)
+            copy.adopt(table, stage.paths, stage.runs(len(offsets) - 1), offsets, link=True)
+        early = start_early(side, copy.folder, self.definitions, set(ready))
+        if early is None:
+            for table in ready:
+                copy.forget(table)
+        return early
+
+    def _write_tables(self, out: h5py.File, copy: SortedCopy, progress: Progress, early=None):
+        """The sorted tables, into the cache and as a raw copy for the derived builders
+        (but those adopted by `early` already); returns the call paths collected from the
+        events on the way (None when the reader wrote the calls itself)."""
         from popview.cache.derived import CallPathCollector
 
         n_loc = max(self.definitions.n_locations, 1)
@@ -211,7 +233,8 @@ class Writer:
             stage = self._tables.get(table)
             if stage is not None and not stage.time_sorted:
                 self.unsorted_tables.append(table)
-            _write_sorted(out, table, stage, n_loc, progress.sub(i / len(tables), (i + 1) / len(tables)), copy,
+            _write_sorted(out, table, stage, n_loc, progress.sub(i / len(tables), (i + 1) / len(tables)),
+                          None if early is not None and table in early.adopted else copy,
                           calls.add if calls is not None and table == "events" else None)
             if stage is not None:
                 stage.close(remove=True)       # its spill is no longer needed
@@ -271,27 +294,36 @@ def _location_groups(counts: np.ndarray, budget: int) -> list[tuple[int, int]]:
     return groups
 
 
-def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int, progress: Progress,
-                  copy: SortedCopy, consumer=None) -> None:
-    """The table sorted by location then time, also into `copy`; `consumer` also gets
-    each sorted group of whole locations (the call paths are built from the events
-    that way)."""
-    loc_col, time_col, cols = schema.TABLES[table]
-    group = out.create_group(table)
-    total = stage.n if stage is not None else 0
+def _offsets(stage: _Staging | None, n_loc: int) -> np.ndarray:
+    """Where each location's rows start in the sorted table (n_loc + 1 entries at least)."""
     counts = np.zeros(n_loc, dtype=np.int64)
     if stage is not None:
         c = stage.loc_counts[: max(n_loc, len(stage.loc_counts))]
         counts = np.pad(c, (0, max(0, n_loc - len(c))))
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int, progress: Progress,
+                  copy: SortedCopy | None, consumer=None) -> None:
+    """The table sorted by location then time, also into `copy` (None when the table
+    was adopted into it already); `consumer` also gets each sorted group of whole
+    locations (the call paths are built from the events that way)."""
+    loc_col, time_col, cols = schema.TABLES[table]
+    group = out.create_group(table)
+    total = stage.n if stage is not None else 0
+    offsets = _offsets(stage, n_loc)
+    counts = np.diff(offsets)
     group.create_dataset("offsets", data=offsets)
     dsets = {name: create_column(group, name, dtype, total) for name, dtype in cols}
     index = SparseIndex(table)
-    copy.begin(table)
+    if copy is not None:
+        copy.begin(table)
     if total == 0:
         index.write(group)
-        copy.finish(table, offsets)
+        if copy is not None:
+            copy.finish(table, offsets)
         return
     groups = _location_groups(counts, SORT_BUDGET_ROWS)
     copied = stage.loc_sorted and stage.time_sorted      # arrived in order: nothing to sort
@@ -319,8 +351,8 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     for sink in sinks.values():
         sink.close()
     index.write(group)
-    if spilled_in_order:
+    if copy is not None and spilled_in_order:
         copy.adopt(table, stage.paths, runs, offsets)
-    else:
+    elif copy is not None:
         copy.finish(table, offsets)
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")
