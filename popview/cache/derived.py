@@ -68,8 +68,9 @@ class EarlyShare:
 def start_early(side: SideBuilder, tables: Path, defs: Definitions, adopted: set[str]) -> EarlyShare | None:
     """Give the side process the pyramid's counters before the sort when they weigh
     most (EPOCH-like runs with many counters): they read only the events. It builds
-    the pyramid's other channels after the sort, while this process builds the
-    cumulative sums. None when the counters are not worth it (see _side_share)."""
+    the channels of the calls after the sort, while this process builds the
+    cumulative sums and the channels of the states. None when the counters are not
+    worth it (see _side_share)."""
     builders = optional_builders()
     if not builders or not hasattr(importlib.import_module(builders[-1]), "merge"):
         return None
@@ -89,15 +90,16 @@ def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, prog
     are then joined into the cache at `path`. A last builder built in shares (with a
     `merge` function: the pyramid) builds its larger share there (see _side_share) and
     the other here, after the other builders; when the side process was given the
-    counters early, it builds both shares and this process the other builders."""
+    counters early, it builds the channels of the calls too, and this process the other
+    builders and the channels of the states (which balances the two on EPOCH-like runs)."""
     builders = optional_builders()
     if not builders:
         return
     src = RawTables(tables)
     last = importlib.import_module(builders[-1])
     if early is not None:
-        side_jobs = [{"channels": "other"}]
-        jobs = [(name, {}) for name in builders[:-1]]
+        side_jobs = [{"channels": "calls"}]
+        jobs = [(name, {}) for name in builders[:-1]] + [(builders[-1], {"channels": "states"})]
     else:
         there = _side_share(src, defs) if hasattr(last, "merge") else "all"
         here = {"counters": "other", "other": "counters"}.get(there)
@@ -111,6 +113,7 @@ def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, prog
     try:
         for options, part in zip(side_jobs, parts[len(jobs):]):
             side.submit(builders[-1], tables, part, defs, options)
+        side.no_more_jobs()
         for i, (name, options) in enumerate(jobs):
             with h5py.File(parts[i], "w") as dst:
                 step = progress.sub(0.6 * i / len(jobs), 0.6 * (i + 1) / len(jobs))

@@ -336,9 +336,9 @@ def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File 
           channels: str = "all") -> None:
     """(Re)build the pyramid group from a cache's sorted tables, into `dst` (default: the cache).
 
-    channels "counters" or "other" builds a share (the counters read the events,
-    the others the states and calls) for processes that build shares at once;
-    `merge` joins them."""
+    channels "counters", "other", "states" or "calls" builds a share (see _share: the
+    counters read the events, the others the states, calls and messages) for
+    processes that build shares at once; `merge` joins them."""
     dst = out if dst is None else dst
     if GROUP in dst:
         del dst[GROUP]
@@ -375,10 +375,20 @@ def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File 
 
 
 def _share(channels: str):
-    """Whether a channel is built: all of them, the counters only, or all but the counters."""
+    """Whether a channel is built: all of them, the counters only, all but the counters
+    ("other"), or the two halves of those: the states' channels ("states") and the
+    rest ("calls")."""
     if channels == "all":
         return lambda channel: True
-    return lambda channel: channel.startswith("counter_") == (channels == "counters")
+
+    def counter(channel: str) -> bool:
+        return channel.startswith("counter_")
+
+    def states(channel: str) -> bool:
+        return channel in ("state", "useful")
+
+    return {"counters": counter, "other": lambda c: not counter(c), "states": states,
+            "calls": lambda c: not counter(c) and not states(c)}[channels]
 
 
 def merge(out: h5py.File, built: h5py.File) -> None:

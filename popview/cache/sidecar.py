@@ -63,6 +63,14 @@ class SideBuilder:
             raise RuntimeError("the derived-data process ended without a result "
                                f"(exit code {self._proc.wait()})") from None
 
+    def no_more_jobs(self) -> None:
+        """Let the child exit as soon as its last job is done (its exit then overlaps
+        this process's work instead of being waited for at the end)."""
+        try:
+            self._proc.stdin.close()
+        except BrokenPipeError:
+            pass
+
     def wait(self, progress: Progress) -> None:
         """Relay the child's progress until every build submitted is done; a failure
         is raised here."""
@@ -92,10 +100,10 @@ class SideBuilder:
     def close(self) -> None:
         """Stop the child: told there is no more work, then asked to stop if it still
         runs (so it removes its scratch files)."""
+        self.no_more_jobs()
         try:
-            self._proc.stdin.close()
             self._proc.wait(timeout=0 if self._pending else 2)
-        except (BrokenPipeError, subprocess.TimeoutExpired):
+        except subprocess.TimeoutExpired:
             pass
         if self._proc.poll() is None:
             self._proc.terminate()
