@@ -55,8 +55,8 @@ class SortedCopy:
         """The table is the writer's spill files (moved here, or linked when the writer
         still reads them) read through their run index."""
         self.end()
-        for name, _ in schema.columns(table):
-            (os.link if link else os.replace)(spill[name], self.folder / f"{table}.{name}")
+        for name, path in spill.items():
+            (os.link if link else os.replace)(path, self.folder / f"{table}.{name}")
         runs.save(self.folder / f"{table}.runs.npz")
         self.finish(table, offsets)
 
@@ -100,7 +100,8 @@ class RawTable:
             return self._offsets
         path = self.folder / f"{self.table}.{name}"
         if self._runs is not None:
-            return SpillColumn(path, self._dtypes[name], self._offsets, self._runs)
+            spilled = name != schema.TABLES[self.table][0]      # the locations are told by the runs
+            return SpillColumn(path, self._dtypes[name], self._offsets, self._runs, spilled)
         return RawColumn(path, self._dtypes[name], int(self._offsets[-1]))
 
 
@@ -126,9 +127,9 @@ class SpillColumn(RawColumn):
     """One column of a spill: sorted rows [lo, hi) gathered from the runs of the
     locations they belong to (reads of whole locations cost nothing extra)."""
 
-    def __init__(self, path: Path, dtype, offsets: np.ndarray, runs: RunIndex):
+    def __init__(self, path: Path, dtype, offsets: np.ndarray, runs: RunIndex, spilled: bool = True):
         super().__init__(path, dtype, int(offsets[-1]))
-        self.offsets, self.runs = offsets, runs
+        self.offsets, self.runs, self.spilled = offsets, runs, spilled
 
     def __getitem__(self, key) -> np.ndarray:
         lo, hi = _bounds(self.path, key, self.shape[0])
@@ -136,7 +137,7 @@ class SpillColumn(RawColumn):
             return np.zeros(0, self.dtype)
         a = int(np.searchsorted(self.offsets, lo, side="right")) - 1
         b = int(np.searchsorted(self.offsets, hi, side="left"))
-        rows = self.runs.read(self.path, self.dtype, a, b)
+        rows = self.runs.read(self.path if self.spilled else None, self.dtype, a, b)
         first = lo - int(self.offsets[a])
         return rows if first == 0 and len(rows) == hi - lo else rows[first:first + hi - lo].copy()
 

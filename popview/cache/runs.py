@@ -1,7 +1,8 @@
 """Where each location's rows lie in a spill file, and reading them back in order.
 
 The writer spills every appended chunk ordered by location, so a location's
-rows are a run in each chunk that holds some. The run index lists those runs
+rows are a run in each chunk that holds some (the location column itself is
+not spilled: the runs tell it). The run index lists those runs
 by location then chunk: the rows of locations [a, b) in arrival order are the
 concatenation of one slice of the index. Reads go through a memory map that
 released once the read is done, so only what a read returns counts as memory.
@@ -24,7 +25,7 @@ class RunIndex:
         order = np.argsort(run_loc, kind="stable")          # by location, chunks in arrival order
         self.start = np.ascontiguousarray(run_start[order], np.int64)
         self.length = np.ascontiguousarray(run_len[order], np.int64)
-        loc = run_loc[order]
+        self.loc = loc = np.ascontiguousarray(run_loc[order], np.int64)
         self.loc_first_run = np.searchsorted(loc, np.arange(n_loc + 1)).astype(np.int64)
         self.loc_rows = np.zeros(n_loc + 1, np.int64)
         np.cumsum(np.bincount(loc, weights=self.length, minlength=n_loc)[:n_loc].astype(np.int64),
@@ -43,20 +44,23 @@ class RunIndex:
         return cls(np.concatenate(locs).astype(np.int64), np.concatenate(starts), np.concatenate(lengths), n_loc)
 
     def save(self, path: Path) -> None:
-        np.savez(path, start=self.start, length=self.length, loc_first_run=self.loc_first_run,
+        np.savez(path, start=self.start, length=self.length, loc=self.loc, loc_first_run=self.loc_first_run,
                  loc_rows=self.loc_rows)
 
     @classmethod
     def load(cls, path: Path) -> "RunIndex":
         self = cls.__new__(cls)
         with np.load(path, allow_pickle=False) as z:
-            self.start, self.length = z["start"], z["length"]
+            self.start, self.length, self.loc = z["start"], z["length"], z["loc"]
             self.loc_first_run, self.loc_rows = z["loc_first_run"], z["loc_rows"]
         return self
 
-    def read(self, path: Path, dtype, a: int, b: int) -> np.ndarray:
-        """The rows of locations [a, b) from the column file at `path`."""
+    def read(self, path: Path | None, dtype, a: int, b: int) -> np.ndarray:
+        """The rows of locations [a, b) from the column file at `path`; the location column
+        itself (path None) is not spilled but told by the runs."""
         r0, r1 = int(self.loc_first_run[a]), int(self.loc_first_run[b])
+        if path is None:
+            return np.repeat(self.loc[r0:r1], self.length[r0:r1]).astype(dtype)
         out = np.empty(int(self.loc_rows[b] - self.loc_rows[a]), dtype)
         if len(out):
             _read_runs(path, self.start[r0:r1], self.length[r0:r1], out)

@@ -59,8 +59,9 @@ class PreparedChunk:
         order = None if self.in_order else location_order(locs, self.counts)
         self.columns = {}
         for name, dtype in columns:
-            column = np.ascontiguousarray(cols[name], dtype=dtype)
-            self.columns[name] = column if order is None else take(column, order)
+            if name != loc_col:          # the staging keeps the locations as runs
+                column = np.ascontiguousarray(cols[name], dtype=dtype)
+                self.columns[name] = column if order is None else take(column, order)
 
 
 class _Staging:
@@ -79,7 +80,8 @@ class _Staging:
         self._last_loc = -1
         self.t_max = np.iinfo(np.int64).min
         self.chunks: list[tuple[int, int, np.ndarray, np.ndarray]] = []   # first row, rows, locations, starts
-        self.paths = {name: scratch / f"{table}.{name}" for name, _ in schema.columns(table)}
+        self.loc_col = schema.TABLES[table][0]      # not spilled: the run index tells it
+        self.paths = {name: scratch / f"{table}.{name}" for name, _ in schema.columns(table) if name != self.loc_col}
         self._files = {name: open(path, "w+b") for name, path in self.paths.items()}
 
     def append(self, chunk: "PreparedChunk") -> None:
@@ -99,9 +101,9 @@ class _Staging:
         self._last_loc = int(present[-1])
         self.loc_counts[:top] += chunk.counts
         self.t_max = max(self.t_max, chunk.t_max)
-        for name, _ in schema.columns(self.table):
-            self._files[name].seek(0, os.SEEK_END)
-            self._files[name].write(chunk.columns[name].data)
+        for name, f in self._files.items():
+            f.seek(0, os.SEEK_END)
+            f.write(chunk.columns[name].data)
         self.chunks.append((self.n, chunk.n, present, chunk.starts))
         self.n += chunk.n
 
@@ -113,7 +115,7 @@ class _Staging:
 
     def gather(self, runs: RunIndex, a: int, b: int) -> dict[str, np.ndarray]:
         """The rows of locations [a, b), by location, in arrival order within each."""
-        return {name: runs.read(self.paths[name], dtype, a, b) for name, dtype in schema.columns(self.table)}
+        return {name: runs.read(self.paths.get(name), dtype, a, b) for name, dtype in schema.columns(self.table)}
 
     def close(self, remove: bool = False) -> None:
         for f in self._files.values():
