@@ -28,7 +28,7 @@ SORT_BUDGET_ROWS = 4_000_000
 
 def compression() -> dict:
     """Zstd + shuffle: ~5x faster to write than gzip at the same ratio (see docs/cache.md)."""
-    return dict(**hdf5plugin.Zstd(clevel=3), shuffle=True)
+    return dict(**hdf5plugin.Zstd(clevel=1), shuffle=True)
 
 
 def create_column(group: h5py.Group, name: str, dtype, size: int) -> h5py.Dataset:
