@@ -6,7 +6,7 @@ import threading
 from collections import Counter
 from pathlib import Path
 
-from popview.cache import Progress, Reader, Writer, open_if_valid
+from popview.cache import Progress, Reader, Writer, heap, open_if_valid
 from popview.cache.fingerprint import fingerprint, source_files
 from popview.cache.location import cache_path
 from popview.cache.profile_store import metric_ids
@@ -114,7 +114,7 @@ def convert(path, cache_dir=None, progress=None, cancel: threading.Event | None 
             existing.close()
             return target, False
     prog = Progress(progress, cancel)
-    with Writer(target, fp) as writer:
+    with heap.converting(), Writer(target, fp) as writer:
         module.convert(anchor, writer, prog.sub(0.0, 0.7))
         writer.finish(prog.sub(0.7, 1.0))
     return target, True

@@ -24,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+from popview.cache import heap
 from popview.cache.progress import Progress
 from popview.model.definitions import Definitions
 
@@ -132,6 +133,7 @@ def serve() -> int:
     os.dup2(2, 1)                      # whatever else is printed must not garble the channel
     for name in _PRELOAD:
         importlib.import_module(name)
+    heap.keep_freed_memory()
     last = [0.0]
 
     def send(**message) -> None:
