@@ -10,7 +10,7 @@ import h5py
 import numpy as np
 
 from popview.cache import schema
-from popview.cache.callpaths import LEAVE, CallPathBuilder
+from popview.cache.callpaths import LEAVE, CallPathBuilder, member_mask
 from popview.cache.chunks import ChunkedWriter
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
@@ -201,7 +201,7 @@ class CallPathCollector:
         """Events of whole locations, sorted by location then time."""
         if not len(self.region_types):
             return
-        sel = np.isin(data["type"], self.region_types)
+        sel = member_mask(data["type"], self.region_types)
         if not sel.any():
             return
         etype, value = data["type"][sel], data["value"][sel]
