@@ -99,3 +99,17 @@ def test_every_item_size_is_shuffled_as_hdf5_unshuffles_it(tmp_path, dtype):
         out.close()
     with h5py.File(tmp_path / "c.h5", "r") as f:
         np.testing.assert_array_equal(f["x"][:], data)
+
+
+def test_a_fast_negative_level_is_written_at_that_level(tmp_path):
+    from popview.cache.chunks import pipeline
+
+    data = np.arange(50_000, dtype=np.int64) // 7
+    with h5py.File(tmp_path / "c.h5", "w") as f:
+        ds = f.create_dataset("x", shape=data.shape, dtype=np.int64, chunks=(4096,), **hdf5plugin.Zstd(clevel=-1))
+        assert pipeline(ds) == (False, -1)
+        out = ChunkedWriter(ds)
+        out.write(data)
+        out.close()
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        np.testing.assert_array_equal(f["x"][:], data)

@@ -92,7 +92,7 @@ def pipeline(dset: h5py.Dataset) -> tuple[bool, int]:
         if code == h5py.h5z.FILTER_SHUFFLE and level is None:
             shuffle = True
         elif code == ZSTD_FILTER:
-            level = int(values[0]) if len(values) else 3
+            level = int(np.uint32(values[0]).view(np.int32)) if len(values) else 3   # fast levels are < 0
         else:
             raise ValueError(f"{dset.name}: filter {code} is not written by chunks")
     if level is None:

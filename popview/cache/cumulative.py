@@ -283,9 +283,9 @@ class _Builder:
             self.defs.warn(f"more than {MAX_REGIONS} OpenMP parallel regions: per-region figures cover the "
                            f"first {MAX_REGIONS}")
         # Zstd without the shuffle filter: as small here, and a window's slab reads decompress 3x faster;
-        # level 1 compresses these rows 1.4x faster than 3, and as small
+        # level -1 compresses these rows 1.6x faster than 1 (2.2x than 3), for 5 % more bytes
         seg = g.create_dataset("seg", shape=(n, 2 + n_ctr), dtype=np.int64,
-                               chunks=(min(CHECK, max(n, 1)), 2 + n_ctr), **hdf5plugin.Zstd(clevel=1))
+                               chunks=(min(CHECK, max(n, 1)), 2 + n_ctr), **hdf5plugin.Zstd(clevel=-1))
         totals = np.zeros((self.n_loc, self.width))
         ctr_totals = np.zeros((self.n_loc, n_ctr))
         ck = {"row": [], "begin": [], "cum": [], "ctr": []}
