@@ -104,7 +104,9 @@ def convert(path, cache_dir=None, progress=None, cancel: threading.Event | None 
     fmt, module = reader_for(path)
     anchor = module.anchor(path) if hasattr(module, "anchor") else path
     try:
-        fp = fingerprint(source_files(anchor))
+        files = source_files(anchor)
+        fp = fingerprint(files)
+        size = sum(Path(f).stat().st_size for f in files)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc}") from None
     target = cache_path(anchor, Path(cache_dir) if cache_dir else None)
@@ -114,7 +116,7 @@ def convert(path, cache_dir=None, progress=None, cancel: threading.Event | None 
             existing.close()
             return target, False
     prog = Progress(progress, cancel)
-    with heap.converting(), Writer(target, fp) as writer:
+    with heap.converting(), Writer(target, fp, source_bytes=size) as writer:
         module.convert(anchor, writer, prog.sub(0.0, 0.7))
         writer.finish(prog.sub(0.7, 1.0))
     return target, True

@@ -101,3 +101,29 @@ def test_cancel_while_both_processes_build_stops_the_child_and_leaves_nothing(tr
     assert started and all(p.poll() is not None for p in started), "the child must not outlive a cancel"
     assert not list((tmp_path / "cancelled").iterdir()), "no cache, side file or scratch left"
 
+
+
+def test_a_large_source_starts_the_child_with_the_conversion(trace, tmp_path, monkeypatch):
+    """It is started before any record is read, used by finish(), and stopped by a failure."""
+    from popview.cache import writer as writer_module
+
+    started = []
+    real_init = sidecar.SideBuilder.__init__
+
+    def remember(self):
+        real_init(self)
+        started.append(self._proc)
+
+    monkeypatch.setattr(sidecar.SideBuilder, "__init__", remember)
+    monkeypatch.setattr(writer_module, "SIDE_AT_START_BYTES", 1)
+    monkeypatch.setattr(sidecar, "MIN_ROWS", 10 ** 12)       # finish() alone would not start one
+    one = _convert(trace, tmp_path / "one", monkeypatch, 10 ** 12)
+    assert len(started) == 1 and started[0].poll() is not None, "started once, and ended"
+    with h5py.File(one) as f:
+        assert "pyramid" in f and "cumulative" in f
+    w = writer_module.Writer(tmp_path / "x.h5", "fp", source_bytes=10)
+    assert len(started) == 2 and started[1].poll() is None
+    with pytest.raises(ValueError):
+        with w:
+            raise ValueError("bad input")
+    assert started[1].wait(timeout=10) is not None

@@ -24,6 +24,9 @@ from popview.model.definitions import Definitions
 
 # Rows sorted in memory at once; bounds the peak memory of finish().
 SORT_BUDGET_ROWS = 4_000_000
+# Sources of at least this many bytes start the derived-data process with the conversion
+# (Paraver text holds about 100 bytes a record: well above its 2 million records).
+SIDE_AT_START_BYTES = 256 << 20
 
 
 def compression() -> dict:
@@ -132,7 +135,7 @@ class Writer:
     temporary file, so a half-written cache is never found later.
     """
 
-    def __init__(self, final_path: Path, fingerprint: str, n_locations_hint: int = 0):
+    def __init__(self, final_path: Path, fingerprint: str, n_locations_hint: int = 0, source_bytes: int = 0):
         self.final_path = Path(final_path)
         self.final_path.parent.mkdir(parents=True, exist_ok=True)
         self.fingerprint = fingerprint
@@ -143,6 +146,9 @@ class Writer:
         self.definitions: Definitions | None = None
         self.extra_writers: list = []   # callables(h5py.File) writing format-specific groups
         self.unsorted_tables: list[str] = []
+        # A source this large will want the derived-data process: started now, its start
+        # (imports, numba's) overlaps this process's own, before the parsing uses both cores.
+        self._side = _start_side_builder(None) if source_bytes >= SIDE_AT_START_BYTES else None
 
     # ---- input ----------------------------------------------------------
     def append(self, table: str, cols: "dict[str, np.ndarray] | PreparedChunk") -> None:
@@ -171,7 +177,8 @@ class Writer:
         fd, tmp = tempfile.mkstemp(prefix=self.final_path.name + ".", suffix=".tmp", dir=self.final_path.parent)
         os.close(fd)
         tmp_path = Path(tmp)
-        side = _start_side_builder(sum(t.n for t in self._tables.values()))
+        side = self._side or _start_side_builder(sum(t.n for t in self._tables.values()))
+        self._side = None
         copy = SortedCopy(self._staging_dir / "sorted")
         try:
             early = self._start_side_early(side, copy) if side is not None else None
@@ -252,6 +259,9 @@ class Writer:
         shutil.rmtree(self._staging_dir, ignore_errors=True)
 
     def abort(self) -> None:
+        if self._side is not None:
+            self._side.close()
+            self._side = None
         self._close_staging()
 
     def __enter__(self):
@@ -263,11 +273,12 @@ class Writer:
         return False
 
 
-def _start_side_builder(rows: int):
-    """A second process for derived data when the trace is big enough to gain from it."""
+def _start_side_builder(rows: int | None):
+    """A second process for derived data when the trace is big enough to gain from it
+    (rows None: known to be)."""
     from popview.cache import sidecar
 
-    if rows < sidecar.MIN_ROWS or not sidecar.available():
+    if (rows is not None and rows < sidecar.MIN_ROWS) or not sidecar.available():
         return None
     try:
         return sidecar.SideBuilder()
