@@ -76,20 +76,26 @@ def test_a_failing_builder_is_reported_with_its_error(trace, tmp_path, monkeypat
         _convert(trace, tmp_path / "bad", monkeypatch, 0)
 
 
-def test_cancel_while_both_processes_build_stops_the_child_and_leaves_nothing(trace, tmp_path, monkeypatch):
+@pytest.fixture
+def started(monkeypatch):
+    """The child processes started, in order."""
+    procs = []
+    real_init = sidecar.SideBuilder.__init__
+
+    def remember(self):
+        real_init(self)
+        procs.append(self._proc)
+
+    monkeypatch.setattr(sidecar.SideBuilder, "__init__", remember)
+    return procs
+
+
+def test_cancel_while_both_processes_build_stops_the_child_and_leaves_nothing(trace, tmp_path, monkeypatch, started):
     import threading
 
     from popview.cache import Cancelled
 
     monkeypatch.setattr(sidecar, "MIN_ROWS", 0)
-    started = []
-    real_init = sidecar.SideBuilder.__init__
-
-    def remember(self):
-        real_init(self)
-        started.append(self._proc)
-
-    monkeypatch.setattr(sidecar.SideBuilder, "__init__", remember)
     cancel = threading.Event()
 
     def progress(fraction, message):
@@ -102,19 +108,10 @@ def test_cancel_while_both_processes_build_stops_the_child_and_leaves_nothing(tr
     assert not list((tmp_path / "cancelled").iterdir()), "no cache, side file or scratch left"
 
 
-
-def test_a_large_source_starts_the_child_with_the_conversion(trace, tmp_path, monkeypatch):
+def test_a_large_source_starts_the_child_with_the_conversion(trace, tmp_path, monkeypatch, started):
     """It is started before any record is read, used by finish(), and stopped by a failure."""
     from popview.cache import writer as writer_module
 
-    started = []
-    real_init = sidecar.SideBuilder.__init__
-
-    def remember(self):
-        real_init(self)
-        started.append(self._proc)
-
-    monkeypatch.setattr(sidecar.SideBuilder, "__init__", remember)
     monkeypatch.setattr(writer_module, "SIDE_AT_START_BYTES", 1)
     monkeypatch.setattr(sidecar, "MIN_ROWS", 10 ** 12)       # finish() alone would not start one
     one = _convert(trace, tmp_path / "one", monkeypatch, 10 ** 12)
