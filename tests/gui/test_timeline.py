@@ -294,3 +294,16 @@ def test_time_ticks_have_the_decimals_their_spacing_needs():
     assert tick_labels([4.0001e9, 4.0002e9], 1e5) == ["4.0001 s", "4.0002 s"]
     assert tick_labels([0, 5e8, 1e9], 5e8) == ["0.0 s", "0.5 s", "1.0 s"]
     assert tick_labels([2e5, 4e5], 2e5) == ["200 µs", "400 µs"]
+
+
+def test_the_legend_names_a_category_drawn_as_one_pixel_column():
+    """A short state drawn one pixel wide, at odd columns only, is in the legend."""
+    from popview.gui.timeline.palette import Palette
+
+    palette = Palette.__new__(Palette)
+    palette.lut = np.zeros((256, 3), np.uint8)
+    palette.labels = {1: "Running", 2: "Others"}
+    image = np.ones((9, 100), np.uint8)
+    image[:, 1::10] = 2
+    legend = {label: fraction for _, label, fraction in palette.legend(image)}
+    assert legend["Others"] == pytest.approx(0.1) and legend["Running"] == pytest.approx(0.9)
