@@ -64,7 +64,6 @@ def test_a_spill_adopted_with_its_run_index_reads_as_the_sorted_table(tmp_path, 
     counts = np.bincount(locs, minlength=4)
     offsets = np.concatenate(([0], np.cumsum(counts)))
     copy = SortedCopy(tmp_path / "sorted")
-    copy.begin("states")
     copy.adopt("states", stage.paths, stage.runs(4), offsets)
     stage.close(remove=True)
     order = np.argsort(locs, kind="stable")

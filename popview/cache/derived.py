@@ -57,20 +57,12 @@ def optional_builders() -> list[str]:
     return found
 
 
-class EarlyShare:
-    """What the side process was given before the tables were written: the tables it
-    reads (adopted from the spill), and the part file of its first pyramid share."""
-
-    def __init__(self, adopted: set[str], part: Path):
-        self.adopted, self.part = adopted, part
-
-
-def start_early(side: SideBuilder, tables: Path, defs: Definitions, adopted: set[str]) -> EarlyShare | None:
+def start_early(side: SideBuilder, tables: Path, defs: Definitions) -> Path | None:
     """Give the side process the pyramid's counters before the sort when they weigh
-    most (EPOCH-like runs with many counters): they read only the events. It builds
-    the channels of the calls after the sort, while this process builds the
-    cumulative sums and the channels of the states. None when the counters are not
-    worth it (see _side_share)."""
+    most (EPOCH-like runs with many counters): they read only the events, adopted
+    from the spill. It builds the channels of the calls after the sort, while this
+    process builds the cumulative sums and the channels of the states. Returns the
+    part file it writes, or None when the counters are not worth it (see _side_share)."""
     builders = optional_builders()
     if not builders or not hasattr(importlib.import_module(builders[-1]), "merge"):
         return None
@@ -80,18 +72,19 @@ def start_early(side: SideBuilder, tables: Path, defs: Definitions, adopted: set
         return None
     part = tables / "early.part"
     side.submit(builders[-1], tables, part, defs, {"channels": "counters"})
-    return EarlyShare(adopted, part)
+    return part
 
 
 def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, progress: Progress,
-                               side: SideBuilder, early: EarlyShare | None = None) -> None:
+                               side: SideBuilder, early: Path | None = None) -> None:
     """The optional builders, some in the side process and the others here, all reading
     the raw sorted tables in the folder `tables` and writing part files whose groups
     are then joined into the cache at `path`. A last builder built in shares (with a
     `merge` function: the pyramid) builds its larger share there (see _side_share) and
     the other here, after the other builders; when the side process was given the
-    counters early, it builds the channels of the calls too, and this process the other
-    builders and the channels of the states (which balances the two on EPOCH-like runs)."""
+    counters early (its part file: `early`), it builds the channels of the calls too,
+    and this process the other builders and the channels of the states (which balances
+    the two on EPOCH-like runs)."""
     builders = optional_builders()
     if not builders:
         return
@@ -108,7 +101,7 @@ def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, prog
     parts = [path.with_name(f"{path.name}.{i}.part") for i in range(len(jobs) + len(side_jobs))]
     joined = jobs + [(builders[-1], options) for options in side_jobs]
     if early is not None:
-        parts.append(early.part)
+        parts.append(early)
         joined.append((builders[-1], {}))
     try:
         for options, part in zip(side_jobs, parts[len(jobs):]):

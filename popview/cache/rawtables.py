@@ -31,15 +31,8 @@ class SortedCopy:
         self._files: dict = {}
 
     def begin(self, table: str) -> None:
-        self.forget(table)     # new files: an adopted table's names may be links to the spill
-        self._files = {name: open(self.folder / f"{table}.{name}", "wb") for name, _ in schema.columns(table)}
-
-    def forget(self, table: str) -> None:
-        """Remove the table's files (an adopted spill stays with the writer)."""
         self.end()
-        for name in [f"{table}.{c}" for c, _ in schema.columns(table)] + [f"{table}.offsets.npy",
-                                                                          f"{table}.runs.npz"]:
-            (self.folder / name).unlink(missing_ok=True)
+        self._files = {name: open(self.folder / f"{table}.{name}", "wb") for name, _ in schema.columns(table)}
 
     def append(self, table: str, data: dict[str, np.ndarray]) -> None:
         for name, dtype in schema.columns(table):
@@ -50,13 +43,12 @@ class SortedCopy:
         self.end()
         np.save(self.folder / f"{table}.offsets.npy", np.asarray(offsets, np.int64))
 
-    def adopt(self, table: str, spill: dict[str, Path], runs: RunIndex, offsets: np.ndarray,
-              link: bool = False) -> None:
-        """The table is the writer's spill files (moved here, or linked when the writer
-        still reads them) read through their run index."""
+    def adopt(self, table: str, spill: dict[str, Path], runs: RunIndex, offsets: np.ndarray) -> None:
+        """The table is the writer's spill files, read through their run index: linked
+        here, since the writer reads them too and removes its own names when done."""
         self.end()
         for name, path in spill.items():
-            (os.link if link else os.replace)(path, self.folder / f"{table}.{name}")
+            os.link(path, self.folder / f"{table}.{name}")
         runs.save(self.folder / f"{table}.runs.npz")
         self.finish(table, offsets)
 

@@ -4,8 +4,8 @@ The writer spills every appended chunk ordered by location, so a location's
 rows are a run in each chunk that holds some (the location column itself is
 not spilled: the runs tell it). The run index lists those runs
 by location then chunk: the rows of locations [a, b) in arrival order are the
-concatenation of one slice of the index. Reads go through a memory map that
-released once the read is done, so only what a read returns counts as memory.
+concatenation of one slice of the index. Reads go through a memory map whose
+pages are let go as the read goes, so only what a read returns counts as memory.
 """
 from __future__ import annotations
 
@@ -19,41 +19,32 @@ from popview.cache.order import concat_runs
 
 
 class RunIndex:
-    """Runs of rows per location in a spill (rows counted from the file's start)."""
+    """Runs of rows per location in a spill (rows counted from the file's start), by
+    location then chunk."""
 
-    def __init__(self, run_loc: np.ndarray, run_start: np.ndarray, run_len: np.ndarray, n_loc: int):
-        order = np.argsort(run_loc, kind="stable")          # by location, chunks in arrival order
-        self.start = np.ascontiguousarray(run_start[order], np.int64)
-        self.length = np.ascontiguousarray(run_len[order], np.int64)
-        self.loc = loc = np.ascontiguousarray(run_loc[order], np.int64)
+    def __init__(self, loc: np.ndarray, start: np.ndarray, length: np.ndarray, n_loc: int):
+        self.loc, self.start, self.length, self.n_loc = loc, start, length, n_loc
         self.loc_first_run = np.searchsorted(loc, np.arange(n_loc + 1)).astype(np.int64)
-        self.loc_rows = np.zeros(n_loc + 1, np.int64)
-        np.cumsum(np.bincount(loc, weights=self.length, minlength=n_loc)[:n_loc].astype(np.int64),
-                  out=self.loc_rows[1:])
 
     @classmethod
     def from_chunks(cls, chunks: list[tuple[int, int, np.ndarray, np.ndarray]], n_loc: int) -> "RunIndex":
         """From the writer's chunks: (first row, rows, locations present, their first rows)."""
-        locs, starts, lengths = [], [], []
-        for first, n, present, first_rows in chunks:
-            locs.append(present)
-            starts.append(first + first_rows)
-            lengths.append(np.diff(np.append(first_rows, n)))
-        if not locs:
-            return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), n_loc)
-        return cls(np.concatenate(locs).astype(np.int64), np.concatenate(starts), np.concatenate(lengths), n_loc)
+        if not chunks:
+            return cls(*(np.zeros(0, np.int64),) * 3, n_loc)
+        loc = np.concatenate([present for _, _, present, _ in chunks]).astype(np.int64)
+        start = np.concatenate([first + rows for first, _, _, rows in chunks])
+        length = np.concatenate([np.diff(np.append(rows, n)) for _, n, _, rows in chunks])
+        order = np.argsort(loc, kind="stable")          # by location, chunks in arrival order
+        return cls(loc[order], np.ascontiguousarray(start[order], np.int64),
+                   np.ascontiguousarray(length[order], np.int64), n_loc)
 
     def save(self, path: Path) -> None:
-        np.savez(path, start=self.start, length=self.length, loc=self.loc, loc_first_run=self.loc_first_run,
-                 loc_rows=self.loc_rows)
+        np.savez(path, loc=self.loc, start=self.start, length=self.length, n_loc=self.n_loc)
 
     @classmethod
     def load(cls, path: Path) -> "RunIndex":
-        self = cls.__new__(cls)
         with np.load(path, allow_pickle=False) as z:
-            self.start, self.length, self.loc = z["start"], z["length"], z["loc"]
-            self.loc_first_run, self.loc_rows = z["loc_first_run"], z["loc_rows"]
-        return self
+            return cls(z["loc"], z["start"], z["length"], int(z["n_loc"]))
 
     def read(self, path: Path | None, dtype, a: int, b: int) -> np.ndarray:
         """The rows of locations [a, b) from the column file at `path`; the location column
@@ -61,7 +52,7 @@ class RunIndex:
         r0, r1 = int(self.loc_first_run[a]), int(self.loc_first_run[b])
         if path is None:
             return np.repeat(self.loc[r0:r1], self.length[r0:r1]).astype(dtype)
-        out = np.empty(int(self.loc_rows[b] - self.loc_rows[a]), dtype)
+        out = np.empty(int(self.length[r0:r1].sum()), dtype)
         if len(out):
             _read_runs(path, self.start[r0:r1], self.length[r0:r1], out)
         return out

@@ -15,9 +15,9 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import queue
 import select
 import signal
-import queue
 import subprocess
 import sys
 import threading

@@ -86,6 +86,7 @@ class _Staging:
         self.loc_col = schema.TABLES[table][0]      # not spilled: the run index tells it
         self.paths = {name: scratch / f"{table}.{name}" for name, _ in schema.columns(table) if name != self.loc_col}
         self._files = {name: open(path, "w+b") for name, path in self.paths.items()}
+        self._runs: RunIndex | None = None
 
     def append(self, chunk: "PreparedChunk") -> None:
         if chunk.n == 0:
@@ -111,10 +112,12 @@ class _Staging:
         self.n += chunk.n
 
     def runs(self, n_loc: int) -> RunIndex:
-        """Where each location's rows lie in the spill files."""
-        for f in self._files.values():
-            f.flush()
-        return RunIndex.from_chunks(self.chunks, max(n_loc, len(self.loc_counts)))
+        """Where each location's rows lie in the spill files (made once all is appended)."""
+        if self._runs is None:
+            for f in self._files.values():
+                f.flush()
+            self._runs = RunIndex.from_chunks(self.chunks, max(n_loc, len(self.loc_counts)))
+        return self._runs
 
     def gather(self, runs: RunIndex, a: int, b: int) -> dict[str, np.ndarray]:
         """The rows of locations [a, b), by location, in arrival order within each."""
@@ -181,9 +184,11 @@ class Writer:
         self._side = None
         copy = SortedCopy(self._staging_dir / "sorted")
         try:
-            early = self._start_side_early(side, copy) if side is not None else None
+            adopted = self._adopt_in_order(copy)
+            early = derived.start_early(side, copy.folder, self.definitions) \
+                if side is not None and "events" in adopted else None
             with h5py.File(tmp_path, "w") as out:
-                calls = self._write_tables(out, copy, progress.sub(0.0, 0.6), early)
+                calls = self._write_tables(out, copy, progress.sub(0.0, 0.6), adopted)
                 derived.build_core(out, self.definitions, progress.sub(0.6, 0.65), calls, copy)
                 if side is None:
                     derived.build_all(RawTables(copy.folder), out, self.definitions, progress.sub(0.65, 0.98))
@@ -208,31 +213,24 @@ class Writer:
         progress(1.0, "done")
         return self.final_path
 
-    def _start_side_early(self, side, copy: SortedCopy):
-        """Set the side process to work before the tables are written, when it has work
-        that needs only tables that arrived in time order (read from the spill): it would
-        otherwise idle through the sort. Returns what it was given (derived.EarlyShare),
-        or None."""
-        from popview.cache.derived import start_early
-
+    def _adopt_in_order(self, copy: SortedCopy) -> set[str]:
+        """The tables whose rows arrived in time order per location: they read back from the
+        spill sorted already, so the derived builders read them there (the spill is linked
+        into the copy) and no sorted copy of them is written. Done before the sort, so that
+        the side process can start on them at once."""
         n_loc = max(self.definitions.n_locations, 1)
-        ready = {table: stage for table, stage in self._tables.items()
-                 if table in ("states", "events") and stage.time_sorted and stage.n}
-        if "events" not in ready:
-            return None
-        for table, stage in ready.items():
-            offsets = _offsets(stage, n_loc)
-            copy.adopt(table, stage.paths, stage.runs(len(offsets) - 1), offsets, link=True)
-        early = start_early(side, copy.folder, self.definitions, set(ready))
-        if early is None:
-            for table in ready:
-                copy.forget(table)
-        return early
+        adopted = set()
+        for table, stage in self._tables.items():
+            if stage.time_sorted and stage.n:
+                offsets = _offsets(stage, n_loc)
+                copy.adopt(table, stage.paths, stage.runs(len(offsets) - 1), offsets)
+                adopted.add(table)
+        return adopted
 
-    def _write_tables(self, out: h5py.File, copy: SortedCopy, progress: Progress, early=None):
-        """The sorted tables, into the cache and as a raw copy for the derived builders
-        (but those adopted by `early` already); returns the call paths collected from the
-        events on the way (None when the reader wrote the calls itself)."""
+    def _write_tables(self, out: h5py.File, copy: SortedCopy, progress: Progress, adopted: set[str]):
+        """The sorted tables, into the cache and, but those adopted already, as a raw copy for
+        the derived builders; returns the call paths collected from the events on the way
+        (None when the reader wrote the calls itself)."""
         from popview.cache.derived import CallPathCollector
 
         n_loc = max(self.definitions.n_locations, 1)
@@ -243,10 +241,10 @@ class Writer:
             if stage is not None and not stage.time_sorted:
                 self.unsorted_tables.append(table)
             _write_sorted(out, table, stage, n_loc, progress.sub(i / len(tables), (i + 1) / len(tables)),
-                          None if early is not None and table in early.adopted else copy,
+                          None if table in adopted else copy,
                           calls.add if calls is not None and table == "events" else None)
             if stage is not None:
-                stage.close(remove=True)       # its spill is no longer needed
+                stage.close(remove=True)       # an adopted spill lives on as the copy's links
         for table in self.unsorted_tables:
             self.definitions.warn(f"{table} records were not in time order per location; sorted")
         for write in self.extra_writers:
@@ -321,8 +319,8 @@ def _offsets(stage: _Staging | None, n_loc: int) -> np.ndarray:
 def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int, progress: Progress,
                   copy: SortedCopy | None, consumer=None) -> None:
     """The table sorted by location then time, also into `copy` (None when the table
-    was adopted into it already); `consumer` also gets each sorted group of whole
-    locations (the call paths are built from the events that way)."""
+    was adopted into it: the rows arrived in time order); `consumer` also gets each
+    sorted group of whole locations (the call paths are built from the events that way)."""
     loc_col, time_col, cols = schema.TABLES[table]
     group = out.create_group(table)
     total = stage.n if stage is not None else 0
@@ -340,9 +338,6 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
         return
     groups = _location_groups(counts, SORT_BUDGET_ROWS)
     copied = stage.loc_sorted and stage.time_sorted      # arrived in order: nothing to sort
-    # Rows in time order per location read back from the spill sorted already: the
-    # derived builders read them there, and no sorted copy is written.
-    spilled_in_order = stage.time_sorted
     runs = stage.runs(len(counts))
     sinks = {name: ChunkedWriter(dsets[name]) for name, _ in cols}
     for gi, (a, b) in enumerate(groups):
@@ -351,7 +346,7 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
         if lo == hi:
             continue
         data = stage.gather(runs, a, b)                # by location, in arrival order within each
-        if not spilled_in_order:
+        if not stage.time_sorted:
             order = np.lexsort((data[time_col], data[loc_col]))
             data = {name: column[order] for name, column in data.items()}
             copy.append(table, data)
@@ -364,8 +359,6 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     for sink in sinks.values():
         sink.close()
     index.write(group)
-    if copy is not None and spilled_in_order:
-        copy.adopt(table, stage.paths, runs, offsets)
-    elif copy is not None:
+    if copy is not None:
         copy.finish(table, offsets)
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")

@@ -125,8 +125,8 @@ class Palette:
 
     def legend(self, index_image: np.ndarray, top: int = 24) -> list[tuple[tuple[int, int, int], str, float]]:
         """(colour, label, fraction of drawn pixels) of the categories on screen, largest
-        first. Every pixel counts: a sample of every other column missed the one-pixel
-        stripes of short states that the picture shows."""
+        first. Every pixel counts: a sample of every other column could miss a category
+        drawn one pixel wide."""
         counts = np.bincount(index_image.ravel(), minlength=256)
         counts[0] = 0
         total = counts.sum() or 1

@@ -84,9 +84,9 @@ def _location(appl, task, thread, appl_first_task, task_first_loc):
 def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
     """Parse whole lines in `buf` (uint8). Times are returned in ns."""
     n = len(buf)
-    # Exact upper bounds first: arrays reallocated inside the loop below would
-    # make it about three times slower (numba reloads and refcounts them).
-    # Branch-free, so that it vectorises (four times faster than testing each byte);
+    # Upper bounds first: arrays reallocated inside the loop below would make it
+    # about three times slower (numba reloads and refcounts them). The count is
+    # branch-free, so that it vectorises (four times faster than testing each byte);
     # communications are bounded by the lines (np.empty costs no memory until written).
     n_lines = 1
     n_colons = 0
