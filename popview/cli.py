@@ -53,6 +53,11 @@ def main(argv: list[str] | None = None) -> int:
         if argv[0] in mods:
             args = build_parser(mods).parse_args(argv)
             return mods[args.command].run(args)
+    unknown = [a for a in argv if a.startswith("-") and a != "--demo"]
+    if unknown:       # not a file to open: the window takes files and --demo only
+        print(f"popview: unknown option {unknown[0]} (the window takes files and --demo; "
+              "options such as --cache-dir belong to the commands: see popview --help)", file=sys.stderr)
+        return 2
     from popview.gui.app import run_gui  # Qt is imported only for the window
 
     return run_gui(argv)

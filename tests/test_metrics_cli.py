@@ -67,3 +67,11 @@ def test_window_focus_from_the_command_line(tmp_path, capsys):
     assert main(["metrics", str(tmp_path / "w.prv"), "--cache-dir", str(tmp_path / "c"),
                  "--focus", "window:0.001:0.003", "--no-replay"]) == 0
     assert "Focus: 0.001 s - 0.003 s" in capsys.readouterr().out
+
+
+def test_an_unknown_option_for_the_window_is_refused_not_opened_as_a_file(capsys, monkeypatch):
+    import popview.gui.app
+
+    monkeypatch.setattr(popview.gui.app, "run_gui", lambda argv: pytest.fail("the window must not open"))
+    assert main(["--cache-dir", "/tmp/x", "run.prv"]) == 2
+    assert "unknown option --cache-dir" in capsys.readouterr().err
