@@ -200,10 +200,12 @@ def _merge_search(a, x, right):
 
 
 @numba.njit(cache=True)
-def add_readings(etype, time, value, codes, begin, end, cat, useful_last, out):
+def add_readings(etype, time, raw, codes, is_double, begin, end, cat, useful_last, out):
     """out[row, k] += each reading of counter codes[k] (codes sorted), where row is the
     row ending at or after the reading and beginning before it, if useful; one merge
-    of a location's events (in time order) with its rows."""
+    of a location's events (in time order) with its rows. The raw int64 values are
+    decoded here, only those of the readings (is_double[k]: they hold float64 bits)."""
+    as_double = raw.view(np.float64)
     j = 0
     for i in range(len(etype)):
         lo, hi = 0, len(codes)
@@ -220,7 +222,7 @@ def add_readings(etype, time, value, codes, begin, end, cat, useful_last, out):
             j += 1
         row = j - 1
         if row >= 0 and end[row] >= t and cat[row] <= useful_last:
-            out[row, lo] += value[i]
+            out[row, lo] += as_double[i] if is_double[lo] else np.float64(raw[i])
 
 
 def search_sorted(a: np.ndarray, x: np.ndarray, side: str = "left") -> np.ndarray:
@@ -243,7 +245,8 @@ class _Builder:
         self.counter_codes = sorted(c for c, et in defs.event_types.items() if et.kind == "counter"
                                     and et.name in defs.counters) if defs.counters else []
         self.class_of = class_lookup(defs.states, 64)
-        self.double_counters = any(defs.event_types[c].value_type == "double" for c in self.counter_codes)
+        self.counter_codes_array = np.asarray(self.counter_codes, np.int64)
+        self.counter_doubles = np.array([defs.event_types[c].value_type == "double" for c in self.counter_codes], bool)
         self._callpath_tables()
         keys = np.flatnonzero(self.cp_outlined | self.cp_parallel)
         self.too_many_regions = len(keys) > MAX_REGIONS
@@ -410,9 +413,8 @@ class _Builder:
         off = self._event_offsets()
         lo, hi = int(off[loc]), int(off[loc + 1])
         etype, time, raw = ev["type"][lo:hi], ev["time"][lo:hi], ev["value"][lo:hi]
-        values = self.defs.decode_values(etype, raw) if self.double_counters else raw.astype(np.float64)
-        add_readings(etype, time, values, np.asarray(self.counter_codes, np.int64), begin, end, cat,
-                     CAT["comp_parallel"], out)
+        add_readings(etype, time, np.ascontiguousarray(raw, np.int64), self.counter_codes_array, self.counter_doubles,
+                     begin, end, cat, CAT["comp_parallel"], out)
         return out
 
     def _mpi_call_counts(self, begin, calls) -> np.ndarray:

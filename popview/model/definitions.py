@@ -123,15 +123,6 @@ class Definitions:
                 return code
         return None
 
-    def decode_values(self, types: np.ndarray, raw: np.ndarray) -> np.ndarray:
-        """Event values as float64, whatever their types store (see EventType.decode)."""
-        values = np.asarray(raw).astype(np.float64)
-        doubles = [code for code, et in self.event_types.items() if et.value_type == "double"]
-        if doubles:
-            mask = np.isin(types, doubles)
-            values[mask] = np.ascontiguousarray(raw[mask], np.int64).view(np.float64)
-        return values
-
     def callpath_name(self, cp: int, sep: str = "/") -> str:
         parts = []
         while cp >= 0:

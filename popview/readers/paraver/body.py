@@ -3,11 +3,19 @@
 One call parses one block of whole lines into numpy columns: states,
 events (one row per type:value pair) and messages, and counts every
 problem by kind with the first line it occurred on.
+
+The helpers the kernel calls for every field read the bytes through the
+block's address, not the array: numba counts the references to an array
+passed to a function, even an inlined one, with atomic operations, and that
+took more than half of the parsing time.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
 
 # Problem kinds (index into the counters the kernel returns).
 MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION, AFTER_END, GLOBAL_COMM = range(6)
@@ -26,18 +34,27 @@ DROPPING = (MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION)
 COLON, NEWLINE, CR, MINUS = 58, 10, 13, 45
 
 
+@intrinsic
+def _byte(typingctx, address, index):
+    """The byte at address + index (no array, so no reference counting)."""
+    def codegen(context, builder, signature, args):
+        where = builder.add(args[0], context.cast(builder, args[1], signature.args[1], types.intp))
+        return builder.load(builder.inttoptr(where, ir.IntType(8).as_pointer()))
+    return types.uint8(types.intp, index), codegen
+
+
 @numba.njit(cache=True, inline="always")
-def _field(buf, i, n):
-    """Parse an integer at i. Returns (value, next index, terminator):
+def _field(p, i, n):
+    """Parse an integer at i of the bytes at address p. Returns (value, next index, terminator):
     terminator 1 = ':', 2 = end of line, 0 = error."""
     neg = False
-    if i < n and buf[i] == MINUS:
+    if i < n and _byte(p, i) == MINUS:
         neg = True
         i += 1
     start = i
     v = np.int64(0)
     while i < n:
-        c = buf[i]
+        c = _byte(p, i)
         if 48 <= c <= 57:
             v = v * 10 + (c - 48)
             i += 1
@@ -49,25 +66,27 @@ def _field(buf, i, n):
         v = -v
     if i >= n:
         return v, i, 2
-    c = buf[i]
+    c = _byte(p, i)
     if c == COLON:
         return v, i + 1, 1
     if c == NEWLINE:
         return v, i + 1, 2
-    if c == CR and i + 1 < n and buf[i + 1] == NEWLINE:
+    if c == CR and i + 1 < n and _byte(p, i + 1) == NEWLINE:
         return v, i + 2, 2
     return v, i, 0
 
 
 @numba.njit(cache=True, inline="always")
-def _skip_line(buf, i, n):
-    while i < n and buf[i] != NEWLINE:
+def _skip_line(p, i, n):
+    while i < n and _byte(p, i) != NEWLINE:
         i += 1
     return i + 1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False)
 def _location(appl, task, thread, appl_first_task, task_first_loc):
+    """The location of (appl, task, thread), -1 if the header has none (a call, not inlined:
+    see the module's docstring)."""
     n_appl = len(appl_first_task) - 1
     if appl < 1 or appl > n_appl:
         return -1
@@ -84,6 +103,7 @@ def _location(appl, task, thread, appl_first_task, task_first_loc):
 def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
     """Parse whole lines in `buf` (uint8). Times are returned in ns."""
     n = len(buf)
+    p = buf.ctypes.data           # buf stays referenced by the caller
     # Upper bounds first: arrays reallocated inside the loop below would make it
     # about three times slower (numba reloads and refcounts them). The count is
     # branch-free, so that it vectorises (four times faster than testing each byte);
@@ -121,7 +141,7 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
             line += 1
             continue
         if c == 35 or c == 99 or c == 67 or c == CR:  # '#', 'c', 'C' lines and stray CR
-            i = _skip_line(buf, i, n)
+            i = _skip_line(p, i, n)
             line += 1
             continue
         kind = c - 48
@@ -129,14 +149,14 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
             problems[UNKNOWN_TYPE] += 1
             if first_line[UNKNOWN_TYPE] < 0:
                 first_line[UNKNOWN_TYPE] = line
-            i = _skip_line(buf, i, n)
+            i = _skip_line(p, i, n)
             line += 1
             continue
         i += 2
         # common prefix: cpu, appl, task, thread, time
         ok = True
         for k in range(5):
-            v, i, term = _field(buf, i, n)
+            v, i, term = _field(p, i, n)
             f[k] = v
             if term != 1:
                 ok = False
@@ -145,10 +165,10 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
         if ok:
             loc = _location(f[1], f[2], f[3], appl_first_task, task_first_loc)
             if kind == 1:
-                v, i, term = _field(buf, i, n)
+                v, i, term = _field(p, i, n)
                 f[5] = v
                 if term == 1:
-                    v, i, term = _field(buf, i, n)
+                    v, i, term = _field(p, i, n)
                     f[6] = v
                 else:
                     term = 0
@@ -174,11 +194,11 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                 start = ne
                 term = 1
                 while term == 1:
-                    t, i, term = _field(buf, i, n)
+                    t, i, term = _field(p, i, n)
                     if term != 1:
                         term = 0
                         break
-                    v, i, term = _field(buf, i, n)
+                    v, i, term = _field(p, i, n)
                     if term == 0:
                         break
                     e_loc[ne] = loc
@@ -202,13 +222,13 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                 # f[4] was the logical send time; 9 more fields follow
                 term = 1
                 for k in range(5, 13):
-                    v, i, term = _field(buf, i, n)
+                    v, i, term = _field(p, i, n)
                     f[k] = v
                     if term != 1:
                         term = 0
                         break
                 if term == 1:
-                    v, i, term = _field(buf, i, n)
+                    v, i, term = _field(p, i, n)
                     f[13] = v
                 if term != 2:
                     bad = MALFORMED
@@ -232,7 +252,7 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                 problems[GLOBAL_COMM] += 1
                 if first_line[GLOBAL_COMM] < 0:
                     first_line[GLOBAL_COMM] = line
-                i = _skip_line(buf, i, n)
+                i = _skip_line(p, i, n)
                 line += 1
                 continue
         else:
@@ -242,7 +262,7 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
             if first_line[bad] < 0:
                 first_line[bad] = line
             if i > 0 and i <= n and buf[i - 1] != NEWLINE:
-                i = _skip_line(buf, i, n)
+                i = _skip_line(p, i, n)
         line += 1
     return (s_loc[:ns], s_begin[:ns], s_end[:ns], s_state[:ns],
             e_loc[:ne], e_time[:ne], e_type[:ne], e_value[:ne],
