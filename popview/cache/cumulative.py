@@ -35,6 +35,7 @@ import numpy as np
 
 from popview.cache.batches import by_budget
 from popview.cache.chunks import ChunkedWriter
+from popview.cache.codes import code_index
 from popview.cache.progress import Progress
 from popview.cache.writer import compression
 from popview.model.definitions import Definitions
@@ -200,29 +201,24 @@ def _merge_search(a, x, right):
 
 
 @numba.njit(cache=True)
-def add_readings(etype, time, raw, codes, is_double, begin, end, cat, useful_last, out):
-    """out[row, k] += each reading of counter codes[k] (codes sorted), where row is the
-    row ending at or after the reading and beginning before it, if useful; one merge
-    of a location's events (in time order) with its rows. The raw int64 values are
-    decoded here, only those of the readings (is_double[k]: they hold float64 bits)."""
+def add_readings(which, time, raw, is_double, begin, end, cat, useful_last, out):
+    """out[row, k] += each reading of counter k (which[i]: the counter of event i, -1 for
+    none), where row is the row ending at or after the reading and beginning before it,
+    if useful; one merge of a location's events (in time order) with its rows. The raw
+    int64 values are decoded here, only those of the readings (is_double[k]: they hold
+    float64 bits)."""
     as_double = raw.view(np.float64)
     j = 0
-    for i in range(len(etype)):
-        lo, hi = 0, len(codes)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if codes[mid] < etype[i]:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo == len(codes) or codes[lo] != etype[i]:
+    for i in range(len(which)):
+        k = which[i]
+        if k < 0:
             continue
         t = time[i]
         while j < len(begin) and begin[j] < t:
             j += 1
         row = j - 1
         if row >= 0 and end[row] >= t and cat[row] <= useful_last:
-            out[row, lo] += as_double[i] if is_double[lo] else np.float64(raw[i])
+            out[row, k] += as_double[i] if is_double[k] else np.float64(raw[i])
 
 
 def search_sorted(a: np.ndarray, x: np.ndarray, side: str = "left") -> np.ndarray:
@@ -413,8 +409,8 @@ class _Builder:
         off = self._event_offsets()
         lo, hi = int(off[loc]), int(off[loc + 1])
         etype, time, raw = ev["type"][lo:hi], ev["time"][lo:hi], ev["value"][lo:hi]
-        add_readings(etype, time, np.ascontiguousarray(raw, np.int64), self.counter_codes_array, self.counter_doubles,
-                     begin, end, cat, CAT["comp_parallel"], out)
+        add_readings(code_index(etype, self.counter_codes_array), time, np.ascontiguousarray(raw, np.int64),
+                     self.counter_doubles, begin, end, cat, CAT["comp_parallel"], out)
         return out
 
     def _mpi_call_counts(self, begin, calls) -> np.ndarray:

@@ -28,6 +28,7 @@ import numpy as np
 
 from popview.cache import schema
 from popview.cache.chunks import ChunkedWriter
+from popview.cache.codes import code_index
 from popview.cache.progress import Progress
 from popview.cache.writer import SORT_BUDGET_ROWS, _location_groups, compression
 from popview.model.definitions import Definitions
@@ -519,30 +520,21 @@ class _Sources:
         """All counters' intervals of a location group in one pass over its events."""
         e = self._slab("events", a, b, ("loc", "time", "type", "value"))
         codes = np.asarray(self.counters, np.int64)
-        starts, loc, prev, t, raw = split_counters(e["loc"], e["time"], e["type"], e["value"], codes)
+        starts, loc, prev, t, raw = split_counters(e["loc"], e["time"], code_index(e["type"], codes), e["value"],
+                                                   len(codes))
         return {int(code): (loc[lo:hi], prev[lo:hi], t[lo:hi], self.defs.event_types[int(code)].decode(raw[lo:hi]))
                 for code, lo, hi in zip(codes, starts[:-1], starts[1:])}
 
 
 @numba.njit(cache=True)
-def split_counters(loc, time, etype, value, codes):
-    """The readings of each counter type (codes sorted), one run per code in
-    (location, time) order, with the time of the previous reading of that
-    counter on the location (0 for the first): a reading covers [prev, time)."""
-    n_codes = len(codes)
-    which = np.full(len(etype), -1, np.int64)
+def split_counters(loc, time, which, value, n_codes):
+    """The readings of each counter (which[i]: the counter of event i, -1 for none), one
+    run per counter in (location, time) order, with the time of the previous reading of
+    that counter on the location (0 for the first): a reading covers [prev, time)."""
     counts = np.zeros(n_codes + 1, np.int64)
-    for i in range(len(etype)):
-        lo, hi = 0, n_codes
-        while lo < hi:                       # binary search among the few counter codes
-            mid = (lo + hi) // 2
-            if codes[mid] < etype[i]:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < n_codes and codes[lo] == etype[i]:
-            which[i] = lo
-            counts[lo + 1] += 1
+    for i in range(len(which)):
+        counts[which[i] + 1] += 1
+    counts[0] = 0                        # the events of no counter
     starts = np.cumsum(counts)
     cursor = starts[:-1].copy()
     o_loc = np.empty(starts[-1], loc.dtype)
@@ -551,10 +543,11 @@ def split_counters(loc, time, etype, value, codes):
     o_value = np.empty(starts[-1], np.int64)
     last = np.zeros(n_codes, np.int64)
     current = -1
-    for i in range(len(etype)):
+    for i in range(len(which)):
         if loc[i] != current:
             current = loc[i]
-            last[:] = 0
+            for k in range(n_codes):
+                last[k] = 0
         k = which[i]
         if k < 0:
             continue

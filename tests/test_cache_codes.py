@@ -1,0 +1,25 @@
+"""code_index: the index of each value among a few sorted codes, by table or bisection."""
+import numpy as np
+import pytest
+
+from popview.cache.codes import DENSE_SPAN, code_index
+
+
+def _expected(values, codes):
+    pos = np.clip(np.searchsorted(codes, values), 0, max(len(codes) - 1, 0))
+    found = (codes[pos] == values) if len(codes) else np.zeros(len(values), bool)
+    return np.where(found, pos, -1)
+
+
+@pytest.mark.parametrize("span", [1, 1000, DENSE_SPAN - 1, DENSE_SPAN, 10**9])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_code_index_agrees_with_a_search(span, dtype):
+    rng = np.random.default_rng(span)
+    base = 42_000_000
+    codes = np.unique(base + rng.integers(0, span, 6)).astype(np.int64)
+    values = np.concatenate([codes, base + rng.integers(-5, span + 5, 5000), [0, -1, base - 1]]).astype(dtype)
+    np.testing.assert_array_equal(code_index(values, codes), _expected(values.astype(np.int64), codes))
+
+
+def test_no_codes_finds_nothing():
+    assert (code_index(np.arange(10), np.zeros(0, np.int64)) == -1).all()
