@@ -46,7 +46,7 @@ class PreparedChunk:
     worker threads (the kernels release the GIL)."""
 
     def __init__(self, table: str, cols: dict[str, np.ndarray]):
-        from popview.cache.order import location_order, summarize_chunk, take   # numba loads only when writing
+        from popview.cache.order import location_order, order_three, summarize_chunk, take   # numba: only when writing
 
         loc_col, time_col, columns = schema.TABLES[table]
         locs = np.ascontiguousarray(cols[loc_col])
@@ -59,12 +59,15 @@ class PreparedChunk:
         self.present = np.flatnonzero(self.counts)
         self.first, self.last = first, last
         self.starts = (np.cumsum(self.counts) - self.counts)[self.present]
-        order = None if self.in_order else location_order(locs, self.counts)
-        self.columns = {}
-        for name, dtype in columns:
-            if name != loc_col:          # the staging keeps the locations as runs
-                column = np.ascontiguousarray(cols[name], dtype=dtype)
-                self.columns[name] = column if order is None else take(column, order)
+        # the staging keeps the locations as runs
+        kept = {name: np.ascontiguousarray(cols[name], dtype=dtype) for name, dtype in columns if name != loc_col}
+        if self.in_order:
+            self.columns = kept
+        elif len(kept) == 3:
+            self.columns = dict(zip(kept, order_three(locs, self.counts, *kept.values())))
+        else:
+            order = location_order(locs, self.counts)
+            self.columns = {name: take(column, order) for name, column in kept.items()}
 
 
 class _Staging:
