@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from popview.cache.codes import DENSE_SPAN, code_index
+from popview.cache.codes import DENSE_SPAN, code_index, member_rows
 
 
 def _expected(values, codes):
@@ -23,3 +23,11 @@ def test_code_index_agrees_with_a_search(span, dtype):
 
 def test_no_codes_finds_nothing():
     assert (code_index(np.arange(10), np.zeros(0, np.int64)) == -1).all()
+
+
+@pytest.mark.parametrize("members", [[], [7], [40000003, 50000001, 50000002, 50000003], [-5, 0, 2**31 - 1]])
+def test_member_rows_are_where_isin(members):
+    members = np.array(members, np.int32)
+    values = np.random.default_rng(2).choice(
+        np.concatenate([members, np.array([-6, 1, 8, 42000050, 50000000, 50000004], np.int32)]), 5000).astype(np.int32)
+    np.testing.assert_array_equal(member_rows(values, members), np.flatnonzero(np.isin(values, members)))

@@ -10,8 +10,9 @@ import h5py
 import numpy as np
 
 from popview.cache import schema
-from popview.cache.callpaths import LEAVE, CallPathBuilder, member_mask
+from popview.cache.callpaths import LEAVE, CallPathBuilder
 from popview.cache.chunks import ChunkedWriter
+from popview.cache.codes import member_rows
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.sidecar import SideBuilder
@@ -194,8 +195,8 @@ class CallPathCollector:
         """Events of whole locations, sorted by location then time."""
         if not len(self.region_types):
             return
-        sel = member_mask(data["type"], self.region_types)
-        if not sel.any():
+        sel = member_rows(data["type"], self.region_types)
+        if not len(sel):
             return
         etype, value = data["type"][sel], data["value"][sel]
         region = np.full(len(etype), LEAVE, dtype=np.int32)
