@@ -22,6 +22,7 @@ import numpy as np
 from popview.readers.errors import InputError
 from popview.readers.otf2 import raw
 from popview.readers.otf2.raw import RawEvents
+from popview.readers.rawbytes import byte_at
 
 END_OF_CHUNK, END_OF_BUFFER, END_OF_FILE, CHUNK_HEADER, TIMESTAMP, ATTRIBUTE_LIST = 0, 1, 2, 3, 5, 6
 LITTLE_ENDIAN = 0x42
@@ -80,38 +81,40 @@ UINT32_ALL = 0xFFFFFFFF
 
 
 @numba.njit(cache=True, inline="always")
-def _u64_full(buf, pos):
-    """8 little-endian bytes as int64 (int64 arithmetic: numba's uint64 paths are slow)."""
+def _u64_full(addr, pos):
+    """8 little-endian bytes at address addr (see popview.readers.rawbytes) as int64
+    (int64 arithmetic: numba's uint64 paths are slow)."""
     v = np.int64(0)
     for k in range(8):
-        v |= np.int64(buf[pos + k]) << (8 * k)
+        v |= np.int64(byte_at(addr, pos + k)) << (8 * k)
     return v
 
 
 @numba.njit(cache=True, inline="always")
-def _compressed(buf, pos, end, all_ones):
-    """(value as int64, new position); all_ones is the value of a 0xff byte. pos < 0: overrun."""
+def _compressed(addr, pos, end, all_ones):
+    """(value as int64, new position) of the bytes at address addr; all_ones is the value
+    of a 0xff byte. pos < 0: overrun."""
     if pos >= end:
         return np.int64(0), np.int64(-1)
-    n = buf[pos]
+    n = byte_at(addr, pos)
     if n == 0xFF:
         return all_ones, pos + 1
     if n > 8 or pos + 1 + n > end:
         return np.int64(0), np.int64(-1)
     v = np.int64(0)
     for k in range(n):
-        v |= np.int64(buf[pos + 1 + k]) << (8 * k)
+        v |= np.int64(byte_at(addr, pos + 1 + k)) << (8 * k)
     return v, pos + 1 + n
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)      # called for every event: no reference counting
 def _mapped(table, local):
     if 0 <= local < len(table) and table[local] >= 0:
         return table[local]
     return local
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _corrected(t, clk_begin, clk_end, clk_offset, clk_slope, state):
     """OTF2's clock correction: linear interpolation within the current interval."""
     n = len(clk_begin)
@@ -141,6 +144,7 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
     ce = np.empty(cap, np.int64)
     counts = np.zeros(256, np.int64)
     size = len(buf)
+    addr = buf.ctypes.data          # buf stays referenced by the caller
     m = 0
     pos = np.int64(0)
     chunk = np.int64(0)
@@ -172,7 +176,7 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
         if rtype == TIMESTAMP:
             if pos + 8 > size:
                 return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, TRUNCATED, size
-            time = _u64_full(buf, pos)
+            time = _u64_full(addr, pos)
             pos += 8
             continue
         if not KNOWN[rtype]:
@@ -187,7 +191,7 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
             if length == 0xFF:
                 if pos + 8 > size:
                     return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, TRUNCATED, size
-                length = np.int64(_u64_full(buf, pos))
+                length = np.int64(_u64_full(addr, pos))
                 pos += 8
             end = pos + length
             if end > size:
@@ -201,18 +205,18 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
         kind = -1
         a = b = c = d = e = np.int64(0)
         if rtype == 12 or rtype == 13:
-            v, pos = _compressed(buf, pos, size, u32all)
+            v, pos = _compressed(addr, pos, size, u32all)
             kind = raw.ENTER if rtype == 12 else raw.LEAVE
             a = _mapped(map_region, v)
         elif rtype == 14 or rtype == 15 or rtype == 18 or rtype == 19:
             p = pos
-            a, p = _compressed(buf, p, end, u32all)
+            a, p = _compressed(addr, p, end, u32all)
             if p >= 0:
-                b, p = _compressed(buf, p, end, u32all)
+                b, p = _compressed(addr, p, end, u32all)
             if p >= 0:
-                c, p = _compressed(buf, p, end, u32all)
+                c, p = _compressed(addr, p, end, u32all)
             if p >= 0:
-                d, p = _compressed(buf, p, end, minus1)
+                d, p = _compressed(addr, p, end, minus1)
             if p < 0:
                 return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             b = _mapped(map_comm, b)
@@ -228,13 +232,13 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
                 return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             a = np.int64(buf[pos])
             p = pos + 1
-            b, p = _compressed(buf, p, end, u32all)
+            b, p = _compressed(addr, p, end, u32all)
             if p >= 0:
-                c, p = _compressed(buf, p, end, u32all)
+                c, p = _compressed(addr, p, end, u32all)
             if p >= 0:
-                d, p = _compressed(buf, p, end, minus1)
+                d, p = _compressed(addr, p, end, minus1)
             if p >= 0:
-                e, p = _compressed(buf, p, end, minus1)
+                e, p = _compressed(addr, p, end, minus1)
             if p < 0:
                 return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             b = _mapped(map_comm, b)
@@ -243,7 +247,7 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
             kind = raw.COLL_END
             pos = end
         elif rtype == 31:
-            ref, p = _compressed(buf, pos, end, u32all)
+            ref, p = _compressed(addr, pos, end, u32all)
             if p < 0 or p >= end:
                 return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             ref = _mapped(map_metric, ref)
@@ -253,7 +257,7 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
                 if p >= end:
                     return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
                 vtype = buf[p]
-                value, p = _compressed(buf, p + 1, end, minus1)
+                value, p = _compressed(addr, p + 1, end, minus1)
                 if p < 0:
                     return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
                 if vtype == 9:     # OTF2_TYPE_FLOAT: left to the bindings
@@ -283,7 +287,7 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
             if pos + 8 > end:
                 return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             kind = raw.BUFFER_FLUSH
-            a = _corrected(_u64_full(buf, pos), clk_begin, clk_end, clk_offset, clk_slope, clk_state)
+            a = _corrected(_u64_full(addr, pos), clk_begin, clk_end, clk_offset, clk_slope, clk_state)
             pos = end
         elif THREAD_KIND[rtype] >= 0:
             p = pos
@@ -300,7 +304,7 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
                     v = np.int64(buf[p])
                     p += 1
                 else:
-                    v, p = _compressed(buf, p, end, minus1 if ftype == 3 else u32all)
+                    v, p = _compressed(addr, p, end, minus1 if ftype == 3 else u32all)
                     if p < 0:
                         break
                     if ftype == 4:
@@ -318,7 +322,7 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
             pos = p if is_singleton else end
         else:                               # requests, parameters, program begin/end: counted only
             if is_singleton:
-                v, pos = _compressed(buf, pos, size, minus1)
+                v, pos = _compressed(addr, pos, size, minus1)
                 if pos < 0:
                     return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, TRUNCATED, size
             else:

@@ -5,17 +5,15 @@ events (one row per type:value pair) and messages, and counts every
 problem by kind with the first line it occurred on.
 
 The helpers the kernel calls for every field read the bytes through the
-block's address, not the array: numba counts the references to an array
-passed to a function, even an inlined one, with atomic operations, and that
-took more than half of the parsing time.
+block's address, not the array (see popview.readers.rawbytes): counting the
+references to the array took more than half of the parsing time.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba.core import types
-from numba.extending import intrinsic
+
+from popview.readers.rawbytes import byte_at
 
 # Problem kinds (index into the counters the kernel returns).
 MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION, AFTER_END, GLOBAL_COMM = range(6)
@@ -34,27 +32,18 @@ DROPPING = (MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION)
 COLON, NEWLINE, CR, MINUS = 58, 10, 13, 45
 
 
-@intrinsic
-def _byte(typingctx, address, index):
-    """The byte at address + index (no array, so no reference counting)."""
-    def codegen(context, builder, signature, args):
-        where = builder.add(args[0], context.cast(builder, args[1], signature.args[1], types.intp))
-        return builder.load(builder.inttoptr(where, ir.IntType(8).as_pointer()))
-    return types.uint8(types.intp, index), codegen
-
-
 @numba.njit(cache=True, inline="always")
 def _field(p, i, n):
     """Parse an integer at i of the bytes at address p. Returns (value, next index, terminator):
     terminator 1 = ':', 2 = end of line, 0 = error."""
     neg = False
-    if i < n and _byte(p, i) == MINUS:
+    if i < n and byte_at(p, i) == MINUS:
         neg = True
         i += 1
     start = i
     v = np.int64(0)
     while i < n:
-        c = _byte(p, i)
+        c = byte_at(p, i)
         if 48 <= c <= 57:
             v = v * 10 + (c - 48)
             i += 1
@@ -66,19 +55,19 @@ def _field(p, i, n):
         v = -v
     if i >= n:
         return v, i, 2
-    c = _byte(p, i)
+    c = byte_at(p, i)
     if c == COLON:
         return v, i + 1, 1
     if c == NEWLINE:
         return v, i + 1, 2
-    if c == CR and i + 1 < n and _byte(p, i + 1) == NEWLINE:
+    if c == CR and i + 1 < n and byte_at(p, i + 1) == NEWLINE:
         return v, i + 2, 2
     return v, i, 0
 
 
 @numba.njit(cache=True, inline="always")
 def _skip_line(p, i, n):
-    while i < n and _byte(p, i) != NEWLINE:
+    while i < n and byte_at(p, i) != NEWLINE:
         i += 1
     return i + 1
 
