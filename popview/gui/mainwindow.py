@@ -33,7 +33,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QToolBar, QWidget,
+    QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSizePolicy, QToolBar, QWidget,
 )
 
 from popview.analysis.focus import Focus
@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
         self.setCorner(Qt.Corner.BottomLeftCorner, Area.LeftDockWidgetArea)
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowNestedDocks
                             | QMainWindow.DockOption.AllowTabbedDocks)
+        self.setCentralWidget(_slack_taker())
         self._build_menus()
         self._build_toolbar()
         specs = [s for s in (panes if panes is not None else PANES) if self._add_pane(s)]
@@ -204,18 +205,27 @@ class MainWindow(QMainWindow):
         self._default_state = self.saveState()
 
     def _default_sizes(self) -> None:
-        """Side panes narrow, the trees tall: the first-run layout of UI.md."""
+        """Side panes narrow, then the heights of the timeline, the trees and the Advisor:
+        the first-run layout of UI.md. Each request is laid out before the next (asked at
+        once, Qt honoured only some of them); a later one wins where they conflict."""
+        steps = []
         left = [d for t, d in self.docks.items() if self.dockWidgetArea(d) == Area.LeftDockWidgetArea]
         if left:
-            self.resizeDocks(left[:1], [330], Qt.Orientation.Horizontal)
-        row = [self.docks[t] for t in ("Metrics", "Call tree", "System tree") if t in self.docks]
-        if row:
-            self.resizeDocks(row, [370, 470, 430][:len(row)], Qt.Orientation.Horizontal)
-        column = [self.docks[t] for t in ("Timeline", "Metrics", "Advisor") if t in self.docks]
-        if column:
-            self.resizeDocks(column, [360, 220, 320][:len(column)], Qt.Orientation.Vertical)
-        if "Topology" in self.docks and "System tree" in self.docks:
-            self.resizeDocks([self.docks["System tree"], self.docks["Topology"]], [240, 180], Qt.Orientation.Vertical)
+            steps.append((left[:1], [330], Qt.Orientation.Horizontal))
+        for names, sizes, orientation in ((("Metrics", "Call tree", "System tree"), [370, 470, 430],
+                                           Qt.Orientation.Horizontal),
+                                          (("System tree", "Topology"), [140, 180], Qt.Orientation.Vertical),
+                                          (("Metrics", "Advisor"), [250, 300], Qt.Orientation.Vertical),
+                                          (("Timeline", "Advisor"), [280, 245], Qt.Orientation.Vertical)):
+            docks = [self.docks[t] for t in names if t in self.docks]
+            if docks:
+                steps.append((docks, sizes[:len(docks)], orientation))
+        self._resize_in_turn(steps)
+
+    def _resize_in_turn(self, steps: list) -> None:
+        if steps:
+            self.resizeDocks(*steps[0])
+            QTimer.singleShot(0, self, lambda: self._resize_in_turn(steps[1:]))   # dropped with the window
 
     def _action(self, menu, text, slot, shortcut=None) -> QAction:
         act = QAction(text, self)
@@ -426,3 +436,14 @@ class MainWindow(QMainWindow):
         if paths:
             event.acceptProposedAction()
             self.open_paths(paths)
+
+
+def _slack_taker() -> QWidget:
+    """The central widget: empty and of no height. Without one, Qt's dock layout moved the
+    separator between the side column and the other panes a little on every relayout, for
+    a second after the window showed, until those panes were at their minimum widths (330
+    px asked for the side column, 720 px given); a central widget takes up the slack."""
+    center = QWidget()
+    center.setMaximumHeight(0)
+    center.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+    return center

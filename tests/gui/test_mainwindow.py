@@ -105,6 +105,19 @@ def test_layout_and_geometry_are_remembered(qtbot, settings):
     assert size[1] == 555
 
 
+
+def test_the_first_run_layout_is_the_one_asked_for_and_stays(qtbot, settings):
+    w = MainWindow(settings=settings)          # every pane: their size hints shape the layout
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.wait(800)
+    widths = {name: dock.width() for name, dock in w.docks.items()}
+    assert widths["Experiments"] <= 360           # the side column narrow, as asked (330)
+    assert widths["Timeline"] >= 1000             # the rest for the timeline and the trees
+    assert w.docks["Timeline"].height() > w.docks["Advisor"].height()
+    qtbot.wait(700)                               # Qt once moved the side column for a second
+    assert {name: dock.width() for name, dock in w.docks.items()} == widths
+
 # ---- opening ---------------------------------------------------------------------------------
 def test_drop_a_file_opens_it_in_a_worker(qtbot, window, traces):
     drop(window, [traces / "alone.prv"])

@@ -307,3 +307,15 @@ def test_the_legend_names_a_category_drawn_as_one_pixel_column():
     image[:, 1::10] = 2
     legend = {label: fraction for _, label, fraction in palette.legend(image)}
     assert legend["Others"] == pytest.approx(0.1) and legend["Running"] == pytest.approx(0.9)
+
+
+def test_the_status_is_above_the_legend_and_shortened_rather_than_cut_off(pane, qtbot):
+    label = pane.source_label
+    assert "shown" in label.text() and label.toolTip() == label.text()
+    assert label.minimumSizeHint().width() == 0           # it never widens the pane
+    assert label.geometry().right() <= label.parentWidget().width()
+    assert label.shown_text() == label.text()             # the side column has room for it
+    label.setText(label.text() + " · a note longer than the side column is wide")
+    qtbot.wait(50)
+    shown = label.shown_text()
+    assert shown.endswith("…") and label.text().startswith(shown[:-1])

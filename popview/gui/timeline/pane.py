@@ -18,6 +18,7 @@ from popview.analysis.timeline_data import ColourMode, focus_span, parse_time_wi
 from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import TimelineView, format_time
+from popview.gui.widgets.elided import ElidedLabel
 
 NO_TIMELINE = "A profile has no timeline: open a trace (Paraver .prv or OTF2) to see one."
 VIEW_MIN_HEIGHT = 70      # px per stacked run: a few rows and the time axis stay readable
@@ -90,9 +91,11 @@ class TimelinePane(QWidget):
                   self.path_box, self.fit_scale_button, self.save_button):
             bar.addWidget(w)
         bar.addStretch(1)
-        self.source_label = QLabel()
+        # what is shown, above the legend: the toolbar is full, and a status at its end was cut off
+        # at the window's edge; shortened if need be (notes can make it long), whole in its tooltip
+        self.source_label = ElidedLabel()
+        self.source_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.source_label.setStyleSheet("color: gray")
-        bar.addWidget(self.source_label)
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.legend = QListWidget()
@@ -102,6 +105,7 @@ class TimelinePane(QWidget):
         side = QWidget()
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.addWidget(self.source_label)
         side_layout.addWidget(self.legend)
         side_layout.addWidget(self.gradient_label)
         side.setMaximumWidth(240)
