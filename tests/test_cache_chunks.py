@@ -57,19 +57,25 @@ def test_other_filters_are_refused(tmp_path):
             ChunkedWriter(ds)
 
 
-def test_pending_chunks_do_not_keep_the_written_rows_alive(tmp_path):
+def test_written_rows_are_let_go_once_their_chunks_are_stored(tmp_path):
+    """Chunks are compressed from views of the rows (no copy), so the rows live on only
+    while at most AHEAD of their chunks wait: writing more releases them."""
     import gc
     import weakref
 
+    chunk = 65536
+    more = ChunkedWriter.AHEAD + 1
     with h5py.File(tmp_path / "w.h5", "w") as f:
-        out = ChunkedWriter(create_column(f, "x", np.int64, 3 * 65536))
-        rows = np.arange(3 * 65536, dtype=np.int64)
+        out = ChunkedWriter(create_column(f, "x", np.int64, (3 + more) * chunk))
+        rows = np.arange(3 * chunk, dtype=np.int64)
         alive = weakref.ref(rows)
         out.write(rows)
         del rows
+        out.write(np.arange(3 * chunk, (3 + more) * chunk, dtype=np.int64))
         gc.collect()
-        assert alive() is None, "a pending chunk must be a copy, not a view"
+        assert alive() is None, "rows kept alive after their chunks were stored"
         out.close()
+        np.testing.assert_array_equal(f["x"][:], np.arange((3 + more) * chunk))
 
 
 def test_sparse_index_keeps_no_view_of_the_pieces():
