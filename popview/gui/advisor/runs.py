@@ -1,15 +1,28 @@
 """Which open runs belong together for scalabilities and the scaling view."""
 from __future__ import annotations
 
+import re
+
 from popview.analysis.report import series
 
 
 def series_runs(state) -> list:
-    """The current run's series (AppState.series), smallest first; runs opened
-    outside any series are compared with each other."""
-    name = state.series.get(state.current) if state.current is not None else None
-    return series.ordered([e for e in state.experiments if state.series.get(e) == name])
+    """The current run's series (AppState.series), smallest first. Runs opened outside
+    any series are compared with the other such runs named like the current one but for
+    numbers (epoch_4proc, epoch_16proc): two unrelated traces opened together are not
+    each other's reference."""
+    current = state.current
+    name = state.series.get(current) if current is not None else None
+    runs = [e for e in state.experiments if state.series.get(e) == name]
+    if name is None and current is not None:
+        runs = [e for e in runs if e is current or _same_program(e.name, current.name)]
+    return series.ordered(runs)
 
 
 def series_name(state) -> str | None:
     return state.series.get(state.current) if state.current is not None else None
+
+
+def _same_program(a: str, b: str) -> bool:
+    """Names alike once their numbers are set aside: runs of one program at several sizes."""
+    return re.sub(r"\d+", "N", a) == re.sub(r"\d+", "N", b)
