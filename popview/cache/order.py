@@ -40,14 +40,21 @@ def take(column, order):
 
 
 @numba.njit(cache=True, nogil=True)
-def location_order(locs, counts):
-    """Stable order by location (a counting sort): rows of each location in
-    arrival order, locations ascending."""
+def _first_rows(counts):
+    """Where each location's rows start once ordered (a counting sort's cursors)."""
     cursor = np.empty(len(counts), np.int64)
     acc = 0
     for k in range(len(counts)):
         cursor[k] = acc
         acc += counts[k]
+    return cursor
+
+
+@numba.njit(cache=True, nogil=True)
+def location_order(locs, counts):
+    """Stable order by location (a counting sort): rows of each location in
+    arrival order, locations ascending."""
+    cursor = _first_rows(counts)
     order = np.empty(len(locs), np.int64)
     for i in range(len(locs)):
         order[cursor[locs[i]]] = i
@@ -60,11 +67,7 @@ def order_three(locs, counts, a, b, c):
     """Three columns stably ordered by location in one pass, each row written to its
     place (a counting sort): 2.5x faster than location_order and three takes, for the
     tables of three columns besides the location (states, events)."""
-    cursor = np.empty(len(counts), np.int64)
-    acc = 0
-    for k in range(len(counts)):
-        cursor[k] = acc
-        acc += counts[k]
+    cursor = _first_rows(counts)
     out_a = np.empty(len(locs), a.dtype)
     out_b = np.empty(len(locs), b.dtype)
     out_c = np.empty(len(locs), c.dtype)

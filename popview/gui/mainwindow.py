@@ -201,8 +201,7 @@ class MainWindow(QMainWindow):
         self._action(self.menus["Help"], "&About popview", self._about)
 
     def _finish_menus(self) -> None:
-        self._default_sizes()
-        self._default_state = self.saveState()
+        self._default_state = self.saveState()     # the panes' places; their sizes: _default_sizes
 
     def _default_sizes(self) -> None:
         """Side panes narrow, then the heights of the timeline, the trees and the Advisor:
@@ -289,6 +288,7 @@ class MainWindow(QMainWindow):
         for dock in self.docks.values():
             dock.setFloating(False)
             dock.show()
+        self._default_sizes()
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
         for job in list(self.jobs):

@@ -117,6 +117,12 @@ def test_the_first_run_layout_is_the_one_asked_for_and_stays(qtbot, settings):
     assert w.docks["Timeline"].height() > w.docks["Advisor"].height()
     qtbot.wait(700)                               # Qt once moved the side column for a second
     assert {name: dock.width() for name, dock in w.docks.items()} == widths
+    w.resizeDocks([w.docks["Experiments"]], [700], Qt.Orientation.Horizontal)
+    qtbot.wait(200)
+    assert w.docks["Experiments"].width() > 600
+    w.reset_layout()                              # brings the first-run sizes back too
+    qtbot.wait(300)
+    assert w.docks["Experiments"].width() <= 360
 
 # ---- opening ---------------------------------------------------------------------------------
 def test_drop_a_file_opens_it_in_a_worker(qtbot, window, traces):
