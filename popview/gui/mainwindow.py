@@ -215,7 +215,7 @@ class MainWindow(QMainWindow):
                                            Qt.Orientation.Horizontal),
                                           (("System tree", "Topology"), [140, 180], Qt.Orientation.Vertical),
                                           (("Metrics", "Advisor"), [250, 300], Qt.Orientation.Vertical),
-                                          (("Timeline", "Advisor"), [280, 245], Qt.Orientation.Vertical)):
+                                          (("Timeline", "Advisor"), [275, 260], Qt.Orientation.Vertical)):
             docks = [self.docks[t] for t in names if t in self.docks]
             if docks:
                 steps.append((docks, sizes[:len(docks)], orientation))

@@ -114,7 +114,7 @@ def test_the_first_run_layout_is_the_one_asked_for_and_stays(qtbot, settings):
     widths = {name: dock.width() for name, dock in w.docks.items()}
     assert widths["Experiments"] <= 360           # the side column narrow, as asked (330)
     assert widths["Timeline"] >= 1000             # the rest for the timeline and the trees
-    assert w.docks["Timeline"].height() > w.docks["Advisor"].height()
+    assert w.docks["Timeline"].height() >= 270 and w.docks["Advisor"].height() >= 220   # both readable
     qtbot.wait(700)                               # Qt once moved the side column for a second
     assert {name: dock.width() for name, dock in w.docks.items()} == widths
     w.resizeDocks([w.docks["Experiments"]], [700], Qt.Orientation.Horizontal)
