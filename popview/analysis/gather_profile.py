@@ -17,6 +17,8 @@ from popview.analysis.inputs import FocusInputs, Region
 from popview.analysis.profiles import experiment_profile
 from popview.cache.cumulative import CAT, N_CAT
 
+# counters of other sources (perf events in Score-P) that count what PAPI's do; a PAPI one wins
+_COUNTER_ALIASES = {"instructions": "PAPI_TOT_INS", "cycles": "PAPI_TOT_CYC"}
 _DIRECT = ("mpi_p2p", "mpi_collective", "mpi_sync", "mpi_other", "mpi_io", "omp_sync", "omp_management",
            "omp_idle", "io", "other")
 
@@ -72,8 +74,9 @@ def _counters(prof, dense, span, locs) -> dict[str, np.ndarray]:
     pure = np.isclose(dense["comp"], dense["time"]) & (dense["time"] > 0)
     out = {}
     for m in prof.metrics:
-        if m.id.startswith("PAPI_") and prof.has(m.id):
-            out[m.id] = np.where(pure, prof.matrix(m.id)[span][:, locs], 0.0).sum(axis=0)
+        name = _COUNTER_ALIASES.get(m.id.lower(), m.id)
+        if name.startswith("PAPI_") and prof.has(m.id) and not (name != m.id and prof.has(name)):
+            out[name] = np.where(pure, prof.matrix(m.id)[span][:, locs], 0.0).sum(axis=0)
     if prof.has("visits"):
         mpi = np.array([prof.regions[r].paradigm == "mpi" for r in prof.callpath_region[span]], bool)
         coll = np.array([prof.regions[r].paradigm == "mpi" and prof.regions[r].role in
