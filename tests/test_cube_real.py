@@ -13,6 +13,7 @@ from popview.cache.profile_store import read_profile
 from popview.commands.info import render
 from popview.model.profile import preorder
 from popview.readers.cube import load
+from popview.readers.cube.hierarchy import LEAVES
 
 pytestmark = pytest.mark.shared
 
@@ -131,9 +132,25 @@ def test_derived_time_hierarchy_adds_up(shared_traces, name):
     parts = sum(p.matrix(m) for m in ("comp", "mpi", "omp", "io", "other"))
     np.testing.assert_allclose(parts, time_, rtol=1e-12, atol=1e-9)
     for parent in ("mpi", "omp"):
-        kids = [m.id for m in p.metrics if m.parent == parent and m.kind == "derived"]
+        kids = [m.id for m in p.metrics if m.parent == parent and m.id in LEAVES]   # a stored one too
         np.testing.assert_allclose(sum(p.matrix(k) for k in kids), p.matrix(parent), atol=1e-9)
     assert p.inclusive_totals("mpi")[p.roots()].sum() > 0
+
+
+def test_scalasca_wait_states_sit_under_their_part_of_time(shared_traces):
+    """As Cube shows a Scalasca report: Late Sender under point-to-point, implicit-barrier waiting
+    under OpenMP synchronisation, fork / join management under OpenMP (no longer computation)."""
+    _, p, _ = load(shared_traces / "tauonk-btmz/scorep_bt-mz_B_8x4_trace/scout.cubex")
+    parent = {m.id: m.parent for m in p.metrics}
+    assert parent["mpi_latesender"] == "mpi_p2p" and parent["mpi_latesender_wo"] == "mpi_latesender"
+    assert parent["mpi_barrier_wait"] == "mpi_sync" and parent["omp_ibarrier_wait"] == "omp_sync"
+    assert parent["omp_management"] == "omp" and parent["omp_fork"] == "omp_management"
+    for child, part in (("mpi_latesender", "mpi_p2p"), ("omp_ibarrier_wait", "omp_sync"), ("omp_management", "omp")):
+        assert (p.matrix(child) <= p.matrix(part) + 1e-9).all(), child
+    total = p.inclusive_totals
+    root = p.roots()
+    assert total("omp_management")[root].sum() == pytest.approx(18.9039, abs=1e-4)
+    assert total("comp")[root].sum() == pytest.approx(833.2476 - 18.9039, abs=1e-3)
 
 
 def test_remapped_idle_threads_match_the_remapper(shared_traces):
