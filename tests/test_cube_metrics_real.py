@@ -111,3 +111,23 @@ def test_scorep_trace_and_profile_of_one_run_agree(shared_traces, cache_dir, run
                     apart.append(f"{model} {node.id}: trace {node.value:.4f}, profile {other.value:.4f}")
     assert compared >= 30
     assert not apart, "\n".join(apart)
+
+
+def test_btmz_scout_regions_add_up_and_show_the_barrier(shared_traces, cache_dir):
+    """BT-MZ 8x4 (Scalasca scout): the per-region children of the OpenMP region efficiency are each
+    region's share of the run's loss and add up to their parent; with x_solve's parallel region as
+    the focus its own efficiency shows the implicit-barrier waiting (the last thread of each team
+    waits a quarter of the region)."""
+    x_solve = "MAIN__/ITERATION/adi_/x_solve_/!$omp parallel @x_solve.f:46"
+    with popview.open(shared_traces / TAUONK_SCOUT, cache_dir=cache_dir) as exp:
+        whole = exp.metrics("hybrid-additive")["openmp_region_efficiency"]
+        region = exp.metrics("hybrid-additive", f"callpath:{x_solve}")["openmp_region_efficiency"]
+        prof = exp.profile()
+        cp = prof.find(x_solve)
+        wait, time = prof.by_location("omp_ibarrier_wait", cp), prof.by_location("time", cp)
+    lost = sum(1 - c.value for c in whole.children if c.factor)
+    assert 1 - whole.value == pytest.approx(lost, abs=1e-9)
+    assert all(0 <= c.value <= 1 for c in whole.children)
+    assert (wait / time).max() > 0.2                                   # the last thread waits
+    assert 1 - region.value >= wait.sum() / time.sum() > 0.05            # the barrier shows in the figure
+    assert region.value < 0.95
