@@ -92,7 +92,22 @@ class FocusInputs:
 
     @property
     def outside_mpi(self) -> np.ndarray:
-        return self.runtime - self.mpi
+        """Per process: the master's time in OpenMP parallel regions or computing outside them.
+
+        Time the master spends neither there nor in MPI (before its process or
+        thread exists, idle, file I/O, tracer flushing, unrecorded gaps) is lost
+        at the process level, as POP MPI counts it: with one thread per process
+        the hybrid models then reduce to POP MPI and every OpenMP factor is 1.
+        Never less than any of the process's threads computes (a worker's own
+        visits of a call path may begin before its master's)."""
+        busiest = np.zeros(self.n_processes)
+        np.maximum.at(busiest, self.process, self.useful)
+        return np.maximum(self.openmp + self.serial_useful, busiest)
+
+    @property
+    def other_lost(self) -> np.ndarray:
+        """Per process: the master's time neither useful, nor OpenMP, nor MPI."""
+        return np.maximum(self.runtime - self.outside_mpi - self.mpi, 0.0)
 
     def weighted_avg(self, per_process: np.ndarray) -> float:
         """sum_p t_p x[p] / T (seed 000, 2.1.1)."""

@@ -67,6 +67,19 @@ def _replay_loader(exp, focus: Focus):
     return (lambda: replay(exp, focus)), REPLAY_MISSING
 
 
+def process_level_note(x: FocusInputs) -> str | None:
+    """Names the master time that is neither useful, OpenMP nor MPI, when it matters (>= 1 % of R)."""
+    if x.runtime <= 0 or not x.n_threads:
+        return None
+    lost = x.other_lost
+    worst = int(lost.argmax())
+    if lost[worst] < 0.01 * x.runtime:
+        return None
+    return (f"process {worst} spends {lost[worst]:.4g} s ({lost[worst] / x.runtime:.1%} of R) neither computing, "
+            "nor in OpenMP, nor in MPI (not yet created, idle, file I/O or unrecorded): the MPI level counts it "
+            "as lost, as POP MPI does, so the OpenMP factors do not")
+
+
 def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: str = "auto",
             use_replay: bool = True) -> MetricTree:
     """The metric tree of `model` for `exp` and `focus`; scalabilities against `reference`
@@ -79,6 +92,8 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
         notes.append(f"automatic focus: {focus.label()} - {why}")
     x = focus_inputs(exp, focus)
     notes += x.notes
+    if model.startswith("hybrid") and (note := process_level_note(x)):
+        notes.append(note)
     if reference is None or reference is exp:
         ref, ref_is_self, ref_label = x, True, "this run"
         alone = reference is None
