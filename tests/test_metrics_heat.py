@@ -125,3 +125,26 @@ def test_one_thread_per_process_openmp_factors_are_one(shared_traces, cache, tra
         tree = exp.metrics(model, use_replay=False)
         for metric in ids:
             assert tree.find(metric).value == pytest.approx(1, abs=0.01), f"{trace} {model} {metric}"
+
+
+def test_a_time_window_carries_over_as_the_iterations_it_holds(shared_traces, cache):
+    d = shared_traces / HEAT / "extrae"
+    runs = [d / r / f"{r}.prv" for r in ("hyb_2x2", "hyb_1x1", "hyb_1x2")]
+    s = popview.series(runs, focus=Focus.window(1_000_000_000, 1_200_000_000), cache_dir=cache, use_replay=False)
+    assert s.focus.kind == "iterations" and s.focus.first > 0
+    assert "every run is compared over these iterations" in s.focus_note
+    for tree in s.trees("pop-mpi"):
+        assert tree.focus == s.focus.label()
+        assert 0 < tree.find("parallel_efficiency").value <= 1
+
+
+def test_a_window_without_whole_iterations_shows_the_run_alone(shared_traces, cache):
+    d = shared_traces / HEAT / "extrae"
+    exp = popview.open(d / "hyb_2x2" / "hyb_2x2.prv", cache_dir=cache)
+    ref = popview.open(d / "hyb_1x1" / "hyb_1x1.prv", cache_dir=cache)
+    tree = exp.metrics("pop-mpi", Focus.window(1_000_000_000, 1_000_100_000), reference=ref, use_replay=False)
+    assert tree.find("global_efficiency").value is None
+    assert "time window does not carry over" in tree.find("computation_scalability").reason
+    assert any("this run is shown alone" in n for n in tree.notes)
+    with pytest.raises(ValueError, match="no whole iteration"):
+        popview.series([exp, ref], focus=Focus.window(1_000_000_000, 1_000_100_000))

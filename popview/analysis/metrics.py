@@ -34,9 +34,16 @@ def focus_inputs(exp, focus) -> FocusInputs:
     return cache[focus]
 
 
-def reference_focus(focus: Focus) -> Focus:
-    """The focus of the reference run: a time window does not carry over to another run."""
-    return focus if focus.kind in ("whole", "callpath", "auto") else Focus.whole()
+def reference_focus(focus: Focus, reference=None) -> Focus:
+    """The focus of the reference run: the same iterations when it has them; a time window
+    never carries over (popview.analysis.focus_map maps it to iterations first)."""
+    if focus.kind in ("whole", "callpath", "auto"):
+        return focus
+    if focus.kind == "iterations" and reference is not None:
+        from popview.analysis.focus_map import carries_to
+        if carries_to(reference, focus):
+            return focus
+    return Focus.whole()
 
 
 def guess_scaling(runs: list[FocusInputs], ref: FocusInputs) -> tuple[str, str]:
@@ -90,6 +97,15 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
     if focus.kind == "auto":
         focus, why = propose_focus(exp)
         notes.append(f"automatic focus: {focus.label()} - {why}")
+    no_reference = None
+    if focus.kind == "window" and reference is not None and reference is not exp:
+        from popview.analysis.focus_map import carry
+        mapped, why = carry(exp, focus, [reference])
+        notes.append(why)
+        if mapped is None:
+            reference, no_reference = None, why
+        else:
+            focus = mapped
     x = focus_inputs(exp, focus)
     notes += x.notes
     if model.startswith("hybrid") and (note := process_level_note(x)):
@@ -98,17 +114,17 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
         ref, ref_is_self, ref_label = x, True, "this run"
         alone = reference is None
     else:
-        ref = focus_inputs(reference, reference_focus(focus))
+        ref = focus_inputs(reference, reference_focus(focus, reference))
         ref_is_self, ref_label, alone = False, getattr(reference, "label", "reference"), False
     if scaling == "auto":
         scaling, why = guess_scaling([x], ref)
         if not ref_is_self:
             notes.append(why)
-    if alone and model not in ("computation", "io"):
+    if alone and no_reference is None and model not in ("computation", "io"):
         notes.append("scalabilities are against this run itself (give a reference or a series to compare)")
     loader, reason = _replay_loader(exp, focus) if use_replay else (None, "replay not requested")
     ctx = Context(x=x, ref=ref, ref_label=ref_label, ref_is_self=ref_is_self, scaling=scaling,
-                  replay_loader=loader, replay_reason=reason)
+                  replay_loader=loader, replay_reason=reason, no_reference=no_reference)
     roots = [evaluate(spec, ctx) for spec in module.MODEL.roots]
     post = getattr(module, "POST", {})
     for root in roots:
