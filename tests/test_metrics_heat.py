@@ -148,3 +148,42 @@ def test_a_window_without_whole_iterations_shows_the_run_alone(shared_traces, ca
     assert any("this run is shown alone" in n for n in tree.notes)
     with pytest.raises(ValueError, match="no whole iteration"):
         popview.series([exp, ref], focus=Focus.window(1_000_000_000, 1_000_100_000))
+
+
+def test_a_run_dominated_by_mpi_init_says_so_next_to_the_figure(shared_traces, cache):
+    exp = popview.open(shared_traces / "tracer-stencil4d" / "traces-32" / "traces.otf2", cache_dir=cache)
+    tree = exp.metrics("hybrid-multiplicative", use_replay=False)
+    assert any("MPI_Init takes" in w and "automatic focus" in w for w in tree.roots[0].warnings)
+    heat = popview.open(shared_traces / HEAT / "scorep" / "hyb_1x2" / "traces.otf2", cache_dir=cache)
+    assert not any("MPI_Init" in w for w in heat.metrics("pop-mpi", use_replay=False).roots[0].warnings)
+
+
+def _values(tree) -> dict[str, float]:
+    return {n.id: n.value for _, n in tree.walk() if n.value is not None and n.kind == "efficiency"}
+
+
+@pytest.mark.parametrize("run", ["hyb_1x2", "hyb_2x2"])
+def test_scorep_trace_agrees_with_the_profile_of_the_same_run(shared_traces, cache, run):
+    """1x2: every efficiency both give within 0.01. 2x2 (4 threads on 2 cores): the trace
+    shows each master descheduled between its ThreadFork and its team begin, time the
+    profile counts as computation in main; only the process level, which does not depend
+    on that split, agrees there, and the useful time differs by that fork time."""
+    d = shared_traces / HEAT / "scorep" / run
+    trace = popview.open(d / "traces.otf2", cache_dir=cache)
+    profile = popview.open(d / "profile.cubex", cache_dir=cache)
+    process_level = {"process_efficiency", "process_load_balance", "mpi_communication_efficiency",
+                     "mpi_parallel_efficiency", "mpi_load_balance"}
+    compared = 0
+    for model in ("pop-mpi", *HYBRID):
+        t, p = (_values(e.metrics(model, use_replay=False)) for e in (trace, profile))
+        for metric in t.keys() & p.keys():
+            if run == "hyb_1x2" or metric in process_level:
+                assert t[metric] == pytest.approx(p[metric], abs=0.01), f"{run} {model} {metric}"
+                compared += 1
+    assert compared >= (25 if run == "hyb_1x2" else 6)
+    if run == "hyb_2x2":
+        from popview.analysis.metrics import focus_inputs
+        from popview.cache.cumulative import CAT
+        t, p = focus_inputs(trace, "whole"), focus_inputs(profile, "whole")
+        fork = t.cat[t.masters, CAT["omp_management"]].sum()
+        assert p.useful.sum() - t.useful.sum() == pytest.approx(fork, rel=0.05)

@@ -82,8 +82,13 @@ class FocusInputs:
 
     @property
     def openmp(self) -> np.ndarray:
-        """Per process: time of the master inside parallel regions."""
-        return self.time(*OMP_CATS)[self.masters]
+        """Per process: time of the master inside parallel regions; never less than any thread of
+        the process computes beyond the master's serial computation (threads that work while
+        their master is idle, as pthreads or HPX do, or a worker's own visits of a call path
+        that begin before its master's)."""
+        busiest = np.zeros(self.n_processes)
+        np.maximum.at(busiest, self.process, self.useful)
+        return np.maximum(self.time(*OMP_CATS)[self.masters], busiest - self.serial_useful)
 
     @property
     def mpi(self) -> np.ndarray:
@@ -97,12 +102,8 @@ class FocusInputs:
         Time the master spends neither there nor in MPI (before its process or
         thread exists, idle, file I/O, tracer flushing, unrecorded gaps) is lost
         at the process level, as POP MPI counts it: with one thread per process
-        the hybrid models then reduce to POP MPI and every OpenMP factor is 1.
-        Never less than any of the process's threads computes (a worker's own
-        visits of a call path may begin before its master's)."""
-        busiest = np.zeros(self.n_processes)
-        np.maximum.at(busiest, self.process, self.useful)
-        return np.maximum(self.openmp + self.serial_useful, busiest)
+        the hybrid models then reduce to POP MPI and every OpenMP factor is 1."""
+        return self.openmp + self.serial_useful
 
     @property
     def other_lost(self) -> np.ndarray:

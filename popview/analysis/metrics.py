@@ -87,6 +87,28 @@ def process_level_note(x: FocusInputs) -> str | None:
             "as lost, as POP MPI does, so the OpenMP factors do not")
 
 
+SETUP_SHARE = 0.25       # MPI_Init over this share of R on some process: the run measures its set-up
+
+
+def setup_warning(exp, focus: Focus, runtime: float) -> str | None:
+    """Says when MPI_Init dominates a whole-run focus, and what focus leaves it out."""
+    if focus.kind != "whole" or runtime <= 0:
+        return None
+    prof = exp.profile()
+    init = [cp for cp in range(prof.n_callpaths) if prof.name(cp).startswith("MPI_Init")]
+    if not init or not prof.has("time"):
+        return None
+    per_loc = sum(prof.by_location("time", cp, True) for cp in init)
+    share = float(per_loc.max()) / runtime
+    if share < SETUP_SHARE:
+        return None
+    auto, why = propose_focus(exp)
+    hint = (f"the automatic focus ({auto.label()}) leaves it out" if auto.kind != "whole" else
+            f"the automatic focus finds no repeating region ({why}); choose a window or call path after MPI_Init")
+    return (f"MPI_Init takes {share:.0%} of the run on some process: the whole-run figures measure start-up, "
+            f"not the program's parallel work; {hint}")
+
+
 def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: str = "auto",
             use_replay: bool = True) -> MetricTree:
     """The metric tree of `model` for `exp` and `focus`; scalabilities against `reference`
@@ -126,6 +148,8 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
     ctx = Context(x=x, ref=ref, ref_label=ref_label, ref_is_self=ref_is_self, scaling=scaling,
                   replay_loader=loader, replay_reason=reason, no_reference=no_reference)
     roots = [evaluate(spec, ctx) for spec in module.MODEL.roots]
+    if roots and model not in ("computation", "io") and (setup := setup_warning(exp, focus, x.runtime)):
+        roots[0].warnings.append(setup)
     post = getattr(module, "POST", {})
     for root in roots:
         for _, node in list(root.walk()):

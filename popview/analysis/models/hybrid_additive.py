@@ -122,6 +122,10 @@ def _region_node(x, reg) -> MetricNode:
                     "fork, join, scheduling, synchronisation, a descheduled master",
         formula="1 - avg_t(openmp_region[p] - max_t' omp_useful_region[p,t']) / R",
         inputs={"avg_openmp_s": avg_openmp, "avg_imbalance_s": imbalance, "runtime_s": r})]
+    for part in parts:
+        if part.value > 1 + 1e-9:
+            part.warnings.append(f"above 100 % ({part.value:.4f}): a thread computes longer in the region than its "
+                                 "master is in it (records straddling the region's limits); shown unclipped")
     return MetricNode(
         id=f"openmp_region_efficiency:{reg.name}", name=f"Region {reg.name}", kind="efficiency", value=1 - lost / r,
         description=f"OpenMP region efficiency of the parallel region {reg.name}",
