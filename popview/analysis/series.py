@@ -33,6 +33,8 @@ class Series:
     def _common_focus(self, focus):
         """A focus every run has: a time window (on the first run) becomes the iterations it holds."""
         from popview.analysis.focus_map import carries_to, carry
+        if len(self.experiments) == 1:
+            return focus, ""
         mapped, note = carry(self.experiments[0], focus, self.experiments)
         if mapped is None:
             raise ValueError(note.replace("this run is shown alone", "open the first run alone or give an "

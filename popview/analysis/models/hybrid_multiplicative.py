@@ -105,3 +105,15 @@ MODEL = Model("hybrid-multiplicative", "Hybrid multiplicative (BSC)",
                   Spec("global_efficiency", "Global efficiency", "hybrid_parallel_efficiency x computation_scalability",
                        "Overall efficiency against the reference run", global_efficiency("hybrid_parallel_efficiency"),
                        combine="product", children=(HYBRID, COMPUTATION)),))
+
+
+def _explain_quotient(ctx: Context, node) -> None:
+    """A quotient factor above 1 is the model's, not the data's: name its cause."""
+    if node.value is None or node.value <= 1 + 1e-9:
+        return
+    node.warnings = [f"above 100 % ({node.value:.4f}): the processes' time outside MPI is less balanced than "
+                     "the threads' useful time (a process spends time outside MPI without computing: OpenMP "
+                     "runtime, waiting threads); the BSC model's quotient exceeds 1 there"]
+
+
+POST = {"openmp_load_balance": _explain_quotient}
