@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import popview
-from popview.analysis.metrics import focus_inputs
 
 MINI_LPT = "cubegui-llm-thesis/real_world_profiles/mini-lpt-720-profile.cubex"
 
@@ -63,36 +62,39 @@ def test_profile_without_wait_states_says_why(shared_traces, cache_dir):
 
 def test_remapped_report_gives_the_metrics_of_its_raw_profile(shared_traces, cache_dir):
     """tauonk summary.cubex is profile.cubex remapped by scalasca -examine (MANIFEST 4.2): Cube's own
-    hierarchy (execution, mpi_point2point, omp_time, omp_idle_threads ...) gives the same process
-    level; its computation leaves out the OpenMP management the raw profile cannot separate."""
+    hierarchy (execution, mpi_point2point, omp_time, omp_idle_threads ...) gives the metrics the raw
+    profile's derived hierarchy gives (the parallel regions' own time is OpenMP management in both)."""
     d = shared_traces / "tauonk-btmz/scorep_bt-mz_B_8x4_trace"
     with popview.open(d / "summary.cubex", cache_dir=cache_dir) as remapped, \
             popview.open(d / "profile.cubex", cache_dir=cache_dir) as raw:
         a, b = remapped.metrics("hybrid-additive"), raw.metrics("hybrid-additive")
-        management = remapped.profile().inclusive_totals("omp_management")[remapped.profile().roots()].sum()
-        n_threads = len(remapped.definitions.locations)
-        r = focus_inputs(raw, "whole").runtime
-    for m in ("process_efficiency", "process_load_balance", "mpi_communication_efficiency", "amdahl_efficiency"):
+        management = [e.profile().inclusive_totals("omp_management")[e.profile().roots()].sum() for e in (remapped, raw)]
+    assert management[0] == pytest.approx(9.7832, abs=1e-4) and management[1] == pytest.approx(management[0], rel=1e-9)
+    for m in ("parallel_efficiency", "process_efficiency", "process_load_balance", "mpi_communication_efficiency",
+              "thread_efficiency", "amdahl_efficiency", "openmp_region_efficiency"):
         assert a.value(m) == pytest.approx(b.value(m), abs=1e-3), m
-    assert b.value("parallel_efficiency") - a.value("parallel_efficiency") == pytest.approx(
-        management / n_threads / r, abs=1e-3)
     assert a.inconsistencies(1e-9) == []
 
 
 MODELS = ("pop-mpi", "hybrid-additive", "hybrid-multiplicative", "critical-path", "io", "computation")
 REGION_107 = "callpath:main/!$omp parallel @heat_hybrid.c:107"
 REGION_119 = "callpath:main/!$omp parallel @heat_hybrid.c:119"
-TRACE_REGION_119 = ("trace side: on a focus on the Jacobi region @heat_hybrid.c:119 the OTF2 trace's inputs count "
-                    "part of the masters' useful time inside the region as serial (2x2: 0.014 / 0.020 s of 0.032 / "
-                    "0.045 s) and their time in parallel regions as 0.061 / 0.038 s where the profile has 0.075 / "
-                    "0.058 s: Amdahl 0.885 (profile 1.000), OpenMP region efficiency 0.742 (profile 0.627); 1x2: "
-                    "the region's additive child 0.855 against the profile's 0.871")
+PROFILE_FORK = ("the profile cannot separate the masters' fork time: on 2x2 (4 threads on 2 cores) the trace shows "
+                "each master descheduled between its ThreadFork and its team begin, 1.317 s over the masters, which "
+                "Score-P's profile counts as computation in main (useful 6.687 s against the trace's 5.378 s); the "
+                "process level agrees (tests/test_metrics_heat.py)")
+TRACE_REGION_119 = ("trace side: the OTF2 focus on the Jacobi region @heat_hybrid.c:119 counts the masters' fork time "
+                    "(0.30 s each, ThreadFork to team begin) in the region: R 0.662 s against the profile's 0.075 s")
+AGREEMENT_CASES = [
+    ("hyb_1x2", "whole"), ("hyb_1x2", "callpath:main"), ("hyb_1x2", REGION_107), ("hyb_1x2", REGION_119),
+    pytest.param("hyb_2x2", "whole", marks=pytest.mark.xfail(strict=True, reason=PROFILE_FORK)),
+    pytest.param("hyb_2x2", "callpath:main", marks=pytest.mark.xfail(strict=True, reason=PROFILE_FORK)),
+    ("hyb_2x2", REGION_107),
+    pytest.param("hyb_2x2", REGION_119, marks=pytest.mark.xfail(strict=True, reason=TRACE_REGION_119)),
+]
 
 
-@pytest.mark.parametrize("run", ["hyb_1x2", "hyb_2x2"])
-@pytest.mark.parametrize("focus", [
-    "whole", "callpath:main", REGION_107,
-    pytest.param(REGION_119, marks=pytest.mark.xfail(strict=False, reason=TRACE_REGION_119))])
+@pytest.mark.parametrize(("run", "focus"), AGREEMENT_CASES)
 def test_scorep_trace_and_profile_of_one_run_agree(shared_traces, cache_dir, run, focus):
     """popview-heat: traces.otf2 and profile.cubex were written by the same Score-P run: every
     metric both give agrees within 0.01 (the profile has no ideal-network figures)."""

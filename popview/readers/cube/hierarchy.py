@@ -10,7 +10,9 @@ Differences from the remapper, because the shared vocabulary is flatter:
 file I/O (paradigm io) is its own `io` instead of a part of computation; the
 runtime time of other paradigms (pthread, SHMEM, CUDA/HIP/OpenCL/OpenACC API
 calls) and buffer flushes go to `other`; OpenMP runtime API calls (role
-wrapper, except the lock API) and task creation form `omp_management`,
+wrapper, except the lock API), task creation and the exclusive time of a
+parallel region's call path (the team's fork / join, as the remapper
+counts it) form `omp_management`,
 unless the file stores an omp_management of its own (Scalasca: fork / join
 time at parallel-region call paths), which then takes that place and is
 taken out of the computation it lies in. Scalasca's wait states go under
@@ -107,7 +109,7 @@ def region_category(region: Region) -> str:
     if p == "openmp":
         if role in _OMP_SYNC_ROLES or _OMP_LOCK.match(name):
             return "omp_sync"
-        if role in ("wrapper", "task create"):
+        if role in ("wrapper", "task create", "parallel"):    # a parallel region's own time: fork / join
             return "omp_management"
         return "comp"
     if p == "io":
