@@ -4,8 +4,29 @@
     exp = popview.open("run.prv.gz")      # converts once into an HDF5 cache
     exp.info()
 """
-from popview._version import __version__
-from popview.experiment import Experiment, open  # noqa: A004
+import os
+import sys
+
+
+def _numba_cache_in_user_cache_dir() -> None:
+    """numba keeps compiled kernels beside their source by default: inside site-packages,
+    where the files outlive an uninstall and shadow a later install. Put them in the user
+    cache directory instead; this runs before any kernel is defined. NUMBA_CACHE_DIR wins."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    import platformdirs
+
+    path = os.path.join(platformdirs.user_cache_dir("popview"), "numba")
+    os.environ["NUMBA_CACHE_DIR"] = path
+    numba = sys.modules.get("numba")
+    if numba is not None:                 # imported before popview: its config is already read
+        numba.config.CACHE_DIR = path
+
+
+_numba_cache_in_user_cache_dir()
+
+from popview._version import __version__  # noqa: E402
+from popview.experiment import Experiment, open  # noqa: A004,E402
 
 
 def series(runs, reference=None, scaling: str = "auto", focus=None, cache_dir=None, use_replay: bool = True):
