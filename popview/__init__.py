@@ -28,6 +28,10 @@ def _numba_cache_in_user_cache_dir() -> None:
 
 
 _numba_cache_in_user_cache_dir()
+if os.environ.get("POPVIEW_ANNOUNCE_COMPILES"):      # a process the command line started: say so too
+    from popview.firstuse import announce_on_terminal
+
+    announce_on_terminal()
 
 from popview._version import __version__  # noqa: E402
 

@@ -44,3 +44,54 @@ def test_numba_cache_dir_from_the_environment_wins(tmp_path):
     out = subprocess.run([sys.executable, "-c", "import popview, numba; print(numba.config.CACHE_DIR)"],
                          env=env, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == str(tmp_path / "mine")
+
+
+FIRST_USE = """
+import numba
+import popview
+from popview.firstuse import watch_compiles
+seen = []
+watch_compiles(lambda kernel, done, started: seen.append((kernel, done, started)))
+from popview.cache.codes import code_index
+import numpy as np
+code_index(np.array([1, 2]), np.array([2]))
+print(seen[0][0], seen[-1][1] >= 1)
+seen.clear()
+code_index(np.array([1, 2]), np.array([2]))     # compiled now: nothing to announce
+print(len(seen))
+"""
+
+
+def test_a_kernel_compile_is_announced_once(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), PYTHONPATH=str(PACKAGE.parent))
+    out = subprocess.run([sys.executable, "-c", FIRST_USE], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["cache.codes.code_index", "True", "0"]
+    again = subprocess.run([sys.executable, "-c", FIRST_USE.split("print(seen[0][0]")[0] + "print(len(seen))"],
+                           env=env, capture_output=True, text=True, timeout=300)
+    assert again.stdout.strip() == "0", "a cached kernel was compiled again"
+
+
+def test_the_terminal_line_names_the_step_and_sums_it_up():
+    import io
+
+    from popview.firstuse import TerminalLine
+
+    stream = io.StringIO()
+    line = TerminalLine(stream, every_s=60)
+    line("cache.codes.code_index", 0, 1)
+    line("cache.codes._index", 1, 2)                # within a minute: not repeated in a log
+    line.close()
+    text = stream.getvalue().splitlines()
+    assert text[0] == "popview: preparing popview for first use, once: compiling its kernels (0 done, now cache.codes.code_index)"
+    assert len(text) == 2 and text[1].startswith("popview: preparing popview for first use, once: 1 kernels compiled in")
+
+
+def test_the_commands_announce_compiles(monkeypatch, tmp_path, capsys):
+    import popview.firstuse
+    from popview.cli import main
+
+    called = []
+    monkeypatch.setattr(popview.firstuse, "announce_on_terminal", lambda: called.append(True))
+    main(["info", str(tmp_path / "absent.prv")])
+    assert called == [True]

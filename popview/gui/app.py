@@ -50,11 +50,12 @@ def run_gui(argv: list[str]) -> int:
     _bind_session(window)
     install_guide(window)
     window.show()
+    from popview.gui.firstrun import after_first_paint, install_compile_notice
+    after_first_paint(window, lambda: install_compile_notice(window))
     paths = [a for a in argv if not a.startswith("-")]
     if paths:
         QTimer.singleShot(0, lambda: window.open_paths(paths))
     if "--demo" in argv:
-        from popview.gui.firstrun import after_first_paint
         after_first_paint(window, lambda: _open_demo(window))
     _screenshot_if_asked(window, expect_runs=bool(paths) or "--demo" in argv)
     return app.exec()

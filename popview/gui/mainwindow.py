@@ -211,8 +211,8 @@ class MainWindow(QMainWindow):
         the first-run layout of UI.md. Each request is laid out before the next (asked at
         once, Qt honoured only some of them); a later one wins where they conflict."""
         steps = []
-        wide = min(1.0, self.width() / FIRST_RUN_SIZE[0])        # asked of a 1500 x 950 window: scaled
-        high = min(1.0, self.height() / FIRST_RUN_SIZE[1])
+        room = first_run_size(self.screen())       # sizes asked of a 1500 x 950 window: scaled to this screen
+        wide, high = room.width() / FIRST_RUN_SIZE[0], room.height() / FIRST_RUN_SIZE[1]
         left = [d for t, d in self.docks.items() if self.dockWidgetArea(d) == Area.LeftDockWidgetArea]
         if left:
             steps.append((left[:1], [int(330 * wide)], Qt.Orientation.Horizontal))
