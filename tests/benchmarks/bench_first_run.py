@@ -34,8 +34,12 @@ from bench_startup import PROBE as STARTUP_PROBE  # noqa: E402  (the in-process 
 PROBE = STARTUP_PROBE.replace("QTimer.singleShot(120_000, app.quit)", "QTimer.singleShot(600_000, app.quit)")
 
 
+KEEP_NUMBA_CACHE = False      # --keep-numba-cache: the environment's (a smoke run, not a measurement)
+
+
 def fresh_env(tree: Path, tmp: str) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=os.path.join(tmp, "numba"),
+    numba_cache = os.environ.get("NUMBA_CACHE_DIR") if KEEP_NUMBA_CACHE else None
+    env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=numba_cache or os.path.join(tmp, "numba"),
                POPVIEW_CACHE_DIR=os.path.join(tmp, "cache"), POPVIEW_STATE_DIR=os.path.join(tmp, "state"),
                XDG_CACHE_HOME=os.path.join(tmp, "xdg-cache"), XDG_CONFIG_HOME=os.path.join(tmp, "config"),
                QT_QPA_PLATFORM="offscreen")
@@ -68,14 +72,14 @@ def timed_demo(tree: Path) -> dict:
     return {"painted": marks["painted"], "demo": marks.get("demo_open", float("nan"))}
 
 
-def measure(tree: Path, what: list[str]) -> dict:
+def measure(tree: Path, what: list[str], trace: Path = EPOCH16) -> dict:
     out = {}
     for name in what:
-        if name in ("info", "metrics") and not EPOCH16.exists():
+        if name in ("info", "metrics") and not trace.exists():
             continue
         load = os.getloadavg()[0]
         try:
-            got = timed_demo(tree) if name == "demo" else {name: timed_command(tree, [name, str(EPOCH16)])}
+            got = timed_demo(tree) if name == "demo" else {name: timed_command(tree, [name, str(trace)])}
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
             print(f"  {tree} {name}: FAILED {exc}", flush=True)
             continue
@@ -92,16 +96,29 @@ def main() -> int:
                         help="popview source tree to time (repeatable; default: this one)")
     parser.add_argument("--only", action="append", choices=["info", "metrics", "demo"],
                         help="time only these (repeatable; default: all)")
+    parser.add_argument("--synthetic", action="store_true",
+                        help="time info and metrics on a small synthetic trace instead of EPOCH's")
+    parser.add_argument("--keep-numba-cache", action="store_true",
+                        help="use the environment's numba cache (checks the script runs; measures nothing)")
     args = parser.parse_args()
+    global KEEP_NUMBA_CACHE
+    KEEP_NUMBA_CACHE = args.keep_numba_cache
     trees = args.tree or [HERE]
     what = args.only or ["info", "metrics", "demo"]
-    if not EPOCH16.exists():
-        print(f"{EPOCH16} is absent: timing the demo only", file=sys.stderr)
-    results: dict[Path, list[dict]] = {t: [] for t in trees}
-    for i in range(args.runs):
-        for name in what:                 # the trees alternate within each measurement: paired
-            for tree in trees:
-                results[tree].append(measure(tree, [name]))
+    with tempfile.TemporaryDirectory(prefix="popview-first-trace-") as scratch:
+        trace = EPOCH16
+        if args.synthetic:
+            sys.path.insert(0, str(HERE))
+            from popview.testing.synthetic import Shape, write
+            trace = Path(scratch) / "small.prv"
+            write(trace, Shape(processes=2, iterations=3))
+        elif not EPOCH16.exists():
+            print(f"{EPOCH16} is absent: timing the demo only", file=sys.stderr)
+        results: dict[Path, list[dict]] = {t: [] for t in trees}
+        for _ in range(args.runs):
+            for name in what:                 # the trees alternate within each measurement: paired
+                for tree in trees:
+                    results[tree].append(measure(tree, [name], trace))
     for tree, runs in results.items():
         keys = dict.fromkeys(k for r in runs for k in r)
         print(f"{tree}: " + "  ".join(f"{k} median {statistics.median(r[k] for r in runs if k in r):.1f} s"

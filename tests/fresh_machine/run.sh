@@ -66,12 +66,12 @@ cp "$root$shot" "$work/popview-window.png"
 venv=$(grep -o '[^ ]*/bin/popview' <<<"$command1" | head -1)
 chroot "$root" /usr/bin/env -i HOME=/root /bin/bash -c "${venv:-popview} --version"
 # The colours of the picture, counted by the Python of the chroot's venv (numpy is there).
-chroot "$root" /usr/bin/env -i HOME=/root QT_QPA_PLATFORM=offscreen /bin/bash -c \
-    "$(dirname "${venv:-/usr/bin/python3}")/python" - "$shot" <<'PY'
-import sys
+chroot "$root" /usr/bin/env -i HOME=/root QT_QPA_PLATFORM=offscreen POPVIEW_SHOT="$shot" /bin/bash -c \
+    "$(dirname "${venv:-/usr/bin/python3}")/python -" <<'PY'
+import os, sys
 import numpy as np
 from PySide6.QtGui import QImage
-img = QImage(sys.argv[1]).convertToFormat(QImage.Format.Format_RGB32)
+img = QImage(os.environ["POPVIEW_SHOT"]).convertToFormat(QImage.Format.Format_RGB32)
 a = np.frombuffer(img.constBits(), np.uint32, img.sizeInBytes() // 4)
 colours = len(np.unique(a))
 print(f"window picture {img.width()}x{img.height()}, {colours} colours")
