@@ -323,3 +323,20 @@ def test_demo_is_prepared_off_the_gui_thread_then_opened(qtbot, window, monkeypa
     qtbot.waitUntil(lambda: len(opened) == 1, timeout=5_000)
     assert opened[0] == ([session], threading.main_thread())
     assert prepared_in[0] is not threading.main_thread()
+
+
+def test_the_first_use_compile_is_a_labelled_step_in_the_status_bar(qtbot, window):
+    import threading
+
+    from popview.gui.firstrun import install_compile_notice
+
+    notice = install_compile_notice(window)
+    worker = threading.Thread(target=notice.announce, args=("cache.pyramid.build", 3, 4))
+    worker.start()
+    worker.join()
+    qtbot.waitUntil(notice.label.isVisible, timeout=3000)
+    assert notice.label.text() == "Preparing popview for first use, once: compiling its kernels (3 done)..."
+    notice._quiet.setInterval(10)
+    notice.announce("cache.pyramid.build", 4, 4)
+    qtbot.waitUntil(lambda: not notice.label.isVisible(), timeout=3000)   # gone once the compiles stop
+    notice.deleteLater()
