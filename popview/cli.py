@@ -62,8 +62,11 @@ def main(argv: list[str] | None = None) -> int:
         if argv[0] in mods:
             args = build_parser(mods).parse_args(argv)
             from popview.firstuse import announce_on_terminal
-            announce_on_terminal()             # the kernels' first compile is never a silent minute
-            return mods[args.command].run(args)
+            stop_announcing = announce_on_terminal()     # the kernels' first compile is never a silent minute
+            try:
+                return mods[args.command].run(args)
+            finally:
+                stop_announcing()
     unknown = [a for a in argv if a.startswith("-") and a != "--demo"]
     if unknown:       # not a file to open: the window takes files and --demo only
         print(f"popview: unknown option {unknown[0]} (the window takes files and --demo; "

@@ -68,13 +68,17 @@ class TerminalLine:
     every few seconds otherwise (logs, CI)."""
 
     def __init__(self, stream=None, every_s: float = 5.0):
-        self.stream = stream or sys.stderr
+        self._stream = stream
         self.tty = self.stream.isatty()
         self.every_s = every_s
         self._last = 0.0
         self._said = False
         self._t0 = None
         self._done = 0
+
+    @property
+    def stream(self):
+        return self._stream or sys.stderr      # the current one (tests swap it)
 
     def __call__(self, kernel: str, done: int, started: int) -> None:
         now = time.monotonic()
@@ -93,16 +97,30 @@ class TerminalLine:
     def close(self) -> None:
         """The last word: how long it took, and that it will not happen again."""
         if self._t0 is not None and self._done:
-            self.stream.write(f"{'' if not self.tty else chr(13)}popview: {LABEL}: {self._done} kernels compiled "
-                              f"in {time.monotonic() - self._t0:.0f} s, kept for later runs\n")
-            self.stream.flush()
+            try:
+                self.stream.write(f"{'' if not self.tty else chr(13)}popview: {LABEL}: {self._done} kernels "
+                                  f"compiled in {time.monotonic() - self._t0:.0f} s, kept for later runs\n")
+                self.stream.flush()
+            except (ValueError, OSError):      # the stream is closed already: nothing to say it on
+                pass
+            self._t0 = None
 
 
-def announce_on_terminal(children_too: bool = True) -> None:
+def announce_on_terminal(children_too: bool = True):
     """Announce compiles on stderr (the command line); `children_too`: in the
-    processes popview starts as well (they inherit the environment)."""
+    processes popview starts as well (they inherit the environment). Returns a
+    function that ends the announcements (and says how long they took)."""
     if _registered:
-        return
-    if children_too:
+        return lambda: None
+    set_env = children_too and ENV_TERMINAL not in os.environ
+    if set_env:
         os.environ[ENV_TERMINAL] = "1"
-    watch_compiles(TerminalLine())
+    line = TerminalLine()
+    stop_watch = watch_compiles(line)
+
+    def stop() -> None:
+        stop_watch()
+        line.close()
+        if set_env:
+            os.environ.pop(ENV_TERMINAL, None)
+    return stop

@@ -92,6 +92,6 @@ def test_the_commands_announce_compiles(monkeypatch, tmp_path, capsys):
     from popview.cli import main
 
     called = []
-    monkeypatch.setattr(popview.firstuse, "announce_on_terminal", lambda: called.append(True))
+    monkeypatch.setattr(popview.firstuse, "announce_on_terminal", lambda: called.append(True) or (lambda: None))
     main(["info", str(tmp_path / "absent.prv")])
     assert called == [True]
