@@ -20,6 +20,7 @@ import numba
 import numpy as np
 
 from popview.readers.errors import InputError
+from popview.readers.files import check_size, regular_file
 from popview.readers.otf2 import raw
 from popview.readers.otf2.raw import RawEvents
 from popview.readers.rawbytes import byte_at
@@ -78,6 +79,7 @@ KNOWN[[ATTRIBUTE_LIST, *RECORD_NAMES]] = True
 SINGLETON = np.zeros(256, np.bool_)
 SINGLETON[list(_SINGLETONS)] = True
 UINT32_ALL = 0xFFFFFFFF
+MAX_LOCAL_DEFS = 1 << 30      # mapping tables and clock offsets of one location
 
 
 @numba.njit(cache=True, inline="always")
@@ -390,6 +392,7 @@ def read_local_definitions(path: Path) -> LocalDefinitions | None:
     out = LocalDefinitions()
     if not path.exists():
         return out
+    check_size(path, regular_file(path, "local definition file").st_size, MAX_LOCAL_DEFS, "local definitions")
     data = path.read_bytes()
     if len(data) < CHUNK_HEADER_SIZE or data[0] != CHUNK_HEADER or data[1] != LITTLE_ENDIAN:
         return None
@@ -448,6 +451,7 @@ def decode_location(anchor: Path, ref: int, chunk_size: int, n_events: int):
     evt = archive.event_file(anchor, ref)
     if not evt.exists():
         return (RawEvents.empty(), Counter()) if n_events == 0 else None
+    regular_file(evt, "event file")
     buf = np.fromfile(evt, dtype=np.uint8)
     capacity = 2 * max(n_events, len(buf) // 8) + 1024    # rows; untouched pages cost nothing
     while True:

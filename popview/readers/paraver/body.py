@@ -16,7 +16,7 @@ import numpy as np
 from popview.readers.rawbytes import byte_at
 
 # Problem kinds (index into the counters the kernel returns).
-MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION, AFTER_END, GLOBAL_COMM = range(6)
+MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION, AFTER_END, GLOBAL_COMM, OUT_OF_RANGE = range(7)
 PROBLEMS = {
     MALFORMED: "malformed record",
     UNKNOWN_TYPE: "unknown record type",
@@ -24,10 +24,13 @@ PROBLEMS = {
     UNKNOWN_LOCATION: "record names an application, task or thread the header does not have",
     AFTER_END: "record after the header's end time",
     GLOBAL_COMM: "global communication record (type 4) ignored",
+    OUT_OF_RANGE: "time beyond 2^63 ns, or state or event type beyond 2^31 (dropped)",
 }
 N_PROBLEMS = len(PROBLEMS)
 # Problems that drop the record (the others only warn).
-DROPPING = (MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION)
+DROPPING = (MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION, OUT_OF_RANGE)
+MAX_DIGITS = 18              # any 18-digit number fits in int64: longer ones are refused, never wrapped
+INT32_MAX = (1 << 31) - 1
 
 COLON, NEWLINE, CR, MINUS = 58, 10, 13, 45
 
@@ -49,7 +52,7 @@ def _field(p, i, n):
             i += 1
         else:
             break
-    if i == start:
+    if i == start or i - start > MAX_DIGITS:
         return v, i, 0
     if neg:
         v = -v
@@ -91,6 +94,7 @@ def _location(appl, task, thread, appl_first_task, task_first_loc):
 @numba.njit(cache=True, nogil=True)
 def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
     """Parse whole lines in `buf` (uint8). Times are returned in ns."""
+    max_tick = ((1 << 63) - 1) // tick_ns     # times beyond overflow int64 nanoseconds
     n = len(buf)
     p = buf.ctypes.data           # buf stays referenced by the caller
     # Upper bounds first: arrays reallocated inside the loop below would make it
@@ -161,12 +165,14 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                     f[6] = v
                 else:
                     term = 0
+                end = t_end if f[5] == -1 else f[5]
                 if term != 2 or f[4] < 0:
                     bad = MALFORMED
                 elif loc < 0:
                     bad = UNKNOWN_LOCATION
+                elif f[4] > max_tick or end > max_tick or f[6] < 0 or f[6] > INT32_MAX:
+                    bad = OUT_OF_RANGE
                 else:
-                    end = t_end if f[5] == -1 else f[5]
                     if end < f[4]:
                         bad = END_BEFORE_BEGIN
                     else:
@@ -181,6 +187,7 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                                 first_line[AFTER_END] = line
             elif kind == 2:
                 start = ne
+                range_error = f[4] > max_tick
                 term = 1
                 while term == 1:
                     t, i, term = _field(p, i, n)
@@ -190,6 +197,8 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                     v, i, term = _field(p, i, n)
                     if term == 0:
                         break
+                    if t < 0 or t > INT32_MAX:
+                        range_error = True
                     e_loc[ne] = loc
                     e_time[ne] = f[4] * tick_ns
                     e_type[ne] = t
@@ -201,6 +210,9 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                 elif loc < 0:
                     ne = start
                     bad = UNKNOWN_LOCATION
+                elif range_error:
+                    ne = start
+                    bad = OUT_OF_RANGE
                 else:
                     n_event_records += 1
                 if bad < 0 and f[4] > t_end:
@@ -227,6 +239,8 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                         bad = UNKNOWN_LOCATION
                     elif f[4] < 0 or f[5] < 0 or f[10] < 0 or f[11] < 0:
                         bad = MALFORMED
+                    elif f[4] > max_tick or f[5] > max_tick or f[10] > max_tick or f[11] > max_tick:
+                        bad = OUT_OF_RANGE
                     else:
                         c_cols[0, c_n] = loc
                         c_cols[1, c_n] = rloc
