@@ -145,3 +145,46 @@ def test_header_line_of_zeros_in_gzip_is_refused(tmp_path, cache_dir):
     bomb = tmp_path / "head.prv.gz"
     _gzip_stream(bomb, b"#Paraver (x):", b"\0", 80 << 20)
     _fails(bomb, cache_dir, r"head\.prv\.gz: line 1: longer than 64 MiB")
+
+
+# ---------------------------------------------------------------- Cube anchor.xml (found by fuzzing)
+def _cube_with_anchor(tmp_path, anchor: str):
+    from tests.test_cube_synthetic import members, write_cubex
+
+    content = members()
+    content["anchor.xml"] = anchor.encode("latin-1")
+    path = tmp_path / "p.cubex"
+    write_cubex(path, content)
+    return path
+
+
+@pytest.mark.parametrize("edit, pattern", [
+    (lambda a: a.replace('encoding="UTF-8"', 'encoding="ATF-8"'), "anchor.xml cannot be decoded"),
+    (lambda a: a.replace('<location Id="3">', '<location Id="99999999999999999999">'), "Id=.* is out of range"),
+    (lambda a: a.replace('<cnode id="4"', '<cnode id="9223372036854775808"'), "id=.* is out of range"),
+    (lambda a: a.replace('size="2" periodic="true"', 'size="4294967296" periodic="true"'), "size=.* is out of range"),
+    (lambda a: a.replace('<cnode id="4" calleeId="4">', '<cnode id="4" calleeId="4">' + '<cnode id="5" calleeId="0">'
+                         * 5000 + '</cnode>' * 5000), "nested too deeply"),
+])
+def test_cube_anchor_out_of_range(tmp_path, cache_dir, edit, pattern):
+    from tests.test_cube_synthetic import anchor_xml
+
+    _fails(_cube_with_anchor(tmp_path, edit(anchor_xml())), cache_dir, pattern)
+
+
+def test_cube_rank_and_line_beyond_int32_are_not_kept(tmp_path, cache_dir):
+    from tests.test_cube_synthetic import anchor_xml
+
+    anchor = anchor_xml().replace("<rank>1</rank><type>process", "<rank>99999999999999</rank><type>process") \
+                         .replace('begin="1"', 'begin="99999999999999"')
+    with popview.open(_cube_with_anchor(tmp_path, anchor), cache_dir=cache_dir) as exp:
+        assert exp.definitions.processes[1].rank == 1
+        assert exp.definitions.regions[0].line == 0
+
+
+def test_otf2_values_beyond_int64_from_the_library_become_minus_one():
+    from popview.readers.otf2.raw import RawEvents
+
+    rec = RawEvents.from_rows([(0, (1 << 64) - 1, 2, 3, 4, 5, 6), (1, 5, 1 << 63, 0, 0, 0, 0)])
+    assert rec.time.tolist() == [-1, 5]
+    assert rec.a.tolist() == [2, -1]
