@@ -70,8 +70,17 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM (timeout, batch schedulers): unwinds like Ctrl-C, so temporary files go."""
 
 
+_signalled: list[int] = []      # signals received while a command ran
+
+
 def _terminate(signum, frame):
+    _signalled.append(signum)
     raise Terminated()
+
+
+def _interrupt(signum, frame):
+    _signalled.append(signum)
+    raise KeyboardInterrupt()
 
 
 # Hints for the errors users meet: the message names the file, this says what to do.
@@ -112,7 +121,8 @@ def error_message(exc: BaseException) -> str:
 def run_command(run, args) -> int:
     """Run a sub-command: every failure is one line on stderr and exit code 2; Ctrl-C and
     SIGTERM exit with 130 and 143; output cut short by a closed pipe (`| head`) exits 2."""
-    previous = signal.signal(signal.SIGTERM, _terminate) if _main_thread() else None
+    handlers = {signal.SIGTERM: _terminate, signal.SIGINT: _interrupt} if _main_thread() else {}
+    previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
     try:
         code = run(args)
         sys.stdout.flush()           # a closed pipe must fail here, not at interpreter exit
@@ -125,12 +135,15 @@ def run_command(run, args) -> int:
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except Exception as exc:  # noqa: BLE001 -- the last line of defence: one line, never a traceback
+        if _signalled:        # an interrupt that surfaced as another error (inside a kernel, a library)
+            term = _signalled[-1] == signal.SIGTERM
+            return _fail("terminated" if term else "interrupted", 128 + _signalled[-1])
         if os.environ.get("POPVIEW_DEBUG"):
             raise
         return _fail(error_message(exc))
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _main_thread() -> bool:
