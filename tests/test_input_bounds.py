@@ -101,11 +101,17 @@ def test_text_without_any_record_stops_early(tmp_path, cache_dir, monkeypatch):
 
 
 # ---------------------------------------------------------------- numbers out of range
-def test_number_of_more_than_18_digits_is_dropped_not_wrapped(tmp_path, cache_dir):
-    big = str(1 << 70)
-    body = BODY + f"2:1:1:1:1:10:{big}:1\n2:1:1:1:1:10:60000019:{big}\n1:1:1:1:1:{big}:{big}:1\n"
-    warnings = _warnings(write_trace(tmp_path, body=body), cache_dir)
-    assert any("3 x malformed record (first at line" in w for w in warnings), warnings
+def test_numbers_beyond_int64_are_dropped_not_wrapped(tmp_path, cache_dir):
+    big, wrapping = str(1 << 70), str((1 << 63) + 5)      # 22 digits; 19 digits that wrap to negative
+    body = BODY + (f"2:1:1:1:1:10:{big}:1\n1:1:1:1:1:{wrapping}:{big}:1\n"
+                   f"2:1:1:1:1:10:60000019:{big}:42000050:{wrapping}:42000059:9223372036854775807\n")
+    with popview.open(write_trace(tmp_path, body=body), cache_dir=cache_dir) as exp:
+        warnings = exp.definitions.warnings
+        ev = exp.reader.read("events", locations=[0])
+    assert any("2 x malformed record (first at line" in w for w in warnings), warnings
+    assert any("2 x event value beyond the int64 range (that type:value pair dropped)" in w for w in warnings)
+    kept = ev["value"][(ev["time"] == 10) & (ev["type"] == 42000059)]
+    assert kept.tolist() == [9223372036854775807]           # 19 digits that fit are kept exactly
 
 
 def test_times_beyond_int64_nanoseconds_and_wide_types_are_dropped(tmp_path, cache_dir):

@@ -16,7 +16,8 @@ import numpy as np
 from popview.readers.rawbytes import byte_at
 
 # Problem kinds (index into the counters the kernel returns).
-MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION, AFTER_END, GLOBAL_COMM, OUT_OF_RANGE = range(7)
+(MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION, AFTER_END, GLOBAL_COMM, OUT_OF_RANGE,
+ WIDE_VALUE) = range(8)
 PROBLEMS = {
     MALFORMED: "malformed record",
     UNKNOWN_TYPE: "unknown record type",
@@ -25,11 +26,13 @@ PROBLEMS = {
     AFTER_END: "record after the header's end time",
     GLOBAL_COMM: "global communication record (type 4) ignored",
     OUT_OF_RANGE: "time beyond 2^63 ns, or state or event type beyond 2^31 (dropped)",
+    WIDE_VALUE: "event value beyond the int64 range (that type:value pair dropped)",
 }
 N_PROBLEMS = len(PROBLEMS)
 # Problems that drop the record (the others only warn).
 DROPPING = (MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION, OUT_OF_RANGE)
-MAX_DIGITS = 18              # any 18-digit number fits in int64: longer ones are refused, never wrapped
+MAX_DIGITS = 19              # int64's width; a 19-digit number that wrapped is caught by its sign
+OVERFLOW = 10                # added to a field's terminator when its number does not fit in int64
 INT32_MAX = (1 << 31) - 1
 
 COLON, NEWLINE, CR, MINUS = 58, 10, 13, 45
@@ -38,7 +41,8 @@ COLON, NEWLINE, CR, MINUS = 58, 10, 13, 45
 @numba.njit(cache=True, inline="always")
 def _field(p, i, n):
     """Parse an integer at i of the bytes at address p. Returns (value, next index, terminator):
-    terminator 1 = ':', 2 = end of line, 0 = error."""
+    terminator 1 = ':', 2 = end of line, 0 = error; OVERFLOW + 1 or 2 when the number does
+    not fit in int64 (never wrapped silently: callers treat it as an error, or drop it)."""
     neg = False
     if i < n and byte_at(p, i) == MINUS:
         neg = True
@@ -52,19 +56,20 @@ def _field(p, i, n):
             i += 1
         else:
             break
-    if i == start or i - start > MAX_DIGITS:
+    if i == start:
         return v, i, 0
+    wide = OVERFLOW if i - start > MAX_DIGITS or v < 0 else 0
     if neg:
         v = -v
     if i >= n:
-        return v, i, 2
+        return v, i, 2 + wide
     c = byte_at(p, i)
     if c == COLON:
-        return v, i + 1, 1
+        return v, i + 1, 1 + wide
     if c == NEWLINE:
-        return v, i + 1, 2
+        return v, i + 1, 2 + wide
     if c == CR and i + 1 < n and byte_at(p, i + 1) == NEWLINE:
-        return v, i + 2, 2
+        return v, i + 2, 2 + wide
     return v, i, 0
 
 
@@ -188,6 +193,7 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
             elif kind == 2:
                 start = ne
                 range_error = f[4] > max_tick
+                wide_values = 0
                 term = 1
                 while term == 1:
                     t, i, term = _field(p, i, n)
@@ -199,12 +205,16 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                         break
                     if t < 0 or t > INT32_MAX:
                         range_error = True
+                    if term > OVERFLOW:       # a value beyond int64: this pair only is dropped
+                        term -= OVERFLOW
+                        wide_values += 1
+                        continue
                     e_loc[ne] = loc
                     e_time[ne] = f[4] * tick_ns
                     e_type[ne] = t
                     e_value[ne] = v
                     ne += 1
-                if term != 2 or ne == start or f[4] < 0:
+                if term != 2 or (ne == start and wide_values == 0) or f[4] < 0:
                     ne = start
                     bad = MALFORMED
                 elif loc < 0:
@@ -215,6 +225,10 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                     bad = OUT_OF_RANGE
                 else:
                     n_event_records += 1
+                    if wide_values:
+                        problems[WIDE_VALUE] += wide_values
+                        if first_line[WIDE_VALUE] < 0:
+                            first_line[WIDE_VALUE] = line
                 if bad < 0 and f[4] > t_end:
                     problems[AFTER_END] += 1
                     if first_line[AFTER_END] < 0:
