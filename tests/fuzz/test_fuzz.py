@@ -19,13 +19,14 @@ from tests.fuzz.targets import TARGETS, prepare
 EXAMPLES = {"prv_header": 200, "prv_body": 200, "pcf": 200, "row": 200, "otf2_def": 40, "otf2_evt": 40,
             "cube_tar": 300, "cube_anchor": 300, "cube_index": 300, "cube_data": 300, "session": 300}
 SCALE = float(os.environ.get("POPVIEW_FUZZ_SCALE", "1"))
-HANG_SECONDS = 120          # one input running longer is a hang: the run stops with every thread's stack
+HANG_SECONDS = 600          # one input running longer is a hang: the run stops with every thread's stack
 
 
 @pytest.mark.parametrize("name", sorted(TARGETS))
 def test_reader_takes_mutated_input(name, tmp_path_factory):
     target = TARGETS[name]
     ctx = target.setup(tmp_path_factory.mktemp(name))
+    target.run(ctx, target.seed_of(ctx))     # the seed reads: kernels compile here, not under the watchdog
 
     @settings(max_examples=max(1, int(EXAMPLES[name] * SCALE)), deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck), print_blob=True)
