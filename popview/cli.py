@@ -9,7 +9,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
+import signal
 import sys
 
 from popview._version import __version__
@@ -64,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             from popview.firstuse import announce_on_terminal
             stop_announcing = announce_on_terminal()     # the kernels' first compile is never a silent minute
             try:
-                return mods[args.command].run(args)
+                return run_command(mods[args.command].run, args)
             finally:
                 stop_announcing()
     unknown = [a for a in argv if a.startswith("-") and a != "--demo"]
@@ -75,6 +78,110 @@ def main(argv: list[str] | None = None) -> int:
     from popview.gui.app import run_gui  # Qt is imported only for the window
 
     return run_gui(argv)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (timeout, batch schedulers): unwinds like Ctrl-C, so temporary files go."""
+
+
+_signalled: list[int] = []      # signals received while a command ran
+
+
+def _terminate(signum, frame):
+    _signalled.append(signum)
+    raise Terminated()
+
+
+def _interrupt(signum, frame):
+    _signalled.append(signum)
+    raise KeyboardInterrupt()
+
+
+# Hints for the errors users meet: the message names the file, this says what to do.
+_OS_HINTS = {
+    errno.ENOSPC: "no space left on the device (free some space, or write elsewhere: --cache-dir, -o)",
+    errno.EDQUOT: "disk quota exceeded (free some space, or write elsewhere: --cache-dir, -o)",
+    errno.EROFS: "read-only file system (write elsewhere: --cache-dir, -o)",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENAMETOOLONG: "file name too long (shorten the trace's name or the --cache-dir path)",
+    errno.ENOTDIR: "a part of this path is a file, not a directory",
+    errno.EEXIST: "already exists and is not a directory",
+    errno.ENOMEM: "out of memory",
+}
+
+
+def error_message(exc: BaseException) -> str:
+    """One line for an error a command could not handle (never a traceback)."""
+    from popview.cache.progress import Cancelled
+    from popview.readers.errors import InputError
+
+    if isinstance(exc, InputError):
+        return str(exc)
+    if isinstance(exc, Cancelled):
+        return "cancelled"
+    if isinstance(exc, MemoryError):
+        return "out of memory (the trace needs more memory than this machine has free)"
+    if isinstance(exc, OSError):
+        where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+        what = _OS_HINTS.get(exc.errno) or exc.strerror or str(exc)
+        return f"{where}: {what}" if where else f"{what} ({exc})" if exc.errno in _OS_HINTS else what
+    text = " ".join(str(exc).split()) or "no details"
+    if isinstance(exc, RuntimeError):
+        return text
+    return f"unexpected {type(exc).__name__}: {text} (set POPVIEW_DEBUG=1 to see where)"
+
+
+def run_command(run, args) -> int:
+    """Run a sub-command: every failure is one line on stderr and exit code 2; Ctrl-C and
+    SIGTERM exit with 130 and 143; output cut short by a closed pipe (`| head`) exits 2."""
+    handlers = {signal.SIGTERM: _terminate, signal.SIGINT: _interrupt} if _main_thread() else {}
+    previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
+    try:
+        code = run(args)
+        sys.stdout.flush()           # a closed pipe must fail here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return _fail("output closed before popview finished writing (broken pipe)")
+    except Terminated:
+        return _fail("terminated", 128 + signal.SIGTERM)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except Exception as exc:  # noqa: BLE001 -- the last line of defence: one line, never a traceback
+        if _signalled:        # an interrupt that surfaced as another error (inside a kernel, a library)
+            term = _signalled[-1] == signal.SIGTERM
+            return _fail("terminated" if term else "interrupted", 128 + _signalled[-1])
+        if os.environ.get("POPVIEW_DEBUG"):
+            raise
+        return _fail(error_message(exc))
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _fail(message: str, code: int = 2) -> int:
+    try:
+        print(f"popview: error: {message}", file=sys.stderr, flush=True)
+    except OSError:
+        pass
+    return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -43,7 +43,8 @@ def fail(message: str) -> int:
 
 
 def guarded(fn):
-    """Turn input errors into a one-line message and exit code 2."""
+    """Turn input errors into a one-line message and exit code 2 (every other failure is
+    mapped by popview.cli.run_command)."""
     def wrapper(*a, **k):
         try:
             return fn(*a, **k)
@@ -51,8 +52,6 @@ def guarded(fn):
             return fail(str(exc))
         except Cancelled:
             return fail("cancelled")
-        except KeyboardInterrupt:
-            return fail("interrupted")
     return wrapper
 
 

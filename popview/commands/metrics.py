@@ -57,8 +57,11 @@ def run(args) -> int:
         except (FocusError, ValueError, KeyError) as exc:
             return fail(str(exc))
     if args.output:
-        with open(args.output, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        try:
+            with open(args.output, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+        except OSError as exc:          # a failed write names no file: name it
+            raise OSError(exc.errno, exc.strerror, args.output) from None
     else:
         sys.stdout.write(text)
     return 0

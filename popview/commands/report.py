@@ -1,6 +1,7 @@
 """`popview report TRACE... -o report.html`: one self-contained HTML report."""
 from __future__ import annotations
 
+import os
 from contextlib import ExitStack
 
 from popview.analysis.focus import Focus
@@ -9,6 +10,7 @@ from popview.analysis.report import build_report, series, variants, write_report
 from popview.commands.common import (ProgressBar, add_cache_dir, add_paths, add_reference, expand_runs, fail,
                                      find_reference, guarded)
 from popview.experiment import open as open_experiment
+from popview.readers.files import is_regular
 
 
 def add_parser(sub) -> None:
@@ -29,6 +31,9 @@ def add_parser(sub) -> None:
 
 @guarded
 def run(args) -> int:
+    if os.path.lexists(args.output) and not is_regular(args.output):
+        # the report replaces its target: never a device, a pipe or a link to one
+        return fail(f"{args.output}: exists and is not a regular file: the report is written to a new or regular file")
     with ExitStack() as stack:
         paths = expand_runs(args.paths, args.reference)
         exps = [stack.enter_context(open_experiment(p, args.cache_dir, ProgressBar(str(p)))) for p in paths]
@@ -40,6 +45,9 @@ def run(args) -> int:
                                                     "File > Export report in the window.")
         except FocusError as exc:            # e.g. a call path the run does not have
             return fail(str(exc))
-    out = write_report(args.output, html_text)
+    try:
+        out = write_report(args.output, html_text)
+    except OSError as exc:                  # it names its temporary file: name the report
+        raise OSError(exc.errno, exc.strerror, args.output) from None
     print(f"wrote {out}")
     return 0

@@ -11,6 +11,7 @@ import importlib
 from pathlib import Path
 
 from popview.readers.errors import InputError
+from popview.readers.files import regular_file
 
 # (format name, module) in detection order.
 READERS = [
@@ -25,6 +26,8 @@ def reader_for(path: Path):
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file or directory")
+    if not path.is_dir():
+        regular_file(path)          # devices, pipes and sockets are never read
     for name, module in READERS:
         try:
             mod = importlib.import_module(module)

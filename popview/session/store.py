@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
+from popview.readers.files import kind_of
 from popview.session.migrations import upgrade
 from popview.session.model import Session
 from popview.session.schema import FORMAT, SessionError, from_dict, to_dict
@@ -51,10 +53,17 @@ def parse(text: str, where: str) -> dict:
 def read_text(path: Path) -> str:
     path = Path(path)
     try:
-        size = path.stat().st_size
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):     # a device or a pipe has no meaningful size
+            raise SessionError(f"{path}: is {kind_of(st.st_mode)}, not a regular file: not a session file")
+        size = st.st_size
         if size > MAX_BYTES:
             raise SessionError(f"{path}: {size} bytes is too big for a session file (limit {MAX_BYTES})")
-        return path.read_bytes().decode("utf-8")
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)         # the file may have grown since stat
+        if len(data) > MAX_BYTES:
+            raise SessionError(f"{path}: too big for a session file (limit {MAX_BYTES} bytes)")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SessionError(f"{path}: not UTF-8 text (byte {exc.start}): not a session file") from None
     except OSError as exc:

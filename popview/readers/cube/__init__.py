@@ -48,7 +48,10 @@ def load(path) -> tuple[Anchor, Profile, list[str]]:
     xml = bytes(members["anchor.xml"])
     if xml[:2] == b"\x1f\x8b":
         xml = gunzip_member(path, "anchor.xml", xml)
-    parsed = parse_anchor(path, xml)
+    try:
+        parsed = parse_anchor(path, xml)
+    except RecursionError:        # the call tree or metric tree is walked recursively
+        raise InputError(f"{path}: anchor.xml: metric or call tree nested too deeply") from None
     warnings += parsed.warnings
     profile = build_profile(path, parsed, members, warnings)
     if hierarchy.applies(profile):

@@ -61,6 +61,8 @@ def parse_anchor(path: Path, data: bytes) -> Anchor:
                          "(DTDs, entity declarations and external references are not allowed)") from None
     except StdET.ParseError as exc:
         raise InputError(f"{path}: anchor.xml is not well-formed XML: {exc}") from None
+    except (LookupError, ValueError) as exc:       # an unknown encoding in the XML declaration
+        raise InputError(f"{path}: anchor.xml cannot be decoded: {exc}") from None
     if root.tag != "cube":
         raise InputError(f"{path}: anchor.xml: root element is <{root.tag}>, not <cube>")
     attrs = {a.get("key", ""): a.get("value", "") for a in root.findall("attr")}
@@ -80,12 +82,30 @@ def parse_anchor(path: Path, data: bytes) -> Anchor:
     )
 
 
-def _int(path: Path, el, attr: str, what: str) -> int:
+INT32 = (-(1 << 31), (1 << 31) - 1)
+MAX_DIMENSION = 1 << 24
+
+
+def _int(path: Path, el, attr: str, what: str, bounds: tuple[int, int] = INT32) -> int:
+    """An integer attribute within `bounds` (Cube ids are 32-bit), else InputError naming it."""
     value = el.get(attr)
     try:
-        return int(value)
+        number = int(value)
     except (TypeError, ValueError):
-        raise InputError(f"{path}: anchor.xml: <{el.tag}> has an invalid {what} {attr}={value!r}") from None
+        raise InputError(f"{path}: anchor.xml: <{el.tag}> has an invalid {what} {attr}={value!r:.40}") from None
+    if not bounds[0] <= number <= bounds[1]:
+        raise InputError(f"{path}: anchor.xml: <{el.tag}> {what} {attr}={value!r:.40} is out of range "
+                         f"({bounds[0]} to {bounds[1]})")
+    return number
+
+
+def _small(text: str, default: int) -> int:
+    """A number of the file (a rank, a line) as int32, `default` when it is not one."""
+    text = text.strip()
+    if not text.lstrip("-").isdigit() or len(text) > 11:
+        return default
+    number = int(text)
+    return number if INT32[0] <= number <= INT32[1] else default
 
 
 def _text(el, tag: str) -> str:
@@ -118,10 +138,9 @@ def _regions(path: Path, program) -> tuple[list[Region], dict[int, int]]:
         if not paradigm:                            # Cube 4.0: no paradigm/role elements
             paradigm, role = infer_paradigm_role(name, r.get("mod", ""), _text(r, "descr"))
         paradigm = PARADIGM_SPELLINGS.get(paradigm, paradigm)
-        begin = r.get("begin", "-1")
         index[_int(path, r, "id", "region")] = len(regions)
         regions.append(Region(name=name, paradigm=paradigm, role=role or "function", file=r.get("mod", ""),
-                              line=int(begin) if begin.lstrip("-").isdigit() and int(begin) > 0 else 0))
+                              line=max(_small(r.get("begin", "-1"), 0), 0)))
     return regions, index
 
 
@@ -164,7 +183,7 @@ def _system(path: Path, system):
         rank_text = _text(group, "rank")
         p = len(processes)
         processes.append(Process(name=_text(group, "name") or f"process {p}", node=node,
-                                 rank=int(rank_text) if rank_text.lstrip("-").isdigit() else p))
+                                 rank=_small(rank_text, p)))
         # The position in the process, not <rank>: Cube 4.0 and CubeLib's examples number ranks globally.
         for thread, loc in enumerate(group.findall(loc_tag)):
             loc_ids.append(_int(path, loc, "Id", "location"))
@@ -214,9 +233,9 @@ def _topologies(path: Path, system, loc_ids: np.ndarray, processes, locations, w
                 if msg not in warnings:
                     warnings.append(msg)
                 continue
-            coords[str(loc)] = [int(v) for v in _NUM.findall(c.text or "")]
+            coords[str(loc)] = [_small(v, -1) for v in _NUM.findall(c.text or "")]
         out.append({"name": topo.get("name") or f"topology {len(out)}",
-                    "dims": [_int(path, d, "size", "topology dimension") for d in dims],
+                    "dims": [_int(path, d, "size", "topology dimension", (0, MAX_DIMENSION)) for d in dims],
                     "periodic": [d.get("periodic", "false").lower() == "true" for d in dims],
                     "dim_names": [d.get("name", "") for d in dims], "coords": coords})
     return out

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from contextlib import closing
 from pathlib import Path
 
 import numpy as np
 
 from popview.cache.batches import by_budget
-from popview.cache.progress import Progress
+from popview.cache.progress import Cancelled, Progress
 from popview.cache.writer import Writer
 from popview.model import states as st
 from popview.model.definitions import Definitions
@@ -26,6 +27,7 @@ from popview.readers.otf2.raw import RawEvents
 
 BATCH_EVENTS = 2_000_000   # records the bindings read into memory at once (bounded memory)
 WORKERS = 2                # locations decoded and mapped in parallel
+WATCH_SECONDS = 0.2        # how often a cancel request is looked for while a location decodes
 
 
 def read_definitions(anchor: Path) -> tuple[Definitions, dd.Tables]:
@@ -45,13 +47,14 @@ def read_definitions(anchor: Path) -> tuple[Definitions, dd.Tables]:
             defs, tables = dd.build(trace.definitions, anchor.stem,
                                     creator.strip().splitlines()[0] if creator.strip() else "OTF2")
             tables.event_chunk_size = int(_otf2.Reader_GetChunkSize(trace.handle)[0])
+            tables.kernel_tables()          # built now: bad references are refused here, by file
             return defs, tables
     except _otf2.Error as exc:
         raise InputError(f"{anchor}: the OTF2 library cannot read the anchor or the global definitions "
                          f"{anchor.with_suffix('.def').name}: {exc}") from None
     except Exception as exc:  # the bindings raise plain errors for malformed definitions  # noqa: BLE001
         if isinstance(exc, InputError):
-            raise
+            raise InputError(f"{anchor.with_suffix('.def')}: {exc}") from None
         raise InputError(f"{anchor}: malformed OTF2 definitions ({type(exc).__name__}: {exc})") from None
 
 
@@ -60,9 +63,13 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     defs, tables = read_definitions(anchor)
     archive.check_event_files(anchor, tables.location_events)
     run = _Conversion(anchor, defs, tables, writer, progress)
-    run.first_pass()
-    run.link()
-    run.second_pass()
+    try:
+        run.first_pass()
+        run.link()
+        run.second_pass()
+    except BaseException:
+        run.cancel[0] = 1              # the workers' kernels stop instead of finishing their locations
+        raise
     defs.flags["otf2_locations_via_bindings"] = len(run.slow)
     defs.callpath_parent, defs.callpath_region = run.callpaths.tables()
     _finish_messages(defs, writer, run.sends, run.recvs)
@@ -95,11 +102,12 @@ class _Conversion:
         self.openmp = np.array([r.paradigm == "openmp" for r in defs.regions] + [False])
         self.total = max(sum(tables.location_events.values()), 1)
         self.done = 0
+        self.cancel = np.zeros(1, np.uint8)      # set when the user cancels: the decoder kernels stop
 
     # -------------------------------------------------------------- passes
     def first_pass(self) -> None:
         with ThreadPoolExecutor(WORKERS) as pool:
-            for ref, result in _in_window(pool, self.tables.location_refs, self._decode_first):
+            for ref, result in _in_window(pool, self.tables.location_refs, self._decode_first, self._watch):
                 if result is None:
                     self.slow.append(ref)
                 else:
@@ -134,7 +142,7 @@ class _Conversion:
         slow = set(self.slow)
         fast = [ref for ref in self.waiting if ref not in slow]
         with ThreadPoolExecutor(WORKERS) as pool:
-            for ref, result in _in_window(pool, fast, self._decode_linked):
+            for ref, result in _in_window(pool, fast, self._decode_linked, self._watch):
                 self._store(ref, result)
         for refs in _batches([ref for ref in self.waiting if ref in slow], self.tables):
             records, _ = events.read_with_bindings(self.anchor, refs)
@@ -144,7 +152,7 @@ class _Conversion:
     # -------------------------------------------------------------- workers
     def _decode_first(self, ref: int):
         """Worker: decode one location, summarise it, map it unless it waits (numba, without the GIL)."""
-        out = events.decode(self.anchor, ref, self.tables)
+        out = events.decode(self.anchor, ref, self.tables, self.cancel)
         if out is None:
             return None
         rec, counts = out
@@ -152,8 +160,16 @@ class _Conversion:
         return summary, None if self._waits(ref, summary, rec) else self._map(ref, rec), counts
 
     def _decode_linked(self, ref: int):
-        rec, _ = events.decode(self.anchor, ref, self.tables)
+        rec, _ = events.decode(self.anchor, ref, self.tables, self.cancel)
         return self._map(ref, rec)
+
+    def _watch(self) -> None:
+        """While waiting for a worker: a cancel request reaches the running kernels."""
+        try:
+            self.progress.check()
+        except Cancelled:
+            self.cancel[0] = 1
+            raise
 
     def _summary(self, rec: RawEvents) -> threads.Summary | None:
         if not threads.has_thread_records(rec):
@@ -223,17 +239,26 @@ class _Conversion:
         self.progress(0.9 * self.done / self.total, f"reading {self.anchor.name}: {self.done:,} of {self.total:,} events")
 
 
-def _in_window(pool: ThreadPoolExecutor, refs: list[int], work):
-    """(ref, work(ref)) in order, with at most WORKERS + 1 results in memory at once."""
+def _in_window(pool: ThreadPoolExecutor, refs: list[int], work, watch):
+    """(ref, work(ref)) in order, with at most WORKERS + 1 results in memory at once;
+    watch() is called while waiting (it raises to stop)."""
     pending: deque = deque()
     for ref in refs:
         pending.append((ref, pool.submit(work, ref)))
         if len(pending) > WORKERS:
             r, job = pending.popleft()
-            yield r, job.result()
+            yield r, _result(job, watch)
     while pending:
         r, job = pending.popleft()
-        yield r, job.result()
+        yield r, _result(job, watch)
+
+
+def _result(job, watch):
+    while True:
+        try:
+            return job.result(timeout=WATCH_SECONDS)
+        except FuturesTimeout:
+            watch()
 
 
 def _batches(refs: list[int], tables: dd.Tables) -> list[list[int]]:

@@ -19,7 +19,9 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from popview.cache.progress import Cancelled
 from popview.readers.errors import InputError
+from popview.readers.files import check_size, regular_file
 from popview.readers.otf2 import raw
 from popview.readers.otf2.raw import RawEvents
 from popview.readers.rawbytes import byte_at
@@ -70,7 +72,8 @@ for _rid, (_name, _kind, _fields) in _THREAD_RECORDS.items():
 MAP_REGION, MAP_METRIC, MAP_COMM = 3, 5, 6
 DEF_MAPPING_TABLE, DEF_CLOCK_OFFSET = 5, 6
 
-OK, UNSUPPORTED, MALFORMED, TRUNCATED, FULL = 0, 1, 2, 3, 4
+OK, UNSUPPORTED, MALFORMED, TRUNCATED, FULL, CANCELLED = 0, 1, 2, 3, 4, 5
+CANCEL_EVERY = 1 << 16        # records between two looks at the cancel flag
 
 # Record ids whose layout the decoder knows (others go to the bindings untouched).
 KNOWN = np.zeros(256, np.bool_)
@@ -78,6 +81,8 @@ KNOWN[[ATTRIBUTE_LIST, *RECORD_NAMES]] = True
 SINGLETON = np.zeros(256, np.bool_)
 SINGLETON[list(_SINGLETONS)] = True
 UINT32_ALL = 0xFFFFFFFF
+MAX_LOCAL_DEFS = 1 << 30      # mapping tables and clock offsets of one location
+MAX_CHUNK_SIZE = 1 << 40
 
 
 @numba.njit(cache=True, inline="always")
@@ -131,9 +136,10 @@ def _corrected(t, clk_begin, clk_end, clk_offset, clk_slope, state):
 
 @numba.njit(cache=True, nogil=True)
 def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
-           clk_begin, clk_end, clk_offset, clk_slope):
+           clk_begin, clk_end, clk_offset, clk_slope, cancel):
     """Raw rows of one event file. Returns (kind, time, a, b, c, d, e, counts per record id,
-    status, offending record id or byte position)."""
+    status, offending record id or byte position). Every pass of the loop moves forward
+    (record lengths are checked, chunks only advance); cancel[0] != 0 stops it (CANCELLED)."""
     cap = max(capacity, 16)
     ck = np.empty(cap, np.int8)
     ct = np.empty(cap, np.int64)
@@ -168,6 +174,8 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
         pos += 1
         if rtype == END_OF_CHUNK:
             chunk += chunk_size
+            if chunk < pos:            # records ran past their chunk: never step back
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             pos = chunk
             continue
         if rtype == END_OF_FILE or rtype == END_OF_BUFFER:
@@ -193,6 +201,8 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
                     return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, TRUNCATED, size
                 length = np.int64(_u64_full(addr, pos))
                 pos += 8
+            if length < 0:             # 8 bytes beyond int64: a corrupt length, never a step back
+                return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, MALFORMED, pos
             end = pos + length
             if end > size:
                 return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, TRUNCATED, size
@@ -200,6 +210,8 @@ def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
             pos = end
             continue
         t = time if n_clock == 0 else _corrected(time, clk_begin, clk_end, clk_offset, clk_slope, clk_state)
+        if m % CANCEL_EVERY == 0 and cancel[0]:
+            return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, CANCELLED, pos
         if m + 256 > cap:
             return (ck[:m], ct[:m], ca[:m], cb[:m], cc[:m], cd[:m], ce[:m]), counts, FULL, pos
         kind = -1
@@ -355,6 +367,8 @@ def _read_compressed(data: bytes, pos: int) -> tuple[int, int]:
     n = data[pos]
     if n == 0xFF:
         return -1, pos + 1
+    if n > 8:
+        raise IndexError("compressed integer of more than 8 bytes")
     return int.from_bytes(data[pos + 1:pos + 1 + n], "little", signed=False), pos + 1 + n
 
 
@@ -390,6 +404,7 @@ def read_local_definitions(path: Path) -> LocalDefinitions | None:
     out = LocalDefinitions()
     if not path.exists():
         return out
+    check_size(path, regular_file(path, "local definition file").st_size, MAX_LOCAL_DEFS, "local definitions")
     data = path.read_bytes()
     if len(data) < CHUNK_HEADER_SIZE or data[0] != CHUNK_HEADER or data[1] != LITTLE_ENDIAN:
         return None
@@ -405,12 +420,15 @@ def read_local_definitions(path: Path) -> LocalDefinitions | None:
             length, pos = _read_length(data, pos)
             body, pos = data[pos:pos + length], pos + length
             if rtype == DEF_MAPPING_TABLE:
-                _mapping_table(body, out)
+                if not _mapping_table(body, out):
+                    return None
             elif rtype == DEF_CLOCK_OFFSET:
                 time = int.from_bytes(body[:8], "little")
                 offset, _ = _read_compressed(body, 8)
                 if offset >= 1 << 63:
                     offset -= 1 << 64
+                if time >= 1 << 63:
+                    return None
                 out.offsets.append((time, offset))
             else:
                 return None
@@ -419,7 +437,9 @@ def read_local_definitions(path: Path) -> LocalDefinitions | None:
     return out
 
 
-def _mapping_table(body: bytes, out: LocalDefinitions) -> None:
+def _mapping_table(body: bytes, out: LocalDefinitions) -> bool:
+    """Adds the table to `out`; False for ids out of range or too sparse for a dense table
+    (the OTF2 library then reads the location)."""
     map_type = body[0]
     size, p = _read_compressed(body, 1)
     mode = body[p]
@@ -428,19 +448,30 @@ def _mapping_table(body: bytes, out: LocalDefinitions) -> None:
     for _ in range(size * (2 if mode == 1 else 1)):
         v, p = _read_compressed(body, p)
         values.append(v)
+    if any(not -1 <= v < 1 << 63 for v in values):      # int64 columns
+        return False
     if mode == 1:
         local, glob = values[0::2], values[1::2]
+        if min(local, default=0) < 0 or max(local, default=-1) >= 16 * len(local) + 4096:
+            return False            # sparse or out-of-range ids: the OTF2 library reads this location
         table = np.full(max(local, default=-1) + 1, -1, np.int64)
         table[local] = glob
     else:
         table = np.array(values, np.int64)
     out.maps[map_type] = table
+    return True
 
 
-def decode_location(anchor: Path, ref: int, chunk_size: int, n_events: int):
+def decode_location(anchor: Path, ref: int, chunk_size: int, n_events: int, cancel: np.ndarray | None = None):
     """(RawEvents, Counter by record name) of one location, or None when the
-    bindings must read it (unknown records or local definitions, big-endian)."""
+    bindings must read it (unknown records or local definitions, big-endian).
+    Setting cancel[0] (a uint8 array of one) stops the kernel: Cancelled is raised."""
     from popview.readers.otf2 import archive
+
+    if not CHUNK_HEADER_SIZE < chunk_size <= MAX_CHUNK_SIZE:
+        raise InputError(f"{archive.archive_dir(anchor).with_suffix('.otf2')}: event chunk size {chunk_size} "
+                         f"is out of range ({CHUNK_HEADER_SIZE + 1} to {MAX_CHUNK_SIZE})")
+    cancel = np.zeros(1, np.uint8) if cancel is None else cancel
 
     local = read_local_definitions(archive.archive_dir(anchor) / f"{ref}.def")
     if local is None:
@@ -448,12 +479,15 @@ def decode_location(anchor: Path, ref: int, chunk_size: int, n_events: int):
     evt = archive.event_file(anchor, ref)
     if not evt.exists():
         return (RawEvents.empty(), Counter()) if n_events == 0 else None
+    regular_file(evt, "event file")
     buf = np.fromfile(evt, dtype=np.uint8)
     capacity = 2 * max(n_events, len(buf) // 8) + 1024    # rows; untouched pages cost nothing
     while True:
         cols, counts, status, where = decode(buf, np.int64(chunk_size), np.int64(capacity),
                                              local.table(MAP_REGION), local.table(MAP_COMM), local.table(MAP_METRIC),
-                                             *local.clock())
+                                             *local.clock(), cancel)
+        if status == CANCELLED:
+            raise Cancelled("cancelled by the user")
         if status != FULL:
             break
         capacity *= 2

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from popview.model.definitions import Definitions, EventType, Location, Process, Region
+from popview.readers.errors import InputError
 from popview.readers.otf2 import regions as rg
 
 REGION_TYPE = 46000000          # one event type for every Enter / Leave
@@ -73,7 +74,7 @@ class Tables:
 
 
 def _kernel_tables(t: Tables) -> KernelTables:
-    n_ref = max(t.metric_members, default=-1) + 1
+    n_ref = dense_bound(t.metric_members, "metric")
     width = max((len(m) for m in t.metric_members.values()), default=0)
     code = np.full((n_ref, max(width, 1)), -1, np.int64)
     slot = np.zeros((n_ref, max(width, 1)), np.int64)
@@ -86,7 +87,7 @@ def _kernel_tables(t: Tables) -> KernelTables:
             acc[ref, pos] = accumulated
             double[ref, pos] = is_double
             slot[ref, pos] = slots.setdefault(c, len(slots))
-    n_comm = max(t.comm_procs, default=-1) + 1
+    n_comm = dense_bound(t.comm_procs, "communicator")
     size = np.zeros(n_comm, np.int64)
     is_self = np.zeros(n_comm, np.bool_)
     procs = np.full((n_comm, max((len(p) for p in t.comm_procs.values()), default=0) or 1), -1, np.int64)
@@ -100,6 +101,8 @@ def _kernel_tables(t: Tables) -> KernelTables:
 def build(reg, anchor_name: str, creator: str = "OTF2") -> tuple[Definitions, Tables]:
     """Definitions and lookup tables from an `otf2.registry.DefinitionRegistry`."""
     clock = reg.clock_properties
+    if not clock.timer_resolution > 0:
+        raise InputError(f"timer resolution {clock.timer_resolution} is not positive")
     ns_per_tick = 1e9 / clock.timer_resolution
     defs = Definitions(source_format="otf2", tool=creator, date="",
                        t_end=int(round(clock.trace_length * ns_per_tick)), source_unit_ns=ns_per_tick)
@@ -155,9 +158,19 @@ def _locations(reg, defs: Definitions, tables: Tables) -> None:
                 defs.locations.append(Location(name=loc.name or f"{kind} {p}.{k}", process=p, thread=k, kind=kind))
 
 
+def dense_bound(refs, what: str) -> int:
+    """1 + the largest reference, refused when the references are too sparse for the
+    dense lookup tables built from them (OTF2 writers number definitions from 0)."""
+    refs = list(refs)
+    top = max(refs, default=-1) + 1
+    if top > 16 * len(refs) + 4096 or min(refs, default=0) < 0:
+        raise InputError(f"{what} reference {top - 1} is out of range for {len(refs)} definitions")
+    return top
+
+
 def _regions(reg, defs: Definitions, tables: Tables) -> None:
     regs = list(reg.regions)
-    top = max([r._ref for r in regs] + [-1]) + 1
+    top = dense_bound((r._ref for r in regs), "region")
     tables.region_index = np.full(top, -1, np.int32)
     states = []
     for r in regs:

@@ -13,11 +13,12 @@ from popview.readers.otf2.raw import RawEvents
 USE_DECODER = True   # False: the bindings only (the reference the decoder is tested against)
 
 
-def decode(anchor: Path, ref: int, tables: Tables) -> tuple[RawEvents, Counter] | None:
-    """One location through the decoder, or None when the bindings must read it."""
+def decode(anchor: Path, ref: int, tables: Tables, cancel=None) -> tuple[RawEvents, Counter] | None:
+    """One location through the decoder, or None when the bindings must read it; cancel[0]
+    set (a uint8 array of one) stops the decoder with Cancelled."""
     if not USE_DECODER:
         return None
-    return decoder.decode_location(anchor, ref, tables.event_chunk_size, tables.location_events.get(ref, 0))
+    return decoder.decode_location(anchor, ref, tables.event_chunk_size, tables.location_events.get(ref, 0), cancel)
 
 
 def read_with_bindings(anchor: Path, refs: list[int]) -> tuple[dict[int, RawEvents], dict[int, Counter]]:

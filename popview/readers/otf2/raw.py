@@ -54,5 +54,9 @@ class RawEvents:
     def from_rows(cls, rows: list[tuple]) -> "RawEvents":
         if not rows:
             return cls.empty()
-        arr = np.array(rows, dtype=np.int64).reshape(len(rows), 7)
+        try:
+            arr = np.array(rows, dtype=np.int64).reshape(len(rows), 7)
+        except OverflowError:      # uint64 values beyond int64 (corrupt or undefined): -1, as the decoder does
+            arr = np.array([[v if -(1 << 63) <= v < 1 << 63 else -1 for v in row] for row in rows],
+                           dtype=np.int64).reshape(len(rows), 7)
         return cls(arr[:, 0].astype(np.int8), *(np.ascontiguousarray(arr[:, i]) for i in range(1, 7)))

@@ -16,7 +16,8 @@ import numpy as np
 from popview.readers.rawbytes import byte_at
 
 # Problem kinds (index into the counters the kernel returns).
-MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION, AFTER_END, GLOBAL_COMM = range(6)
+(MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION, AFTER_END, GLOBAL_COMM, OUT_OF_RANGE,
+ WIDE_VALUE) = range(8)
 PROBLEMS = {
     MALFORMED: "malformed record",
     UNKNOWN_TYPE: "unknown record type",
@@ -24,10 +25,15 @@ PROBLEMS = {
     UNKNOWN_LOCATION: "record names an application, task or thread the header does not have",
     AFTER_END: "record after the header's end time",
     GLOBAL_COMM: "global communication record (type 4) ignored",
+    OUT_OF_RANGE: "time beyond 2^63 ns, or state or event type beyond 2^31 (dropped)",
+    WIDE_VALUE: "event value beyond the int64 range (that type:value pair dropped)",
 }
 N_PROBLEMS = len(PROBLEMS)
 # Problems that drop the record (the others only warn).
-DROPPING = (MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION)
+DROPPING = (MALFORMED, UNKNOWN_TYPE, END_BEFORE_BEGIN, UNKNOWN_LOCATION, OUT_OF_RANGE)
+MAX_DIGITS = 19              # int64's width; a 19-digit number that wrapped is caught by its sign
+OVERFLOW = 10                # added to a field's terminator when its number does not fit in int64
+INT32_MAX = (1 << 31) - 1
 
 COLON, NEWLINE, CR, MINUS = 58, 10, 13, 45
 
@@ -35,7 +41,8 @@ COLON, NEWLINE, CR, MINUS = 58, 10, 13, 45
 @numba.njit(cache=True, inline="always")
 def _field(p, i, n):
     """Parse an integer at i of the bytes at address p. Returns (value, next index, terminator):
-    terminator 1 = ':', 2 = end of line, 0 = error."""
+    terminator 1 = ':', 2 = end of line, 0 = error; OVERFLOW + 1 or 2 when the number does
+    not fit in int64 (never wrapped silently: callers treat it as an error, or drop it)."""
     neg = False
     if i < n and byte_at(p, i) == MINUS:
         neg = True
@@ -51,17 +58,18 @@ def _field(p, i, n):
             break
     if i == start:
         return v, i, 0
+    wide = OVERFLOW if i - start > MAX_DIGITS or v < 0 else 0
     if neg:
         v = -v
     if i >= n:
-        return v, i, 2
+        return v, i, 2 + wide
     c = byte_at(p, i)
     if c == COLON:
-        return v, i + 1, 1
+        return v, i + 1, 1 + wide
     if c == NEWLINE:
-        return v, i + 1, 2
+        return v, i + 1, 2 + wide
     if c == CR and i + 1 < n and byte_at(p, i + 1) == NEWLINE:
-        return v, i + 2, 2
+        return v, i + 2, 2 + wide
     return v, i, 0
 
 
@@ -91,6 +99,7 @@ def _location(appl, task, thread, appl_first_task, task_first_loc):
 @numba.njit(cache=True, nogil=True)
 def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
     """Parse whole lines in `buf` (uint8). Times are returned in ns."""
+    max_tick = ((1 << 63) - 1) // tick_ns     # times beyond overflow int64 nanoseconds
     n = len(buf)
     p = buf.ctypes.data           # buf stays referenced by the caller
     # Upper bounds first: arrays reallocated inside the loop below would make it
@@ -161,12 +170,14 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                     f[6] = v
                 else:
                     term = 0
+                end = t_end if f[5] == -1 else f[5]
                 if term != 2 or f[4] < 0:
                     bad = MALFORMED
                 elif loc < 0:
                     bad = UNKNOWN_LOCATION
+                elif f[4] > max_tick or end > max_tick or f[6] < 0 or f[6] > INT32_MAX:
+                    bad = OUT_OF_RANGE
                 else:
-                    end = t_end if f[5] == -1 else f[5]
                     if end < f[4]:
                         bad = END_BEFORE_BEGIN
                     else:
@@ -181,6 +192,8 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                                 first_line[AFTER_END] = line
             elif kind == 2:
                 start = ne
+                range_error = f[4] > max_tick
+                wide_values = 0
                 term = 1
                 while term == 1:
                     t, i, term = _field(p, i, n)
@@ -190,19 +203,32 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                     v, i, term = _field(p, i, n)
                     if term == 0:
                         break
+                    if t < 0 or t > INT32_MAX:
+                        range_error = True
+                    if term > OVERFLOW:       # a value beyond int64: this pair only is dropped
+                        term -= OVERFLOW
+                        wide_values += 1
+                        continue
                     e_loc[ne] = loc
                     e_time[ne] = f[4] * tick_ns
                     e_type[ne] = t
                     e_value[ne] = v
                     ne += 1
-                if term != 2 or ne == start or f[4] < 0:
+                if term != 2 or (ne == start and wide_values == 0) or f[4] < 0:
                     ne = start
                     bad = MALFORMED
                 elif loc < 0:
                     ne = start
                     bad = UNKNOWN_LOCATION
+                elif range_error:
+                    ne = start
+                    bad = OUT_OF_RANGE
                 else:
                     n_event_records += 1
+                    if wide_values:
+                        problems[WIDE_VALUE] += wide_values
+                        if first_line[WIDE_VALUE] < 0:
+                            first_line[WIDE_VALUE] = line
                 if bad < 0 and f[4] > t_end:
                     problems[AFTER_END] += 1
                     if first_line[AFTER_END] < 0:
@@ -227,6 +253,8 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                         bad = UNKNOWN_LOCATION
                     elif f[4] < 0 or f[5] < 0 or f[10] < 0 or f[11] < 0:
                         bad = MALFORMED
+                    elif f[4] > max_tick or f[5] > max_tick or f[10] > max_tick or f[11] > max_tick:
+                        bad = OUT_OF_RANGE
                     else:
                         c_cols[0, c_n] = loc
                         c_cols[1, c_n] = rloc

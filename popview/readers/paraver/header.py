@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from popview.readers.errors import InputError
 
 _UNITS = {"ns": 1.0, "us": 1000.0, "ms": 1_000_000.0, "s": 1e9}
+MAX_NS = (1 << 63) - 1             # times are int64 nanoseconds
+MAX_LOCATIONS = 1 << 24            # threads of all tasks (each becomes a location)
+MAX_NODES = 1 << 24
 
 
 @dataclass
@@ -73,8 +76,13 @@ def parse_header(line: str, where: str) -> Header:
     unit = "us"
     if "_" in end_text:
         end_text, unit = end_text.split("_", 1)
-    unit_ns = _UNITS.get(unit, 1000.0)
+    if unit not in _UNITS:
+        raise InputError(f"{where}: line 1: unknown time unit {unit!r} after the end time "
+                         f"(expected one of {', '.join('_' + u for u in _UNITS)} or none for microseconds)")
+    unit_ns = _UNITS[unit]
     end_time = _int(end_text, "end time", f"{where}: line 1")
+    if end_time < 0 or end_time * unit_ns > MAX_NS:
+        raise InputError(f"{where}: line 1: end time {end_time} {unit} is out of range (0 to {MAX_NS:,} ns)")
     cpus = _parse_nodes(parts[1], where)
     n_appl = _int(parts[2], "application count", f"{where}: line 1")
     items = [s for s in _split_top(":".join(parts[3:]), ",:") if s.strip()]
@@ -83,6 +91,10 @@ def parse_header(line: str, where: str) -> Header:
     n_comms = _int(tail[-1], "communicator count", f"{where}: line 1") if tail else 0
     if len(apps) != n_appl:
         raise InputError(f"{where}: line 1: header announces {n_appl} applications but describes {len(apps)}")
+    n_threads = sum(t.threads for app in apps for t in app)
+    if n_threads > MAX_LOCATIONS:
+        raise InputError(f"{where}: line 1: header announces {n_threads:,} threads (popview reads at most "
+                         f"{MAX_LOCATIONS:,})")
     n_nodes = max(len(cpus), 1)
     for app in apps:
         for task in app:
@@ -100,6 +112,8 @@ def _parse_nodes(text: str, where: str) -> list[int]:
             raise InputError(f"{where}: line 1: node count {n} does not match its CPU list")
         return cpus
     n = _int(text, "node count", f"{where}: line 1")
+    if not 0 <= n <= MAX_NODES:
+        raise InputError(f"{where}: line 1: node count {n} is out of range (0 to {MAX_NODES:,})")
     return [1] * n  # old format: node count without CPU list
 
 
@@ -108,8 +122,10 @@ def _parse_appl(text: str, where: str) -> list[Task]:
     tasks = []
     for item in inner.rstrip(")").split(","):
         threads, _, node = item.partition(":")
-        tasks.append(Task(_int(threads, "thread count", f"{where}: line 1"),
-                          max(_int(node or "1", "node", f"{where}: line 1") - 1, 0)))
+        count = _int(threads, "thread count", f"{where}: line 1")
+        if not 0 <= count <= MAX_LOCATIONS:
+            raise InputError(f"{where}: line 1: thread count {count} is out of range (0 to {MAX_LOCATIONS:,})")
+        tasks.append(Task(count, max(_int(node or "1", "node", f"{where}: line 1") - 1, 0)))
     if _int(n, "task count", f"{where}: line 1") != len(tasks):
         raise InputError(f"{where}: line 1: task count {n} does not match its list of {len(tasks)}")
     return tasks

@@ -9,6 +9,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from popview.readers.files import check_size, regular_file
+
+MAX_BYTES = 256 << 20          # a .pcf names states and event types: megabytes at most
+
 _COLOR = re.compile(r"^\s*(-?\d+)\s+\{\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\}")
 _SECTIONS = {"DEFAULT_OPTIONS", "DEFAULT_SEMANTIC", "STATES", "STATES_COLOR", "EVENT_TYPE", "VALUES",
              "GRADIENT_COLOR", "GRADIENT_NAMES"}
@@ -32,6 +36,7 @@ class Pcf:
 
 
 def parse_pcf(path: Path) -> Pcf:
+    check_size(path, regular_file(path, ".pcf file").st_size, MAX_BYTES, "a .pcf file")
     pcf = Pcf()
     section = None
     block: list[PcfType] = []
@@ -52,6 +57,17 @@ def parse_pcf(path: Path) -> Pcf:
     return pcf
 
 
+INT32, INT64, BYTE = (-(1 << 31), (1 << 31) - 1), (-(1 << 63), (1 << 63) - 1), (0, 255)
+
+
+def _bounded(text: str, bounds: tuple[int, int]) -> int:
+    """An integer within `bounds` (the width the cache stores it in), else ValueError."""
+    value = int(text)
+    if not bounds[0] <= value <= bounds[1]:
+        raise ValueError(f"{value} out of range")
+    return value
+
+
 def _section_line(pcf: Pcf, section, line: str, block: list[PcfType], lineno: int, path: Path) -> None:
     try:
         if section == "DEFAULT_OPTIONS":
@@ -59,21 +75,23 @@ def _section_line(pcf: Pcf, section, line: str, block: list[PcfType], lineno: in
             pcf.options[parts[0]] = parts[1].strip() if len(parts) > 1 else ""
         elif section == "STATES":
             code, name = line.strip().split(None, 1)
-            pcf.states[int(code)] = name.strip()
+            pcf.states[_bounded(code, INT32)] = name.strip()
         elif section == "STATES_COLOR":
             m = _COLOR.match(line)
             if m:
-                pcf.state_colors[int(m.group(1))] = (int(m.group(2)), int(m.group(3)), int(m.group(4)))
+                pcf.state_colors[_bounded(m.group(1), INT32)] = tuple(_bounded(m.group(k), BYTE) for k in (2, 3, 4))
         elif section == "EVENT_TYPE":
             grad, code, name = line.strip().split(None, 2)
-            et = pcf.event_types.get(int(code)) or PcfType(int(code), name.strip(), int(grad))
+            code = _bounded(code, INT32)
+            et = pcf.event_types.get(code) or PcfType(code, name.strip(), _bounded(grad, INT32))
             et.name = name.strip()
             pcf.event_types[et.code] = et
             block.append(et)
         elif section == "VALUES":
             value, label = (line.strip().split(None, 1) + [""])[:2]
             for et in block:
-                et.values[int(value)] = label.strip()
+                et.values[_bounded(value, INT64)] = label.strip()
     except ValueError:
         if len(pcf.warnings) < 20:
-            pcf.warnings.append(f"{path.name}: line {lineno}: unreadable {section} entry ignored: {line.strip()[:60]!r}")
+            pcf.warnings.append(f"{path.name}: line {lineno}: unreadable or out-of-range {section} entry ignored: "
+                                f"{line.strip()[:60]!r}")

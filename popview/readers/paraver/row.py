@@ -3,9 +3,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from popview.readers.files import check_size, regular_file
+
+MAX_BYTES = 256 << 20          # a .row names CPUs, nodes and threads: megabytes at most
+
 
 def parse_row(path: Path) -> dict[str, list[str]]:
     """LEVEL name (upper case) -> its labels, in order."""
+    check_size(path, regular_file(path, ".row file").st_size, MAX_BYTES, "a .row file")
     levels: dict[str, list[str]] = {}
     current: list[str] | None = None
     remaining = 0

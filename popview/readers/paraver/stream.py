@@ -24,6 +24,11 @@ from popview.readers.paraver.pcf import Pcf, parse_pcf
 from popview.readers.paraver.row import parse_row
 
 BLOCK = 16 << 20
+MAX_LINE = 64 << 20         # longer lines are not records (a file of zeros, a compression bomb)
+# A compressed trace expands at most MAX_EXPANSION times its size (text traces: about 10).
+MAX_EXPANSION, MIN_EXPANSION_LIMIT = 200, 256 << 20
+# Text read without one valid record: beyond this it is not a trace.
+MAX_BYTES_WITHOUT_RECORDS = 64 << 20
 # Blocks parsed at once (the parser releases the GIL); results are taken in file order.
 PARSE_THREADS = max(1, min(2, os.cpu_count() or 1))
 
@@ -45,7 +50,7 @@ def side_file(path: Path, suffix: str) -> Path:
 def read_header(path: Path) -> tuple[Header, int, int]:
     """Header, number of header lines, and byte offset of the first record."""
     with _open(path) as f:
-        first = f.readline()
+        first = _header_line(f, path, 1)
         if not first:
             raise InputError(f"{path}: empty file")
         try:
@@ -55,7 +60,7 @@ def read_header(path: Path) -> tuple[Header, int, int]:
         header = parse_header(text, str(path))
         consumed, lines = len(first), 1
         for _ in range(header.n_communicators):
-            raw = f.readline()
+            raw = _header_line(f, path, lines + 1)
             comm = parse_communicator(raw.decode("ascii", "replace"))
             if comm is None:
                 break
@@ -63,6 +68,14 @@ def read_header(path: Path) -> tuple[Header, int, int]:
             consumed += len(raw)
             lines += 1
     return header, lines, consumed
+
+
+def _header_line(f, path: Path, number: int) -> bytes:
+    """One line of the header, refused beyond MAX_LINE (a binary or bomb file has no newline)."""
+    line = f.readline(MAX_LINE + 1)
+    if len(line) > MAX_LINE:
+        raise InputError(f"{path}: line {number}: longer than {MAX_LINE >> 20} MiB: not a Paraver trace")
+    return line
 
 
 def _blocks(path: Path, skip: int, out: queue.Queue, stop: threading.Event) -> None:
@@ -96,11 +109,15 @@ def _mapped_blocks(fd: int, skip: int, size: int, out: queue.Queue, stop: thread
             cut = mapped.rfind(b"\n", pos - first, end - first) + 1
             if cut or end == size:
                 break
+            if length > MAX_LINE:
+                raise LineTooLong(pos)
             length *= 2                 # a line longer than a block
         if cut:
             out.put((np.frombuffer(mapped, np.uint8, cut - (pos - first), pos - first), (first + cut) / size))
             pos = first + cut
         if end == size and pos < size:
+            if size - pos > MAX_LINE:
+                raise LineTooLong(pos)
             out.put((mapped[pos - first:end - first] + b"\n", 1.0, "truncated"))
             pos = size
 
@@ -110,6 +127,7 @@ def _read_blocks(stream, skip: int, size: int, raw, out: queue.Queue, stop: thre
     line, and handed on without a copy (joining and slicing bytes cost three copies a block)."""
     stream.read(skip)
     carry = b""
+    expanded, limit = skip, max(MIN_EXPANSION_LIMIT, MAX_EXPANSION * size)
     while not stop.is_set():
         buf = np.empty(len(carry) + BLOCK, np.uint8)     # not zeroed, unlike a bytearray
         view = memoryview(buf)
@@ -117,12 +135,29 @@ def _read_blocks(stream, skip: int, size: int, raw, out: queue.Queue, stop: thre
         n = len(carry) + _read_into(stream, view[len(carry):])
         if n == len(carry):
             break
+        expanded += n - len(carry)
+        if expanded > limit:
+            raise ExpansionTooLarge(expanded, size)
         cut = _after_last_newline(view, n)
+        if n - cut > MAX_LINE:
+            raise LineTooLong(expanded - (n - cut))
         carry = bytes(view[cut:n])
         if cut:
             out.put((buf[:cut], raw.tell() / max(size, 1)))
     if carry and not stop.is_set():
         out.put((carry + b"\n", 1.0, "truncated"))
+
+
+class LineTooLong(ValueError):
+    def __init__(self, offset: int):
+        super().__init__(f"a line at byte {offset:,} of the text is longer than {MAX_LINE >> 20} MiB: "
+                         "not Paraver records (binary data or a file of zeros?)")
+
+
+class ExpansionTooLarge(ValueError):
+    def __init__(self, expanded: int, size: int):
+        super().__init__(f"decompresses to more than {expanded:,} bytes from {size:,} "
+                         f"(over {MAX_EXPANSION} times its size: a compression bomb, not a trace)")
 
 
 def _after_last_newline(view: memoryview, n: int) -> int:
@@ -176,14 +211,16 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     problems = _Problems()
     seen_types: set[int] = set()
     line = header_lines + 1
+    text_bytes = 0
     tick = int(round(header.unit_ns))
     flags = {"burst_mode": False, "flushing": False, "event_records": 0}
 
     def take(job) -> None:
         """A parsed block, in file order: its line numbers shifted to the file's."""
-        nonlocal line
-        future, fraction = job
+        nonlocal line, text_bytes
+        future, fraction, length = job
         (count, first, lines, event_records), chunks, types, burst, flushing = future.result()
+        text_bytes += length
         progress(fraction * 0.95, f"parsing {path.name}")
         problems.add(count, np.where(first >= 0, first + line, first))
         line += int(lines)
@@ -193,6 +230,9 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
         seen_types.update(types)
         flags["burst_mode"] |= burst
         flags["flushing"] |= flushing
+        if text_bytes > MAX_BYTES_WITHOUT_RECORDS and _records(writer) == 0:
+            raise InputError(f"{path}: no valid record in its first {text_bytes:,} bytes (to line {line - 1}): "
+                             "not a Paraver trace (" + "; ".join(problems.warnings(path.name)) + ")")
 
     pending: deque = deque()
     try:
@@ -201,12 +241,15 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
                 item = q.get()
                 if item is None:
                     break
+                if isinstance(item, (LineTooLong, ExpansionTooLarge)):
+                    raise InputError(f"{path}: {item}")
                 if isinstance(item, Exception):
                     raise InputError(f"{path}: cannot read: {item}")
                 if len(item) == 3:
                     defs.warn(f"{path.name}: last line has no newline (truncated file?)")
                 pending.append((pool.submit(_parse, np.frombuffer(item[0], np.uint8),
-                                            appl_first_task, task_first_loc, tick, header.end_time), item[1]))
+                                            appl_first_task, task_first_loc, tick, header.end_time),
+                                item[1], len(item[0])))
                 if len(pending) >= PARSE_THREADS:
                     take(pending.popleft())
             while pending:
@@ -218,13 +261,17 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
                 q.get_nowait()
             except queue.Empty:
                 producer.join(0.05)
-    if writer.count("states") + writer.count("events") + writer.count("messages") == 0:
+    if _records(writer) == 0:
         raise InputError(f"{path}: no valid records (" + "; ".join(problems.warnings(path.name) or ["empty body"]) + ")")
     for w in problems.warnings(path.name):
         defs.warn(w)
     _finish_definitions(defs, pcf, path, seen_types, flags)
     writer.set_definitions(defs)
     return defs
+
+
+def _records(writer: Writer) -> int:
+    return writer.count("states") + writer.count("events") + writer.count("messages")
 
 
 def _parse(buf: np.ndarray, appl_first_task, task_first_loc, tick: int, t_end: int):
