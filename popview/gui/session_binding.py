@@ -186,6 +186,9 @@ class SessionBinding(QObject):
             ref_id = self.ref_id_of(exp)
             if ref_id:
                 app[key] = ref_id
+        series = {self.ref_id_of(exp): name for exp, name in s.series.items() if self.ref_id_of(exp)}
+        if series:
+            app["series"] = series
         if self.time_window is not None:
             app["time_window"] = list(self.time_window)
         return {"app": app, "panes": self._pane_states()}
@@ -204,6 +207,7 @@ class SessionBinding(QObject):
         """Apply a view state: AppState first, then each pane's own part."""
         app = view.get("app", {})
         s = self.state
+        self._restore_series(app.get("series"))
         current = self.experiment_for(app.get("current"))
         if current is not None:
             s.set_current(current)
@@ -235,6 +239,16 @@ class SessionBinding(QObject):
                 except Exception:  # noqa: BLE001 - a stale pane state must not stop the rest
                     log.exception("%s: restore_view_state failed", title)
         self.restored.emit()
+
+    def _restore_series(self, saved) -> None:
+        """The series names the runs had when saved (a folder's name, not the one the files suggest)."""
+        if not isinstance(saved, dict):
+            return
+        renamed = {exp: str(name) for ref_id, name in saved.items()
+                   if (exp := self.experiment_for(ref_id)) is not None and self.state.series.get(exp) != name}
+        if renamed:
+            self.state.series.update(renamed)
+            self.state.experimentsChanged.emit()
 
     def _layout(self) -> dict:
         if self.window is None:
