@@ -123,6 +123,9 @@ class HistogramPane(QWidget):
         bar = QHBoxLayout()
         for w in (self.kind_box, self.stat_box, self.window_box, self.export_button):
             bar.addWidget(w)
+        for box in (self.kind_box, self.window_box):    # may shrink: the pane fits beside a tall timeline
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(10)
         bar.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)

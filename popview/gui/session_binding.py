@@ -254,7 +254,8 @@ class SessionBinding(QObject):
         if self.window is None:
             return {}
         return {"geometry": bytes(self.window.saveGeometry().toBase64()).decode("ascii"),
-                "state": bytes(self.window.saveState().toBase64()).decode("ascii")}
+                "state": bytes(self.window.saveState().toBase64()).decode("ascii"),
+                "name": getattr(self.window, "layout_name", "")}
 
     def _restore_layout(self, layout: dict) -> None:
         if self.window is None:
@@ -263,6 +264,8 @@ class SessionBinding(QObject):
             self.window.restoreGeometry(QByteArray.fromBase64(layout["geometry"].encode("ascii")))
         if layout.get("state"):
             self.window.restoreState(QByteArray.fromBase64(layout["state"].encode("ascii")))
+        if layout.get("name") and hasattr(self.window, "show_layout_name"):
+            self.window.show_layout_name(str(layout["name"]))
 
     def snapshot(self) -> Session:
         """The session model with the current view and layout filled in."""

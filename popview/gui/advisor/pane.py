@@ -6,7 +6,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMessageBox, QSplitter, QTabWidget, QVBoxLayout,
+from PySide6.QtWidgets import (QFileDialog, QLabel, QMessageBox, QSplitter, QTabWidget, QVBoxLayout,
                                QWidget)
 
 from popview.analysis.focus import Focus
@@ -18,6 +18,7 @@ from popview.gui.advisor.candidates import CandidatesWidget
 from popview.gui.advisor.runs import series_runs
 from popview.gui.advisor.tab import VariantTab
 from popview.gui.advisor.worker import LatestRunner
+from popview.gui.widgets.elided import ElidedLabel
 
 SYNC_RECORDS = 100_000
 """Experiments with fewer records are computed on the GUI thread (instant)."""
@@ -41,16 +42,14 @@ class AdvisorPane(QWidget):
         self.state = state
         self._exp = None
         self._results: dict = {}       # (exp id, focus, variant key, reference id) -> (roots, warnings, notes)
-        self._sized = False
         self.runner = LatestRunner(self)
         self.candidate_runner = LatestRunner(self)
         self.report_runner = LatestRunner(self)
 
         self.header = QLabel(self)
         self.header.setTextFormat(Qt.RichText)
-        self.header.setWordWrap(True)          # long labels must not widen the dock
-        self.note = QLabel(self)
-        self.note.setWordWrap(True)
+        self.header.setWordWrap(True)          # long labels must not widen the dock; a row of its own
+        self.note = ElidedLabel("", self)      # why this variant: one line, the whole of it on hover
         self.note.setStyleSheet("QLabel { color: palette(placeholder-text); }")
         self.warnings = QLabel(self)
         self.warnings.setWordWrap(True)
@@ -71,11 +70,7 @@ class AdvisorPane(QWidget):
         top = QWidget(split)
         top_lay = QVBoxLayout(top)
         top_lay.setContentsMargins(0, 0, 0, 0)
-        head = QHBoxLayout()
-        head.addWidget(self.header)
-        head.addWidget(self.note, 1)
-        top_lay.addLayout(head)
-        for w in (self.warnings, self.tabs, self.notes):
+        for w in (self.header, self.note, self.warnings, self.tabs, self.notes):
             top_lay.addWidget(w)
         split.addWidget(top)
         split.addWidget(self.candidates)
@@ -89,6 +84,7 @@ class AdvisorPane(QWidget):
         self.tabs.currentChanged.connect(self.refresh)
         self.candidates.requested.connect(self._find_candidates)
         self.candidates.chosen.connect(self._choose_candidate)
+        self.candidates.expandedChanged.connect(lambda _on: self._arrange())
         state.currentExperimentChanged.connect(self._rebuild)
         state.experimentsChanged.connect(self._rebuild)
         state.focusChanged.connect(self.refresh)
@@ -96,17 +92,27 @@ class AdvisorPane(QWidget):
         self._rebuild()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        """Candidates beside the tree in a wide, low dock; below it otherwise."""
-        size = event.size()
-        wide = size.width() > 2 * size.height()
+        super().resizeEvent(event)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Candidates folded into one line below the tree until asked for; then beside
+        the tree in a wide, low dock, below it otherwise."""
+        size = self.size()
+        expanded = self.candidates.expanded
+        wide = expanded and size.width() > 2 * size.height()
         orientation = Qt.Horizontal if wide else Qt.Vertical
-        if orientation != self.split.orientation() or not self._sized:
-            self._sized = True
+        state = (orientation, expanded)
+        if state != getattr(self, "_arranged", None):
+            self._arranged = state
             self.split.setOrientation(orientation)
             total = size.width() if wide else size.height()
-            self.split.setSizes([int(total * 0.62), int(total * 0.38)] if wide else
-                                [int(total * 0.7), int(total * 0.3)])
-        super().resizeEvent(event)
+            if not expanded:
+                folded = self.candidates.sizeHint().height()
+                self.split.setSizes([max(total - folded, 1), folded])
+            else:
+                self.split.setSizes([int(total * 0.62), int(total * 0.38)] if wide else
+                                    [int(total * 0.6), int(total * 0.4)])
 
     # ---- tabs ---------------------------------------------------------
     def tab(self, key: str) -> VariantTab | None:
