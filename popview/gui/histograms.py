@@ -13,7 +13,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableView, QVBoxLayout, QWidget,
+    QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QTableView, QToolButton, QVBoxLayout, QWidget,
 )
 
 from popview.analysis import histograms
@@ -111,9 +111,10 @@ class HistogramPane(QWidget):
         self.window_box = QComboBox(toolTip="Which time window the table covers")
         for key in WINDOWS:
             self.window_box.addItem(WINDOW_LABELS[key], key)
-        self.export_button = QPushButton("Export CSV…")
+        self.export_button = QToolButton(text="CSV…", toolTip="Export the table as CSV")
         self.export_button.clicked.connect(self._export_dialog)
         self.status = QLabel()
+        self.status.setWordWrap(True)
         self.status.setStyleSheet("color: gray")
         self.model = TableModel(self)
         self.view = QTableView()
@@ -123,9 +124,9 @@ class HistogramPane(QWidget):
         bar = QHBoxLayout()
         for w in (self.kind_box, self.stat_box, self.window_box, self.export_button):
             bar.addWidget(w)
-        for box in (self.kind_box, self.window_box):    # may shrink: the pane fits beside a tall timeline
+        for box in (self.kind_box, self.stat_box, self.window_box):   # may shrink: fits beside a tall timeline
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(10)
+            box.setMinimumContentsLength(5)
         bar.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtWidgets import QToolBar
 
 Area = Qt.DockWidgetArea
 H, V = Qt.Orientation.Horizontal, Qt.Orientation.Vertical
@@ -42,7 +43,7 @@ LAYOUTS = {
         ADVISOR, "Advisor first", "Metric, call and system trees above the Advisor (as in Cube)",
         top=("Metrics", "Call tree", "System tree"), bottom=("Advisor",),
         tabs={"System tree": ("Topology",), "Advisor": ("Timeline", "Scaling", "Histograms", "Log")},
-        raised=("Advisor", "System tree"), top_share=0.36, widths={"top": (0.3, 0.38, 0.32)}),
+        raised=("Advisor", "System tree"), top_share=0.33, widths={"top": (0.3, 0.38, 0.32)}),
     TIMELINE: Layout(
         TIMELINE, "Timeline first", "A tall timeline with the histograms beside it (as in Paraver)",
         top=("Timeline", "Histograms"), bottom=("Advisor", "Call tree"),
@@ -64,6 +65,7 @@ def apply(window, key: str) -> None:
         check(window, key)
         return
     docks = window.docks
+    size = window.size()
     side = [t for t in ("Experiments", "Bookmarks") if t in docks]
     named = set(side) | set(layout.top) | set(layout.bottom) | {t for ts in layout.tabs.values() for t in ts}
     rest = [t for t in docks if t not in named]
@@ -92,15 +94,15 @@ def apply(window, key: str) -> None:
     for title in layout.raised:
         if title in docks:
             docks[title].raise_()
-    _resize(window, layout)
+    _resize(window, layout, size)
     check(window, key)
 
 
-def _resize(window, layout: Layout) -> None:
+def _resize(window, layout: Layout, size) -> None:
     """Sizes as fractions of the window, asked one after the other once laid out
     (Qt honoured only some of them when asked at once)."""
     docks = window.docks
-    w, h = max(window.width(), 640), max(window.height(), 480)
+    w, h = max(size.width(), 640), _dock_height(window, size.height())
     steps = []
     side = [docks[t] for t in ("Experiments",) if t in docks]
     if side:
@@ -113,7 +115,26 @@ def _resize(window, layout: Layout) -> None:
         shares = layout.widths.get(row)
         if shares and len(docks_in_row) > 1:
             steps.append((docks_in_row, [int(w * s) for s in shares[:len(docks_in_row)]], H))
-    window._resize_in_turn(steps)
+    _in_turn(window, steps, size)
+
+
+def _in_turn(window, steps: list, size) -> None:
+    """Each request laid out before the next; then the window back to its size (a dock's
+    minimum on the way could have grown it past the screen)."""
+    if steps:
+        window.resizeDocks(*steps[0])
+        QTimer.singleShot(0, window, lambda: _in_turn(window, steps[1:], size))
+    elif window.size() != size:
+        window.resize(size)
+
+
+def _dock_height(window, height: int) -> int:
+    """The height the docks share: the window's less its menu, toolbars and status bars and
+    the docks' title bars (asking for more made Qt grow the window past the screen)."""
+    bars = window.menuBar().height() + window.statusBar().height()
+    bars += sum(tb.height() for tb in window.findChildren(QToolBar) if tb.isVisible() and tb.parent() is window)
+    title = window.docks and next(iter(window.docks.values())).fontMetrics().height() + 10
+    return max(height - bars - 2 * (title or 0), 300)
 
 
 def check(window, key: str) -> None:

@@ -43,6 +43,8 @@ def test_each_layout_fits_without_cut_text(qtbot, tmp_path, cache_dir, shared_tr
             window.resize(*size)
             qtbot.wait(200)
             window.apply_layout(key)
+            qtbot.wait(300)
+            window.resize(*size)          # another layout's minimum may have grown the window
             gallery.settle(qtbot, window)
             shot = f"{name}-{key}-{size[0]}x{size[1]}.png"
             image = window.grab()
@@ -50,6 +52,8 @@ def test_each_layout_fits_without_cut_text(qtbot, tmp_path, cache_dir, shared_tr
                 image.save(str(d / shot))
             saved.append(shot)
             where = f"{shot}: "
+            if (window.width(), window.height()) != size:
+                problems.append(f"{where}the window needs {window.width()}x{window.height()}")
             problems += [where + p for p in gallery.elided_headers(window) + gallery.elided_values(window)]
             if key == layouts.ADVISOR:
                 rows = gallery.advisor_rows(window)

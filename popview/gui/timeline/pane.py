@@ -66,10 +66,10 @@ class TimelinePane(QWidget):
 
     # ---- layout ------------------------------------------------------------------
     def _build(self) -> None:
-        self.mode_box = QComboBox(toolTip="Colour mode")
+        self.mode_box = QComboBox(toolTip="Colour: what the timeline shows")
         self.mode_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.mode_box.currentIndexChanged.connect(self._mode_chosen)
-        self.group_box = QComboBox(toolTip="One row per thread, per process or per node")
+        self.group_box = QComboBox(toolTip="Rows: one per thread, per process or per node")
         self.group_box.addItems([g.capitalize() for g in GROUPINGS])
         self.group_box.currentIndexChanged.connect(self._grouping_chosen)
         self.back_button = self._tool("◀", "Back in the zoom history (Alt+Left)", lambda: self._each(TimelineView.back))
@@ -92,13 +92,13 @@ class TimelinePane(QWidget):
         self.fit_scale_button = self._tool("Fit scale", "Scale the gradient to the values shown", self.fit_scale)
         bar = QHBoxLayout()
         bar.setContentsMargins(2, 2, 2, 2)
-        for w in (QLabel("Colour:"), self.mode_box, QLabel("Rows:"), self.group_box, self.back_button,
+        for w in (self.mode_box, self.group_box, self.back_button,
                   self.forward_button, self.fit_button, self.goto_edit, self.fit_scale_button, self.save_button):
             bar.addWidget(w)
         for box in (self.mode_box, self.group_box):    # may shrink: the pane fits a 1280 px window
             box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(9)
-        self.goto_edit.setMinimumWidth(90)
+            box.setMinimumContentsLength(7)
+        self.goto_edit.setMinimumWidth(80)
         bar.addStretch(1)
         # what is shown, above the legend: the toolbar is full, and a status at its end was cut off
         # at the window's edge; shortened if need be (notes can make it long), whole in its tooltip
