@@ -115,17 +115,21 @@ def _resize(window, layout: Layout, size) -> None:
         shares = layout.widths.get(row)
         if shares and len(docks_in_row) > 1:
             steps.append((docks_in_row, [int(w * s) for s in shares[:len(docks_in_row)]], H))
-    _in_turn(window, steps, size)
+    # the window back to its size (another layout's minimum could have grown it), then the
+    # sizes again: shrinking the window took from every dock
+    _in_turn(window, steps + [size] + steps)
 
 
-def _in_turn(window, steps: list, size) -> None:
-    """Each request laid out before the next; then the window back to its size (a dock's
-    minimum on the way could have grown it past the screen)."""
-    if steps:
-        window.resizeDocks(*steps[0])
-        QTimer.singleShot(0, window, lambda: _in_turn(window, steps[1:], size))
-    elif window.size() != size:
-        window.resize(size)
+def _in_turn(window, steps: list) -> None:
+    """Each request laid out before the next (Qt honoured only some when asked at once)."""
+    if not steps:
+        return
+    step = steps[0]
+    if isinstance(step, tuple):
+        window.resizeDocks(*step)
+    elif window.size() != step:
+        window.resize(step)
+    QTimer.singleShot(0, window, lambda: _in_turn(window, steps[1:]))
 
 
 def _dock_height(window, height: int) -> int:

@@ -57,7 +57,7 @@ def elided_values(window) -> list[str]:
     cut = []
     for view in window.findChildren(QAbstractItemView):
         header = getattr(view, "header", None) or getattr(view, "horizontalHeader", None)
-        if header is None or not showing(view) or view.model() is None:
+        if header is None or not showing(view.viewport()) or view.model() is None:
             continue
         header, metrics = header(), view.fontMetrics()
         for index in _rows_on_show(view):

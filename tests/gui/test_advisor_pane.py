@@ -108,7 +108,7 @@ def test_rows_form_a_tree_with_values_ratings_and_help(qtbot, traces, cache_dir,
         assert lb.parent() == rows["parallel_efficiency"]                   # a real tree
         assert rows["serialisation_efficiency"].parent() == rows["communication_efficiency"]
         assert model.index(lb.row(), VALUE, lb.parent()).data() == "90.0 %"
-        assert model.index(lb.row(), RATING, lb.parent()).data() == "Very good"
+        assert model.index(lb.row(), RATING, lb.parent()).data() == "Good"
         tip = lb.data(Qt.ToolTipRole)
         for text in ("How evenly", "avg(useful) / max(useful)", "useful_avg", "min 40.0 %", "max 90.0 %"):
             assert text in tip

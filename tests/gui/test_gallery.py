@@ -43,9 +43,11 @@ def test_each_layout_fits_without_cut_text(qtbot, tmp_path, cache_dir, shared_tr
             window.resize(*size)
             qtbot.wait(200)
             window.apply_layout(key)
-            qtbot.wait(300)
+            qtbot.wait(800)
             window.resize(*size)          # another layout's minimum may have grown the window
             gallery.settle(qtbot, window)
+            window.resize(*size)
+            qtbot.wait(200)
             shot = f"{name}-{key}-{size[0]}x{size[1]}.png"
             image = window.grab()
             for d in out_dirs(tmp_path):

@@ -74,6 +74,7 @@ class AdvisorPane(QWidget):
             top_lay.addWidget(w)
         split.addWidget(top)
         split.addWidget(self.candidates)
+        self.tabs.setCornerWidget(self.candidates.find_button)    # folded: one button beside the tabs
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         lay = QVBoxLayout(self)
@@ -100,6 +101,7 @@ class AdvisorPane(QWidget):
         the tree in a wide, low dock, below it otherwise."""
         size = self.size()
         expanded = self.candidates.expanded
+        self.candidates.setVisible(expanded)       # folded: only its button, in the tabs' corner
         wide = expanded and size.width() > 2 * size.height()
         orientation = Qt.Horizontal if wide else Qt.Vertical
         state = (orientation, expanded)
@@ -145,7 +147,9 @@ class AdvisorPane(QWidget):
         if exp is not None:
             best, why = variants.preferred(exp)
             for v in variants.applicable(exp):
-                self.tabs.addTab(VariantTab(v, self.tabs), v.label)
+                tab = VariantTab(v, self.tabs)
+                tab.tree.setMinimumHeight(44)     # scrolls: a low dock must not push the window taller
+                self.tabs.addTab(tab, v.label)
             self.select_variant(best.key)
             self.note.setText(f"Preselected: {best.label}. {why}")
         else:

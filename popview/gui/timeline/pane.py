@@ -110,6 +110,7 @@ class TimelinePane(QWidget):
         self.legend = QListWidget()
         self.legend.setMaximumWidth(240)
         self.legend.setIconSize(QSize(14, 14))
+        self.legend.setMinimumHeight(24)      # scrolls: a low dock keeps its room for the runs
         self.gradient_label = QLabel()
         side = QWidget()
         side_layout = QVBoxLayout(side)

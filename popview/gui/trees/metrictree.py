@@ -53,12 +53,15 @@ class MetricTreeModel(ValueTreeModel):
         return float("nan")
 
     def branch_root_value(self, node: int) -> float:
-        """The root metric above `node`; for a root, the largest root of the same unit
-        (a wait-state metric stored as a root is compared with the time, not with itself)."""
+        """The root metric above `node`. A time root is compared with the largest time root
+        (a wait-state metric stored as a root is a share of the time, not 100 % of itself);
+        any other root (visits, a counter) is 100 % of itself."""
         anc = self.forest.ancestors(node)
         if anc:
             return float(self.incl[anc[0]])
         unit = self.node_unit(node)
+        if unit != "sec":                # visits, each counter: a percentage of its own total
+            return float(abs(self.incl[node]))
         same = [r for r in self.forest.children(-1) if self.node_unit(r) == unit]
         return float(np.max(np.abs(self.incl[same])))
 
