@@ -86,6 +86,8 @@ class ScalingPane(QWidget):
         controls.addStretch(1)
         for b in buttons:
             controls.addWidget(b)
+        for w in (self.tree, self.speedup_plot, self.efficiency_plot):
+            w.setMinimumHeight(50)          # a low dock keeps the window within the screen
         self.plots = QSplitter(Qt.Vertical, self)
         self.plots.addWidget(self.speedup_plot)
         self.plots.addWidget(self.efficiency_plot)

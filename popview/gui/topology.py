@@ -133,7 +133,7 @@ class TopologyCanvas(QWidget):
         self.unit = ""
         self.images: list[QImage] = []
         self.setMouseTracking(True)
-        self.setMinimumSize(120, 80)
+        self.setMinimumSize(120, 40)          # a low dock keeps the window within the screen
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
