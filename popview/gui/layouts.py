@@ -74,11 +74,17 @@ def apply(window, key: str) -> None:
         window.removeDockWidget(dock)
     for title in side:
         window.addDockWidget(Area.LeftDockWidgetArea, docks[title], V)
-    for area, row in ((Area.TopDockWidgetArea, layout.top), (Area.BottomDockWidgetArea, layout.bottom)):
-        present = [docks[t] for t in row if t in docks]
-        if present:
-            window.addDockWidget(area, present[0], H)
-            for before, dock in zip(present, present[1:]):
+    # both rows in one dock area: the first of each row split vertically, then each row split
+    # sideways (sizes across two areas were not honoured)
+    top = [docks[t] for t in layout.top if t in docks]
+    bottom = [docks[t] for t in layout.bottom if t in docks]
+    rows = [r for r in (top, bottom) if r]
+    if rows:
+        window.addDockWidget(Area.BottomDockWidgetArea, rows[0][0], V)
+        if len(rows) == 2:
+            window.splitDockWidget(rows[0][0], rows[1][0], V)
+        for row in rows:
+            for before, dock in zip(row, row[1:]):
                 window.splitDockWidget(before, dock, H)
     anchor = next((t for t in layout.bottom + layout.top if t in docks), None)
     # tabs last: tabbing before the splits are done leaves a stray tab bar (Qt 6.11)
