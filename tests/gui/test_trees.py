@@ -369,3 +369,22 @@ def test_system_tree_modes_speak_one_unit(trees):
     assert np.isfinite(location_rows(system)).all()
     assert "need the same locations" in system.status.text()
     assert "n/a" not in system.model.data(system.model.index_of(f, 1))
+
+
+def test_an_implausible_counter_total_is_flagged_with_the_reason(qtbot):
+    """A counter of 1e21 over a run of seconds is a bug of the data, not a measurement."""
+    profile = small_profile()
+    profile.metrics.append(MetricDef("PAPI_L3_TCM", "PAPI_L3_TCM", "occ"))
+    profile.values["PAPI_L3_TCM"] = MetricValues.from_dense(SMALL_COMP * 1e19)
+    profile.metrics.append(MetricDef("PAPI_TOT_INS", "PAPI_TOT_INS", "occ"))
+    profile.values["PAPI_TOT_INS"] = MetricValues.from_dense(SMALL_COMP * 1e6)
+    state = AppState()
+    pane = MetricTreePane(state)
+    qtbot.addWidget(pane)
+    state.add_experiment(ProfileExperiment(profile, small_definitions(), name="counters"))
+    model = pane.model
+    bad, good = model.node_of_key("PAPI_L3_TCM"), model.node_of_key("PAPI_TOT_INS")
+    assert model.data(model.index_of(bad, 0)).startswith("\u26a0")
+    assert "implausible" in model.data(model.index_of(bad, 0), Qt.ItemDataRole.ToolTipRole)
+    assert not model.data(model.index_of(good, 0)).startswith("\u26a0")
+    assert "PAPI_L3_TCM" in pane.status.text() and "per second per location" in pane.status.text()
