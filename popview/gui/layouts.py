@@ -49,7 +49,7 @@ LAYOUTS = {
         top=("Timeline", "Histograms"), bottom=("Advisor", "Call tree"),
         tabs={"Advisor": ("Metrics", "Scaling", "Log"), "Call tree": ("System tree", "Topology")},
         raised=("Timeline", "Histograms", "Advisor", "Call tree"), top_share=0.68,
-        widths={"top": (0.68, 0.32), "bottom": (0.55, 0.45)}),
+        widths={"top": (0.74, 0.26), "bottom": (0.55, 0.45)}),
     OVERVIEW: Layout(OVERVIEW, "Overview", "Every pane at once, for the first look at a new series"),
 }
 SIDE_WIDTH = 0.2          # of the window: experiments and bookmarks

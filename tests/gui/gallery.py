@@ -5,11 +5,13 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView
 
 from popview.gui.mainwindow import MainWindow
+from popview.gui.theme import apply_theme
 
 PADDING = 8          # a cell's margins and the elision's slack, in pixels
 
 
 def open_window(qtbot, tmp_path, cache_dir, paths, n_runs: int, size=(1280, 800)) -> MainWindow:
+    apply_theme(QApplication.instance())        # as popview starts: the desktop's light or dark
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     window = MainWindow(settings=settings, cache_dir=cache_dir)
     qtbot.addWidget(window)

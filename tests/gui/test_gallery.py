@@ -29,6 +29,16 @@ def out_dirs(tmp_path) -> list[Path]:
     return dirs
 
 
+@pytest.fixture(autouse=True)
+def plots_as_before():
+    """The theme the gallery applies stays with the gallery."""
+    import pyqtgraph as pg
+    before = {k: pg.getConfigOption(k) for k in ("background", "foreground")}
+    yield
+    for k, v in before.items():
+        pg.setConfigOption(k, v)
+
+
 @pytest.mark.parametrize("name", list(DATA))
 def test_each_layout_fits_without_cut_text(qtbot, tmp_path, cache_dir, shared_traces, name):
     relative, n_runs = DATA[name]

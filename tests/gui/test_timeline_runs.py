@@ -97,3 +97,11 @@ def test_hover_where_there_is_no_record_shows_no_value(pane):
     t0, t1 = view.window()
     info = view.info_at((t0 + t1) / 2, 0.5)
     assert info is None or "value" not in info
+
+
+def test_openmp_synchronisation_and_group_communication_look_different():
+    from popview.model.states import OPENMP_SYNC, default_states
+    states = default_states()
+    a, b = np.array(states[OPENMP_SYNC]["color"]), np.array(states[13]["color"])
+    assert states[13]["name"] == "Group Communication"
+    assert np.linalg.norm(a - b) > 100

@@ -133,6 +133,7 @@ class TimelinePane(QWidget):
         self.message = QLabel(NO_TIMELINE, alignment=Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
         self.stack = QStackedWidget()
+        self.stack.setMinimumHeight(100)       # a low dock: the legend scrolls, the window stays on screen
         timeline = QWidget()
         timeline.setLayout(body)
         self.stack.addWidget(timeline)
