@@ -51,3 +51,15 @@ def test_an_empty_pane_folds_its_candidates(qtbot):
     pane = AdvisorPane(AppState())
     qtbot.addWidget(pane)
     assert not pane.candidates.expanded
+
+
+def test_a_low_advisor_keeps_its_room_for_the_tree(shown, qtbot):
+    shown._show_warnings(["a long warning " * 20, "another"], ["a note"])
+    shown.resize(900, 260)
+    qtbot.wait(50)
+    assert not shown.note.isVisible()
+    assert shown.warnings.height() <= 2 * shown.warnings.fontMetrics().height() + 12
+    assert "+1 more" in shown.warnings.text()
+    shown.resize(900, 600)
+    qtbot.wait(50)
+    assert shown.note.isVisible()

@@ -20,6 +20,9 @@ from popview.gui.advisor.tab import VariantTab
 from popview.gui.advisor.worker import LatestRunner
 from popview.gui.widgets.elided import ElidedLabel
 
+LOW_DOCK = 320
+"""Below this height (px) the Advisor keeps its room for the tree."""
+
 SYNC_RECORDS = 100_000
 """Experiments with fewer records are computed on the GUI thread (instant)."""
 
@@ -42,6 +45,7 @@ class AdvisorPane(QWidget):
         self.state = state
         self._exp = None
         self._results: dict = {}       # (exp id, focus, variant key, reference id) -> (roots, warnings, notes)
+        self._shown_warnings: tuple = ([], [])
         self.runner = LatestRunner(self)
         self.candidate_runner = LatestRunner(self)
         self.report_runner = LatestRunner(self)
@@ -98,8 +102,14 @@ class AdvisorPane(QWidget):
 
     def _arrange(self) -> None:
         """Candidates folded into one line below the tree until asked for; then beside
-        the tree in a wide, low dock, below it otherwise."""
+        the tree in a wide, low dock, below it otherwise. A low dock (a strip under a tall
+        timeline) drops the variant's note and keeps one line of warnings for the tree."""
         size = self.size()
+        low = size.height() < LOW_DOCK
+        if low != getattr(self, "_low", None):
+            self._low = low
+            self.note.setVisible(not low)
+            self._show_warnings(*self._shown_warnings)
         expanded = self.candidates.expanded
         self.candidates.setVisible(expanded)       # folded: only its button, in the tabs' corner
         wide = expanded and size.width() > 2 * size.height()
@@ -209,8 +219,12 @@ class AdvisorPane(QWidget):
 
     def _show_warnings(self, found: list[str], notes: list[str]) -> None:
         # the first warnings in full, the rest counted (all of them on hover): the dock is often low
-        shown = found[:2]
-        more = f" (+{len(found) - 2} more)" if len(found) > 2 else ""
+        self._shown_warnings = (found, notes)
+        keep = 1 if getattr(self, "_low", False) else 2
+        shown = found[:keep]
+        if keep == 1 and shown:                    # one line in a low dock
+            shown = [self.warnings.fontMetrics().elidedText(shown[0], Qt.ElideRight, max(self.width() - 160, 80))]
+        more = f" (+{len(found) - keep} more)" if len(found) > keep else ""
         self.warnings.setText("<br>".join(f"&#9888; {escape(w)}" for w in shown) + escape(more))
         self.warnings.setToolTip("<br>".join(escape(w) for w in found))
         self.warnings.setVisible(bool(found))
