@@ -52,7 +52,7 @@ LAYOUTS = {
         widths={"top": (0.74, 0.26), "bottom": (0.55, 0.45)}),
     OVERVIEW: Layout(OVERVIEW, "Overview", "Every pane at once, for the first look at a new series"),
 }
-SIDE_WIDTH = 0.2          # of the window: experiments and bookmarks
+SIDE_WIDTH = 0.18         # of the window: experiments and bookmarks
 SIDE_MAX = 330
 
 

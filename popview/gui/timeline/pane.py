@@ -108,7 +108,7 @@ class TimelinePane(QWidget):
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.legend = QListWidget()
-        self.legend.setMaximumWidth(240)
+        self.legend.setMaximumWidth(200)
         self.legend.setIconSize(QSize(14, 14))
         self.legend.setMinimumHeight(24)      # scrolls: a low dock keeps its room for the runs
         self.gradient_label = QLabel()
@@ -122,7 +122,7 @@ class TimelinePane(QWidget):
         side_layout.addLayout(overlays)
         side_layout.addWidget(self.legend)
         side_layout.addWidget(self.gradient_label)
-        side.setMaximumWidth(240)
+        side.setMaximumWidth(200)          # the runs keep the width
         # many stacked runs scroll instead of forcing the window taller than the screen
         self.scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
