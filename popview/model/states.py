@@ -71,7 +71,8 @@ GPU_KERNEL = 40
 OPENMP_SYNC = 41
 MPI_OTHER = 42
 _DEFAULTS[GPU_KERNEL] = ("GPU kernel", (120, 200, 80), StateClass.GPU)
-_DEFAULTS[OPENMP_SYNC] = ("OpenMP synchronization", (150, 95, 0), StateClass.OPENMP)   # not Group Communication's orange
+# a dark amber: Group Communication's orange (13) is too near to tell apart in a timeline
+_DEFAULTS[OPENMP_SYNC] = ("OpenMP synchronization", (150, 95, 0), StateClass.OPENMP)
 _DEFAULTS[MPI_OTHER] = ("MPI other", (200, 60, 60), StateClass.MPI)  # MPI_Init, MPI_Comm_rank, ...
 
 

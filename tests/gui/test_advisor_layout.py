@@ -8,7 +8,7 @@ from popview.analysis.report.candidates import Candidate
 from popview.gui.advisor import AdvisorPane
 from popview.gui.advisor.model import RATING
 from popview.gui.state import AppState
-from tests.gui.test_advisor_pane import _pane, stub, traces  # noqa: F401 - fixtures
+from tests.gui.test_advisor_pane import _pane, stub, traces  # noqa: F401 - fixtures used by name
 
 pytestmark = pytest.mark.gui
 
