@@ -27,6 +27,7 @@ STATE_CLASSES = [c for c in StateClass]
 
 RUNNING = 1
 NOT_CREATED = 2
+FORK_JOIN = 7               # Scheduling and Fork/Join
 IO_STATE = 12
 OUTSIDE_TRACE = -1
 

@@ -236,3 +236,16 @@ def test_view_state_round_trip(qtbot, traces, cache_dir, stub):
         assert pane.current_tab().variant.key == "critical-path" and pane.candidates.slider.value() == 12
         pane.restore_view_state({"variant": "no-such-variant", "unknown": 1})
         assert pane.current_tab().variant.key == "critical-path"
+
+
+def test_candidates_belong_to_the_tab_they_were_found_with(qtbot, traces, cache_dir, stub):
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "hybrid.prv")
+    with exp:
+        pane.select_variant("hybrid-additive")
+        pane.candidates.threshold.setValue(0.99)
+        pane.candidates.find_button.click()
+        qtbot.waitUntil(lambda: bool(pane.candidates.shown()), timeout=20000)
+        pane.select_variant("hybrid-multiplicative")
+        assert pane.candidates.shown() == [] and pane.candidates.table.rowCount() == 0
+        pane.select_variant("hybrid-additive")
+        assert pane.candidates.shown()

@@ -44,6 +44,7 @@ class AdvisorPane(QWidget):
         super().__init__(parent)
         self.state = state
         self._exp = None
+        self._candidate_results: dict = {}   # (exp id, variant key) -> candidates
         self._results: dict = {}       # (exp id, focus, variant key, reference id) -> (roots, warnings, notes)
         self._shown_warnings: tuple = ([], [])
         self.runner = LatestRunner(self)
@@ -87,6 +88,7 @@ class AdvisorPane(QWidget):
 
         # bound methods, not lambdas: Qt drops them when the pane goes, the AppState stays
         self.tabs.currentChanged.connect(self.refresh)
+        self.tabs.currentChanged.connect(self._show_tab_candidates)
         self.candidates.requested.connect(self._find_candidates)
         self.candidates.chosen.connect(self._choose_candidate)
         self.candidates.expandedChanged.connect(lambda _on: self._arrange())
@@ -241,14 +243,27 @@ class AdvisorPane(QWidget):
             return
         model = tab.variant.models[0]
         self.candidates.set_status(f"Searching call paths with {tab.variant.label}...")
+        key = (id(exp), tab.variant.key)
         self.candidate_runner.submit(lambda: cand.find(exp, model, threshold),
-                                     self._candidates_arrived, sync=is_small(exp))
+                                     lambda result, error: self._candidates_arrived(key, result, error),
+                                     sync=is_small(exp))
 
-    def _candidates_arrived(self, result, error) -> None:
+    def _candidates_arrived(self, key, result, error) -> None:
         if error is not None:
             self.candidates.set_status(f"Could not search: {error.splitlines()[0]}")
+            return
+        self._candidate_results[key] = result
+        self._show_tab_candidates()
+
+    def _show_tab_candidates(self, *_signal_args) -> None:
+        """The candidates found with the model of the tab on show: another model's would name
+        its figures (and rate call paths) differently."""
+        tab = self.current_tab()
+        found = self._candidate_results.get((id(self._exp), tab.variant.key)) if tab is not None else None
+        if found is None:
+            self.candidates.clear()
         else:
-            self.candidates.set_candidates(result)
+            self.candidates.set_candidates(found)
 
     def _choose_candidate(self, c) -> None:
         self.state.select_callpath(c.callpath)
