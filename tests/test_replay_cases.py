@@ -144,13 +144,16 @@ def test_a_message_received_before_it_was_sent_is_not_followed(tmp_path):
 def test_iterations_focus_spans_the_chosen_visits(tmp_path):
     path, expected = cases.imbalanced_collectives(tmp_path / "trace", ranks=3, iterations=3, work=1000.0, cost=100.0)
     exp = popview.open(path, cache_dir=tmp_path / "cache")
-    # from the entry of each master's 2nd MPI_Allreduce to the exit of its 3rd:
-    # the third iteration's work plus the waits around it
-    result = replay(exp, Focus.iterations("MPI_Allreduce", 2, 3))
+    # iterations 1-2 (0-based), as the metric inputs take them: the window from
+    # the earliest entry of an MPI_Allreduce #1 (rank 0's, 1000 into step 2) to the
+    # latest exit of #2; ranks 1 and 2 still work there for 2000 / 4000 of step 2
+    result = replay(exp, Focus.iterations("MPI_Allreduce", 1, 2))
     step = 5000 + 100
-    assert result.r == pytest.approx((2 * step - 1000) * 1e-6, **EXACT)      # rank 0 enters earliest
-    assert result.g_cue == pytest.approx(5000e-6, **EXACT)
-    np.testing.assert_allclose(result.tl_cue, [1000e-6, 3000e-6, 5000e-6], rtol=1e-9)
+    assert result.r == pytest.approx((2 * step - 1000) * 1e-6, **EXACT)
+    assert result.g_cue == pytest.approx(9000e-6, **EXACT)
+    np.testing.assert_allclose(result.tl_cue, [1000e-6, 5000e-6, 9000e-6], rtol=1e-9)
+    path = result.critical_path
+    assert path["begin"][0] == (step + 1000) * 1000 and path["end"][-1] == 3 * step * 1000
 
 
 def test_dimemas_model_holds_large_sends_until_the_receive_is_posted(tmp_path):

@@ -27,6 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from popview.analysis.focus import Focus
+from popview.analysis.gather import main_locations
 from popview.analysis.replay import kernel
 from popview.analysis.replay.collectives import add_collectives
 from popview.analysis.replay.graph import GraphBuilder
@@ -97,11 +98,13 @@ def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:
         graph.loc_ptr, graph.time, graph.copy, graph.n_virtual, graph.succ_ptr, graph.succ, graph.succ_cross,
         graph.indegree, *pieces, kernel.WEIGHT_OF_CLOCK, kernel.LOCAL_CLOCK)
     progress(0.8, "replay: critical path")
-    end_loc = int(np.argmax(clock[:, 0])) if defs.n_locations else 0
+    main = main_locations(defs)[0]
+    end_loc = int(main[np.argmax(clock[main, kernel.G_CUE])]) if len(main) else 0
     cp_loc, cp_b, cp_e, cp_wait = kernel.backtrack(graph.loc_ptr, graph.time, came_from,
                                                    int(graph.loc_ptr[end_loc + 1] - 1), mask.t_start, mask.t_stop)
     path = {"loc": cp_loc, "begin": cp_b, "end": cp_e, "waiting": cp_wait}
-    result = _result(exp, focus, model, mask, clock, path, pieces, weighted, calls, stats, forced, graph.backwards)
+    result = _result(exp, focus, model, mask, clock, path, pieces, weighted, calls, stats, forced,
+                     graph.backwards)
     progress(1.0, "replay: done")
     return replace(result, seconds=time.perf_counter() - started)
 
@@ -113,7 +116,8 @@ def _result(exp, focus, model, mask, clock, path, pieces, weighted, calls, stats
     msg, coll, omp, rma = stats
     per_cp, outside, by_loc = critical_path_profile(exp, path, pieces, calls)
     weighted = weighted * NS
-    top = clock.max(axis=0) * NS if len(clock) else np.zeros(kernel.N_CLOCKS)
+    main = main_locations(defs)[0]
+    top = clock[main].max(axis=0) * NS if len(main) else np.zeros(kernel.N_CLOCKS)    # the main application's
     outside_mpi = weighted[masters(defs), COM]
     pl_cue = np.zeros(defs.n_processes)
     np.maximum.at(pl_cue, defs.location_process(), clock[:, kernel.PL_CUE] * NS)

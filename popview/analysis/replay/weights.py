@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from popview.analysis.focus import Focus
+from popview.analysis.gather import iteration_window, main_locations
 from popview.analysis.replay import intervals
 from popview.analysis.replay.records import Calls
 from popview.cache import schema
@@ -66,7 +67,9 @@ def focus_mask(exp, focus: Focus, calls: Calls) -> Mask:
         ptr = np.arange(n_loc + 1, dtype=np.int64)
         return Mask(ptr, np.full(n_loc, focus.t0, np.int64), np.full(n_loc, focus.t1, np.int64),
                     int(focus.t1 - focus.t0), int(focus.t0), int(focus.t1), is_window=True)
-    if focus.kind in ("callpath", "iterations"):
+    if focus.kind == "iterations":          # the window the metric inputs use
+        return focus_mask(exp, Focus.window(*iteration_window(exp, focus.callpath, focus.first, focus.last)), calls)
+    if focus.kind == "callpath":
         return _callpath_mask(exp, focus, calls)
     raise ValueError(f"the replay needs a resolved focus (whole, window, callpath, iterations), not {focus.kind!r}")
 
@@ -82,9 +85,6 @@ def _callpath_mask(exp, focus: Focus, calls: Calls) -> Mask:
     for p, m in enumerate(masters(defs)):
         lo, hi = np.searchsorted(calls["loc"], [m, m + 1])
         b, e = calls["begin"][lo:hi], calls["end"][lo:hi]
-        if focus.kind == "iterations" and len(b):
-            first, last = max(focus.first, 1) - 1, min(focus.last, len(b)) - 1
-            b, e = (b[first:first + 1], e[last:last + 1]) if last >= first else (b[:0], e[:0])
         ptr, mb, me = intervals.merge_overlaps(np.array([0, len(b)], np.int64), b, e)
         per_process[p] = (mb, me)
     runtime = max((int((e - b).sum()) for b, e in per_process.values()), default=0)
@@ -115,6 +115,8 @@ def weighted_pieces(exp, mask: Mask, calls: Calls, bursts: bool = False):
     defs = exp.definitions
     st, ptr = _states(exp.reader, mask, defs.n_locations)
     weight = row_weights(exp, calls, st, ptr, bursts)
+    ptr, begin, end, weight = _masters_uncovered_time(defs, ptr, st["begin"], st["end"], weight, bursts)
+    st = {"begin": begin, "end": end}
     if mask.ptr is None:
         return ptr, st["begin"], st["end"], weight
     ptr, b, e, ia, _ = intervals.intersect(ptr, st["begin"], st["end"], mask.ptr, mask.begin, mask.end)
@@ -149,6 +151,32 @@ def row_weights(exp, calls: Calls, st, ptr, bursts: bool = False) -> np.ndarray:
         weight[:, CUE] = burst
         weight[:, IDEAL] = burst
     return weight
+
+
+def _masters_uncovered_time(defs, ptr, begin, end, weight, bursts: bool):
+    """Rows added where no state covers the timeline of a master of the main
+    application in [0, t_end] (a chopped trace, a reader that starts a
+    location at its first event): the models count that time outside MPI,
+    so it weighs on IDEAL (on nothing else, nor in the Dimemas-compatible
+    model, which only replays bursts)."""
+    is_master = np.zeros(defs.n_locations, bool)
+    is_master[masters(defs)] = True
+    is_master[~np.isin(np.arange(defs.n_locations), main_locations(defs)[0])] = False
+    if bursts or not _has_gaps(ptr, begin, end, is_master, int(defs.t_end)):
+        return ptr, begin, end, weight
+    ptr, begin, end, source = intervals.with_gaps(ptr, begin, end, is_master, int(defs.t_end))
+    filled = weight[np.maximum(source, 0)]
+    filled[source < 0] = 0
+    filled[source < 0, IDEAL] = 1
+    return ptr, begin, end, filled
+
+
+def _has_gaps(ptr, begin, end, is_master, t_end: int) -> bool:
+    for loc in np.flatnonzero(is_master):
+        lo, hi = ptr[loc], ptr[loc + 1]
+        if hi == lo or begin[lo] > 0 or end[hi - 1] < t_end or bool((begin[lo + 1:hi] > end[lo:hi - 1]).any()):
+            return True
+    return False
 
 
 def _inside_any(exp, calls: Calls, ptr, mid, wanted) -> np.ndarray:
