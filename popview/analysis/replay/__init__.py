@@ -82,7 +82,10 @@ def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:
     rendezvous, all_barriers, bursts, forward_only = MODELS[model]
     defs = exp.definitions
     progress(0.0, "replay: reading synchronisation")
-    builder = GraphBuilder(defs.n_locations, defs.location_process(), forward_only=forward_only)
+    # A call path's visits lie at other times on each process: a dependency between processes
+    # would chain them into a path longer than R (the longest master's time in the call path)
+    builder = GraphBuilder(defs.n_locations, defs.location_process(), forward_only=forward_only,
+                           local_only=focus.kind == "callpath")
     calls = Calls(exp.reader)
     mask = focus_mask(exp, focus, calls)
     window = (mask.t_start, mask.t_stop) if mask.is_window else None
@@ -121,7 +124,7 @@ def _result(exp, focus, model, mask, clock, path, pieces, weighted, calls, stats
     outside_mpi = weighted[masters(defs), COM]
     pl_cue = np.zeros(defs.n_processes)
     np.maximum.at(pl_cue, defs.location_process(), clock[:, kernel.PL_CUE] * NS)
-    notes, approximate = _notes(msg, coll, omp, rma, forced, backwards, model)
+    notes, approximate = _notes(msg, coll, omp, rma, forced, backwards, model, focus, defs.n_processes)
     return ReplayResult(
         focus=focus, model=model, r=mask.runtime_ns * NS, r_ideal=float(top[kernel.G_IDEAL]),
         g_cue=float(top[kernel.G_CUE]), g_coo=float(top[kernel.G_COO]), g_com=float(top[kernel.G_COM]),
@@ -131,7 +134,8 @@ def _result(exp, focus, model, mask, clock, path, pieces, weighted, calls, stats
         n_unmatched=msg.unmatched, n_collectives=coll.instances, approximate=approximate, notes=notes)
 
 
-def _notes(msg, coll, omp, rma, forced: int, backwards: int, model: str) -> tuple[list[str], bool]:
+def _notes(msg, coll, omp, rma, forced: int, backwards: int, model: str, focus: Focus,
+           defs_processes: int) -> tuple[list[str], bool]:
     """What the replay could not follow exactly, in words; and whether that makes it approximate."""
     notes, approximate = [], False
     tasks = omp.tasks
@@ -170,6 +174,10 @@ def _notes(msg, coll, omp, rma, forced: int, backwards: int, model: str) -> tupl
         notes.append(f"{msg.placeholders} receives from MPI_PROC_NULL recorded as messages (size 0, tag "
                      f"MPI_ANY_TAG) dropped; sends and receives of {msg.repaired_channels} channels paired again "
                      "in order")
+    if focus.kind == "callpath" and defs_processes > 1:
+        notes.append("call-path focus: dependencies between processes are not followed (each process's time in "
+                     "the call path lies elsewhere in the run), so MPI serialisation reads 1; focus on "
+                     "iterations or a window to see it")
     if coll.no_communicator and coll.calls:
         notes.append("no communicator recorded for collectives: each assumed over all processes")
     if rma.fences:

@@ -53,6 +53,7 @@ class GraphBuilder:
     n_loc: int
     loc_process: np.ndarray
     forward_only: bool = True                       # drop recorded edges running backwards in time
+    local_only: bool = False                        # drop edges between processes
     _nodes: list = field(default_factory=list)      # (loc, time, priority, copy)
     _edges: list = field(default_factory=list)      # (src, dst, cross, checked) in builder ids
     _n: int = 0
@@ -98,7 +99,9 @@ class GraphBuilder:
             cross = recorded = np.zeros(0, bool)
         keep = forward_edges(src, dst, time, self._n_virtual) | ~recorded | (not self.forward_only)
         backwards = int(len(keep) - keep.sum())
-        if backwards:
+        if self.local_only:
+            keep &= ~cross
+        if not keep.all():
             src, dst, cross = src[keep], dst[keep], cross[keep]
         succ_ptr, succ, succ_cross, indegree = edges_by_source(src, dst, cross, rank, len(u_time),
                                                                self._n_virtual)
