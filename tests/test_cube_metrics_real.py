@@ -89,7 +89,9 @@ AGREEMENT_CASES = [
     ("hyb_1x2", "whole"), ("hyb_1x2", "callpath:main"), ("hyb_1x2", REGION_107), ("hyb_1x2", REGION_119),
     pytest.param("hyb_2x2", "whole", marks=pytest.mark.xfail(strict=True, reason=PROFILE_FORK)),
     pytest.param("hyb_2x2", "callpath:main", marks=pytest.mark.xfail(strict=True, reason=PROFILE_FORK)),
-    ("hyb_2x2", REGION_107),
+    pytest.param("hyb_2x2", REGION_107, marks=pytest.mark.xfail(strict=True, reason=(
+        "the trace's region begins at the master's ThreadFork (a descheduled master forks long before its "
+        "enter); the profile's region at the master's enter"))),
     pytest.param("hyb_2x2", REGION_119, marks=pytest.mark.xfail(strict=True, reason=TRACE_REGION_119)),
 ]
 

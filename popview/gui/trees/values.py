@@ -218,3 +218,27 @@ class ProfileValues:
             self._loc_cache.clear()
         self._loc_cache[cache_key] = out
         return out
+
+
+MAX_COUNT_RATE = 1e11
+"""Events per second per location no hardware counter reaches (10 GHz x 10 per cycle)."""
+
+
+def implausible_counts(pv: ProfileValues, keys: list[str], duration_s: float) -> dict[str, str]:
+    """Counted metrics (unit "occ") whose total is beyond any hardware counter over the run,
+    each with the reason; such a total is a bug of the data, not a measurement."""
+    n_loc = max(pv.profile.n_locations, 1)
+    if not duration_s or duration_s <= 0:
+        return {}
+    out = {}
+    for key in keys:
+        node = pv.node(key)
+        if node.unit != "occ" or node.virtual:
+            continue
+        rate = abs(pv.total(key)) / duration_s / n_loc
+        if rate > MAX_COUNT_RATE:
+            out[key] = (f"implausible: {pv.total(key):.3g} over {n_loc} location(s) in {duration_s:.3g} s is "
+                        f"{rate:.2g} per second per location, beyond any hardware counter "
+                        f"({MAX_COUNT_RATE:.0e}/s); samples of the counter were written corrupt, wrapped "
+                        "or read as absolute values by the tracer")
+    return out
