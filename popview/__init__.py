@@ -3,9 +3,18 @@
     import popview
     exp = popview.open("run.prv.gz")      # converts once into an HDF5 cache
     exp.info()
+
+The package itself imports nothing heavy: `Experiment` and `open` load the
+cache, numba and h5py when first used, so `popview --version` and the
+commands that never open a trace start at once.
 """
 from popview._version import __version__
-from popview.experiment import Experiment, open  # noqa: A004
+
+
+def open(path, *args, **options):  # noqa: A001 - mirrors builtins.open on purpose
+    """Open a trace or profile, converting it (once) into the cache: see popview.experiment.open."""
+    from popview.experiment import open as open_experiment
+    return open_experiment(path, *args, **options)
 
 
 def series(runs, reference=None, scaling: str = "auto", focus=None, cache_dir=None, use_replay: bool = True):
@@ -13,6 +22,13 @@ def series(runs, reference=None, scaling: str = "auto", focus=None, cache_dir=No
     from popview.analysis.series import series as make_series
     return make_series(runs, reference=reference, scaling=scaling, focus=focus, cache_dir=cache_dir,
                        use_replay=use_replay)
+
+
+def __getattr__(name: str):
+    if name == "Experiment":
+        from popview.experiment import Experiment
+        return Experiment
+    raise AttributeError(f"module 'popview' has no attribute {name!r}")
 
 
 __all__ = ["__version__", "Experiment", "open", "series"]

@@ -96,9 +96,10 @@ def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, prog
         side_jobs = [{"channels": "calls"}]
         jobs = [(name, {}) for name in builders[:-1]] + [(builders[-1], {"channels": "states"})]
     else:
-        there = _side_share(src, defs) if hasattr(last, "merge") else "all"
+        shared = hasattr(last, "merge")       # built in shares; otherwise all of it there
+        there = _side_share(src, defs) if shared else "all"
         here = {"counters": "other", "other": "counters"}.get(there)
-        side_jobs = [{"channels": there}]
+        side_jobs = [{"channels": there} if shared else {}]
         jobs = [(name, {}) for name in builders[:-1]] + ([(builders[-1], {"channels": here})] if here else [])
     parts = [path.with_name(f"{path.name}.{i}.part") for i in range(len(jobs) + len(side_jobs))]
     joined = jobs + [(builders[-1], options) for options in side_jobs]

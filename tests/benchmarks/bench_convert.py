@@ -5,11 +5,12 @@ process, cache size relative to the text, time to reopen from the cache,
 and, in the same run, the same trace parsed by a plain pandas.read_csv-
 per-chunk loader (the way PyPOP's prv.py works) as a ratio.
 
-usage: python tests/benchmarks/bench_convert.py [--prv TRACE] [--out DIR] [--pandas-mb N]
+usage: python tests/benchmarks/bench_convert.py [--prv TRACE] [--out DIR] [--pandas-mb N] [--synthetic-mb N]
 
 Without --prv it writes a real-shaped trace: the EPOCH 16-rank Extrae trace
 repeated in time (../shared/tools/make_big_epoch.py) when ../shared exists,
-else a synthetic one from popview.testing.synthetic.
+else (or with --synthetic-mb N: a trace of about N MB, the size CI runs) a
+synthetic one from popview.testing.synthetic.
 """
 from __future__ import annotations
 
@@ -72,16 +73,27 @@ def run_child(prv: Path, cache_dir: Path, force: bool) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def make_trace(out: Path) -> Path:
+def make_trace(out: Path, synthetic_mb: int = 0) -> Path:
     prv = out / "big_epoch.prv"
-    if prv.exists() and prv.stat().st_size >= 1e9:
-        return prv
     tool = SHARED / "tools" / "make_big_epoch.py"
-    if tool.exists():
+    if not synthetic_mb and prv.exists() and prv.stat().st_size >= 1e9:
+        return prv
+    if not synthetic_mb and tool.exists():
         subprocess.run([sys.executable, str(tool), str(SHARED / "traces"), str(prv), "72"], check=True)
         return prv
-    from popview.testing import synthetic  # written by the project's synthetic generator
-    return synthetic.write_benchmark_trace(out, target_bytes=int(1.05e9))
+    return synthetic_trace(out, synthetic_mb or 1050)
+
+
+def synthetic_trace(out: Path, megabytes: int) -> Path:
+    """A hybrid 16 x 4 run from the project's synthetic generator, about `megabytes` MB of text."""
+    from popview.testing.synthetic import Shape, write
+
+    prv = out / f"synthetic_{megabytes}mb.prv"
+    if not prv.exists():
+        iterations = max(1, int(megabytes * 1e6 / 80_000))   # about 80 kB of text an iteration at 16 x 4
+        write(prv, Shape(processes=16, threads=4, iterations=iterations, work_ns=400_000,
+                         rank_weights=tuple(1 + 0.02 * r for r in range(16)), serial_fraction=0.1))
+    return prv
 
 
 def pandas_baseline(prv: Path, limit_bytes: int) -> tuple[float, int]:
@@ -122,9 +134,11 @@ def main() -> int:
     ap.add_argument("--prv", type=Path)
     ap.add_argument("--out", type=Path, default=Path("/tmp/popview-bench"))
     ap.add_argument("--pandas-mb", type=int, default=0, help="limit the pandas baseline to N MB (0 = all)")
+    ap.add_argument("--synthetic-mb", type=int, default=0,
+                    help="convert a synthetic trace of about N MB instead of the 1 GB real-shaped one")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    prv = args.prv or make_trace(args.out)
+    prv = args.prv or make_trace(args.out, args.synthetic_mb)
     size = prv.stat().st_size
     cache_dir = args.out / "cache"
     cache_dir.mkdir(exist_ok=True)

@@ -10,6 +10,7 @@
    Target: <= 1 s.
 
     python tests/benchmarks/bench_metrics.py [--records 1e8] [--dir /tmp/popview-bench] [--replay]
+                                             [--series-iterations 2000]
 """
 from __future__ import annotations
 
@@ -33,6 +34,11 @@ def big_shape(records: float) -> Shape:
                  parallel_regions=2, fork_ns=2_000, init_ns=5_000_000, fini_ns=2_000_000)
 
 
+def exp_iterations(path: Path) -> int:
+    """Iterations of the trace written for `path` (its name holds the records asked for)."""
+    return big_shape(float(path.stem.split("_")[1])).iterations
+
+
 def timed(fn):
     t = time.perf_counter()
     out = fn()
@@ -54,8 +60,9 @@ def bench_trees(path: Path, cache: Path, replay: bool) -> None:
     print(f"open (convert if needed): {dt:.1f} s; cache {exp.cache_path.stat().st_size / 1e9:.2f} GB")
     t_end = exp.definitions.t_end
     exp.close()
+    last = min(200, int(exp_iterations(path)) - 1)
     foci = ["whole", "callpath:main/timestep", f"window:{t_end * 0.3 / 1e9}:{t_end * 0.6 / 1e9}",
-            "iterations:main/timestep:10:200", "auto"]
+            f"iterations:main/timestep:{min(10, last // 4)}:{last}", "auto"]
     worst = 0.0
     for focus in foci:
         for model in MODELS:
@@ -73,12 +80,12 @@ def bench_trees(path: Path, cache: Path, replay: bool) -> None:
         e.close()
 
 
-def bench_series(directory: Path, cache: Path) -> None:
+def bench_series(directory: Path, cache: Path, iterations: int) -> None:
     paths = []
     for P in (1, 2, 4, 8, 16):
-        shape = Shape(processes=P, threads=4, iterations=2000, work_ns=int(400_000 * 16 / P),
+        shape = Shape(processes=P, threads=4, iterations=iterations, work_ns=int(400_000 * 16 / P),
                       rank_weights=tuple(1 + 0.05 * r for r in range(P)), serial_fraction=0.1, parallel_regions=2)
-        path = directory / f"series_{P}x4.prv"
+        path = directory / f"series_{P}x4_{iterations}.prv"
         ensure(path, shape)
         paths.append(path)
         popview.open(path, cache_dir=cache).close()
@@ -98,6 +105,7 @@ def main() -> None:
     ap.add_argument("--records", type=float, default=1e8)
     ap.add_argument("--dir", default="/tmp/popview-bench")
     ap.add_argument("--replay", action="store_true", help="also time the ideal-network replay once")
+    ap.add_argument("--series-iterations", type=int, default=2000, help="iterations of each run of the series")
     args = ap.parse_args()
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -106,7 +114,7 @@ def main() -> None:
     big = d / f"big_{int(args.records):d}.prv"
     ensure(big, big_shape(args.records))
     bench_trees(big, cache, args.replay)
-    bench_series(d, cache)
+    bench_series(d, cache, args.series_iterations)
 
 
 if __name__ == "__main__":

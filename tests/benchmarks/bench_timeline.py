@@ -1,6 +1,6 @@
 """Timeline benchmark: a ~10^8-record synthetic trace with 1,000 locations.
 
-    python tests/benchmarks/bench_timeline.py make /tmp/bench_timeline.popview.h5
+    python tests/benchmarks/bench_timeline.py make /tmp/bench_timeline.popview.h5 [--locations N --iterations N]
     python tests/benchmarks/bench_timeline.py pyramid /tmp/bench_timeline.popview.h5
     python tests/benchmarks/bench_timeline.py run /tmp/bench_timeline.popview.h5
 
@@ -11,6 +11,7 @@ at full view and at 1 ms windows, and reports the peak memory (RSS).
 """
 from __future__ import annotations
 
+import argparse
 import os
 import resource
 import statistics
@@ -179,7 +180,18 @@ def run(path: Path) -> None:
     print(f"peak memory (RSS) of the GUI process: {peak:.0f} MB")
 
 
+def main() -> None:
+    """The step and the cache; --locations / --iterations shrink `make` (CI runs a small size)."""
+    global N_LOC, ITERATIONS
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("step", choices=("make", "pyramid", "run"))
+    ap.add_argument("cache", type=Path)
+    ap.add_argument("--locations", type=int, default=N_LOC, help="locations (a multiple of 64)")
+    ap.add_argument("--iterations", type=int, default=ITERATIONS, help="compute + MPI pairs per location")
+    args = ap.parse_args()
+    N_LOC, ITERATIONS = args.locations, args.iterations
+    {"make": make, "pyramid": pyramid, "run": run}[args.step](args.cache)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in ("make", "pyramid", "run"):
-        sys.exit(__doc__)
-    {"make": make, "pyramid": pyramid, "run": run}[sys.argv[1]](Path(sys.argv[2]))
+    main()

@@ -1,0 +1,49 @@
+"""The layering is checked by import-linter's contracts in pyproject.toml, on the
+tree as it is and on a copy with a deliberate violation (which must break it)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT = shutil.which("lint-imports", path=os.path.dirname(sys.executable)) or shutil.which("lint-imports")
+
+
+def _lint(tree: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    return subprocess.run([LINT, "--config", str(tree / "pyproject.toml"), "--no-cache"], cwd=tree, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _copy(tmp_path: Path) -> Path:
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "popview", tree / "popview", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tree)
+    return tree
+
+
+pytestmark = pytest.mark.skipif(LINT is None, reason="import-linter is not installed (pip install -e '.[test]')")
+
+
+def test_contracts_hold():
+    out = _lint(ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 broken" in out.stdout
+
+
+@pytest.mark.parametrize("module, line, contract", [
+    ("analysis/_violation.py", "from PySide6 import QtCore\n", "Qt is imported by popview.gui alone"),
+    ("cache/_violation.py", "import popview.gui.app\n", "Nothing below the window imports it"),
+    ("analysis/_violation.py", "from popview.readers import paraver\n", "never through a reader"),
+])
+def test_a_deliberate_violation_breaks_its_contract(tmp_path, module, line, contract):
+    tree = _copy(tmp_path)
+    (tree / "popview" / module).write_text(line)
+    out = _lint(tree)
+    assert out.returncode != 0
+    assert contract in out.stdout and "BROKEN" in out.stdout, out.stdout
