@@ -125,7 +125,6 @@ def test_checksummed_chunks_are_what_hdf5_verifies(tmp_path):
     """Chunks written directly carry the Fletcher32 checksum HDF5 itself computes
     (a wrong one would fail every read)."""
     from popview.cache.chunks import pipeline
-    from popview.cache.integrity import verify
     from popview.cache.writer import create_column
 
     data = np.random.default_rng(3).integers(-10**12, 10**12, 200_001)
@@ -145,3 +144,17 @@ def test_checksummed_chunks_are_what_hdf5_verifies(tmp_path):
     with h5py.File(tmp_path / "c.h5", "r") as f:
         with pytest.raises(OSError):
             f["x"][:]
+
+
+def test_fletcher32_is_hdf5s():
+    """The blockwise Fletcher32 equals the checksum HDF5 stores, on lengths around its blocks."""
+    from popview.cache.integrity import fletcher32
+
+    rng = np.random.default_rng(5)
+    with h5py.File("fletcher.h5", "w", driver="core", backing_store=False) as f:
+        for length in (1, 2, 3, 511, 512, 513, 719, 720, 721, 8193, 100_001):
+            for data in (rng.integers(0, 256, length, dtype=np.uint8), np.zeros(length, np.uint8),
+                         np.full(length, 255, np.uint8)):
+                ds = f.create_dataset(f"d{length}-{data[0]}-{len(f)}", data=data, chunks=(length,), fletcher32=True)
+                raw = ds.id.read_direct_chunk((0,))[1]
+                assert fletcher32(np.frombuffer(raw[:-4], np.uint8)) == int.from_bytes(raw[-4:], "little")

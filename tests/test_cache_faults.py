@@ -98,7 +98,8 @@ def test_bit_flips_at_random_offsets_are_refused_or_harmless(converted, tmp_path
 
 
 def test_flips_in_every_dataset_are_detected(converted, tmp_path):
-    """One flip inside the stored bytes of each dataset (the definitions, offsets, totals, ...)."""
+    """One flip inside the stored bytes of each dataset (the definitions, offsets, totals, ...):
+    refused on opening, and by HDF5's own chunk checksum when read without the check."""
     path, _ = converted
     with h5py.File(path, "r") as f:
         places = []
@@ -111,6 +112,8 @@ def test_flips_in_every_dataset_are_detected(converted, tmp_path):
         _flip(copy, info.byte_offset + info.size // 2, 3)
         with pytest.raises(CacheDamaged, match="damaged"):
             Reader(copy)
+        with h5py.File(copy, "r") as f, pytest.raises(OSError):
+            f[name][()]
 
 
 def test_a_damaged_cache_is_converted_again_and_the_user_told(trace, tmp_path, caplog):
@@ -126,7 +129,7 @@ def test_a_damaged_cache_is_converted_again_and_the_user_told(trace, tmp_path, c
             for name, column in states.items():
                 np.testing.assert_array_equal(exp.reader.read("states")[name], column)
     assert [r.getMessage() for r in caplog.records if "damaged" in r.getMessage()] == [
-        f"popview: {path}: cache damaged (a chunk of states/end does not match its checksum); converting it again"]
+        f"popview: {path}: cache damaged (its bytes do not match their checksum); converting it again"]
 
 
 def test_a_same_size_edit_that_keeps_the_mtime_is_seen(tmp_path):
@@ -293,3 +296,28 @@ def _state(pid: int) -> bytes:
         return Path(f"/proc/{pid}/status").read_bytes().lower()
     except OSError:
         return b"zombie"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the derived-data process")
+def test_a_killed_derived_data_process_is_one_line_and_leaves_nothing(trace, tmp_path):
+    cache_dir = tmp_path / "cache"
+    for _ in range(3):
+        proc = subprocess.Popen(_convert_command(trace, cache_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=_env())
+        children = []
+        while proc.poll() is None and not children:
+            children = _children_of(proc.pid)
+            time.sleep(0.02)
+        if children:
+            time.sleep(0.3)
+            os.kill(children[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+        if proc.returncode == 0:
+            shutil.rmtree(cache_dir)          # the child was done before the kill: again
+            continue
+        assert proc.returncode == 2
+        assert err.strip().splitlines() == [
+            "popview: error: the derived-data process ended without a result (exit code -9)"], err
+        assert os.listdir(cache_dir) == []
+        return
+    pytest.skip("the derived-data process always finished before it could be killed")

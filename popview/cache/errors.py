@@ -16,3 +16,7 @@ class CacheDamaged(CacheError):
 class CacheUnwritable(CacheError):
     """No cache can be written where it should go (read-only or full disk, a file where a
     folder should be, a folder of someone else): the message says where and why."""
+
+
+class DerivedDataFailed(CacheError, RuntimeError):
+    """The derived-data process failed or ended (killed, say) before its result."""

@@ -1,19 +1,20 @@
 """Every byte of a cache that a number comes from is checked before use.
 
-- HDF5's own metadata (superblock, object headers with the attributes, chunk
-  indexes) carries checksums in the file format of HDF5 1.10 and later, which
-  the library verifies as it loads them: caches are written with that format
-  (`LIBVER`).
-- Every dataset carries HDF5's Fletcher32 filter: a checksum of each stored
-  (compressed) chunk, verified by HDF5 on every read. `verify` checks all
-  chunks of a file at once, from the raw bytes, without decompressing them.
-- Attributes whose values HDF5 keeps outside the object headers (strings go to
-  its global heap, which has no checksum) are covered by a digest of every
-  attribute of every object, kept in the root's `attrs_digest`.
+- The whole file is covered by an xxh3-128 digest kept in its HDF5 user block
+  (512 bytes at its start that HDF5 leaves to the application), written when
+  the cache is complete, just before it is renamed into place. Opening a cache
+  hashes the file once (about 3.6 GB/s here) and compares: metadata, attributes,
+  HDF5's global heap and every chunk, in one pass.
+- Every dataset also carries HDF5's Fletcher32 filter, a checksum of each stored
+  (compressed) chunk, which HDF5 verifies whenever it reads the chunk: a file
+  damaged after it was opened fails the read instead of giving numbers.
+- HDF5's own metadata is written in the 1.10 format (`LIBVER`), whose
+  structures carry checksums the library verifies as it loads them, and the
+  attributes are covered by `attrs_digest` too: both catch damage where the
+  file is read without `verify`.
 """
 from __future__ import annotations
 
-import mmap
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,12 +27,17 @@ import xxhash
 from popview.cache.errors import CacheDamaged
 
 LIBVER = ("v110", "latest")
+USERBLOCK = 512                 # bytes at the start of a cache that HDF5 leaves alone
+_SEAL = b"popview cache xxh3-128 "
+_BLOCK = 8 << 20
 DIGEST_ATTR = "attrs_digest"
 FLETCHER32 = 3        # h5py.h5z.FILTER_FLETCHER32
 
 
 def open_file(path, mode: str) -> h5py.File:
-    """A cache (or part) file in the checksummed format."""
+    """A cache (or part) file in the checksummed format, with room for the seal."""
+    if mode == "w":
+        return h5py.File(path, mode, libver=LIBVER, userblock_size=USERBLOCK)
     return h5py.File(path, mode, libver=LIBVER)
 
 
@@ -77,51 +83,53 @@ def checked() -> dict:
 
 
 @numba.njit(cache=True, nogil=True)
-def fletcher32(data) -> int:
-    """HDF5's Fletcher32 (H5_checksum_fletcher32): 16-bit big-endian words."""
+def _word_sums(data):
+    """(Σ w, Σ (n - i) w) modulo 65535 of the n big-endian 16-bit words w of `data`, and
+    whether any is not 0: in blocks of 256 words, whose sums fit 32 bits and vectorise."""
     n = len(data) // 2
-    sum1 = np.uint32(0)
-    sum2 = np.uint32(0)
+    m = np.uint64(65535)
+    a = np.uint64(0)
+    b = np.uint64(0)
+    seen = np.uint32(0)
     i = 0
-    while n:
-        t = 360 if n > 360 else n
-        n -= t
-        for _ in range(t):
-            sum1 += (np.uint32(data[i]) << np.uint32(8)) | np.uint32(data[i + 1])
-            sum2 += sum1
-            i += 2
-        sum1 = (sum1 & np.uint32(0xFFFF)) + (sum1 >> np.uint32(16))
-        sum2 = (sum2 & np.uint32(0xFFFF)) + (sum2 >> np.uint32(16))
+    while i < n:
+        t = min(256, n - i)
+        s = np.uint32(0)
+        ws = np.uint32(0)
+        base = 2 * i
+        for j in range(t):
+            w = (np.uint32(data[base + 2 * j]) << np.uint32(8)) | np.uint32(data[base + 2 * j + 1])
+            s += w
+            ws += np.uint32(j) * w
+        seen |= s
+        b = (b + np.uint64(t) * a + np.uint64(t) * np.uint64(s) - np.uint64(ws)) % m   # Σ (t - j) w_j
+        a = (a + np.uint64(s)) % m
+        i += t
+    return a, b, seen != 0
+
+
+@numba.njit(cache=True, nogil=True)
+def fletcher32(data) -> int:
+    """HDF5's Fletcher32 (H5_checksum_fletcher32) of a byte array. Its running sums
+    folded to 16 bits end as the sums' residues modulo 65535, written 1..65535 (0
+    only when every byte is 0): computed that way, in blocks (five times faster)."""
+    m = np.uint64(65535)
+    a, b, nonzero = _word_sums(data)
     if len(data) % 2:
-        sum1 += np.uint32(data[i]) << np.uint32(8)
-        sum2 += sum1
-        sum1 = (sum1 & np.uint32(0xFFFF)) + (sum1 >> np.uint32(16))
-        sum2 = (sum2 & np.uint32(0xFFFF)) + (sum2 >> np.uint32(16))
-    sum1 = (sum1 & np.uint32(0xFFFF)) + (sum1 >> np.uint32(16))
-    sum2 = (sum2 & np.uint32(0xFFFF)) + (sum2 >> np.uint32(16))
-    return (sum2 << np.uint32(16)) | sum1
+        w = np.uint64(data[len(data) - 1]) << np.uint64(8)
+        nonzero = nonzero or w != 0
+        a = (a + w) % m
+        b = (b + a) % m
+    if not nonzero:
+        return np.uint32(0)
+    a = a if a else m
+    b = b if b else m
+    return np.uint32((b << np.uint64(16)) | a)
 
 
 def append_checksum(chunk: bytes) -> bytes:
     """A filtered chunk as HDF5's Fletcher32 filter stores it (checksum little-endian after)."""
     return chunk + int(fletcher32(np.frombuffer(chunk, np.uint8))).to_bytes(4, "little")
-
-
-@numba.njit(cache=True, nogil=True)
-def _first_bad(buf, starts, sizes) -> int:
-    """Index of the first chunk whose stored checksum does not match (-1: none)."""
-    for k in range(len(starts)):
-        a, n = starts[k], sizes[k]
-        if n < 4 or a + n > len(buf):
-            return k
-        stored = (np.uint32(buf[a + n - 4]) | (np.uint32(buf[a + n - 3]) << np.uint32(8))
-                  | (np.uint32(buf[a + n - 2]) << np.uint32(16)) | (np.uint32(buf[a + n - 1]) << np.uint32(24)))
-        got = fletcher32(buf[a:a + n - 4])
-        # HDF5 also accepts the checksum of its releases before 1.6.3, bytes swapped in pairs
-        swapped = ((got & np.uint32(0x00FF00FF)) << np.uint32(8)) | ((got >> np.uint32(8)) & np.uint32(0x00FF00FF))
-        if stored != got and stored != swapped:
-            return k
-    return -1
 
 
 def attrs_digest(h5: h5py.File) -> str:
@@ -146,49 +154,48 @@ def sign(h5: h5py.File) -> None:
     h5.attrs[DIGEST_ATTR] = np.bytes_(attrs_digest(h5))
 
 
+def seal(path: Path) -> None:
+    """Write the digest of the whole file (but its user block) into its user block."""
+    digest = _file_digest(path)
+    with open(path, "r+b") as f:
+        f.write(_SEAL + digest.encode() + b"\n")
+
+
 def verify(h5: h5py.File) -> None:
-    """Raise CacheDamaged unless every dataset is checksummed and every chunk and
-    attribute matches its checksum."""
-    where = h5.filename
+    """Raise CacheDamaged unless the file matches its digest and every dataset carries
+    its chunks' checksums."""
+    where = Path(h5.filename)
     try:
-        stored = h5.attrs.get(DIGEST_ATTR)
-        if stored is None or bytes(stored).decode() != attrs_digest(h5):
-            raise CacheDamaged(f"{where}: cache damaged (attributes do not match their checksum)")
-        starts, sizes, names = [], [], []
+        with open(where, "rb") as f:
+            head = f.read(USERBLOCK)
+        if not head.startswith(_SEAL) or head[len(_SEAL):len(_SEAL) + 32].decode("ascii") != _file_digest(where):
+            raise CacheDamaged(f"{where}: cache damaged (its bytes do not match their checksum)")
         for name, dset in _datasets(h5):
             plist = dset.id.get_create_plist()
             if dset.shape == () or FLETCHER32 not in [plist.get_filter(i)[0] for i in range(plist.get_nfilters())]:
                 raise CacheDamaged(f"{where}: cache damaged ({name} carries no checksum)")
-            found: list = []
-            dset.id.chunk_iter(found.append)
-            starts += [info.byte_offset for info in found]
-            sizes += [info.size for info in found]
-            names += [name] * len(found)
+        stored = h5.attrs.get(DIGEST_ATTR)
+        if stored is None or bytes(stored).decode() != attrs_digest(h5):
+            raise CacheDamaged(f"{where}: cache damaged (attributes do not match their checksum)")
     except (OSError, RuntimeError, KeyError, ValueError, UnicodeDecodeError) as exc:
         raise CacheDamaged(f"{where}: cache damaged ({first_line(exc)})") from None
-    if starts:
-        bad = _check_chunks(Path(where), np.array(starts, np.int64), np.array(sizes, np.int64))
-        if bad >= 0:
-            raise CacheDamaged(f"{where}: cache damaged (a chunk of {names[bad]} does not match its checksum)")
+
+
+def _file_digest(path: Path) -> str:
+    h = xxhash.xxh3_128()
+    buf = bytearray(_BLOCK)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as f:
+        f.seek(USERBLOCK)
+        while n := f.readinto(buf):
+            h.update(view[:n])
+    return h.hexdigest()
 
 
 def _datasets(h5: h5py.File) -> list[tuple[str, h5py.Dataset]]:
     found = []
     h5.visititems(lambda name, obj: found.append((name, obj)) if isinstance(obj, h5py.Dataset) else None)
     return found
-
-
-def _check_chunks(path: Path, starts: np.ndarray, sizes: np.ndarray) -> int:
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if not size:
-            return 0
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            buf = np.frombuffer(mapped, np.uint8)
-            try:
-                return int(_first_bad(buf, starts, sizes))
-            finally:
-                del buf
 
 
 def first_line(exc: BaseException) -> str:

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from popview.cache import heap
+from popview.cache.errors import DerivedDataFailed
 from popview.cache.progress import Progress
 from popview.model.definitions import Definitions
 
@@ -77,7 +78,7 @@ class SideBuilder:
             self._proc.stdin.flush()
             self._pending += 1
         except BrokenPipeError:
-            raise RuntimeError("the derived-data process ended without a result "
+            raise DerivedDataFailed("the derived-data process ended without a result "
                                f"(exit code {self._proc.wait()})") from None
 
     def no_more_jobs(self) -> None:
@@ -101,7 +102,7 @@ class SideBuilder:
                 elif message.get("errno"):        # a full disk, say: raised as what it is
                     raise OSError(message["errno"], f"building derived data failed: {message['text']}")
                 else:
-                    raise RuntimeError(f"building derived data failed: {message['text']}")
+                    raise DerivedDataFailed(f"building derived data failed: {message['text']}")
 
     def _messages(self) -> list[dict]:
         fd = self._proc.stdout.fileno()
@@ -111,7 +112,7 @@ class SideBuilder:
         chunk = os.read(fd, 1 << 16)
         if not chunk:
             code = self._proc.wait()
-            raise RuntimeError(f"the derived-data process ended without a result (exit code {code})")
+            raise DerivedDataFailed(f"the derived-data process ended without a result (exit code {code})")
         self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
         return [json.loads(line) for line in lines if line.strip()]

@@ -14,7 +14,7 @@ import numpy as np
 from popview._version import __version__
 from popview.cache import schema
 from popview.cache.chunks import ChunkedWriter
-from popview.cache.integrity import checked, sign, writing
+from popview.cache.integrity import checked, seal, sign, writing
 from popview.cache.location import file_mode
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
@@ -207,6 +207,7 @@ class Writer:
                 out.attrs["fingerprint"] = self.fingerprint
                 out.attrs["complete"] = True
                 sign(out)
+            seal(tmp_path)
             os.chmod(tmp_path, file_mode())          # made 0600 in a private folder; shared as the umask says
             os.replace(tmp_path, self.final_path)
         finally:
