@@ -31,6 +31,7 @@ CHILD = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
 import popview
+import popview.experiment, popview.readers.paraver   # what opening loads (popview itself loads it lazily)
 t_import = time.perf_counter() - t0
 t0 = time.perf_counter()
 exp = popview.open(sys.argv[1], cache_dir=sys.argv[2], force=sys.argv[3] == "1")
