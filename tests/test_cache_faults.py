@@ -321,3 +321,16 @@ def test_a_killed_derived_data_process_is_one_line_and_leaves_nothing(trace, tmp
         assert os.listdir(cache_dir) == []
         return
     pytest.skip("the derived-data process always finished before it could be killed")
+
+
+def test_damage_after_opening_fails_the_read_clearly(converted, tmp_path):
+    path, reference = converted
+    copy = tmp_path / "c.h5"
+    shutil.copyfile(path, copy)
+    with Reader(copy) as reader:
+        info = reader.h5["states/end"].id.get_chunk_info(0)
+        _flip(copy, info.byte_offset + info.size // 2, 5)
+        with pytest.raises(CacheDamaged, match="damaged while reading states"):
+            reader.read("states")
+    with pytest.raises(CacheDamaged):
+        Reader(copy)

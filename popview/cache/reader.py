@@ -80,6 +80,13 @@ class Reader:
     def read(self, table: str, locations=None, t0: int | None = None, t1: int | None = None,
              columns: list[str] | None = None) -> dict[str, np.ndarray]:
         """Rows of `table` for `locations` (default all) overlapping [t0, t1)."""
+        try:
+            return self._read(table, locations, t0, t1, columns)
+        except OSError as exc:          # HDF5's chunk checksum: the file changed since it was opened
+            raise CacheDamaged(f"{self.path}: cache damaged while reading {table} "
+                               f"({integrity.first_line(exc)}); it will be converted again") from None
+
+    def _read(self, table: str, locations, t0, t1, columns) -> dict[str, np.ndarray]:
         names = columns or [c for c, _ in schema.columns(table)]
         g = self.h5[table]
         off = self._offsets[table]

@@ -38,8 +38,10 @@ class Scratch:
         remove_stale(directory)
         self.path = directory / f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
         self.path.mkdir(mode=0o700)
-        self._lock_fd = os.open(self.path / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        # locked before it gets its name: a `lock` that another process sees is held already
+        self._lock_fd = os.open(self.path / (LOCK_NAME + ".new"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        os.rename(self.path / (LOCK_NAME + ".new"), self.path / LOCK_NAME)
 
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
