@@ -140,6 +140,8 @@ def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bo
                 writer.fingerprint = fingerprint(files, before)
                 writer.finish(prog.sub(0.7, 1.0))
     except OSError as exc:
+        if exc.filename and not location.inside(exc.filename, target.parent):   # reading the source
+            raise InputError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
         if location.is_write_failure(exc):
             raise location.unwritable(target.parent, exc) from None
         raise

@@ -176,3 +176,20 @@ def test_stale_scratch_of_a_dead_process_is_removed_by_the_next_conversion(tmp_p
         assert left == sorted([exp.cache_path.name, live.path.name])
     live.remove()
     assert np.all([not p.name.startswith(scratch.PREFIX) for p in cache_dir.iterdir()])
+
+
+def test_a_source_that_cannot_be_read_is_not_blamed_on_the_cache(tmp_path, cache_dir, monkeypatch):
+    import errno
+
+    from popview.readers import InputError, paraver
+
+    prv = write_trace(tmp_path)
+
+    def refuse(anchor, writer, progress):
+        raise PermissionError(errno.EACCES, "Permission denied", str(prv.with_suffix(".pcf")))
+
+    monkeypatch.setattr(paraver, "convert", refuse)
+    with pytest.raises(InputError, match=r"t\.pcf: cannot read: Permission denied") as err:
+        popview.open(prv, cache_dir=cache_dir)
+    assert not isinstance(err.value, CacheUnwritable)
+    assert os.listdir(cache_dir) == []

@@ -106,6 +106,14 @@ def is_write_failure(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in _WRITE_ERRNOS
 
 
+def inside(path, directory: Path) -> bool:
+    """Whether `path` lies in `directory` (the cache's: its scratch folder, lock, file)."""
+    try:
+        return Path(os.path.abspath(path)).is_relative_to(os.path.abspath(directory))
+    except (TypeError, ValueError):
+        return False
+
+
 def unwritable(directory: Path, exc: OSError) -> CacheUnwritable:
     reason = os.strerror(exc.errno) if exc.errno else str(exc)
     return CacheUnwritable(f"{directory}: cannot write the cache: {reason}")
