@@ -161,6 +161,14 @@ def seal(path: Path) -> None:
         f.write(_SEAL + digest.encode() + b"\n")
 
 
+def reseal(path: Path) -> None:
+    """Sign and seal again a cache changed in place on purpose (tools and benchmarks
+    that rebuild one group: popview itself never changes a cache in place)."""
+    with open_file(path, "r+") as h5:
+        sign(h5)
+    seal(Path(path))
+
+
 def verify(h5: h5py.File) -> None:
     """Raise CacheDamaged unless the file matches its digest and every dataset carries
     its chunks' checksums."""
