@@ -50,4 +50,4 @@ def test_efficiencies_bounded_and_models_compose(shape, focus):
                 for _, node in tree.walk():
                     if node.kind == "efficiency" and node.value is not None:
                         assert -1e-12 <= node.value <= 1 + 1e-12, (model, node.id, node.value)
-                        assert not node.warnings
+                        assert not [w for w in node.warnings if not w.startswith("MPI_Init takes")]

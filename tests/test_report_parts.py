@@ -115,6 +115,9 @@ def test_gpu_and_openmp_runs_preselect_their_model_and_profiles_skip_the_critica
     assert "hybrid-additive" in [v.key for v in variants.applicable(_Run(["mpi", "cuda"], (4, 1)))]
     best, why = variants.preferred(_Run(["openmp"], (1, 8)))
     assert best.key == "hybrid-additive" and "one process (8 threads)" in why and "MPI" not in why
+    assert "pop-mpi" not in [v.key for v in variants.applicable(_Run(["openmp"], (1, 8)))]
+    assert "pop-mpi" in [v.key for v in variants.applicable(_Run(["openmp"], (2, 8)))]
+    assert "pop-mpi" in [v.key for v in variants.applicable(_Run([], (1, 1)))]
     profile = _Run(["mpi"], (8, 1), is_trace=False)
     assert [v.key for v in variants.applicable(profile)] == ["pop-mpi", "computation-io"]
 

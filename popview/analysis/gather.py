@@ -83,14 +83,18 @@ class _TraceGather:
         return inputs
 
     def _regions(self, sums_ns, masters, keep) -> list[Region]:
-        """Per parallel region: the master's time in it per process, each thread's useful time in it."""
+        """Per parallel region: the master's time in it per process, each thread's useful time in it.
+        A call-path focus (`keep`) gets them only when it holds every region of the run: the sums are
+        the whole run's, and a part of them would not add up to the focus's thread level."""
         n = self.index.n_regions
         out = []
         for k, key in enumerate(self.index.region_callpaths):
             time = sums_ns[:, N_CAT + k] / NS
             useful = sums_ns[:, N_CAT + n + k] / NS
-            if not time.any() or (keep is not None and not keep(key)):
+            if not time.any():
                 continue
+            if keep is not None and not keep(key):
+                return []
             out.append(Region(self.defs.callpath_name(key), time[masters], useful))
         return out
 
@@ -112,6 +116,19 @@ class _TraceGather:
         return inputs
 
     # ---- call path -------------------------------------------------------------
+    def _region_within(self, key: int, focus_cp: int) -> bool:
+        """Whether every instance of the region keyed `key` lies inside the call path: its
+        parallel construct (the key itself when it has none) descends from it. An outlined
+        function's visit is shorter than its region (the fork and join lie outside it)."""
+        parent, d = self.defs.callpath_parent, self.defs
+        construct = key
+        while construct >= 0:
+            r = d.regions[d.callpath_region[construct]]
+            if r.paradigm == "openmp" and r.role == "parallel":
+                break
+            construct = int(parent[construct])
+        return _descends(parent, key if construct < 0 else construct, focus_cp)
+
     def _callpath(self, path: str) -> FocusInputs:
         from popview.analysis.profiles import trace_profile
         prof = trace_profile(self.exp)
@@ -127,13 +144,11 @@ class _TraceGather:
         for k, name in enumerate(self.index.counter_names):
             if prof.has(name):
                 ctr[:, k] = prof.by_location(name, cp, True)[self.locs]
-        masters = FocusInputs(0.0, self.proc, self.thread, cat[:, :N_CAT]).masters
-        runtime = float(cat[masters, :N_CAT].sum(axis=1).max()) if len(masters) else 0.0
+        runtime = float(cat[:, :N_CAT].sum(axis=1).max()) if len(self.locs) else 0.0
         defs_cp = _defs_callpath(self.defs, path)
-        inputs = self._inputs(runtime, cat, ctr, path,
-                              lambda key: _descends(self.defs.callpath_parent, key, defs_cp))
-        inputs.notes.append("call-path focus: every thread's time while its process's master thread is inside "
-                            f"{path}; R = the longest such time over processes")
+        inputs = self._inputs(runtime, cat, ctr, path, lambda key: self._region_within(key, defs_cp))
+        inputs.notes.append("call-path focus: every thread's time while its process's master thread (or the thread "
+                            f"itself, in its own visits) is inside {path}; R = the longest such time over threads")
         return inputs
 
 

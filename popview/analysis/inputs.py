@@ -82,8 +82,13 @@ class FocusInputs:
 
     @property
     def openmp(self) -> np.ndarray:
-        """Per process: time of the master inside parallel regions."""
-        return self.time(*OMP_CATS)[self.masters]
+        """Per process: time of the master inside parallel regions; never less than any thread of
+        the process computes beyond the master's serial computation (threads that work while
+        their master is idle, as pthreads or HPX do, or a worker's own visits of a call path
+        that begin before its master's)."""
+        busiest = np.zeros(self.n_processes)
+        np.maximum.at(busiest, self.process, self.useful)
+        return np.maximum(self.time(*OMP_CATS)[self.masters], busiest - self.serial_useful)
 
     @property
     def mpi(self) -> np.ndarray:
@@ -92,7 +97,18 @@ class FocusInputs:
 
     @property
     def outside_mpi(self) -> np.ndarray:
-        return self.runtime - self.mpi
+        """Per process: the master's time in OpenMP parallel regions or computing outside them.
+
+        Time the master spends neither there nor in MPI (before its process or
+        thread exists, idle, file I/O, tracer flushing, unrecorded gaps) is lost
+        at the process level, as POP MPI counts it: with one thread per process
+        the hybrid models then reduce to POP MPI and every OpenMP factor is 1."""
+        return self.openmp + self.serial_useful
+
+    @property
+    def other_lost(self) -> np.ndarray:
+        """Per process: the master's time neither useful, nor OpenMP, nor MPI."""
+        return np.maximum(self.runtime - self.outside_mpi - self.mpi, 0.0)
 
     def weighted_avg(self, per_process: np.ndarray) -> float:
         """sum_p t_p x[p] / T (seed 000, 2.1.1)."""

@@ -34,9 +34,16 @@ def focus_inputs(exp, focus) -> FocusInputs:
     return cache[focus]
 
 
-def reference_focus(focus: Focus) -> Focus:
-    """The focus of the reference run: a time window does not carry over to another run."""
-    return focus if focus.kind in ("whole", "callpath", "auto") else Focus.whole()
+def reference_focus(focus: Focus, reference=None) -> Focus:
+    """The focus of the reference run: the same iterations when it has them; a time window
+    never carries over (popview.analysis.focus_map maps it to iterations first)."""
+    if focus.kind in ("whole", "callpath", "auto"):
+        return focus
+    if focus.kind == "iterations" and reference is not None:
+        from popview.analysis.focus_map import carries_to
+        if carries_to(reference, focus):
+            return focus
+    return Focus.whole()
 
 
 def guess_scaling(runs: list[FocusInputs], ref: FocusInputs) -> tuple[str, str]:
@@ -67,6 +74,41 @@ def _replay_loader(exp, focus: Focus):
     return (lambda: replay(exp, focus)), REPLAY_MISSING
 
 
+def process_level_note(x: FocusInputs) -> str | None:
+    """Names the master time that is neither useful, OpenMP nor MPI, when it matters (>= 1 % of R)."""
+    if x.runtime <= 0 or not x.n_threads:
+        return None
+    lost = x.other_lost
+    worst = int(lost.argmax())
+    if lost[worst] < 0.01 * x.runtime:
+        return None
+    return (f"process {worst} spends {lost[worst]:.4g} s ({lost[worst] / x.runtime:.1%} of R) neither computing, "
+            "nor in OpenMP, nor in MPI (not yet created, idle, file I/O or unrecorded): the MPI level counts it "
+            "as lost, as POP MPI does, so the OpenMP factors do not")
+
+
+SETUP_SHARE = 0.25       # MPI_Init over this share of R on some process: the run measures its set-up
+
+
+def setup_warning(exp, focus: Focus, runtime: float) -> str | None:
+    """Says when MPI_Init dominates a whole-run focus, and what focus leaves it out."""
+    if focus.kind != "whole" or runtime <= 0:
+        return None
+    prof = exp.profile()
+    init = [cp for cp in range(prof.n_callpaths) if prof.name(cp).startswith("MPI_Init")]
+    if not init or not prof.has("time"):
+        return None
+    per_loc = sum(prof.by_location("time", cp, True) for cp in init)
+    share = float(per_loc.max()) / runtime
+    if share < SETUP_SHARE:
+        return None
+    auto, why = propose_focus(exp)
+    hint = (f"the automatic focus ({auto.label()}) leaves it out" if auto.kind != "whole" else
+            f"the automatic focus finds no repeating region ({why}); choose a window or call path after MPI_Init")
+    return (f"MPI_Init takes {share:.0%} of the run on some process: the whole-run figures measure start-up, "
+            f"not the program's parallel work; {hint}")
+
+
 def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: str = "auto",
             use_replay: bool = True) -> MetricTree:
     """The metric tree of `model` for `exp` and `focus`; scalabilities against `reference`
@@ -77,24 +119,37 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
     if focus.kind == "auto":
         focus, why = propose_focus(exp)
         notes.append(f"automatic focus: {focus.label()} - {why}")
+    no_reference = None
+    if focus.kind == "window" and reference is not None and reference is not exp:
+        from popview.analysis.focus_map import carry
+        mapped, why = carry(exp, focus, [reference])
+        notes.append(why)
+        if mapped is None:
+            reference, no_reference = None, why
+        else:
+            focus = mapped
     x = focus_inputs(exp, focus)
     notes += x.notes
+    if model.startswith("hybrid") and (note := process_level_note(x)):
+        notes.append(note)
     if reference is None or reference is exp:
         ref, ref_is_self, ref_label = x, True, "this run"
         alone = reference is None
     else:
-        ref = focus_inputs(reference, reference_focus(focus))
+        ref = focus_inputs(reference, reference_focus(focus, reference))
         ref_is_self, ref_label, alone = False, getattr(reference, "label", "reference"), False
     if scaling == "auto":
         scaling, why = guess_scaling([x], ref)
         if not ref_is_self:
             notes.append(why)
-    if alone and model not in ("computation", "io"):
+    if alone and no_reference is None and model not in ("computation", "io"):
         notes.append("scalabilities are against this run itself (give a reference or a series to compare)")
     loader, reason = _replay_loader(exp, focus) if use_replay else (None, "replay not requested")
     ctx = Context(x=x, ref=ref, ref_label=ref_label, ref_is_self=ref_is_self, scaling=scaling,
-                  replay_loader=loader, replay_reason=reason)
+                  replay_loader=loader, replay_reason=reason, no_reference=no_reference)
     roots = [evaluate(spec, ctx) for spec in module.MODEL.roots]
+    if roots and model not in ("computation", "io") and (setup := setup_warning(exp, focus, x.runtime)):
+        roots[0].warnings.append(setup)
     post = getattr(module, "POST", {})
     for root in roots:
         for _, node in list(root.walk()):

@@ -17,10 +17,9 @@ class Series:
         self.experiments = [r if hasattr(r, "reader") else popview.open(r, cache_dir=cache_dir) for r in runs]
         if not self.experiments:
             raise ValueError("a series needs at least one run")
-        self.focus = as_focus(focus)
+        self.focus, self.focus_note = self._common_focus(as_focus(focus))
         self.use_replay = use_replay
-        self.inputs = [focus_inputs(e, self.focus if i == 0 or self.focus.kind != "window"
-                                    else reference_focus(self.focus)) for i, e in enumerate(self.experiments)]
+        self.inputs = [focus_inputs(e, self.focus) for e in self.experiments]
         self.reference = self._reference(reference)
         ref_inputs = self.inputs[self.experiments.index(self.reference)]
         if scaling == "auto":
@@ -31,6 +30,20 @@ class Series:
             raise ValueError(f"scaling must be strong, weak or auto, not {scaling!r}")
         self._trees: dict[str, list[MetricTree]] = {}
 
+    def _common_focus(self, focus):
+        """A focus every run has: a time window (on the first run) becomes the iterations it holds."""
+        from popview.analysis.focus_map import carries_to, carry
+        if len(self.experiments) == 1:
+            return focus, ""
+        mapped, note = carry(self.experiments[0], focus, self.experiments)
+        if mapped is None:
+            raise ValueError(note.replace("this run is shown alone", "open the first run alone or give an "
+                                          "iterations / call-path focus"))
+        lacking = [e.label for e in self.experiments if not carries_to(e, mapped)]
+        if lacking:
+            raise ValueError(f"{mapped.label()} does not apply to {', '.join(lacking)}: give a focus every run has")
+        return mapped, note
+
     def _reference(self, reference):
         if reference is None:
             n = [x.n_threads for x in self.inputs]
@@ -40,7 +53,7 @@ class Series:
         if hasattr(reference, "reader"):
             if reference not in self.experiments:
                 self.experiments.insert(0, reference)
-                self.inputs.insert(0, focus_inputs(reference, reference_focus(self.focus)))
+                self.inputs.insert(0, focus_inputs(reference, reference_focus(self.focus, reference)))
             return reference
         want = Path(reference).resolve()
         for e in self.experiments:
@@ -62,6 +75,8 @@ class Series:
                 t = metrics(e, model, self.focus, reference=self.reference, scaling=self.scaling,
                             use_replay=self.use_replay)
                 t.notes.insert(0, self.scaling_reason)
+                if self.focus_note:
+                    t.notes.insert(0, self.focus_note)
                 if model not in ("computation", "io"):
                     t.roots.append(self._speedup(e))
                 out.append(t)

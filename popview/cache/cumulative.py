@@ -296,7 +296,7 @@ class _Builder:
             progress(gi / max(len(procs), 1), "cumulative sums")
             for p_locs in locs:
                 master = self._calls(p_locs[0])
-                instances = self._instances(master)
+                instances = self._instances(master, [self._calls(loc) for loc in p_locs[1:]])
                 per_loc = {}
                 for loc in p_locs:
                     lo, hi = int(self.offsets[loc]), int(self.offsets[loc + 1])
@@ -318,23 +318,19 @@ class _Builder:
         g.create_dataset("ctr_totals", data=ctr_totals, **checked())
         prof.write(g, self)
 
-    def _instances(self, master: dict) -> dict:
-        """The master's outermost parallel-region instances with their region column."""
-        cp = master["callpath"].astype(np.int64)
+    def _instances(self, master: dict, workers: list[dict]) -> dict:
+        """The process's outermost parallel-region instances with their region column.
+
+        An instance is the master's visit of the parallel construct (outlined function
+        when there is none), begun at the earliest enter of its team: between the fork
+        and the join, a worker may enter the region, even its barrier, before the
+        master's enter is stamped."""
         empty = {"begin": np.zeros(0, np.int64), "end": np.zeros(0, np.int64), "col": np.zeros(0, np.int64)}
-        if not len(cp):
-            return empty
-        par = self.cp_parallel[cp]
-        if not par.any():
-            par = self.cp_outlined[cp]
-        if not par.any():
+        cp = master["callpath"].astype(np.int64)
+        idx = self._outermost_regions(master)
+        if not len(idx):
             return empty
         mb, me = master["begin"], master["end"]
-        idx = np.flatnonzero(par)
-        runmax = np.maximum.accumulate(me[idx])
-        outer = np.ones(len(idx), bool)
-        outer[1:] = mb[idx[1:]] >= runmax[:-1]
-        idx = idx[outer]
         key = cp[idx].copy()
         outl = np.flatnonzero(self.cp_outlined[cp])
         if len(outl):
@@ -342,7 +338,33 @@ class _Builder:
             ok = j < len(outl)
             ok[ok] &= mb[outl[j[ok]]] < me[idx[ok]]
             key[ok] = cp[outl[j[ok]]]
-        return {"begin": mb[idx], "end": me[idx], "col": self.key_col[key]}
+        begin, end = mb[idx].astype(np.int64), me[idx].astype(np.int64)
+        for calls in workers:
+            w = self._outermost_regions(calls)
+            if len(w):
+                _widen(begin, end, calls["begin"][w].astype(np.int64), calls["end"][w].astype(np.int64))
+        ends = np.sort(me)
+        before = np.searchsorted(ends, mb[idx], side="right") - 1          # the master's last leave before
+        np.maximum(begin, np.where(before >= 0, ends[np.maximum(before, 0)], begin), out=begin)
+        master["begin"] = mb.copy()
+        master["begin"][idx] = begin            # the profile and the visits see the same instance
+        return {"begin": begin, "end": end, "col": self.key_col[key]}
+
+    def _outermost_regions(self, calls: dict) -> np.ndarray:
+        """Rows of `calls` that are outermost parallel constructs (outlined functions when none)."""
+        cp = calls["callpath"].astype(np.int64)
+        if not len(cp):
+            return np.zeros(0, np.int64)
+        par = self.cp_parallel[cp]
+        if not par.any():
+            par = self.cp_outlined[cp]
+        idx = np.flatnonzero(par)
+        if not len(idx):
+            return idx
+        runmax = np.maximum.accumulate(calls["end"][idx])
+        outer = np.ones(len(idx), bool)
+        outer[1:] = calls["begin"][idx[1:]] >= runmax[:-1]
+        return idx[outer]
 
     def _process_groups(self) -> list[list[list[int]]]:
         """Processes (their locations, master first) in groups within the row budget."""
@@ -361,10 +383,12 @@ class _Builder:
         begin, end = st["begin"][lo:hi], st["end"][lo:hi]
         state = st["state"][lo:hi]
         calls = self._calls(loc)
-        cat = self._categories(loc, begin, end, state, calls)
         mid = begin + (end - begin) // 2
         reg = _inside(instances, np.ones(len(instances["begin"]), bool), mid, instances["col"], -1)
         reg = np.where(reg >= 0, reg, -1)
+        cat = self._categories(loc, begin, end, state, calls, reg >= 0)
+        if (self.defs.locations[loc].thread if self.defs.locations else 0) > 0:
+            _late_worker_rows(reg, cat, mid, instances)
         ctr = np.ascontiguousarray(np.hstack((self._counters(loc, begin, end, cat),
                                               self._mpi_call_counts(begin, calls))))
         ck_row, ck_cum, ck_ctr, total, ctr_total = running_sums(begin, end, cat.astype(np.int64), reg, ctr, N_CAT,
@@ -378,12 +402,14 @@ class _Builder:
         lo, hi = int(self.call_off[loc]), int(self.call_off[loc + 1])
         return {k: self.calls[k][lo:hi] for k in ("begin", "end", "callpath")}
 
-    def _categories(self, loc, begin, end, state, calls) -> np.ndarray:
+    def _categories(self, loc, begin, end, state, calls, in_instance) -> np.ndarray:
+        """Each row's category; a row in a parallel-region instance (`in_instance`: from the
+        fork, before the master's enter too) is in OpenMP."""
         mid = begin + (end - begin) // 2
         cls = self.class_of[np.clip(state, 0, len(self.class_of) - 1)]
         cp = calls["callpath"].astype(np.int64)
         mpi_cat = _inside(calls, self.cp_mpi_cat[cp] >= 0, mid, self.cp_mpi_cat[cp], CAT["mpi_other"])
-        in_omp = _inside(calls, self.cp_omp[cp], mid, None) >= 0
+        in_omp = (_inside(calls, self.cp_omp[cp], mid, None) >= 0) | in_instance
         thread = self.defs.locations[loc].thread if self.defs.locations else 0
         cat = np.full(len(begin), CAT["other"], np.int8)
         cat[(cls == StateClass.GPU)] = CAT["gpu"]
@@ -498,6 +524,30 @@ def _uncovered(b, e, label, cover_b, cover_e):
             o_b[m], o_e[m], o_l[m] = cur, e[i], label[i]
             m += 1
     return o_b[:m], o_e[:m], o_l[:m]
+
+
+def _late_worker_rows(reg: np.ndarray, cat: np.ndarray, mid: np.ndarray, instances: dict) -> None:
+    """A worker's computation in a parallel region after its master's leave (a worker
+    descheduled after the join stamps its records late) belongs to the instance it
+    follows, so that each region holds all its team's useful time."""
+    late = (reg < 0) & (cat == CAT["comp_parallel"])
+    if not late.any() or not len(instances["begin"]):
+        return
+    k = np.searchsorted(instances["begin"], mid[late], side="right") - 1
+    reg[np.flatnonzero(late)[k >= 0]] = instances["col"][k[k >= 0]]
+
+
+def _widen(begin: np.ndarray, end: np.ndarray, w_begin: np.ndarray, w_end: np.ndarray) -> None:
+    """Moves the begin of the sorted, disjoint instances [begin, end) in place back to the
+    earliest worker visit overlapping them (each visit goes to the first instance ending
+    after its begin), keeping them disjoint. The end stays the master's: it leaves after the
+    join, while a descheduled worker may stamp its leave long after."""
+    k = np.searchsorted(end, w_begin, side="right")
+    ok = k < len(begin)
+    ok[ok] &= begin[k[ok]] < w_end[ok]
+    np.minimum.at(begin, k[ok], w_begin[ok])
+    if len(begin) > 1:
+        np.maximum(begin[1:], end[:-1], out=begin[1:])
 
 
 def _inside(calls: dict, select: np.ndarray, x: np.ndarray, label: np.ndarray | None,

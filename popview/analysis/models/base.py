@@ -27,6 +27,7 @@ class Context:
     scaling: str = "strong"
     replay_loader: Callable[[], object] | None = None
     replay_reason: str = REPLAY_MISSING
+    no_reference: str | None = None        # why the scalabilities have no reference to compare with
     _replay: object | None = None
 
     @property

@@ -26,7 +26,7 @@ from popview.analysis.node import MetricNode
 
 
 def _non_mpi(ctx: Context) -> np.ndarray:
-    return ctx.x.openmp + ctx.x.serial_useful
+    return ctx.x.outside_mpi
 
 
 def _avg_non_mpi(ctx: Context) -> float:
@@ -98,32 +98,63 @@ def omp_region(ctx: Context):
                                       "avg_omp_useful_s": float(x.omp_useful.mean()), "runtime_s": ctx.runtime()}
 
 
+def _region_imbalance(x, reg) -> float:
+    """avg over threads of (the most useful thread of its process - its own) useful time in the region."""
+    busiest = np.zeros(x.n_processes)
+    np.maximum.at(busiest, x.process, reg.useful)
+    return float((busiest[x.process] - reg.useful).mean())
+
+
+def _region_node(x, reg) -> MetricNode:
+    r = x.runtime
+    avg_openmp = float((x.threads_per_process * reg.openmp).sum() / x.n_threads)
+    lost = avg_openmp - float(reg.useful.mean())
+    imbalance = _region_imbalance(x, reg)
+    parts = [MetricNode(
+        id=f"openmp_region_load_balance:{reg.name}", name="Thread load balance", kind="efficiency",
+        value=1 - imbalance / r, description=f"Time threads wait for the busiest thread of their team in {reg.name}",
+        formula="1 - avg_t(max_t' omp_useful_region[p,t'] - omp_useful_region[p,t]) / R",
+        inputs={"avg_imbalance_s": imbalance, "runtime_s": r}),
+        MetricNode(
+        id=f"openmp_region_overhead:{reg.name}", name="Fork, join and runtime", kind="efficiency",
+        value=1 - (lost - imbalance) / r,
+        description=f"Time of {reg.name} in which even the busiest thread of a team does not compute: "
+                    "fork, join, scheduling, synchronisation, a descheduled master",
+        formula="1 - avg_t(openmp_region[p] - max_t' omp_useful_region[p,t']) / R",
+        inputs={"avg_openmp_s": avg_openmp, "avg_imbalance_s": imbalance, "runtime_s": r})]
+    for part in parts:
+        if part.value > 1 + 1e-9:
+            part.warnings.append(f"above 100 % ({part.value:.4f}): a thread computes longer in the region than its "
+                                 "master is in it (records straddling the region's limits); shown unclipped")
+    return MetricNode(
+        id=f"openmp_region_efficiency:{reg.name}", name=f"Region {reg.name}", kind="efficiency", value=1 - lost / r,
+        description=f"OpenMP region efficiency of the parallel region {reg.name}",
+        formula="1 - avg_t(openmp_region[p] - omp_useful_region[p,t]) / R", combine="additive", children=parts,
+        inputs={"avg_openmp_s": avg_openmp, "avg_omp_useful_s": float(reg.useful.mean()), "runtime_s": r})
+
+
 def region_nodes(ctx: Context, parent: MetricNode) -> None:
-    """One child per parallel region, plus the part no region explains."""
+    """One child per parallel region (split into its load balance and the rest), plus the
+    part no region explains; dropped, with the reason, when the regions would hold more
+    lost time than their parent."""
     x = ctx.x
     if parent.value is None or not x.regions or x.runtime <= 0:
         return
     r = x.runtime
-    total_lost = 0.0
-    for reg in x.regions:
-        lost = float((x.threads_per_process * reg.openmp).sum() / x.n_threads - reg.useful.mean())
-        total_lost += lost
-        parent.children.append(MetricNode(
-            id=f"openmp_region_efficiency:{reg.name}", name=f"Region {reg.name}", kind="efficiency", value=1 - lost / r,
-            description=f"OpenMP region efficiency of the parallel region {reg.name}",
-            formula="1 - avg_t(openmp_region[p] - omp_useful_region[p,t]) / R",
-            inputs={"avg_openmp_s": float((x.threads_per_process * reg.openmp).sum() / x.n_threads),
-                    "avg_omp_useful_s": float(reg.useful.mean()), "runtime_s": r}))
-    rest = (1 - parent.value) - total_lost / r
+    children = [_region_node(x, reg) for reg in x.regions]
+    rest = (1 - parent.value) - sum(1 - c.value for c in children)
+    if rest < -0.005:
+        parent.warnings.append(f"no split by parallel region: the regions hold {-rest:.1%} of R more lost time "
+                               "than the OpenMP level as a whole (records of one thread straddle region limits)")
+        return
+    parent.children.extend(children)
     if abs(rest) > 1e-12:
         parent.children.append(MetricNode(
-            id="openmp_region_efficiency:unattributed", name="Outside the listed regions", kind="efficiency", value=1 - rest,
+            id="openmp_region_efficiency:unattributed", name="Outside the listed regions", kind="efficiency",
+            value=1 - max(rest, 0.0),
             description="Thread-level time no single parallel region accounts for: MPI calls inside "
                         "regions, worker computation outside them, regions cut by the focus",
-            formula="parent inefficiency - sum of the regions' inefficiencies",
-            warnings=[] if rest >= -1e-9 else [
-                f"above 100 % ({1 - rest:.4f}): the regions hold more lost time than the thread level as a "
-                "whole; shown unclipped"]))
+            formula="parent inefficiency - sum of the regions' inefficiencies"))
     parent.combine = "additive"
 
 
@@ -137,16 +168,16 @@ PARALLEL = Spec(
     spread=lambda c: c.useful() / c.runtime(), children=(
         Spec("process_efficiency", "Process efficiency", "(avg(openmp) + avg(serial_useful)) / R",
              "Efficiency of the MPI level", process, combine="additive", children=(
-                 Spec("process_load_balance", "MPI load balance",
+                 Spec("process_load_balance", "MPI load balance (additive)",
                       "1 - (max_p(openmp + serial_useful) - avg(openmp) - avg(serial_useful)) / R",
                       "Imbalance of the time processes spend outside MPI", process_lb),
-                 Spec("mpi_communication_efficiency", "MPI communication efficiency",
+                 Spec("mpi_communication_efficiency", "MPI communication efficiency (additive)",
                       "max_p(openmp + serial_useful) / R", "Time the busiest process loses in MPI",
                       mpi_comm, combine="additive", children=(
-                          Spec("mpi_serialisation_efficiency", "MPI serialisation efficiency",
+                          Spec("mpi_serialisation_efficiency", "MPI serialisation efficiency (additive)",
                                "(R - min_p mpi_ideal[p]) / R", "MPI time left on an ideal network",
                                mpi_serialisation),
-                          Spec("mpi_transfer_efficiency", "MPI transfer efficiency",
+                          Spec("mpi_transfer_efficiency", "MPI transfer efficiency (additive)",
                                "(R - min_p mpi[p] + min_p mpi_ideal[p]) / R",
                                "MPI time due to the network", mpi_transfer),
                       )),

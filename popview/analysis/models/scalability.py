@@ -2,7 +2,7 @@
 computation = IPC x instruction x frequency scalability (METRICS.md 1)."""
 from __future__ import annotations
 
-from popview.analysis.models.base import Context, Spec, ratio
+from popview.analysis.models.base import Context, NotAvailable, Spec, ratio
 
 INS, CYC = "PAPI_TOT_INS", "PAPI_TOT_CYC"
 
@@ -11,25 +11,34 @@ def _ref(ctx: Context) -> dict:
     return {"reference": 1.0 if ctx.ref_is_self else 0.0}
 
 
+def _compared(ctx: Context) -> None:
+    if ctx.no_reference:
+        raise NotAvailable("no reference focus: the time window does not carry over to the other runs")
+
+
 def computation(ctx: Context):
+    _compared(ctx)
     u, u_ref = ctx.useful().sum(), ctx.useful(ctx.ref).sum()
     return ratio(u_ref * ctx.weak_factor(), u), {"useful_total": u, "useful_total_ref": u_ref,
                                                  "weak_factor": ctx.weak_factor()}
 
 
 def ipc(ctx: Context):
+    _compared(ctx)
     i, c = ctx.counter(INS), ctx.counter(CYC)
     ir, cr = ctx.counter(INS, ctx.ref), ctx.counter(CYC, ctx.ref)
     return ratio(i / c, ir / cr), {"ipc": i / c, "ipc_ref": ir / cr}
 
 
 def instruction(ctx: Context):
+    _compared(ctx)
     i, ir = ctx.counter(INS), ctx.counter(INS, ctx.ref)
     return ratio(ir * ctx.weak_factor(), i), {"instructions": i, "instructions_ref": ir,
                                               "weak_factor": ctx.weak_factor()}
 
 
 def frequency(ctx: Context):
+    _compared(ctx)
     c, u = ctx.counter(CYC), ctx.useful().sum()
     cr, ur = ctx.counter(CYC, ctx.ref), ctx.useful(ctx.ref).sum()
     return ratio(c / u, cr / ur), {"frequency_hz": c / u, "frequency_ref_hz": cr / ur}

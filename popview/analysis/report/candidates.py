@@ -43,6 +43,15 @@ def _explains(node, threshold: float) -> bool:
     return _below(node, threshold) and not any(_below(c, threshold) for c in node.children)
 
 
+def _label(node) -> str:
+    """The node's name, with the region it belongs to when several nodes share that name
+    (a per-region part: "Fork, join and runtime [main._omp_fn.0]")."""
+    kind, _, region = node.id.partition(":")
+    if not region or kind == "openmp_region_efficiency":
+        return node.name
+    return f"{node.name} [{region.rsplit('/', 1)[-1]}]"
+
+
 def find(exp, model: str, threshold: float = 0.8, min_share: float = 0.01, limit: int = 40) -> list[Candidate]:
     """Candidates among the `limit` largest call paths above `min_share`, largest first.
     Without the ideal-network replay (one per call path would be slow): serialisation and
@@ -55,7 +64,7 @@ def find(exp, model: str, threshold: float = 0.8, min_share: float = 0.01, limit
     for cp in order:
         path = profile.path(cp)
         tree = exp.metrics(model, Focus.on_callpath(path), use_replay=False)
-        low = sorted(((n.name, nodes.value(n)) for _, n in tree.walk() if _explains(n, threshold)),
+        low = sorted(((_label(n), nodes.value(n)) for _, n in tree.walk() if _explains(n, threshold)),
                      key=lambda t: t[1])
         if low:
             out.append(Candidate(cp, path, float(shares[cp]), low[:3]))

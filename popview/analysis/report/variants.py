@@ -34,12 +34,14 @@ def applicable(exp) -> list[Variant]:
     """The variants whose inputs this experiment can have.
 
     Hybrid models need a second level of parallelism (threads or a GPU);
+    POP MPI needs processes, unless there is no second level (a serial run);
     the critical-path model needs the records of a trace (a profile has none).
     """
     paradigms = set(exp.definitions.paradigms)
-    _, threads = _shape(exp)
+    procs, threads = _shape(exp)
     hybrid = threads > 1 or bool(paradigms & (_THREAD_PARADIGMS | _GPU_PARADIGMS))
-    out = [BY_KEY["pop-mpi"]]
+    mpi = procs > 1 or "mpi" in paradigms or not hybrid
+    out = [BY_KEY["pop-mpi"]] if mpi else []
     if hybrid:
         out += [BY_KEY["hybrid-additive"], BY_KEY["hybrid-multiplicative"]]
     if exp.is_trace:

@@ -28,6 +28,7 @@ from popview.readers.otf2.definitions import COLL_BYTES_SENT as COLL_SENT
 from popview.readers.otf2.definitions import COLL_COMM, COLL_ROOT, REGION_TYPE
 
 TRACING_DISABLED = 14
+FORK_JOIN = 7               # "Scheduling and Fork/Join": from a fork until the thread starts its part
 UNDEFINED_U32 = 0xFFFFFFFF
 KEY_OFFSET = 1 << 29        # local call-path keys: (parent + KEY_OFFSET) << 32 | region
 RUN = 4096                  # records between checks of the call-path hash's room
@@ -155,6 +156,7 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
     n_switch = 0               # switches to explicit tasks so far (index into the restores)
     gi = 0                     # current graft interval
     off = False
+    forking = False            # between a ThreadFork and the forking thread's next enter / team begin
     cur = NOT_CREATED
     t_prev = np.int64(0)
     m = 0
@@ -346,7 +348,11 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
                 ey[m] = INFO_BASE + info[k, 0]
                 ev[m] = 1 if info[k, 1] == 0 else (a[r] if info[k, 1] == 1 else a[r] + 1)
                 m += 1
-            cur = _state(st_region, depth, off, region_state, idle_state)
+            if k == raw.THREAD_FORK:
+                forking = True
+            elif k == raw.ENTER or k == raw.LEAVE or k == raw.TEAM_BEGIN or k == raw.THREAD_JOIN:
+                forking = False
+            cur = FORK_JOIN if forking and not off else _state(st_region, depth, off, region_state, idle_state)
     if root_region >= 0 and depth == 1:   # the root lasts from the first record to the last
         depth = _close_to(0, t_last, depth, st_row, re)
         cur = _state(st_region, depth, off, region_state, idle_state)

@@ -1,0 +1,90 @@
+"""Carrying a focus from one run to another of the same program.
+
+A time window means nothing in another run (its iterations happen at other
+times), so it is carried as the iterations it holds: the visits of the run's
+dominant repeating region (the automatic focus's; else the call path every
+master visits equally often, the rarest such) that lie wholly inside the
+window on every process. Whole run, call paths and iterations carry over as
+they are.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from popview.analysis.focus import Focus
+from popview.analysis.gather import FocusError, iteration_window, visits
+
+
+def window_iterations(exp, focus: Focus) -> Focus | None:
+    """The iterations focus equivalent to the window `focus` of `exp`, or None when the
+    window holds no whole iteration of a repeating region on every process."""
+    if focus.kind != "window" or not exp.is_trace:
+        return None
+    path = _marker(exp)
+    if path is None:
+        return None
+    proc, begin, end = visits(exp, path)
+    if not len(proc):
+        return None
+    starts = np.flatnonzero(np.r_[True, proc[1:] != proc[:-1]])
+    n = int(np.diff(np.r_[starts, len(proc)]).min())
+    rows = starts[:, None] + np.arange(n)[None, :]            # (processes, iterations)
+    inside = ((begin[rows] >= focus.t0) & (end[rows] <= focus.t1)).all(axis=0)
+    if not inside.any():
+        return None
+    k = np.flatnonzero(inside)
+    return Focus.iterations(path, int(k[0]), int(k[-1]))
+
+
+def _marker(exp) -> str | None:
+    """The call path whose visits count the iterations: the automatic focus's region, else
+    the call path every master visits equally often (at least 3 times), the rarest such
+    (once per iteration, e.g. an MPI_Allreduce or a parallel region)."""
+    from popview.analysis.metrics import propose_focus
+    auto, _ = propose_focus(exp)
+    if auto.kind == "iterations":
+        return auto.callpath
+    from popview.analysis.gather import main_locations
+    from popview.analysis.profiles import trace_profile
+    prof = trace_profile(exp)
+    locs, _, thread, _ = main_locations(exp.definitions)
+    masters = locs[thread == 0]
+    if not prof.has("visits") or not len(masters):
+        return None
+    v = prof.matrix("visits")[:, masters]
+    equal = (v.min(axis=1) == v.max(axis=1)) & (v.min(axis=1) >= 3)
+    real = np.array([prof.regions[r].role != "artificial" for r in prof.callpath_region], bool)
+    cand = np.flatnonzero(equal & real)
+    if not len(cand):
+        return None
+    return prof.path(int(cand[np.argmin(v[cand, 0])]))
+
+
+def carries_to(exp, focus: Focus) -> bool:
+    """Whether `focus` (not a window) applies to `exp`."""
+    if focus.kind != "iterations":
+        return focus.kind != "window"
+    try:
+        iteration_window(exp, focus.callpath, focus.first, focus.last)
+    except FocusError:
+        return False
+    return True
+
+
+def carry(source, focus: Focus, targets) -> tuple[Focus | None, str]:
+    """The focus to use in `source` and every run of `targets` so that they cover the same
+    part of the program, and a note; None when a time window of `source` has no
+    equivalent (the note says why)."""
+    if focus.kind != "window":
+        return focus, ""
+    mapped = window_iterations(source, focus)
+    if mapped is None:
+        return None, (f"the time window {focus.label()} holds no whole iteration of a repeating region on every "
+                      "process, so it has no equivalent in the other runs: scalabilities need a focus per run "
+                      "(iterations or a call path); this run is shown alone")
+    missing = [getattr(t, "label", "?") for t in targets if t is not source and not carries_to(t, mapped)]
+    if missing:
+        return None, (f"the time window {focus.label()} holds {mapped.label()}, which {', '.join(missing)} "
+                      "does not have: scalabilities need a focus per run; this run is shown alone")
+    return mapped, (f"the time window {focus.label()} holds {mapped.label()}: every run is compared over "
+                    "these iterations")
