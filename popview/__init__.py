@@ -8,7 +8,32 @@ The package itself imports nothing heavy: `Experiment` and `open` load the
 cache, numba and h5py when first used, so `popview --version` and the
 commands that never open a trace start at once.
 """
-from popview._version import __version__
+import os
+import sys
+
+
+def _numba_cache_in_user_cache_dir() -> None:
+    """numba keeps compiled kernels beside their source by default: inside site-packages,
+    where the files outlive an uninstall and shadow a later install. Put them in the user
+    cache directory instead; this runs before any kernel is defined. NUMBA_CACHE_DIR wins."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    import platformdirs
+
+    path = os.path.join(platformdirs.user_cache_dir("popview"), "numba")
+    os.environ["NUMBA_CACHE_DIR"] = path
+    numba = sys.modules.get("numba")
+    if numba is not None:                 # imported before popview: its config is already read
+        numba.config.CACHE_DIR = path
+
+
+_numba_cache_in_user_cache_dir()
+if os.environ.get("POPVIEW_ANNOUNCE_COMPILES"):      # a process the command line started: say so too
+    from popview.firstuse import announce_on_terminal
+
+    announce_on_terminal()
+
+from popview._version import __version__  # noqa: E402
 
 
 def open(path, *args, **options):  # noqa: A001 - mirrors builtins.open on purpose

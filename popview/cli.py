@@ -29,12 +29,21 @@ def _command_modules():
     return mods
 
 
+USAGE = """popview [-h] [--version] [--demo] [TRACE ...]
+       popview {info,convert,metrics,report} [-h] ..."""
+
+WINDOW_HELP = """The window: `popview [TRACE ...]` opens traces, profiles, folders of runs (a series)
+or a .popview session; it needs a display (on a headless machine: xvfb-run -a popview ...).
+The commands below need none; `popview COMMAND -h` describes each."""
+
+
 def build_parser(mods) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="popview", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="popview", usage=USAGE, description=__doc__.split("\n")[0],
+                                     epilog=WINDOW_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"popview {__version__}")
     parser.add_argument("--demo", action="store_true",
                         help="open the window on a small demo: a hybrid MPI+OpenMP scaling series")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND", prog="popview")
     for mod in mods.values():
         mod.add_parser(sub)
     return parser
@@ -52,7 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         mods = _command_modules()
         if argv[0] in mods:
             args = build_parser(mods).parse_args(argv)
-            return mods[args.command].run(args)
+            from popview.firstuse import announce_on_terminal
+            stop_announcing = announce_on_terminal()     # the kernels' first compile is never a silent minute
+            try:
+                return mods[args.command].run(args)
+            finally:
+                stop_announcing()
     unknown = [a for a in argv if a.startswith("-") and a != "--demo"]
     if unknown:       # not a file to open: the window takes files and --demo only
         print(f"popview: unknown option {unknown[0]} (the window takes files and --demo; "

@@ -27,6 +27,7 @@ SMALL = {
     "bench_trees.py": (["--callpaths", "300", "--locations", "64", "--repeat", "2"],
                        r"open metric \+ call tree.*\d"),
     "bench_compression.py": (["{cache}", "--rows", "20000"], r"zstd3\+shuffle \(chosen\) +\d+ +\d+ +[\d.]+"),
+    "bench_first_run.py": (["--only", "info", "--synthetic", "--keep-numba-cache"], r"info median [\d.]+ s"),
 }
 TIMELINE = r"redraw at full view: +median .* ms[\s\S]*peak memory"
 STARTUP = r"painted +median .* s"

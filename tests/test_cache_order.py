@@ -16,3 +16,13 @@ def test_order_three_is_a_stable_sort_by_location():
         assert got.dtype == column.dtype
         np.testing.assert_array_equal(got, column[stable])
     np.testing.assert_array_equal(take(a, location_order(locs, counts)), a[stable])
+
+
+def test_concat_runs_copies_the_runs_in_order():
+    from popview.cache.order import concat_runs
+
+    src = np.arange(20, dtype=np.int64) * 3
+    starts, lengths = np.array([4, 0, 15], np.int64), np.array([3, 0, 5], np.int64)
+    out = np.full(8, -1, np.int64)
+    concat_runs(src, starts, lengths, out)
+    assert out.tolist() == [*src[4:7], *src[15:20]]

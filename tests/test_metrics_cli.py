@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -19,12 +20,39 @@ def runs(tmp_path_factory):
 
 def test_table_has_metrics_as_rows_and_runs_as_columns(runs, capsys):
     paths, cache = runs
-    assert main(["metrics", *paths, "--cache-dir", str(cache), "--no-replay"]) == 0
+    assert main(["metrics", *paths, "--cache-dir", str(cache), "--no-replay", "--model", "pop-mpi"]) == 0
     out = capsys.readouterr().out
     header = [line for line in out.splitlines() if line.startswith("POP MPI")][0]
     assert "1x2" in header and "2x2" in header
     assert any(line.lstrip().startswith("Load balance") and "%" in line for line in out.splitlines())
     assert "n/a: Serialisation efficiency, Transfer efficiency: replay not requested" in out
+
+
+def test_the_model_that_fits_is_picked_and_named_values_carry_units(runs, capsys):
+    paths, cache = runs
+    assert main(["metrics", *paths, "--cache-dir", str(cache), "--no-replay"]) == 0
+    out = capsys.readouterr().out
+    assert "Model: Hybrid additive (fits the data: MPI + OpenMP" in out     # threads: as the report picks
+    assert any(line.startswith("Hybrid additive") for line in out.splitlines())
+    assert main(["metrics", *paths, "--cache-dir", str(cache), "--no-replay", "--model", "computation"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    useful = next(line for line in lines if line.startswith("Useful computation time"))
+    clock = next(line for line in lines if line.startswith("Clock rate"))
+    assert useful.rstrip().endswith(" ms") and clock.rstrip().endswith(" GHz"), (useful, clock)
+
+
+def test_a_folder_is_a_series_and_the_reference_is_a_path_or_a_label(runs, capsys):
+    paths, cache = runs
+    folder = str(Path(paths[0]).parent)
+    args = ["metrics", folder, "--cache-dir", str(cache), "--no-replay", "--format", "json"]
+    assert main(args + ["--reference", "2x2"]) == 0
+    by_label = json.loads(capsys.readouterr().out)
+    assert [r["label"] for r in by_label["runs"]] == ["1x2", "2x2"]
+    assert by_label["reference"] == paths[1]
+    assert main(args + ["--reference", paths[1]]) == 0
+    assert json.loads(capsys.readouterr().out)["reference"] == paths[1]
+    assert main(args + ["--reference", "9x9"]) == 2
+    assert "--reference 9x9: no run has that path or shape label (runs: 1x2, 2x2)" in capsys.readouterr().err
 
 
 def test_json_carries_ids_values_inputs_and_reasons(runs, capsys, tmp_path):

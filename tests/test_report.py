@@ -151,7 +151,7 @@ def test_cli_rejects_an_unknown_reference(shared_traces, tmp_path, capsys):
     code = main(["report", str(d / "epoch_1proc.prv.gz"), "-o", str(tmp_path / "r.html"),
                  "--reference", "64x1", "--cache-dir", str(tmp_path / "cache")])
     assert code == 2
-    assert "--reference 64x1: no run has that shape (runs: 1x1)" in capsys.readouterr().err
+    assert "--reference 64x1: no run has that path or shape label (runs: 1x1)" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
 
 

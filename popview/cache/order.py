@@ -84,7 +84,8 @@ def order_three(locs, counts, a, b, c):
 def concat_runs(src, starts, lengths, out):
     """out = src[starts[0]:+lengths[0]] + src[starts[1]:+lengths[1]] + ..."""
     pos = 0
-    for r in range(len(starts)):
-        n = lengths[r]
-        out[pos:pos + n] = src[starts[r]:starts[r] + n]
-        pos += n
+    for r in range(len(starts)):        # element loops: a slice copy compiles numba's shape checks (seconds)
+        first = starts[r]
+        for k in range(lengths[r]):
+            out[pos + k] = src[first + k]
+        pos += lengths[r]

@@ -4,10 +4,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from popview.cache import location
 from popview.cache.progress import Cancelled
 from popview.readers.errors import InputError
+
+LABEL_WIDTH = 40
 
 
 class ProgressBar:
@@ -25,10 +28,15 @@ class ProgressBar:
         self._last = now
         width = 30
         done = int(width * fraction)
-        sys.stderr.write(f"\r{self.label[:40]:40s} [{'#' * done}{'.' * (width - done)}] {fraction * 100:5.1f}% {message[:30]:30s}")
+        sys.stderr.write(f"\r{shorten(self.label, LABEL_WIDTH):{LABEL_WIDTH}s} [{'#' * done}{'.' * (width - done)}] {fraction * 100:5.1f}% {message[:30]:30s}")
         if fraction >= 1.0:
             sys.stderr.write("\n")
         sys.stderr.flush()
+
+
+def shorten(path: str, width: int) -> str:
+    """`path` in `width` characters, its end (the file name) kept: '...traces/epoch_16proc.prv.gz'."""
+    return path if len(path) <= width else "..." + path[-(width - 3):]
 
 
 def fail(message: str) -> int:
@@ -62,3 +70,42 @@ def add_cache_dir(parser) -> None:
     parser.add_argument("--cache-beside", action=_CacheBeside, nargs=0, default=False,
                         help="keep caches beside the traces, in folders you own "
                              f"(also {location.BESIDE_ENV}=1)")
+
+
+def add_paths(parser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="TRACE",
+                        help="a trace (.prv, .prv.gz, traces.otf2 or its folder), a profile (.cubex), "
+                             "or a folder of runs (a series)")
+
+
+def expand_runs(paths, reference: str | None = None) -> list[Path]:
+    """The runs the paths stand for (a folder of runs is its runs, as in the window),
+    the reference run first when it is a path not among them."""
+    from popview.runs import runs_in
+
+    runs = [run for path in paths for run, _series in runs_in(path)]
+    if reference and Path(reference).exists() and Path(reference).resolve() not in {r.resolve() for r in runs}:
+        runs[:0] = [run for run, _series in runs_in(reference)]
+    return runs
+
+
+REFERENCE_HELP = ("the run the scalabilities are computed against: one of the runs, by its path or its "
+                  "shape label such as 1x4 (default: the run with the fewest threads); a path that is "
+                  "not among the runs is added to them")
+
+
+def add_reference(parser) -> None:
+    parser.add_argument("--reference", metavar="RUN", help=REFERENCE_HELP)
+
+
+def find_reference(experiments, reference: str) -> int:
+    """The index of the run `reference` names (a path or a shape label); InputError if none."""
+    want = Path(reference).resolve() if Path(reference).exists() else None
+    for i, exp in enumerate(experiments):
+        if want is not None and Path(exp.source).resolve() == want:
+            return i
+    labels = [exp.label for exp in experiments]
+    if reference in labels:
+        return labels.index(reference)
+    raise InputError(f"--reference {reference}: no run has that path or shape label "
+                     f"(runs: {', '.join(labels)})")

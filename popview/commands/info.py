@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import json
 
-from popview.commands.common import ProgressBar, add_cache_dir, guarded
+from popview.commands.common import ProgressBar, add_cache_dir, add_paths, expand_runs, guarded
 from popview.experiment import open as open_experiment
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("info", help="summarise a trace or profile")
-    p.add_argument("paths", nargs="+", metavar="TRACE")
+    add_paths(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_cache_dir(p)
 
@@ -26,11 +26,15 @@ _UNIT_NAMES = {1.0: "ns", 1000.0: "us", 1e6: "ms", 1e9: "s"}
 
 def render(info: dict) -> str:
     rec = info["records"]
+    if info["duration_ns"] or any(rec.values()):
+        duration = (f"{format_duration(info['duration_ns'])} (source clock unit: "
+                    f"{_UNIT_NAMES.get(info['source_unit_ns'], str(info['source_unit_ns']) + ' ns')})")
+    else:
+        duration = "not recorded (a profile has no timestamps)"
     lines = [
         f"{info['source']}",
         f"  format      {info['format']} ({info['tool']})" + (f", recorded {info['date']}" if info["date"] else ""),
-        f"  duration    {format_duration(info['duration_ns'])}"
-        f" (source clock unit: {_UNIT_NAMES.get(info['source_unit_ns'], str(info['source_unit_ns']) + ' ns')})",
+        f"  duration    {duration}",
         f"  shape       {info['processes']} processes x {info['threads_per_process']} threads"
         f", {info['nodes']} nodes, {info['applications']} application(s)",
         f"  locations   " + ", ".join(f"{n} {k}" for k, n in info["locations"].items()),
@@ -58,7 +62,7 @@ def render(info: dict) -> str:
 @guarded
 def run(args) -> int:
     out = []
-    for path in args.paths:
+    for path in expand_runs(args.paths):
         with open_experiment(path, args.cache_dir, ProgressBar(str(path))) as exp:
             info = exp.info()
         out.append(info)

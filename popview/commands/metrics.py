@@ -8,27 +8,34 @@ import csv
 import io
 import json
 import sys
+from contextlib import ExitStack
 
 from popview.analysis.focus import Focus
 from popview.analysis.gather import FocusError
 from popview.analysis.models import ALL, MODEL_IDS
+from popview.analysis.report import nodes, variants
 from popview.analysis.series import Series
-from popview.commands.common import add_cache_dir, fail, guarded
+from popview.commands.common import (ProgressBar, add_cache_dir, add_paths, add_reference, expand_runs, fail,
+                                     find_reference, guarded)
+from popview.experiment import open as open_experiment
 
-RATED = ("efficiency", "scalability")
+FOCUS_HELP = "whole | auto | callpath:PATH | window:T0:T1 (seconds) | iterations:PATH:I:J (default: whole)"
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("metrics", help="POP efficiency metrics of one run or a scaling series")
-    p.add_argument("paths", nargs="+", metavar="TRACE")
-    p.add_argument("--model", default="pop-mpi", choices=[*MODEL_IDS, "all"],
-                   help="metric model (default pop-mpi; all = every model)")
-    p.add_argument("--focus", default="whole",
-                   help="whole | auto | callpath:PATH | window:T0:T1 (seconds) | iterations:PATH:I:J")
-    p.add_argument("--reference", metavar="TRACE", help="reference run of the series (default: fewest threads)")
-    p.add_argument("--scaling", default="auto", choices=["strong", "weak", "auto"])
-    p.add_argument("--format", default="table", choices=["table", "json", "csv"])
-    p.add_argument("--no-replay", action="store_true", help="skip the ideal-network replay")
+    add_paths(p)
+    p.add_argument("--model", default="auto", choices=["auto", *MODEL_IDS, "all"],
+                   help="metric model (default auto: the one that fits the data, as the report and the "
+                        "Advisor pick it: pop-mpi, or hybrid-additive with threads; all = every model)")
+    p.add_argument("--focus", default="whole", help=FOCUS_HELP)
+    add_reference(p)
+    p.add_argument("--scaling", default="auto", choices=["strong", "weak", "auto"],
+                   help="strong or weak scaling (default auto: guessed from the instruction counts)")
+    p.add_argument("--format", default="table", choices=["table", "json", "csv"],
+                   help="table for people (default), json (the metric trees) or csv (one row a metric and run)")
+    p.add_argument("--no-replay", action="store_true",
+                   help="skip the ideal-network replay (serialisation and transfer are then not available)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     add_cache_dir(p)
 
@@ -39,16 +46,16 @@ def run(args) -> int:
         focus = Focus.parse(args.focus)
     except ValueError as exc:
         return fail(str(exc))
-    paths = list(args.paths)
-    if args.reference and args.reference not in paths:
-        paths.insert(0, args.reference)
-    models = list(ALL) if args.model == "all" else [args.model]
-    try:
-        s = Series(paths, reference=args.reference, scaling=args.scaling, focus=focus, cache_dir=args.cache_dir,
-                   use_replay=not args.no_replay)
-        text = {"table": render_table, "json": render_json, "csv": render_csv}[args.format](s, models)
-    except (FocusError, ValueError, KeyError) as exc:
-        return fail(str(exc))
+    paths = expand_runs(args.paths, args.reference)
+    with ExitStack() as stack:
+        exps = [stack.enter_context(open_experiment(p, args.cache_dir, ProgressBar(str(p)))) for p in paths]
+        reference = find_reference(exps, args.reference) if args.reference else None
+        try:
+            s = Series(exps, reference=reference, scaling=args.scaling, focus=focus, use_replay=not args.no_replay)
+            models, why = pick_models(s, args.model)
+            text = {"table": render_table, "json": render_json, "csv": render_csv}[args.format](s, models, why)
+        except (FocusError, ValueError, KeyError) as exc:
+            return fail(str(exc))
     if args.output:
         with open(args.output, "w", encoding="utf-8", newline="") as f:
             f.write(text)
@@ -57,23 +64,31 @@ def run(args) -> int:
     return 0
 
 
+def pick_models(s: Series, model: str) -> tuple[list[str], str]:
+    """The models to show and a sentence saying why: `auto` is the variant that fits the
+    reference run, as the report and the Advisor choose it."""
+    if model == "all":
+        return list(ALL), "every model (as requested)"
+    if model != "auto":
+        return [model], f"{model} (as requested)"
+    variant, reason = variants.preferred(s.reference)
+    return list(variant.models), f"{variant.label} (fits the data: {reason} Others: --model)"
+
+
 def _cell(node) -> str:
+    """The value as the HTML report writes it (percent, seconds, units), '!' after a warned one."""
     if node is None:
         return ""
-    if node.value is None:
-        return "n/a"
-    if node.kind in RATED:
-        text = f"{node.value * 100:.2f}%"
-        return text + ("!" if node.warnings else "")
-    v = node.value
-    return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.4e}"
+    return nodes.format_value(node) + ("!" if node.warnings and node.value is not None else "")
 
 
-def render_table(s: Series, models: list[str]) -> str:
+def render_table(s: Series, models: list[str], why: str = "") -> str:
     out = io.StringIO()
     labels = s.labels
     focus = s.trees(models[0])[0].focus
     out.write(f"Focus: {focus}    Reference: {s.reference.label}    {s.scaling_reason}\n")
+    if why:
+        out.write(f"Model: {why}\n")
     for model in models:
         trees = s.trees(model)
         rows = [(("  " * d) + n.name, [t.find(n.id) for t in trees]) for d, n in trees[0].walk()]
@@ -98,16 +113,16 @@ def render_table(s: Series, models: list[str]) -> str:
     return out.getvalue()
 
 
-def render_json(s: Series, models: list[str]) -> str:
+def render_json(s: Series, models: list[str], why: str = "") -> str:
     doc = {"focus": s.focus.to_dict(), "reference": str(s.reference.source), "scaling": s.scaling,
-           "scaling_reason": s.scaling_reason,
+           "scaling_reason": s.scaling_reason, "models": models, "models_reason": why,
            "runs": [{"source": str(e.source), "label": lab,
                      "models": {m: s.trees(m)[i].to_dict() for m in models}}
                     for i, (e, lab) in enumerate(zip(s.experiments, s.labels))]}
     return json.dumps(doc, indent=1) + "\n"
 
 
-def render_csv(s: Series, models: list[str]) -> str:
+def render_csv(s: Series, models: list[str], why: str = "") -> str:
     out = io.StringIO()
     w = csv.writer(out)
     w.writerow(["run", "source", "model", "metric", "name", "kind", "value", "unit", "reason"])

@@ -6,38 +6,34 @@ from contextlib import ExitStack
 from popview.analysis.focus import Focus
 from popview.analysis.gather import FocusError
 from popview.analysis.report import build_report, series, variants, write_report
-from popview.commands.common import ProgressBar, add_cache_dir, fail, guarded
+from popview.commands.common import (ProgressBar, add_cache_dir, add_paths, add_reference, expand_runs, fail,
+                                     find_reference, guarded)
 from popview.experiment import open as open_experiment
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("report", help="write an HTML report (metrics, scaling, warnings)")
-    p.add_argument("paths", nargs="+", metavar="TRACE", help="one run, or several runs of one application")
+    add_paths(p)
     p.add_argument("-o", "--output", required=True, metavar="HTML", help="where to write the report")
     p.add_argument("--focus", default="whole", type=Focus.parse,
                    help="whole | auto | callpath:PATH | window:T0:T1 (seconds) | iterations:PATH:I:J")
     p.add_argument("--variant", action="append", choices=list(variants.BY_KEY), metavar="NAME",
                    help=f"metric variant to include (repeatable; default: the one that fits the data "
                         f"plus computation-io): {', '.join(variants.BY_KEY)}")
-    p.add_argument("--reference", metavar="LABEL",
-                   help="reference run for scalabilities, by shape label like 1x4 (default: the smallest)")
-    p.add_argument("--mode", choices=series.MODES, default="auto",
-                   help="strong or weak scaling (default: guessed from the instruction counts)")
-    p.add_argument("--title", default="popview performance report")
+    add_reference(p)
+    p.add_argument("--scaling", "--mode", dest="mode", choices=series.MODES, default="auto",
+                   help="strong or weak scaling (default auto: guessed from the instruction counts)")
+    p.add_argument("--title", default="popview performance report", help="the report's heading")
     add_cache_dir(p)
 
 
 @guarded
 def run(args) -> int:
     with ExitStack() as stack:
-        exps = [stack.enter_context(open_experiment(p, args.cache_dir, ProgressBar(str(p)))) for p in args.paths]
+        paths = expand_runs(args.paths, args.reference)
+        exps = [stack.enter_context(open_experiment(p, args.cache_dir, ProgressBar(str(p)))) for p in paths]
         runs = series.ordered(exps)
-        reference = 0
-        if args.reference:
-            labels = [e.label for e in runs]
-            if args.reference not in labels:
-                return fail(f"--reference {args.reference}: no run has that shape (runs: {', '.join(labels)})")
-            reference = labels.index(args.reference)
+        reference = find_reference(runs, args.reference) if args.reference else 0
         try:
             html_text = build_report(runs, args.focus, args.variant, None, reference, args.mode, args.title,
                                      bookmarks_note="None: bookmarks and pictures of their views come with "

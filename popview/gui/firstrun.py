@@ -9,9 +9,9 @@ import html
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTextBrowser, QVBoxLayout
 
 GUIDE = """
 <h2>Getting started with popview</h2>
@@ -126,3 +126,45 @@ class _FirstPaint(QObject):
 def after_first_paint(window, fn) -> None:
     """Run `fn` once the window is on screen, so that its work never delays the first paint."""
     _FirstPaint(window, fn)
+
+
+class CompileNotice(QObject):
+    """A labelled step in the status bar while numba compiles popview's kernels (first use
+    on a machine only), so the first opening is never a silent 0 % bar."""
+
+    compiled = Signal(str, int, int)          # kernel, done, started: emitted from any thread
+    QUIET_MS = 4000                           # hidden again this long after the last compile
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.label = QLabel()
+        self.label.setToolTip("numba compiles popview's kernels on its first use on this machine and keeps "
+                              "them in the user cache directory: later starts skip this.")
+        self.label.hide()
+        window.statusBar().insertPermanentWidget(0, self.label)
+        self._quiet = QTimer(self, singleShot=True, interval=self.QUIET_MS)
+        self._quiet.timeout.connect(self.label.hide)
+        self.compiled.connect(self._show)     # queued into the GUI thread
+
+    def announce(self, kernel: str, done: int, started: int) -> None:
+        """From the compiling thread; a closed window must never break a compile."""
+        try:
+            self.compiled.emit(kernel, done, started)
+        except RuntimeError:
+            pass
+
+    def _show(self, kernel: str, done: int, _started: int) -> None:
+        from popview.firstuse import LABEL
+
+        self.label.setText(f"{LABEL[0].upper()}{LABEL[1:]}: compiling its kernels ({done} done)...")
+        self.label.show()
+        self._quiet.start()
+
+
+def install_compile_notice(window) -> CompileNotice:
+    from popview.firstuse import watch_compiles
+
+    notice = CompileNotice(window)
+    stop = watch_compiles(notice.announce)
+    notice.destroyed.connect(lambda *_: stop())
+    return notice

@@ -27,10 +27,10 @@ from __future__ import annotations
 import importlib
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSizePolicy, QToolBar, QWidget,
@@ -40,7 +40,8 @@ from popview.analysis.focus import Focus
 from popview.gui.cache_setting import CacheBesideAction
 from popview.gui.state import AppState
 from popview.gui.widgets.progress import JobProgress
-from popview.gui.workers import OpenJob, runs_in, series_name
+from popview.gui.workers import OpenJob
+from popview.runs import runs_in, series_name
 from popview.readers.errors import InputError
 
 log = logging.getLogger("popview.gui")
@@ -112,19 +113,21 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(_slack_taker())
         self._build_menus()
         self._build_toolbar()
-        specs = [s for s in (panes if panes is not None else PANES) if self._add_pane(s)]
+        specs = [s for s in compact_layout(panes if panes is not None else PANES, self.screen())
+                 if self._add_pane(s)]
         # Tabs last: tabbing a dock before the splits are done leaves a stray tab bar (Qt 6.11).
         for spec in sorted(specs, key=lambda s: bool(s.place and s.place[0] == "tab")):
             self._place(spec)
-        if "Advisor" in self.docks:          # the metrics are what an analyst comes for
-            self.docks["Advisor"].raise_()
+        for title in ("Advisor", "System tree"):     # the metrics are what an analyst comes for
+            if title in self.docks:
+                self.docks[title].raise_()
         self._finish_menus()
         self.state.focusChanged.connect(self._show_focus)
         self.state.valueModeChanged.connect(self._show_value_mode)
         self.state.openRequested.connect(self.open_paths)
         self.state.currentExperimentChanged.connect(self._show_current)
         self.statusBar().showMessage("Drop traces, profiles or folders here, or use File > Open")
-        self.resize(1500, 950)
+        self.resize(first_run_size(self.screen()))
         self._restore_layout()
 
     # ---- panes -----------------------------------------------------------
@@ -211,15 +214,19 @@ class MainWindow(QMainWindow):
         the first-run layout of UI.md. Each request is laid out before the next (asked at
         once, Qt honoured only some of them); a later one wins where they conflict."""
         steps = []
+        room = first_run_size(self.screen())       # sizes asked of a 1500 x 950 window: scaled to this screen
+        wide, high = room.width() / FIRST_RUN_SIZE[0], room.height() / FIRST_RUN_SIZE[1]
         left = [d for t, d in self.docks.items() if self.dockWidgetArea(d) == Area.LeftDockWidgetArea]
         if left:
-            steps.append((left[:1], [330], Qt.Orientation.Horizontal))
+            steps.append((left[:1], [int(330 * wide)], Qt.Orientation.Horizontal))
         for names, sizes, orientation in ((("Metrics", "Call tree", "System tree"), [370, 470, 430],
                                            Qt.Orientation.Horizontal),
                                           (("System tree", "Topology"), [140, 180], Qt.Orientation.Vertical),
                                           (("Metrics", "Advisor"), [250, 300], Qt.Orientation.Vertical),
                                           (("Timeline", "Advisor"), [275, 260], Qt.Orientation.Vertical)):
             docks = [self.docks[t] for t in names if t in self.docks]
+            scale = high if orientation == Qt.Orientation.Vertical else wide
+            sizes = [int(size * scale) for size in sizes]
             if docks:
                 steps.append((docks, sizes[:len(docks)], orientation))
         self._resize_in_turn(steps)
@@ -439,6 +446,36 @@ class MainWindow(QMainWindow):
         if paths:
             event.acceptProposedAction()
             self.open_paths(paths)
+
+
+FIRST_RUN_SIZE = (1500, 950)
+# Below this height of free screen, panes stacked under another share its place as tabs.
+COMPACT_BELOW = 900
+STACKED_IN_COMPACT = ("Topology",)
+
+
+def free_room(screen) -> QSize | None:
+    """The screen's room for windows (without panels), None when unknown."""
+    return screen.availableGeometry().size() if screen is not None else None
+
+
+def compact_layout(specs: list[PaneSpec], screen) -> list[PaneSpec]:
+    """On a short screen (a 1280 x 800 laptop) the Topology is a tab beside the System tree,
+    not under it: stacked, the middle row needs more height than the screen leaves it."""
+    room = free_room(screen)
+    if room is None or room.height() >= COMPACT_BELOW:
+        return list(specs)
+    return [replace(s, place=("tab", s.place[1])) if s.title in STACKED_IN_COMPACT and s.place else s
+            for s in specs]
+
+
+def first_run_size(screen) -> QSize:
+    """1500 x 950, or less on a smaller screen: the window (and its title bar) fits a 1280 x 800 laptop."""
+    width, height = FIRST_RUN_SIZE
+    room = free_room(screen)
+    if room is not None:
+        width, height = min(width, int(room.width() * 0.96)), min(height, int(room.height() * 0.92))
+    return QSize(width, height)
 
 
 def _slack_taker() -> QWidget:

@@ -7,7 +7,6 @@ checks at each progress report.
 """
 from __future__ import annotations
 
-import re
 import threading
 import traceback
 from pathlib import Path
@@ -16,7 +15,6 @@ from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 import popview
 from popview.cache.progress import Cancelled
-from popview.readers import reader_for
 from popview.readers.errors import InputError
 
 
@@ -136,54 +134,6 @@ class OpenJob(QObject):
         self._stop_thread()
         self.cancelled.emit()
         self.finished.emit()
-
-
-SOURCE_SUFFIX = r"\.(prv(\.gz)?|otf2|cubex)$"
-
-
-def _is_run(path: Path) -> bool:
-    try:
-        reader_for(path)
-    except InputError:
-        return False
-    return True
-
-
-def runs_in(path) -> list[tuple[Path, str | None]]:
-    """The runs a dropped path stands for, each with its series name.
-
-    A trace, profile or OTF2 directory is one run (no series); any other
-    folder is a series named after it, holding every run directly inside."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such file or directory")
-    if _is_run(path):
-        return [(path, None)]
-    if not path.is_dir():
-        reader_for(path)                      # raises the reader's message
-    runs = [child for child in sorted(path.iterdir(), key=natural_key) if _is_run(child)]
-    if not runs:
-        raise InputError(f"{path}: no trace or profile in this folder")
-    return [(run, path.name) for run in runs]
-
-
-def natural_key(path: Path) -> list:
-    """'run_2' before 'run_10'."""
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", Path(path).name)]
-
-
-def series_name(paths) -> str | None:
-    """A common name for runs whose names differ only in numbers
-    ('epoch_16proc.prv', 'epoch_32proc.prv' -> 'epoch_Nproc'). Runs with the
-    same file name (profile.cubex, traces.otf2) are named by their folders."""
-    paths = [Path(p) for p in paths]
-    names = [re.sub(SOURCE_SUFFIX, "", p.name) for p in paths]
-    if len(set(names)) == 1:
-        names = [p.parent.name for p in paths]
-    patterns = {re.sub(r"\d+", "N", n) for n in names}
-    if len(paths) > 1 and len(set(names)) == len(names) and len(patterns) == 1:
-        return patterns.pop()
-    return None
 
 
 class CallJob(QThread):

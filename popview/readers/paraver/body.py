@@ -258,10 +258,17 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
             c_cols[:, :c_n].copy(), problems, first_line, line, n_event_records)
 
 
-@numba.njit(cache=True, nogil=True)
 def distinct(values):
     """The distinct values of an int array, in no order: an open-addressing set,
     several times faster than np.unique for the few event types of a block."""
+    found = _distinct_few(values)
+    return np.unique(values) if found is None else found
+
+
+@numba.njit(cache=True, nogil=True)
+def _distinct_few(values):
+    """distinct(), or None when there are more distinct values than room (numpy then
+    does it: np.unique compiled inside a kernel costs seconds at first use)."""
     cap = 64
     while cap < 4 * min(len(values), 1 << 20):
         cap *= 2
@@ -274,8 +281,8 @@ def distinct(values):
         while used[slot] and table[slot] != v:
             slot = (slot + 1) & (cap - 1)
         if not used[slot]:
-            if n == len(found):       # more distinct values than room: let numpy do it
-                return np.unique(values)
+            if n == len(found):
+                return None
             used[slot] = True
             table[slot] = v
             found[n] = v

@@ -1,0 +1,126 @@
+"""The first run on a new machine: numba compiles popview's kernels once and
+keeps them in the user cache directory. Each compile is announced, so that the
+wait says what it is ("preparing popview for first use, once") instead of
+sitting silently at 0 %.
+
+numba reports a compile only on a cache miss: once the kernels are cached,
+nothing is announced.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import threading
+import time
+
+LABEL = "preparing popview for first use, once"
+# Set by the command line: child processes (the cache's side builder) announce on the terminal too.
+ENV_TERMINAL = "POPVIEW_ANNOUNCE_COMPILES"
+
+_registered: list = []
+_lock = threading.Lock()
+
+
+def watch_compiles(callback):
+    """callback(kernel, done, started) at each start and end of a kernel's compile, in the
+    compiling thread: `kernel` a short name, `done` / `started` the counts so far.
+    Returns a function that stops the watch."""
+    from numba.core import event
+
+    counts = {"started": 0, "done": 0}
+
+    class _Listener(event.Listener):          # numba's own helpers compile too: only popview's are named
+        def on_start(self, ev):
+            if _ours(ev):
+                with _lock:
+                    counts["started"] += 1
+                callback(_name(ev), counts["done"], counts["started"])
+
+        def on_end(self, ev):
+            if _ours(ev):
+                with _lock:
+                    counts["done"] += 1
+                callback(_name(ev), counts["done"], counts["started"])
+
+    listener = _Listener()
+    event.register("numba:compile", listener)
+    _registered.append(listener)
+
+    def stop() -> None:
+        if listener in _registered:
+            _registered.remove(listener)
+            event.unregister("numba:compile", listener)
+    return stop
+
+
+def _ours(ev) -> bool:
+    return ev.data["dispatcher"].py_func.__module__.startswith("popview.")
+
+
+def _name(ev) -> str:
+    func = ev.data["dispatcher"].py_func
+    return f"{func.__module__.removeprefix('popview.')}.{func.__name__}"
+
+
+class TerminalLine:
+    """The announcement on stderr: one line rewritten in place on a terminal, a line
+    every few seconds otherwise (logs, CI)."""
+
+    def __init__(self, stream=None, every_s: float = 5.0):
+        self._stream = stream
+        self.tty = self.stream.isatty()
+        self.every_s = every_s
+        self._last = 0.0
+        self._said = False
+        self._t0 = None
+        self._done = 0
+
+    @property
+    def stream(self):
+        return self._stream or sys.stderr      # the current one (tests swap it)
+
+    def __call__(self, kernel: str, done: int, started: int) -> None:
+        now = time.monotonic()
+        if self._t0 is None:
+            self._t0 = now
+            atexit.register(self.close)
+        self._done = done
+        text = f"popview: {LABEL}: compiling its kernels ({done} done, now {kernel})"
+        if self.tty:
+            self.stream.write(f"\r{text[:110]:110s}\r")
+        elif not self._said or now - self._last >= self.every_s:
+            self.stream.write(text + "\n")
+            self._said, self._last = True, now
+        self.stream.flush()
+
+    def close(self) -> None:
+        """The last word: how long it took, and that it will not happen again."""
+        if self._t0 is not None and self._done:
+            try:
+                self.stream.write(f"{'' if not self.tty else chr(13)}popview: {LABEL}: {self._done} kernels "
+                                  f"compiled in {time.monotonic() - self._t0:.0f} s, kept for later runs\n")
+                self.stream.flush()
+            except (ValueError, OSError):      # the stream is closed already: nothing to say it on
+                pass
+            self._t0 = None
+
+
+def announce_on_terminal(children_too: bool = True):
+    """Announce compiles on stderr (the command line); `children_too`: in the
+    processes popview starts as well (they inherit the environment). Returns a
+    function that ends the announcements (and says how long they took)."""
+    if _registered:
+        return lambda: None
+    set_env = children_too and ENV_TERMINAL not in os.environ
+    if set_env:
+        os.environ[ENV_TERMINAL] = "1"
+    line = TerminalLine()
+    stop_watch = watch_compiles(line)
+
+    def stop() -> None:
+        stop_watch()
+        line.close()
+        if set_env:
+            os.environ.pop(ENV_TERMINAL, None)
+    return stop

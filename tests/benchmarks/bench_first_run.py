@@ -1,0 +1,130 @@
+"""First run on a new machine: seconds from an EMPTY numba cache (and an
+empty popview cache) to
+
+  info     the output of `popview info` on the EPOCH 16-rank trace,
+  metrics  the output of `popview metrics` on it,
+  painted  the first paint of the `popview --demo` window,
+  demo     the demo's three runs open in that window (offscreen Qt).
+
+    python tests/benchmarks/bench_first_run.py [--runs 2] [--tree DIR]...
+
+Every measurement is a fresh process with fresh cache directories, so the
+kernels compile as on a new machine. With several --tree (source trees of
+popview, e.g. before and after a change) the runs are interleaved, so that
+the trees see the same load of a shared machine; the load average is
+printed with every figure. Reads ../shared/traces; skips `info` and
+`metrics` when absent.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[2]
+EPOCH16 = HERE.parent / "shared" / "traces" / "pypop" / "mpi" / "epoch_example_traces" / "epoch_16proc.prv.gz"
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_startup import PROBE as STARTUP_PROBE  # noqa: E402  (the in-process first-paint probe)
+
+PROBE = STARTUP_PROBE.replace("QTimer.singleShot(120_000, app.quit)", "QTimer.singleShot(600_000, app.quit)")
+
+
+KEEP_NUMBA_CACHE = False      # --keep-numba-cache: the environment's (a smoke run, not a measurement)
+
+
+def fresh_env(tree: Path, tmp: str) -> dict:
+    numba_cache = os.environ.get("NUMBA_CACHE_DIR") if KEEP_NUMBA_CACHE else None
+    env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=numba_cache or os.path.join(tmp, "numba"),
+               POPVIEW_CACHE_DIR=os.path.join(tmp, "cache"), POPVIEW_STATE_DIR=os.path.join(tmp, "state"),
+               XDG_CACHE_HOME=os.path.join(tmp, "xdg-cache"), XDG_CONFIG_HOME=os.path.join(tmp, "config"),
+               QT_QPA_PLATFORM="offscreen")
+    return env
+
+
+def timed_command(tree: Path, args: list[str]) -> float:
+    with tempfile.TemporaryDirectory(prefix="popview-first-") as tmp:
+        env = fresh_env(tree, tmp)
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, "-m", "popview", *args, "--cache-dir", os.path.join(tmp, "cache")],
+                             env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+        took = time.perf_counter() - t0
+    if out.returncode:
+        raise RuntimeError(f"popview {' '.join(args)} failed:\n{out.stderr[-2000:]}")
+    return took
+
+
+def timed_demo(tree: Path) -> dict:
+    import json
+    with tempfile.TemporaryDirectory(prefix="popview-first-") as tmp:
+        env = fresh_env(tree, tmp)
+        t0 = time.time()
+        out = subprocess.run([sys.executable, "-c", PROBE, repr(t0)], env=env, capture_output=True, text=True,
+                             timeout=600, stdin=subprocess.DEVNULL)
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    if not lines:
+        raise RuntimeError(f"no timing from the demo probe:\n{out.stderr[-2000:]}")
+    marks = json.loads(lines[-1])
+    return {"painted": marks["painted"], "demo": marks.get("demo_open", float("nan"))}
+
+
+def measure(tree: Path, what: list[str], trace: Path = EPOCH16) -> dict:
+    out = {}
+    for name in what:
+        if name in ("info", "metrics") and not trace.exists():
+            continue
+        load = os.getloadavg()[0]
+        try:
+            got = timed_demo(tree) if name == "demo" else {name: timed_command(tree, [name, str(trace)])}
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            print(f"  {tree} {name}: FAILED {exc}", flush=True)
+            continue
+        print(f"  {tree} " + "  ".join(f"{k} {v:.1f} s" for k, v in got.items())
+              + f"  (load average {load:.1f} before)", flush=True)
+        out.update(got)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--tree", action="append", type=Path,
+                        help="popview source tree to time (repeatable; default: this one)")
+    parser.add_argument("--only", action="append", choices=["info", "metrics", "demo"],
+                        help="time only these (repeatable; default: all)")
+    parser.add_argument("--synthetic", action="store_true",
+                        help="time info and metrics on a small synthetic trace instead of EPOCH's")
+    parser.add_argument("--keep-numba-cache", action="store_true",
+                        help="use the environment's numba cache (checks the script runs; measures nothing)")
+    args = parser.parse_args()
+    global KEEP_NUMBA_CACHE
+    KEEP_NUMBA_CACHE = args.keep_numba_cache
+    trees = args.tree or [HERE]
+    what = args.only or ["info", "metrics", "demo"]
+    with tempfile.TemporaryDirectory(prefix="popview-first-trace-") as scratch:
+        trace = EPOCH16
+        if args.synthetic:
+            sys.path.insert(0, str(HERE))
+            from popview.testing.synthetic import Shape, write
+            trace = Path(scratch) / "small.prv"
+            write(trace, Shape(processes=2, iterations=3))
+        elif not EPOCH16.exists():
+            print(f"{EPOCH16} is absent: timing the demo only", file=sys.stderr)
+        results: dict[Path, list[dict]] = {t: [] for t in trees}
+        for _ in range(args.runs):
+            for name in what:                 # the trees alternate within each measurement: paired
+                for tree in trees:
+                    results[tree].append(measure(tree, [name], trace))
+    for tree, runs in results.items():
+        keys = dict.fromkeys(k for r in runs for k in r)
+        print(f"{tree}: " + "  ".join(f"{k} median {statistics.median(r[k] for r in runs if k in r):.1f} s"
+                                      for k in keys))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
