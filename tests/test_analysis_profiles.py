@@ -44,7 +44,7 @@ def test_cube_profile_metrics(btmz):
         assert 0 < tree.value("parallel_efficiency" if model in ("pop-mpi", "hybrid-additive", "critical-path")
                               else "hybrid_parallel_efficiency") < 1
     add = btmz.metrics("hybrid-additive", "whole")
-    assert add["mpi_transfer_efficiency"].reason == "a profile has no records to replay on an ideal network"
+    assert add["mpi_transfer_efficiency"].reason.startswith("a profile has no records to replay on an ideal network")
     assert len(add["openmp_region_efficiency"].children) > 5
     comp = btmz.metrics("computation", "whole")
     assert 0.5 < comp.value("ipc") < 5

@@ -187,3 +187,14 @@ def test_scorep_trace_agrees_with_the_profile_of_the_same_run(shared_traces, cac
         t, p = focus_inputs(trace, "whole"), focus_inputs(profile, "whole")
         fork = t.cat[t.masters, CAT["omp_management"]].sum()
         assert p.useful.sum() - t.useful.sum() == pytest.approx(fork, rel=0.05)
+
+
+def test_candidates_show_efficiencies_in_range_and_name_their_region(shared_traces, cache):
+    from popview.analysis.report import candidates
+    exp = popview.open(shared_traces / HEAT / "extrae" / "hyb_2x2" / "hyb_2x2.prv", cache_dir=cache)
+    found = {model: candidates.find(exp, model, threshold=0.8) for model in HYBRID}
+    assert found["hybrid-additive"]
+    for cands in found.values():
+        for c in cands:
+            assert all(0 <= v <= 1 for _, v in c.low), c.summary()
+            assert not any(name == "Fork, join and runtime" for name, _ in c.low), c.summary()

@@ -14,11 +14,18 @@ from popview.analysis.report.table import ScalingTable, merge_rows
 from popview.testing.synthetic import Shape, write
 
 
-def test_rating_words_follow_cube():
-    assert [scale.rating(v) for v in (0.0, 0.19, 0.2, 0.45, 0.61, 0.8, 0.99, 1.0, 1.7)] == [
-        "Very poor", "Very poor", "Poor", "Fair", "Good", "Very good", "Very good", "Excellent", "Excellent"]
+def test_rating_words_follow_pop_usage_and_agree_with_the_colours():
+    assert [scale.rating(v) for v in (0.0, 0.39, 0.45, 0.614, 0.7999, 0.8, 0.85, 0.9499, 0.99955, 1.0, 1.7)] == [
+        "Very poor", "Very poor", "Poor", "Fair", "Good", "Good", "Good", "Excellent", "Excellent", "Excellent",
+        "Excellent"]
     assert scale.rating(None) == "not available"
     assert scale.rating(float("nan")) == "not available"
+    for v in (0.45, 0.614, 0.79):                 # below POP's 80 %: a red or orange bar
+        r, g, _ = scale.colour(v)
+        assert r > g and scale.rating(v) in ("Poor", "Fair")
+    for v in (0.8, 0.85, 0.97, 1.0):              # good: a green bar
+        r, g, _ = scale.colour(v)
+        assert g > r and scale.rating(v) in ("Good", "Excellent")
 
 
 def test_colour_runs_red_to_green_and_greys_missing():
@@ -149,3 +156,11 @@ def test_warnings_name_burst_mode_and_inconsistent_efficiencies():
     assert found[2].startswith("Burst-mode trace")
     assert len(found) == 3                                   # a scalability above 100 % is no warning
     assert warn.notes([tree, tree]) == ["scalabilities are against this run itself"]
+
+
+def test_rounding_noise_above_100_percent_is_not_inconsistent():
+    from popview.analysis.node import MetricNode
+    from popview.analysis.report import nodes
+
+    assert nodes.rating_word(MetricNode("outside", "Outside the listed regions", value=1.002)) == "Excellent"
+    assert nodes.rating_word(MetricNode("transfer", "Transfer efficiency", value=1.04)).startswith("Inconsistent")

@@ -3,7 +3,9 @@
 The profile's derived time hierarchy gives the categories; computation
 inside a parallel region (a call path under an OpenMP parallel region)
 is `comp_parallel`, the rest `comp_serial`. R is the longest inclusive
-time of a master thread. Counters are summed over the call paths whose
+time of a master thread (a worker's time in a parallel region also holds
+its idle time between regions), or the longest useful time of a thread if
+that is longer. Counters are summed over the call paths whose
 time is all computation, as a profile cannot split a call path's counts
 between computation and runtime time.
 """
@@ -17,29 +19,42 @@ from popview.analysis.inputs import FocusInputs, Region
 from popview.analysis.profiles import experiment_profile
 from popview.cache.cumulative import CAT, N_CAT
 
+# counters of other sources (perf events in Score-P) that count what PAPI's do; a PAPI one wins
+_COUNTER_ALIASES = {"instructions": "PAPI_TOT_INS", "cycles": "PAPI_TOT_CYC"}
 _DIRECT = ("mpi_p2p", "mpi_collective", "mpi_sync", "mpi_other", "mpi_io", "omp_sync", "omp_management",
            "omp_idle", "io", "other")
 
 
-def gather_profile(exp, focus: Focus) -> FocusInputs:
+def _locations(exp, prof):
+    locs, proc, thread, notes = main_locations(exp.definitions)
+    if prof.n_locations != len(exp.definitions.locations):
+        locs = np.arange(prof.n_locations)
+        proc, thread = locs.copy(), np.zeros(len(locs), np.int64)
+    return locs, proc, thread, notes
+
+
+def focus_span(exp, focus: Focus):
+    """(profile, call paths of the focus as a pre-order slice, locations the inputs use)."""
     if focus.kind not in ("whole", "callpath"):
         raise FocusError(f"{exp.source}: a profile has no time line: focus {focus.kind} needs a trace")
     prof = exp.profile() if hasattr(exp, "profile") else experiment_profile(exp)
     if not prof.has("time"):
         raise FocusError(f"{exp.source}: the profile has no time metric")
-    locs, proc, thread, notes = main_locations(exp.definitions)
-    if prof.n_locations != len(exp.definitions.locations):
-        locs = np.arange(prof.n_locations)
-        proc, thread = locs.copy(), np.zeros(len(locs), np.int64)
     cp = None
     if focus.kind == "callpath":
         cp = prof.find(focus.callpath)
         if cp is None:
             raise FocusError(f"{exp.source}: no call path {focus.callpath!r}")
-    inside = _inside_parallel(prof)
     span = slice(0, prof.n_callpaths) if cp is None else slice(cp, cp + int(prof.subtree_size[cp]))
+    return prof, span, _locations(exp, prof)[0]
+
+
+def gather_profile(exp, focus: Focus) -> FocusInputs:
+    prof, span, _ = focus_span(exp, focus)
+    locs, proc, thread, notes = _locations(exp, prof)
+    inside = _inside_parallel(prof)
     cat = np.zeros((len(locs), N_CAT))
-    dense = {m: prof.matrix(m)[span][:, locs] for m in ("time", "comp", *_DIRECT) if prof.has(m)}
+    dense = {m: _matrix(prof, m)[span][:, locs] for m in ("time", "comp", *_DIRECT) if _has(prof, m)}
     if "comp" not in dense:
         raise FocusError(f"{exp.source}: the profile has no computation metric (no derived time hierarchy)")
     par = inside[span]
@@ -51,12 +66,44 @@ def gather_profile(exp, focus: Focus) -> FocusInputs:
     inputs = FocusInputs(runtime=0.0, process=proc, thread=thread, cat=cat, notes=notes,
                          label=focus.label())
     time = dense["time"].sum(axis=0)
-    inputs.runtime = float(time[inputs.masters].max())
+    # a worker can be recorded computing a little longer than its master's time in the focus
+    # (popview-heat Score-P 1x2, region @107: 0.07 %); no thread computes longer than R
+    inputs.runtime = float(max(time[inputs.masters].max(), inputs.useful.max(initial=0.0)))
     inputs.counters = _counters(prof, dense, span, locs)
     inputs.regions = _regions(prof, span, locs, inputs)
     inputs.notes.append("profile: R = the longest inclusive time of a master thread; counters summed over "
                         "call paths that are all computation")
     return inputs
+
+
+# A remapped report (scalasca -examine, cube_remap2: summary.cubex) has Cube's own time hierarchy;
+# popview's categories are these sums of its metrics (each metric's value includes its sub-metrics).
+_REMAPPED = {
+    "comp": (("execution", 1), ("mpi", -1), ("omp_time", -1)),
+    "mpi_p2p": (("mpi_point2point", 1),),
+    "mpi_sync": (("mpi_synchronization", 1),),
+    "mpi_other": (("mpi", 1), ("mpi_point2point", -1), ("mpi_collective", -1), ("mpi_synchronization", -1),
+                  ("mpi_io", -1)),
+    "omp_sync": (("omp_synchronization", 1), ("omp_flush", 1)),
+    "omp_idle": (("omp_idle_threads", 1),),
+    "other": (("overhead", 1),),
+}
+
+
+def _remapped(prof) -> bool:
+    return prof.has("execution") and not prof.has("comp")
+
+
+def _terms(prof, metric: str):
+    return _REMAPPED.get(metric, ((metric, 1),)) if _remapped(prof) else ((metric, 1),)
+
+
+def _has(prof, metric: str) -> bool:
+    return any(prof.has(m) for m, _ in _terms(prof, metric))
+
+
+def _matrix(prof, metric: str) -> np.ndarray:
+    return sum(sign * prof.matrix(m) for m, sign in _terms(prof, metric) if prof.has(m))
 
 
 def _inside_parallel(prof) -> np.ndarray:
@@ -72,8 +119,9 @@ def _counters(prof, dense, span, locs) -> dict[str, np.ndarray]:
     pure = np.isclose(dense["comp"], dense["time"]) & (dense["time"] > 0)
     out = {}
     for m in prof.metrics:
-        if m.id.startswith("PAPI_") and prof.has(m.id):
-            out[m.id] = np.where(pure, prof.matrix(m.id)[span][:, locs], 0.0).sum(axis=0)
+        name = _COUNTER_ALIASES.get(m.id.lower(), m.id)
+        if name.startswith("PAPI_") and prof.has(m.id) and not (name != m.id and prof.has(name)):
+            out[name] = np.where(pure, prof.matrix(m.id)[span][:, locs], 0.0).sum(axis=0)
     if prof.has("visits"):
         mpi = np.array([prof.regions[r].paradigm == "mpi" for r in prof.callpath_region[span]], bool)
         coll = np.array([prof.regions[r].paradigm == "mpi" and prof.regions[r].role in
@@ -105,6 +153,6 @@ def _regions(prof, span, locs, inputs: FocusInputs) -> list[Region]:
             continue
         taken.add(c)
         time = prof.by_location("time", c, True)[locs]
-        comp = prof.by_location("comp", c, True)[locs]
+        comp = sum(sign * prof.by_location(m, c, True) for m, sign in _terms(prof, "comp") if prof.has(m))[locs]
         out.append(Region(prof.path(c), time[masters], comp))
     return out

@@ -60,7 +60,15 @@ def window_of(exp, t0: int | None, t1: int | None) -> tuple[int, int]:
 
 
 def _locations(exp) -> list[str]:
-    return [loc.name for loc in exp.definitions.locations]
+    """Row labels: the location's name, prefixed by its process's when names repeat (OTF2
+    names every process's first thread "Master thread")."""
+    defs = exp.definitions
+    names = [loc.name for loc in defs.locations]
+    if len(set(names)) == len(names):
+        return names
+    procs = defs.processes
+    return [f"{procs[loc.process].name} · {loc.name}" if 0 <= loc.process < len(procs) else loc.name
+            for loc in defs.locations]
 
 
 def _clipped(begin, end, t0, t1) -> np.ndarray:

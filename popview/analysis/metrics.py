@@ -64,9 +64,10 @@ def guess_scaling(runs: list[FocusInputs], ref: FocusInputs) -> tuple[str, str]:
                   f"average {mean:.3f} ({'>' if kind == 'weak' else '<='} {WEAK_THRESHOLD})")
 
 
-def _replay_loader(exp, focus: Focus):
-    if not exp.is_trace:
-        return None, "a profile has no records to replay on an ideal network"
+def _replay_loader(exp, focus: Focus, model: str):
+    if not exp.is_trace:         # a Scalasca profile's wait states stand in for the replay
+        from popview.analysis.wait_states import loader
+        return loader(exp, focus, model)
     try:
         from popview.analysis.replay import replay
     except ImportError:
@@ -144,7 +145,7 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
             notes.append(why)
     if alone and no_reference is None and model not in ("computation", "io"):
         notes.append("scalabilities are against this run itself (give a reference or a series to compare)")
-    loader, reason = _replay_loader(exp, focus) if use_replay else (None, "replay not requested")
+    loader, reason = _replay_loader(exp, focus, module.MODEL.id) if use_replay else (None, "replay not requested")
     ctx = Context(x=x, ref=ref, ref_label=ref_label, ref_is_self=ref_is_self, scaling=scaling,
                   replay_loader=loader, replay_reason=reason, no_reference=no_reference)
     roots = [evaluate(spec, ctx) for spec in module.MODEL.roots]

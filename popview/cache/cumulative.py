@@ -40,7 +40,7 @@ from popview.cache.integrity import checked
 from popview.cache.progress import Progress
 from popview.cache.writer import compression
 from popview.model.definitions import Definitions
-from popview.model.states import StateClass, class_lookup
+from popview.model.states import FORK_JOIN, StateClass, class_lookup
 
 CATEGORIES = ("comp_serial", "comp_parallel", "mpi_p2p", "mpi_collective", "mpi_sync", "mpi_other", "mpi_io",
               "omp_sync", "omp_management", "omp_idle", "io", "idle", "other", "gpu")
@@ -296,7 +296,8 @@ class _Builder:
             progress(gi / max(len(procs), 1), "cumulative sums")
             for p_locs in locs:
                 master = self._calls(p_locs[0])
-                instances = self._instances(master, [self._calls(loc) for loc in p_locs[1:]])
+                instances = self._instances(master, [self._calls(loc) for loc in p_locs[1:]],
+                                            self._fork_rows(p_locs[0]))
                 per_loc = {}
                 for loc in p_locs:
                     lo, hi = int(self.offsets[loc]), int(self.offsets[loc + 1])
@@ -318,13 +319,21 @@ class _Builder:
         g.create_dataset("ctr_totals", data=ctr_totals, **checked())
         prof.write(g, self)
 
-    def _instances(self, master: dict, workers: list[dict]) -> dict:
+    def _fork_rows(self, loc: int) -> tuple[np.ndarray, np.ndarray]:
+        """(begin, end) of the location's Scheduling and Fork/Join state rows."""
+        lo, hi = int(self.offsets[loc]), int(self.offsets[loc + 1])
+        state = self.states["state"][lo:hi]
+        rows = np.flatnonzero(state == FORK_JOIN)
+        return self.states["begin"][lo:hi][rows], self.states["end"][lo:hi][rows]
+
+    def _instances(self, master: dict, workers: list[dict], forks: tuple) -> dict:
         """The process's outermost parallel-region instances with their region column.
 
         An instance is the master's visit of the parallel construct (outlined function
-        when there is none), begun at the earliest enter of its team: between the fork
-        and the join, a worker may enter the region, even its barrier, before the
-        master's enter is stamped."""
+        when there is none), begun at the earliest enter of its team, and at the start
+        of the master's fork state touching that: between the fork and the join, a
+        worker may enter the region, even its barrier, before the master's enter is
+        stamped, and a descheduled master may stamp its enter long after its fork."""
         empty = {"begin": np.zeros(0, np.int64), "end": np.zeros(0, np.int64), "col": np.zeros(0, np.int64)}
         cp = master["callpath"].astype(np.int64)
         idx = self._outermost_regions(master)
@@ -345,7 +354,9 @@ class _Builder:
                 _widen(begin, end, calls["begin"][w].astype(np.int64), calls["end"][w].astype(np.int64))
         ends = np.sort(me)
         before = np.searchsorted(ends, mb[idx], side="right") - 1          # the master's last leave before
-        np.maximum(begin, np.where(before >= 0, ends[np.maximum(before, 0)], begin), out=begin)
+        last_leave = np.where(before >= 0, ends[np.maximum(before, 0)], np.iinfo(np.int64).min)
+        _to_forks(begin, last_leave, *forks)
+        np.maximum(begin, last_leave, out=begin)
         master["begin"] = mb.copy()
         master["begin"][idx] = begin            # the profile and the visits see the same instance
         return {"begin": begin, "end": end, "col": self.key_col[key]}
@@ -535,6 +546,18 @@ def _late_worker_rows(reg: np.ndarray, cat: np.ndarray, mid: np.ndarray, instanc
         return
     k = np.searchsorted(instances["begin"], mid[late], side="right") - 1
     reg[np.flatnonzero(late)[k >= 0]] = instances["col"][k[k >= 0]]
+
+
+def _to_forks(begin: np.ndarray, last_leave: np.ndarray, fork_begin: np.ndarray, fork_end: np.ndarray) -> None:
+    """Moves each instance's begin back to the master's latest fork-state row starting
+    before it, when that row lies after the master's last leave before the instance
+    (fork rows sorted, disjoint): the fork of this region, not a state of an earlier one."""
+    if not len(fork_begin) or not len(begin):
+        return
+    k = np.searchsorted(fork_begin, begin, side="right") - 1
+    ok = k >= 0
+    ok[ok] &= fork_begin[k[ok]] >= last_leave[ok]
+    begin[ok] = np.minimum(begin[ok], fork_begin[k[ok]])
 
 
 def _widen(begin: np.ndarray, end: np.ndarray, w_begin: np.ndarray, w_end: np.ndarray) -> None:

@@ -24,16 +24,36 @@ COLOURS = [("Yellow", "#f2c200"), ("Red", "#d62728"), ("Green", "#2ca02c"), ("Bl
 KIND_NAMES = {"callpath": "call path", "location": "location", "time_range": "time range", "experiment": "experiment"}
 
 
-def describe(ann) -> str:
-    """A short name for what an annotation is attached to."""
+def describe(ann, exp=None) -> str:
+    """A short name for what an annotation is attached to: the call path's or location's
+    name when its experiment is open, its number otherwise."""
     if ann.kind == "callpath":
-        return f"call path #{ann.callpath}"
+        return f"call path {callpath_name(exp, ann.callpath)}"
     if ann.kind == "location":
-        return f"location #{ann.location}"
+        return f"location {location_name(exp, ann.location)}"
     if ann.kind == "time_range":
-        where = f" on location #{ann.location}" if ann.location is not None else ""
+        where = f" on {location_name(exp, ann.location)}" if ann.location is not None else ""
         return f"{ann.t0 / 1e9:.6g} s - {ann.t1 / 1e9:.6g} s{where}"
     return "experiment"
+
+
+def callpath_name(exp, cp: int) -> str:
+    from popview.gui.trees.source import profile_values
+
+    pv = profile_values(exp) if exp is not None else None
+    if pv is not None and 0 <= cp < pv.profile.n_callpaths:
+        return pv.profile.name(cp)
+    return f"#{cp}"
+
+
+def location_name(exp, loc: int) -> str:
+    defs = getattr(exp, "definitions", None)
+    if defs is None or not 0 <= loc < len(defs.locations):
+        return f"#{loc}"
+    location = defs.locations[loc]
+    procs = defs.processes
+    proc = procs[location.process].name if 0 <= location.process < len(procs) else ""
+    return f"{proc} · {location.name}" if proc and proc != location.name else location.name
 
 
 class AnnotationDialog(QDialog):

@@ -15,7 +15,8 @@ from PySide6.QtWidgets import (
     QListWidgetItem, QMenu, QPlainTextEdit, QSplitter, QToolButton, QVBoxLayout, QWidget,
 )
 
-from popview.gui.annotations import annotate, describe, edit_annotation, go_to_annotation
+from popview.gui.annotations import (annotate, callpath_name, describe, edit_annotation, go_to_annotation,
+                                     location_name)
 from popview.gui.session_binding import binding_for
 
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -225,7 +226,8 @@ class BookmarksPane(QWidget):
         session = self.state.session
         labels = {r.id: r.label or r.resolved().name for r in session.experiments}
         for ann in session.annotations:
-            item = QListWidgetItem(f"{describe(ann)} [{labels.get(ann.experiment, '-')}]: {ann.text}")
+            exp = self.binding.experiment_for(ann.experiment)
+            item = QListWidgetItem(f"{describe(ann, exp)} [{labels.get(ann.experiment, '-')}]: {ann.text}")
             item.setData(ID_ROLE, ann.id)
             item.setToolTip(ann.text)
             self.annotation_list.addItem(item)
@@ -237,9 +239,11 @@ class BookmarksPane(QWidget):
             return []
         out = []
         if s.callpath >= 0:
-            out.append((f"Selected call path #{s.callpath}...", "callpath", {"callpath": s.callpath}))
+            out.append((f"Selected call path {callpath_name(s.current, s.callpath)}...", "callpath",
+                        {"callpath": s.callpath}))
         if s.location >= 0:
-            out.append((f"Selected location #{s.location}...", "location", {"location": s.location}))
+            out.append((f"Selected location {location_name(s.current, s.location)}...", "location",
+                        {"location": s.location}))
         window = self.binding.time_window
         if window is not None and window[1] > window[0]:
             out.append((f"Timeline window {window[0] / 1e9:.6g} s - {window[1] / 1e9:.6g} s...", "time_range",

@@ -11,9 +11,9 @@ import itertools
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QBrush
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableView, QVBoxLayout, QWidget,
+    QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QTableView, QToolButton, QVBoxLayout, QWidget,
 )
 
 from popview.analysis import histograms
@@ -50,12 +50,21 @@ class TableModel(QAbstractTableModel):
         v = float(self.table.stats[self.stat][index.row(), index.column()])
         if role == Qt.ItemDataRole.DisplayRole:
             return self._text(v)
-        if role == Qt.ItemDataRole.BackgroundRole:
-            top = np.nanmax(self.table.stats[self.stat]) if np.isfinite(self.table.stats[self.stat]).any() else 0
-            return QBrush(colour(v / top if top > 0 and np.isfinite(v) and v > 0 else None)) if v else None
+        if role in (Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole):
+            shade = self._shade(v)
+            if shade is None:
+                return None
+            if role == Qt.ItemDataRole.BackgroundRole:
+                return QBrush(shade)
+            return QBrush(QColor("#000000" if shade.lightness() > 140 else "#ffffff"))   # readable on the shade
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
+
+    def _shade(self, v: float):
+        stats = self.table.stats[self.stat]
+        top = np.nanmax(stats) if np.isfinite(stats).any() else 0
+        return colour(v / top if top > 0 and np.isfinite(v) and v > 0 else None) if v else None
 
     def _text(self, v: float) -> str:
         if not np.isfinite(v):
@@ -111,9 +120,10 @@ class HistogramPane(QWidget):
         self.window_box = QComboBox(toolTip="Which time window the table covers")
         for key in WINDOWS:
             self.window_box.addItem(WINDOW_LABELS[key], key)
-        self.export_button = QPushButton("Export CSV…")
+        self.export_button = QToolButton(text="CSV…", toolTip="Export the table as CSV")
         self.export_button.clicked.connect(self._export_dialog)
         self.status = QLabel()
+        self.status.setWordWrap(True)
         self.status.setStyleSheet("color: gray")
         self.model = TableModel(self)
         self.view = QTableView()
@@ -123,6 +133,9 @@ class HistogramPane(QWidget):
         bar = QHBoxLayout()
         for w in (self.kind_box, self.stat_box, self.window_box, self.export_button):
             bar.addWidget(w)
+        for box in (self.kind_box, self.stat_box, self.window_box):   # may shrink: fits beside a tall timeline
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(5)
         bar.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)

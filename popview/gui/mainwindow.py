@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from popview.analysis.focus import Focus
+from popview.gui import layouts
 from popview.gui.cache_setting import CacheBesideAction
 from popview.gui.state import AppState
 from popview.gui.widgets.progress import JobProgress
@@ -111,6 +112,7 @@ class MainWindow(QMainWindow):
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowNestedDocks
                             | QMainWindow.DockOption.AllowTabbedDocks)
         self.setCentralWidget(_slack_taker())
+        self.layout_name = layouts.OVERVIEW
         self._build_menus()
         self._build_toolbar()
         specs = [s for s in compact_layout(panes if panes is not None else PANES, self.screen())
@@ -259,6 +261,10 @@ class MainWindow(QMainWindow):
         self.focus_label = QLabel()
         tb.addWidget(self.focus_label)
         self._show_focus(self.state.focus)
+        tb.addSeparator()
+        tb.addWidget(QLabel(" Layout: "))
+        layouts.install(self, tb, self.menus["View"])
+        self.layout_actions[self.layout_name].setChecked(True)
 
     def _show_focus(self, focus: Focus) -> None:
         self.focus_label.setText(f" Focus: {focus.label()} ")
@@ -285,13 +291,25 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if isinstance(layout, QByteArray):
             self.restoreState(layout)
+            self.show_layout_name(str(self.settings.value("window/layout", layouts.OVERVIEW)))
         else:
             QTimer.singleShot(0, self._default_sizes)       # once shown, when sizes mean something
 
     def save_layout(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
+        self.settings.setValue("window/layout", self.layout_name)
         self.settings.sync()
+
+    def apply_layout(self, key: str) -> None:
+        """Arrange the panes for a task: layouts.ADVISOR, layouts.TIMELINE or layouts.OVERVIEW."""
+        layouts.apply(self, key)
+
+    def show_layout_name(self, key: str) -> None:
+        """The layout restored from saved dock places: its name checked in the menu and toolbar."""
+        if key in layouts.LAYOUTS:
+            self.layout_name = key
+            layouts.check(self, key)
 
     def reset_layout(self) -> None:
         self.restoreState(self._default_state)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton,
-                               QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMenu,
+                               QSplitter, QToolButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from popview.analysis.report import nodes, series, variants
 from popview.analysis.report.scale import ACCEPTABLE, colour, text_on
@@ -28,6 +28,14 @@ from popview.gui.advisor.worker import LatestRunner
 
 PLOT_DEPTH = 1
 """Efficiencies down to this depth of the tree are drawn in the plot."""
+
+
+def legend_below(plot) -> pg.LegendItem:
+    """The plot's legend under its axis, in columns: in a small dock it never covers the curves."""
+    legend = pg.LegendItem(colCount=3)
+    plot.plotItem.layout.addItem(legend, 4, 1)
+    plot.plotItem.legend = legend
+    return legend
 
 
 class ScalingPane(QWidget):
@@ -48,27 +56,28 @@ class ScalingPane(QWidget):
         self.mode_box.addItems(list(series.MODES))
         self.status = QLabel(self)
         self.status.setWordWrap(True)
-        buttons = []
+        self.export_button = QToolButton(self, text="Export", toolTip="Export the table or the plots")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        export_menu = QMenu(self.export_button)
         for text, slot in (("CSV", self.export_csv), ("JSON", self.export_json),
                            ("PNG", self.export_png), ("SVG", self.export_svg)):
-            b = QPushButton(f"Export {text}", self)
-            b.clicked.connect(lambda _c=False, s=slot: s())
-            buttons.append(b)
+            export_menu.addAction(f"Export {text}…", lambda s=slot: s())
+        self.export_button.setMenu(export_menu)
+        buttons = [self.export_button]      # one button, not four: the pane fits beside others
 
         self.tree = QTreeWidget(self)
         QShortcut(QKeySequence.Copy, self.tree, self.copy, context=Qt.WidgetShortcut)
         self.tree.setAlternatingRowColors(False)
         self.tree.setUniformRowHeights(True)
-        self.speedup_plot = pg.PlotWidget(self, background="w")
-        self.efficiency_plot = pg.PlotWidget(self, background="w")
-        # legends where the curves are not: speedup rises to the right, efficiencies fall
-        for p, title, ylabel, corner in ((self.speedup_plot, "Speedup", "speedup", (10, 10)),
-                                         (self.efficiency_plot, "Efficiencies", "%", (10, -10))):
-            p.setTitle(title, color="k")
+        self.speedup_plot = pg.PlotWidget(self)          # the theme's background and text colours
+        self.efficiency_plot = pg.PlotWidget(self)
+        for p, title, ylabel in ((self.speedup_plot, "Speedup", "speedup"),
+                                 (self.efficiency_plot, "Efficiencies", "%")):
+            p.setTitle(title)
             p.setLabel("bottom", "processing elements")
             p.setLabel("left", ylabel)
             p.showGrid(x=True, y=True, alpha=0.25)
-            p.addLegend(offset=corner)
+            legend_below(p)
 
         controls = QHBoxLayout()
         for label, w in (("Model", self.model_box), ("Reference", self.reference_box), ("Scaling", self.mode_box)):
@@ -77,6 +86,8 @@ class ScalingPane(QWidget):
         controls.addStretch(1)
         for b in buttons:
             controls.addWidget(b)
+        for w in (self.tree, self.speedup_plot, self.efficiency_plot):
+            w.setMinimumHeight(50)          # a low dock keeps the window within the screen
         self.plots = QSplitter(Qt.Vertical, self)
         self.plots.addWidget(self.speedup_plot)
         self.plots.addWidget(self.efficiency_plot)

@@ -186,6 +186,9 @@ class SessionBinding(QObject):
             ref_id = self.ref_id_of(exp)
             if ref_id:
                 app[key] = ref_id
+        series = {self.ref_id_of(exp): name for exp, name in s.series.items() if self.ref_id_of(exp)}
+        if series:
+            app["series"] = series
         if self.time_window is not None:
             app["time_window"] = list(self.time_window)
         return {"app": app, "panes": self._pane_states()}
@@ -204,6 +207,7 @@ class SessionBinding(QObject):
         """Apply a view state: AppState first, then each pane's own part."""
         app = view.get("app", {})
         s = self.state
+        self._restore_series(app.get("series"))
         current = self.experiment_for(app.get("current"))
         if current is not None:
             s.set_current(current)
@@ -236,11 +240,22 @@ class SessionBinding(QObject):
                     log.exception("%s: restore_view_state failed", title)
         self.restored.emit()
 
+    def _restore_series(self, saved) -> None:
+        """The series names the runs had when saved (a folder's name, not the one the files suggest)."""
+        if not isinstance(saved, dict):
+            return
+        renamed = {exp: str(name) for ref_id, name in saved.items()
+                   if (exp := self.experiment_for(ref_id)) is not None and self.state.series.get(exp) != name}
+        if renamed:
+            self.state.series.update(renamed)
+            self.state.experimentsChanged.emit()
+
     def _layout(self) -> dict:
         if self.window is None:
             return {}
         return {"geometry": bytes(self.window.saveGeometry().toBase64()).decode("ascii"),
-                "state": bytes(self.window.saveState().toBase64()).decode("ascii")}
+                "state": bytes(self.window.saveState().toBase64()).decode("ascii"),
+                "name": getattr(self.window, "layout_name", "")}
 
     def _restore_layout(self, layout: dict) -> None:
         if self.window is None:
@@ -249,6 +264,8 @@ class SessionBinding(QObject):
             self.window.restoreGeometry(QByteArray.fromBase64(layout["geometry"].encode("ascii")))
         if layout.get("state"):
             self.window.restoreState(QByteArray.fromBase64(layout["state"].encode("ascii")))
+        if layout.get("name") and hasattr(self.window, "show_layout_name"):
+            self.window.show_layout_name(str(layout["name"]))
 
     def snapshot(self) -> Session:
         """The session model with the current view and layout filled in."""

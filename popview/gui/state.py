@@ -40,6 +40,8 @@ class AppState(QObject):
         # Cube semantics: a selected node that is expanded in its tree stands for its exclusive value.
         self.metric_exclusive: bool = False
         self.callpath_exclusive: bool = False
+        # The series whose largest run becomes current as its runs arrive (None: the user picked one).
+        self._following: str | None = None
 
     # ---- mutations that emit -------------------------------------------
     @property
@@ -52,12 +54,19 @@ class AppState(QObject):
         self.openRequested.emit([str(p) for p in paths])
 
     def add_experiment(self, exp, series: str | None = None) -> None:
+        """Add an opened run. The current run becomes the largest run of a series being
+        opened, whatever order the conversions finish in, until the user picks one."""
         if series:
+            if series not in self.series.values():
+                self._following = series          # a new series: show it
             self.series[exp] = series
         self.experiments.append(exp)
         self.experimentsChanged.emit()
         if self.current is None:
-            self.set_current(exp)
+            self.set_current(exp, picked=False)
+        elif series and series == self._following and (
+                self.series.get(self.current) != series or run_size(exp) > run_size(self.current)):
+            self.set_current(exp, picked=False)
 
     def by_size(self) -> list:
         """The experiments, smallest run first: the order of a scaling series, whatever
@@ -71,11 +80,14 @@ class AppState(QObject):
             if self.reference is exp:
                 self.set_reference(None)
             if self.current is exp:
-                self.set_current(self.experiments[0] if self.experiments else None)
+                self.set_current(self.experiments[0] if self.experiments else None, picked=False)
             self.experimentsChanged.emit()
             exp.close()
 
-    def set_current(self, exp) -> None:
+    def set_current(self, exp, picked: bool = True) -> None:
+        """Make `exp` the run every pane shows; `picked`: the user chose it (stop following a series)."""
+        if picked:
+            self._following = None
         if exp is not self.current:
             self.current = exp
             self.callpath = -1

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QImage, QPainter, QPen
+from PySide6.QtGui import QColor, QImage, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
     QComboBox, QHBoxLayout, QLabel, QSizePolicy, QSpinBox, QToolTip, QVBoxLayout, QWidget,
 )
@@ -133,7 +133,7 @@ class TopologyCanvas(QWidget):
         self.unit = ""
         self.images: list[QImage] = []
         self.setMouseTracking(True)
-        self.setMinimumSize(120, 80)
+        self.setMinimumSize(120, 40)          # a low dock keeps the window within the screen
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
@@ -188,7 +188,8 @@ class TopologyCanvas(QWidget):
         for z, image in enumerate(self.images):
             left = self.MARGIN + z * (pw + self.GAP)
             painter.drawImage(QRectF(left, self.MARGIN, pw, p.ny * ch), image)
-            if p.nz > 1:
+            if p.nz > 1:                               # the text colour, not the borders' white
+                painter.setPen(QPen(self.palette().color(QPalette.ColorRole.WindowText)))
                 painter.drawText(QPointF(left, self.MARGIN - 6), f"{p.z_label} = {z}")
             if cw > 6 and ch > 6:                      # cell borders when cells are big enough to see
                 painter.setPen(QPen(QColor("#ffffff")))

@@ -115,14 +115,27 @@ class Profile:
         return cp
 
     # ---- values ---------------------------------------------------------
+    # Metrics Cube marks as minimum / maximum (min_time, max_time) combine over
+    # locations and call paths by min / max, as Cube shows them; an absent
+    # entry (a location that never visited the call path) has no value.
+    def _ufunc(self, metric_id: str):
+        return _UFUNC[next((m.aggregation for m in self.metrics if m.id == metric_id), "sum")]
+
     def exclusive_totals(self, metric_id: str) -> np.ndarray:
-        """Sum over locations of the exclusive value, per call path."""
+        """Exclusive value per call path, combined over locations (sum, or min / max)."""
         mv = self.values[metric_id]
         rows = np.repeat(np.arange(self.n_callpaths), np.diff(mv.row_offsets))
-        return np.bincount(rows, weights=mv.value, minlength=self.n_callpaths).astype(np.float64)
+        ufunc = self._ufunc(metric_id)
+        if ufunc is None:
+            return np.bincount(rows, weights=mv.value, minlength=self.n_callpaths).astype(np.float64)
+        return _reduce(ufunc, rows, mv.value, self.n_callpaths)
 
     def inclusive_totals(self, metric_id: str) -> np.ndarray:
-        """Sum over locations of the inclusive value, per call path."""
+        """Inclusive value per call path, combined over locations (sum, or min / max)."""
+        ufunc = self._ufunc(metric_id)
+        if ufunc is not None:
+            return _empty_to_zero(self._subtree(ufunc, _with_identity(ufunc, self.exclusive_totals(metric_id),
+                                                                      self._present(metric_id))))
         prefix = np.zeros(self.n_callpaths + 1)
         np.cumsum(self.exclusive_totals(metric_id), out=prefix[1:])
         idx = np.arange(self.n_callpaths)
@@ -136,20 +149,56 @@ class Profile:
         else:
             last = cp + (int(self.subtree_size[cp]) if inclusive else 1)
             lo, hi = int(mv.row_offsets[cp]), int(mv.row_offsets[last])
-        return np.bincount(mv.loc[lo:hi], weights=mv.value[lo:hi], minlength=self.n_locations)
+        ufunc = self._ufunc(metric_id)
+        if ufunc is None:
+            return np.bincount(mv.loc[lo:hi], weights=mv.value[lo:hi], minlength=self.n_locations)
+        return _reduce(ufunc, mv.loc[lo:hi], mv.value[lo:hi], self.n_locations)
 
     def matrix(self, metric_id: str, inclusive: bool = False) -> np.ndarray:
         """Dense (call path, location) array: only for small profiles and tests."""
         mv = self.values[metric_id]
-        dense = np.zeros((self.n_callpaths, self.n_locations))
         rows = np.repeat(np.arange(self.n_callpaths), np.diff(mv.row_offsets))
+        ufunc = self._ufunc(metric_id)
+        if ufunc is not None:
+            dense = np.full((self.n_callpaths, self.n_locations), _IDENTITY[ufunc])
+            ufunc.at(dense, (rows, mv.loc), mv.value)
+            return _empty_to_zero(self._subtree(ufunc, dense) if inclusive else dense)
+        dense = np.zeros((self.n_callpaths, self.n_locations))
         np.add.at(dense, (rows, mv.loc), mv.value)
         if inclusive:
-            for cp in range(self.n_callpaths - 1, -1, -1):
-                p = self.callpath_parent[cp]
-                if p >= 0:
-                    dense[p] += dense[cp]
+            dense = self._subtree(np.add, dense)
         return dense
+
+    def _present(self, metric_id: str) -> np.ndarray:
+        return np.diff(self.values[metric_id].row_offsets) > 0
+
+    def _subtree(self, ufunc, values: np.ndarray) -> np.ndarray:
+        """Each call path's value combined with its descendants' (children after parents)."""
+        out = values.copy()
+        for cp in range(self.n_callpaths - 1, 0, -1):
+            p = self.callpath_parent[cp]
+            if p >= 0:
+                out[p] = ufunc(out[p], out[cp])
+        return out
+
+
+_UFUNC = {"sum": None, "max": np.maximum, "min": np.minimum}
+_IDENTITY = {np.maximum: -np.inf, np.minimum: np.inf}
+
+
+def _reduce(ufunc, index: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    out = np.full(n, _IDENTITY[ufunc])
+    ufunc.at(out, index, values)
+    return _empty_to_zero(out)
+
+
+def _with_identity(ufunc, values: np.ndarray, present: np.ndarray) -> np.ndarray:
+    return np.where(present, values, _IDENTITY[ufunc])
+
+
+def _empty_to_zero(values: np.ndarray) -> np.ndarray:
+    """No entry at all reads 0, as Cube shows it."""
+    return np.where(np.isfinite(values), values, 0.0)
 
 
 def subtree_sizes(parent: np.ndarray) -> np.ndarray:

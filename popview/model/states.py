@@ -27,6 +27,7 @@ STATE_CLASSES = [c for c in StateClass]
 
 RUNNING = 1
 NOT_CREATED = 2
+FORK_JOIN = 7               # Scheduling and Fork/Join
 IO_STATE = 12
 OUTSIDE_TRACE = -1
 
@@ -71,7 +72,8 @@ GPU_KERNEL = 40
 OPENMP_SYNC = 41
 MPI_OTHER = 42
 _DEFAULTS[GPU_KERNEL] = ("GPU kernel", (120, 200, 80), StateClass.GPU)
-_DEFAULTS[OPENMP_SYNC] = ("OpenMP synchronization", (230, 150, 0), StateClass.OPENMP)
+# a dark amber: Group Communication's orange (13) is too near to tell apart in a timeline
+_DEFAULTS[OPENMP_SYNC] = ("OpenMP synchronization", (150, 95, 0), StateClass.OPENMP)
 _DEFAULTS[MPI_OTHER] = ("MPI other", (200, 60, 60), StateClass.MPI)  # MPI_Init, MPI_Comm_rank, ...
 
 

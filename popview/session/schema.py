@@ -109,7 +109,7 @@ def _view(d: dict, where: str) -> dict:
     panes = _field(d, "panes", dict, where, optional=True) or {}
     for key, kind in (("current", str), ("metric", str), ("value_mode", str), ("reference", str),
                       ("callpath", int), ("location", int), ("focus", dict), ("time_window", list),
-                      ("metric_exclusive", bool), ("callpath_exclusive", bool)):
+                      ("metric_exclusive", bool), ("callpath_exclusive", bool), ("series", dict)):
         _field(app, key, kind, f"{where}.app", optional=True)
     window = app.get("time_window")
     if window is not None and (len(window) != 2 or not all(isinstance(t, int) and not isinstance(t, bool) for t in window)):

@@ -108,7 +108,7 @@ def test_rows_form_a_tree_with_values_ratings_and_help(qtbot, traces, cache_dir,
         assert lb.parent() == rows["parallel_efficiency"]                   # a real tree
         assert rows["serialisation_efficiency"].parent() == rows["communication_efficiency"]
         assert model.index(lb.row(), VALUE, lb.parent()).data() == "90.0 %"
-        assert model.index(lb.row(), RATING, lb.parent()).data() == "Very good"
+        assert model.index(lb.row(), RATING, lb.parent()).data() == "Good"
         tip = lb.data(Qt.ToolTipRole)
         for text in ("How evenly", "avg(useful) / max(useful)", "useful_avg", "min 40.0 %", "max 90.0 %"):
             assert text in tip
@@ -236,3 +236,16 @@ def test_view_state_round_trip(qtbot, traces, cache_dir, stub):
         assert pane.current_tab().variant.key == "critical-path" and pane.candidates.slider.value() == 12
         pane.restore_view_state({"variant": "no-such-variant", "unknown": 1})
         assert pane.current_tab().variant.key == "critical-path"
+
+
+def test_candidates_belong_to_the_tab_they_were_found_with(qtbot, traces, cache_dir, stub):
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "hybrid.prv")
+    with exp:
+        pane.select_variant("hybrid-additive")
+        pane.candidates.threshold.setValue(0.99)
+        pane.candidates.find_button.click()
+        qtbot.waitUntil(lambda: bool(pane.candidates.shown()), timeout=20000)
+        pane.select_variant("hybrid-multiplicative")
+        assert pane.candidates.shown() == [] and pane.candidates.table.rowCount() == 0
+        pane.select_variant("hybrid-additive")
+        assert pane.candidates.shown()

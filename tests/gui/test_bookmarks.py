@@ -102,3 +102,28 @@ def test_annotations_added_from_the_selection_edited_and_deleted(qtbot, pane_and
     pane._delete_selected_annotation()
     assert [a.kind for a in window.state.session.annotations] == ["experiment"]
     assert binding.dirty
+
+
+def test_annotations_are_listed_by_their_target_s_name(qtbot, pane_and_binding, tmp_path):
+    from popview.gui import annotations
+    from popview.gui.trees.source import profile_values
+    from tests.gui.session_helpers import wait_open
+    from tests.paraver.prvtext import write_trace
+
+    window, pane, _binding = pane_and_binding
+    window.open_paths([write_trace(tmp_path / "runs", name="a")])
+    wait_open(qtbot, window, 1)
+    exp = window.state.current
+    window.state.select_callpath(1)
+    window.state.select_location(1)
+    texts = [text for text, _kind, _target in pane.annotation_targets()]
+    callpath = profile_values(exp).profile.name(1)
+    location = exp.definitions.locations[1].name
+    assert any(callpath in t for t in texts) and any(location in t for t in texts)
+    assert not any("#" in t for t in texts)
+    for _text, kind, target in pane.annotation_targets()[:2]:
+        annotations.annotate(window.state, kind, values={"text": f"on {kind}"}, **target)
+    listed = [pane.annotation_list.item(i).text() for i in range(pane.annotation_list.count())]
+    assert any(f"call path {callpath}" in t for t in listed), listed
+    assert any(location in t and "on location" in t for t in listed), listed
+    assert not any("#" in t for t in listed)

@@ -86,3 +86,26 @@ def test_topology_from_definitions_offers_dimension_roles(qtbot):
     topo.set_roles([X, Y, SLICE, SLICE], [0, 0, 1, 0])
     assert topo.placement().x.tolist() == [-1, -1, 0, -1, -1]
     assert "1 of 5 locations shown" in topo.status.text()
+
+
+def test_every_plane_label_is_drawn_in_the_text_colour(qtbot):
+    """Plane labels after the first were drawn in the cell borders' white."""
+    defs = small_definitions()
+    defs.topologies = [cube_topology(5)]
+    state = AppState()
+    topo = TopologyPane(state)
+    qtbot.addWidget(topo)
+    topo.resize(700, 300)
+    topo.show()
+    state.add_experiment(ProfileExperiment(small_profile(), defs))
+    topo.set_roles([X, Y, Z, Z], [0, 0, 0, 0])
+    canvas = topo.canvas
+    qtbot.waitExposed(topo)
+    image = canvas.grab().toImage()
+    text = canvas.palette().color(canvas.foregroundRole())
+    _cw, _ch, pw = canvas._cell()
+    for z in range(canvas.placement.nz):
+        left = int(canvas.MARGIN + z * (pw + canvas.GAP))
+        band = [image.pixelColor(x, y) for x in range(left, left + 40) for y in range(2, canvas.MARGIN - 2)]
+        inked = [c for c in band if abs(c.lightness() - text.lightness()) < 60]
+        assert len(inked) > 5, f"plane {z}: label not in the text colour"

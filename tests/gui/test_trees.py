@@ -12,7 +12,7 @@ from popview.gui.trees import CallTreePane, MetricTreePane, SystemTreePane
 from popview.gui.trees.values import ACTIVITY, ProfileValues
 from popview.model.profile import MetricDef, MetricValues
 from popview.testing.synthetic_profile import (
-    SMALL_COLL, SMALL_COMP, SMALL_P2P, ProfileExperiment, small_definitions, small_profile,
+    SMALL_COLL, SMALL_COMP, SMALL_P2P, ProfileExperiment, random_profile, small_definitions, small_profile,
 )
 
 # Call path ids of the small profile (pre-order).
@@ -329,3 +329,62 @@ def test_metric_roots_are_coloured_against_the_largest_root_of_their_unit():
     model.set_values(np.array([model.pv.total(k) for k in keys]), np.zeros(len(keys)), "sec")
     assert model.fraction(keys.index("late_sender")) == pytest.approx(0.2 / 30.0)
     assert model.fraction(keys.index("visits")) == pytest.approx(1.0)
+
+
+def test_percent_of_total_is_per_metric(trees):
+    """Each counter as a share of its own total, not of the largest counter."""
+    from popview.gui.trees.metrictree import MetricTreeModel
+    profile = small_profile()
+    for mid, scale in (("PAPI_TOT_INS", 1e9), ("PAPI_TOT_CYC", 6.5e8)):
+        profile.metrics.append(MetricDef(mid, mid, "occ"))
+        profile.values[mid] = MetricValues.from_dense(SMALL_COMP * scale)
+    model = MetricTreeModel()
+    model.build(ProfileValues(profile), "paradigm")
+    keys = model.keys
+    model.set_values(np.array([model.pv.total(k) for k in keys]), np.zeros(len(keys)), "sec")
+    model.set_mode("percent_root")
+    for key in ("PAPI_TOT_INS", "PAPI_TOT_CYC", "visits", "time"):
+        assert model.shown(keys.index(key)) == pytest.approx(100.0), key
+
+
+def test_system_tree_modes_speak_one_unit(trees):
+    """% of total: values and legend in %; Difference without a comparable reference: the
+    values themselves and why, not a column of n/a under a legend of -0 s ... +0 s."""
+    state, _metrics, _calls, system = trees
+    f = system.model.layout.first_location
+    state.set_value_mode("percent_root")
+    assert system.model.data(system.model.index_of(f, 1)).endswith("%")
+    assert system.legend.high_text.split()[1] == "%"
+    state.set_value_mode("difference")                       # no reference chosen
+    assert np.isfinite(location_rows(system)).all()
+    assert "no reference run" in system.status.text()
+    assert not system.legend.signed
+    profile = small_profile()
+    ref = ProfileExperiment(random_profile(profile.n_callpaths, profile.n_locations + 4),
+                            None, name="bigger")
+    state.add_experiment(ref, None)
+    state.set_current(state.experiments[0])
+    state.set_reference(ref)
+    system.refresh()
+    assert np.isfinite(location_rows(system)).all()
+    assert "need the same locations" in system.status.text()
+    assert "n/a" not in system.model.data(system.model.index_of(f, 1))
+
+
+def test_an_implausible_counter_total_is_flagged_with_the_reason(qtbot):
+    """A counter of 1e21 over a run of seconds is a bug of the data, not a measurement."""
+    profile = small_profile()
+    profile.metrics.append(MetricDef("PAPI_L3_TCM", "PAPI_L3_TCM", "occ"))
+    profile.values["PAPI_L3_TCM"] = MetricValues.from_dense(SMALL_COMP * 1e19)
+    profile.metrics.append(MetricDef("PAPI_TOT_INS", "PAPI_TOT_INS", "occ"))
+    profile.values["PAPI_TOT_INS"] = MetricValues.from_dense(SMALL_COMP * 1e6)
+    state = AppState()
+    pane = MetricTreePane(state)
+    qtbot.addWidget(pane)
+    state.add_experiment(ProfileExperiment(profile, small_definitions(), name="counters"))
+    model = pane.model
+    bad, good = model.node_of_key("PAPI_L3_TCM"), model.node_of_key("PAPI_TOT_INS")
+    assert model.data(model.index_of(bad, 0)).startswith("\u26a0")
+    assert "implausible" in model.data(model.index_of(bad, 0), Qt.ItemDataRole.ToolTipRole)
+    assert not model.data(model.index_of(good, 0)).startswith("\u26a0")
+    assert "PAPI_L3_TCM" in pane.status.text() and "per second per location" in pane.status.text()

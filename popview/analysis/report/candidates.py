@@ -33,8 +33,10 @@ def callpath_shares(profile) -> np.ndarray:
 
 
 def _below(node, threshold: float) -> bool:
+    """An efficiency under the threshold; one outside [0, 1] is not a candidate's figure (its tree
+    shows it with the cause)."""
     v = nodes.value(node)
-    return node.kind == "efficiency" and v is not None and v < threshold
+    return node.kind == "efficiency" and v is not None and 0 <= v < threshold
 
 
 def _explains(node, threshold: float) -> bool:

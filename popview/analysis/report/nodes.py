@@ -3,7 +3,7 @@ numbers the Advisor, the scaling table and the report show, in one place."""
 from __future__ import annotations
 
 from popview.analysis.node import RATED as RATED_KINDS
-from popview.analysis.report.scale import is_number, percent, rating
+from popview.analysis.report.scale import ROUNDING_NOISE, is_number, percent, rating
 
 
 def value(node) -> float | None:
@@ -62,7 +62,7 @@ def rating_word(node) -> str:
         return "not available"
     if not is_rated(node):
         return ""
-    if node.kind == "efficiency" and v > 1.0 + 1e-9:
+    if node.kind == "efficiency" and v > 1.0 + ROUNDING_NOISE:
         return "Inconsistent (> 100 %)"
     return rating(v)
 

@@ -7,18 +7,23 @@ import math
 ACCEPTABLE = 0.8
 """POP's rule of thumb: efficiencies below 80 % deserve a closer look."""
 
-RATINGS = ("Very poor", "Poor", "Fair", "Good", "Very good", "Excellent")
+# One scale, from POP's usage: 80 % and above is good. The words, the colours (the
+# gradient's stops fall on the same bounds) and the HTML report all read these.
+BANDS = ((0.95, "Excellent"), (ACCEPTABLE, "Good"), (0.6, "Fair"), (0.4, "Poor"), (0.0, "Very poor"))
+RATINGS = tuple(word for _, word in reversed(BANDS))
+ROUNDING_NOISE = 0.005
+"""An efficiency up to 100.5 % is 100 % measured with rounding noise, not an inconsistency."""
 
 # Red -> yellow -> green (ColorBrewer RdYlGn), stretched so that the
 # acceptable mark falls where yellow turns green; and, for red-green colour
 # blindness, red -> yellow -> blue (RdYlBu) on the same stops.
 PALETTES = {
     "red-green": (
-        (0.0, (165, 0, 38)), (0.3, (215, 48, 39)), (0.5, (244, 109, 67)), (0.6, (253, 174, 97)),
-        (0.7, (254, 224, 139)), (ACCEPTABLE, (217, 239, 139)), (0.9, (102, 189, 99)), (1.0, (26, 152, 80))),
+        (0.0, (165, 0, 38)), (0.4, (220, 60, 40)), (0.6, (244, 109, 67)), (0.7, (253, 174, 97)),
+        (0.7999, (254, 224, 139)), (ACCEPTABLE, (166, 217, 106)), (0.95, (26, 152, 80)), (1.0, (0, 104, 55))),
     "colour-blind": (
-        (0.0, (165, 0, 38)), (0.3, (215, 48, 39)), (0.5, (244, 109, 67)), (0.6, (253, 174, 97)),
-        (0.7, (254, 224, 144)), (ACCEPTABLE, (224, 243, 248)), (0.9, (116, 173, 209)), (1.0, (49, 54, 149))),
+        (0.0, (165, 0, 38)), (0.4, (215, 48, 39)), (0.6, (244, 109, 67)), (0.7, (253, 174, 97)),
+        (0.7999, (254, 224, 144)), (ACCEPTABLE, (171, 217, 233)), (0.95, (69, 117, 180)), (1.0, (49, 54, 149))),
 }
 _palette = ["red-green"]
 
@@ -39,10 +44,12 @@ def is_number(value) -> bool:
 
 
 def rating(value: float | None) -> str:
-    """Cube's verbal rating: int(v * 5) -> Very poor ... Excellent (capped)."""
+    """The word of an efficiency on POP's scale, judged on the value as shown (0.1 %
+    steps), so that two rows reading 100.0 % never get different words."""
     if not is_number(value):
         return "not available"
-    return RATINGS[max(0, min(len(RATINGS) - 1, int(value * 5)))]
+    shown = round(value, 3)
+    return next(word for bound, word in BANDS if shown >= bound or bound == 0.0)
 
 
 def colour(value: float | None) -> tuple[int, int, int]:

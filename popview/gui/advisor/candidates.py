@@ -14,6 +14,7 @@ class CandidatesWidget(QWidget):
 
     requested = Signal(float)
     chosen = Signal(object)
+    expandedChanged = Signal(bool)       # the list unfolds when candidates are asked for
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -55,14 +56,32 @@ class CandidatesWidget(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(first)
-        lay.addLayout(second)
-        lay.addWidget(self.status)
-        lay.addWidget(self.table)
+        self.details = QWidget(self)         # folded away until a search is asked for
+        details = QVBoxLayout(self.details)
+        details.setContentsMargins(0, 0, 0, 0)
+        details.addLayout(second)
+        details.addWidget(self.status)
+        details.addWidget(self.table)
+        lay.addWidget(self.details, 1)
+        self.details.hide()
 
         self.slider.valueChanged.connect(self._refill)
-        self.find_button.clicked.connect(lambda: self.requested.emit(self.threshold.value()))
+        self.find_button.clicked.connect(self._find)
         self.table.cellClicked.connect(self._clicked)
         self._refill()
+
+    @property
+    def expanded(self) -> bool:
+        return not self.details.isHidden()
+
+    def set_expanded(self, on: bool) -> None:
+        if on != self.expanded:
+            self.details.setVisible(on)
+            self.expandedChanged.emit(on)
+
+    def _find(self) -> None:
+        self.set_expanded(True)
+        self.requested.emit(self.threshold.value())
 
     def min_share(self) -> float:
         return self.slider.value() / 100.0
@@ -70,6 +89,7 @@ class CandidatesWidget(QWidget):
     def set_candidates(self, candidates: list) -> None:
         self._all = list(candidates)
         self._found_below = self.threshold.value()
+        self.set_expanded(True)
         self._refill()
 
     def set_status(self, text: str) -> None:
@@ -79,6 +99,7 @@ class CandidatesWidget(QWidget):
         self._all = []
         self._found_below = None
         self.status.setText("")
+        self.set_expanded(False)
         self._refill()
 
     def shown(self) -> list:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMessageBox, QSplitter, QTabWidget, QVBoxLayout,
+from PySide6.QtWidgets import (QFileDialog, QLabel, QMessageBox, QSplitter, QTabWidget, QVBoxLayout,
                                QWidget)
 
 from popview.analysis.focus import Focus
@@ -18,6 +18,10 @@ from popview.gui.advisor.candidates import CandidatesWidget
 from popview.gui.advisor.runs import series_runs
 from popview.gui.advisor.tab import VariantTab
 from popview.gui.advisor.worker import LatestRunner
+from popview.gui.widgets.elided import ElidedLabel
+
+LOW_DOCK = 320
+"""Below this height (px) the Advisor keeps its room for the tree."""
 
 SYNC_RECORDS = 100_000
 """Experiments with fewer records are computed on the GUI thread (instant)."""
@@ -40,17 +44,17 @@ class AdvisorPane(QWidget):
         super().__init__(parent)
         self.state = state
         self._exp = None
+        self._candidate_results: dict = {}   # (exp id, variant key) -> candidates
         self._results: dict = {}       # (exp id, focus, variant key, reference id) -> (roots, warnings, notes)
-        self._sized = False
+        self._shown_warnings: tuple = ([], [])
         self.runner = LatestRunner(self)
         self.candidate_runner = LatestRunner(self)
         self.report_runner = LatestRunner(self)
 
         self.header = QLabel(self)
         self.header.setTextFormat(Qt.RichText)
-        self.header.setWordWrap(True)          # long labels must not widen the dock
-        self.note = QLabel(self)
-        self.note.setWordWrap(True)
+        self.header.setWordWrap(True)          # long labels must not widen the dock; a row of its own
+        self.note = ElidedLabel("", self)      # why this variant: one line, the whole of it on hover
         self.note.setStyleSheet("QLabel { color: palette(placeholder-text); }")
         self.warnings = QLabel(self)
         self.warnings.setWordWrap(True)
@@ -71,14 +75,11 @@ class AdvisorPane(QWidget):
         top = QWidget(split)
         top_lay = QVBoxLayout(top)
         top_lay.setContentsMargins(0, 0, 0, 0)
-        head = QHBoxLayout()
-        head.addWidget(self.header)
-        head.addWidget(self.note, 1)
-        top_lay.addLayout(head)
-        for w in (self.warnings, self.tabs, self.notes):
+        for w in (self.header, self.note, self.warnings, self.tabs, self.notes):
             top_lay.addWidget(w)
         split.addWidget(top)
         split.addWidget(self.candidates)
+        self.tabs.setCornerWidget(self.candidates.find_button)    # folded: one button beside the tabs
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         lay = QVBoxLayout(self)
@@ -87,8 +88,10 @@ class AdvisorPane(QWidget):
 
         # bound methods, not lambdas: Qt drops them when the pane goes, the AppState stays
         self.tabs.currentChanged.connect(self.refresh)
+        self.tabs.currentChanged.connect(self._show_tab_candidates)
         self.candidates.requested.connect(self._find_candidates)
         self.candidates.chosen.connect(self._choose_candidate)
+        self.candidates.expandedChanged.connect(lambda _on: self._arrange())
         state.currentExperimentChanged.connect(self._rebuild)
         state.experimentsChanged.connect(self._rebuild)
         state.focusChanged.connect(self.refresh)
@@ -96,17 +99,34 @@ class AdvisorPane(QWidget):
         self._rebuild()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        """Candidates beside the tree in a wide, low dock; below it otherwise."""
-        size = event.size()
-        wide = size.width() > 2 * size.height()
+        super().resizeEvent(event)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Candidates folded into one line below the tree until asked for; then beside
+        the tree in a wide, low dock, below it otherwise. A low dock (a strip under a tall
+        timeline) drops the variant's note and keeps one line of warnings for the tree."""
+        size = self.size()
+        low = size.height() < LOW_DOCK
+        if low != getattr(self, "_low", None):
+            self._low = low
+            self.note.setVisible(not low)
+            self._show_warnings(*self._shown_warnings)
+        expanded = self.candidates.expanded
+        self.candidates.setVisible(expanded)       # folded: only its button, in the tabs' corner
+        wide = expanded and size.width() > 2 * size.height()
         orientation = Qt.Horizontal if wide else Qt.Vertical
-        if orientation != self.split.orientation() or not self._sized:
-            self._sized = True
+        state = (orientation, expanded)
+        if state != getattr(self, "_arranged", None):
+            self._arranged = state
             self.split.setOrientation(orientation)
             total = size.width() if wide else size.height()
-            self.split.setSizes([int(total * 0.62), int(total * 0.38)] if wide else
-                                [int(total * 0.7), int(total * 0.3)])
-        super().resizeEvent(event)
+            if not expanded:
+                folded = self.candidates.sizeHint().height()
+                self.split.setSizes([max(total - folded, 1), folded])
+            else:
+                self.split.setSizes([int(total * 0.62), int(total * 0.38)] if wide else
+                                    [int(total * 0.6), int(total * 0.4)])
 
     # ---- tabs ---------------------------------------------------------
     def tab(self, key: str) -> VariantTab | None:
@@ -139,7 +159,9 @@ class AdvisorPane(QWidget):
         if exp is not None:
             best, why = variants.preferred(exp)
             for v in variants.applicable(exp):
-                self.tabs.addTab(VariantTab(v, self.tabs), v.label)
+                tab = VariantTab(v, self.tabs)
+                tab.tree.setMinimumHeight(44)     # scrolls: a low dock must not push the window taller
+                self.tabs.addTab(tab, v.label)
             self.select_variant(best.key)
             self.note.setText(f"Preselected: {best.label}. {why}")
         else:
@@ -199,8 +221,12 @@ class AdvisorPane(QWidget):
 
     def _show_warnings(self, found: list[str], notes: list[str]) -> None:
         # the first warnings in full, the rest counted (all of them on hover): the dock is often low
-        shown = found[:2]
-        more = f" (+{len(found) - 2} more)" if len(found) > 2 else ""
+        self._shown_warnings = (found, notes)
+        keep = 1 if getattr(self, "_low", False) else 2
+        shown = found[:keep]
+        if keep == 1 and shown:                    # one line in a low dock
+            shown = [self.warnings.fontMetrics().elidedText(shown[0], Qt.ElideRight, max(self.width() - 160, 80))]
+        more = f" (+{len(found) - keep} more)" if len(found) > keep else ""
         self.warnings.setText("<br>".join(f"&#9888; {escape(w)}" for w in shown) + escape(more))
         self.warnings.setToolTip("<br>".join(escape(w) for w in found))
         self.warnings.setVisible(bool(found))
@@ -217,14 +243,27 @@ class AdvisorPane(QWidget):
             return
         model = tab.variant.models[0]
         self.candidates.set_status(f"Searching call paths with {tab.variant.label}...")
+        key = (id(exp), tab.variant.key)
         self.candidate_runner.submit(lambda: cand.find(exp, model, threshold),
-                                     self._candidates_arrived, sync=is_small(exp))
+                                     lambda result, error: self._candidates_arrived(key, result, error),
+                                     sync=is_small(exp))
 
-    def _candidates_arrived(self, result, error) -> None:
+    def _candidates_arrived(self, key, result, error) -> None:
         if error is not None:
             self.candidates.set_status(f"Could not search: {error.splitlines()[0]}")
+            return
+        self._candidate_results[key] = result
+        self._show_tab_candidates()
+
+    def _show_tab_candidates(self, *_signal_args) -> None:
+        """The candidates found with the model of the tab on show: another model's would name
+        its figures (and rate call paths) differently."""
+        tab = self.current_tab()
+        found = self._candidate_results.get((id(self._exp), tab.variant.key)) if tab is not None else None
+        if found is None:
+            self.candidates.clear()
         else:
-            self.candidates.set_candidates(result)
+            self.candidates.set_candidates(found)
 
     def _choose_candidate(self, c) -> None:
         self.state.select_callpath(c.callpath)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from popview.analysis.report import series
 
@@ -16,7 +17,28 @@ def series_runs(state) -> list:
     runs = [e for e in state.experiments if state.series.get(e) == name]
     if name is None and current is not None:
         runs = [e for e in runs if e is current or _same_program(e.name, current.name)]
-    return series.ordered(runs)
+    return series.ordered(_one_view_per_run(runs, current))
+
+
+def _one_view_per_run(runs: list, current) -> list:
+    """A Score-P trace and the profile written beside it (same folder, same shape) are two
+    views of one run, not two runs: keep the current one of the pair, else the trace."""
+    traces = {_run_key(e): e for e in runs if getattr(e, "is_trace", False)}
+    profiles = {_run_key(e): e for e in runs if not getattr(e, "is_trace", False)}
+    twins = traces.keys() & profiles.keys()
+    dropped = {id(profiles[k]) if traces[k] is current or profiles[k] is not current else id(traces[k])
+               for k in twins}
+    return [e for e in runs if id(e) not in dropped]
+
+
+def _run_key(exp) -> tuple:
+    source = getattr(exp, "source", None)
+    folder = str(Path(source).resolve().parent) if source is not None else id(exp)
+    try:
+        shape = exp.shape()
+    except Exception:  # noqa: BLE001 - a run whose shape is unknown is its own run
+        shape = id(exp)
+    return folder, shape
 
 
 def series_name(state) -> str | None:

@@ -28,7 +28,8 @@ class VariantTab(QWidget):
         header.setSectionResizeMode(NAME, QHeaderView.Interactive)
         header.setSectionResizeMode(VALUE, QHeaderView.ResizeToContents)
         header.setSectionResizeMode(BAR, QHeaderView.Interactive)
-        header.setSectionResizeMode(RATING, QHeaderView.Stretch)
+        header.setSectionResizeMode(RATING, QHeaderView.ResizeToContents)   # a reason is never cut
+        header.setStretchLastSection(False)
         header.resizeSection(BAR, 200)
         self.message = QLabel(self)
         self.message.setWordWrap(True)

@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, QRunnable, QSize, Qt, QThreadPool, QTimer, S
 from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPixmap
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QScrollArea,
+    QCheckBox, QComboBox, QFileDialog, QFrame, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QScrollArea,
     QSplitter, QStackedWidget, QToolButton, QVBoxLayout, QWidget,
 )
 
@@ -22,6 +22,9 @@ from popview.gui.widgets.elided import ElidedLabel
 
 NO_TIMELINE = "A profile has no timeline: open a trace (Paraver .prv or OTF2) to see one."
 VIEW_MIN_HEIGHT = 70      # px per stacked run: a few rows and the time axis stay readable
+READABLE_ROWS = 8         # a stacked run shows at least this many rows (or all it has), each labelled
+ROW_PX = 15               # the row axis labels rows at least 14 px apart
+AXIS_PX = 40              # time axis and margins of a view
 
 
 class _PathSignals(QObject):
@@ -63,10 +66,10 @@ class TimelinePane(QWidget):
 
     # ---- layout ------------------------------------------------------------------
     def _build(self) -> None:
-        self.mode_box = QComboBox(toolTip="Colour mode")
+        self.mode_box = QComboBox(toolTip="Colour: what the timeline shows")
         self.mode_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.mode_box.currentIndexChanged.connect(self._mode_chosen)
-        self.group_box = QComboBox(toolTip="One row per thread, per process or per node")
+        self.group_box = QComboBox(toolTip="Rows: one per thread, per process or per node")
         self.group_box.addItems([g.capitalize() for g in GROUPINGS])
         self.group_box.currentIndexChanged.connect(self._grouping_chosen)
         self.back_button = self._tool("◀", "Back in the zoom history (Alt+Left)", lambda: self._each(TimelineView.back))
@@ -76,20 +79,26 @@ class TimelinePane(QWidget):
         self.goto_edit = QLineEdit(placeholderText="go to: 1.2 s or 10ms-12ms")
         self.goto_edit.setMaximumWidth(200)
         self.goto_edit.returnPressed.connect(self._go_to)
-        self.lines_box = QCheckBox("Comms", checked=True, toolTip="Communication lines")
+        self.lines_box = QCheckBox("Comms", checked=False,
+                                   toolTip="Communication lines (off by default: they swamp a zoomed-out view)")
         self.lines_box.toggled.connect(lambda on: self._set_overlay("show_lines", on))
         self.flags_box = QCheckBox("Flags", toolTip="Event flags")
         self.flags_box.toggled.connect(lambda on: self._set_overlay("show_flags", on))
         self.path_box = QCheckBox("Critical path", toolTip="Critical path from the replay of the run")
         self.path_box.toggled.connect(self._critical_path_toggled)
+        self.one_run_box = QCheckBox("One run", toolTip="Show only the current run, not the series stacked")
+        self.one_run_box.toggled.connect(lambda _on: self._show_runs())
         self.save_button = self._tool("Save…", "Save the timeline as PNG or SVG", self._save_dialog)
         self.fit_scale_button = self._tool("Fit scale", "Scale the gradient to the values shown", self.fit_scale)
         bar = QHBoxLayout()
         bar.setContentsMargins(2, 2, 2, 2)
-        for w in (QLabel("Colour:"), self.mode_box, QLabel("Rows:"), self.group_box, self.back_button,
-                  self.forward_button, self.fit_button, self.goto_edit, self.lines_box, self.flags_box,
-                  self.path_box, self.fit_scale_button, self.save_button):
+        for w in (self.mode_box, self.group_box, self.back_button,
+                  self.forward_button, self.fit_button, self.goto_edit, self.fit_scale_button, self.save_button):
             bar.addWidget(w)
+        for box in (self.mode_box, self.group_box):    # may shrink: the pane fits a 1280 px window
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            box.setMinimumContentsLength(7)
+        self.goto_edit.setMinimumWidth(80)
         bar.addStretch(1)
         # what is shown, above the legend: the toolbar is full, and a status at its end was cut off
         # at the window's edge; shortened if need be (notes can make it long), whole in its tooltip
@@ -99,16 +108,21 @@ class TimelinePane(QWidget):
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.legend = QListWidget()
-        self.legend.setMaximumWidth(240)
+        self.legend.setMaximumWidth(200)
         self.legend.setIconSize(QSize(14, 14))
+        self.legend.setMinimumHeight(24)      # scrolls: a low dock keeps its room for the runs
         self.gradient_label = QLabel()
         side = QWidget()
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(0, 0, 0, 0)
         side_layout.addWidget(self.source_label)
+        overlays = QGridLayout()           # beside the view, not in the toolbar: the pane stays narrow
+        for i, box in enumerate((self.lines_box, self.flags_box, self.path_box, self.one_run_box)):
+            overlays.addWidget(box, i // 2, i % 2)
+        side_layout.addLayout(overlays)
         side_layout.addWidget(self.legend)
         side_layout.addWidget(self.gradient_label)
-        side.setMaximumWidth(240)
+        side.setMaximumWidth(200)          # the runs keep the width
         # many stacked runs scroll instead of forcing the window taller than the screen
         self.scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -119,6 +133,7 @@ class TimelinePane(QWidget):
         self.message = QLabel(NO_TIMELINE, alignment=Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
         self.stack = QStackedWidget()
+        self.stack.setMinimumHeight(100)       # a low dock: the legend scrolls, the window stays on screen
         timeline = QWidget()
         timeline.setLayout(body)
         self.stack.addWidget(timeline)
@@ -168,7 +183,7 @@ class TimelinePane(QWidget):
                 view.drawn.connect(self._drawn)
                 view.show_lines = self.lines_box.isChecked()
                 view.show_flags = self.flags_box.isChecked()
-                view.setMinimumHeight(VIEW_MIN_HEIGHT)
+                view.setMinimumHeight(readable_height(view))
                 self.views[id(exp)] = view
                 self.splitter.addWidget(view)
                 self._apply_focus(view, self.state.focus)
@@ -179,13 +194,14 @@ class TimelinePane(QWidget):
 
     # ---- session view state ----------------------------------------------------------
     def view_state(self) -> dict:
-        """The visible window and colour mode, for sessions and bookmarks."""
+        """The visible window, colour mode and overlays, for sessions and bookmarks."""
         view = self.view
         if view is None:
             return {}
         mode = view.mode
         return {"window": list(view.window()),
-                "mode": {"kind": mode.kind, "param": mode.param, "categories": mode.categories}}
+                "mode": {"kind": mode.kind, "param": mode.param, "categories": mode.categories},
+                "comms": self.lines_box.isChecked(), "one_run": self.one_run_box.isChecked()}
 
     def restore_view_state(self, state: dict) -> None:
         """Apply a saved window and colour mode now, or once the timeline exists."""
@@ -198,6 +214,9 @@ class TimelinePane(QWidget):
         if not state or view is None:
             return
         self._pending_view_state = None
+        for key, box in (("comms", self.lines_box), ("one_run", self.one_run_box)):
+            if isinstance(state.get(key), bool):
+                box.setChecked(state[key])
         mode = state.get("mode")
         if isinstance(mode, dict):
             self.set_mode(ColourMode(str(mode.get("kind", "state")), int(mode.get("param", 0)),
@@ -216,8 +235,25 @@ class TimelinePane(QWidget):
             self.stack.setCurrentIndex(1)
             return
         self.stack.setCurrentIndex(0)
+        self._show_runs()
         self._fill_modes()
         self._apply_view_state()
+
+    def _show_runs(self) -> None:
+        """Only the current run, or the series stacked with the current run scrolled into view."""
+        current = self.view
+        for view in self.views.values():
+            view.setVisible(view is current or not self.one_run_box.isChecked())
+        if current is not None:
+            QTimer.singleShot(0, self, lambda: self._scroll_to(current))
+
+    def _scroll_to(self, view) -> None:
+        if view in self.views.values():
+            top = view.mapTo(self.splitter, view.rect().topLeft()).y()
+            bar = self.scroll.verticalScrollBar()
+            if not bar.value() <= top <= bar.value() + self.scroll.viewport().height() - min(
+                    view.height(), self.scroll.viewport().height()):
+                bar.setValue(top)
 
     def _fill_modes(self) -> None:
         view = self.view
@@ -259,6 +295,7 @@ class TimelinePane(QWidget):
     def _grouping_chosen(self, index: int) -> None:
         for view in self.views.values():
             view.set_grouping(GROUPINGS[index])
+            view.setMinimumHeight(readable_height(view))
 
     def _set_overlay(self, attr: str, on: bool) -> None:
         for view in self.views.values():
@@ -305,6 +342,8 @@ class TimelinePane(QWidget):
             self.save_image(path)
 
     def _critical_path_toggled(self, on: bool) -> None:
+        if not on and self.info.text().startswith(("critical path", "computing the critical path")):
+            self.info.setText("")
         for view in self.views.values():
             if not on:
                 view.set_critical_path(None)
@@ -418,6 +457,11 @@ class TimelinePane(QWidget):
 
     def _show_info(self, info: dict | None) -> None:
         self.info.setText(info_html(info) if info else "")
+
+
+def readable_height(view) -> int:
+    """Room for READABLE_ROWS labelled rows of a run (all of them when it has fewer)."""
+    return max(VIEW_MIN_HEIGHT, min(len(view.layout_rows), READABLE_ROWS) * ROW_PX + AXIS_PX)
 
 
 def info_html(info: dict) -> str:

@@ -156,7 +156,7 @@ class TimelineView(pg.PlotWidget):
         self.layout_rows = RowLayout(exp.definitions)
         self.mode = ColourMode("state", label="State")
         self.palette = Palette(self.data, self.mode)
-        self.show_lines = True
+        self.show_lines = False
         self.show_flags = False
         self.critical_path = None
         self.last_picture = None
@@ -167,7 +167,7 @@ class TimelineView(pg.PlotWidget):
         self.history: list[tuple[int, int]] = []
         self.history_pos = -1
         self._closed = False
-        self.setBackground("w")
+        self.setBackground(pg.getConfigOption("background"))    # the theme's, light or dark
         self.plotItem.setClipToView(True)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.addItem(self.image)
@@ -476,8 +476,8 @@ class TimelineView(pg.PlotWidget):
                 if self.mode.categorical and v >= 0:
                     info["value"] = self.data.category_label(self.mode, int(v))
                     info["share"] = float(pic.share[i, p])
-                elif np.isfinite(v):
-                    info["value"] = _format_mode_value(self.mode, float(v))
+                elif np.isfinite(v) and not (np.issubdtype(pic.values.dtype, np.integer) and v < 0):
+                    info["value"] = _format_mode_value(self.mode, float(v))     # -1 there: no record
         return info
 
     def _mouse_moved(self, pos: QPointF) -> None:

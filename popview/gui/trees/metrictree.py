@@ -6,11 +6,14 @@ synchronisation, management, I/O), with only what the data contain."""
 from __future__ import annotations
 
 import numpy as np
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout
 
 from popview.gui.trees.models import Forest, ValueTreeModel
 from popview.gui.trees.pane import TreePane
-from popview.gui.trees.values import ACTIVITY, PARADIGM, ProfileValues
+from popview.gui.trees.values import ACTIVITY, PARADIGM, ProfileValues, implausible_counts
+
+IMPLAUSIBLE = QColor("#c0392b")
 
 
 class MetricTreeModel(ValueTreeModel):
@@ -20,6 +23,7 @@ class MetricTreeModel(ValueTreeModel):
         super().__init__(parent)
         self.keys: list[str] = []
         self.pv: ProfileValues | None = None
+        self.implausible: dict[str, str] = {}      # key -> why its total cannot be a measurement
 
     def build(self, pv: ProfileValues, hierarchy: str) -> None:
         self.pv = pv
@@ -42,23 +46,31 @@ class MetricTreeModel(ValueTreeModel):
 
     def name(self, node: int) -> str:
         n = self.pv.node(self.keys[node])
-        return f"{n.name} ({n.unit})" if n.unit else n.name
+        warn = "\u26a0 " if n.key in self.implausible else ""
+        return warn + (f"{n.name} ({n.unit})" if n.unit else n.name)
 
     def tooltip(self, node: int) -> str:
         n = self.pv.node(self.keys[node])
-        return f"{n.name} [{n.key}]\n{n.description}".strip()
+        why = self.implausible.get(n.key, "")
+        return f"{n.name} [{n.key}]\n{n.description}\n{why}".strip()
+
+    def foreground(self, node: int):
+        return IMPLAUSIBLE if self.keys[node] in self.implausible else super().foreground(node)
 
     def root_total(self) -> float:
         """Percent of the root is per hierarchy branch: comp as a share of time."""
         return float("nan")
 
     def branch_root_value(self, node: int) -> float:
-        """The root metric above `node`; for a root, the largest root of the same unit
-        (a wait-state metric stored as a root is compared with the time, not with itself)."""
+        """The root metric above `node`. A time root is compared with the largest time root
+        (a wait-state metric stored as a root is a share of the time, not 100 % of itself);
+        any other root (visits, a counter) is 100 % of itself."""
         anc = self.forest.ancestors(node)
         if anc:
             return float(self.incl[anc[0]])
         unit = self.node_unit(node)
+        if unit != "sec":                # visits, each counter: a percentage of its own total
+            return float(abs(self.incl[node]))
         same = [r for r in self.forest.children(-1) if self.node_unit(r) == unit]
         return float(np.max(np.abs(self.incl[same])))
 
@@ -153,10 +165,13 @@ class MetricTreePane(TreePane):
             ref_excl = np.array([ref.total(k, metric_exclusive=True) if _known(ref, k) else np.nan for k in keys])
         node = self.model.node_of_key(self.state.metric)
         unit = self.model.unit_of(node) if node >= 0 else ""
+        duration = (self.state.current.info().get("duration_ns") or 0) / 1e9 if self.state.current else 0
+        self.model.implausible = implausible_counts(self.pv, keys, duration)
         self.model.set_values(incl, excl, unit, ref_incl, ref_excl)
         self.model.scale = float(np.nanmax(np.abs(incl))) if len(incl) else 0.0
         self.update_legend()
-        self.status.setText("")
+        self.status.setText("; ".join(f"\u26a0 {self.pv.node(k).name}: {why}"
+                                      for k, why in self.model.implausible.items()))
 
     def update_legend(self) -> None:
         if self.model.mode in ("absolute", "percent_root"):

@@ -200,9 +200,9 @@ class ValueTreeModel(QAbstractItemModel):
             return _percent(v, self.root_total())
         if self.mode == "percent_selection":
             return _percent(v, self.selection_total())
-        if self.mode == "difference":
+        if self.mode == "difference" and self.ref_incl is not None:
             return v - self._ref_raw(node)
-        return v
+        return v                          # no reference to compare with: the values themselves
 
     def node_unit(self, node: int) -> str:
         return self.unit
@@ -210,8 +210,12 @@ class ValueTreeModel(QAbstractItemModel):
     def shown_unit(self, node: int) -> str:
         return "%" if self.mode in ("percent_root", "percent_selection") else self.node_unit(node)
 
+    def compares(self) -> bool:
+        """Whether the values on show are differences to a reference."""
+        return self.mode == "difference" and self.ref_incl is not None
+
     def fraction(self, node: int) -> float:
-        if self.mode == "difference":
+        if self.compares():
             return _ratio(self.shown(node), self.diff_scale)
         if self.mode == "percent_selection":
             return _ratio(self.raw(node), self.selection_total())

@@ -4,7 +4,7 @@ panes to its right get its inclusive or its exclusive value)."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QMenu, QTreeView, QVBoxLayout, QWidget
 
@@ -33,7 +33,13 @@ class TreePane(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)   # ResizeToContents visits every row
         header.resizeSection(1, self.fontMetrics().horizontalAdvance("0,000,000,000 occ") + 12)
+        # a narrow pane scrolls rather than cut a short name ("Time (sec)") to "Tim..."
+        header.setMinimumSectionSize(self.fontMetrics().horizontalAdvance("Time (sec)") + 48)
+        self._fit_timer = QTimer(self, singleShot=True, interval=0, timeout=self.fit_value_column)
+        for signal in (model.dataChanged, model.modelReset, model.layoutChanged):
+            signal.connect(self._fit_soon)
         self.view.expanded.connect(lambda idx: self._on_expand(idx, True))
+        self.view.expanded.connect(self._fit_soon)
         self.view.collapsed.connect(lambda idx: self._on_expand(idx, False))
         self.view.selectionModel().currentChanged.connect(self._on_current)
         self.copy_action = QAction("Copy value", self)
@@ -54,6 +60,24 @@ class TreePane(QWidget):
         state.referenceChanged.connect(lambda _e: self.refresh())
         state.annotationsChanged.connect(self.show_notes)
         model.set_mode(state.value_mode)
+
+    def _fit_soon(self, *_signal_args) -> None:
+        self._fit_timer.start()
+
+    def fit_value_column(self) -> None:
+        """Widen the value column to its widest text among the top rows and the rows on show
+        (an 11-digit counter is never cut); never narrower than it is."""
+        model, header, metrics = self.model, self.view.header(), self.view.fontMetrics()
+        texts = [model.index(r, 1).data() for r in range(min(model.rowCount(), 200))]
+        index = self.view.indexAt(self.view.viewport().rect().topLeft())
+        for _ in range(200):
+            if not index.isValid():
+                break
+            texts.append(index.siblingAtColumn(1).data())
+            index = self.view.indexBelow(index)
+        need = max((metrics.horizontalAdvance(str(t)) for t in texts if t), default=0) + 24
+        if need > header.sectionSize(1):
+            header.resizeSection(1, need)
 
     # ---- hooks ------------------------------------------------------------------
     def build(self) -> None:
@@ -110,7 +134,7 @@ class TreePane(QWidget):
         unit = self.model.unit
         if self.model.mode == "percent_selection":
             self.legend.set_range("100 % of the selection")
-        elif self.model.mode == "difference":
+        elif self.model.compares():
             scale = format_value(self.model.diff_scale, unit)
             self.legend.set_range(f"+{scale}", low_text=f"-{scale}", signed=True)
         else:

@@ -183,8 +183,6 @@ class SystemTreePane(TreePane):
             except KeyError:
                 r_loc = np.full(len(loc_values), np.nan)
             ref_incl, ref_excl = aggregate(self.model.layout, r_loc)
-        elif ref is not None:
-            ref_incl = ref_excl = np.full(len(incl), np.nan)
         self.model.set_values(incl, excl, unit, ref_incl, ref_excl)
         if ref_incl is not None:                  # colour differences against the largest per location
             diff = np.abs(incl - ref_incl)[self.model.layout.first_location:]
@@ -193,14 +191,30 @@ class SystemTreePane(TreePane):
         cp = self.state.callpath
         where = self.pv.profile.name(cp) if 0 <= cp < self.pv.profile.n_callpaths else "all call paths"
         scope = " (exclusive)" if cp >= 0 and self.state.callpath_exclusive else ""
-        self.status.setText(f"{self.pv.node(self.state.metric).name} of {where}{scope} per location")
+        self.status.setText(f"{self.pv.node(self.state.metric).name} of {where}{scope} per location"
+                            + self._why_no_difference(ref))
         self.status.setToolTip(self.pv.profile.path(cp) if 0 <= cp < self.pv.profile.n_callpaths else "")
+
+    def _why_no_difference(self, ref) -> str:
+        if self.state.value_mode != "difference" or self.model.compares():
+            return ""
+        if ref is None:
+            return " (absolute: no reference run chosen; Experiments > right-click a run)"
+        return (f" (absolute: the reference run has {ref.profile.n_locations} locations, this one "
+                f"{self.pv.profile.n_locations}; differences per location need the same locations)")
 
     def update_legend(self) -> None:
         if self.model.mode in ("absolute", "percent_root") and self.model.layout is not None:
             f = self.model.layout.first_location
             top = float(np.max(np.abs(self.model.incl[f:]))) if len(self.model.incl) > f else 0.0
-            self.legend.set_range(f"{format_value(top, self.model.unit)} (largest of each level)")
+            total = self.model.root_total()
+            largest = (f"{100 * top / total:.3g} %" if self.model.mode == "percent_root" and total
+                       else format_value(top, self.model.unit))    # in the unit of the values on show
+            self.legend.set_range(f"{largest} (largest of each level)")
+        elif not self.model.compares() and self.model.layout is not None:
+            self.model.mode, mode = "absolute", self.model.mode       # the legend of the values on show
+            self.update_legend()
+            self.model.mode = mode
         else:
             super().update_legend()
 

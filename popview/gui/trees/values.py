@@ -51,18 +51,6 @@ def add_terms(a: dict[str, float], b: dict[str, float], sign: float = 1.0) -> di
     return {k: v for k, v in out.items() if v != 0.0}
 
 
-def row_sums(row_offsets: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """Sum of each CSR row (empty rows give 0)."""
-    n = len(row_offsets) - 1
-    out = np.zeros(n)
-    if len(value) == 0:
-        return out
-    starts = row_offsets[:-1]
-    nonempty = np.flatnonzero(row_offsets[1:] > starts)
-    out[nonempty] = np.add.reduceat(value, starts[nonempty])
-    return out
-
-
 class ProfileValues:
     """Cached arithmetic over one Profile for the trees and the topology."""
 
@@ -78,8 +66,6 @@ class ProfileValues:
         self._incl: dict[str, np.ndarray] = {}
         self._loc_cache: dict[tuple, np.ndarray] = {}
         self._sums: dict[str, float] = {}
-        idx = np.arange(profile.n_callpaths)
-        self._subtree_end = idx + profile.subtree_size
 
     # ---- metric nodes ------------------------------------------------------
     def node(self, key: str) -> MetricNode:
@@ -166,15 +152,12 @@ class ProfileValues:
     # ---- values over call paths ------------------------------------------------
     def _stored_exclusive(self, mid: str) -> np.ndarray:
         if mid not in self._excl:
-            mv = self.profile.values[mid]
-            self._excl[mid] = row_sums(mv.row_offsets, mv.value)
+            self._excl[mid] = self.profile.exclusive_totals(mid)    # sum, or min / max for such metrics
         return self._excl[mid]
 
     def _stored_inclusive(self, mid: str) -> np.ndarray:
         if mid not in self._incl:
-            prefix = np.zeros(self.profile.n_callpaths + 1)
-            np.cumsum(self._stored_exclusive(mid), out=prefix[1:])
-            self._incl[mid] = prefix[self._subtree_end] - prefix[:-1]
+            self._incl[mid] = self.profile.inclusive_totals(mid)
         return self._incl[mid]
 
     def _combine(self, terms: dict[str, float], get) -> np.ndarray:
@@ -206,7 +189,10 @@ class ProfileValues:
     def _stored_sum(self, mid: str) -> float:
         """Every value of a stored metric: each call path is under some root."""
         if mid not in self._sums:
-            self._sums[mid] = float(self.profile.values[mid].value.sum())
+            roots = self.profile.roots()
+            incl = self._stored_inclusive(mid)[roots]
+            aggregation = self._stored[mid].aggregation if mid in self._stored else "sum"
+            self._sums[mid] = float({"max": np.max, "min": np.min}.get(aggregation, np.sum)(incl)) if len(incl) else 0.0
         return self._sums[mid]
 
     # ---- values over locations ----------------------------------------------------
@@ -232,3 +218,27 @@ class ProfileValues:
             self._loc_cache.clear()
         self._loc_cache[cache_key] = out
         return out
+
+
+MAX_COUNT_RATE = 1e11
+"""Events per second per location no hardware counter reaches (10 GHz x 10 per cycle)."""
+
+
+def implausible_counts(pv: ProfileValues, keys: list[str], duration_s: float) -> dict[str, str]:
+    """Counted metrics (unit "occ") whose total is beyond any hardware counter over the run,
+    each with the reason; such a total is a bug of the data, not a measurement."""
+    n_loc = max(pv.profile.n_locations, 1)
+    if not duration_s or duration_s <= 0:
+        return {}
+    out = {}
+    for key in keys:
+        node = pv.node(key)
+        if node.unit != "occ" or node.virtual:
+            continue
+        rate = abs(pv.total(key)) / duration_s / n_loc
+        if rate > MAX_COUNT_RATE:
+            out[key] = (f"implausible: {pv.total(key):.3g} over {n_loc} location(s) in {duration_s:.3g} s is "
+                        f"{rate:.2g} per second per location, beyond any hardware counter "
+                        f"({MAX_COUNT_RATE:.0e}/s); samples of the counter were written corrupt, wrapped "
+                        "or read as absolute values by the tracer")
+    return out

@@ -18,7 +18,7 @@ import defusedxml.ElementTree as ET
 import numpy as np
 
 from popview.model.definitions import Location, Process, Region
-from popview.readers.cube.regions import infer_paradigm_role
+from popview.readers.cube.regions import PARADIGM_SPELLINGS, infer_paradigm_role
 from popview.readers.errors import InputError
 
 
@@ -117,6 +117,7 @@ def _regions(path: Path, program) -> tuple[list[Region], dict[int, int]]:
         paradigm, role = _text(r, "paradigm").lower(), _text(r, "role").lower()
         if not paradigm:                            # Cube 4.0: no paradigm/role elements
             paradigm, role = infer_paradigm_role(name, r.get("mod", ""), _text(r, "descr"))
+        paradigm = PARADIGM_SPELLINGS.get(paradigm, paradigm)
         begin = r.get("begin", "-1")
         index[_int(path, r, "id", "region")] = len(regions)
         regions.append(Region(name=name, paradigm=paradigm, role=role or "function", file=r.get("mod", ""),

@@ -108,7 +108,7 @@ def _metric_values(path: Path, m: CubeMetric, members: dict[str, memoryview], tr
     if rows is None or len(np.unique(rows)) != len(rows):
         raise InputError(f"{path}: {index_name} refers to call paths that anchor.xml does not define")
     values = values[:, location_ids]                       # data columns are location ids
-    if m.type == "INCLUSIVE":
+    if m.type == "INCLUSIVE" and m.dtype not in _AGGREGATION:     # a min / max is its subtree's already
         values = tree.exclusive(rows, values, clamp=m.dtype.startswith("U"))
     r, loc = np.nonzero(values)
     return MetricValues.from_coo(n_cp, rows[r], loc, values[r, loc])

@@ -10,9 +10,14 @@ Differences from the remapper, because the shared vocabulary is flatter:
 file I/O (paradigm io) is its own `io` instead of a part of computation; the
 runtime time of other paradigms (pthread, SHMEM, CUDA/HIP/OpenCL/OpenACC API
 calls) and buffer flushes go to `other`; OpenMP runtime API calls (role
-wrapper, except the lock API) and task creation form `omp_management`,
-unless the file stores an omp_management of its own (Scalasca), which is
-kept as it is and left outside the derived tree.
+wrapper, except the lock API), task creation and the exclusive time of a
+parallel region's call path (the team's fork / join, as the remapper
+counts it) form `omp_management`,
+unless the file stores an omp_management of its own (Scalasca: fork / join
+time at parallel-region call paths), which then takes that place and is
+taken out of the computation it lies in. Scalasca's wait states go under
+the leaf their call paths belong to (Late Sender under mpi_p2p, implicit
+barrier waiting under omp_sync ...), as Cube shows them.
 `omp_idle` is the time worker threads (thread rank > 0) recorded outside
 every OpenMP parallel region, so that the sum above holds with `time` as
 the file stores it (the value Cube, pycubexr and scorep-score show).
@@ -54,9 +59,26 @@ LEAVES = ("comp", "mpi_p2p", "mpi_collective", "mpi_sync", "mpi_io", "mpi_other"
           "omp_sync", "omp_management", "omp_idle", "io", "other")
 _PARENT = {d[0]: d[2] for d in DERIVED}
 
+# Scalasca's wait-state (time) metrics and the leaf of the time hierarchy they belong to
+WAIT_STATE_LEAF = {
+    **dict.fromkeys(("mpi_latesender", "mpi_latereceiver"), "mpi_p2p"),
+    **dict.fromkeys(("mpi_earlyreduce", "mpi_earlyscan", "mpi_latebroadcast", "mpi_wait_nxn",
+                     "mpi_nxn_completion"), "mpi_collective"),
+    **dict.fromkeys(("mpi_barrier_wait", "mpi_barrier_completion", "mpi_rma_sync_late_post", "mpi_rma_early_wait",
+                     "mpi_rma_wait_at_fence", "mpi_rma_wait_at_create", "mpi_rma_wait_at_free",
+                     "mpi_rma_sync_lock_competition", "mpi_rma_sync_wait_for_progress"), "mpi_sync"),
+    **dict.fromkeys(("mpi_finalize_wait", "mpi_init_completion", "mpi_rma_comm_late_post",
+                     "mpi_rma_comm_lock_competition", "mpi_rma_comm_wait_for_progress"), "mpi_other"),
+    **dict.fromkeys(("omp_ibarrier_wait", "omp_ebarrier_wait", "omp_lock_contention_api",
+                     "omp_lock_contention_critical"), "omp_sync"),
+}
+
 _OMP_SYNC_ROLES = {"barrier", "implicit barrier", "atomic", "critical", "ordered", "taskwait", "flush"}
 _OMP_LOCK = re.compile(r"^omp_(destroy|init|set|test|unset)(_nest)?_lock$")
 _MPI_RMA_SYNC = re.compile(r"^MPI_Win_(complete|fence|post|start|test|wait|sync|(flush(_local)?|lock|unlock)(_all)?)$")
+# completion of non-blocking requests (role "function" since Score-P 2): point-to-point, where
+# Scalasca puts Late Sender / Late Receiver, as Score-P 1.x's role said
+_MPI_REQUEST = re.compile(r"^MPI_(Wait|Test)(all|any|some)?$")
 _MPI_COLLECTIVE = {"one2all", "all2one", "all2all", "other collective"}
 _FLUSH = {"TRACE BUFFER FLUSH", "BUFFER FLUSH"}
 _KERNEL_MODULES = {"CUDA_KERNEL", "OPENCL_KERNEL", "HIP_KERNEL"}
@@ -79,7 +101,7 @@ def region_category(region: Region) -> str:
             return "mpi_io"
         if role == "barrier" or _MPI_RMA_SYNC.match(name):
             return "mpi_sync"
-        if role == "point2point":
+        if role == "point2point" or _MPI_REQUEST.match(name):
             return "mpi_p2p"
         if role in _MPI_COLLECTIVE:
             return "mpi_collective"
@@ -87,7 +109,7 @@ def region_category(region: Region) -> str:
     if p == "openmp":
         if role in _OMP_SYNC_ROLES or _OMP_LOCK.match(name):
             return "omp_sync"
-        if role in ("wrapper", "task create"):
+        if role in ("wrapper", "task create", "parallel"):    # a parallel region's own time: fork / join
             return "omp_management"
         return "comp"
     if p == "io":
@@ -130,18 +152,60 @@ def derive(profile: Profile, locations: list[Location]) -> None:
     uses_openmp = any(r.paradigm == "openmp" for r in profile.regions)
     if uses_openmp:
         leaf[outside_parallel(profile)[cp] & worker_threads(locations)[loc]] = LEAVES.index("omp_idle")
+    cp, loc, value, leaf = _move_stored_leaves(profile, owned, category, cp, loc, value, leaf)
+    by_id = {m.id: m for m in profile.metrics}
     for ident, title, parent, descr in DERIVED:
-        if ident in profile.values:                     # the file's own metric wins (scout's omp_management)
-            profile.metrics[[m.id for m in profile.metrics].index(ident)].description += (
-                " (stored by the file; not part of the derived time hierarchy)")
+        if ident in profile.values:                     # the file's own metric (scout's omp_management)
+            by_id[ident].parent = parent
+            by_id[ident].description += " (stored by the file; taken out of the computation it lies in)"
             continue
         members = [LEAVES.index(k) for k in LEAVES if k == ident or _PARENT[k] == ident]
         sel = np.isin(leaf, members)
         profile.metrics.append(MetricDef(id=ident, name=title, unit="sec", description=descr, parent=parent,
                                          kind="derived"))
-        profile.values[ident] = MetricValues.from_coo(n, cp[sel], loc[sel], value[sel])
+        profile.values[ident] = _summed(n, profile.n_locations, cp[sel], loc[sel], value[sel])
+    _place_wait_states(profile, category)
     if uses_openmp and "omp_idle_threads" not in profile.values:
-        _add_idle_threads(profile, locations, cp, loc, value)
+        time = profile.values["time"]
+        _add_idle_threads(profile, locations, np.repeat(np.arange(n), np.diff(time.row_offsets)), time.loc,
+                          time.value)
+
+
+def _move_stored_leaves(profile: Profile, owned: set[str], category: np.ndarray, cp, loc, value, leaf):
+    """A leaf the file stores itself (Scalasca's omp_management: fork / join time at parallel-region
+    call paths) is taken out of the leaf its call paths belong to and counted as itself."""
+    for ident in sorted(owned & set(LEAVES)):
+        mv = profile.values[ident]
+        m_cp = np.repeat(np.arange(profile.n_callpaths), np.diff(mv.row_offsets))
+        from_leaf = category[profile.callpath_region[m_cp]]
+        cp = np.concatenate([cp, m_cp, m_cp])
+        loc = np.concatenate([loc, mv.loc, mv.loc])
+        value = np.concatenate([value, mv.value, -mv.value])
+        leaf = np.concatenate([leaf, np.full(len(m_cp), LEAVES.index(ident)), from_leaf])
+    return cp, loc, value, leaf
+
+
+def _summed(n_callpaths: int, n_locations: int, cp, loc, value) -> MetricValues:
+    """MetricValues of COO entries, duplicates added."""
+    key = np.asarray(cp, np.int64) * n_locations + np.asarray(loc, np.int64)
+    unique, inverse = np.unique(key, return_inverse=True)
+    total = np.bincount(inverse, weights=value, minlength=len(unique))
+    keep = total != 0
+    return MetricValues.from_coo(n_callpaths, unique[keep] // n_locations, unique[keep] % n_locations, total[keep])
+
+
+def _place_wait_states(profile: Profile, category: np.ndarray) -> None:
+    """Scalasca's wait states under the part of the time they lie in, as Cube shows them (Late
+    Sender under point-to-point, ...): the one leaf holding all their call paths. One spread over
+    several leaves stays where the file puts it."""
+    for m in profile.metrics:
+        canonical = WAIT_STATE_LEAF.get(m.id)
+        if canonical is None or m.parent is not None or m.id not in profile.values:
+            continue
+        rows = np.flatnonzero(np.diff(profile.values[m.id].row_offsets))
+        leaves = {LEAVES[c] for c in category[profile.callpath_region[rows]]}
+        if len(leaves) <= 1:
+            m.parent = leaves.pop() if leaves else canonical
 
 
 def _add_idle_threads(profile: Profile, locations: list[Location], cp: np.ndarray, loc: np.ndarray,

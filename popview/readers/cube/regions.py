@@ -15,6 +15,9 @@ _PARADIGM_WORDS = {
     "measurement": "measurement", "io": "io",
 }
 
+# other writers' spellings of Score-P's paradigm names (CubeLib's example writer: "omp")
+PARADIGM_SPELLINGS = {"omp": "openmp", "pomp": "openmp"}
+
 _MPI_ROLES = (
     (re.compile(r"^MPI_I?barrier$", re.I), "barrier"),
     (re.compile(r"^MPI_(I?(Send|Bsend|Ssend|Rsend|Recv)|Sendrecv(_replace)?|(Send|Bsend|Ssend|Rsend|Recv)_init"

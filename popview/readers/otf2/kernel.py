@@ -20,7 +20,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from popview.model.states import NOT_CREATED
+from popview.model.states import FORK_JOIN, NOT_CREATED
 from popview.readers.otf2 import raw
 from popview.readers.otf2.callpaths import EMPTY, ROOT, rehash, slot
 from popview.readers.otf2.definitions import COLL_BYTES_RECV as COLL_RECV
@@ -28,7 +28,6 @@ from popview.readers.otf2.definitions import COLL_BYTES_SENT as COLL_SENT
 from popview.readers.otf2.definitions import COLL_COMM, COLL_ROOT, REGION_TYPE
 
 TRACING_DISABLED = 14
-FORK_JOIN = 7               # "Scheduling and Fork/Join": from a fork until the thread starts its part
 UNDEFINED_U32 = 0xFFFFFFFF
 KEY_OFFSET = 1 << 29        # local call-path keys: (parent + KEY_OFFSET) << 32 | region
 RUN = 4096                  # records between checks of the call-path hash's room

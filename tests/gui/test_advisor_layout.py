@@ -1,0 +1,65 @@
+"""The Advisor's presentation: a header on its own row, candidates folded until asked,
+no reason cut off in the rating column."""
+from __future__ import annotations
+
+import pytest
+
+from popview.analysis.report.candidates import Candidate
+from popview.gui.advisor import AdvisorPane
+from popview.gui.advisor.model import RATING
+from popview.gui.state import AppState
+from tests.gui.test_advisor_pane import _pane, stub, traces  # noqa: F401 - fixtures used by name
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def shown(qtbot, traces, cache_dir, stub):  # noqa: F811 - fixtures
+    state, pane, exp = _pane(qtbot, traces, cache_dir, "mpi.prv")
+    pane.resize(900, 500)
+    pane.show()
+    qtbot.waitExposed(pane)
+    qtbot.waitUntil(lambda: pane.current_tab().model.rowCount() > 0, timeout=30_000)
+    yield pane
+    exp.close()
+
+
+def test_the_header_spans_the_pane_instead_of_wrapping_into_a_column(shown):
+    assert shown.header.width() > 0.9 * shown.width()
+    assert shown.header.height() <= 2 * shown.header.fontMetrics().height() + 4
+    assert "Advisor:" in shown.header.text()
+
+
+def test_candidates_are_folded_until_asked_for(shown, qtbot):
+    cands = shown.candidates
+    assert not cands.table.isVisible() and cands.find_button.isVisible()
+    tree = shown.current_tab().tree
+    assert tree.height() > 0.6 * shown.height(), "the folded candidates leave the room to the tree"
+    cands.set_candidates([Candidate(1, "main/a", 0.40, [("Load balance", 0.5)])])
+    qtbot.waitUntil(cands.table.isVisible, timeout=2000)
+    assert cands.table.item(0, 0).text() == "main/a"
+
+
+def test_a_reason_in_the_rating_column_is_not_cut(shown):
+    tab = shown.current_tab()
+    assert "n/a: needs message records" in tab.as_text()
+    tree = tab.tree
+    assert tree.header().sectionSize(RATING) >= tree.sizeHintForColumn(RATING) > 200
+
+
+def test_an_empty_pane_folds_its_candidates(qtbot):
+    pane = AdvisorPane(AppState())
+    qtbot.addWidget(pane)
+    assert not pane.candidates.expanded
+
+
+def test_a_low_advisor_keeps_its_room_for_the_tree(shown, qtbot):
+    shown._show_warnings(["a long warning " * 20, "another"], ["a note"])
+    shown.resize(900, 260)
+    qtbot.wait(50)
+    assert not shown.note.isVisible()
+    assert shown.warnings.height() <= 2 * shown.warnings.fontMetrics().height() + 12
+    assert "+1 more" in shown.warnings.text()
+    shown.resize(900, 600)
+    qtbot.wait(50)
+    assert shown.note.isVisible()

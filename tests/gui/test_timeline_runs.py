@@ -1,0 +1,107 @@
+"""The timeline as an analyst reads a series: the chosen run in view, each stacked run
+readable, communication lines off until asked, no stale critical-path note, no -1 on hover."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QThreadPool
+
+import popview
+from popview.gui.state import AppState
+from popview.gui.timeline import TimelinePane
+from popview.gui.timeline.pane import READABLE_ROWS, ROW_PX
+from popview.testing import synthetic
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tlr")
+    out = []
+    for p in (1, 2, 4, 8, 16):
+        shape = synthetic.Shape(processes=p, threads=1, iterations=3, work_ns=1_000_000)
+        out.append(synthetic.write(d / f"run_{p}.prv", shape))
+    return [(d / f"run_{p}.prv", d / "cache") for p in (1, 2, 4, 8, 16)]
+
+
+@pytest.fixture
+def pane(qtbot, runs):
+    state = AppState()
+    pane = TimelinePane(state)
+    qtbot.addWidget(pane)
+    pane.resize(900, 300)
+    pane.show()
+    exps = [popview.open(path, cache_dir=cache) for path, cache in runs]
+    for exp in exps:
+        state.add_experiment(exp, "run")
+    qtbot.waitExposed(pane)
+    yield pane
+    QThreadPool.globalInstance().waitForDone(30_000)
+    for exp in exps:
+        exp.close()
+
+
+def test_each_stacked_run_has_room_for_eight_labelled_rows(pane):
+    for view in pane.views.values():
+        rows = min(len(view.layout_rows), READABLE_ROWS)
+        assert view.minimumHeight() >= rows * ROW_PX
+    big = pane.views[id(pane.state.current)]
+    assert len(big.layout_rows) == 16 and big.minimumHeight() >= READABLE_ROWS * ROW_PX
+
+
+def test_choosing_a_run_scrolls_its_timeline_into_view(pane, qtbot):
+    smallest = pane.state.by_size()[0]
+    assert pane.state.current.name == "run_16"          # the largest of the series came first
+    pane.state.set_current(smallest)
+    view = pane.views[id(smallest)]
+
+    def in_view():
+        top = view.mapTo(pane.scroll.viewport(), view.rect().topLeft()).y()
+        return 0 <= top < pane.scroll.viewport().height()
+    qtbot.waitUntil(in_view, timeout=3000)
+    pane.state.set_current(pane.state.by_size()[-1])
+    view = pane.views[id(pane.state.current)]
+    qtbot.waitUntil(in_view, timeout=3000)
+
+
+def test_one_run_at_a_time(pane):
+    pane.one_run_box.setChecked(True)
+    shown = [v for v in pane.views.values() if v.isVisible()]
+    assert shown == [pane.views[id(pane.state.current)]]
+    assert pane.view_state()["one_run"] is True
+    pane.one_run_box.setChecked(False)
+    assert all(v.isVisible() for v in pane.views.values())
+
+
+def test_communication_lines_are_off_until_asked(pane):
+    view = pane.view
+    view.redraw_now()
+    assert not pane.lines_box.isChecked() and not view.show_lines
+    x, _ = view.lines.getData()
+    assert x is None or len(x) == 0
+    pane.lines_box.setChecked(True)
+    assert view.show_lines
+
+
+def test_the_info_bar_forgets_the_critical_path_when_it_is_unticked(pane, qtbot):
+    pane.path_box.setChecked(True)
+    qtbot.waitUntil(lambda: pane.info.text().startswith("critical path:"), timeout=60_000)
+    pane.path_box.setChecked(False)
+    assert "critical path" not in pane.info.text()
+
+
+def test_hover_where_there_is_no_record_shows_no_value(pane):
+    view = pane.view
+    view.redraw_now()
+    pic = view.last_picture
+    pic.values[...] = -1 if np.issubdtype(pic.values.dtype, np.integer) else np.nan
+    t0, t1 = view.window()
+    info = view.info_at((t0 + t1) / 2, 0.5)
+    assert info is None or "value" not in info
+
+
+def test_openmp_synchronisation_and_group_communication_look_different():
+    from popview.model.states import OPENMP_SYNC, default_states
+    states = default_states()
+    a, b = np.array(states[OPENMP_SYNC]["color"]), np.array(states[13]["color"])
+    assert states[13]["name"] == "Group Communication"
+    assert np.linalg.norm(a - b) > 100
