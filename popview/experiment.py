@@ -2,15 +2,18 @@
 convert into a new one, and hand out a read-only Experiment."""
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 from pathlib import Path
 
-from popview.cache import Progress, Reader, Writer, heap, open_if_valid
-from popview.cache.fingerprint import fingerprint, source_files
-from popview.cache.location import cache_path
+from popview.cache import Progress, Reader, Writer, location, open_if_valid, signals
+from popview.cache.fingerprint import fingerprint, source_files, stats
+from popview.cache.scratch import CacheLock
 from popview.cache.profile_store import metric_ids
 from popview.readers import InputError, reader_for
+
+log = logging.getLogger("popview")
 
 
 class Experiment:
@@ -98,32 +101,67 @@ class Experiment:
 
 
 def convert(path, cache_dir=None, progress=None, cancel: threading.Event | None = None,
-            force: bool = False) -> tuple[Path, bool]:
-    """Make sure a valid cache of `path` exists. Returns (cache path, converted now)."""
+            force: bool = False, beside: bool | None = None) -> tuple[Path, bool]:
+    """Make sure a valid cache of `path` exists. Returns (cache path, converted now).
+
+    A cache is reused when it is complete, intact (its checksums verified) and of
+    the source's content; a damaged one is converted again, the user told (the
+    "popview" logger). Concurrent conversions of one source do the work once."""
+    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside)
+    if reader is not None:
+        reader.close()
+    return target, converted
+
+
+def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bool, Reader | None]:
+    """convert(), and the cache's reader when a valid cache was found."""
     path = Path(path)
     fmt, module = reader_for(path)
     anchor = module.anchor(path) if hasattr(module, "anchor") else path
     try:
         files = source_files(anchor)
-        fp = fingerprint(files)
         size = sum(Path(f).stat().st_size for f in files)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc}") from None
-    target = cache_path(anchor, Path(cache_dir) if cache_dir else None)
-    if not force:
-        existing = open_if_valid(target, fp)
-        if existing is not None:
-            existing.close()
-            return target, False
+    target = location.cache_path(anchor, Path(cache_dir) if cache_dir else None, beside)
     prog = Progress(progress, cancel)
-    with heap.converting(), Writer(target, fp, source_bytes=size) as writer:
-        module.convert(anchor, writer, prog.sub(0.0, 0.7))
-        writer.finish(prog.sub(0.7, 1.0))
-    return target, True
+    if not force and (reader := _reusable(target, files)) is not None:
+        return target, False, reader
+    location.prepare_directory(target.parent)
+    lock = CacheLock(target, location.lock_name(target))
+    try:
+        lock.acquire(lambda: prog(0.0, "waiting for another conversion of this trace"))
+        if (lock.contended or not force) and (reader := _reusable(target, files, quiet=True)) is not None:
+            return target, False, reader
+        with signals.sigterm_interrupts():
+            before = stats(files)
+            with Writer(target, "", source_bytes=size) as writer:
+                module.convert(anchor, writer, prog.sub(0.0, 0.7))
+                writer.fingerprint = fingerprint(files, before)
+                writer.finish(prog.sub(0.7, 1.0))
+    except OSError as exc:
+        if exc.filename and not location.inside(exc.filename, target.parent):   # reading the source
+            raise InputError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
+        if location.is_write_failure(exc):
+            raise location.unwritable(target.parent, exc) from None
+        raise
+    finally:
+        lock.release()
+    return target, True, None
+
+
+def _reusable(target: Path, files: list[Path], quiet: bool = False) -> Reader | None:
+    """A valid cache's reader (a damaged one is told of once: `quiet` the second time)."""
+    return open_if_valid(target, files, damaged=None if quiet else _tell_damaged)
+
+
+def _tell_damaged(message: str) -> None:
+    log.warning("popview: %s; converting it again", message)
 
 
 def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = None,
-         force: bool = False) -> Experiment:  # noqa: A001 - mirrors builtins.open on purpose
-    """Open a trace or profile, converting it (once) into the cache."""
-    target, converted = convert(path, cache_dir, progress, cancel, force)
-    return Experiment(Path(path), Reader(target), converted)
+         force: bool = False, beside: bool | None = None) -> Experiment:  # noqa: A001 - mirrors builtins.open
+    """Open a trace or profile, converting it (once) into the cache (placement:
+    popview.cache.location; `beside` None follows the user's setting)."""
+    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside)
+    return Experiment(Path(path), reader or Reader(target, verify=False), converted)

@@ -1,12 +1,41 @@
 """Test set-up: Qt offscreen, and the location of the shared real traces."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def _isolate_user_directories() -> Path:
+    """Every user directory (XDG config, data, state and cache: platformdirs and Qt's
+    QSettings and QStandardPaths follow them) points into a temporary folder for the
+    whole run, set before anything reads them: tests never touch the user's settings
+    or caches. The caches' place is set too (POPVIEW_CACHE_DIR), and caches beside
+    the traces are not asked for. numba's compiled kernels alone stay where popview
+    keeps them (the user cache directory, or NUMBA_CACHE_DIR), else every run would
+    compile them all again."""
+    if not os.environ.get("NUMBA_CACHE_DIR"):       # compiled kernels: the usual place, not compiled anew
+        import platformdirs
+
+        os.environ["NUMBA_CACHE_DIR"] = os.path.join(platformdirs.user_cache_dir("popview"), "numba")
+    root = Path(tempfile.mkdtemp(prefix="popview-tests-home-"))
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"):
+        folder = root / name.lower()
+        folder.mkdir(mode=0o700)
+        os.environ[name] = str(folder)
+    os.environ["POPVIEW_CACHE_DIR"] = str(root / "popview-cache")
+    os.environ.pop("POPVIEW_CACHE_BESIDE", None)
+    atexit.register(shutil.rmtree, root, True)
+    return root
+
+
+USER_DIRS = _isolate_user_directories()
 
 SHARED_TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
 

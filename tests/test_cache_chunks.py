@@ -113,9 +113,48 @@ def test_a_fast_negative_level_is_written_at_that_level(tmp_path):
     data = np.arange(50_000, dtype=np.int64) // 7
     with h5py.File(tmp_path / "c.h5", "w") as f:
         ds = f.create_dataset("x", shape=data.shape, dtype=np.int64, chunks=(4096,), **hdf5plugin.Zstd(clevel=-1))
-        assert pipeline(ds) == (False, -1)
+        assert pipeline(ds) == (False, -1, False)
         out = ChunkedWriter(ds)
         out.write(data)
         out.close()
     with h5py.File(tmp_path / "c.h5", "r") as f:
         np.testing.assert_array_equal(f["x"][:], data)
+
+
+def test_checksummed_chunks_are_what_hdf5_verifies(tmp_path):
+    """Chunks written directly carry the Fletcher32 checksum HDF5 itself computes
+    (a wrong one would fail every read)."""
+    from popview.cache.chunks import pipeline
+    from popview.cache.writer import create_column
+
+    data = np.random.default_rng(3).integers(-10**12, 10**12, 200_001)
+    with h5py.File(tmp_path / "c.h5", "w") as f:
+        ds = create_column(f, "x", np.int64, len(data))
+        assert pipeline(ds) == (True, 1, True)
+        out = ChunkedWriter(ds)
+        out.write(data)
+        out.close()
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        np.testing.assert_array_equal(f["x"][:], data)      # HDF5 verifies each chunk's checksum
+    raw = bytearray((tmp_path / "c.h5").read_bytes())
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        start = f["x"].id.get_chunk_info(1).byte_offset
+    raw[start + 10] ^= 0x04
+    (tmp_path / "c.h5").write_bytes(bytes(raw))
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        with pytest.raises(OSError):
+            f["x"][:]
+
+
+def test_fletcher32_is_hdf5s():
+    """The blockwise Fletcher32 equals the checksum HDF5 stores, on lengths around its blocks."""
+    from popview.cache.integrity import fletcher32
+
+    rng = np.random.default_rng(5)
+    with h5py.File("fletcher.h5", "w", driver="core", backing_store=False) as f:
+        for length in (1, 2, 3, 511, 512, 513, 719, 720, 721, 8193, 100_001):
+            for data in (rng.integers(0, 256, length, dtype=np.uint8), np.zeros(length, np.uint8),
+                         np.full(length, 255, np.uint8)):
+                ds = f.create_dataset(f"d{length}-{data[0]}-{len(f)}", data=data, chunks=(length,), fletcher32=True)
+                raw = ds.id.read_direct_chunk((0,))[1]
+                assert fletcher32(np.frombuffer(raw[:-4], np.uint8)) == int.from_bytes(raw[-4:], "little")

@@ -1,7 +1,9 @@
-"""The allocator is set for conversions while any runs, and set back after the last."""
+"""The allocator is set in the derived-data process only, never in the caller's."""
 from __future__ import annotations
 
+import popview
 from popview.cache import heap
+from tests.paraver.prvtext import write_trace
 
 
 class FakeLibc:
@@ -12,36 +14,22 @@ class FakeLibc:
         self.calls.append((option, value))
         return 1
 
-    def malloc_trim(self, pad):
-        self.calls.append(("trim", pad))
-        return 1
 
-
-def test_overlapping_conversions_set_once_and_reset_after_the_last(monkeypatch):
+def test_the_derived_data_process_sets_large_thresholds(monkeypatch):
     libc = FakeLibc()
     monkeypatch.setattr(heap, "_glibc", lambda: libc)
-    with heap.converting():
-        with heap.converting():
-            assert libc.calls == [(heap.M_MMAP_THRESHOLD, heap._CONVERTING[0]),
-                                  (heap.M_TRIM_THRESHOLD, heap._CONVERTING[1])]
-        assert len(libc.calls) == 2, "the first conversion still runs"
-    assert libc.calls[2:] == [(heap.M_MMAP_THRESHOLD, heap._AFTERWARDS[0]),
-                              (heap.M_TRIM_THRESHOLD, heap._AFTERWARDS[1]), ("trim", 0)]
+    monkeypatch.delenv(heap.OFF_ENV, raising=False)
+    heap.keep_freed_memory()
+    assert libc.calls == [(heap.M_MMAP_THRESHOLD, heap._CONVERTING[0]), (heap.M_TRIM_THRESHOLD, heap._CONVERTING[1])]
 
 
-def test_a_failed_conversion_resets_too(monkeypatch):
+def test_opening_a_trace_leaves_the_callers_allocator_alone(tmp_path, cache_dir, monkeypatch):
     libc = FakeLibc()
     monkeypatch.setattr(heap, "_glibc", lambda: libc)
-    try:
-        with heap.converting():
-            raise ValueError("bad trace")
-    except ValueError:
-        pass
-    assert libc.calls[-1] == ("trim", 0) and heap._active == 0
+    popview.open(write_trace(tmp_path), cache_dir=cache_dir).close()
+    assert libc.calls == []
 
 
 def test_without_glibc_nothing_is_called(monkeypatch):
     monkeypatch.setattr(heap, "_glibc", lambda: None)
-    with heap.converting():
-        pass
     heap.keep_freed_memory()

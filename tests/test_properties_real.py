@@ -28,35 +28,9 @@ WORKER_PAST_MASTER = ("Score-P 1x2 profile: the worker's useful time in region @
                       "part reads 1.00045")
 
 KNOWN: dict[str, tuple[str, ...]] = {
-    "bsc-folding/user-functions/444.namd.prv": (CRITICAL_PATH, HM_SERIALISATION, SERIALISATION_ABOVE_1,),
-    "extrae-pthread-example/my-example.prv": (HM_SERIALISATION,),
-    "extraeCoursecodes/OpenMP/code01/correlation_v0.prv": (HM_SERIALISATION,),
-    "extraeCoursecodes/OpenMP/code01/correlation_v1.prv": (HM_SERIALISATION,),
-    "extraeCoursecodes/OpenMP/code02/trmm_v0.prv": (HM_SERIALISATION,),
-    "extraeCoursecodes/OpenMP/code02/trmm_v1.prv": (HM_SERIALISATION,),
-    "extraeCoursecodes/OpenMP/code03/bicg_v0.prv": (HM_SERIALISATION,),
-    "extraeCoursecodes/OpenMP/code03/bicg_v1.prv": (HM_SERIALISATION,),
-    "extraeCoursecodes/OpenMP/code04/jacobi-2d-imper_v0.prv": (HM_SERIALISATION,),
-    "extraeCoursecodes/OpenMP/code04/jacobi-2d-imper_v1.prv": (HM_SERIALISATION,),
-    "extraeCoursecodes/OpenMP/code04/jacobi-2d-imper_v2.prv": (HM_SERIALISATION,),
-    "extraeCoursecodes/OpenMP/code05/2mm_v0.prv": (HM_SERIALISATION,),
-    "extraeCoursecodes/OpenMP/code05/2mm_v1.prv": (HM_SERIALISATION,),
-    "paraver-kernel/cutter/qsort_beo3.prv": (CRITICAL_PATH,),
-    "pipit/ping-pong-otf2-papi/traces.otf2": (TRANSFER_ABOVE_1,),
-    "pipit/ping-pong-otf2/traces.otf2": (TRANSFER_ABOVE_1,),
-    "popview-heat/extrae/hyb_1x1/hyb_1x1.prv": (CRITICAL_PATH, HM_SERIALISATION, SERIALISATION_ABOVE_1,),
-    "popview-heat/extrae/hyb_1x2/hyb_1x2.prv": (HM_SERIALISATION,),
-    "popview-heat/extrae/hyb_2x2/hyb_2x2.prv": (CRITICAL_PATH, HM_SERIALISATION, TRANSFER_ABOVE_1,),
     "popview-heat/scorep/hyb_1x2/profile.cubex": (WORKER_PAST_MASTER,),
     "popview-heat/scorep/hyb_1x2/traces.otf2": (HM_SERIALISATION, SERIALISATION_ABOVE_1,),
     "popview-heat/scorep/hyb_2x2/traces.otf2": (CRITICAL_PATH, HM_SERIALISATION, TRANSFER_ABOVE_1,),
-    "pypop/openmp/imagemagick_example_traces/omp1.prv.gz": (HM_SERIALISATION,),
-    "pypop/openmp/imagemagick_example_traces/omp2.prv.gz": (HM_SERIALISATION,),
-    "pypop/openmp/imagemagick_example_traces/omp4.prv.gz": (HM_SERIALISATION,),
-    "pypop/openmp/imagemagick_example_traces/omp6.prv.gz": (HM_SERIALISATION,),
-    "pypop/openmp/imagemagick_example_traces/omp8.prv.gz": (HM_SERIALISATION,),
-    "tracer-stencil4d/traces-32/traces.otf2": (TRANSFER_ABOVE_1,),
-    "tracer-stencil4d/traces-64/traces.otf2": (TRANSFER_ABOVE_1,),
 }
 
 

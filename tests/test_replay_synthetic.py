@@ -25,5 +25,5 @@ def test_replay_matches_the_synthetic_schedule(tmp_path, shape):
     pl = expected.serial_useful_ns + np.array(
         [per_region[:, p * t:(p + 1) * t].max(axis=1).sum() for p in range(shape.processes)])
     np.testing.assert_allclose(result.pl_cue * 1e9, pl, rtol=1e-12)
-    assert result.r_ideal * 1e9 == pytest.approx(pl.max(), rel=1e-12)
+    assert result.g_cue * 1e9 == pytest.approx(pl.max(), rel=1e-12)
     assert result.r * 1e9 == pytest.approx(expected.runtime_ns, rel=1e-12)

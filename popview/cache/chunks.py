@@ -19,6 +19,8 @@ import numba
 import numpy as np
 import zstandard
 
+from popview.cache.integrity import append_checksum
+
 ZSTD_FILTER = 32015          # the HDF5 filter id of Zstandard (hdf5plugin.Zstd)
 _local = threading.local()
 _pool: ThreadPoolExecutor | None = None
@@ -61,33 +63,39 @@ def byte_shuffle(block: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(raw.reshape(-1, size).T).reshape(-1)
 
 
-def _encode(block: np.ndarray, shuffle: bool, level: int) -> bytes:
-    """One chunk as the filter pipeline stores it: shuffled bytes, one Zstd frame."""
+def _encode(block: np.ndarray, shuffle: bool, level: int, checksum: bool = False) -> bytes:
+    """One chunk as the filter pipeline stores it: shuffled bytes, one Zstd frame, its
+    Fletcher32 checksum."""
     raw = byte_shuffle(block) if shuffle else block.view(np.uint8).reshape(-1)
     compressors = getattr(_local, "compressors", None)
     if compressors is None:
         compressors = _local.compressors = {}
     if level not in compressors:
         compressors[level] = zstandard.ZstdCompressor(level=level)
-    return compressors[level].compress(raw)
+    frame = compressors[level].compress(raw)
+    return append_checksum(frame) if checksum else frame
 
 
-def pipeline(dset: h5py.Dataset) -> tuple[bool, int]:
-    """(shuffle, Zstd level) of a dataset made by writer.create_column or with
-    hdf5plugin.Zstd; ValueError for any other filter pipeline."""
+def pipeline(dset: h5py.Dataset) -> tuple[bool, int, bool]:
+    """(shuffle, Zstd level, Fletcher32) of a dataset made by writer.create_column or
+    with hdf5plugin.Zstd; ValueError for any other filter pipeline."""
     plist = dset.id.get_create_plist()
-    shuffle, level = False, None
+    shuffle, level, checksum = False, None, False
     for i in range(plist.get_nfilters()):
         code, _, values, _ = plist.get_filter(i)
+        if checksum:
+            raise ValueError(f"{dset.name}: a filter after the checksum is not written by chunks")
         if code == h5py.h5z.FILTER_SHUFFLE and level is None:
             shuffle = True
-        elif code == ZSTD_FILTER:
+        elif code == ZSTD_FILTER and level is None:
             level = int(np.uint32(values[0]).view(np.int32)) if len(values) else 3   # fast levels are < 0
+        elif code == h5py.h5z.FILTER_FLETCHER32 and level is not None:
+            checksum = True
         else:
             raise ValueError(f"{dset.name}: filter {code} is not written by chunks")
     if level is None:
         raise ValueError(f"{dset.name}: not Zstd-compressed")
-    return shuffle, level
+    return shuffle, level, checksum
 
 
 class ChunkedWriter:
@@ -98,7 +106,7 @@ class ChunkedWriter:
 
     def __init__(self, dset: h5py.Dataset):
         self.dset = dset
-        self.shuffle, self.level = pipeline(dset)
+        self.shuffle, self.level, self.checksum = pipeline(dset)
         self.rows = dset.chunks[0]
         self.shape = dset.shape
         if dset.chunks[1:] != dset.shape[1:]:
@@ -146,7 +154,7 @@ class ChunkedWriter:
             raise ValueError(f"{self.dset.name}: {self.shape[0] - self._written} rows never written")
 
     def _submit(self, block: np.ndarray) -> None:
-        self._pending.append((self._next, _threads().submit(_encode, block, self.shuffle, self.level)))
+        self._pending.append((self._next, _threads().submit(_encode, block, self.shuffle, self.level, self.checksum)))
         self._next += self.rows
         while len(self._pending) > self.AHEAD:
             self._store_oldest()

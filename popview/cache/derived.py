@@ -13,6 +13,7 @@ from popview.cache import schema
 from popview.cache.callpaths import LEAVE, CallPathBuilder
 from popview.cache.chunks import ChunkedWriter
 from popview.cache.codes import member_rows
+from popview.cache.integrity import checked, writing
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.sidecar import SideBuilder
@@ -77,7 +78,7 @@ def start_early(side: SideBuilder, tables: Path, defs: Definitions) -> Path | No
 
 
 def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, progress: Progress,
-                               side: SideBuilder, early: Path | None = None) -> None:
+                               side: SideBuilder, early: Path | None = None, make_room=None) -> None:
     """The optional builders, some in the side process and the others here, all reading
     the raw sorted tables in the folder `tables` and writing part files whose groups
     are then joined into the cache at `path`. A last builder built in shares (with a
@@ -110,12 +111,12 @@ def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, prog
             side.submit(builders[-1], tables, part, defs, options)
         side.no_more_jobs()
         for i, (name, options) in enumerate(jobs):
-            with h5py.File(parts[i], "w") as dst:
+            with writing(parts[i], "w", make_room) as dst:
                 step = progress.sub(0.6 * i / len(jobs), 0.6 * (i + 1) / len(jobs))
                 importlib.import_module(name).build(src, defs, step, dst=dst, **options)
         side.wait(progress.sub(0.6, 0.95))
         progress(0.95, "gathering derived data")
-        with h5py.File(path, "r+") as out:
+        with writing(path, "r+", make_room) as out:
             for (name, _), part in zip(joined, parts):
                 with h5py.File(part, "r") as built:
                     _join(out, built, importlib.import_module(name))
@@ -237,5 +238,5 @@ def _replace_table(out: h5py.File, table: str, parts: list[dict], n: int, n_loc:
     index.write(g)
     offsets = np.zeros(n_loc + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    g.create_dataset("offsets", data=offsets)
+    g.create_dataset("offsets", data=offsets, **checked())
     copy.finish(table, offsets)

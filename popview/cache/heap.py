@@ -1,25 +1,25 @@
-"""glibc's allocator set for conversions.
+"""glibc's allocator of the derived-data process (sidecar.py), set once there.
 
 A conversion allocates and frees arrays of tens of megabytes thousands of
-times. glibc maps each one apart from 32 MB up (and trims its heap as soon
-as its top is free), so every new array is faulted in page by page: on the
-1 GB benchmark trace that was over 500,000 page faults and about 2 s of
-kernel time a process. While a conversion runs, large arrays come from the
-heap and freed memory stays there for the next ones; when the last one
-ends, the usual limits are set back and the free memory handed back.
-No-op where the C library is not glibc.
+times. By default glibc maps each one of 32 MB or more afresh (its dynamic
+threshold) and trims its heap as soon as its top is free, so every new array
+is faulted in page by page. The derived-data process does nothing but
+convert and then exits, so there it serves large arrays from its heap and
+keeps freed memory for the next ones, for good: fixed thresholds, which turn
+glibc's dynamic threshold off in that process only.
+
+Never called in the process that uses popview as a library (a notebook, the
+window and its Qt threads): the allocator of a caller's process is not
+popview's to change. No-op where the C library is not glibc.
 """
 from __future__ import annotations
 
 import ctypes
-import threading
-from contextlib import contextmanager
+import os
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 _CONVERTING = (1 << 30, (1 << 31) - 1)        # mmap threshold, trim threshold
-_AFTERWARDS = (32 << 20, 64 << 20)
-_lock = threading.Lock()
-_active = 0
+OFF_ENV = "POPVIEW_DEFAULT_MALLOC"            # set to 1: leave glibc's defaults (to measure the gain)
 
 
 def _glibc():
@@ -27,38 +27,13 @@ def _glibc():
         libc = ctypes.CDLL("libc.so.6")
     except OSError:
         return None
-    return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
+    return libc if hasattr(libc, "mallopt") else None
 
 
 def keep_freed_memory() -> None:
     """For a process that only converts (the derived-data process): set for good."""
     libc = _glibc()
-    if libc is not None:
-        _set(libc, _CONVERTING)
-
-
-@contextmanager
-def converting():
-    """Conversions may run in several threads at once: the first sets, the last resets."""
-    global _active
-    libc = _glibc()
-    if libc is None:
-        yield
+    if libc is None or os.environ.get(OFF_ENV) == "1":
         return
-    with _lock:
-        _active += 1
-        if _active == 1:
-            _set(libc, _CONVERTING)
-    try:
-        yield
-    finally:
-        with _lock:
-            _active -= 1
-            if _active == 0:
-                _set(libc, _AFTERWARDS)
-                libc.malloc_trim(0)
-
-
-def _set(libc, thresholds: tuple[int, int]) -> None:
-    libc.mallopt(M_MMAP_THRESHOLD, thresholds[0])
-    libc.mallopt(M_TRIM_THRESHOLD, thresholds[1])
+    libc.mallopt(M_MMAP_THRESHOLD, _CONVERTING[0])
+    libc.mallopt(M_TRIM_THRESHOLD, _CONVERTING[1])

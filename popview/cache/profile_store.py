@@ -19,6 +19,7 @@ from dataclasses import asdict
 import h5py
 import numpy as np
 
+from popview.cache.integrity import checked
 from popview.cache.writer import compression
 from popview.model.definitions import Region
 from popview.model.profile import MetricDef, MetricValues, Profile
@@ -26,8 +27,8 @@ from popview.model.profile import MetricDef, MetricValues, Profile
 
 def _dataset(group: h5py.Group, name: str, data) -> None:
     data = np.asarray(data)
-    extra = compression() if data.size > 1024 else {}
-    group.create_dataset(name, data=data, chunks=True if extra else None, **extra)
+    extra = compression() if data.size > 1024 else checked()
+    group.create_dataset(name, data=data, chunks=True, **extra)
 
 
 def _json(group: h5py.Group, name: str, obj) -> None:

@@ -29,6 +29,7 @@ import numpy as np
 from popview.cache import schema
 from popview.cache.chunks import ChunkedWriter
 from popview.cache.codes import code_index
+from popview.cache.integrity import checked
 from popview.cache.progress import Progress
 from popview.cache.writer import SORT_BUDGET_ROWS, _location_groups, compression
 from popview.model.definitions import Definitions
@@ -691,7 +692,7 @@ class _Tiles:
         off[1:, 0] = off[:-1, -1]
         cg = self.group.create_group(name)
         cg.attrs["block_ns"] = block_ns
-        cg.create_dataset("offsets", data=off)
+        cg.create_dataset("offsets", data=off, **checked())
 
     def _write_columns(self, name: str) -> None:
         """Block by block, each group's run of the block (the groups are in location

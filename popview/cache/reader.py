@@ -8,31 +8,42 @@ import h5py
 import hdf5plugin  # noqa: F401  (registers the Zstd filter the cache is written with)
 import numpy as np
 
-from popview.cache import schema
+from popview.cache import fingerprint, integrity, schema
+from popview.cache.errors import CacheDamaged, CacheError
 from popview.model.definitions import Definitions
 
 
-class CacheError(Exception):
-    """A cache file that is not complete, of another schema, or unreadable."""
-
-
 class Reader:
-    """Read access to one converted experiment."""
+    """Read access to one converted experiment, every checksum of it verified first
+    (integrity.py); HDF5 verifies a chunk's again whenever it is read."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, verify: bool = True):
         self.path = Path(path)
         try:
             self.h5 = h5py.File(self.path, "r")
         except OSError as exc:
-            raise CacheError(f"{self.path}: not a readable cache ({exc})") from None
+            raise CacheDamaged(f"{self.path}: not a readable cache ({integrity.first_line(exc)})") from None
+        try:
+            self._check_version()
+            if verify:
+                integrity.verify(self.h5)
+            self._load()
+        except CacheError:
+            self.close()
+            raise
+        except Exception as exc:        # what the checksums cannot vouch for: bad JSON, missing groups
+            self.close()
+            raise CacheDamaged(f"{self.path}: cache damaged ({integrity.first_line(exc)})") from None
+
+    def _check_version(self) -> None:
         attrs = self.h5.attrs
         if not attrs.get("complete", False):
-            self.close()
             raise CacheError(f"{self.path}: incomplete cache")
         if int(attrs.get("schema_version", -1)) != schema.SCHEMA_VERSION:
-            self.close()
             raise CacheError(f"{self.path}: cache schema {attrs.get('schema_version')} != {schema.SCHEMA_VERSION}")
-        self.fingerprint = str(attrs.get("fingerprint", ""))
+
+    def _load(self) -> None:
+        self.fingerprint = str(self.h5.attrs.get("fingerprint", ""))
         g = self.h5["definitions"]
         self.definitions = Definitions.from_json_dict(
             json.loads(bytes(g["json"][:]).decode()), g["callpath_parent"][:], g["callpath_region"][:])
@@ -69,6 +80,13 @@ class Reader:
     def read(self, table: str, locations=None, t0: int | None = None, t1: int | None = None,
              columns: list[str] | None = None) -> dict[str, np.ndarray]:
         """Rows of `table` for `locations` (default all) overlapping [t0, t1)."""
+        try:
+            return self._read(table, locations, t0, t1, columns)
+        except OSError as exc:          # HDF5's chunk checksum: the file changed since it was opened
+            raise CacheDamaged(f"{self.path}: cache damaged while reading {table} "
+                               f"({integrity.first_line(exc)}); it will be converted again") from None
+
+    def _read(self, table: str, locations, t0, t1, columns) -> dict[str, np.ndarray]:
         names = columns or [c for c, _ in schema.columns(table)]
         g = self.h5[table]
         off = self._offsets[table]
@@ -135,15 +153,20 @@ class Reader:
         return start, stop
 
 
-def open_if_valid(path: Path, fingerprint: str | None) -> Reader | None:
-    """The cache at `path` if it is complete, current and of this source."""
+def open_if_valid(path: Path, files: list[Path] | None, damaged=None) -> Reader | None:
+    """The cache at `path` if it is complete, current, intact and of the content of
+    `files` (None: of any source). A damaged one is reported to `damaged(message)`."""
     if not Path(path).exists():
         return None
     try:
         reader = Reader(path)
+    except CacheDamaged as exc:
+        if damaged is not None:
+            damaged(str(exc))
+        return None
     except CacheError:
         return None
-    if fingerprint is not None and reader.fingerprint != fingerprint:
+    if files is not None and not fingerprint.matches(reader.fingerprint, files):
         reader.close()
         return None
     return reader

@@ -9,6 +9,13 @@ It is started early, so its imports overlap the sorting, reads the raw
 sorted copy of the tables (rawtables.py), writes its group into a side file
 the writer then copies into the cache, and talks JSON lines over its pipes.
 The side builder must not change the definitions: its copy is thrown away.
+
+The child ends with its parent, quietly: it ignores Ctrl-C (the parent, which
+gets it too, stops it), SIGTERM ends it at once (os._exit: no traceback, no
+numba frame unwound by an exception), and it is sent SIGTERM when its parent
+dies (Linux's parent-death signal; elsewhere a thread watches the parent). Its
+files all lie in the parent's scratch folder, which the parent or, after a
+kill -9, the next conversion removes (scratch.py).
 """
 from __future__ import annotations
 
@@ -25,20 +32,30 @@ import time
 from pathlib import Path
 
 from popview.cache import heap
+from popview.cache.errors import DerivedDataFailed
 from popview.cache.progress import Progress
 from popview.model.definitions import Definitions
 
 # Below this many staged records a second process costs more than it saves.
 MIN_ROWS = 2_000_000
 WORKER_FLAG = "--popview-derived-worker"
+PARENT_ENV = "POPVIEW_DERIVED_PARENT"
+PR_SET_PDEATHSIG = 1
 _REPORT_EVERY = 0.25    # seconds between the child's progress messages
 _PRELOAD = ("popview.cache.pyramid", "popview.cache.cumulative")
+
+
+# Ctrl-C and SIGTERM are settled before anything is imported (a KeyboardInterrupt there
+# would print a traceback).
+_BOOT = ("import os, signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+         "signal.signal(signal.SIGTERM, lambda *_: os._exit(1)); "
+         "from popview.cache.sidecar import serve; raise SystemExit(serve())")
 
 
 def worker_command() -> list[str]:
     if getattr(sys, "frozen", False):
         return [sys.executable, WORKER_FLAG]
-    return [sys.executable, "-m", "popview.cache.sidecar"]
+    return [sys.executable, "-c", _BOOT]
 
 
 class SideBuilder:
@@ -46,7 +63,7 @@ class SideBuilder:
 
     def __init__(self):
         self._proc = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      close_fds=True)
+                                      close_fds=True, env=dict(os.environ, **{PARENT_ENV: str(os.getpid())}))
         self._buffer = b""
         self._pending = 0
 
@@ -61,7 +78,7 @@ class SideBuilder:
             self._proc.stdin.flush()
             self._pending += 1
         except BrokenPipeError:
-            raise RuntimeError("the derived-data process ended without a result "
+            raise DerivedDataFailed("the derived-data process ended without a result "
                                f"(exit code {self._proc.wait()})") from None
 
     def no_more_jobs(self) -> None:
@@ -82,8 +99,10 @@ class SideBuilder:
                     progress(message["fraction"], message["text"])
                 elif message["kind"] == "done":
                     self._pending -= 1
+                elif message.get("errno"):        # a full disk, say: raised as what it is
+                    raise OSError(message["errno"], f"building derived data failed: {message['text']}")
                 else:
-                    raise RuntimeError(f"building derived data failed: {message['text']}")
+                    raise DerivedDataFailed(f"building derived data failed: {message['text']}")
 
     def _messages(self) -> list[dict]:
         fd = self._proc.stdout.fileno()
@@ -93,7 +112,7 @@ class SideBuilder:
         chunk = os.read(fd, 1 << 16)
         if not chunk:
             code = self._proc.wait()
-            raise RuntimeError(f"the derived-data process ended without a result (exit code {code})")
+            raise DerivedDataFailed(f"the derived-data process ended without a result (exit code {code})")
         self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
         return [json.loads(line) for line in lines if line.strip()]
@@ -128,7 +147,7 @@ def available() -> bool:
 def serve() -> int:
     """Child process: import the builders, run the jobs sent one after the other,
     report back on each."""
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))    # unwinds, so temporary files are removed
+    _end_with_parent()
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)                      # whatever else is printed must not garble the channel
     for name in _PRELOAD:
@@ -149,9 +168,32 @@ def serve() -> int:
             _run(json.loads(line), report)
             send(kind="done")
         except Exception as exc:      # reported to the parent, which raises it
-            send(kind="error", text=f"{type(exc).__name__}: {exc}")
+            send(kind="error", text=f"{type(exc).__name__}: {exc}", errno=getattr(exc, "errno", None))
             return 0
     return 0
+
+
+def _end_with_parent() -> None:
+    """Quiet on Ctrl-C and SIGTERM, and gone when the parent is."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(1))
+    parent = int(os.environ.get(PARENT_ENV, "0") or 0)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+    if parent and os.getppid() != parent:          # the parent died before the signal was asked for
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if parent and os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="popview-parent-watch").start()
 
 
 def _lines_read_ahead(stream):
@@ -169,12 +211,11 @@ def _lines_read_ahead(stream):
 
 
 def _run(job: dict, report) -> None:
-    import h5py
-
+    from popview.cache.integrity import writing
     from popview.cache.rawtables import RawTables
 
     defs = Definitions.from_json_dict(job["definitions"], job["callpath_parent"], job["callpath_region"])
-    with h5py.File(job["dst"], "w") as target:
+    with writing(job["dst"], "w") as target:
         importlib.import_module(job["module"]).build(RawTables(Path(job["src"])), defs, Progress(report),
                                                      dst=target, **job["options"])
 

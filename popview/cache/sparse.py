@@ -9,6 +9,7 @@ import numba
 import numpy as np
 
 from popview.cache import schema
+from popview.cache.integrity import checked
 
 
 class SparseIndex:
@@ -36,9 +37,9 @@ class SparseIndex:
         for name in ("sparse_time", "sparse_maxend"):
             if name in group:
                 del group[name]
-        group.create_dataset("sparse_time", data=_joined(self._times))
+        group.create_dataset("sparse_time", data=_joined(self._times), **checked())
         if self.interval:
-            group.create_dataset("sparse_maxend", data=_joined(self._ends))
+            group.create_dataset("sparse_maxend", data=_joined(self._ends), **checked())
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import h5py
@@ -16,9 +14,12 @@ import numpy as np
 from popview._version import __version__
 from popview.cache import schema
 from popview.cache.chunks import ChunkedWriter
+from popview.cache.integrity import checked, seal, sign, writing
+from popview.cache.location import file_mode
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.runs import RunIndex
+from popview.cache.scratch import Scratch
 from popview.cache.sparse import SparseIndex
 from popview.model.definitions import Definitions
 
@@ -30,8 +31,9 @@ SIDE_AT_START_BYTES = 256 << 20
 
 
 def compression() -> dict:
-    """Zstd + shuffle: ~5x faster to write than gzip at the same ratio (see docs/cache.md)."""
-    return dict(**hdf5plugin.Zstd(clevel=1), shuffle=True)
+    """Zstd + shuffle: ~5x faster to write than gzip at the same ratio (see docs/cache.md);
+    each stored chunk checksummed (integrity.py)."""
+    return dict(**hdf5plugin.Zstd(clevel=1), shuffle=True, **checked())
 
 
 def create_column(group: h5py.Group, name: str, dtype, size: int) -> h5py.Dataset:
@@ -138,15 +140,18 @@ class Writer:
     """Builds one cache file atomically.
 
     Use as a context manager: an exception (or a cancel) removes every
-    temporary file, so a half-written cache is never found later.
+    temporary file, so a half-written cache is never found later. All of them
+    live in one scratch folder beside the cache (scratch.py), which a later
+    conversion removes if this process is killed.
     """
 
     def __init__(self, final_path: Path, fingerprint: str, n_locations_hint: int = 0, source_bytes: int = 0):
         self.final_path = Path(final_path)
         self.final_path.parent.mkdir(parents=True, exist_ok=True)
         self.fingerprint = fingerprint
-        self._staging_dir = Path(tempfile.mkdtemp(prefix=self.final_path.name + ".", suffix=".staging.tmp",
-                                                  dir=self.final_path.parent))
+        self._scratch = Scratch(self.final_path.parent)
+        self._staging_dir = self._scratch.path / "staging"
+        self._staging_dir.mkdir()
         self._tables: dict[str, _Staging] = {}
         self._hint = n_locations_hint
         self.definitions: Definitions | None = None
@@ -180,39 +185,33 @@ class Writer:
         progress = progress or Progress()
         if self.definitions is None:
             raise ValueError("definitions were never set")
-        fd, tmp = tempfile.mkstemp(prefix=self.final_path.name + ".", suffix=".tmp", dir=self.final_path.parent)
-        os.close(fd)
-        tmp_path = Path(tmp)
-        side = self._side or _start_side_builder(sum(t.n for t in self._tables.values()))
-        self._side = None
+        tmp_path = self._scratch.path / "cache.h5"
+        side = self._side = self._side or _start_side_builder(sum(t.n for t in self._tables.values()))
         copy = SortedCopy(self._staging_dir / "sorted")
         try:
             adopted = self._adopt_in_order(copy)
             early = derived.start_early(side, copy.folder, self.definitions) \
                 if side is not None and "events" in adopted else None
-            with h5py.File(tmp_path, "w") as out:
+            with writing(tmp_path, "w", self.abort) as out:
                 calls = self._write_tables(out, copy, progress.sub(0.0, 0.6), adopted)
                 derived.build_core(out, self.definitions, progress.sub(0.6, 0.65), calls, copy)
                 if side is None:
                     derived.build_all(RawTables(copy.folder), out, self.definitions, progress.sub(0.65, 0.98))
             if side is not None:
                 derived.build_optional_in_parallel(copy.folder, tmp_path, self.definitions,
-                                                   progress.sub(0.65, 0.98), side, early)
-            with h5py.File(tmp_path, "r+") as out:
+                                                   progress.sub(0.65, 0.98), side, early, self.abort)
+            with writing(tmp_path, "r+", self.abort) as out:
                 _write_definitions(out, self.definitions)
                 out.attrs["schema_version"] = schema.SCHEMA_VERSION
                 out.attrs["popview_version"] = __version__
                 out.attrs["fingerprint"] = self.fingerprint
                 out.attrs["complete"] = True
+                sign(out)
+            seal(tmp_path)
+            os.chmod(tmp_path, file_mode())          # made 0600 in a private folder; shared as the umask says
             os.replace(tmp_path, self.final_path)
-        except BaseException:
-            tmp_path.unlink(missing_ok=True)
-            self.abort()
-            raise
         finally:
-            if side is not None:
-                side.close()
-            self._close_staging()
+            self.abort()
         progress(1.0, "done")
         return self.final_path
 
@@ -257,9 +256,11 @@ class Writer:
     def _close_staging(self) -> None:
         for stage in self._tables.values():
             stage.close()
-        shutil.rmtree(self._staging_dir, ignore_errors=True)
+        self._scratch.remove()
 
     def abort(self) -> None:
+        """Stop the derived-data process and remove every scratch file (the cache being
+        written too: this also makes room on a full disk)."""
         if self._side is not None:
             self._side.close()
             self._side = None
@@ -291,8 +292,8 @@ def _write_definitions(out: h5py.File, defs: Definitions) -> None:
     g = out.require_group("definitions")
     payload = json.dumps(defs.to_json_dict(), separators=(",", ":")).encode()
     g.create_dataset("json", data=np.frombuffer(payload, dtype=np.uint8), **compression())
-    g.create_dataset("callpath_parent", data=np.asarray(defs.callpath_parent, np.int32))
-    g.create_dataset("callpath_region", data=np.asarray(defs.callpath_region, np.int32))
+    g.create_dataset("callpath_parent", data=np.asarray(defs.callpath_parent, np.int32), **checked())
+    g.create_dataset("callpath_region", data=np.asarray(defs.callpath_region, np.int32), **checked())
 
 
 def _location_groups(counts: np.ndarray, budget: int) -> list[tuple[int, int]]:
@@ -329,7 +330,7 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     total = stage.n if stage is not None else 0
     offsets = _offsets(stage, n_loc)
     counts = np.diff(offsets)
-    group.create_dataset("offsets", data=offsets)
+    group.create_dataset("offsets", data=offsets, **checked())
     dsets = {name: create_column(group, name, dtype, total) for name, dtype in cols}
     index = SparseIndex(table)
     if copy is not None:

@@ -1,10 +1,12 @@
 """Helpers shared by sub-commands: progress bar, error reporting."""
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
 
+from popview.cache import location
 from popview.cache.progress import Cancelled
 from popview.readers.errors import InputError
 
@@ -55,9 +57,18 @@ def guarded(fn):
     return wrapper
 
 
+class _CacheBeside(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        location.prefer_beside(True)
+        setattr(namespace, self.dest, True)
+
+
 def add_cache_dir(parser) -> None:
     parser.add_argument("--cache-dir", metavar="DIR", help="where to keep converted caches "
-                        "(default: beside the trace if writable, else the user cache directory)")
+                        "(default: POPVIEW_CACHE_DIR if set, else the user cache directory)")
+    parser.add_argument("--cache-beside", action=_CacheBeside, nargs=0, default=False,
+                        help="keep caches beside the traces, in folders you own "
+                             f"(also {location.BESIDE_ENV}=1)")
 
 
 def add_paths(parser) -> None:

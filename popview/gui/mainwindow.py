@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from popview.analysis.focus import Focus
 from popview.gui import layouts
+from popview.gui.cache_setting import CacheBesideAction
 from popview.gui.state import AppState
 from popview.gui.widgets.progress import JobProgress
 from popview.gui.workers import OpenJob
@@ -187,6 +188,8 @@ class MainWindow(QMainWindow):
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self.close_action = self._action(file_menu, "&Close experiment", self.close_experiment,
                                          QKeySequence.StandardKey.Close)
+        self.cache_beside_action = CacheBesideAction(self.settings, self)
+        file_menu.addAction(self.cache_beside_action)
         self.quit_separator = file_menu.addSeparator()   # pane File actions go above it
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         view = self.menus["View"]

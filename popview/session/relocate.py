@@ -1,7 +1,7 @@
 """Finding the experiments of a session again: moved, changed or missing.
 
-A trace is recognised by its content (names, sizes and edge hashes of its
-files, as in the cache fingerprint) ignoring modification times, so a
+A trace is recognised by its content (names, sizes and content hashes of
+its files, as in the cache fingerprint) ignoring times and inodes, so a
 moved or copied trace still matches while an edited one does not.
 """
 from __future__ import annotations
@@ -29,14 +29,25 @@ def source_fingerprint(path) -> str:
 
 
 def content_key(fp: str | None):
-    """The fingerprint without modification times (None when unknown)."""
+    """The fingerprint without times and inodes (None when unknown). Fingerprints of
+    earlier versions (name, size, mtime, hash of the edges) are kept to names and sizes."""
     if fp is None:
         return None
     try:
         items = json.loads(fp)
-        return tuple((name, size, digest) for name, size, _mtime, digest in items)
-    except (ValueError, TypeError):
+        if all(len(item) == 4 for item in items):
+            return tuple((os.path.basename(item[0]), item[1]) for item in items)
+        return tuple((item[0], item[1], item[-1]) for item in items)
+    except (ValueError, TypeError, IndexError, KeyError):
         return fp
+
+
+def same_content(fp: str, remembered: str | None) -> bool:
+    """Whether `fp` (of this version) and a remembered fingerprint name one content."""
+    key, old = content_key(fp), content_key(remembered)
+    if isinstance(old, tuple) and old and len(old[0]) == 2 and isinstance(key, tuple):
+        key = tuple((os.path.basename(name), size) for name, size, _ in key)
+    return key == old
 
 
 @dataclass
@@ -58,7 +69,7 @@ def check(ref: ExperimentRef, path) -> Resolution:
     except InputError as exc:
         return Resolution(ref, "missing", None, None, str(exc))
     moved = os.path.abspath(path) != os.path.abspath(ref.path)
-    if ref.fingerprint is None or content_key(fp) == content_key(ref.fingerprint):
+    if ref.fingerprint is None or same_content(fp, ref.fingerprint):
         return Resolution(ref, "moved" if moved else "ok", path, fp)
     return Resolution(ref, "changed", path, fp,
                       f"{path} has changed since the session was saved: bookmarks and annotations "

@@ -100,7 +100,7 @@ def make(path: Path) -> None:
 def pyramid(path: Path) -> None:
     import h5py
 
-    from popview.cache import Progress, Reader, pyramid as pyr
+    from popview.cache import Progress, Reader, integrity, pyramid as pyr
 
     _stamp(path)
     with Reader(path) as reader:
@@ -108,6 +108,7 @@ def pyramid(path: Path) -> None:
     start = time.perf_counter()
     with h5py.File(path, "r+") as out:
         pyr.build(out, defs, Progress(lambda f, m: print(f"{f:5.1%} {m}", flush=True) if m else None))
+    integrity.reseal(path)
     print(f"pyramid built in {time.perf_counter() - start:.1f} s")
 
 
@@ -115,10 +116,12 @@ def _stamp(path: Path) -> None:
     """Mark the benchmark cache current (its pyramid is added or rebuilt by this script)."""
     import h5py
 
+    from popview.cache import integrity
     from popview.cache.schema import SCHEMA_VERSION
 
     with h5py.File(path, "r+") as out:
         out.attrs["schema_version"] = SCHEMA_VERSION
+    integrity.reseal(path)
 
 
 def run(path: Path) -> None:

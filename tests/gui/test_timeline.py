@@ -282,11 +282,16 @@ def test_critical_path_overlay(pane, qtbot):
     view = pane.view
     pane.path_box.setChecked(True)
     qtbot.waitUntil(lambda: view.critical_path is not None, timeout=60_000)
-    x, y = view.path.getData()
-    assert len(view.critical_path["loc"]) > 0 and len(x) == 2 * len(view.critical_path["loc"])
+    path = view.critical_path
+    x, y = view.path_route.getData()
+    assert len(path["loc"]) > 0 and len(x) == 2 * len(path["loc"])
+    assert np.all(np.diff(x) >= 0)                          # drawn in time order, no line runs back
+    work, _ = view.path.getData()
+    assert len(work) == 2 * int((~path["waiting"]).sum())   # thick where the path works
     assert "critical path" in pane.info.text()
     pane.path_box.setChecked(False)
     assert view.path.getData()[0] is None or len(view.path.getData()[0]) == 0
+    assert view.path_route.getData()[0] is None or len(view.path_route.getData()[0]) == 0
 
 
 def test_time_ticks_have_the_decimals_their_spacing_needs():

@@ -8,7 +8,6 @@ import pytest
 
 import popview
 from popview.cache import Cancelled, schema
-from popview.cache.location import cache_path
 from popview.cache.reader import Reader, open_if_valid
 from tests.paraver.prvtext import write_trace
 
@@ -79,16 +78,6 @@ def test_failure_during_finish_leaves_nothing(tmp_path, cache_dir, monkeypatch):
     with pytest.raises(RuntimeError):
         popview.open(write_trace(tmp_path), cache_dir=cache_dir)
     assert os.listdir(cache_dir) == []
-
-
-def test_cache_beside_writable_trace_else_user_cache(tmp_path, monkeypatch):
-    prv = write_trace(tmp_path)
-    assert cache_path(prv).parent == tmp_path
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    monkeypatch.setattr(os, "access", lambda p, mode: False)
-    monkeypatch.setenv("POPVIEW_CACHE_DIR", str(tmp_path / "xdg"))
-    assert cache_path(ro / "x.prv").parent == tmp_path / "xdg"
 
 
 def test_progress_reaches_one(tmp_path, cache_dir):

@@ -1,6 +1,6 @@
 """Critical-path model (seed 000 2.1.4; METRICS.md 4), inputs from the replay:
-t_i = TL-CUE of thread i (its useful time), PL-CUE per process, G-CUE =
-R_ideal, G-COO. Their product is the parallel efficiency avg(t) / R."""
+t_i = TL-CUE of thread i (its useful time), PL-CUE per process, G-CUE,
+G-COO (not the ideal-network R_ideal of the other models). Their product is the parallel efficiency avg(t) / R."""
 from __future__ import annotations
 
 import numpy as np
@@ -56,7 +56,7 @@ def comm(ctx):
 def ser(ctx):
     rp = ctx.need_replay()
     u = ctx.useful()
-    return ratio(u.max(), rp.r_ideal), {"max_useful_s": u.max(), "g_cue_s": rp.r_ideal}
+    return ratio(u.max(), rp.g_cue), {"max_useful_s": u.max(), "g_cue_s": rp.g_cue}
 
 
 def ser_omp(ctx):
@@ -68,12 +68,12 @@ def ser_omp(ctx):
 def ser_mpi(ctx):
     pl = _pl_cue(ctx)
     rp = ctx.need_replay()
-    return ratio(pl.max(), rp.r_ideal), {"max_pl_cue_s": pl.max(), "g_cue_s": rp.r_ideal}
+    return ratio(pl.max(), rp.g_cue), {"max_pl_cue_s": pl.max(), "g_cue_s": rp.g_cue}
 
 
 def te(ctx):
     rp = ctx.need_replay()
-    return ratio(rp.r_ideal, ctx.runtime()), {"g_cue_s": rp.r_ideal, "runtime_s": ctx.runtime()}
+    return ratio(rp.g_cue, ctx.runtime()), {"g_cue_s": rp.g_cue, "runtime_s": ctx.runtime()}
 
 
 def te_omp(ctx):
@@ -83,7 +83,7 @@ def te_omp(ctx):
 
 def te_mpi(ctx):
     rp = ctx.need_replay()
-    return ratio(rp.r_ideal, rp.g_coo), {"g_cue_s": rp.r_ideal, "g_coo_s": rp.g_coo}
+    return ratio(rp.g_cue, rp.g_coo), {"g_cue_s": rp.g_cue, "g_coo_s": rp.g_coo}
 
 
 MODEL = Model("critical-path", "Critical path", "Critical-path based model (MPI and OpenMP factors from a replay)",

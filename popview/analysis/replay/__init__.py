@@ -27,6 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from popview.analysis.focus import Focus
+from popview.analysis.gather import main_locations
 from popview.analysis.replay import kernel
 from popview.analysis.replay.collectives import add_collectives
 from popview.analysis.replay.graph import GraphBuilder
@@ -36,13 +37,14 @@ from popview.analysis.replay.profile import critical_path_profile
 from popview.analysis.replay.records import Calls
 from popview.analysis.replay.result import ReplayResult
 from popview.analysis.replay.rma import add_rma
-from popview.analysis.replay.weights import COM, CUE, focus_mask, masters, weighted_pieces
+from popview.analysis.replay.weights import COM, CUE, IDEAL, focus_mask, masters, weighted_pieces
 from popview.cache.progress import Progress
 
 __all__ = ["replay", "ReplayResult", "clear_cache", "MODELS"]
 
-# model -> (rendezvous threshold in bytes, every collective a barrier, CUE weighs CPU bursts)
-MODELS = {"lamport": (None, False, False), "dimemas": (32 * 1024, True, True)}
+# model -> (rendezvous threshold in bytes, every collective a barrier, CUE weighs CPU bursts,
+#          dependencies stamped backwards in time are dropped: Dimemas simulates them as recorded)
+MODELS = {"lamport": (None, False, False, True), "dimemas": (32 * 1024, True, True, False)}
 
 NS = 1e-9
 _CACHE: OrderedDict = OrderedDict()
@@ -77,14 +79,17 @@ def clear_cache() -> None:
 
 def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:
     started = time.perf_counter()
-    rendezvous, all_barriers, bursts = MODELS[model]
+    rendezvous, all_barriers, bursts, forward_only = MODELS[model]
     defs = exp.definitions
     progress(0.0, "replay: reading synchronisation")
-    builder = GraphBuilder(defs.n_locations, defs.location_process())
+    # A call path's visits lie at other times on each process: a dependency between processes
+    # would chain them into a path longer than R (the longest master's time in the call path)
+    builder = GraphBuilder(defs.n_locations, defs.location_process(), forward_only=forward_only,
+                           local_only=focus.kind == "callpath")
     calls = Calls(exp.reader)
     mask = focus_mask(exp, focus, calls)
     window = (mask.t_start, mask.t_stop) if mask.is_window else None
-    stats = (add_messages(builder, exp.reader, defs.n_locations, rendezvous, window),
+    stats = (add_messages(builder, exp.reader, defs.n_locations, rendezvous, window, repair=forward_only),
              add_collectives(builder, calls, defs, all_barriers), add_openmp(builder, calls, defs),
              add_rma(builder, calls, defs))
     progress(0.3, "replay: building the execution graph")
@@ -96,35 +101,41 @@ def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:
         graph.loc_ptr, graph.time, graph.copy, graph.n_virtual, graph.succ_ptr, graph.succ, graph.succ_cross,
         graph.indegree, *pieces, kernel.WEIGHT_OF_CLOCK, kernel.LOCAL_CLOCK)
     progress(0.8, "replay: critical path")
-    end_loc = int(np.argmax(clock[:, 0])) if defs.n_locations else 0
-    cp_loc, cp_b, cp_e = kernel.backtrack(graph.loc_ptr, graph.time, came_from, int(graph.loc_ptr[end_loc + 1] - 1),
-                                          mask.t_start, mask.t_stop)
-    path = {"loc": cp_loc, "begin": cp_b, "end": cp_e}
-    result = _result(exp, focus, model, mask, clock, path, pieces, weighted, calls, stats, forced)
+    main = main_locations(defs)[0]
+    end_loc = int(main[np.argmax(clock[main, kernel.G_CUE])]) if len(main) else 0
+    cp_loc, cp_b, cp_e, cp_wait = kernel.backtrack(graph.loc_ptr, graph.time, came_from,
+                                                   int(graph.loc_ptr[end_loc + 1] - 1), mask.t_start, mask.t_stop)
+    path = {"loc": cp_loc, "begin": cp_b, "end": cp_e, "waiting": cp_wait}
+    result = _result(exp, focus, model, mask, clock, path, pieces, weighted, calls, stats, forced,
+                     graph.backwards)
     progress(1.0, "replay: done")
     return replace(result, seconds=time.perf_counter() - started)
 
 
-def _result(exp, focus, model, mask, clock, path, pieces, weighted, calls, stats, forced) -> ReplayResult:
+def _result(exp, focus, model, mask, clock, path, pieces, weighted, calls, stats, forced,
+            backwards: int) -> ReplayResult:
     """Clocks and weighted totals (ns) and path into the figures the models use (s)."""
     defs = exp.definitions
     msg, coll, omp, rma = stats
     per_cp, outside, by_loc = critical_path_profile(exp, path, pieces, calls)
     weighted = weighted * NS
-    top = clock.max(axis=0) * NS if len(clock) else np.zeros(kernel.N_CLOCKS)
+    main = main_locations(defs)[0]
+    top = clock[main].max(axis=0) * NS if len(main) else np.zeros(kernel.N_CLOCKS)    # the main application's
     outside_mpi = weighted[masters(defs), COM]
     pl_cue = np.zeros(defs.n_processes)
-    np.maximum.at(pl_cue, defs.location_process(), clock[:, 3] * NS)
-    notes, approximate = _notes(msg, coll, omp, rma, forced)
+    np.maximum.at(pl_cue, defs.location_process(), clock[:, kernel.PL_CUE] * NS)
+    notes, approximate = _notes(msg, coll, omp, rma, forced, backwards, model, focus, defs.n_processes)
     return ReplayResult(
-        focus=focus, model=model, r=mask.runtime_ns * NS, r_ideal=float(top[0]), g_coo=float(top[1]),
-        g_com=float(top[2]), pl_cue=pl_cue, tl_cue=weighted[:, CUE], outside_mpi=outside_mpi,
-        mpi_ideal=float(top[2]) - outside_mpi, critical_path=path, critical_path_profile=per_cp,
+        focus=focus, model=model, r=mask.runtime_ns * NS, r_ideal=float(top[kernel.G_IDEAL]),
+        g_cue=float(top[kernel.G_CUE]), g_coo=float(top[kernel.G_COO]), g_com=float(top[kernel.G_COM]),
+        pl_cue=pl_cue, tl_cue=weighted[:, CUE], non_mpi=weighted[:, IDEAL], outside_mpi=outside_mpi,
+        mpi_ideal=float(top[kernel.G_COM]) - outside_mpi, critical_path=path, critical_path_profile=per_cp,
         critical_path_outside=outside, critical_path_by_location=by_loc, n_messages_matched=msg.matched,
         n_unmatched=msg.unmatched, n_collectives=coll.instances, approximate=approximate, notes=notes)
 
 
-def _notes(msg, coll, omp, rma, forced: int) -> tuple[list[str], bool]:
+def _notes(msg, coll, omp, rma, forced: int, backwards: int, model: str, focus: Focus,
+           defs_processes: int) -> tuple[list[str], bool]:
     """What the replay could not follow exactly, in words; and whether that makes it approximate."""
     notes, approximate = [], False
     tasks = omp.tasks
@@ -149,15 +160,24 @@ def _notes(msg, coll, omp, rma, forced: int) -> tuple[list[str], bool]:
                           "origins not replayed (the lock type is not recorded)"),
         (rma.pscw_calls, f"{rma.pscw_calls} MPI_Win_post / start / complete / wait calls not synchronised "
                          "(the access and exposure groups are not recorded)"),
+        (msg.backwards, f"{msg.backwards} messages received before they were sent (clock skew between nodes) "
+                        + ("were not followed" if model == "lamport" else "followed as recorded")),
+        (backwards, f"{backwards} collective, OpenMP or task dependencies stamped after the event waiting for "
+                    "them (inconsistent records) were not followed"),
         (forced, f"{forced} cyclic waits broken (inconsistent records)"),
     ]
     for count, text in checks:
         if count:
             notes.append(text)
             approximate = True
-    if msg.backwards:
-        notes.append(f"{msg.backwards} messages received before they were sent (clock skew between nodes); "
-                     "followed as recorded")
+    if msg.placeholders or msg.repaired_channels:
+        notes.append(f"{msg.placeholders} receives from MPI_PROC_NULL recorded as messages (size 0, tag "
+                     f"MPI_ANY_TAG) dropped; sends and receives of {msg.repaired_channels} channels paired again "
+                     "in order")
+    if focus.kind == "callpath" and defs_processes > 1:
+        notes.append("call-path focus: dependencies between processes are not followed (each process's time in "
+                     "the call path lies elsewhere in the run), so MPI serialisation reads 1; focus on "
+                     "iterations or a window to see it")
     if coll.no_communicator and coll.calls:
         notes.append("no communicator recorded for collectives: each assumed over all processes")
     if rma.fences:

@@ -43,6 +43,7 @@ class Graph:
     succ: np.ndarray
     succ_cross: np.ndarray           # edge between processes (ignored by process-local clocks)
     indegree: np.ndarray
+    backwards: int = 0               # edges dropped: their source is stamped after their target
 
 
 @dataclass
@@ -51,8 +52,10 @@ class GraphBuilder:
 
     n_loc: int
     loc_process: np.ndarray
+    forward_only: bool = True                       # drop recorded edges running backwards in time
+    local_only: bool = False                        # drop edges between processes
     _nodes: list = field(default_factory=list)      # (loc, time, priority, copy)
-    _edges: list = field(default_factory=list)      # (src, dst, cross) in builder ids
+    _edges: list = field(default_factory=list)      # (src, dst, cross, checked) in builder ids
     _n: int = 0
     _n_virtual: int = 0
 
@@ -72,9 +75,13 @@ class GraphBuilder:
         self._n_virtual += n
         return ids
 
-    def edges(self, src, dst, cross) -> None:
+    def edges(self, src, dst, cross, recorded: bool = True) -> None:
+        """Edges src -> dst; `recorded`: the dependency happened in the run, so
+        one running backwards in time comes from inconsistent records and is
+        dropped (a simulated one, like the rendezvous of model "dimemas", is kept)."""
         src = np.asarray(src, np.int64)
-        self._edges.append((src, np.asarray(dst, np.int64), np.broadcast_to(np.asarray(cross, bool), src.shape)))
+        self._edges.append((src, np.asarray(dst, np.int64), np.broadcast_to(np.asarray(cross, bool), src.shape),
+                            np.full(src.shape, recorded)))
 
     def finish(self, t_final: int) -> Graph:
         """Sort and index everything; `t_final` (after every node and state)
@@ -86,21 +93,42 @@ class GraphBuilder:
         loc, time, pri, copy = (np.concatenate(c) for c in zip(*self._nodes))
         rank, u_loc, u_time, u_copy = _node_order(loc, time, pri, copy)
         if self._edges:
-            src, dst, cross = (np.concatenate(c) for c in zip(*self._edges))
+            src, dst, cross, recorded = (np.concatenate(c) for c in zip(*self._edges))
         else:
             src = dst = np.zeros(0, np.int64)
-            cross = np.zeros(0, bool)
+            cross = recorded = np.zeros(0, bool)
+        keep = forward_edges(src, dst, time, self._n_virtual) | ~recorded | (not self.forward_only)
+        backwards = int(len(keep) - keep.sum())
+        if self.local_only:
+            keep &= ~cross
+        if not keep.all():
+            src, dst, cross = src[keep], dst[keep], cross[keep]
         succ_ptr, succ, succ_cross, indegree = edges_by_source(src, dst, cross, rank, len(u_time),
                                                                self._n_virtual)
         loc_ptr = np.zeros(self.n_loc + 1, np.int64)
         np.cumsum(np.bincount(u_loc, minlength=self.n_loc), out=loc_ptr[1:])
         return Graph(time=u_time, copy=u_copy, loc_ptr=loc_ptr,
                      n_virtual=self._n_virtual, succ_ptr=succ_ptr, succ=succ, succ_cross=succ_cross,
-                     indegree=indegree)
+                     indegree=indegree, backwards=backwards)
 
     def latest(self) -> int:
         """The latest node time so far."""
         return max((int(t.max()) for _, t, *_ in self._nodes if len(t)), default=0)
+
+
+def forward_edges(src, dst, time, n_virtual: int) -> np.ndarray:
+    """Which edges run forward in time (source stamped no later than target;
+    a virtual node stands at its earliest successor). A node never waits for
+    something recorded after it, so no clock passes its node's recorded time
+    and the records cannot form a cycle; only inconsistent records (clock
+    skew, mismatched messages) have edges running backwards."""
+    real_src, real_dst = src >= 0, dst >= 0
+    at = np.full(max(n_virtual, 1), np.iinfo(np.int64).max, np.int64)
+    out_of_virtual = ~real_src & real_dst
+    np.minimum.at(at, -1 - src[out_of_virtual], time[dst[out_of_virtual]])
+    src_t = np.where(real_src, time[np.where(real_src, src, 0)], np.iinfo(np.int64).min)
+    dst_t = np.where(real_dst, time[np.where(real_dst, dst, 0)], at[np.where(real_dst, 0, -1 - dst)])
+    return src_t <= dst_t
 
 
 def _node_order(loc, time, pri, copy):

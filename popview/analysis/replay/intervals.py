@@ -155,3 +155,39 @@ def leaves(ptr, begin, end, callpath):
                 top += 1
         out_ptr[loc + 1] = m
     return out_ptr, out_b[:m].copy(), out_e[:m].copy(), out_cp[:m].copy()
+
+
+@numba.njit(cache=True)
+def with_gaps(ptr, begin, end, selected, t_end):
+    """The rows plus, on the selected locations, a row for every stretch of
+    [0, t_end] no row covers: (ptr, begin, end, source row or -1 for a gap)."""
+    n_loc = len(ptr) - 1
+    cap = len(begin) + 1
+    for loc in range(n_loc):
+        if selected[loc]:
+            cap += ptr[loc + 1] - ptr[loc] + 1
+    out_b = np.empty(cap, np.int64)
+    out_e = np.empty(cap, np.int64)
+    src = np.empty(cap, np.int64)
+    out_ptr = np.zeros(n_loc + 1, np.int64)
+    m = 0
+    for loc in range(n_loc):
+        covered = np.int64(0)
+        for i in range(ptr[loc], ptr[loc + 1]):
+            if selected[loc] and begin[i] > covered:
+                out_b[m] = covered
+                out_e[m] = begin[i]
+                src[m] = -1
+                m += 1
+            out_b[m] = begin[i]
+            out_e[m] = end[i]
+            src[m] = i
+            m += 1
+            covered = max(covered, end[i])
+        if selected[loc] and t_end > covered:
+            out_b[m] = covered
+            out_e[m] = t_end
+            src[m] = -1
+            m += 1
+        out_ptr[loc + 1] = m
+    return out_ptr, out_b[:m].copy(), out_e[:m].copy(), src[:m].copy()

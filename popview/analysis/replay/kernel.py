@@ -8,16 +8,18 @@ which only inconsistent records can create), the waiting node with the
 earliest time is forced and counted.
 
 Clock dimensions: 0 G-CUE, 1 G-COO, 2 G-COM (global), 3 PL-CUE (process
-local: edges between processes are not followed).
+local: edges between processes are not followed), 4 G-IDEAL (the runtime on
+an ideal network: every weight kind but MPI time).
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-N_CLOCKS = 4
-WEIGHT_OF_CLOCK = np.array([0, 1, 2, 0], np.int64)   # CUE, COO, COM, CUE
-LOCAL_CLOCK = np.array([False, False, False, True])
+N_CLOCKS = 5
+G_CUE, G_COO, G_COM, PL_CUE, G_IDEAL = range(N_CLOCKS)
+WEIGHT_OF_CLOCK = np.array([0, 1, 2, 0, 3], np.int64)   # CUE, COO, COM, CUE, IDEAL (weights.py)
+LOCAL_CLOCK = np.array([False, False, False, True, False])
 
 
 @numba.njit(cache=True)
@@ -163,14 +165,31 @@ def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegr
 
 
 @numba.njit(cache=True)
+def _grow(a, m):
+    out = np.empty(2 * len(a), a.dtype)
+    out[:m] = a[:m]
+    return out
+
+
+@numba.njit(cache=True)
 def backtrack(loc_ptr, time, came_from, start_node, t_start, t_stop):
-    """Intervals (loc, begin, end) of the G-CUE critical path ending at start_node,
-    from the first to the last, adjacent pieces of one location merged."""
+    """Pieces (loc, begin, end, waiting) of the G-CUE critical path ending at
+    start_node, in time order and contiguous: they cover [t_start, t_stop].
+
+    Walking back from the end, a node whose clock came from its own location
+    adds the time since that location's previous node; a node whose clock
+    came from another location (a message, a collective, a fork, a barrier)
+    adds, on its own location, the time from that dependency to itself as
+    *waiting* (what the ideal network removes), and the path goes on at the
+    dependency. A dependency stamped after the node waiting for it
+    (inconsistent records) is not followed, so the path never runs backwards.
+    """
     n_real = len(time)
-    cap = n_real + 1
+    cap = 1024
     out_loc = np.empty(cap, np.int32)
     out_b = np.empty(cap, np.int64)
     out_e = np.empty(cap, np.int64)
+    out_w = np.empty(cap, np.bool_)
     loc_of = np.empty(n_real, np.int32)
     for loc in range(len(loc_ptr) - 1):
         for n in range(loc_ptr[loc], loc_ptr[loc + 1]):
@@ -178,26 +197,35 @@ def backtrack(loc_ptr, time, came_from, start_node, t_start, t_stop):
     m = 0
     n = start_node
     steps = 0
-    while n >= 0 and steps <= 2 * cap:
+    while n >= 0 and steps <= 2 * n_real + 2:
         steps += 1
-        if n >= n_real:               # virtual node: continue at the contributor
-            n = came_from[n]
-            continue
-        if came_from[n] >= 0:
-            n = came_from[n]
-            continue
         loc = loc_of[n]
+        src = came_from[n]
+        hops = 0
+        while src >= n_real and hops <= n_real:      # virtual nodes: go on at their contributor
+            src = came_from[src]
+            hops += 1
+        waiting = src >= 0 and src < n_real and time[src] <= time[n]
         first = n == loc_ptr[loc]
-        b = t_start if first else time[n - 1]
+        if waiting:
+            b = time[src]
+        else:
+            b = t_start if first else time[n - 1]
         e = min(time[n], t_stop)
         b = max(b, t_start)
         if e > b:
-            if m > 0 and out_loc[m - 1] == loc and out_b[m - 1] == e:
+            if m > 0 and out_loc[m - 1] == loc and out_w[m - 1] == waiting and out_b[m - 1] == e:
                 out_b[m - 1] = b
             else:
+                if m == len(out_b):
+                    out_loc, out_b, out_e, out_w = _grow(out_loc, m), _grow(out_b, m), _grow(out_e, m), _grow(out_w, m)
                 out_loc[m] = loc
                 out_b[m] = b
                 out_e[m] = e
+                out_w[m] = waiting
                 m += 1
-        n = -1 if first else n - 1
-    return out_loc[:m][::-1].copy(), out_b[:m][::-1].copy(), out_e[:m][::-1].copy()
+        if waiting:
+            n = src
+        else:
+            n = -1 if first else n - 1
+    return out_loc[:m][::-1].copy(), out_b[:m][::-1].copy(), out_e[:m][::-1].copy(), out_w[:m][::-1].copy()

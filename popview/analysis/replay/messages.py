@@ -4,6 +4,17 @@ The send node sits at the logical send time (the send call's entry, also for
 an isend); the receive node at the physical receive time, which lies inside
 the call where the data arrived (the recv, or the wait of an irecv).
 
+Recorded pairs are not always right. Extrae pairs the receive of a
+message from MPI_PROC_NULL (size 0, tag MPI_ANY_TAG written as 4294967295)
+with a real send, and every later send on that channel then lands on the
+previous receive: messages seem received before they were sent. On a
+channel (sender, receiver) whose records hold such a placeholder or a
+message received before it was sent, the placeholder receives are dropped
+and the k-th send is paired with the k-th receive (MPI messages between two
+ranks do not overtake each other); halves left over are unmatched, and a
+pair still received before it was sent (clock skew between nodes) is not
+followed: it would make a receive wait for the future.
+
 Optionally (the Dimemas-compatible model) messages of at least
 `rendezvous_bytes` also hold the sender: its send completes (at the
 physical send time) no earlier than the receive was posted (the logical
@@ -18,23 +29,28 @@ import numpy as np
 
 from popview.analysis.replay.graph import RECV, RECV_POSTED, SEND, SEND_DONE, GraphBuilder
 
-_COLUMNS = ["send_loc", "recv_loc", "send_time", "recv_phys"]
+_COLUMNS = ["send_loc", "recv_loc", "send_time", "recv_phys", "recv_time", "size", "tag"]
+PLACEHOLDER_TAGS = (-1, 4294967295)     # MPI_ANY_TAG: what a receive from MPI_PROC_NULL reports
 # What the OTF2 reader says when it leaves out halves of messages it could not pair.
 _LEFT_OUT = re.compile(r"(\d+) MPI sends and (\d+) receives without a matching partner")
-_RENDEZVOUS_COLUMNS = _COLUMNS + ["send_phys", "recv_time", "size"]
+_RENDEZVOUS_COLUMNS = _COLUMNS + ["send_phys"]
 
 
 @dataclass
 class MessageStats:
     matched: int = 0
     unmatched: int = 0       # a side is missing or a time is unknown
-    backwards: int = 0       # received before it was sent (clock skew between nodes)
+    backwards: int = 0       # received before it was sent (clock skew between nodes): not followed
+    placeholders: int = 0    # receives from MPI_PROC_NULL paired with a send: dropped
+    repaired_channels: int = 0   # channels whose sends and receives were paired again in order
 
 
 def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: int | None = None,
-                 window: tuple[int, int] | None = None) -> MessageStats:
+                 window: tuple[int, int] | None = None, repair: bool = True) -> MessageStats:
     """Message edges; with a `window` only messages sent and received inside it
-    (a send before it carries a zero clock, a receive after it changes nothing)."""
+    (a send before it carries a zero clock, a receive after it changes nothing).
+    `repair`: pair inconsistent channels again and drop messages received
+    before they were sent (else they are followed as recorded, as Dimemas does)."""
     stats = MessageStats(unmatched=_left_out_by_reader(reader.definitions))
     if not reader.has("messages"):
         return stats
@@ -52,8 +68,16 @@ def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: in
     if not ok.all():
         m = {k: v[ok] for k, v in m.items()}
         s_loc, r_loc, s_t, r_t = m["send_loc"], m["recv_loc"], m["send_time"], m["recv_phys"]
+    if repair:
+        m, stats.placeholders, stats.repaired_channels, left = repair_pairs(m)
+        stats.unmatched += left
+    s_loc, r_loc, s_t, r_t = m["send_loc"], m["recv_loc"], m["send_time"], m["recv_phys"]
+    forward = r_t >= s_t
+    stats.backwards = int((~forward).sum())
+    if stats.backwards and repair:
+        m = {k: v[forward] for k, v in m.items()}
+        s_loc, r_loc, s_t, r_t = m["send_loc"], m["recv_loc"], m["send_time"], m["recv_phys"]
     stats.matched = len(s_loc)
-    stats.backwards = int((r_t < s_t).sum())
     sends = builder.nodes(s_loc, s_t, SEND)
     recvs = builder.nodes(r_loc, r_t, RECV)
     cross = builder.loc_process[s_loc] != builder.loc_process[r_loc]
@@ -62,8 +86,48 @@ def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: in
         big = m["size"] >= rendezvous_bytes
         posted = builder.nodes(r_loc[big], np.maximum(m["recv_time"][big], 0), RECV_POSTED)
         done = builder.nodes(s_loc[big], np.maximum(m["send_phys"][big], s_t[big]), SEND_DONE)
-        builder.edges(posted, done, cross[big])
+        builder.edges(posted, done, cross[big], recorded=False)
     return stats
+
+
+def repair_pairs(m: dict) -> tuple[dict, int, int, int]:
+    """Pairs of the inconsistent channels made again in order (see the module
+    doc): (messages, placeholder receives dropped, channels repaired, halves
+    left without a partner)."""
+    placeholder = np.isin(m["tag"], PLACEHOLDER_TAGS) & (m["size"] == 0)
+    _, channel = np.unique(m["send_loc"].astype(np.int64) << 32 | m["recv_loc"].astype(np.int64),
+                           return_inverse=True)
+    channel = channel.ravel().astype(np.int64)
+    bad = np.unique(channel[placeholder | (m["recv_phys"] < m["send_time"])])
+    if len(bad) == 0:
+        return m, 0, 0, 0
+    redo = np.isin(channel, bad)
+    keep = {k: v[~redo] for k, v in m.items()}
+    sends = np.flatnonzero(redo)
+    recvs = np.flatnonzero(redo & ~placeholder)
+    s_order = sends[np.lexsort((m["send_time"][sends], channel[sends]))]
+    r_order = recvs[np.lexsort((m["recv_phys"][recvs], m["recv_time"][recvs], channel[recvs]))]
+    s_key = _rank_key(channel[s_order])
+    r_key = _rank_key(channel[r_order])
+    _, si, ri = np.intersect1d(s_key, r_key, assume_unique=True, return_indices=True)
+    s_rows, r_rows = s_order[si], r_order[ri]
+    paired = {k: v[s_rows].copy() for k, v in m.items()}
+    for k in ("recv_loc", "recv_time", "recv_phys"):
+        paired[k] = m[k][r_rows]
+    for k in ("size", "tag"):
+        paired[k] = np.maximum(m[k][s_rows], m[k][r_rows]) if k == "size" else m[k][r_rows]
+    left = len(sends) + len(recvs) - 2 * len(s_rows)
+    out = {k: np.concatenate([keep[k], paired[k]]) for k in m}
+    return out, int(placeholder[redo].sum()), len(bad), left
+
+
+def _rank_key(channel: np.ndarray) -> np.ndarray:
+    """channel << 32 | position within the channel (rows sorted by channel)."""
+    if len(channel) == 0:
+        return channel
+    start = np.r_[0, np.flatnonzero(channel[1:] != channel[:-1]) + 1]
+    pos = np.arange(len(channel)) - np.repeat(start, np.diff(np.r_[start, len(channel)]))
+    return channel * (1 << 32) + pos
 
 
 def _left_out_by_reader(defs) -> int:

@@ -5,8 +5,15 @@ tasks (tasks.py) wait for their creation and hold back the taskwaits and
 barriers that wait for them.
 
 Parallel regions are the master's outermost visits of regions with paradigm
-"openmp" and role "parallel"; worker nodes are placed at the master's fork
-and join times, so workers need no region records of their own.
+"openmp" and role "parallel". The master forks at its fork record if the
+trace has one (OTF2's THREAD_FORK, kept as the event "Thread fork") before
+the region's entry, else at the entry, and joins at its join record after
+the exit, else at the exit: an oversubscribed master may stamp its entry
+milliseconds after its workers started. A worker with its own records of
+the regions (OTF2: every thread enters the parallel region) starts and
+ends each one at its own k-th outermost visit (not before the fork, not
+after the join), else at the master's fork and join; its barriers belong
+to the region of its own visit. Workers thus need no region records.
 """
 from __future__ import annotations
 
@@ -17,7 +24,7 @@ import numpy as np
 from popview.analysis.replay.collectives import collective_callpaths
 from popview.analysis.replay.graph import (BARRIER_BEGIN, BARRIER_END, FORK_MASTER, FORK_WORKER, JOIN_MASTER,
                                            JOIN_WORKER, ZERO_LENGTH_END, GraphBuilder)
-from popview.analysis.replay.records import Calls
+from popview.analysis.replay.records import Calls, select
 from popview.analysis.replay.tasks import TaskStats, add_tasks
 
 
@@ -46,9 +53,10 @@ def add_openmp(builder: GraphBuilder, calls: Calls, defs) -> OpenMPStats:
     bar = calls.select(collective_callpaths(defs, "openmp", ("barrier",)))
     team = _teams(defs)
     regions = _outermost(par, team)
+    windows = _thread_windows(calls.reader, defs, par, regions, team)
     if len(regions["begin"]):
-        _fork_join(builder, regions, team)
-    barriers = _barriers(builder, bar, regions, team)
+        _fork_join(builder, windows, team)
+    barriers = _barriers(builder, bar, regions, windows, team)
     stats.barriers, stats.incomplete_barriers = barriers.instances, barriers.incomplete
     stats.tasks = add_tasks(builder, calls, defs, regions, barriers, enclosing_region)
     return stats
@@ -63,18 +71,25 @@ def _teams(defs) -> dict[int, tuple[int, np.ndarray]]:
     return {p: (min(m)[1], np.array([i for _, i in sorted(m)[1:]], np.int32)) for p, m in out.items()}
 
 
+def _outer_visits(par, loc: int) -> tuple[np.ndarray, np.ndarray]:
+    """(begin, end) of the outermost visits of location `loc`."""
+    lo, hi = np.searchsorted(par["loc"], [loc, loc + 1])
+    b, e = par["begin"][lo:hi], par["end"][lo:hi]
+    if len(b) == 0:
+        return b, e
+    outer = np.ones(len(b), bool)
+    outer[1:] = b[1:] >= np.maximum.accumulate(e)[:-1]
+    return b[outer], e[outer]
+
+
 def _outermost(par, team) -> dict[str, np.ndarray]:
     """The master's outermost parallel regions, with their process."""
     masters = {m: p for p, (m, _) in team.items()}
     parts = []
     for m, p in masters.items():
-        lo, hi = np.searchsorted(par["loc"], [m, m + 1])
-        if hi <= lo:
-            continue
-        b, e = par["begin"][lo:hi], par["end"][lo:hi]
-        outer = np.ones(len(b), bool)
-        outer[1:] = b[1:] >= np.maximum.accumulate(e)[:-1]
-        parts.append((b[outer], e[outer], np.full(int(outer.sum()), p, np.int64)))
+        b, e = _outer_visits(par, m)
+        if len(b):
+            parts.append((b, e, np.full(len(b), p, np.int64)))
     if not parts:
         z = np.zeros(0, np.int64)
         return {"begin": z, "end": z, "process": z}
@@ -82,29 +97,105 @@ def _outermost(par, team) -> dict[str, np.ndarray]:
     return {"begin": b, "end": e, "process": p}
 
 
-def _fork_join(builder: GraphBuilder, regions, team) -> None:
+@dataclass
+class Windows:
+    """Per location and region instance, where the thread's part of it lies:
+    master rows at its fork and join, worker rows at its own visit."""
+
+    loc: np.ndarray
+    begin: np.ndarray
+    end: np.ndarray
+    region: np.ndarray
+
+
+def _thread_windows(reader, defs, par, regions, team) -> Windows:
+    fork, join = _fork_join_events(reader, defs)
+    parts = []
     for p in np.unique(regions["process"]):
-        sel = regions["process"] == p
+        idx = np.flatnonzero(regions["process"] == p)
         master, workers = team[int(p)]
-        if len(workers) == 0:
-            continue
-        b, e = regions["begin"][sel], regions["end"][sel]
-        n, w = len(b), len(workers)
-        fm = builder.nodes(np.full(n, master), b, FORK_MASTER)
-        fw = builder.nodes(np.tile(workers, n), np.repeat(b, w), FORK_WORKER, copy=True)
-        builder.edges(np.repeat(fm, w), fw, False)
-        jw = builder.nodes(np.tile(workers, n), np.repeat(e, w), JOIN_WORKER)
-        jm = builder.nodes(np.full(n, master), e, JOIN_MASTER)
-        builder.edges(jw, np.repeat(jm, w), False)
+        b, e = regions["begin"][idx], regions["end"][idx]
+        f = _nearest(fork, master, b, before=True, bound=np.r_[np.iinfo(np.int64).min, e[:-1]])
+        j = _nearest(join, master, e, before=False, bound=np.r_[b[1:], np.iinfo(np.int64).max])
+        parts.append((np.full(len(idx), master), f, j, idx))
+        for w in workers:
+            wb, we = _outer_visits(par, int(w))
+            if len(wb) == len(idx):
+                wb, we = np.clip(wb, f, j), np.clip(we, f, j)
+            else:
+                wb, we = f, j
+            parts.append((np.full(len(idx), w), wb, np.maximum(we, wb), idx))
+    if not parts:
+        z = np.zeros(0, np.int64)
+        return Windows(z, z, z, z)
+    loc, b, e, r = (np.concatenate(c).astype(np.int64) for c in zip(*parts))
+    return Windows(loc, b, e, r)
 
 
-def _barriers(builder: GraphBuilder, bar, regions, team) -> Barriers:
+def _fork_join_events(reader, defs) -> tuple[dict, dict]:
+    """Per location, sorted times of fork and join records (events named
+    "Thread fork ..." / "Thread join", as the OTF2 reader writes them)."""
+    codes = {kind: [c for c, et in defs.event_types.items() if et.name.lower().startswith(f"thread {kind}")]
+             for kind in ("fork", "join")}
+    out = []
+    for kind in ("fork", "join"):
+        ev = select(reader, "events", "type", codes[kind], ["loc", "time"]) if codes[kind] else None
+        per = {}
+        if ev is not None and len(ev["loc"]):
+            order = np.lexsort((ev["time"], ev["loc"]))
+            loc, t = ev["loc"][order], ev["time"][order]
+            for l_ in np.unique(loc):
+                lo, hi = np.searchsorted(loc, [l_, l_ + 1])
+                per[int(l_)] = t[lo:hi]
+        out.append(per)
+    return out[0], out[1]
+
+
+def _nearest(events: dict, loc: int, at: np.ndarray, before: bool, bound: np.ndarray) -> np.ndarray:
+    """For each time in `at`: the latest event of `loc` at or before it (and
+    after `bound`), or the earliest at or after it (and before `bound`); else itself."""
+    t = events.get(int(loc))
+    if t is None or len(t) == 0:
+        return at.copy()
+    if before:
+        k = np.searchsorted(t, at, side="right") - 1
+        ok = k >= 0
+        found = np.where(ok, t[np.maximum(k, 0)], at)
+        return np.where(ok & (found > bound), found, at)
+    k = np.searchsorted(t, at, side="left")
+    ok = k < len(t)
+    found = np.where(ok, t[np.minimum(k, len(t) - 1)], at)
+    return np.where(ok & (found < bound), found, at)
+
+
+def _fork_join(builder: GraphBuilder, windows: Windows, team) -> None:
+    is_master = np.zeros(builder.n_loc, bool)
+    is_master[[m for m, _ in team.values()]] = True
+    m_rows = np.flatnonzero(is_master[windows.loc])
+    w_rows = np.flatnonzero(~is_master[windows.loc])
+    if len(w_rows) == 0:
+        return
+    master_row = np.full(int(windows.region.max()) + 1, -1, np.int64)
+    master_row[windows.region[m_rows]] = m_rows
+    fm = builder.nodes(windows.loc[m_rows], windows.begin[m_rows], FORK_MASTER)
+    jm = builder.nodes(windows.loc[m_rows], windows.end[m_rows], JOIN_MASTER)
+    pos = np.full(len(windows.loc), -1, np.int64)
+    pos[m_rows] = np.arange(len(m_rows))
+    of = pos[master_row[windows.region[w_rows]]]
+    fw = builder.nodes(windows.loc[w_rows], windows.begin[w_rows], FORK_WORKER, copy=True)
+    builder.edges(fm[of], fw, False)
+    jw = builder.nodes(windows.loc[w_rows], windows.end[w_rows], JOIN_WORKER)
+    builder.edges(jw, jm[of], False)
+
+
+def _barriers(builder: GraphBuilder, bar, regions, windows: Windows, team) -> Barriers:
     """Barrier instances: (parallel region, k-th barrier of each thread in it)."""
     z = np.zeros(0, np.int64)
     if len(bar["loc"]) == 0 or len(regions["begin"]) == 0:
         return Barriers(z, z, z, z)
-    loc_proc = builder.loc_process
-    region = enclosing_region(regions, loc_proc[bar["loc"]], bar["begin"])
+    own = enclosing_region({"begin": windows.begin, "end": windows.end, "process": windows.loc},
+                           bar["loc"].astype(np.int64), bar["begin"])
+    region = np.where(own >= 0, windows.region[np.maximum(own, 0)], -1)
     inside = region >= 0
     loc, b, e, region = bar["loc"][inside], bar["begin"][inside], bar["end"][inside], region[inside]
     if len(loc) == 0:

@@ -14,13 +14,15 @@ def critical_path_profile(exp, path, pieces, calls: Calls) -> tuple[np.ndarray, 
 
     `path`: (loc, begin, end) of the critical path; `pieces`: the focus-cut
     weighted states. Only useful (CUE-weighted) time counts, so the profile
-    plus the time outside any region sums to R_ideal.
+    plus the time outside any region sums to G-CUE; waiting pieces of the
+    path hold none of it.
     """
     defs = exp.definitions
     n_loc, n_cp = defs.n_locations, len(defs.callpath_parent)
     p_ptr, p_b, p_e, p_w = pieces
-    order = np.lexsort((path["begin"], path["loc"]))
-    c_loc, c_b, c_e = path["loc"][order], path["begin"][order], path["end"][order]
+    own = ~path["waiting"]
+    order = np.lexsort((path["begin"][own], path["loc"][own]))
+    c_loc, c_b, c_e = path["loc"][own][order], path["begin"][own][order], path["end"][own][order]
     c_ptr = intervals.csr(c_loc, n_loc)
     on_ptr, on_b, on_e = intervals.intersect_weighted(p_ptr, p_b, p_e, np.ascontiguousarray(p_w[:, CUE]),
                                                       c_ptr, c_b, c_e)

@@ -1,50 +1,48 @@
-"""What a segment of a location's timeline weighs on each critical path.
+"""What a segment of a location's timeline weighs on each clock of the replay.
+
+Every state row first gets the kind of time the metric inputs give it
+(popview.cache.cumulative: the row's state class and the calls open at its
+midpoint on its location), so the replay and the models count alike:
+MPI time is a non-useful row inside an MPI call, or an MPI-class state
+outside OpenMP; OpenMP runtime is an OpenMP-class state, an MPI-class
+state inside an OpenMP construct (Extrae writes state 5 "Synchronization"
+for OpenMP barriers too), or idle time inside a construct or on a worker.
 
 CUE: only useful computation weighs. COO: everything but OpenMP runtime
-(and idle) time. COM: everything but MPI outside OpenMP, the time the
-hybrid models charge to the MPI level (seed 001: "MPI inside OpenMP is
-treated as a bottleneck by OpenMP"): a state row inside an OpenMP region
-of its location (paradigm "openmp" or an outlined function, judged by the
-row's midpoint, as popview.cache.cumulative does) always weighs; outside
-them MPI states, idle time, and whatever else lies inside an MPI call
-(MPI_Init's "Others", MPI-IO's I/O) weigh nothing. A master's COM time
-thus covers all the additive model's non-MPI time (openmp + serial
-useful), so the ideal MPI time derived from it stays within [0, mpi]. The focus of
-analysis restricts every weight to its time: a window to [t0, t1), a call
-path to the visits of that call path by the process's master thread, which
-then hold for all threads of the process.
+and idle time. COM: everything but MPI outside OpenMP (seed 001, the
+hybrid additive model: MPI inside OpenMP is OpenMP's loss): a row inside
+an OpenMP construct always weighs; outside, MPI time and idle time weigh
+nothing. IDEAL: everything but MPI time and the idle time of worker
+threads (a worker idles while its master is in MPI or serial code; its
+clock is the master's at the next fork anyway): the ideal network of
+METRICS.md's R_ideal, where useful work, OpenMP runtime, I/O, a master's
+idle or not-created time and tracer overhead keep their measured length.
+The IDEAL-weighted time of a master is what the models count outside MPI.
 
-The Dimemas-compatible model weighs on CUE what Dimemas replays as CPU
-bursts instead: useful computation, I/O, and the "Not created" time before
-a thread starts (prv2dim turns it into a burst); "Others" (Extrae's own
-overhead) and MPI cost nothing.
+The focus of analysis restricts every weight to its time: a window to
+[t0, t1), a call path to the visits of that call path by the process's
+master thread, which then hold for all threads of the process.
+
+The Dimemas-compatible model weighs on CUE and IDEAL what Dimemas replays
+as CPU bursts instead: useful computation, I/O, and the "Not created" time
+before a thread starts (prv2dim turns it into a burst); "Others"
+(Extrae's own overhead) and MPI cost nothing.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from popview.analysis.focus import Focus
+from popview.analysis.gather import iteration_window, main_locations
 from popview.analysis.replay import intervals
 from popview.analysis.replay.records import Calls
 from popview.cache import schema
 from popview.model.states import NOT_CREATED, StateClass, class_lookup
 
-CUE, COO, COM = range(3)
-_ZERO = {CUE: set(StateClass) - {StateClass.USEFUL},
-         COO: {StateClass.OPENMP, StateClass.IDLE},
-         COM: {StateClass.MPI, StateClass.IDLE}}
-
-
-def class_weights() -> np.ndarray:
-    """[class, weight kind] -> 0 or 1."""
-    w = np.ones((len(StateClass), 3), np.int8)
-    for kind, zero in _ZERO.items():
-        for c in zero:
-            w[int(c), kind] = 0
-    return w
+CUE, COO, COM, IDEAL = range(4)
+N_WEIGHTS = 4
 
 
 @dataclass
@@ -69,7 +67,9 @@ def focus_mask(exp, focus: Focus, calls: Calls) -> Mask:
         ptr = np.arange(n_loc + 1, dtype=np.int64)
         return Mask(ptr, np.full(n_loc, focus.t0, np.int64), np.full(n_loc, focus.t1, np.int64),
                     int(focus.t1 - focus.t0), int(focus.t0), int(focus.t1), is_window=True)
-    if focus.kind in ("callpath", "iterations"):
+    if focus.kind == "iterations":          # the window the metric inputs use
+        return focus_mask(exp, Focus.window(*iteration_window(exp, focus.callpath, focus.first, focus.last)), calls)
+    if focus.kind == "callpath":
         return _callpath_mask(exp, focus, calls)
     raise ValueError(f"the replay needs a resolved focus (whole, window, callpath, iterations), not {focus.kind!r}")
 
@@ -85,9 +85,6 @@ def _callpath_mask(exp, focus: Focus, calls: Calls) -> Mask:
     for p, m in enumerate(masters(defs)):
         lo, hi = np.searchsorted(calls["loc"], [m, m + 1])
         b, e = calls["begin"][lo:hi], calls["end"][lo:hi]
-        if focus.kind == "iterations" and len(b):
-            first, last = max(focus.first, 1) - 1, min(focus.last, len(b)) - 1
-            b, e = (b[first:first + 1], e[last:last + 1]) if last >= first else (b[:0], e[:0])
         ptr, mb, me = intervals.merge_overlaps(np.array([0, len(b)], np.int64), b, e)
         per_process[p] = (mb, me)
     runtime = max((int((e - b).sum()) for b, e in per_process.values()), default=0)
@@ -114,62 +111,77 @@ def masters(defs) -> np.ndarray:
 
 def weighted_pieces(exp, mask: Mask, calls: Calls, bursts: bool = False):
     """States cut to the focus: (ptr, begin, end, weight[piece, kind]);
-    `bursts`: CUE weighs Dimemas's CPU bursts (see the module doc)."""
+    `bursts`: CUE and IDEAL weigh Dimemas's CPU bursts (see the module doc)."""
     defs = exp.definitions
     st, ptr = _states(exp.reader, mask, defs.n_locations)
-    code = st["state"]
-    table, useful = _code_weights(defs, int(code.max()) + 1 if len(code) else 1, bursts)
-    weight, open_com = _row_weights(code, table, useful)
-    _mpi_outside_openmp(exp, calls, st, ptr, useful, weight, open_com)
+    weight = row_weights(exp, calls, st, ptr, bursts)
+    ptr, begin, end, weight = _masters_uncovered_time(defs, ptr, st["begin"], st["end"], weight, bursts)
+    st = {"begin": begin, "end": end}
     if mask.ptr is None:
         return ptr, st["begin"], st["end"], weight
     ptr, b, e, ia, _ = intervals.intersect(ptr, st["begin"], st["end"], mask.ptr, mask.begin, mask.end)
     return ptr, b, e, weight[ia]
 
 
-def _code_weights(defs, n_codes: int, bursts: bool):
-    """Weights per state code (last row: codes outside the table, i.e. no
-    state), and whether each code is useful computation."""
-    lookup = class_lookup(defs.states, n_codes)
-    cls = np.r_[lookup[:n_codes], int(StateClass.IDLE)]
-    table = class_weights()[cls]
-    if bursts:
-        code = np.r_[np.arange(n_codes), -1]
-        table[:, CUE] = (cls == StateClass.USEFUL) | (cls == StateClass.IO) | (code == NOT_CREATED)
-    return table, cls == StateClass.USEFUL
-
-
-@numba.njit(cache=True)
-def _row_weights(code, table, useful):
-    """weight[row, kind] from each row's state code, and how many rows weigh
-    on COM without being useful (the only ones an MPI call can zero)."""
-    n_codes = len(table) - 1
-    out = np.empty((len(code), table.shape[1]), np.int8)
-    open_com = 0
-    for i in range(len(code)):
-        c = code[i] if 0 <= code[i] < n_codes else n_codes
-        for k in range(table.shape[1]):
-            out[i, k] = table[c, k]
-        if table[c, COM] == 1 and not useful[c]:
-            open_com += 1
-    return out, open_com
-
-
-def _mpi_outside_openmp(exp, calls: Calls, st, ptr, useful, weight, open_com: int) -> None:
-    """COM weights of rows inside OpenMP regions (1) and inside MPI calls (0); see the module doc."""
-    if len(weight) == 0:
-        return
-    omp = _callpaths(exp.definitions, lambda r: r.paradigm == "openmp" or r.role == "outlined")
-    mpi = _callpaths(exp.definitions, lambda r: r.paradigm == "mpi") if open_com else []
-    if not omp and not mpi:
-        return
+def row_weights(exp, calls: Calls, st, ptr, bursts: bool = False) -> np.ndarray:
+    """weight[row, kind] (0 or 1) of state rows in CSR order by location."""
+    defs = exp.definitions
+    code = st["state"]
+    n_codes = int(code.max()) + 1 if len(code) else 1
+    known = (code >= 0) & (code < n_codes)
+    cls = np.where(known, class_lookup(defs.states, n_codes)[np.clip(code, 0, n_codes - 1)], int(StateClass.IDLE))
+    useful = cls == StateClass.USEFUL
+    idle = cls == StateClass.IDLE
     mid = st["begin"] + (st["end"] - st["begin"]) // 2
-    in_omp = _inside_calls(calls, omp, ptr, mid) if omp else np.zeros(len(mid), bool)
-    weight[in_omp, COM] = 1
-    if mpi:
-        code = st["state"]
-        maybe_mpi = (weight[:, COM] == 1) & ~useful[np.clip(code, -1, len(useful) - 2)] & ~in_omp
-        weight[maybe_mpi & _inside_calls(calls, mpi, ptr, mid), COM] = 0
+    in_omp = _inside_any(exp, calls, ptr, mid, lambda r: r.paradigm == "openmp" or r.role == "outlined")
+    in_mpi = _inside_any(exp, calls, ptr, mid, lambda r: r.paradigm == "mpi")
+    worker = np.ones(defs.n_locations, bool)
+    worker[masters(defs)] = False
+    worker = np.repeat(worker, np.diff(ptr))
+    mpi_time = (~useful & in_mpi) | ((cls == StateClass.MPI) & ~in_omp)
+    omp_runtime = ~mpi_time & ((cls == StateClass.OPENMP) | ((cls == StateClass.MPI) & in_omp)
+                               | (idle & (in_omp | worker)))
+    weight = np.empty((len(code), N_WEIGHTS), np.int8)
+    weight[:, CUE] = useful
+    weight[:, COO] = ~(omp_runtime | idle)
+    weight[:, COM] = in_omp | ~(mpi_time | idle)
+    weight[:, IDEAL] = ~(mpi_time | (idle & worker))
+    if bursts:
+        burst = useful | (cls == StateClass.IO) | (code == NOT_CREATED)
+        weight[:, CUE] = burst
+        weight[:, IDEAL] = burst
+    return weight
+
+
+def _masters_uncovered_time(defs, ptr, begin, end, weight, bursts: bool):
+    """Rows added where no state covers the timeline of a master of the main
+    application in [0, t_end] (a chopped trace, a reader that starts a
+    location at its first event): the models count that time outside MPI,
+    so it weighs on IDEAL (on nothing else, nor in the Dimemas-compatible
+    model, which only replays bursts)."""
+    is_master = np.zeros(defs.n_locations, bool)
+    is_master[masters(defs)] = True
+    is_master[~np.isin(np.arange(defs.n_locations), main_locations(defs)[0])] = False
+    if bursts or not _has_gaps(ptr, begin, end, is_master, int(defs.t_end)):
+        return ptr, begin, end, weight
+    ptr, begin, end, source = intervals.with_gaps(ptr, begin, end, is_master, int(defs.t_end))
+    filled = weight[np.maximum(source, 0)]
+    filled[source < 0] = 0
+    filled[source < 0, IDEAL] = 1
+    return ptr, begin, end, filled
+
+
+def _has_gaps(ptr, begin, end, is_master, t_end: int) -> bool:
+    for loc in np.flatnonzero(is_master):
+        lo, hi = ptr[loc], ptr[loc + 1]
+        if hi == lo or begin[lo] > 0 or end[hi - 1] < t_end or bool((begin[lo + 1:hi] > end[lo:hi - 1]).any()):
+            return True
+    return False
+
+
+def _inside_any(exp, calls: Calls, ptr, mid, wanted) -> np.ndarray:
+    cps = _callpaths(exp.definitions, wanted)
+    return _inside_calls(calls, cps, ptr, mid) if cps else np.zeros(len(mid), bool)
 
 
 def _callpaths(defs, wanted) -> list[int]:

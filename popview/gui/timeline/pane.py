@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
+
 from PySide6.QtCore import QObject, QRunnable, QSize, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPixmap
 from PySide6.QtSvg import QSvgGenerator
@@ -45,6 +47,17 @@ class _CriticalPathJob(QRunnable):
         except Exception as exc:  # noqa: BLE001 - reported to the user as text
             path = {"error": str(exc)}
         self.signals.done.emit(self.view, path)
+
+
+def critical_path_summary(path: dict) -> str:
+    """One line: where the path runs and how much of it is work, how much waiting."""
+    if len(path["loc"]) == 0:
+        return "critical path: empty"
+    span = (path["end"] - path["begin"]) * 1e-9
+    waiting = np.asarray(path.get("waiting", np.zeros(len(span), bool)), bool)
+    return (f"critical path {path['begin'][0] * 1e-9:.6g} s - {path['end'][-1] * 1e-9:.6g} s: "
+            f"{span[~waiting].sum():.6g} s on {int((~waiting).sum())} pieces of work, "
+            f"{span[waiting].sum():.6g} s waiting for {int(waiting.sum())} dependencies (thin)")
 
 
 class TimelinePane(QWidget):
@@ -348,7 +361,10 @@ class TimelinePane(QWidget):
             if not on:
                 view.set_critical_path(None)
                 continue
-            focus = self.state.focus if self.state.focus.kind != "window" else Focus.whole()
+            focus = self.state.focus
+            if focus.kind == "auto":
+                from popview.analysis.autofocus import propose
+                focus = propose(view.exp)[0]
             self.info.setText("computing the critical path…")
             QThreadPool.globalInstance().start(_CriticalPathJob(view, focus, self._path_signals))
 
@@ -359,7 +375,7 @@ class TimelinePane(QWidget):
             self.info.setText(f"critical path not available: {html.escape(path['error'])}")
             return
         view.set_critical_path(path)
-        self.info.setText(f"critical path: {len(path['loc'])} segments")
+        self.info.setText(critical_path_summary(path))
 
     # ---- AppState ----------------------------------------------------------------------------
     def _window_selected(self, t0: int, t1: int) -> None:

@@ -173,14 +173,15 @@ class TimelineView(pg.PlotWidget):
         self.addItem(self.image)
         self.lines = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(255, 235, 0, 220, width=1))
         self.flags = pg.ScatterPlotItem(symbol="t1", size=7, pen=pg.mkPen(None), brush=pg.mkBrush(40, 160, 40))
-        self.path = pg.PlotDataItem(pen=pg.mkPen(230, 0, 200, 230, width=3))
+        self.path = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(230, 0, 200, 230, width=3))
+        self.path_route = pg.PlotDataItem(connect="finite", pen=pg.mkPen(230, 0, 200, 200, width=1))
         self.focus_region = pg.LinearRegionItem(brush=pg.mkBrush(255, 200, 0, 55), pen=pg.mkPen(200, 140, 0),
                                                 movable=False)
         self.row_band = pg.LinearRegionItem(orientation="horizontal", brush=pg.mkBrush(0, 120, 255, 40),
                                             pen=pg.mkPen(None), movable=False)
         self.annotations: list = []
         self.highlight = pg.PlotDataItem(connect="pairs", pen=pg.mkPen(255, 255, 0, 255, width=4))
-        for item, z in ((self.lines, 10), (self.flags, 11), (self.path, 12), (self.highlight, 13),
+        for item, z in ((self.lines, 10), (self.flags, 11), (self.path_route, 12), (self.path, 12), (self.highlight, 13),
                         (self.focus_region, 5), (self.row_band, 6)):
             item.setZValue(z)
             self.addItem(item, ignoreBounds=True)
@@ -375,14 +376,22 @@ class TimelineView(pg.PlotWidget):
         self.flags.setData(flags.time[keep].astype(float), y[keep] + 0.2)
 
     def set_critical_path(self, path: dict | None) -> None:
+        """The path in time order: a thin line along all of it (its jumps between
+        rows are the dependencies), thick where it runs on a location's own work;
+        the pieces where it waits for a dependency stay thin."""
         self.critical_path = path
         if not path or len(path.get("loc", ())) == 0:
             self.path.setData([], [])
+            self.path_route.setData([], [])
             return
-        rows = self.layout_rows.row_of[np.asarray(path["loc"], np.int64)] + 0.5
+        rows = self.layout_rows.row_of[np.asarray(path["loc"], np.int64)].astype(np.float64) + 0.5
+        rows[rows < 0.5] = np.nan                     # a location without a row breaks the line
         x = np.empty(2 * len(rows))
         x[0::2], x[1::2] = path["begin"], path["end"]
-        self.path.setData(x, np.repeat(rows, 2))
+        y = np.repeat(rows, 2)
+        self.path_route.setData(x, y)
+        own = ~np.asarray(path.get("waiting", np.zeros(len(rows), bool)), bool) & np.isfinite(rows)
+        self.path.setData(x.reshape(-1, 2)[own].ravel(), y.reshape(-1, 2)[own].ravel())
 
     def set_focus_window(self, t0: int | None, t1: int | None) -> None:
         if t0 is None or t1 is None:

@@ -1,0 +1,336 @@
+"""Faults a conversion and a cache meet: bit rot, edits that keep size and mtime,
+kill -9 and SIGTERM at any moment, a full disk. Each ends in correct numbers or
+a clear error, with nothing left behind and no damaged cache trusted."""
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import hdf5plugin  # noqa: F401
+import numpy as np
+import pytest
+
+import popview
+from popview.cache import CacheDamaged, CacheError, CacheUnwritable, fingerprint, scratch
+from popview.cache.reader import Reader
+from popview.testing import synthetic
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    d = tmp_path_factory.mktemp("faults")
+    synthetic.write(d / "h.prv", synthetic.Shape(processes=2, threads=2, iterations=40, work_ns=1_000_000,
+                                                 rank_weights=(1.0, 1.4)))
+    return d / "h.prv"
+
+
+@pytest.fixture(scope="module")
+def converted(trace, tmp_path_factory):
+    """(cache path, every dataset and attribute of it)."""
+    cache_dir = tmp_path_factory.mktemp("faults-cache")
+    with popview.open(trace, cache_dir=cache_dir) as exp:
+        path = exp.cache_path
+    return path, _contents(path)
+
+
+def _contents(path: Path) -> dict:
+    found = {}
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            found[name + "@attrs"] = {k: np.asarray(v).tolist() for k, v in obj.attrs.items()}
+            if isinstance(obj, h5py.Dataset):
+                found[name] = obj[()]
+        found["/@attrs"] = {k: np.asarray(v).tolist() for k, v in f.attrs.items()}
+        f.visititems(visit)
+    return found
+
+
+def _same(a: dict, b: dict) -> bool:
+    if a.keys() != b.keys():
+        return False
+    for key in a:
+        if isinstance(a[key], np.ndarray):
+            if not np.array_equal(a[key], b[key], equal_nan=a[key].dtype.kind == "f"):
+                return False
+        elif a[key] != b[key]:
+            return False
+    return True
+
+
+def _flip(path: Path, offset: int, bit: int) -> None:
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        byte = f.read(1)[0]
+        f.seek(offset)
+        f.write(bytes([byte ^ (1 << bit)]))
+
+
+def test_bit_flips_at_random_offsets_are_refused_or_harmless(converted, tmp_path):
+    """Every flip is detected when the cache is opened, or changes no value read."""
+    path, reference = converted
+    size = path.stat().st_size
+    rng = np.random.default_rng(18)
+    detected = 0
+    trials = 120
+    for i in range(trials):
+        copy = tmp_path / f"c{i}.h5"
+        shutil.copyfile(path, copy)
+        _flip(copy, int(rng.integers(0, size)), int(rng.integers(0, 8)))
+        try:
+            reader = Reader(copy)
+        except CacheError:
+            detected += 1
+        else:
+            reader.close()
+            assert _same(_contents(copy), reference), f"flip {i} changed the data without being detected"
+        copy.unlink()
+    assert detected >= trials * 0.8, f"only {detected} of {trials} flips detected"
+
+
+def test_flips_in_every_dataset_are_detected(converted, tmp_path):
+    """One flip inside the stored bytes of each dataset (the definitions, offsets, totals, ...):
+    refused on opening, and by HDF5's own chunk checksum when read without the check."""
+    path, _ = converted
+    with h5py.File(path, "r") as f:
+        places = []
+        f.visititems(lambda name, obj: places.append((name, obj.id.get_chunk_info(0)))
+                     if isinstance(obj, h5py.Dataset) and obj.id.get_num_chunks() else None)
+    assert any(name == "definitions/json" for name, _ in places)
+    for name, info in places:
+        copy = tmp_path / "c.h5"
+        shutil.copyfile(path, copy)
+        _flip(copy, info.byte_offset + info.size // 2, 3)
+        with pytest.raises(CacheDamaged, match="damaged"):
+            Reader(copy)
+        with h5py.File(copy, "r") as f, pytest.raises(OSError):
+            f[name][()]
+
+
+def test_a_damaged_cache_is_converted_again_and_the_user_told(trace, tmp_path, caplog):
+    cache_dir = tmp_path / "cache"
+    with popview.open(trace, cache_dir=cache_dir) as exp:
+        path, states = exp.cache_path, exp.reader.read("states")
+        with h5py.File(path, "r") as f:
+            info = f["states/end"].id.get_chunk_info(0)
+    _flip(path, info.byte_offset + 7, 0)
+    with caplog.at_level(logging.WARNING, logger="popview"):
+        with popview.open(trace, cache_dir=cache_dir) as exp:
+            assert exp.converted
+            for name, column in states.items():
+                np.testing.assert_array_equal(exp.reader.read("states")[name], column)
+    assert [r.getMessage() for r in caplog.records if "damaged" in r.getMessage()] == [
+        f"popview: {path}: cache damaged (its bytes do not match their checksum); converting it again"]
+
+
+def test_a_same_size_edit_that_keeps_the_mtime_is_seen(tmp_path):
+    """cp -p and rsync -t keep the mtime: the content hash tells the edit."""
+    from tests.paraver.prvtext import write_trace
+
+    prv = write_trace(tmp_path)
+    cache_dir = tmp_path / "cache"
+    with popview.open(prv, cache_dir=cache_dir) as exp:
+        assert exp.reader.read("states")["end"][0] == 600
+    st = prv.stat()
+    prv.write_text(prv.read_text().replace("1:1:1:1:1:0:600:1", "1:1:1:1:1:0:500:1"))
+    os.utime(prv, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert prv.stat().st_size == st.st_size and prv.stat().st_mtime_ns == st.st_mtime_ns
+    with popview.open(prv, cache_dir=cache_dir) as exp:
+        assert exp.converted and exp.reader.read("states")["end"][0] == 500
+
+
+def test_an_unchanged_source_is_not_hashed_again(tmp_path, monkeypatch):
+    from tests.paraver.prvtext import write_trace
+
+    prv = write_trace(tmp_path)
+    popview.open(prv, cache_dir=tmp_path / "cache").close()
+    hashed = []
+    real = fingerprint.content_hash
+    monkeypatch.setattr(fingerprint, "content_hash", lambda p: hashed.append(p) or real(p))
+    with popview.open(prv, cache_dir=tmp_path / "cache") as exp:
+        assert not exp.converted
+    assert hashed == []
+    os.utime(prv, ns=(time.time_ns(), time.time_ns()))        # touched, not changed: hashed, reused
+    with popview.open(prv, cache_dir=tmp_path / "cache") as exp:
+        assert not exp.converted
+    assert hashed == [prv]
+
+
+# ---- a full disk -------------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["spill", "chunks", "sorted copy", "side file"])
+def test_a_full_disk_at_any_phase_is_a_clear_error_leaving_nothing(trace, tmp_path, monkeypatch, where):
+    """ENOSPC raised by the writer's own writes, in this process."""
+    from popview.cache import chunks, rawtables, sidecar, writer
+
+    monkeypatch.setattr(sidecar, "MIN_ROWS", 0)
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    if where == "spill":
+        monkeypatch.setattr(writer._Staging, "append", full)
+    elif where == "chunks":
+        monkeypatch.setattr(chunks.ChunkedWriter, "_store_oldest", full)
+    elif where == "sorted copy":
+        monkeypatch.setattr(rawtables.SortedCopy, "finish", full)
+    else:
+        from popview.cache import derived
+        monkeypatch.setattr(derived, "_join", full)
+    cache_dir = tmp_path / "cache"
+    with pytest.raises(CacheUnwritable, match=f"^{cache_dir}: cannot write the cache: No space left on device$"):
+        popview.open(trace, cache_dir=cache_dir)
+    assert os.listdir(cache_dir) == []
+
+
+def _mount_tmpfs(folder: Path, size: str) -> bool:
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("mount"):
+        return False
+    folder.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                          capture_output=True)
+    return done.returncode == 0
+
+
+CONVERT = ("import sys; from popview.cache import sidecar; sidecar.MIN_ROWS = int(sys.argv[3]); "
+           "from popview.cli import main; raise SystemExit(main(['convert', sys.argv[1], '--cache-dir', sys.argv[2]]))")
+
+
+def _convert_command(trace: Path, cache_dir: Path, min_rows: int = 0) -> list[str]:
+    return [sys.executable, "-c", CONVERT, str(trace), str(cache_dir), str(min_rows)]
+
+
+def _env() -> dict:
+    return dict(os.environ, PYTHONPATH=str(REPO))
+
+
+@pytest.mark.parametrize("size_kb", [300, 1200, 2000, 2600, 3200])
+def test_a_small_tmpfs_fills_up_cleanly(trace, tmp_path, size_kb):
+    """A real full disk (a tmpfs, where mounting is allowed): one line, exit code 2, no
+    segfault, nothing left; or a good cache when it fits."""
+    disk = tmp_path / "disk"
+    if not _mount_tmpfs(disk, f"{size_kb}k"):
+        pytest.skip("mounting a tmpfs is not permitted here")
+    try:
+        done = subprocess.run(_convert_command(trace, disk), capture_output=True, text=True, env=_env(), timeout=300)
+        left = os.listdir(disk)
+        if done.returncode == 0:
+            assert len(left) == 1 and left[0].endswith(".popview.h5")
+            Reader(disk / left[0]).close()
+        else:
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.strip().splitlines() == [
+                f"popview: error: {disk}: cannot write the cache: No space left on device"]
+            assert left == []
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+# ---- killed conversions -----------------------------------------------------
+
+def _children_of(pid: int) -> list[int]:
+    """Derived-data processes started by `pid` (they carry its pid in their environment)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            env = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if f"POPVIEW_DERIVED_PARENT={pid}".encode() in env.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the derived-data process")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_killed_at_random_moments_leaves_no_trusted_damage(trace, tmp_path, sig):
+    rng = np.random.default_rng(int(sig))
+    cache_dir = tmp_path / "cache"
+    for trial in range(4):
+        proc = subprocess.Popen(_convert_command(trace, cache_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=_env())
+        time.sleep(float(rng.uniform(0.3, 2.5)))
+        children = _children_of(proc.pid)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+        if proc.returncode == 0:           # finished before the signal
+            assert "converted" in out
+        elif sig == signal.SIGTERM and proc.returncode != -sig:    # in the conversion: unwound like Ctrl-C
+            assert err.strip().splitlines() == ["popview: error: interrupted"], err
+            assert proc.returncode == 2
+        else:
+            assert "Traceback" not in err, err
+        for child in children:           # the derived-data process never outlives its parent
+            for _ in range(50):
+                if not Path(f"/proc/{child}").exists() or b"zombie" in _state(child):
+                    break
+                time.sleep(0.1)
+            else:
+                pytest.fail(f"derived-data process {child} outlived its parent")
+        left = os.listdir(cache_dir) if cache_dir.exists() else []
+        if sig == signal.SIGTERM:
+            assert all(name.endswith(".popview.h5") for name in left), left
+        for path in cache_dir.glob("*.popview.h5") if left else []:
+            Reader(path).close()     # a cache found is whole
+        # the next conversion cleans up what a kill -9 left and makes a good cache
+        done = subprocess.run(_convert_command(trace, cache_dir), capture_output=True, text=True, env=_env())
+        assert done.returncode == 0, done.stderr
+        left = os.listdir(cache_dir)
+        assert len(left) == 1 and left[0].endswith(".popview.h5"), left     # no scratch, no lock
+        (cache_dir / left[0]).unlink()
+
+
+def _state(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/status").read_bytes().lower()
+    except OSError:
+        return b"zombie"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the derived-data process")
+def test_a_killed_derived_data_process_is_one_line_and_leaves_nothing(trace, tmp_path):
+    cache_dir = tmp_path / "cache"
+    for _ in range(3):
+        proc = subprocess.Popen(_convert_command(trace, cache_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=_env())
+        children = []
+        while proc.poll() is None and not children:
+            children = _children_of(proc.pid)
+            time.sleep(0.02)
+        if children:
+            time.sleep(0.3)
+            os.kill(children[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+        if proc.returncode == 0:
+            shutil.rmtree(cache_dir)          # the child was done before the kill: again
+            continue
+        assert proc.returncode == 2
+        assert err.strip().splitlines() == [
+            "popview: error: the derived-data process ended without a result (exit code -9)"], err
+        assert os.listdir(cache_dir) == []
+        return
+    pytest.skip("the derived-data process always finished before it could be killed")
+
+
+def test_damage_after_opening_fails_the_read_clearly(converted, tmp_path):
+    path, reference = converted
+    copy = tmp_path / "c.h5"
+    shutil.copyfile(path, copy)
+    with Reader(copy) as reader:
+        info = reader.h5["states/end"].id.get_chunk_info(0)
+        _flip(copy, info.byte_offset + info.size // 2, 5)
+        with pytest.raises(CacheDamaged, match="damaged while reading states"):
+            reader.read("states")
+    with pytest.raises(CacheDamaged):
+        Reader(copy)
