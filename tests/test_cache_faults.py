@@ -266,9 +266,9 @@ def test_killed_at_random_moments_leaves_no_trusted_damage(trace, tmp_path, sig)
         out, err = proc.communicate(timeout=60)
         if proc.returncode == 0:           # finished before the signal
             assert "converted" in out
-        elif sig == signal.SIGTERM and proc.returncode != -sig:    # in the conversion: unwound like Ctrl-C
-            assert err.strip().splitlines() == ["popview: error: interrupted"], err
-            assert proc.returncode == 2
+        elif sig == signal.SIGTERM and proc.returncode != -sig:    # in the conversion: unwound, one line
+            assert err.strip().splitlines() in (["popview: error: interrupted"], ["popview: error: terminated"]), err
+            assert proc.returncode in (2, 128 + signal.SIGTERM)
         else:
             assert "Traceback" not in err, err
         for child in children:           # the derived-data process never outlives its parent
