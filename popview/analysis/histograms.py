@@ -115,7 +115,9 @@ def state_table(exp, t0: int, t1: int) -> Table:
 
 def region_table(exp, paradigm: str, t0: int, t1: int) -> Table:
     """Per region of `paradigm` and location: time inside, visits, average duration.
-    Time counts the whole visit (inclusive), clipped to the window."""
+    Time counts the whole visit (inclusive), clipped to the window. A thread inside a
+    construct its master entered (an OpenMP worker's outlined function below the
+    master's parallel region) is inside it for its own visit (see _entries)."""
     defs = exp.definitions
     region = np.asarray(defs.callpath_region, np.int64)
     wanted = np.array([r.paradigm == paradigm for r in defs.regions], bool)
@@ -127,12 +129,11 @@ def region_table(exp, paradigm: str, t0: int, t1: int) -> Table:
     visits = np.zeros((n_loc, len(ids)))
     slot = np.full(len(defs.regions), -1, np.int64)
     slot[ids] = np.arange(len(ids))
+    inherited = _inherited(defs, wanted)
     for loc in range(n_loc):
-        c = exp.reader.read("calls", [loc], t0, t1, columns=["begin", "end", "callpath"])
-        col = slot[region[c["callpath"]]] if len(c["callpath"]) else np.zeros(0, np.int64)
-        ok = col >= 0
-        time[loc] = np.bincount(col[ok], weights=_clipped(c["begin"], c["end"], t0, t1)[ok], minlength=len(ids))
-        visits[loc] = np.bincount(col[ok], minlength=len(ids))
+        col, begin, end = _entries(exp, loc, t0, t1, slot, inherited)
+        time[loc] = np.bincount(col, weights=_clipped(begin, end, t0, t1), minlength=len(ids))
+        visits[loc] = np.bincount(col, minlength=len(ids))
     used = visits.sum(axis=0) > 0
     if not used.any():
         raise NotAvailable(f"no {'MPI calls' if paradigm == 'mpi' else 'OpenMP constructs'} in this window")
@@ -142,6 +143,53 @@ def region_table(exp, paradigm: str, t0: int, t1: int) -> Table:
                  {"time": time, "count": visits, "average duration": _ratio(time, visits),
                   "% time": time / (t1 - t0) * 100},
                  {"time": "ns", "count": "", "average duration": "ns", "% time": "%"}, t0, t1, ids, np.arange(n_loc))
+
+
+def _inherited(defs, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR (offsets, regions) per call path: the regions of its strict ancestors that are `wanted`."""
+    parent = np.asarray(defs.callpath_parent, np.int64)
+    region = np.asarray(defs.callpath_region, np.int64)
+    cps, regs = [], []
+    cp = np.arange(len(parent))
+    up = parent.copy()
+    while len(cp):
+        keep = up >= 0
+        cp, up = cp[keep], up[keep]
+        hit = wanted[region[up]]
+        cps.append(cp[hit])
+        regs.append(region[up[hit]])
+        up = parent[up]
+    cps = np.concatenate(cps) if cps else np.zeros(0, np.int64)
+    regs = np.concatenate(regs) if regs else np.zeros(0, np.int64)
+    order = np.argsort(cps, kind="stable")
+    offsets = np.zeros(len(parent) + 1, np.int64)
+    np.cumsum(np.bincount(cps, minlength=len(parent)), out=offsets[1:])
+    return offsets, regs[order]
+
+
+def _entries(exp, loc: int, t0: int, t1: int, slot: np.ndarray, inherited) -> tuple[np.ndarray, ...]:
+    """(column, begin, end) of a location's time in the table's regions: its visits of them,
+    and its outermost visits once more for each wanted region above them in the call path,
+    which the location itself did not enter (its master did)."""
+    c = exp.reader.read("calls", [loc], t0, t1, columns=["begin", "end", "callpath"])
+    cp = np.asarray(c["callpath"], np.int64)
+    if not len(cp):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    region = np.asarray(exp.definitions.callpath_region, np.int64)
+    own = slot[region[cp]]
+    outer = np.ones(len(cp), bool)
+    outer[1:] = c["begin"][1:] >= np.maximum.accumulate(c["end"])[:-1]
+    offsets, regs = inherited
+    rows = np.flatnonzero(outer)
+    count = offsets[cp[rows] + 1] - offsets[cp[rows]]
+    rows = np.repeat(rows, count)
+    within = np.arange(len(rows)) - np.repeat(np.cumsum(count) - count, count)
+    extra = slot[regs[offsets[cp[rows]] + within]]
+    col = np.concatenate((own, extra))
+    begin = np.concatenate((c["begin"], c["begin"][rows]))
+    end = np.concatenate((c["end"], c["end"][rows]))
+    ok = col >= 0
+    return col[ok], begin[ok], end[ok]
 
 
 def _useful_bursts(exp, loc: int, t0: int, t1: int):
@@ -240,10 +288,13 @@ def cell_intervals(exp, table: Table, row: int, col: int) -> tuple[np.ndarray, n
         sel = st["state"] == table.col_keys[col]
         return np.full(sel.sum(), row), st["begin"][sel], st["end"][sel]
     if table.kind in ("mpi", "openmp"):
-        c = exp.reader.read("calls", [row], t0, t1, columns=["begin", "end", "callpath"])
-        region = np.asarray(exp.definitions.callpath_region, np.int64)
-        sel = region[c["callpath"]] == table.col_keys[col] if len(c["callpath"]) else np.zeros(0, bool)
-        return np.full(sel.sum(), row), c["begin"][sel], c["end"][sel]
+        defs = exp.definitions
+        wanted = np.zeros(len(defs.regions), bool)
+        wanted[table.col_keys[col]] = True
+        slot = np.where(wanted, 0, -1)
+        _, begin, end = _entries(exp, row, t0, t1, slot, _inherited(defs, wanted))
+        order = np.argsort(begin, kind="stable")
+        return np.full(len(begin), row), begin[order], end[order]
     lo, hi = table.col_keys[col], table.col_keys[col + 1]
     locs = [row] if table.kind == "useful" else range(len(exp.definitions.locations))
     out = ([], [], [])

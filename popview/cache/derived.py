@@ -13,6 +13,7 @@ from popview.cache import schema
 from popview.cache.callpaths import LEAVE, CallPathBuilder
 from popview.cache.chunks import ChunkedWriter
 from popview.cache.codes import member_rows
+from popview.cache.grafting import graft_workers
 from popview.cache.integrity import checked, writing
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
@@ -207,9 +208,13 @@ class CallPathCollector:
         self.parts.append(self.builder.build(data["loc"][sel], data["time"][sel], etype, region, self.defs.t_end))
 
     def write(self, out: h5py.File, n_loc: int, copy: SortedCopy) -> None:
-        _replace_table(out, "calls", self.parts, sum(len(p["loc"]) for p in self.parts), n_loc, copy)
         if len(self.region_types):
-            self.defs.callpath_parent, self.defs.callpath_region = self.builder.table()
+            parent, region = self.builder.table()
+            parent, region, grafted = graft_workers(self.parts, parent, region, self.defs)
+            self.defs.callpath_parent, self.defs.callpath_region = parent, region
+            if grafted:
+                self.defs.flags["threads_grafted"] = True    # profiles follow the workers' own call paths
+        _replace_table(out, "calls", self.parts, sum(len(p["loc"]) for p in self.parts), n_loc, copy)
         if self.builder.unmatched:
             self.defs.warn(f"{self.builder.unmatched} region exits without a matching entry were ignored")
 

@@ -57,6 +57,7 @@ class Shape:
     barrier: bool = True
     mpi_cost_ns: int = 2_000
     fork_ns: int = 0                                  # OpenMP fork overhead per region
+    worker_parallel_records: bool = True              # False: workers record only the outlined function (Extrae)
     message_bytes: int = 4096
     init_ns: int = 0                                  # MPI_Init before the loop
     fini_ns: int = 0                                  # MPI_Finalize after it
@@ -225,7 +226,7 @@ def _iteration(s: Shape, sch: _Schedule, counters: _Counters) -> _Records:
         for t in range(T):
             who, loc = _who(s, r, t), r * T + t
             segments = [(0, int(sch.serial[r]), RUNNING if t == 0 else IDLE, (), ())]
-            segments += _region_segments(s, sch, r, t)
+            segments += _region_segments(s, sch, r, t, t == 0 or s.worker_parallel_records)
             c = int(sch.compute_end[r])
             segments += _mpi_segments(s, sch, r, c) if t == 0 else [(c, sch.length, IDLE, (), ())]
             if t == 0:
@@ -246,16 +247,17 @@ def _iteration(s: Shape, sch: _Schedule, counters: _Counters) -> _Records:
     return recs
 
 
-def _region_segments(s: Shape, sch: _Schedule, r: int, t: int) -> list:
-    """(begin, end, state, events entering, events leaving) of thread t's parallel regions."""
+def _region_segments(s: Shape, sch: _Schedule, r: int, t: int, construct: bool) -> list:
+    """(begin, end, state, events entering, events leaving) of thread t's parallel regions;
+    the construct's events only where `construct` (Extrae writes them on the master alone)."""
     out = []
     for k in range(s.regions):
         a, e = int(sch.region_start[r, k]), int(sch.region_end[r, k])
         b = a + s.fork_ns
         w = int(sch.work[r, k, t])
-        out += [(a, b, FORK_JOIN, (OMP_PARALLEL, 1), ()),
+        out += [(a, b, FORK_JOIN, (OMP_PARALLEL, 1) if construct else (), ()),
                 (b, b + w, RUNNING, (OMP_OUTLINED, k + 1), (OMP_OUTLINED, 0)),
-                (b + w, e, SYNC, (), (OMP_PARALLEL, 0))]
+                (b + w, e, SYNC, (), (OMP_PARALLEL, 0) if construct else ())]
     return out
 
 
@@ -419,7 +421,7 @@ def _expected(s: Shape, sch: _Schedule, counters: _Counters, end: int, parts) ->
               "timestep_visits": N * P, "allreduce_visits": N * P if s.allreduce else 0,
               "barrier_visits": N * P if s.barrier else 0,
               "sendrecv_visits": N * P if s.sendrecv and P > 1 else 0,
-              "parallel_visits": N * P * T * K}
+              "parallel_visits": N * P * (T if s.worker_parallel_records else 1) * K}
     return Expected(
         shape=s, runtime_ns=end, iteration_ns=sch.length, loop_begin_ns=s.init_ns,
         useful_ns=useful.astype(np.int64), serial_useful_ns=sch.serial * N, omp_useful_ns=omp_useful,

@@ -1,0 +1,91 @@
+"""OpenMP worker threads of Paraver traces: their outlined functions hang below the
+parallel region their master opened (as in Cube), in the call tree, the profile, the
+OpenMP histogram and the per-region figures, on a closed-form run and on real Extrae runs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import popview
+from popview.analysis import histograms
+from popview.analysis.focus import Focus
+from popview.analysis.metrics import focus_inputs
+from popview.testing.synthetic import Shape, write
+
+SHAPE = dict(processes=2, threads=3, iterations=4, serial_fraction=0.2, parallel_regions=2, fork_ns=1_000,
+             thread_weights=(3.0, 1.0, 2.0), rank_weights=(1.0, 1.5))
+
+
+def _outlined_callpaths(defs) -> list[int]:
+    return [cp for cp, r in enumerate(defs.callpath_region) if defs.regions[int(r)].role == "outlined"]
+
+
+@pytest.mark.parametrize("worker_records", [False, True], ids=["extrae-workers", "workers-record-construct"])
+def test_worker_time_lies_under_the_masters_parallel_region(tmp_path, cache_dir, worker_records):
+    shape = Shape(**SHAPE, worker_parallel_records=worker_records)
+    ex = write(tmp_path / "w.prv", shape)
+    with popview.open(tmp_path / "w.prv", cache_dir=cache_dir) as exp:
+        defs = exp.definitions
+        outlined = _outlined_callpaths(defs)
+        assert len(outlined) == shape.parallel_regions          # one call path per function, none at the root
+        prof = exp.profile()
+        for k in range(shape.parallel_regions):
+            path = f"main/timestep/parallel (open)/solve_region_{k + 1}._omp_fn.{k}"
+            cp = prof.find(path)
+            assert cp is not None, path
+            np.testing.assert_allclose(prof.by_location("comp", cp), ex.region_omp_useful_ns[k] / 1e9, rtol=1e-12)
+            # and nothing else: a worker waiting while its master still computes waits in the region
+            np.testing.assert_allclose(prof.by_location("time", cp), ex.region_omp_useful_ns[k] / 1e9, rtol=1e-12)
+            assert (prof.by_location("visits", cp, inclusive=False) == shape.iterations).all()
+        region = prof.find("main/timestep/parallel (open)")
+        np.testing.assert_allclose(prof.by_location("comp", region), ex.omp_useful_ns / 1e9, rtol=1e-12)
+        time = prof.matrix("time", inclusive=True)
+        own = prof.matrix("time", inclusive=False)
+        for cp in range(prof.n_callpaths):        # a parent's time is its own plus its children's
+            np.testing.assert_allclose(time[cp], own[cp] + time[prof.children(cp)].sum(axis=0), atol=1e-12)
+        table = histograms.build(exp, "openmp")
+        col = table.col_labels.index("parallel (open)")
+        masters = np.arange(0, shape.processes * shape.threads, shape.threads)
+        np.testing.assert_allclose(table.stats["time"][masters, col], ex.openmp_ns, rtol=1e-12)
+        workers = np.setdiff1d(np.arange(len(defs.locations)), masters)
+        # a worker is inside the region for its own visits: the construct's when it records it, else the function's
+        expected = np.repeat(ex.openmp_ns, shape.threads) if worker_records else ex.omp_useful_ns
+        np.testing.assert_allclose(table.stats["time"][workers, col], expected[workers], rtol=1e-12)
+        assert (table.stats["count"][workers, col] == shape.iterations * shape.parallel_regions).all()
+        b = histograms.cell_intervals(exp, table, int(workers[0]), col)
+        assert len(b[0]) == shape.iterations * shape.parallel_regions
+        x = focus_inputs(exp, Focus.whole())
+        for k, reg in enumerate(x.regions):
+            np.testing.assert_allclose(reg.useful, ex.region_omp_useful_ns[k] / 1e9, rtol=1e-9)
+
+
+def test_threads_without_parallel_regions_stay_where_they_are(shared_traces, cache_dir):
+    path = shared_traces / "extrae-pthread-example/my-example.prv"
+    with popview.open(path, cache_dir=cache_dir) as exp:
+        assert not exp.definitions.flags.get("threads_grafted")
+
+
+@pytest.mark.parametrize("run", ["hyb_1x2", "hyb_2x2"])
+def test_extrae_hybrid_workers_under_the_region(shared_traces, cache_dir, run):
+    path = shared_traces / f"popview-heat/extrae/{run}/{run}.prv"
+    with popview.open(path, cache_dir=cache_dir) as exp:
+        defs = exp.definitions
+        parent = np.asarray(defs.callpath_parent)
+        assert all(parent[cp] >= 0 for cp in _outlined_callpaths(defs))      # none at the root
+        prof = exp.profile()
+        region = prof.find("REGION (open)")
+        workers = np.array([i for i, loc in enumerate(defs.locations) if loc.thread > 0])
+        useful = prof.by_location("comp", None)[workers]
+        assert (useful > 0.3).all()
+        # all a worker's computation lies in the region's functions, as the per-region figures say
+        functions = [prof.find(f"REGION (open)/main._omp_fn.{k}") for k in range(2)]
+        in_functions = sum(prof.by_location("comp", cp)[workers] for cp in functions)
+        np.testing.assert_allclose(in_functions, useful, rtol=1e-9)
+        x = focus_inputs(exp, Focus.whole())
+        per_region = sum(reg.useful for reg in x.regions)
+        np.testing.assert_allclose(per_region[workers], useful, rtol=1e-9)
+        table = histograms.build(exp, "openmp")
+        col = table.col_labels.index("REGION (open)")
+        worker_time = table.stats["time"][workers, col] / 1e9
+        assert (worker_time >= useful - 1e-9).all()         # their outlined functions run inside the region
+        assert (worker_time <= prof.by_location("time", region)[workers] + 1e-9).all()
