@@ -7,8 +7,8 @@ import pytest
 
 import popview
 from popview.analysis.replay import replay
-from popview.analysis.replay.tasks import COMPLETE, CREATE, SWITCH
-from popview.readers.otf2.definitions import INFO_TYPES
+from popview.model import definitions as vocab
+from popview.readers.otf2.definitions import INFO_ROLES, INFO_TYPES
 from popview.testing import replay_cases as cases
 from popview.testing import replay_cases_otf2 as twins
 
@@ -132,7 +132,25 @@ def test_otf2_generation_numbers_created_twice_are_reported(tmp_path):
     assert any("2 OpenMP task creations not replayed" in n for n in result.notes)
 
 
-def test_task_record_codes_match_the_otf2_reader():
-    assert INFO_TYPES[CREATE].startswith("Task create")
-    assert INFO_TYPES[SWITCH].startswith("Task switch")
-    assert INFO_TYPES[COMPLETE].startswith("Task complete")
+def test_task_record_roles_match_the_otf2_reader():
+    assert set(INFO_ROLES.values()) == {vocab.TASK_CREATE, vocab.TASK_SWITCH, vocab.TASK_COMPLETE,
+                                        vocab.THREAD_FORK, vocab.THREAD_JOIN}
+    for code, role in INFO_ROLES.items():
+        assert INFO_TYPES[code].lower().startswith(role)
+
+
+@pytest.mark.parametrize("wait", ["taskwait", "barrier"])
+def test_tasks_are_found_by_role_in_a_renumbered_pcf(tmp_path, wait):
+    """A .pcf that numbers the task id and taskwait events otherwise (labels kept):
+    the reader gives them their roles from the labels and the replay follows."""
+    path, expected = cases.omp_tasks(tmp_path / "prv", wait=wait)
+    for f in (path, path.with_suffix(".pcf")):
+        text = f.read_text()
+        assert "60000028" in text
+        f.write_text(text.replace("60000028", "69000128").replace("60000022", "69000122"))
+    with popview.open(path, cache_dir=tmp_path / "cache") as exp:
+        assert exp.definitions.event_codes(vocab.TASK_ID) == [69000128]
+        assert exp.definitions.event_codes(vocab.TASKWAIT) == [69000122]
+        result = replay(exp)
+    _assert_expected(result, expected)
+    assert any("1 OpenMP tasks wait for their creation" in n for n in result.notes)

@@ -16,6 +16,16 @@ from popview.model.states import default_states
 # Region paradigms understood by the analysis layer.
 PARADIGMS = ("user", "mpi", "openmp", "pthread", "cuda", "hip", "opencl", "io", "measurement", "compiler")
 
+# What a point event means to the analysis (EventType.role), whatever its code in the source:
+TASK_ID = "task id"               # an OpenMP task's id, written at its creation and at its start
+TASKWAIT = "taskwait"             # a non-zero value enters an OpenMP taskwait, 0 leaves it
+TASK_CREATE = "task create"       # value: the task's number + 1 (per creating thread), at its creation
+TASK_SWITCH = "task switch"       # the same number, where a thread switches to the task
+TASK_COMPLETE = "task complete"   # the same number, where the task completes
+THREAD_FORK = "thread fork"       # a master forks a thread team
+THREAD_JOIN = "thread join"       # ... and joins it
+EVENT_ROLES = (TASK_ID, TASKWAIT, TASK_CREATE, TASK_SWITCH, TASK_COMPLETE, THREAD_FORK, THREAD_JOIN)
+
 
 @dataclass
 class Process:
@@ -49,6 +59,7 @@ class EventType:
     paradigm: str = ""
     description: str = ""
     value_type: str = "int"   # int | double: the events' int64 values hold float64 bits
+    role: str = ""            # one of EVENT_ROLES, set by the reader, or ""
 
     def decode(self, values: np.ndarray) -> np.ndarray:
         """The measured values of events of this type, as float64."""
@@ -122,6 +133,10 @@ class Definitions:
             if et.kind == "counter" and (et.name == name or et.name.split()[0] == name):
                 return code
         return None
+
+    def event_codes(self, role: str) -> list[int]:
+        """Event types with this role (EVENT_ROLES), sorted."""
+        return sorted(code for code, et in self.event_types.items() if et.role == role)
 
     def callpath_name(self, cp: int, sep: str = "/") -> str:
         parts = []

@@ -6,7 +6,7 @@ barriers that wait for them.
 
 Parallel regions are the master's outermost visits of regions with paradigm
 "openmp" and role "parallel". The master forks at its fork record if the
-trace has one (OTF2's THREAD_FORK, kept as the event "Thread fork") before
+trace has one (an event with the role THREAD_FORK: OTF2's ThreadFork) before
 the region's entry, else at the entry, and joins at its join record after
 the exit, else at the exit: an oversubscribed master may stamp its entry
 milliseconds after its workers started. A worker with its own records of
@@ -26,6 +26,7 @@ from popview.analysis.replay.graph import (BARRIER_BEGIN, BARRIER_END, FORK_MAST
                                            JOIN_WORKER, ZERO_LENGTH_END, GraphBuilder)
 from popview.analysis.replay.records import Calls, select
 from popview.analysis.replay.tasks import TaskStats, add_tasks
+from popview.model.definitions import THREAD_FORK, THREAD_JOIN
 
 
 @dataclass
@@ -133,13 +134,12 @@ def _thread_windows(reader, defs, par, regions, team) -> Windows:
 
 
 def _fork_join_events(reader, defs) -> tuple[dict, dict]:
-    """Per location, sorted times of fork and join records (events named
-    "Thread fork ..." / "Thread join", as the OTF2 reader writes them)."""
-    codes = {kind: [c for c, et in defs.event_types.items() if et.name.lower().startswith(f"thread {kind}")]
-             for kind in ("fork", "join")}
+    """Per location, sorted times of fork and join records (events with the roles
+    THREAD_FORK / THREAD_JOIN: OTF2's ThreadFork / ThreadJoin)."""
     out = []
-    for kind in ("fork", "join"):
-        ev = select(reader, "events", "type", codes[kind], ["loc", "time"]) if codes[kind] else None
+    for role in (THREAD_FORK, THREAD_JOIN):
+        codes = defs.event_codes(role)
+        ev = select(reader, "events", "type", codes, ["loc", "time"]) if codes else None
         per = {}
         if ev is not None and len(ev["loc"]):
             order = np.lexsort((ev["time"], ev["loc"]))

@@ -1,22 +1,21 @@
 """OpenMP tasks: a task cannot start before it was created, and a taskwait
 or barrier that waits for a task does not end before it completed.
 
-Where the records say it:
-  Paraver (Extrae): the task id (event 60000028) is written where the task
-    is created (inside its instantiation, event 60000024) and where it
-    starts to run (the entry of the task function, region 60000023): per
-    process, the first occurrence of an id is the creation, the next one
-    the start; the task completes at the end of the task-function call on
-    that thread that is open at its start. Taskwaits are the intervals from
-    an event 60000022 with a value to the next one with value 0.
-  OTF2 (Score-P): task create / switch / complete records (the OTF2
-    reader's info events, value = generation number + 1): per process the
-    create, the first switch to that generation after it (the start) and
-    the first complete after that, on whichever thread it happens (untied
-    tasks move). The reader does not keep the creating thread, and
-    generation numbers count per creating thread, so a number created more
-    than once in a process cannot be told apart: such tasks are reported,
-    not replayed. Taskwaits are OpenMP regions with role "wait".
+The records, in the model's vocabulary (EventType.role, set by the readers):
+  Task ids (Extrae's 60000028): the id is written where the task is created
+    (inside its instantiation) and where it starts to run (the entry of the
+    task function, an OpenMP region with role "task"): per process, the
+    first occurrence of an id is the creation, the next one the start; the
+    task completes at the end of the task-function call on that thread that
+    is open at its start. Taskwait events (Extrae's 60000022): the intervals
+    from an event with a value to the next one with value 0.
+  Task create / switch / complete records (Score-P's, value = generation
+    number + 1): per process the create, the first switch to that
+    generation after it (the start) and the first complete after that, on
+    whichever thread it happens (untied tasks move). The creating thread is
+    not kept, and generation numbers count per creating thread, so a number
+    created more than once in a process cannot be told apart: such tasks are
+    reported, not replayed. Taskwaits are OpenMP regions with role "wait".
 The edges: creation -> start; completion -> the end of the first taskwait
 of the creating thread in the same task (the innermost task execution open
 on that thread, or its implicit task) that begins after the creation;
@@ -35,9 +34,11 @@ import numpy as np
 
 from popview.analysis.replay.graph import TASK_COMPLETE, TASK_CREATE, TASK_START, TASKWAIT_END, GraphBuilder
 from popview.analysis.replay.records import Calls, select
+from popview.model import definitions as vocab
 
-TASK_ID, TASKWAIT = 60000028, 60000022                       # Extrae
-CREATE, SWITCH, COMPLETE = 46000007, 46000008, 46000009      # OTF2 reader info events (generation + 1)
+# the event roles read here, and their index in the "role" column of the selected events
+_ROLES = (vocab.TASK_ID, vocab.TASK_CREATE, vocab.TASK_SWITCH, vocab.TASK_COMPLETE, vocab.TASKWAIT)
+ID, CREATE, SWITCH, COMPLETE, WAIT = range(len(_ROLES))
 
 
 @dataclass
@@ -66,13 +67,20 @@ def add_tasks(builder: GraphBuilder, calls: Calls, defs, regions, barriers, encl
     reader = calls.reader
     if not reader.has("events"):
         return stats
-    ev = select(reader, "events", "type", (TASK_ID, CREATE, SWITCH, COMPLETE, TASKWAIT),
-                ["loc", "time", "type", "value"])
-    if not np.isin(ev["type"], (TASK_ID, CREATE)).any():
+    codes = {role: defs.event_codes(role) for role in _ROLES}
+    wanted = sorted({c for cs in codes.values() for c in cs})
+    if not wanted:
+        return stats
+    ev = select(reader, "events", "type", wanted, ["loc", "time", "type", "value"])
+    ev["role"] = np.full(len(ev["type"]), -1, np.int8)
+    for k, role in enumerate(_ROLES):
+        ev["role"][np.isin(ev["type"], codes[role])] = k
+    if not np.isin(ev["role"], (ID, CREATE)).any():
         return stats
     proc = builder.loc_process
     executions = _visits(calls, defs, "task")
-    tasks = _paraver(ev, proc, executions, stats) if (ev["type"] == TASK_ID).any() else _otf2(ev, proc, stats)
+    by_id = (ev["role"] == ID).any()
+    tasks = _by_task_id(ev, proc, executions, stats) if by_id else _by_generation(ev, proc, stats)
     stats.tasks = len(tasks.create_loc)
     if stats.tasks == 0:
         return stats
@@ -97,9 +105,9 @@ def _visits(calls: Calls, defs, role: str) -> dict[str, np.ndarray]:
     return {k: c[k][order].astype(np.int64) for k in ("loc", "begin", "end")}
 
 
-def _paraver(ev, proc, executions, stats: TaskStats) -> Tasks:
+def _by_task_id(ev, proc, executions, stats: TaskStats) -> Tasks:
     """Per (process, id): the first occurrence is the creation, the second the start."""
-    sel = ev["type"] == TASK_ID
+    sel = ev["role"] == ID
     loc, time, tid = ev["loc"][sel].astype(np.int64), ev["time"][sel], ev["value"][sel]
     order = np.lexsort((time, tid, proc[loc]))
     loc, time, tid, p = loc[order], time[order], tid[order], proc[loc[order]]
@@ -113,17 +121,17 @@ def _paraver(ev, proc, executions, stats: TaskStats) -> Tasks:
     return Tasks(loc[c], time[c], start_loc, start_time, start_loc, end)
 
 
-def _otf2(ev, proc, stats: TaskStats) -> Tasks:
+def _by_generation(ev, proc, stats: TaskStats) -> Tasks:
     """Creates with a generation number unique in their process, their first
     switch after the creation and the first complete after the start."""
     parts = {}
     width = int(ev["value"].max()) + 1
-    for code in (CREATE, SWITCH, COMPLETE):
-        sel = (ev["type"] == code) & (ev["value"] > 1)         # value 1: the implicit task
+    for role in (CREATE, SWITCH, COMPLETE):
+        sel = (ev["role"] == role) & (ev["value"] > 1)         # value 1: the implicit task
         loc = ev["loc"][sel].astype(np.int64)
         key = proc[loc] * width + ev["value"][sel]
         order = np.lexsort((ev["time"][sel], key))
-        parts[code] = (key[order], ev["time"][sel][order], loc[order])
+        parts[role] = (key[order], ev["time"][sel][order], loc[order])
     key, time, loc = parts[CREATE]
     counts = np.unique(key, return_counts=True)
     repeated = np.isin(key, counts[0][counts[1] > 1])
@@ -222,9 +230,9 @@ def _next_target(loc, ctx, is_target):
 
 
 def _taskwait_intervals(calls: Calls, defs, ev):
-    """Taskwaits: OpenMP regions with role "wait" and Extrae's 60000022 event pairs."""
+    """Taskwaits: OpenMP regions with role "wait" and taskwait event pairs."""
     calls = _visits(calls, defs, "wait")
-    sel = ev["type"] == TASKWAIT
+    sel = ev["role"] == WAIT
     loc, time, value = ev["loc"][sel].astype(np.int64), ev["time"][sel], ev["value"][sel]
     order = np.lexsort((time, loc))
     loc, time, value = loc[order], time[order], value[order]

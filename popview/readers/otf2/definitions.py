@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from popview.model.definitions import Definitions, EventType, Location, Process, Region
+from popview.model.definitions import (TASK_COMPLETE, TASK_CREATE, TASK_SWITCH, THREAD_FORK, THREAD_JOIN,
+                                       Definitions, EventType, Location, Process, Region)
 from popview.readers.errors import InputError
 from popview.readers.otf2 import regions as rg
 
@@ -26,6 +27,10 @@ INFO_TYPES = {
     46000011: "I/O operation begin (bytes requested)", 46000012: "I/O operation complete (bytes)",
     46000013: "RMA operation (bytes)", 46000014: "Thread create / begin / wait / end",
 }
+
+# The info types the analysis understands (model.definitions.EVENT_ROLES).
+INFO_ROLES = {46000001: THREAD_FORK, 46000002: THREAD_JOIN, 46000007: TASK_CREATE, 46000008: TASK_SWITCH,
+              46000009: TASK_COMPLETE}
 
 ACCUMULATED_MODES = ("ACCUMULATED_START", "ACCUMULATED_POINT", "ACCUMULATED_LAST", "ACCUMULATED_NEXT")
 
@@ -120,7 +125,7 @@ def build(reg, anchor_name: str, creator: str = "OTF2") -> tuple[Definitions, Ta
                                COLL_COMM: ("MPI collective communicator", "mpi-param")}.items():
         defs.event_types[code] = EventType(code=code, name=name, kind=kind, paradigm="mpi")
     for code, name in INFO_TYPES.items():
-        defs.event_types[code] = EventType(code=code, name=name, kind="info")
+        defs.event_types[code] = EventType(code=code, name=name, kind="info", role=INFO_ROLES.get(code, ""))
     defs.applications = [anchor_name]
     return defs, tables
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from popview.model.definitions import EventType
+from popview.model.definitions import TASK_ID, TASKWAIT, EventType
 from popview.readers.paraver.pcf import Pcf
 
 MPI_TYPES = range(50000001, 50000006)
@@ -30,6 +30,11 @@ REGION_TYPES: dict[int, tuple[str, str]] = {
     63000001: ("cuda", "runtime"),
     FLUSHING: ("measurement", "flush"),
 }
+
+# type -> what its events mean to the analysis (model.definitions.EVENT_ROLES); other
+# codes get a role from their .pcf label (ROLE_LABELS), so renumbered variants work too.
+EVENT_ROLES: dict[int, str] = {60000028: TASK_ID, 60000022: TASKWAIT}
+ROLE_LABELS = ((re.compile(r"\btask\s*id\b", re.I), TASK_ID), (re.compile(r"\btask\s*wait\b", re.I), TASKWAIT))
 
 _KNOWN_COUNTERS = {42000050: "PAPI_TOT_INS", 42000059: "PAPI_TOT_CYC"}
 _PAPI = re.compile(r"\b(PAPI_[A-Z0-9_]+)")
@@ -66,6 +71,15 @@ def classify(code: int, label: str, values: dict[int, str]) -> tuple[str, str]:
     return "info", ""
 
 
+def event_role(code: int, label: str, kind: str) -> str:
+    """The neutral meaning of a point event type, by its code or else its label."""
+    if code in EVENT_ROLES:
+        return EVENT_ROLES[code]
+    if kind != "info":
+        return ""
+    return next((role for pattern, role in ROLE_LABELS if pattern.search(label)), "")
+
+
 def event_types(pcf: Pcf | None, seen: set[int]) -> dict[int, EventType]:
     """EventType per code: every .pcf type plus every code found in the body."""
     out: dict[int, EventType] = {}
@@ -77,7 +91,8 @@ def event_types(pcf: Pcf | None, seen: set[int]) -> dict[int, EventType]:
         kind, paradigm = classify(code, label, values)
         name = counter_name(code, label) if kind == "counter" else label
         out[code] = EventType(code=code, name=name, kind=kind, values=values,
-                              gradient=p.gradient if p else 0, paradigm=paradigm, description=label)
+                              gradient=p.gradient if p else 0, paradigm=paradigm, description=label,
+                              role=event_role(code, label, kind))
     return out
 
 
