@@ -312,7 +312,7 @@ class _Builder:
                     totals[loc] = rows["total"]
                     ctr_totals[loc] = rows["ctr_total"]
                     _checkpoints(ck, lo, rows)
-                self._profile_process(p_locs, per_loc, master, instances, prof)
+                self._profile_process(p_locs, per_loc, master, prof)
         sink.close()
         _write_checkpoints(g, ck, n_ctr, self.width)
         g.create_dataset("totals", data=totals, **checked())
@@ -334,7 +334,7 @@ class _Builder:
         of the master's fork state touching that: between the fork and the join, a
         worker may enter the region, even its barrier, before the master's enter is
         stamped, and a descheduled master may stamp its enter long after its fork."""
-        empty = {k: np.zeros(0, np.int64) for k in ("begin", "end", "col", "cp")}
+        empty = {"begin": np.zeros(0, np.int64), "end": np.zeros(0, np.int64), "col": np.zeros(0, np.int64)}
         cp = master["callpath"].astype(np.int64)
         idx = self._outermost_regions(master)
         if not len(idx):
@@ -359,7 +359,7 @@ class _Builder:
         np.maximum(begin, last_leave, out=begin)
         master["begin"] = mb.copy()
         master["begin"][idx] = begin            # the profile and the visits see the same instance
-        return {"begin": begin, "end": end, "col": self.key_col[key], "cp": cp[idx]}
+        return {"begin": begin, "end": end, "col": self.key_col[key]}
 
     def _outermost_regions(self, calls: dict) -> np.ndarray:
         """Rows of `calls` that are outermost parallel constructs (outlined functions when none)."""
@@ -471,20 +471,15 @@ class _Builder:
         return self._ev_off
 
     # -------------------------------------------------------------- profile
-    def _profile_process(self, locs: list[int], per_loc: dict, master: dict, instances: dict,
-                         prof: "_ProfileParts") -> None:
+    def _profile_process(self, locs: list[int], per_loc: dict, master: dict, prof: "_ProfileParts") -> None:
         """Each thread's time goes to its process's master call path at that moment, or,
-        where the threads' own visits were grafted below the master's fork (and tasks
-        below TASKS), to the thread's own innermost call path; its gaps inside a parallel
-        region instance go to the region's call path (a worker waiting at the region's
-        barrier is in the region, not in whatever function its master runs), the others
-        to the master's."""
+        where the reader grafted the threads' own visits below the master's fork (and
+        tasks below TASKS), to the thread's own innermost call path, the master's
+        filling its gaps."""
         sb, se, scp = _innermost(master)
-        team = _overlay((instances["begin"], instances["end"], instances["cp"]), (sb, se, scp)) \
-            if len(instances["begin"]) else (sb, se, scp)
         for loc in locs:
             own = self.own_paths and loc != locs[0]
-            segments = _overlay(_innermost(per_loc[loc]["calls"]), team) if own else (sb, se, scp)
+            segments = _overlay(_innermost(per_loc[loc]["calls"]), (sb, se, scp)) if own else (sb, se, scp)
             prof.add_location(loc, per_loc[loc], *segments, own_visits=own or loc == locs[0])
         p = self.defs.locations[locs[0]].process if self.defs.locations else locs[0]
         prof.add_master_calls(p, master)
