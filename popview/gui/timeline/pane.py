@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from popview.analysis.focus import Focus
 from popview.analysis.timeline_data import ColourMode, focus_span, parse_time_window
+from popview.failures import one_line
 from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import TimelineView, format_time
@@ -45,7 +46,7 @@ class _CriticalPathJob(QRunnable):
             from popview.analysis.replay import replay
             path = replay(self.view.exp, self.focus).critical_path
         except Exception as exc:  # noqa: BLE001 - reported to the user as text
-            path = {"error": str(exc)}
+            path = {"error": one_line(exc)}
         self.signals.done.emit(self.view, path)
 
 

@@ -201,7 +201,7 @@ class _Conversion:
             root, idle = None, st.RUNNING
         sends, recvs, problems = Halves(), Halves(), Problems()
         mapped = convert_location(loc, location.kind, location.process, rec, self.tables, self.defs.t_end, root, idle,
-                                  sends, recvs, problems, links)
+                                  sends, recvs, problems, links, self.cancel)
         return mapped, sends, recvs, problems
 
     # -------------------------------------------------------------- main thread
