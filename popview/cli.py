@@ -22,14 +22,8 @@ COMMANDS = ("info", "convert", "metrics", "report")
 
 
 def _command_modules():
-    mods = {}
-    for name in COMMANDS:
-        try:
-            mods[name] = importlib.import_module(f"popview.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"popview.commands.{name}":
-                raise
-    return mods
+    """Every sub-command's module (a missing one is an error naming it, never skipped)."""
+    return {name: importlib.import_module(f"popview.commands.{name}") for name in COMMANDS}
 
 
 USAGE = """popview [-h] [--version] [--demo] [TRACE ...]

@@ -33,6 +33,8 @@ def one_line(exc: BaseException) -> str:
         return _flat(exc)
     if isinstance(exc, Cancelled):
         return "cancelled"
+    if isinstance(exc, ModuleNotFoundError):
+        return missing_module(exc)
     if isinstance(exc, MemoryError):
         return "out of memory (the trace needs more memory than this machine has free)"
     if is_cache_read_failure(exc):
@@ -45,6 +47,14 @@ def one_line(exc: BaseException) -> str:
     if isinstance(exc, RuntimeError):
         return _flat(exc)
     return f"unexpected {type(exc).__name__}: {_flat(exc)} (set POPVIEW_DEBUG=1 to see where)"
+
+
+def missing_module(exc: ModuleNotFoundError) -> str:
+    """A module popview needs is not installed: name it and say how to repair."""
+    name = exc.name or _flat(exc)
+    if name.split(".")[0] == "popview":
+        return f"popview is installed incompletely: its module {name} is missing (reinstall popview)"
+    return f"a package popview needs is not installed: {name} (reinstall popview with its dependencies)"
 
 
 def is_cache_read_failure(exc: BaseException) -> bool:

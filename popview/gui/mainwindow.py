@@ -81,14 +81,8 @@ SESSION_SUFFIX = ".popview"
 
 
 def load_pane_class(spec: PaneSpec):
-    """The pane class, or None when its module is not (yet) part of popview."""
-    try:
-        module = importlib.import_module(spec.module)
-    except ModuleNotFoundError as exc:
-        if exc.name and spec.module.startswith(exc.name):
-            return None
-        raise
-    return getattr(module, spec.cls, None)
+    """The pane class (imported when the window is built; a missing module is an error naming it)."""
+    return getattr(importlib.import_module(spec.module), spec.cls)
 
 
 class MainWindow(QMainWindow):
@@ -407,11 +401,7 @@ class MainWindow(QMainWindow):
         self._start_waiting_jobs()
 
     def _open_session(self, path: Path) -> None:
-        try:
-            binding = importlib.import_module("popview.gui.session_binding")
-        except ModuleNotFoundError:
-            self.report_failure(f"{path}: session files cannot be opened by this version of popview", "")
-            return
+        binding = importlib.import_module("popview.gui.session_binding")
         binding.open_session(self.state, path)
         self._remember_recent(path)
 

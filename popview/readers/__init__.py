@@ -29,12 +29,7 @@ def reader_for(path: Path):
     if not path.is_dir():
         regular_file(path)          # devices, pipes and sockets are never read
     for name, module in READERS:
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name == module:
-                continue
-            raise
+        mod = importlib.import_module(module)     # a reader missing from the install is an error naming it
         detect = getattr(mod, "detect", None)
         if detect is not None and detect(path):
             return name, mod

@@ -72,7 +72,9 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
         raise
     defs.flags["otf2_locations_via_bindings"] = len(run.slow)
     defs.callpath_parent, defs.callpath_region = run.callpaths.tables()
+    progress.check()
     _finish_messages(defs, writer, run.sends, run.recvs)
+    progress.check()
     _finish_definitions(defs, run, writer)
     writer.set_definitions(defs)
     progress(1.0, "events read")
