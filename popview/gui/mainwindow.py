@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from popview.analysis.focus import Focus
+from popview import readers
 from popview.gui import layouts
 from popview.gui.cache_setting import CacheBesideAction
 from popview.gui.state import AppState
@@ -324,11 +325,11 @@ class MainWindow(QMainWindow):
     def open_dialog(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(
             self, "Open traces or profiles", "",
-            "Traces and profiles (*.prv *.prv.gz *.otf2 *.cubex *.popview);;All files (*)")
+            f"Traces and profiles ({' '.join(readers.file_patterns())} *{SESSION_SUFFIX});;All files (*)")
         self.open_paths(paths)
 
     def open_folder_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open an OTF2 experiment or a folder of runs")
+        path = QFileDialog.getExistingDirectory(self, "Open a trace folder or a folder of runs")
         if path:
             self.open_paths([path])
 

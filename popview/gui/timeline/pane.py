@@ -23,7 +23,7 @@ from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import TimelineView, format_time
 from popview.gui.widgets.elided import ElidedLabel
 
-NO_TIMELINE = "A profile has no timeline: open a trace (Paraver .prv or OTF2) to see one."
+NO_TIMELINE = "A profile has no timeline: open a trace to see one."
 VIEW_MIN_HEIGHT = 70      # px per stacked run: a few rows and the time axis stay readable
 READABLE_ROWS = 8         # a stacked run shows at least this many rows (or all it has), each labelled
 ROW_PX = 15               # the row axis labels rows at least 14 px apart
