@@ -87,3 +87,30 @@ def test_extrae_hybrid_workers_under_the_region(shared_traces, cache_dir, run):
         worker_time = table.stats["time"][workers, col] / 1e9
         assert (worker_time >= useful - 1e-9).all()         # their outlined functions run inside the region
         assert (worker_time <= prof.by_location("time", region)[workers] + 1e-9).all()
+
+
+def _defs_two_threads():
+    from popview.model.definitions import Definitions, Location, Process, Region
+    d = Definitions()
+    d.processes = [Process("rank 0", 0)]
+    d.locations = [Location("master", 0, 0), Location("worker", 0, 1)]
+    d.regions = [Region("main"), Region("parallel", "openmp", "parallel"), Region("fn", "user", "outlined"),
+                 Region("flush", "measurement", "flush")]
+    return d
+
+
+def test_graft_a_worker_that_starts_before_its_masters_enter_is_stamped():
+    """Master: main [0, 100) > parallel [40, 60) > fn [45, 55). Worker: fn [30, 50) begins
+    before the master's parallel enter (a descheduled master), flush [80, 90) after every
+    region stays at the root; the worker's root call path of fn goes away."""
+    from popview.cache.grafting import graft_workers
+    # call paths as built: 0 main, 1 main/parallel, 2 main/parallel/fn, 3 fn (worker root), 4 flush (worker root)
+    parent = np.array([-1, 0, 1, -1, -1])
+    region = np.array([0, 1, 2, 2, 3])
+    part = {"loc": np.array([0, 0, 0, 1, 1], np.int32), "begin": np.array([0, 40, 45, 30, 80], np.int64),
+            "end": np.array([100, 60, 55, 50, 90], np.int64), "callpath": np.array([0, 1, 2, 3, 4], np.int32),
+            "depth": np.array([0, 1, 2, 0, 0], np.int16)}
+    new_parent, new_region, grafted = graft_workers([part], parent, region, _defs_two_threads())
+    assert grafted == 1
+    assert list(new_parent) == [-1, 0, 1, -1] and list(new_region) == [0, 1, 2, 3]
+    assert list(part["callpath"]) == [0, 1, 2, 2, 3]
