@@ -36,7 +36,7 @@ def read_cfg(path: str | Path) -> CfgView:
     except OSError as err:
         raise CfgError(f"{path}: cannot read: {err.strerror or err}") from None
     if len(raw) > MAX_FILE_BYTES:
-        raise CfgError(f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB, not a Paraver cfg")
+        raise CfgError(f"{path}: larger than {MAX_FILE_BYTES} bytes, not a Paraver cfg")
     return parse_cfg(raw.decode("latin-1"), source=str(path))
 
 

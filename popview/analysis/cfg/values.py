@@ -16,7 +16,10 @@ class ValueSyntax(ValueError):
 
 
 def number(token: str) -> int | float:
-    """An int when the token is integral and fits 64 bits, else a float (310-digit DBL_MAX included)."""
+    """An int for plain digits that fit 64 bits, else a float (310-digit DBL_MAX included).
+
+    Written-out decimals stay floats, so a description written back reads the same text.
+    """
     if len(token) > MAX_NUMBER_CHARS:
         raise ValueSyntax(f"number of {len(token)} characters (more than {MAX_NUMBER_CHARS})")
     if not _NUMBER.fullmatch(token):
@@ -25,9 +28,9 @@ def number(token: str) -> int | float:
         exact = Decimal(token)
     except InvalidOperation:                       # pragma: no cover - the regex admits decimals only
         raise ValueSyntax(f"{token[:40]!r} is not a number") from None
-    if exact == exact.to_integral_value() and abs(exact) < 2 ** 64:
-        return int(exact)
-    return float(exact)
+    if any(mark in token for mark in ".eE") or abs(exact) >= 2 ** 64:
+        return float(exact)
+    return int(exact)
 
 
 def numbers(tokens: list[str]) -> tuple[int | float, ...]:
@@ -36,6 +39,8 @@ def numbers(tokens: list[str]) -> tuple[int | float, ...]:
 
 def integer(token: str) -> int:
     value = number(token)
+    if not isinstance(value, int) and abs(value) < 2 ** 63 and value == int(value):
+        value = int(value)                         # positions and counts written as 3.000000
     if not isinstance(value, int):
         raise ValueSyntax(f"{token[:40]!r} is not a whole number")
     return value
