@@ -19,6 +19,8 @@ from popview._version import __version__
 
 # Sub-command modules: each has add_parser(subparsers) and run(args) -> int.
 COMMANDS = ("info", "convert", "metrics", "report")
+# The kernels each command needs first (popview.precompile).
+SCENARIOS = {"info": "info", "convert": "info", "metrics": "metrics", "report": "metrics"}
 
 
 def _command_modules():
@@ -66,9 +68,12 @@ def main(argv: list[str] | None = None) -> int:
             args = build_parser(mods).parse_args(argv)
             from popview.firstuse import announce_on_terminal
             stop_announcing = announce_on_terminal()     # the kernels' first compile is never a silent minute
+            from popview import precompile
+            precompile.start_helper(SCENARIOS.get(args.command, "metrics"))   # first run: a second core compiles
             try:
                 return run_command(mods[args.command].run, args)
             finally:
+                precompile.stop_helper()
                 stop_announcing()
     unknown = [a for a in argv if a.startswith("-") and a != "--demo"]
     if unknown:       # not a file to open: the window takes files and --demo only

@@ -46,6 +46,9 @@ def run_gui(argv: list[str]) -> int:
     from popview.gui.firstrun import install_guide
     from popview.gui.mainwindow import MainWindow
 
+    from popview import precompile
+
+    precompile.start_helper("window")       # first run on a machine: a second core compiles the kernels
     window = MainWindow()
     _bind_session(window)
     install_guide(window)
@@ -58,7 +61,10 @@ def run_gui(argv: list[str]) -> int:
     if "--demo" in argv:
         after_first_paint(window, lambda: _open_demo(window))
     _screenshot_if_asked(window, expect_runs=bool(paths) or "--demo" in argv)
-    return app.exec()
+    try:
+        return app.exec()
+    finally:
+        precompile.stop_helper()
 
 
 def _quit_on_ctrl_c(app) -> None:

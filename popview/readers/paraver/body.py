@@ -38,7 +38,7 @@ INT32_MAX = (1 << 31) - 1
 COLON, NEWLINE, CR, MINUS = 58, 10, 13, 45
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False)
 def _field(p, i, n):
     """Parse an integer at i of the bytes at address p. Returns (value, next index, terminator):
     terminator 1 = ':', 2 = end of line, 0 = error; OVERFLOW + 1 or 2 when the number does
@@ -73,7 +73,7 @@ def _field(p, i, n):
     return v, i, 0
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False)
 def _skip_line(p, i, n):
     while i < n and byte_at(p, i) != NEWLINE:
         i += 1
