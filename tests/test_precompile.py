@@ -17,8 +17,8 @@ import popview
 from popview import firstuse, precompile
 
 PACKAGE = Path(popview.__file__).resolve().parent
-CODE_INDEX = ["popview.cache.codes", "code_index",
-              [["array", ["scalar", "int64"], 1, "C", False], ["array", ["scalar", "int64"], 1, "C", False]]]
+KERNEL = ["popview.cache.order", "location_order",
+          [["array", ["scalar", "int32"], 1, "C", False], ["array", ["scalar", "int64"], 1, "C", False]]]
 
 
 def test_argument_types_survive_the_list():
@@ -41,9 +41,10 @@ def test_the_helper_starts_from_the_end_then_does_the_rest():
 
 
 def test_a_stale_entry_is_skipped_not_raised():
-    assert not precompile.compile_one("popview.cache.codes", "no_such_kernel", [])
+    assert not precompile.compile_one("popview.cache.order", "no_such_kernel", [])
     assert not precompile.compile_one("popview.no_such_module", "kernel", [])
-    assert not precompile.compile_one("popview.cache.codes", "code_index", [["scalar", "nonsense"]])
+    assert not precompile.compile_one("popview.cache.order", "location_order", [["scalar", "nonsense"]])
+    assert not precompile.compile_one("popview.cache.codes", "DENSE_SPAN", [])       # not a kernel
 
 
 def test_the_recorded_list_names_kernels_that_exist():
@@ -108,7 +109,7 @@ def test_the_helper_compiles_tells_and_leaves_a_stamp(tmp_path, monkeypatch):
     """The helper compiles the listed kernel into numba's cache (a fresh one here), its
     compile is relayed to this process's watches, and a stamp then keeps later runs from
     starting it."""
-    manifest = {"info": [CODE_INDEX]}
+    manifest = {"info": [KERNEL]}
     _helper_env(tmp_path, monkeypatch, manifest)
     seen = []
     stop = firstuse.watch_compiles(lambda kernel, done, started: seen.append((kernel, done)))
@@ -118,21 +119,21 @@ def test_the_helper_compiles_tells_and_leaves_a_stamp(tmp_path, monkeypatch):
         proc = precompile._helper[0]
         assert proc.wait(timeout=300) == 0
         deadline = time.monotonic() + 10
-        while (not seen or seen[-1][0] != "cache.codes.code_index") and time.monotonic() < deadline:       # the relay thread reads the last lines
+        while (not seen or seen[-1][0] != "cache.order.location_order") and time.monotonic() < deadline:       # the relay thread reads the last lines
             time.sleep(0.05)
     finally:
         precompile.stop_helper()
         stop()
-    assert seen[0] == ("cache.codes.code_index", 0)              # and the kernels it calls
-    assert seen[-1] == ("cache.codes.code_index", len(seen) // 2), "every start ends"
-    assert list((tmp_path / "numba").rglob("*code_index*.nbi")), "not in numba's cache"
+    assert seen[0] == ("cache.order.location_order", 0)              # and the kernels it calls
+    assert seen[-1] == ("cache.order.location_order", len(seen) // 2), "every start ends"
+    assert list((tmp_path / "numba").rglob("*location_order*.nbi")), "not in numba's cache"
     stamp = precompile.stamp_path(manifest)
     assert stamp.exists()
     assert not precompile.start_helper("info"), "started again although everything is compiled"
 
 
 def test_no_helper_when_switched_off_or_nothing_is_listed(tmp_path, monkeypatch):
-    _helper_env(tmp_path, monkeypatch, {"info": [CODE_INDEX]})
+    _helper_env(tmp_path, monkeypatch, {"info": [KERNEL]})
     assert not precompile.start_helper("window")          # nothing listed for it
     monkeypatch.setenv("POPVIEW_PRECOMPILE", "0")
     assert not precompile.start_helper("info")
@@ -142,12 +143,12 @@ def test_no_helper_when_switched_off_or_nothing_is_listed(tmp_path, monkeypatch)
 def test_recording_lists_each_compile_with_its_argument_types(tmp_path):
     log = tmp_path / "kernels.jsonl"
     script = ("import numpy as np, popview\n"
-              "from popview.cache.codes import code_index\n"
-              "code_index(np.array([1, 2]), np.array([2]))\n")
+              "from popview.cache.order import location_order\n"
+              "location_order(np.array([1, 0], np.int32), np.array([1, 1]))\n")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), PYTHONPATH=str(PACKAGE.parent),
                POPVIEW_RECORD_KERNELS=str(log))
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     entries = [json.loads(line) for line in log.read_text().splitlines()]
-    assert entries[0] == CODE_INDEX
+    assert entries[0] == KERNEL
     assert np.all([e[0].startswith("popview.") for e in entries])

@@ -48,6 +48,13 @@ def record(args: list[str], trace: Path | None, tmp: str) -> list:
     return kernels
 
 
+def as_text(scenarios: dict) -> str:
+    """The list as JSON, one kernel a line (readable diffs when kernels change)."""
+    parts = [f"{json.dumps(name)}: [\n" + ",\n".join(json.dumps(k) for k in kernels) + "\n]"
+             for name, kernels in scenarios.items()]
+    return '{"scenarios": {\n' + ",\n".join(parts) + "\n}}\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=HERE / "popview" / "resources" / "kernels.json")
@@ -66,7 +73,7 @@ def main() -> int:
                 scenarios[name] = record(command, trace, tmp)
             print(f"{name}: {len(scenarios[name])} kernels", flush=True)
     tmp_out = args.out.with_suffix(".tmp")
-    tmp_out.write_text(json.dumps({"scenarios": scenarios}, indent=0) + "\n")
+    tmp_out.write_text(as_text(scenarios))
     os.replace(tmp_out, args.out)
     print(f"written {args.out}")
     return 0
