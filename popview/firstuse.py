@@ -30,10 +30,9 @@ def watch_compiles(callback):
     counts = {"start": 0, "end": 0}
 
     def on(kernel: str, phase: str) -> None:
-        with _lock:
+        with _lock:                           # this process's compiles and a relay thread's: one at a time
             counts[phase] += 1
-            done, started = counts["end"], counts["start"]
-        callback(kernel, done, started)
+            callback(kernel, counts["end"], counts["start"])
 
     stop = watch_phases(on)
     _relays.append(on)

@@ -46,15 +46,14 @@ def run_gui(argv: list[str]) -> int:
     from popview.gui.firstrun import install_guide
     from popview.gui.mainwindow import MainWindow
 
-    from popview import precompile
-
-    precompile.start_helper("window")       # first run on a machine: a second core compiles the kernels
     window = MainWindow()
     _bind_session(window)
     install_guide(window)
     window.show()
     from popview.gui.firstrun import after_first_paint, install_compile_notice
     after_first_paint(window, lambda: install_compile_notice(window))
+    from popview import precompile          # first run on a machine: a second core compiles the kernels,
+    after_first_paint(window, lambda: precompile.start_helper("window"))     # once the window is up
     paths = [a for a in argv if not a.startswith("-")]
     if paths:
         QTimer.singleShot(0, lambda: window.open_paths(paths))
