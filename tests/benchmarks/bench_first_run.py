@@ -51,7 +51,7 @@ def fresh_env(tree: Path, tmp: str) -> dict:
                QT_QPA_PLATFORM="offscreen")
     if NO_HELPER:
         env["POPVIEW_PRECOMPILE"] = "0"
-    else:
+    elif not KEEP_NUMBA_CACHE:            # measuring a new machine: as a user has it (a smoke run: as it is)
         env.pop("POPVIEW_PRECOMPILE", None)
     return env
 
