@@ -63,3 +63,46 @@ def test_a_low_advisor_keeps_its_room_for_the_tree(shown, qtbot):
     shown.resize(900, 600)
     qtbot.wait(50)
     assert shown.note.isVisible()
+
+
+def deep_tree():
+    from popview.analysis.node import MetricNode as Node
+    na = dict(value=None, reason="the experiment has no PAPI_TOT_INS counter")
+    return Node("global_efficiency", "Global efficiency", value=0.5, children=[
+        Node("parallel_efficiency", "Parallel efficiency", value=0.6, children=[
+            Node("load_balance", "Load balance", value=0.9),
+            Node("communication_efficiency", "Communication efficiency", value=0.7, children=[
+                Node("serialisation_efficiency", "Serialisation efficiency", value=0.8),
+                Node("transfer_efficiency", "Transfer efficiency", value=0.9)])]),
+        Node("computation_scalability", "Computation scalability", value=1.0, kind="scalability", children=[
+            Node("ipc_scalability", "IPC scalability", kind="scalability", **na),
+            Node("instruction_scalability", "Instruction scalability", kind="scalability", **na)])])
+
+
+def open_names(tree) -> list[str]:
+    names, index = [], tree.model().index(0, 0)
+    while index.isValid():
+        names.append(str(index.data()))
+        index = tree.indexBelow(index)
+    return names
+
+
+def test_a_low_tree_opens_its_key_rows_and_a_tall_one_all_of_them(qtbot):
+    from types import SimpleNamespace
+
+    from popview.gui.advisor.tab import VariantTab
+    tab = VariantTab(SimpleNamespace(key="pop-mpi", label="POP MPI"))
+    qtbot.addWidget(tab)
+    tab.resize(700, 150)             # a strip: room for about five rows
+    tab.show()
+    qtbot.waitExposed(tab)
+    tab.show_roots([deep_tree()])
+    qtbot.wait(50)
+    assert open_names(tab.tree) == ["Global efficiency", "Parallel efficiency", "Load balance",
+                                    "Communication efficiency", "Computation scalability"], \
+        "key rows; the not-available scalabilities folded under their parent"
+    tab.resize(700, 600)
+    qtbot.wait(50)
+    assert len(open_names(tab.tree)) == 9, "room for the whole tree: all of it open"
+    name = tab.tree.header().sectionSize(0)
+    assert name >= tab.tree.fontMetrics().horizontalAdvance("Serialisation efficiency") + 40

@@ -27,6 +27,8 @@ VIEW_MIN_HEIGHT = 70      # px per stacked run: a few rows and the time axis sta
 READABLE_ROWS = 8         # a stacked run shows at least this many rows (or all it has), each labelled
 ROW_PX = 15               # the row axis labels rows at least 14 px apart
 AXIS_PX = 40              # time axis and margins of a view
+SIDE_PX = 200             # the legend column, widened up to LEGEND_MAX_PX for long names
+LEGEND_MAX_PX = 300       # wider names wrap: the runs keep the width
 
 
 class _PathSignals(QObject):
@@ -121,11 +123,12 @@ class TimelinePane(QWidget):
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.legend = QListWidget()
-        self.legend.setMaximumWidth(200)
         self.legend.setIconSize(QSize(14, 14))
+        self.legend.setWordWrap(True)          # a name wider than LEGEND_MAX_PX wraps, never cut
+        self.legend.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.legend.setMinimumHeight(24)      # scrolls: a low dock keeps its room for the runs
         self.gradient_label = QLabel()
-        side = QWidget()
+        self.side = side = QWidget()
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(0, 0, 0, 0)
         side_layout.addWidget(self.source_label)
@@ -135,7 +138,7 @@ class TimelinePane(QWidget):
         side_layout.addLayout(overlays)
         side_layout.addWidget(self.legend)
         side_layout.addWidget(self.gradient_label)
-        side.setMaximumWidth(200)          # the runs keep the width
+        side.setFixedWidth(SIDE_PX)        # the runs keep the width
         # many stacked runs scroll instead of forcing the window taller than the screen
         self.scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -457,6 +460,7 @@ class TimelinePane(QWidget):
                 pix = QPixmap(14, 14)
                 pix.fill(QColor(*colour))
                 self.legend.addItem(QListWidgetItem(QIcon(pix), f"{label}  {fraction:.0%}"))
+            self._fit_side()
             return
         p = view.palette
         unit = {"useful": "duration", "ipc": "IPC"}.get(view.mode.kind, "per second")
@@ -470,9 +474,24 @@ class TimelinePane(QWidget):
             "<span style='background: black'>&nbsp;&nbsp;&nbsp;</span> no value")
         self.gradient_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.gradient_label.show()
+        self._fit_side()
+
+    def _fit_side(self) -> None:
+        """The legend column as wide as its longest entry (SIDE_PX to LEGEND_MAX_PX)."""
+        texts = [self.legend.item(i).text() for i in range(self.legend.count())]
+        widest = max((self.legend.fontMetrics().horizontalAdvance(t) for t in texts), default=0)
+        need = widest + legend_chrome(self.legend)
+        self.side.setFixedWidth(min(max(SIDE_PX, need), LEGEND_MAX_PX))
 
     def _show_info(self, info: dict | None) -> None:
         self.info.setText(info_html(info) if info else "")
+
+
+def legend_chrome(legend) -> int:
+    """A legend entry's width beyond its text: icon, spacings, frame and a scroll bar."""
+    icon = legend.iconSize().width()
+    scroll = legend.style().pixelMetric(legend.style().PixelMetric.PM_ScrollBarExtent)
+    return icon + 4 * legend.spacing() + 16 + 2 * legend.frameWidth() + scroll
 
 
 def readable_height(view) -> int:
