@@ -87,13 +87,14 @@ def open_names(tree) -> list[str]:
     return names
 
 
-def test_a_low_tree_opens_its_key_rows_and_a_tall_one_all_of_them(qtbot):
+def test_a_compact_tree_opens_its_key_rows_and_all_of_them_when_they_fit(qtbot):
     from types import SimpleNamespace
 
     from popview.gui.advisor.tab import VariantTab
     tab = VariantTab(SimpleNamespace(key="pop-mpi", label="POP MPI"))
     qtbot.addWidget(tab)
     tab.resize(700, 150)             # a strip: room for about five rows
+    tab.set_compact(True)
     tab.show()
     qtbot.waitExposed(tab)
     tab.show_roots([deep_tree()])
@@ -104,5 +105,9 @@ def test_a_low_tree_opens_its_key_rows_and_a_tall_one_all_of_them(qtbot):
     tab.resize(700, 600)
     qtbot.wait(50)
     assert len(open_names(tab.tree)) == 9, "room for the whole tree: all of it open"
+    tab.resize(700, 150)
+    tab.set_compact(False)
+    qtbot.wait(50)
+    assert len(open_names(tab.tree)) == 9, "not compact (a tall Advisor): the whole tree, scrolled"
     name = tab.tree.header().sectionSize(0)
     assert name >= tab.tree.fontMetrics().horizontalAdvance("Serialisation efficiency") + 40

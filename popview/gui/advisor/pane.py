@@ -111,6 +111,8 @@ class AdvisorPane(QWidget):
         if low != getattr(self, "_low", None):
             self._low = low
             self.note.setVisible(not low)
+            for i in range(self.tabs.count()):
+                self.tabs.widget(i).set_compact(low)
             self._show_warnings(*self._shown_warnings)
         elif low:
             self._show_warnings(*self._shown_warnings)    # its one line fitted to the new width
@@ -162,6 +164,7 @@ class AdvisorPane(QWidget):
             best, why = variants.preferred(exp)
             for v in variants.applicable(exp):
                 tab = VariantTab(v, self.tabs)
+                tab.set_compact(getattr(self, "_low", False))
                 tab.tree.setMinimumHeight(44)     # scrolls: a low dock must not push the window taller
                 self.tabs.addTab(tab, v.label)
             self.select_variant(best.key)

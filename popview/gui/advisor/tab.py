@@ -38,7 +38,8 @@ class VariantTab(QWidget):
         header.setSectionResizeMode(RATING, QHeaderView.ResizeToContents)   # a reason is never cut
         header.setStretchLastSection(False)
         header.resizeSection(BAR, BAR_WIDTH)
-        self._fitted_to = None           # (rows of room, width) the tree was last opened for
+        self._fitted_to = None           # (rows of room, width, compact) the tree was last opened for
+        self.compact = False             # a low strip: open the tree as far as it fits
         self.tree.expanded.connect(self._size_names)
         self.message = QLabel(self)
         self.message.setWordWrap(True)
@@ -60,10 +61,16 @@ class VariantTab(QWidget):
         row = self.tree.rowHeight(first) if first.isValid() else 0
         return self.tree.viewport().height() // max(row or self.tree.fontMetrics().height() + 6, 1)
 
+    def set_compact(self, compact: bool) -> None:
+        """In a low strip the tree opens as far as it fits; elsewhere all of it (it scrolls)."""
+        if compact != self.compact:
+            self.compact = compact
+            self._fit()
+
     def _fit(self, force: bool = False) -> None:
-        """Open the tree as far as its room allows (all of it when it fits), bars shortened
-        in a narrow pane. Only when the room changed: rows the user opened stay open."""
-        room = (self._room(), self.width() < NARROW)
+        """Open the tree (compact: as far as its room allows), bars shortened in a narrow
+        pane. Only when the room changed: rows the user opened stay open."""
+        room = (self._room(), self.width() < NARROW, self.compact)
         if room == self._fitted_to and not force:
             return
         self._fitted_to = room
@@ -73,7 +80,7 @@ class VariantTab(QWidget):
         if not walked:
             return
         deepest = max(d for d, _ in walked)
-        if len(walked) <= room[0]:
+        if not self.compact or len(walked) <= room[0]:
             self.tree.expandAll()
             self._size_names()
             return
