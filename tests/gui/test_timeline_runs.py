@@ -85,6 +85,7 @@ def test_communication_lines_follow_the_zoom_until_the_user_sets_them(pane, monk
     total = len(everything.send_loc)
     assert total >= 8, "the synthetic run sends messages"
     few = total // 2                           # the run's messages go in 3 waves: one wave is few
+    assert view.auto_lines() >= few, "the view is wide enough to tell a wave's lines apart"
     monkeypatch.setattr(timeline_view, "AUTO_LINES", few)
     view.redraw_now()
     assert pane.comms == "auto" and pane.lines_box.text() == "Comms (auto)"
@@ -109,6 +110,14 @@ def test_communication_lines_follow_the_zoom_until_the_user_sets_them(pane, monk
     assert pane.lines_box.isChecked() and drawn_lines(view) > 0, "automatic again: zoomed in, on"
     pane.restore_view_state({"comms": False})  # a session of the time the box was off by default
     assert pane.comms == "auto"
+
+
+def test_automatic_lines_need_room_to_tell_them_apart(pane):
+    view = pane.view
+    wide = view.auto_lines()
+    view.resize(view.width() // 3, view.height())
+    view.vb.resize(view.vb.width() // 3, view.vb.height())
+    assert view.auto_lines() < wide and view.auto_lines() <= view.vb.width() // timeline_view.AUTO_PX_PER_LINE
 
 
 def test_the_info_bar_forgets_the_critical_path_when_it_is_unticked(pane, qtbot):

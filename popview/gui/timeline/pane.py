@@ -19,7 +19,7 @@ from popview.analysis.focus import Focus
 from popview.analysis.timeline_data import ColourMode, focus_span, parse_time_window
 from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
-from popview.gui.timeline.view import AUTO, AUTO_LINES, OFF, ON, TimelineView, format_time
+from popview.gui.timeline.view import AUTO, AUTO_LINES, AUTO_PX_PER_LINE, OFF, ON, TimelineView, format_time
 from popview.gui.widgets.elided import ElidedLabel
 
 NO_TIMELINE = "A profile has no timeline: open a trace (Paraver .prv or OTF2) to see one."
@@ -29,8 +29,8 @@ ROW_PX = 15               # the row axis labels rows at least 14 px apart
 AXIS_PX = 40              # time axis and margins of a view
 COMMS_AUTO_TEXT = "Comms (auto)"
 COMMS_TIP = ("Communication lines: by default on when zoomed in far enough to tell them apart "
-             f"(at most {AUTO_LINES:,} messages in the window), off when zoomed out. Tick or untick "
-             "to choose; right-click > automatic to follow the zoom again")
+             f"(at most one message per {AUTO_PX_PER_LINE} pixels of width, {AUTO_LINES:,} in all), off "
+             "when zoomed out. Tick or untick to choose; right-click > automatic to follow the zoom again")
 SIDE_PX = 200             # the legend column, widened up to LEGEND_MAX_PX for long names
 LEGEND_MAX_PX = 300       # wider names wrap: the runs keep the width
 

@@ -26,8 +26,11 @@ ZOOM_STEP = 1.25
 MIN_WINDOW_NS = 100
 AUTO, ON, OFF = "auto", "on", "off"       # communication lines: by zoom, always, never
 AUTO_LINES = 2000
-"""Automatic communication lines are drawn when the window holds at most this many
-messages (zoomed in far enough to tell them apart), hidden when it holds more."""
+AUTO_PX_PER_LINE = 6
+"""Automatic communication lines are drawn when the window holds few messages: at most
+one per AUTO_PX_PER_LINE pixel columns of the view and AUTO_LINES in all (zoomed in far
+enough to tell them apart); hidden beyond (400 lines over a 400 px view of a 2x2 hybrid
+run striped every row they crossed in the line colour)."""
 
 
 def format_time(ns: float) -> str:
@@ -362,9 +365,13 @@ class TimelineView(pg.PlotWidget):
     def show_lines(self, on: bool) -> None:
         self.comms = ON if on else OFF
 
+    def auto_lines(self) -> int:
+        """At most this many messages in the window turn automatic lines on."""
+        return min(AUTO_LINES, max(int(self.vb.width()) // AUTO_PX_PER_LINE, 1))
+
     def _draw_lines(self, rows, t0, t1) -> None:
         auto = self.comms == AUTO
-        lines = None if self.comms == OFF else self.data.lines(rows, t0, t1, limit=AUTO_LINES if auto else
+        lines = None if self.comms == OFF else self.data.lines(rows, t0, t1, limit=self.auto_lines() if auto else
                                                                 MESSAGE_BUDGET)
         few = lines is not None and not lines.truncated
         if self.comms == ON and self.data.reader.has("messages") and not few:
