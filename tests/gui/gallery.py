@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QListWidget
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QHeaderView, QListWidget, QStyle,
+                               QStyleOptionComboBox)
 
 from popview.gui.mainwindow import MainWindow
 from popview.gui.theme import apply_theme
@@ -89,6 +90,22 @@ def cut_list_items(window) -> list[str]:
             lines = max(rect.height() // (metrics.height() + 1), 1)
             if metrics.horizontalAdvance(item.text()) > room * lines:
                 cut.append(f"{_title(view)}: entry {item.text()!r} ({room} px x {lines} lines)")
+    return cut
+
+
+def cut_choices(window) -> list[str]:
+    """Drop-down lists on show whose current choice is wider than their text field."""
+    cut = []
+    for box in window.findChildren(QComboBox):
+        if not showing(box) or not box.currentText():
+            continue
+        option = QStyleOptionComboBox()
+        box.initStyleOption(option)
+        field = box.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                           QStyle.SubControl.SC_ComboBoxEditField, box)
+        need = box.fontMetrics().horizontalAdvance(box.currentText())
+        if need > field.width():
+            cut.append(f"{_title(box)}: choice {box.currentText()!r} ({field.width()} px < {need})")
     return cut
 
 

@@ -1,5 +1,6 @@
 """The timeline-first layout on a real hybrid trace at laptop and desktop sizes: the legend
-names each state whole, the Advisor strip shows the key metric rows."""
+names each state whole, no drop-down list cuts its choice, the Advisor strip shows the key
+metric rows."""
 from __future__ import annotations
 
 import pytest
@@ -51,6 +52,7 @@ def test_timeline_first_names_every_state_and_shows_the_key_advisor_rows(qtbot, 
     texts = [legend.item(i).text() for i in range(legend.count())]
     assert any(t.startswith("Scheduling and Fork/Join") for t in texts), texts
     assert not gallery.cut_list_items(window)
+    assert not gallery.cut_choices(window)
     advisor = window.panes["Advisor"]
     assert gallery.showing(advisor)
     tree = advisor.current_tab().tree
