@@ -274,6 +274,13 @@ class TimelinePane(QWidget):
         if current is not None:
             QTimer.singleShot(0, self, lambda: self._scroll_to(current))
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        """A new height (another layout) keeps the current run in view."""
+        super().resizeEvent(event)
+        current = self.view
+        if current is not None:
+            QTimer.singleShot(0, self, lambda: self._scroll_to(current))
+
     def _scroll_to(self, view) -> None:
         if view in self.views.values():
             top = view.mapTo(self.splitter, view.rect().topLeft()).y()
