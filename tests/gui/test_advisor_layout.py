@@ -111,3 +111,14 @@ def test_a_compact_tree_opens_its_key_rows_and_all_of_them_when_they_fit(qtbot):
     assert len(open_names(tab.tree)) == 9, "not compact (a tall Advisor): the whole tree, scrolled"
     name = tab.tree.header().sectionSize(0)
     assert name >= tab.tree.fontMetrics().horizontalAdvance("Serialisation efficiency") + 40
+
+
+def test_the_first_warning_in_a_low_pane_fills_its_line(qtbot):
+    pane = AdvisorPane(AppState())        # no warning yet: its line never laid out
+    qtbot.addWidget(pane)
+    pane.resize(900, 260)
+    pane.show()
+    qtbot.waitExposed(pane)
+    pane._show_warnings(["a long warning " * 20], ["a note"])
+    visible = pane.warnings.text().split("\u2026")[0]
+    assert len(visible) > 60, f"the one line fits the pane's width: {pane.warnings.text()}"

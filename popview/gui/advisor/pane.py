@@ -234,7 +234,7 @@ class AdvisorPane(QWidget):
         if low and notes:
             more += f" · {len(notes)} note{'s' if len(notes) > 1 else ''} on hover"
         if low and shown:                          # one line in a low dock, fitted to its width
-            room = self.warnings.contentsRect().width() or self.width() - 20
+            room = self.width() - 24          # the pane's: the label has not been laid out anew yet
             tail = self.warnings.fontMetrics().horizontalAdvance("\u26a0 " + more)
             shown = [self.warnings.fontMetrics().elidedText(shown[0], Qt.ElideRight, max(room - tail - 12, 60))]
         self.warnings.setText("<br>".join(f"&#9888; {escape(w)}" for w in shown) + escape(more))
