@@ -58,6 +58,14 @@ class AlgebraResult:
 def align(profiles: list[Profile], collapse: str = "none", loc_process: list[np.ndarray] | None = None) -> Aligned:
     if not profiles:
         raise AlgebraError("no runs to combine")
+    loc_maps, n_loc, notes = _locations(profiles, collapse, loc_process)
+    if _same_tree(profiles):            # repetitions, counter sets of one build: nothing to align
+        p = profiles[0]
+        tree = Profile(regions=p.regions, callpath_parent=p.callpath_parent, callpath_region=p.callpath_region,
+                       n_locations=n_loc)
+        identity = np.arange(p.n_callpaths, dtype=np.int64)
+        return Aligned(tree, [identity] * len(profiles), np.ones((p.n_callpaths, len(profiles)), bool),
+                       loc_maps, notes)
     parent, names, maps = _union_tree(profiles)
     order = _preorder(parent)
     rank = np.empty(len(order), np.int64)
@@ -69,9 +77,20 @@ def align(profiles: list[Profile], collapse: str = "none", loc_process: list[np.
     presence = np.zeros((len(order), len(profiles)), bool)
     for k, m in enumerate(maps):
         presence[m, k] = True
-    loc_maps, n_loc, notes = _locations(profiles, collapse, loc_process)
     tree = Profile(regions=regions, callpath_parent=parent, callpath_region=region_of, n_locations=n_loc)
     return Aligned(tree, maps, presence, loc_maps, notes)
+
+
+def _same_tree(profiles: list[Profile]) -> bool:
+    """Whether every run has the first one's call tree (same shape, same region names)."""
+    first = profiles[0]
+    names = _callpath_names(first)
+    return all(p.n_callpaths == first.n_callpaths and np.array_equal(p.callpath_parent, first.callpath_parent)
+               and np.array_equal(_callpath_names(p), names) for p in profiles[1:])
+
+
+def _callpath_names(p: Profile) -> np.ndarray:
+    return np.array([r.name for r in p.regions], object)[p.callpath_region]
 
 
 def _union_tree(profiles: list[Profile]) -> tuple[np.ndarray, list[str], list[np.ndarray]]:
@@ -219,7 +238,7 @@ def _extreme(profiles, operation: str, ufunc, **alignment) -> AlgebraResult:
             result[part] = np.where(np.isnan(result[part]), v, ufunc(result[part], v))
             start += len(v)
         out.metrics.append(_renamed(m, operation))
-        out.values[m.id] = MetricValues.from_coo(out.n_callpaths, every // n_loc, every % n_loc, result)
+        out.values[m.id] = _csr(out, every, result)
     return AlgebraResult(out, al.presence, operation, notes, al.maps)
 
 
@@ -256,8 +275,18 @@ def _coo(p: Profile, metric_id: str, al: Aligned, k: int) -> tuple[np.ndarray, n
 def _coalesce(out: Profile, cp: np.ndarray, loc: np.ndarray, value: np.ndarray) -> MetricValues:
     """Entries with the same (call path, location) added up; exact zeros dropped."""
     key = cp.astype(np.int64) * out.n_locations + loc
-    uniq, inv = np.unique(key, return_inverse=True)
-    total = np.bincount(inv, weights=value, minlength=len(uniq))
+    # each run's entries arrive sorted when its call paths map in order (the same tree): a
+    # stable sort (timsort) then merges the runs in linear time
+    order = np.argsort(key, kind="stable")
+    key, value = key[order], value[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else np.zeros(0, np.int64)
+    total = np.add.reduceat(value, starts) if len(key) else np.zeros(0)
     keep = total != 0
-    return MetricValues.from_coo(out.n_callpaths, uniq[keep] // out.n_locations, uniq[keep] % out.n_locations,
-                                 total[keep])
+    return _csr(out, key[starts][keep], total[keep])
+
+
+def _csr(out: Profile, keys: np.ndarray, values: np.ndarray) -> MetricValues:
+    """CSR rows from sorted (call path * locations + location) keys: already in row order."""
+    cp, loc = keys // out.n_locations, keys % out.n_locations
+    offsets = np.searchsorted(cp, np.arange(out.n_callpaths + 1)).astype(np.int64)
+    return MetricValues(offsets, loc.astype(np.int32), np.asarray(values, np.float64))
