@@ -18,9 +18,9 @@ from popview._version import __version__
 from popview.failures import one_line
 
 # Sub-command modules: each has add_parser(subparsers) and run(args) -> int.
-COMMANDS = ("info", "convert", "metrics", "report")
+COMMANDS = ("info", "convert", "metrics", "report", "diff")
 # The kernels each command needs first (popview.precompile).
-SCENARIOS = {"info": "info", "convert": "info", "metrics": "metrics", "report": "metrics"}
+SCENARIOS = {"info": "info", "convert": "info", "metrics": "metrics", "report": "metrics", "diff": "metrics"}
 
 
 def _command_modules():
@@ -29,7 +29,7 @@ def _command_modules():
 
 
 USAGE = """popview [-h] [--version] [--demo] [TRACE ...]
-       popview {info,convert,metrics,report} [-h] ..."""
+       popview {info,convert,metrics,report,diff} [-h] ..."""
 
 WINDOW_HELP = """The window: `popview [TRACE ...]` opens traces, profiles, folders of runs (a series)
 or a .popview session; it needs a display (on a headless machine: xvfb-run -a popview ...).
