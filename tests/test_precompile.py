@@ -103,6 +103,7 @@ def _helper_env(tmp_path, monkeypatch, manifest):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
     monkeypatch.setenv("PYTHONPATH", str(PACKAGE.parent))
     monkeypatch.delenv("POPVIEW_PRECOMPILE", raising=False)
+    monkeypatch.setattr(precompile.os, "getloadavg", lambda: (0.0, 0.0, 0.0))     # an idle machine
 
 
 def test_the_helper_compiles_tells_and_leaves_a_stamp(tmp_path, monkeypatch):
@@ -152,3 +153,9 @@ def test_recording_lists_each_compile_with_its_argument_types(tmp_path):
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     assert entries[0] == KERNEL
     assert np.all([e[0].startswith("popview.") for e in entries])
+
+
+def test_no_helper_on_a_busy_machine(tmp_path, monkeypatch):
+    _helper_env(tmp_path, monkeypatch, {"info": [KERNEL]})
+    monkeypatch.setattr(precompile.os, "getloadavg", lambda: (float(os.cpu_count() or 1), 0.0, 0.0))
+    assert not precompile.start_helper("info")
