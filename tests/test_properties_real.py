@@ -15,22 +15,12 @@ INPUTS = [str(p.relative_to(SHARED_TRACES)) for p in real_inputs(SHARED_TRACES)]
 
 # input -> the causes of the violations it still shows (see the model docs); every one is strict:
 # a case that starts to pass must leave this list
-CRITICAL_PATH = ("critical path (replay backtrack): its segments do not add up to the runtime within 1 %, do not "
-                 "start at the focus's start or do not follow each other in time")
-HM_SERIALISATION = ("hybrid multiplicative: MPI serialisation = max outside-MPI / R_ideal above 1: the replay's "
-                    "R_ideal is shorter than the longest time a master spends outside MPI")
-TRANSFER_ABOVE_1 = ("call-path focus on a trace: transfer = R_ideal / R above 1: the replay's ideal runtime of the "
-                    "call path is longer than its measured R")
-SERIALISATION_ABOVE_1 = ("serialisation = max useful / R_ideal above 1: the replay's R_ideal is shorter than the "
-                         "longest useful time")
 WORKER_PAST_MASTER = ("Score-P 1x2 profile: the worker's useful time in region @heat_hybrid.c:107 is recorded "
                       "0.06 % longer than the master's time in the region, so that region's fork / join / runtime "
                       "part reads 1.00045")
 
 KNOWN: dict[str, tuple[str, ...]] = {
     "popview-heat/scorep/hyb_1x2/profile.cubex": (WORKER_PAST_MASTER,),
-    "popview-heat/scorep/hyb_1x2/traces.otf2": (HM_SERIALISATION, SERIALISATION_ABOVE_1,),
-    "popview-heat/scorep/hyb_2x2/traces.otf2": (CRITICAL_PATH, HM_SERIALISATION, TRANSFER_ABOVE_1,),
 }
 
 

@@ -12,7 +12,8 @@ child, so the children always sum to the parent.
 
 MPI serialisation and transfer use mpi_ideal[p] from the replay: G-COM
 (the runtime when MPI outside OpenMP costs nothing) minus the master's time
-outside MPI. That time covers non_mpi[p], so 0 <= mpi_ideal[p] <= mpi[p]
+outside MPI, or non_mpi[p] where that is larger (a worker computing past
+its master's visits of a call path), so 0 <= mpi_ideal[p] <= mpi[p]
 and both efficiencies lie in [0, 1]; when the master does nothing but
 non_mpi work and MPI, serialisation = 1 - (G-COM - max non_mpi) / R and
 transfer = G-COM / R, as PyPOP forms them from Dimemas's ideal runtime."""
@@ -61,7 +62,10 @@ def _mpi_ideal(ctx: Context) -> np.ndarray:
     ideal = np.asarray(rp.mpi_ideal, np.float64)
     if len(ideal) < ctx.x.n_processes:
         raise NotAvailable("the replay gave no ideal MPI time for every process")
-    return ideal[:ctx.x.n_processes]
+    # a worker computing beyond its master's visits raises non_mpi above the master's own
+    # time outside MPI: G-COM less the larger of the two stays within [0, mpi]
+    replay_outside = np.asarray(rp.outside_mpi, np.float64)[:ctx.x.n_processes]
+    return ideal[:ctx.x.n_processes] - np.maximum(_non_mpi(ctx) - replay_outside, 0.0)
 
 
 def mpi_transfer(ctx: Context):

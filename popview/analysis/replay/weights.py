@@ -75,27 +75,13 @@ def focus_mask(exp, focus: Focus, calls: Calls) -> Mask:
 
 
 def _callpath_mask(exp, focus: Focus, calls: Calls) -> Mask:
-    defs = exp.definitions
-    cps = [cp for cp in range(len(defs.callpath_parent)) if defs.callpath_name(cp) == focus.callpath]
-    if not cps:
-        raise ValueError(f"no call path {focus.callpath!r} in {exp.source}")
-    calls = calls.select(cps)
-    proc = defs.location_process()
-    per_process = {}
-    for p, m in enumerate(masters(defs)):
-        lo, hi = np.searchsorted(calls["loc"], [m, m + 1])
-        b, e = calls["begin"][lo:hi], calls["end"][lo:hi]
-        ptr, mb, me = intervals.merge_overlaps(np.array([0, len(b)], np.int64), b, e)
-        per_process[p] = (mb, me)
-    runtime = max((int((e - b).sum()) for b, e in per_process.values()), default=0)
-    empty = np.zeros(0, np.int64)
-    parts = [per_process.get(int(proc[loc]), (empty, empty)) for loc in range(defs.n_locations)]
-    counts = np.array([len(b) for b, _ in parts], np.int64)
-    ptr = np.zeros(defs.n_locations + 1, np.int64)
-    np.cumsum(counts, out=ptr[1:])
-    begin = np.concatenate([b for b, _ in parts]) if parts else empty
-    end = np.concatenate([e for _, e in parts]) if parts else empty
-    return Mask(ptr, begin, end, runtime, 0, int(defs.t_end))
+    """Each location's time in the call path as the metric inputs count it."""
+    from popview.analysis.callpath_time import callpath_time
+    every = calls.all()
+    ptr = intervals.csr(every["loc"], exp.definitions.n_locations)
+    t = callpath_time(exp, focus.callpath,
+                      lambda loc: {k: every[k][ptr[loc]:ptr[loc + 1]] for k in ("begin", "end", "callpath")})
+    return Mask(t.ptr, t.begin, t.end, t.runtime_ns, 0, int(exp.definitions.t_end))
 
 
 def masters(defs) -> np.ndarray:
