@@ -9,27 +9,21 @@
 from __future__ import annotations
 
 import argparse
-import errno
 import importlib
 import os
 import signal
 import sys
 
 from popview._version import __version__
+from popview.failures import one_line
 
 # Sub-command modules: each has add_parser(subparsers) and run(args) -> int.
 COMMANDS = ("info", "convert", "metrics", "report")
 
 
 def _command_modules():
-    mods = {}
-    for name in COMMANDS:
-        try:
-            mods[name] = importlib.import_module(f"popview.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"popview.commands.{name}":
-                raise
-    return mods
+    """Every sub-command's module (a missing one is an error naming it, never skipped)."""
+    return {name: importlib.import_module(f"popview.commands.{name}") for name in COMMANDS}
 
 
 USAGE = """popview [-h] [--version] [--demo] [TRACE ...]
@@ -97,41 +91,6 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt()
 
 
-# Hints for the errors users meet: the message names the file, this says what to do.
-_OS_HINTS = {
-    errno.ENOSPC: "no space left on the device (free some space, or write elsewhere: --cache-dir, -o)",
-    errno.EDQUOT: "disk quota exceeded (free some space, or write elsewhere: --cache-dir, -o)",
-    errno.EROFS: "read-only file system (write elsewhere: --cache-dir, -o)",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "operation not permitted",
-    errno.ENAMETOOLONG: "file name too long (shorten the trace's name or the --cache-dir path)",
-    errno.ENOTDIR: "a part of this path is a file, not a directory",
-    errno.EEXIST: "already exists and is not a directory",
-    errno.ENOMEM: "out of memory",
-}
-
-
-def error_message(exc: BaseException) -> str:
-    """One line for an error a command could not handle (never a traceback)."""
-    from popview.cache.progress import Cancelled
-    from popview.readers.errors import InputError
-
-    if isinstance(exc, InputError):
-        return str(exc)
-    if isinstance(exc, Cancelled):
-        return "cancelled"
-    if isinstance(exc, MemoryError):
-        return "out of memory (the trace needs more memory than this machine has free)"
-    if isinstance(exc, OSError):
-        where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
-        what = _OS_HINTS.get(exc.errno) or exc.strerror or str(exc)
-        return f"{where}: {what}" if where else f"{what} ({exc})" if exc.errno in _OS_HINTS else what
-    text = " ".join(str(exc).split()) or "no details"
-    if isinstance(exc, RuntimeError):
-        return text
-    return f"unexpected {type(exc).__name__}: {text} (set POPVIEW_DEBUG=1 to see where)"
-
-
 def run_command(run, args) -> int:
     """Run a sub-command: every failure is one line on stderr and exit code 2; Ctrl-C and
     SIGTERM exit with 130 and 143; output cut short by a closed pipe (`| head`) exits 2."""
@@ -154,7 +113,7 @@ def run_command(run, args) -> int:
             return _fail("terminated" if term else "interrupted", 128 + _signalled[-1])
         if os.environ.get("POPVIEW_DEBUG"):
             raise
-        return _fail(error_message(exc))
+        return _fail(one_line(exc))
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

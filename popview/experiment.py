@@ -8,10 +8,10 @@ from collections import Counter
 from pathlib import Path
 
 from popview.cache import Progress, Reader, Writer, location, open_if_valid, signals
-from popview.cache.fingerprint import fingerprint, source_files, stats
+from popview.cache.fingerprint import fingerprint, stats
 from popview.cache.scratch import CacheLock
 from popview.cache.profile_store import metric_ids
-from popview.readers import InputError, reader_for
+from popview.readers import InputError, format_named, reader_for, run_name
 
 log = logging.getLogger("popview")
 
@@ -32,17 +32,11 @@ class Experiment:
 
     @property
     def is_trace(self) -> bool:
-        return self.format != "cube"
+        return format_named(self.format).has_records
 
     @property
     def name(self) -> str:
-        n = self.source.name
-        for ext in (".prv.gz", ".prv", ".otf2", ".cubex"):
-            if n.endswith(ext):
-                n = n[: -len(ext)]
-        if n in ("traces", "profile", "summary", "scout") and self.source.parent.name:
-            n = self.source.parent.name
-        return n
+        return run_name(self.source, self.format)
 
     def shape(self) -> tuple[int, int]:
         """(processes, max threads per process) of the main application."""
@@ -117,9 +111,9 @@ def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bo
     """convert(), and the cache's reader when a valid cache was found."""
     path = Path(path)
     fmt, module = reader_for(path)
-    anchor = module.anchor(path) if hasattr(module, "anchor") else path
+    anchor = module.anchor(path)
     try:
-        files = source_files(anchor)
+        files = module.source_files(anchor)
         size = sum(Path(f).stat().st_size for f in files)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc}") from None

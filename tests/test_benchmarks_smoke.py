@@ -26,7 +26,9 @@ SMALL = {
     "bench_replay.py": (["{tmp}/replay.h5", "50"], r"second replay:[\s\S]*R = .* s, R_ideal = .* s"),
     "bench_trees.py": (["--callpaths", "300", "--locations", "64", "--repeat", "2"],
                        r"open metric \+ call tree.*\d"),
-    "bench_compression.py": (["{cache}", "--rows", "20000"], r"zstd3\+shuffle \(chosen\) +\d+ +\d+ +[\d.]+"),
+    "bench_compression.py": (["{cache}", "--rows", "20000"], r"zstd3\+shuffle\+fletcher32 \(chosen\) +\d+ +\d+ +[\d.]+[\s\S]*digest of the cache: [\d.]+ s"),
+    "bench_cancel.py": (["--out", "{tmp}", "--synthetic-iterations", "300", "--points", "2"],
+                        r"uncancelled conversion: [\d.]+ s[\s\S]*cancel at .* s: (stopped|finished)"),
     "bench_first_run.py": (["--only", "info", "--synthetic", "--keep-numba-cache"], r"info median [\d.]+ s"),
 }
 TIMELINE = r"redraw at full view: +median .* ms[\s\S]*peak memory"

@@ -334,3 +334,23 @@ def test_damage_after_opening_fails_the_read_clearly(converted, tmp_path):
             reader.read("states")
     with pytest.raises(CacheDamaged):
         Reader(copy)
+
+
+def test_damage_after_opening_outside_the_reader_is_one_clear_line(converted, tmp_path):
+    """Analysis code that reads the cache's groups itself gets HDF5's error; the CLI and
+    the window show it as one sentence saying what happened and what popview does."""
+    from popview.failures import one_line
+
+    path, _ = converted
+    copy = tmp_path / "c.h5"
+    shutil.copyfile(path, copy)
+    with Reader(copy) as reader:
+        info = reader.h5["states/end"].id.get_chunk_info(0)
+        _flip(copy, info.byte_offset + info.size // 2, 5)
+        with pytest.raises(OSError) as caught:
+            reader.h5["states/end"][:]
+    line = one_line(caught.value)
+    assert line.startswith("a cache was damaged while in use (HDF5: ")
+    assert line.endswith("popview converts it again when the trace is next opened")
+    assert "\n" not in line
+    assert not one_line(OSError("plain")).startswith("a cache was damaged")

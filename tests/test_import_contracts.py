@@ -40,6 +40,7 @@ def test_contracts_hold():
     ("analysis/_violation.py", "from PySide6 import QtCore\n", "Qt is imported by popview.gui alone"),
     ("cache/_violation.py", "import popview.gui.app\n", "Nothing below the window imports it"),
     ("analysis/_violation.py", "from popview.readers import paraver\n", "never through a reader"),
+    ("gui/_violation.py", "from popview.readers.cube import REPORTS\n", "known to its reader package alone"),
 ])
 def test_a_deliberate_violation_breaks_its_contract(tmp_path, module, line, contract):
     tree = _copy(tmp_path)
@@ -47,3 +48,22 @@ def test_a_deliberate_violation_breaks_its_contract(tmp_path, module, line, cont
     out = _lint(tree)
     assert out.returncode != 0
     assert contract in out.stdout and "BROKEN" in out.stdout, out.stdout
+
+
+def test_no_format_is_named_outside_the_readers():
+    """String literals outside popview/readers (and the test-data writers in
+    popview/testing) name no format: the registry in popview.readers does."""
+    import io
+    import re
+    import tokenize
+
+    named = re.compile(r"""^[rbuf]*['"](paraver|otf2|cube)['"]$|\.(prv|pcf|row|cubex|otf2)\b""")
+    found = []
+    for path in sorted((ROOT / "popview").rglob("*.py")):
+        rel = path.relative_to(ROOT / "popview")
+        if rel.parts[0] in ("readers", "testing"):
+            continue
+        for tok in tokenize.generate_tokens(io.StringIO(path.read_text()).readline):
+            if tok.type == tokenize.STRING and named.search(tok.string) and not tok.string.lstrip("rbuf").startswith(('"""', "'''")):
+                found.append(f"{rel}:{tok.start[0]}: {tok.string}")
+    assert not found, "formats named outside popview/readers:\n" + "\n".join(found)

@@ -10,7 +10,7 @@ import zlib
 import pytest
 
 import popview
-from popview.readers import InputError, reader_for
+from popview.readers import InputError, files, reader_for
 from popview.readers.paraver import stream
 from popview.session import store
 from popview.session.schema import SessionError
@@ -86,7 +86,7 @@ def test_plain_file_without_newlines_stops_at_the_line_bound(tmp_path, cache_dir
 
 
 def test_gzip_expanding_beyond_the_ratio_is_refused(tmp_path, cache_dir, monkeypatch):
-    monkeypatch.setattr(stream, "MIN_EXPANSION_LIMIT", 1 << 20)
+    monkeypatch.setattr(files, "MIN_EXPANSION_LIMIT", 1 << 20)
     bomb = tmp_path / "ratio.prv.gz"
     _gzip_stream(bomb, HEADER.encode(), BODY.encode(), 8 << 20)
     _fails(bomb, cache_dir, r"ratio\.prv\.gz: decompresses to more than .* times its size")
@@ -194,3 +194,24 @@ def test_otf2_values_beyond_int64_from_the_library_become_minus_one():
     rec = RawEvents.from_rows([(0, (1 << 64) - 1, 2, 3, 4, 5, 6), (1, 5, 1 << 63, 0, 0, 0, 0)])
     assert rec.time.tolist() == [-1, 5]
     assert rec.a.tolist() == [2, -1]
+
+
+def test_cube_gzip_bomb_is_refused_relative_to_its_size(tmp_path, cache_dir, monkeypatch):
+    """A gzip-compressed .cubex may expand to 200 times its size, not to a fixed 8 GiB."""
+    monkeypatch.setattr(files, "MIN_EXPANSION_LIMIT", 1 << 20)
+    path = tmp_path / "bomb.cubex"
+    stream_ = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    path.write_bytes(stream_.compress(bytes(16 << 20)) + stream_.flush())
+    assert path.stat().st_size * files.MAX_EXPANSION < 16 << 20
+    _fails(path, cache_dir, r"bomb\.cubex: archive: expands beyond .* \(over 200 times its size")
+
+
+def test_gzipped_cube_archive_within_the_ratio_opens(tmp_path, cache_dir):
+    from tests.test_cube_synthetic import members, write_cubex
+
+    plain = tmp_path / "plain.cubex"
+    write_cubex(plain, members())
+    packed = tmp_path / "packed.cubex"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    with popview.open(packed, cache_dir=cache_dir) as exp:
+        assert exp.format == "cube"

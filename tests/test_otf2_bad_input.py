@@ -72,3 +72,23 @@ def test_directory_without_anchor_is_not_otf2(tmp_path, cache_dir):
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="directory without a trace"):
         popview.open(tmp_path / "empty", cache_dir=cache_dir)
+
+
+def test_unknown_bindings_version_is_refused_by_name(monkeypatch, tmp_path):
+    """The private part of the OTF2 bindings is used behind a version check."""
+    import otf2
+
+    from popview.readers.otf2 import library
+
+    monkeypatch.setattr(otf2, "__version__", "4.0")
+    with pytest.raises(InputError, match=r"x\.otf2: cannot read OTF2: .* version 4\.0; .* 3\.x"):
+        library.bindings(tmp_path / "x.otf2")
+
+
+def test_creator_falls_back_when_the_library_cannot_say(monkeypatch):
+    import _otf2
+
+    from popview.readers.otf2 import library
+
+    monkeypatch.delattr(_otf2, "Reader_GetCreator")
+    assert library.creator(None) == "OTF2"

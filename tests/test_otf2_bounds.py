@@ -97,3 +97,24 @@ def test_event_file_linked_to_a_device(copy, cache_dir):
     evt.symlink_to("/dev/zero")
     with pytest.raises(InputError, match=r"0\.evt"):
         popview.open(copy, cache_dir=cache_dir)
+
+
+def test_cancel_stops_the_mapping_kernel(copy):
+    """The second kernel of a location (records -> rows) stops on the same flag."""
+    from popview.readers.otf2 import events
+    from popview.readers.otf2.conversion import read_definitions
+    from popview.readers.otf2.mapping import Halves, Problems, convert_location
+
+    anchor = copy / "traces.otf2"
+    defs, tables = read_definitions(anchor)
+    ref = tables.location_refs[0]
+    rec, _ = events.decode(anchor, ref, tables)
+    loc = tables.location_index[ref]
+
+    def mapped(cancel):
+        return convert_location(loc, "thread", defs.locations[loc].process, rec, tables, defs.t_end, None, 1,
+                                Halves(), Halves(), Problems(), cancel=cancel)
+
+    assert len(mapped(np.zeros(1, np.uint8)).states["begin"]) > 0
+    with pytest.raises(Cancelled):
+        mapped(np.ones(1, np.uint8))

@@ -65,7 +65,7 @@ def test_user_chosen_unreadable_file_is_missing_with_reason(tmp_path):
     other = tmp_path / "notes.txt"
     other.write_text("hello")
     res = check(ref, other)
-    assert res.status == "missing" and "not a Paraver, OTF2 or Cube file" in res.message
+    assert res.status == "missing" and "not a Paraver trace (.prv, .prv.gz), an OTF2 trace" in res.message
 
 
 def test_relocation_is_remembered_in_the_saved_session(tmp_path):

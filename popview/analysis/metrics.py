@@ -68,10 +68,7 @@ def _replay_loader(exp, focus: Focus, model: str):
     if not exp.is_trace:         # a Scalasca profile's wait states stand in for the replay
         from popview.analysis.wait_states import loader
         return loader(exp, focus, model)
-    try:
-        from popview.analysis.replay import replay
-    except ImportError:
-        return None, REPLAY_MISSING
+    from popview.analysis.replay import replay
     return (lambda: replay(exp, focus)), REPLAY_MISSING
 
 

@@ -30,7 +30,7 @@ from popview.analysis.models.base import NotAvailable
 WAIT_STATES = ("mpi_latesender", "mpi_latereceiver", "mpi_earlyreduce", "mpi_earlyscan", "mpi_latebroadcast",
                "mpi_wait_nxn", "mpi_barrier_wait", "mpi_finalize_wait")
 NO_WAIT_STATES = ("a profile has no records to replay on an ideal network, and this one has no Scalasca wait "
-                  "states (a Scalasca trace analysis, scout.cubex, has them)")
+                  "states (the report of a Scalasca trace analysis has them)")
 CRITICAL_PATH = ("the critical-path model needs a replay of the records (process-local and global paths); "
                  "a profile has none")
 

@@ -46,17 +46,11 @@ def build_core(out: h5py.File, defs: Definitions, progress: Progress, collected:
 
 
 def optional_builders() -> list[str]:
-    """The optional builder modules that are installed."""
-    found = []
+    """The builder modules run after the core ones (each imported here: a missing one is
+    an error naming it, never skipped)."""
     for name in OPTIONAL_BUILDERS:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        found.append(name)
-    return found
+        importlib.import_module(name)
+    return list(OPTIONAL_BUILDERS)
 
 
 def start_early(side: SideBuilder, tables: Path, defs: Definitions) -> Path | None:
@@ -118,6 +112,7 @@ def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, prog
         progress(0.95, "gathering derived data")
         with writing(path, "r+", make_room) as out:
             for (name, _), part in zip(joined, parts):
+                progress.check()
                 with h5py.File(part, "r") as built:
                     _join(out, built, importlib.import_module(name))
     finally:

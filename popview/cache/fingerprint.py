@@ -1,7 +1,7 @@
 """Fingerprints of source files: a cache is reused only for the same content.
 
-A fingerprint records, for every file of the source (a .prv with its
-.pcf/.row, every file of an OTF2 archive, the .cubex), its name, size,
+A fingerprint records, for every file of the source (what its reader's
+source_files names), its name, size,
 modification and change times, device, inode and a hash of its whole
 content (xxh3-128, about 3.6 GB/s here). A file whose (size, mtime, ctime,
 device, inode) are all unchanged is trusted as is: any write changes the
@@ -86,25 +86,6 @@ def matches(stored: str, files: list[Path]) -> bool:
         if st[0] != entry[0] or content_hash(path) != entry[-1]:
             return False
     return True
-
-
-def source_files(path: Path) -> list[Path]:
-    """Every file whose content the conversion of `path` depends on."""
-    path = Path(path)
-    if path.is_dir():
-        return [p for p in sorted(path.rglob("*")) if p.is_file() and not p.name.endswith((".h5", ".tmp"))]
-    files = [path]
-    stem = path.name
-    for suffix in (".prv.gz", ".prv"):
-        if stem.endswith(suffix):
-            base = path.with_name(stem[: -len(suffix)])
-            files += [p for p in (base.with_suffix(".pcf"), base.with_suffix(".row")) if p.exists()]
-    if path.suffix == ".otf2":
-        sub = path.with_suffix("")
-        files += [path.with_suffix(".def")] if path.with_suffix(".def").exists() else []
-        if sub.is_dir():
-            files += [p for p in sorted(sub.rglob("*")) if p.is_file()]
-    return files
 
 
 def cache_key(path: Path) -> str:

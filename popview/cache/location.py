@@ -117,16 +117,3 @@ def inside(path, directory: Path) -> bool:
 def unwritable(directory: Path, exc: OSError) -> CacheUnwritable:
     reason = os.strerror(exc.errno) if exc.errno else str(exc)
     return CacheUnwritable(f"{directory}: cannot write the cache: {reason}")
-
-
-def file_mode() -> int:
-    """The mode of a new file under the process's umask (read from /proc: setting the
-    umask to read it would race with other threads)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o644

@@ -11,11 +11,11 @@ import h5py
 import hdf5plugin
 import numpy as np
 
+from popview import atomic
 from popview._version import __version__
 from popview.cache import schema
 from popview.cache.chunks import ChunkedWriter
 from popview.cache.integrity import checked, seal, sign, writing
-from popview.cache.location import file_mode
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.runs import RunIndex
@@ -208,8 +208,7 @@ class Writer:
                 out.attrs["complete"] = True
                 sign(out)
             seal(tmp_path)
-            os.chmod(tmp_path, file_mode())          # made 0600 in a private folder; shared as the umask says
-            os.replace(tmp_path, self.final_path)
+            atomic.put_in_place(tmp_path, self.final_path)   # made 0600 in a private folder; shared as the umask says
         finally:
             self.abort()
         progress(1.0, "done")

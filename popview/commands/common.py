@@ -6,6 +6,7 @@ import sys
 import time
 from pathlib import Path
 
+from popview import readers
 from popview.cache import location
 from popview.cache.progress import Cancelled
 from popview.readers.errors import InputError
@@ -73,8 +74,7 @@ def add_cache_dir(parser) -> None:
 
 def add_paths(parser) -> None:
     parser.add_argument("paths", nargs="+", metavar="TRACE",
-                        help="a trace (.prv, .prv.gz, traces.otf2 or its folder), a profile (.cubex), "
-                             "or a folder of runs (a series)")
+                        help=f"{readers.described()}, or a folder of runs (a series)")
 
 
 def expand_runs(paths, reference: str | None = None) -> list[Path]:

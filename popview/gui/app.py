@@ -92,11 +92,6 @@ def _open_demo(window) -> None:
 
 
 def _bind_session(window) -> None:
-    """Session files, autosave and recovery, when popview has them."""
-    try:
-        binding = importlib.import_module("popview.gui.session_binding")
-    except ModuleNotFoundError as exc:
-        if exc.name != "popview.gui.session_binding":
-            raise
-        return
+    """Session files, autosave and recovery."""
+    binding = importlib.import_module("popview.gui.session_binding")
     binding.binding_for(window.state).attach(window)

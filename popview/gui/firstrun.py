@@ -13,11 +13,12 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTextBrowser, QVBoxLayout
 
+from popview import readers
+
 GUIDE = """
 <h2>Getting started with popview</h2>
 <ol>
-<li><b>Open a run.</b> Drag a Paraver trace (<code>.prv</code>, <code>.prv.gz</code>), a Score-P
-OTF2 experiment (<code>traces.otf2</code> or its folder) or a Cube profile (<code>.cubex</code>)
+<li><b>Open a run.</b> Drag {formats}
 onto the window, or use File &gt; Open. A folder of runs becomes a scaling series. The first
 opening converts the run into a cache; later ones are instant.</li>
 <li><b>Pick a focus of analysis.</b> Every POP figure is about one part of the run: the whole
@@ -70,7 +71,7 @@ def guide_html(window) -> str:
     links = ("".join(f'<li><a href="{(docs / f).as_uri()}">{f}</a></li>'
                      for f in ("user-guide.md", "cli.md", "api.md", "metrics.md") if (docs / f).exists())
              if docs else "<li>docs/ in the popview sources: user-guide.md, cli.md, api.md</li>")
-    return (GUIDE + "<h3>Keyboard shortcuts</h3><table cellspacing=4>" + rows
+    return (GUIDE.replace("{formats}", html.escape(readers.described())) + "<h3>Keyboard shortcuts</h3><table cellspacing=4>" + rows
             + "<tr><td>Timeline: zoom / pan / fit</td><td><b>wheel, drag, Home</b></td></tr></table>"
             + "<h3>Documentation</h3><ul>" + links + "</ul>")
 

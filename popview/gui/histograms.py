@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from popview.analysis import histograms
+from popview.failures import one_line
 from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.widgets.colorscale import colour
 from popview.gui.widgets.units import format_value
@@ -100,7 +101,7 @@ class _Job(QRunnable):
         except (histograms.NotAvailable, ValueError) as exc:
             self.signals.done.emit(generation, None, str(exc))
         except Exception as exc:  # noqa: BLE001 - e.g. the experiment was closed meanwhile; shown as text
-            self.signals.done.emit(generation, None, f"{type(exc).__name__}: {exc}")
+            self.signals.done.emit(generation, None, one_line(exc))
 
 
 class HistogramPane(QWidget):

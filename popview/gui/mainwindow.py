@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from popview.analysis.focus import Focus
+from popview import readers
 from popview.gui import layouts
 from popview.gui.cache_setting import CacheBesideAction
 from popview.gui.state import AppState
@@ -81,14 +82,8 @@ SESSION_SUFFIX = ".popview"
 
 
 def load_pane_class(spec: PaneSpec):
-    """The pane class, or None when its module is not (yet) part of popview."""
-    try:
-        module = importlib.import_module(spec.module)
-    except ModuleNotFoundError as exc:
-        if exc.name and spec.module.startswith(exc.name):
-            return None
-        raise
-    return getattr(module, spec.cls, None)
+    """The pane class (imported when the window is built; a missing module is an error naming it)."""
+    return getattr(importlib.import_module(spec.module), spec.cls)
 
 
 class MainWindow(QMainWindow):
@@ -330,11 +325,11 @@ class MainWindow(QMainWindow):
     def open_dialog(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(
             self, "Open traces or profiles", "",
-            "Traces and profiles (*.prv *.prv.gz *.otf2 *.cubex *.popview);;All files (*)")
+            f"Traces and profiles ({' '.join(readers.file_patterns())} *{SESSION_SUFFIX});;All files (*)")
         self.open_paths(paths)
 
     def open_folder_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open an OTF2 experiment or a folder of runs")
+        path = QFileDialog.getExistingDirectory(self, "Open a trace folder or a folder of runs")
         if path:
             self.open_paths([path])
 
@@ -407,11 +402,7 @@ class MainWindow(QMainWindow):
         self._start_waiting_jobs()
 
     def _open_session(self, path: Path) -> None:
-        try:
-            binding = importlib.import_module("popview.gui.session_binding")
-        except ModuleNotFoundError:
-            self.report_failure(f"{path}: session files cannot be opened by this version of popview", "")
-            return
+        binding = importlib.import_module("popview.gui.session_binding")
         binding.open_session(self.state, path)
         self._remember_recent(path)
 

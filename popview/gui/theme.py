@@ -59,10 +59,8 @@ def follow_desktop(app) -> None:
 
 
 def _plots_follow(palette: QPalette) -> None:
-    try:
-        import pyqtgraph as pg
-    except ImportError:
-        return
+    import pyqtgraph as pg
+
     pg.setConfigOption("background", palette.color(Role.Base))
     pg.setConfigOption("foreground", palette.color(Role.WindowText))
 

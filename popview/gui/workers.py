@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 import popview
 from popview.cache.progress import Cancelled
+from popview.failures import one_line
 from popview.readers.errors import InputError
 
 
@@ -58,7 +59,7 @@ class _Runner(QObject):
         except InputError as exc:
             self.failed.emit(str(exc), traceback.format_exc())
         except Exception as exc:  # noqa: BLE001 - any failure must reach the user, not kill the thread
-            self.failed.emit(f"{self.path}: {type(exc).__name__}: {exc}", traceback.format_exc())
+            self.failed.emit(f"{self.path}: {one_line(exc)}", traceback.format_exc())
         else:
             self.done.emit(exp)
 
@@ -150,6 +151,6 @@ class CallJob(QThread):
         try:
             result = self.fn()
         except Exception as exc:  # noqa: BLE001 - reported to the user by whoever started the job
-            self.failed.emit(f"{type(exc).__name__}: {exc}", traceback.format_exc())
+            self.failed.emit(one_line(exc), traceback.format_exc())
         else:
             self.done.emit(result)

@@ -1,9 +1,6 @@
-"""Input formats. Each reader module knows one format and nothing else:
-
-    detect(path) -> bool
-    convert(path, writer, progress) -> Definitions   (streams records into writer)
-
-Adding a format = adding a module and one line in READERS.
+"""Input formats, each one reader package behind popview.readers.format's
+boundary (FORMAT, detect, anchor, source_files, convert). Adding a format =
+one package and one line in READERS (or `register(module)` for a plug-in).
 """
 from __future__ import annotations
 
@@ -12,13 +9,37 @@ from pathlib import Path
 
 from popview.readers.errors import InputError
 from popview.readers.files import regular_file
+from popview.readers.format import Format
 
-# (format name, module) in detection order.
+# Reader packages in detection order.
 READERS = [
-    ("paraver", "popview.readers.paraver"),
-    ("otf2", "popview.readers.otf2"),
-    ("cube", "popview.readers.cube"),
+    "popview.readers.paraver",
+    "popview.readers.otf2",
+    "popview.readers.cube",
 ]
+
+
+def register(module: str) -> None:
+    """Add a reader package (a plug-in) after the built-in ones."""
+    if module not in READERS:
+        READERS.append(module)
+
+
+def modules() -> list:
+    """Every reader package, imported (a missing one is an error naming it)."""
+    return [importlib.import_module(name) for name in READERS]
+
+
+def formats() -> list[Format]:
+    return [m.FORMAT for m in modules()]
+
+
+def format_named(name: str) -> Format:
+    """The format a cache's Definitions.source_format names."""
+    for fmt in formats():
+        if fmt.name == name:
+            return fmt
+    raise InputError(f"unknown format {name!r} (popview reads {', '.join(f.name for f in formats())})")
 
 
 def reader_for(path: Path):
@@ -28,18 +49,27 @@ def reader_for(path: Path):
         raise InputError(f"{path}: no such file or directory")
     if not path.is_dir():
         regular_file(path)          # devices, pipes and sockets are never read
-    for name, module in READERS:
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name == module:
-                continue
-            raise
-        detect = getattr(mod, "detect", None)
-        if detect is not None and detect(path):
-            return name, mod
-    what = "a directory without a trace or profile" if path.is_dir() else "not a Paraver, OTF2 or Cube file"
+    for mod in modules():
+        if mod.detect(path):
+            return mod.FORMAT.name, mod
+    what = "a directory without a trace or profile" if path.is_dir() else f"not {described()}"
     raise InputError(f"{path}: {what}")
 
 
-__all__ = ["InputError", "READERS", "reader_for"]
+def described() -> str:
+    """'a Paraver trace (.prv, .prv.gz), an OTF2 trace (...) or a Cube profile (...)'."""
+    examples = [f.example for f in formats()]
+    return ", ".join(examples[:-1]) + " or " + examples[-1] if len(examples) > 1 else examples[0]
+
+
+def file_patterns() -> list[str]:
+    return [p for f in formats() for p in f.patterns]
+
+
+def run_name(source: Path, format_name: str) -> str:
+    source = Path(source)
+    return format_named(format_name).run_name(source.name, source.parent.name)
+
+
+__all__ = ["Format", "InputError", "READERS", "described", "file_patterns", "format_named", "formats",
+           "reader_for", "register", "run_name"]

@@ -42,6 +42,16 @@ def is_regular(path) -> bool:
         return False
 
 
+# A compressed input expands at most MAX_EXPANSION times its size (text traces: about
+# 10, Cube archives less): more is a compression bomb (deflate allows about 1000).
+MAX_EXPANSION, MIN_EXPANSION_LIMIT = 200, 256 << 20
+
+
+def expansion_limit(compressed_size: int) -> int:
+    """Bytes a compressed input of `compressed_size` bytes may expand to."""
+    return max(MIN_EXPANSION_LIMIT, MAX_EXPANSION * compressed_size)
+
+
 def check_size(path, size: int, limit: int, what: str) -> None:
     if size > limit:
         raise InputError(f"{path}: {size:,} bytes is too big for {what} (limit {limit:,})")

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from popview.cache.fingerprint import fingerprint, source_files
+from popview.cache.fingerprint import fingerprint
 from popview.readers import InputError, reader_for
 from popview.session.model import ExperimentRef, Session
 
@@ -21,9 +21,9 @@ MAX_SEARCHED = 20000          # directory entries visited when searching for a m
 def source_fingerprint(path) -> str:
     """The fingerprint of the source a reader would convert for `path`."""
     _, module = reader_for(Path(path))
-    anchor = module.anchor(Path(path)) if hasattr(module, "anchor") else Path(path)
+    anchor = module.anchor(Path(path))
     try:
-        return fingerprint(source_files(anchor))
+        return fingerprint(module.source_files(anchor))
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc}") from None
 

@@ -13,6 +13,7 @@ import os
 import stat
 from pathlib import Path
 
+from popview import atomic
 from popview.readers.files import kind_of
 from popview.session.migrations import upgrade
 from popview.session.model import Session
@@ -91,32 +92,8 @@ def _is_readable_session(path: Path) -> bool:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` via a synced temporary file and a rename."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _sync_dir(path.parent)
-
-
-def _sync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    """Write `text` to `path` atomically (popview.atomic)."""
+    atomic.write_text(path, text)
 
 
 def save(session: Session, path, keep_backup: bool = True) -> Path:

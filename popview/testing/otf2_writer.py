@@ -9,10 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
-import _otf2
-import otf2
 from otf2.enums import (Base, CollectiveOp, GroupType, LocationGroupType, LocationType, MeasurementMode,
                         MetricMode, MetricOccurrence, Paradigm, RecorderKind, RegionRole, Type)
+
+from popview.readers.otf2 import library
+
+otf2, _otf2 = library.bindings()
 
 TICKS_PER_S = 2_000_000_000      # 0.5 ns per tick: exercises the clock conversion
 MESSAGE_BYTES = 4096

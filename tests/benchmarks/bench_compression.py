@@ -2,7 +2,10 @@
 
 Reads the records of an existing popview cache (e.g. the one bench_convert.py
 made) and rewrites its event and state columns with several filters, all with
-64k-row chunks and shuffle, reporting write/read speed and ratio.
+64k-row chunks and shuffle, reporting write/read speed and ratio; then the
+cost of the checksums the cache carries: Fletcher32 per chunk (the "chosen"
+row against plain zstd3+shuffle) and the whole-file xxh3 digest checked at
+every opening.
 
 usage: python tests/benchmarks/bench_compression.py CACHE.h5 [--rows N]
 """
@@ -22,7 +25,8 @@ FILTERS = {
     "gzip1+shuffle": dict(compression="gzip", compression_opts=1, shuffle=True),
     "gzip4+shuffle": dict(compression="gzip", compression_opts=4, shuffle=True),
     "lzf+shuffle": dict(compression="lzf", shuffle=True),
-    "zstd3+shuffle (chosen)": dict(**hdf5plugin.Zstd(clevel=3), shuffle=True),
+    "zstd3+shuffle": dict(**hdf5plugin.Zstd(clevel=3), shuffle=True),
+    "zstd3+shuffle+fletcher32 (chosen)": dict(**hdf5plugin.Zstd(clevel=3), shuffle=True, fletcher32=True),
     "blosc2-zstd3+shuffle": dict(**hdf5plugin.Blosc2(cname="zstd", clevel=3, filters=hdf5plugin.Blosc2.SHUFFLE)),
     "blosc-lz4+shuffle": dict(**hdf5plugin.Blosc(cname="lz4", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE)),
 }
@@ -38,7 +42,7 @@ def main() -> int:
                 if c not in ("offsets",) and not c.startswith("sparse") and f[t][c].ndim == 1}
     raw = sum(a.nbytes for a in cols.values())
     print(f"{raw / 1e6:.0f} MB raw in {len(cols)} columns")
-    print(f"{'filter':26s} {'write MB/s':>10s} {'read MB/s':>10s} {'ratio':>7s}")
+    print(f"{'filter':34s} {'write MB/s':>10s} {'read MB/s':>10s} {'ratio':>7s}")
     for name, opts in FILTERS.items():
         fd, path = tempfile.mkstemp(suffix=".h5")
         os.close(fd)
@@ -54,8 +58,24 @@ def main() -> int:
                 f[key][:]
         tr = time.perf_counter() - t0
         os.unlink(path)
-        print(f"{name:26s} {raw / 1e6 / tw:10.0f} {raw / 1e6 / tr:10.0f} {raw / size:7.2f}")
+        print(f"{name:34s} {raw / 1e6 / tw:10.0f} {raw / 1e6 / tr:10.0f} {raw / size:7.2f}")
+    digest_cost(args.cache)
     return 0
+
+
+def digest_cost(cache: str) -> None:
+    """Seconds of the whole-file digest an opening checks (best of 3, file in the page cache)."""
+    from popview.cache import integrity
+
+    best = min(_timed(integrity._file_digest, cache) for _ in range(3))
+    size = os.path.getsize(cache)
+    print(f"whole-file xxh3 digest of the cache: {best:.3f} s for {size / 1e6:.0f} MB ({size / 1e6 / best:.0f} MB/s)")
+
+
+def _timed(fn, *args) -> float:
+    t0 = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t0
 
 
 if __name__ == "__main__":

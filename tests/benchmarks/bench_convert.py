@@ -33,11 +33,11 @@ t0 = time.perf_counter()
 import popview
 import popview.experiment, popview.readers.paraver   # what opening loads (popview itself loads it lazily)
 t_import = time.perf_counter() - t0
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 exp = popview.open(sys.argv[1], cache_dir=sys.argv[2], force=sys.argv[3] == "1")
-elapsed = time.perf_counter() - t0
+elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
 info = exp.info()
-print(json.dumps({"seconds": elapsed, "import_s": t_import, "converted": exp.converted,
+print(json.dumps({"seconds": elapsed, "cpu_s": cpu, "import_s": t_import, "converted": exp.converted,
                   "cache": str(exp.cache_path), "records": info["records"],
                   # this process and the derived-data process it starts: the sum bounds their joint peak
                   "maxrss_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -151,9 +151,11 @@ def main() -> int:
     assert not any(r["converted"] for r in reopen)
     mbps = size / 1e6 / conv["seconds"]
     print(f"records: {conv['records']}")
-    print(f"convert: {conv['seconds']:.1f} s = {mbps:.0f} MB/s, peak RSS {conv['maxrss_mb']:.0f} MB")
+    print(f"convert: {conv['seconds']:.1f} s = {mbps:.0f} MB/s, peak RSS {conv['maxrss_mb']:.0f} MB "
+          f"(load {os.getloadavg()[0]:.1f})")
     print(f"cache:   {cache_size / 1e6:.0f} MB = {cache_size / size:.3f} x the .prv text")
-    print(f"reopen:  {min(r['seconds'] for r in reopen):.3f} s (best of 3, excluding {reopen[0]['import_s']:.2f} s of imports)")
+    print(f"reopen:  {min(r['seconds'] for r in reopen):.3f} s (best of 3, excluding {reopen[0]['import_s']:.2f} s of imports; "
+          f"CPU {min(r['cpu_s'] for r in reopen):.3f} s; load {os.getloadavg()[0]:.1f})")
     cost = verify_cost(Path(conv["cache"]))
     print(f"verify:  {cost['verify_s']:.3f} s of the reopen checks every checksum of the cache "
           f"({cache_size / 1e6 / max(cost['verify_s'], 1e-9):.0f} MB/s; HDF5 open alone {cost['open_s']:.3f} s)")

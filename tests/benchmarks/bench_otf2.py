@@ -40,7 +40,8 @@ def convert_in_this_process(folder: Path, cache: Path, bindings_only: bool) -> N
     """The steps of popview.open, timed apart: reading the OTF2 archive into the
     cache writer (this reader) and finishing the cache (sorting, derived data)."""
     from popview.cache import Progress, Writer
-    from popview.cache.fingerprint import fingerprint, source_files
+    from popview.cache.fingerprint import fingerprint
+    from popview.readers.otf2 import source_files
     from popview.readers import otf2
     from popview.readers.otf2 import events
 

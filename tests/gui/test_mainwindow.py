@@ -74,12 +74,16 @@ def wait_idle(qtbot, window, timeout=120_000):
 
 
 # ---- registry -------------------------------------------------------------------------------
-def test_panes_are_docks_and_missing_modules_are_skipped(qtbot, settings):
-    specs = MY_PANES + [PaneSpec("popview.gui.not_written_yet", "NopePane", "Nope", Qt.DockWidgetArea.TopDockWidgetArea),
-                        PaneSpec(__name__, "MenuPane", "Menu pane", Qt.DockWidgetArea.RightDockWidgetArea)]
+def test_a_pane_whose_module_is_missing_is_an_error_naming_it(qtbot, settings):
+    specs = MY_PANES + [PaneSpec("popview.gui.not_written_yet", "NopePane", "Nope", Qt.DockWidgetArea.TopDockWidgetArea)]
+    with pytest.raises(ModuleNotFoundError, match="popview.gui.not_written_yet"):
+        MainWindow(settings=settings, panes=specs)
+
+
+def test_panes_are_docks(qtbot, settings):
+    specs = MY_PANES + [PaneSpec(__name__, "MenuPane", "Menu pane", Qt.DockWidgetArea.RightDockWidgetArea)]
     w = MainWindow(settings=settings, panes=specs)
     qtbot.addWidget(w)
-    assert "Nope" not in w.docks
     assert {"Experiments", "Metrics", "Call tree", "System tree", "Topology", "Log", "Menu pane"} <= set(w.docks)
     dock = w.docks["Call tree"]
     assert isinstance(dock, QDockWidget)

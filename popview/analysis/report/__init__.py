@@ -5,13 +5,12 @@ both call `build_report` / `write_report`; the GUI adds view pictures.
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from html import escape
 from pathlib import Path
 
+from popview import atomic
 from popview._version import __version__
 from popview.analysis.focus import Focus
 from popview.analysis.report import compute, html, series, variants
@@ -79,20 +78,8 @@ def build_report(exps: list, focus: Focus | None = None, variant_keys: list[str]
 
 
 def write_report(path, html_text: str) -> Path:
-    """Write atomically (temp file + rename): a half-written report is never left behind."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(html_text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)          # mkstemp's 0600 would hide the report from others
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write atomically (popview.atomic): a half-written report is never left behind."""
+    return atomic.write_text(path, html_text)
 
 
 def _experiments(runs: list) -> str:

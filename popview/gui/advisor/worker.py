@@ -9,6 +9,7 @@ from __future__ import annotations
 import traceback
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from popview.failures import one_line
 
 
 class _Signals(QObject):
@@ -24,7 +25,7 @@ class _Job(QRunnable):
         try:
             result, error = self.fn(), None
         except Exception as exc:  # reported in the panel, never swallowed
-            result, error = None, f"{exc.__class__.__name__}: {exc}\n{traceback.format_exc(limit=3)}"
+            result, error = None, f"{one_line(exc)}\n{traceback.format_exc(limit=3)}"
         try:
             self.signals.finished.emit(self.ticket, result, error)
         except RuntimeError:        # the pane was closed meanwhile: nobody waits for the answer
@@ -50,7 +51,7 @@ class LatestRunner(QObject):
             try:
                 result, error = fn(), None
             except Exception as exc:
-                result, error = None, f"{exc.__class__.__name__}: {exc}"
+                result, error = None, one_line(exc)
             self._callbacks.clear()
             on_done(result, error)
             return

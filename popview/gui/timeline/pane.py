@@ -17,12 +17,13 @@ from PySide6.QtWidgets import (
 
 from popview.analysis.focus import Focus
 from popview.analysis.timeline_data import ColourMode, focus_span, parse_time_window
+from popview.failures import one_line
 from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import TimelineView, format_time
 from popview.gui.widgets.elided import ElidedLabel
 
-NO_TIMELINE = "A profile has no timeline: open a trace (Paraver .prv or OTF2) to see one."
+NO_TIMELINE = "A profile has no timeline: open a trace to see one."
 VIEW_MIN_HEIGHT = 70      # px per stacked run: a few rows and the time axis stay readable
 READABLE_ROWS = 8         # a stacked run shows at least this many rows (or all it has), each labelled
 ROW_PX = 15               # the row axis labels rows at least 14 px apart
@@ -45,7 +46,7 @@ class _CriticalPathJob(QRunnable):
             from popview.analysis.replay import replay
             path = replay(self.view.exp, self.focus).critical_path
         except Exception as exc:  # noqa: BLE001 - reported to the user as text
-            path = {"error": str(exc)}
+            path = {"error": one_line(exc)}
         self.signals.done.emit(self.view, path)
 
 

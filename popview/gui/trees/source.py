@@ -6,6 +6,7 @@ import weakref
 import numpy as np
 
 from popview.cache.profile_store import read_profile
+from popview.failures import one_line
 from popview.gui.trees.values import ProfileValues
 
 STORED_PROFILES = ("profile", "cumulative/profile")   # cache groups a converter may write
@@ -50,7 +51,7 @@ def unavailable_reason(exp) -> str:
     try:
         profile = load_profile(exp)
     except Exception as exc:  # noqa: BLE001 - shown to the user
-        return f"{exp.name}: no profile: {exc}"
+        return f"{exp.name}: no profile: {one_line(exc)}"
     if profile is None:
         return f"{exp.name}: the cache holds no profile of this {exp.format} experiment."
     return f"{exp.name}: the experiment has no profile."

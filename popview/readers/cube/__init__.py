@@ -19,10 +19,19 @@ from popview.readers.cube.anchor import Anchor, parse_anchor
 from popview.readers.cube.archive import gunzip_member, read_members
 from popview.readers.cube.build import build_profile
 from popview.readers.errors import InputError
+from popview.readers.format import Format
 
 # Preferred report when given a Score-P / Scalasca experiment directory.
 REPORTS = ("scout.cubex", "summary.cubex", "profile.cubex")
 _RUNTIMES = ("mpi", "openmp", "pthread", "shmem", "cuda", "hip", "opencl", "openacc", "io")
+
+
+FORMAT = Format("cube", "Cube profile", ("*.cubex",), "a Cube profile (.cubex or its experiment folder)",
+                has_records=False, name_suffixes=(".cubex",), generic_names=("profile", "summary", "scout"))
+
+
+def source_files(anchor: Path) -> list[Path]:
+    return [Path(anchor)]
 
 
 def detect(path) -> bool:

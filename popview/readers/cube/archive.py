@@ -10,11 +10,10 @@ from __future__ import annotations
 import zlib
 from pathlib import Path, PurePosixPath
 
+from popview.readers import files
 from popview.readers.errors import InputError
 
 BLOCK = 512
-# Upper bound on a gzip-compressed archive's expanded size (guards against bombs).
-MAX_EXPANDED = 1 << 33
 
 
 def read_members(path: Path) -> tuple[dict[str, memoryview], list[str]]:
@@ -32,13 +31,16 @@ def read_members(path: Path) -> tuple[dict[str, memoryview], list[str]]:
 
 
 def _gunzip(path: Path, raw, what: str = "archive") -> bytes:
+    """Gzip data expanded, at most files.expansion_limit(its size) bytes (a bomb is refused)."""
+    limit = files.expansion_limit(len(raw))
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
-        out = d.decompress(raw, MAX_EXPANDED)
+        out = d.decompress(raw, limit)
     except zlib.error as exc:
         raise InputError(f"{path}: {what}: corrupt gzip compression: {exc}") from None
     if d.unconsumed_tail:
-        raise InputError(f"{path}: {what}: expands beyond {MAX_EXPANDED} bytes")
+        raise InputError(f"{path}: {what}: expands beyond {limit:,} bytes from {len(raw):,} "
+                         f"(over {files.MAX_EXPANSION} times its size: a compression bomb, not a profile)")
     if not d.eof:
         raise InputError(f"{path}: {what}: truncated gzip stream")
     return out

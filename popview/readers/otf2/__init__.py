@@ -1,6 +1,20 @@
 """OTF2 archives (Score-P, Scalasca, APEX...): the anchor `traces.otf2`, its
 global definitions and per-location event files, or the experiment directory."""
+from pathlib import Path
+
+from popview.readers.format import Format
 from popview.readers.otf2.archive import anchor, detect
+
+FORMAT = Format("otf2", "OTF2 trace", ("*.otf2",), "an OTF2 trace (traces.otf2 or its folder)",
+                name_suffixes=(".otf2",), generic_names=("traces",))
+
+
+def source_files(anchor: Path) -> list[Path]:
+    """The anchor, the global definitions and every file of the archive's folder."""
+    anchor = Path(anchor)
+    folder, defs = anchor.with_suffix(""), anchor.with_suffix(".def")
+    return [anchor] + ([defs] if defs.exists() else []) + (
+        [p for p in sorted(folder.rglob("*")) if p.is_file()] if folder.is_dir() else [])
 
 
 def convert(path, writer, progress):
@@ -10,4 +24,4 @@ def convert(path, writer, progress):
     return convert_archive(path, writer, progress)
 
 
-__all__ = ["anchor", "convert", "detect"]
+__all__ = ["FORMAT", "anchor", "convert", "detect", "source_files"]

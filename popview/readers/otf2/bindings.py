@@ -8,12 +8,11 @@ from collections import Counter
 from contextlib import closing
 from pathlib import Path
 
-import _otf2
 import otf2
 from otf2 import events as ev
 from otf2.event_reader import BufferedEventReader
 
-from popview.readers.otf2 import raw
+from popview.readers.otf2 import library, raw
 from popview.readers.otf2.raw import RawEvents
 
 _I64_MAX = (1 << 63) - 1
@@ -117,11 +116,6 @@ def read_locations(anchor: Path, location_refs: list[int]) -> tuple[dict[int, Ra
         it._selected_locations = selected
         handle = trace._get_global_evt_reader_handle(selected)
         it._handle = handle
-        cbs = _otf2.GlobalEvtReaderCallbacks_New()
-        it._set_global_event_reader_callbacks(cbs)
-        _otf2.GlobalEvtReader_SetCallbacks(handle, cbs, None)
-        _otf2.GlobalEvtReaderCallbacks_Delete(cbs)
-        while _otf2.GlobalEvtReader_ReadEvents(handle, 1 << 20) == 1 << 20:
-            pass
+        library.read_all_events(handle, it)
     return ({ref: RawEvents.from_rows(rows.get(ref, [])) for ref in location_refs},
             {ref: counts.get(ref, Counter()) for ref in location_refs})

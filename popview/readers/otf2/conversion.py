@@ -19,7 +19,7 @@ from popview.cache.writer import Writer
 from popview.model import states as st
 from popview.model.definitions import Definitions
 from popview.readers.errors import InputError
-from popview.readers.otf2 import archive, events, raw, threads
+from popview.readers.otf2 import archive, events, library, raw, threads
 from popview.readers.otf2 import definitions as dd
 from popview.readers.otf2.callpaths import CallPaths
 from popview.readers.otf2.mapping import Halves, Links, Problems, convert_location, match_messages
@@ -32,21 +32,13 @@ WATCH_SECONDS = 0.2        # how often a cancel request is looked for while a lo
 
 def read_definitions(anchor: Path) -> tuple[Definitions, dd.Tables]:
     """Definitions and lookup tables; InputError naming the file on any failure."""
-    import _otf2
-    import otf2
+    otf2, _otf2 = library.bindings(anchor)
 
     archive.check_anchor(anchor)
     try:
         with closing(otf2.reader.Reader(str(anchor))) as trace:
-            try:
-                creator = _otf2.Reader_GetCreator(trace.handle) or "OTF2"
-            except _otf2.Error:
-                creator = "OTF2"
-            if isinstance(creator, bytes):
-                creator = creator.decode("utf-8", "replace")
-            defs, tables = dd.build(trace.definitions, anchor.stem,
-                                    creator.strip().splitlines()[0] if creator.strip() else "OTF2")
-            tables.event_chunk_size = int(_otf2.Reader_GetChunkSize(trace.handle)[0])
+            defs, tables = dd.build(trace.definitions, anchor.stem, library.creator(trace.handle))
+            tables.event_chunk_size = library.chunk_size(trace.handle)
             tables.kernel_tables()          # built now: bad references are refused here, by file
             return defs, tables
     except _otf2.Error as exc:
@@ -72,7 +64,9 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
         raise
     defs.flags["otf2_locations_via_bindings"] = len(run.slow)
     defs.callpath_parent, defs.callpath_region = run.callpaths.tables()
+    progress.check()
     _finish_messages(defs, writer, run.sends, run.recvs)
+    progress.check()
     _finish_definitions(defs, run, writer)
     writer.set_definitions(defs)
     progress(1.0, "events read")
@@ -201,7 +195,7 @@ class _Conversion:
             root, idle = None, st.RUNNING
         sends, recvs, problems = Halves(), Halves(), Problems()
         mapped = convert_location(loc, location.kind, location.process, rec, self.tables, self.defs.t_end, root, idle,
-                                  sends, recvs, problems, links)
+                                  sends, recvs, problems, links, self.cancel)
         return mapped, sends, recvs, problems
 
     # -------------------------------------------------------------- main thread

@@ -6,7 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 from popview.readers.errors import InputError
-from popview.readers.otf2 import archive, bindings, decoder
+from popview.readers.otf2 import archive, bindings, decoder, library
 from popview.readers.otf2.definitions import Tables
 from popview.readers.otf2.raw import RawEvents
 
@@ -23,11 +23,9 @@ def decode(anchor: Path, ref: int, tables: Tables, cancel=None) -> tuple[RawEven
 
 def read_with_bindings(anchor: Path, refs: list[int]) -> tuple[dict[int, RawEvents], dict[int, Counter]]:
     """Raw records of `refs` and their event counts per record name."""
-    import _otf2
-
     try:
         return bindings.read_locations(anchor, refs)
-    except _otf2.Error as exc:
+    except library.error_class() as exc:
         culprit = _failing_location(anchor, refs) if len(refs) > 1 else refs[0]
         raise InputError(f"{archive.event_file(anchor, culprit)}: the OTF2 library cannot read this event file "
                          f"({exc}): truncated or corrupt?") from None
@@ -44,11 +42,9 @@ def count_mismatch(anchor: Path, ref: int, got: int, tables: Tables) -> str | No
 
 def _failing_location(anchor: Path, refs: list[int]) -> int:
     """The first location whose events cannot be read on their own (error path only)."""
-    import _otf2
-
     for ref in refs:
         try:
             bindings.read_locations(anchor, [ref])
-        except _otf2.Error:
+        except library.error_class():
             return ref
     return refs[0]

@@ -110,7 +110,9 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
                  region_index, region_state, flush_region, root_region, tasks_region, idle_state, with_states,
                  metric_code, metric_slot, metric_acc, metric_double, n_slots,
                  comm_procs, comm_size, comm_self, process, info,
-                 gs_begin, gs_end, gs_base, gs_depth, rs_off, rs_regions):
+                 gs_begin, gs_end, gs_base, gs_depth, rs_off, rs_regions, cancel):
+    """One location's records mapped to rows; cancel[0] != 0 stops it between runs of
+    records (the caller then discards the partial rows)."""
     n = len(kind)
     cap = 4 * n + 8              # a record adds at most 4 events (a collective), the flush end one more
     et = np.empty(cap, np.int64)
@@ -174,6 +176,8 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
     # records go in runs of RUN; the call-path hash grows only between runs, since
     # reassigning arrays inside the record loop makes it 2x slower
     for start in range(0, n + 1, RUN):
+        if cancel[0] != 0:
+            break
         need = 2 * (n_lt + min(RUN, n + 1 - start) + len(rs_regions) + 2)   # a record adds one call path,
         if need > len(hk):                                                   # a task switch its restores
             size = len(hk)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from popview.cache.progress import Cancelled
 from popview.readers.otf2 import kernel
 from popview.readers.otf2.definitions import Tables
 from popview.readers.otf2.raw import RawEvents
@@ -71,10 +72,12 @@ class Mapped:
 
 def convert_location(loc: int, kind: str, process: int, rec: RawEvents, tables: Tables, t_end: int,
                      root: str | None, idle_state: int, sends: Halves, recvs: Halves,
-                     problems: Problems, links: Links | None = None) -> Mapped:
-    """The rows of one location; its message halves go to `sends` / `recvs`."""
+                     problems: Problems, links: Links | None = None, cancel: np.ndarray | None = None) -> Mapped:
+    """The rows of one location; its message halves go to `sends` / `recvs`. Setting
+    cancel[0] (a uint8 array of one) stops the kernel: Cancelled is raised."""
     lk = tables.kernel_tables()
     links = links or Links()
+    cancel = np.zeros(1, np.uint8) if cancel is None else cancel
     out = kernel.map_location(
         rec.kind, rec.time, rec.a, rec.b, rec.c, rec.c.view(np.float64), rec.d, rec.e,
         np.int64(tables.global_offset), np.float64(tables.ns_per_tick), np.int64(t_end),
@@ -84,7 +87,9 @@ def convert_location(loc: int, kind: str, process: int, rec: RawEvents, tables: 
         lk.metric_code, lk.metric_slot, lk.metric_acc, lk.metric_double, np.int64(lk.n_slots),
         lk.comm_procs, lk.comm_size, lk.comm_self, np.int64(process), kernel.INFO,
         links.graft_begin, links.graft_end, links.graft_base, links.graft_depth,
-        links.restore_offsets, links.restore_regions)
+        links.restore_offsets, links.restore_regions, cancel)
+    if cancel[0]:
+        raise Cancelled("cancelled by the user")
     et, ey, ev, sb, se, ss, mt, mc, mp, mg, mz, ms, found, vb, ve, vcp, lt_parent, lt_region, lt_depth = out
     for what, n in zip(kernel.PROBLEMS, found):
         problems.add(what, int(n))

@@ -9,6 +9,23 @@ import gzip
 import zlib
 from pathlib import Path
 
+from popview.readers.format import Format
+
+FORMAT = Format("paraver", "Paraver trace", ("*.prv", "*.prv.gz"), "a Paraver trace (.prv, .prv.gz)",
+                name_suffixes=(".prv.gz", ".prv"))
+_COMPANIONS = (".pcf", ".row")     # read with the .prv when they exist
+
+
+def anchor(path) -> Path:
+    return Path(path)
+
+
+def source_files(anchor: Path) -> list[Path]:
+    """The .prv and the .pcf / .row beside it."""
+    anchor = Path(anchor)
+    base = anchor.with_name(FORMAT.run_name(anchor.name, ""))
+    return [anchor] + [p for p in (base.with_suffix(s) for s in _COMPANIONS) if p.exists()]
+
 
 def detect(path: Path) -> bool:
     path = Path(path)
@@ -31,4 +48,4 @@ def convert(path, writer, progress):
     return convert_trace(path, writer, progress)
 
 
-__all__ = ["convert", "detect"]
+__all__ = ["FORMAT", "anchor", "convert", "detect", "source_files"]

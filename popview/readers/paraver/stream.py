@@ -17,6 +17,7 @@ from popview.cache.progress import Progress
 from popview.cache.writer import PreparedChunk, Writer
 from popview.model.definitions import Definitions, Location, Process, Region
 from popview.model.states import class_of, default_states
+from popview.readers import files
 from popview.readers.errors import InputError
 from popview.readers.paraver import body, eventtypes
 from popview.readers.paraver.header import Header, parse_communicator, parse_header
@@ -25,8 +26,6 @@ from popview.readers.paraver.row import parse_row
 
 BLOCK = 16 << 20
 MAX_LINE = 64 << 20         # longer lines are not records (a file of zeros, a compression bomb)
-# A compressed trace expands at most MAX_EXPANSION times its size (text traces: about 10).
-MAX_EXPANSION, MIN_EXPANSION_LIMIT = 200, 256 << 20
 # Text read without one valid record: beyond this it is not a trace.
 MAX_BYTES_WITHOUT_RECORDS = 64 << 20
 # Blocks parsed at once (the parser releases the GIL); results are taken in file order.
@@ -127,7 +126,7 @@ def _read_blocks(stream, skip: int, size: int, raw, out: queue.Queue, stop: thre
     line, and handed on without a copy (joining and slicing bytes cost three copies a block)."""
     stream.read(skip)
     carry = b""
-    expanded, limit = skip, max(MIN_EXPANSION_LIMIT, MAX_EXPANSION * size)
+    expanded, limit = skip, files.expansion_limit(size)
     while not stop.is_set():
         buf = np.empty(len(carry) + BLOCK, np.uint8)     # not zeroed, unlike a bytearray
         view = memoryview(buf)
@@ -157,7 +156,7 @@ class LineTooLong(ValueError):
 class ExpansionTooLarge(ValueError):
     def __init__(self, expanded: int, size: int):
         super().__init__(f"decompresses to more than {expanded:,} bytes from {size:,} "
-                         f"(over {MAX_EXPANSION} times its size: a compression bomb, not a trace)")
+                         f"(over {files.MAX_EXPANSION} times its size: a compression bomb, not a trace)")
 
 
 def _after_last_newline(view: memoryview, n: int) -> int:

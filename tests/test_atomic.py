@@ -1,0 +1,43 @@
+"""popview.atomic: a file is put into place whole, with the umask's mode, or not at all."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from popview import atomic
+
+
+def test_write_text_replaces_whole_with_the_umask_mode(tmp_path):
+    target = tmp_path / "report.html"
+    target.write_text("old")
+    old = os.umask(0o027)
+    try:
+        atomic.write_text(target, "new")
+    finally:
+        os.umask(old)
+    assert target.read_text() == "new"
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    target = tmp_path / "session.popview"
+    target.write_text("old")
+
+    def refuse(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic.os, "fsync", refuse)
+    with pytest.raises(OSError):
+        atomic.write_text(target, "new")
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.popview"]
+
+
+def test_file_mode_follows_the_umask():
+    old = os.umask(0o022)
+    try:
+        assert atomic.file_mode() == 0o644
+    finally:
+        os.umask(old)
