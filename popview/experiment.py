@@ -10,7 +10,6 @@ from pathlib import Path
 from popview.cache import Progress, Reader, Writer, location, open_if_valid, signals
 from popview.cache.fingerprint import fingerprint, stats
 from popview.cache.scratch import CacheLock
-from popview.cache.profile_store import metric_ids
 from popview.readers import InputError, format_named, reader_for, run_name
 
 log = logging.getLogger("popview")
@@ -65,8 +64,8 @@ class Experiment:
             "paradigms": d.paradigms, "counters": d.counters, "topologies": [tp.get("name", "") for tp in d.topologies],
             "flags": d.flags, "warnings": d.warnings,
         }
-        if "profile" in r.h5:
-            info["metrics"] = metric_ids(r.h5["profile"])
+        if ids := r.stored_metric_ids():
+            info["metrics"] = ids
         return info
 
     def profile(self):

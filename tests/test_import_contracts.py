@@ -41,6 +41,7 @@ def test_contracts_hold():
     ("cache/_violation.py", "import popview.gui.app\n", "Nothing below the window imports it"),
     ("analysis/_violation.py", "from popview.readers import paraver\n", "never through a reader"),
     ("gui/_violation.py", "from popview.readers.cube import REPORTS\n", "known to its reader package alone"),
+    ("analysis/_violation.py", "import h5py\n", "HDF5 is the cache's business"),
 ])
 def test_a_deliberate_violation_breaks_its_contract(tmp_path, module, line, contract):
     tree = _copy(tmp_path)
@@ -67,3 +68,14 @@ def test_no_format_is_named_outside_the_readers():
             if tok.type == tokenize.STRING and named.search(tok.string) and not tok.string.lstrip("rbuf").startswith(('"""', "'''")):
                 found.append(f"{rel}:{tok.start[0]}: {tok.string}")
     assert not found, "formats named outside popview/readers:\n" + "\n".join(found)
+
+
+def test_no_hdf5_object_is_reached_outside_the_cache():
+    """`reader.h5` (the open h5py file) is used inside popview/cache alone; the rest
+    reads through Reader's typed methods and popview.cache.nodes."""
+    import re
+
+    found = [f"{p.relative_to(ROOT)}:{n}" for p in sorted((ROOT / "popview").rglob("*.py"))
+             if p.relative_to(ROOT / "popview").parts[0] not in ("cache", "readers", "testing")
+             for n, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\.h5\b(?!\w)", line)]
+    assert not found, found

@@ -9,13 +9,13 @@ Only the main application (Paraver application 1) is analysed.
 """
 from __future__ import annotations
 
-import h5py
 import numpy as np
 
 from popview.analysis.focus import Focus
 from popview.analysis.inputs import FocusInputs, Region
 from popview.analysis.window_index import CumulativeIndex
 from popview.cache.cumulative import CAT, N_CAT
+from popview.cache.nodes import Group
 
 NS = 1e9
 
@@ -55,7 +55,6 @@ class _TraceGather:
     def __init__(self, exp):
         self.exp = exp
         self.defs = exp.definitions
-        self.h5 = exp.reader.h5
         self.locs, self.proc, self.thread, self.notes = main_locations(self.defs)
         self.index = _index(exp)
         self.procs_global = np.unique(np.array([self.defs.locations[i].process for i in self.locs], np.int64))
@@ -191,7 +190,7 @@ def _descends(parent: np.ndarray, cp: int, ancestor: int) -> bool:
     return False
 
 
-def _visit_rows(exp, path: str) -> tuple[h5py.Group, int, int]:
+def _visit_rows(exp, path: str) -> tuple[Group, int, int]:
     """The master-visits group and the row range of call path `path` in it."""
     cp = _defs_callpath(exp.definitions, path)
     if cp < 0:

@@ -96,8 +96,7 @@ class TimelineData:
         self.reader = exp.reader
         self.defs = exp.definitions
         self.n_loc = len(self.defs.locations)
-        h5 = self.reader.h5
-        self.pyr = h5[pyramid.GROUP] if pyramid.GROUP in h5 else None
+        self.pyr = self.reader.group(pyramid.GROUP)
         self.base = int(self.pyr.attrs["base_ns"]) if self.pyr is not None else 0
         self._tile_offsets: dict[str, np.ndarray] = {}
         self._range_cache: dict[ColourMode, tuple[float, float]] = {}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 
-import h5py
 import numba
 import numpy as np
 
@@ -20,9 +19,9 @@ USEFUL_LAST = CAT["comp_parallel"]      # categories 0..USEFUL_LAST are useful c
 
 class CumulativeIndex:
     def __init__(self, reader):
-        if "cumulative" not in reader.h5:
+        g = reader.group("cumulative")
+        if g is None:
             raise KeyError(f"{reader.path}: the cache has no cumulative sums (convert it again)")
-        g = reader.h5["cumulative"]
         self.group = g
         self.seg = g["seg"]
         self.offsets = reader.offsets("states")
@@ -62,7 +61,7 @@ class CumulativeIndex:
         if not slabs:
             return out
         ranges = sorted(slabs)
-        data = _read_ranges(self.seg, ranges)
+        data = self.seg.read_rows(ranges)
         pos = 0
         for row0, row1 in ranges:
             slab = data[pos:pos + row1 - row0]
@@ -99,18 +98,3 @@ def slab_sums(slab, counts, t, width, n_regions):
         for c in range(n_ctr):
             ctr[c] += counts[r, c] * frac
     return out, ctr
-
-
-def _read_ranges(dset: h5py.Dataset, ranges: list[tuple[int, int]]) -> np.ndarray:
-    """The rows of sorted, disjoint [lo, hi) ranges, concatenated. One low-level read
-    per range: each lies inside one chunk, and HDF5 handles a union of many
-    hyperslabs far slower than the separate reads."""
-    ncols = dset.shape[1]
-    out = np.empty((sum(hi - lo for lo, hi in ranges), ncols), dset.dtype)
-    fspace = dset.id.get_space()
-    pos = 0
-    for lo, hi in ranges:
-        fspace.select_hyperslab((lo, 0), (hi - lo, ncols))
-        dset.id.read(h5py.h5s.create_simple((hi - lo, ncols)), fspace, out[pos:pos + hi - lo])
-        pos += hi - lo
-    return out

@@ -26,6 +26,7 @@ import h5py
 import numba
 import numpy as np
 
+from popview.jit import refcount_free
 from popview.cache import schema
 from popview.cache.chunks import ChunkedWriter
 from popview.cache.codes import code_index
@@ -101,7 +102,7 @@ def dominant_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, wei
 # (_nrt=False: they allocate nothing). Numba counts the references to the arrays
 # passed to a function, inlined or not, with atomic operations, which made the
 # kernels calling them four times slower.
-@numba.njit(cache=True, _nrt=False)
+@refcount_free
 def _add_cover(vals, cover, used, v, c):
     """Add cover c to value v among the bin's `used` slots (a new value takes the
     next free slot; past the last slot it is ignored). Returns the slots used."""
@@ -117,7 +118,7 @@ def _add_cover(vals, cover, used, v, c):
     return used
 
 
-@numba.njit(cache=True, _nrt=False)
+@refcount_free
 def _flush(row, k, vals, cover, used, width, out_value, out_share):
     best = 0
     for j in range(1, used):
@@ -175,7 +176,7 @@ def finest_covers(seg_row, seg_lo, seg_hi, begin, end, value, width, n_bins):
     return e_row[:m], e_bin[:m], e_val[:m], e_cov[:m]
 
 
-@numba.njit(cache=True, _nrt=False)
+@refcount_free
 def _emit(row, k, vals, cover, used, e_row, e_bin, e_val, e_cov, m):
     for j in range(used):
         e_row[m] = row

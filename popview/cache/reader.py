@@ -10,7 +10,10 @@ import numpy as np
 
 from popview.cache import fingerprint, integrity, schema
 from popview.cache.errors import CacheDamaged, CacheError
+from popview.cache.nodes import Group
+from popview.cache.profile_store import metric_ids, read_profile
 from popview.model.definitions import Definitions
+from popview.model.profile import Profile
 
 
 class Reader:
@@ -62,6 +65,19 @@ class Reader:
 
     def __exit__(self, *exc):
         self.close()
+
+    def group(self, name: str) -> Group | None:
+        """A derived-data group ("cumulative", the pyramid, a stored profile) as numpy-only
+        nodes (popview.cache.nodes), or None when the cache has none."""
+        return Group(self.h5[name], self.path) if name in self.h5 else None
+
+    def profile(self, name: str = "profile") -> Profile | None:
+        """The Profile stored under `name` ("profile" for Cube, "cumulative/profile" for traces)."""
+        return read_profile(self.h5[name]) if name in self.h5 else None
+
+    def stored_metric_ids(self) -> list[str]:
+        """Ids of the metrics of a stored (Cube) profile, without reading values."""
+        return metric_ids(self.h5["profile"]) if "profile" in self.h5 else []
 
     def has(self, table: str) -> bool:
         return table in self._offsets and self.count(table) > 0

@@ -12,7 +12,7 @@ BLOCK_ROWS = 1 << 22
 
 def select(reader, table: str, key: str, wanted, columns: list[str]) -> dict[str, np.ndarray]:
     """Rows of `table` whose `key` column is in `wanted`, read in bounded blocks."""
-    g = reader.h5[table]
+    g = reader.group(table)
     n = reader.count(table)
     wanted = np.asarray(sorted(set(int(w) for w in wanted)), np.int64)
     parts: dict[str, list] = {c: [] for c in columns}

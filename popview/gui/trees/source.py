@@ -5,7 +5,6 @@ import weakref
 
 import numpy as np
 
-from popview.cache.profile_store import read_profile
 from popview.failures import one_line
 from popview.gui.trees.values import ProfileValues
 
@@ -36,11 +35,11 @@ def load_profile(exp):
     getter = getattr(exp, "profile", None)
     if callable(getter):
         return getter()
-    h5 = getattr(getattr(exp, "reader", None), "h5", None)
-    if h5 is not None:
+    reader = getattr(exp, "reader", None)
+    if reader is not None:
         for name in STORED_PROFILES:
-            if name in h5:
-                return read_profile(h5[name])
+            if (profile := reader.profile(name)) is not None:
+                return profile
     return None
 
 

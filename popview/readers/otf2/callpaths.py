@@ -13,6 +13,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from popview.jit import refcount_free
+
 ROOT = -1
 EMPTY = -1
 
@@ -27,7 +29,7 @@ def slot(keys, key):
     return i
 
 
-@numba.njit(cache=True, _nrt=False)     # per event: no reference counting
+@refcount_free     # per event: no reference counting
 def get(keys, values, parent, region, depth, n, p, r):
     """Global id of region r below p (-1: a root), created if new; returns (id, table size).
     The caller keeps room for one more entry (see CallPaths.reserve)."""

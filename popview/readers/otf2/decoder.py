@@ -19,6 +19,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from popview.jit import refcount_free
 from popview.cache.progress import Cancelled
 from popview.readers.errors import InputError
 from popview.readers.files import check_size, regular_file
@@ -112,14 +113,14 @@ def _compressed(addr, pos, end, all_ones):
     return v, pos + 1 + n
 
 
-@numba.njit(cache=True, _nrt=False)      # called for every event: no reference counting
+@refcount_free      # called for every event: no reference counting
 def _mapped(table, local):
     if 0 <= local < len(table) and table[local] >= 0:
         return table[local]
     return local
 
 
-@numba.njit(cache=True, _nrt=False)
+@refcount_free
 def _corrected(t, clk_begin, clk_end, clk_offset, clk_slope, state):
     """OTF2's clock correction: linear interpolation within the current interval."""
     n = len(clk_begin)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from popview.jit import refcount_free
 from popview.model.states import FORK_JOIN, NOT_CREATED
 from popview.readers.otf2 import raw
 from popview.readers.otf2.callpaths import EMPTY, ROOT, rehash, slot
@@ -56,7 +57,7 @@ def _ns(ticks, offset, ns_per_tick):
     return np.int64(np.rint((ticks - offset) * ns_per_tick))
 
 
-@numba.njit(cache=True, _nrt=False)     # per event: no reference counting
+@refcount_free     # per event: no reference counting
 def _push_state(sb, se, ss, ns, t_prev, t, cur):
     """Extend the last interval or add one [t_prev, t) with state cur; returns the count."""
     if t <= t_prev:
@@ -70,7 +71,7 @@ def _push_state(sb, se, ss, ns, t_prev, t, cur):
     return ns + 1
 
 
-@numba.njit(cache=True, _nrt=False)     # per event: no reference counting
+@refcount_free     # per event: no reference counting
 def _child(parent, external_depth, region, hk, hv, lt_parent, lt_region, lt_depth, lc_region, lc_child, n_lt):
     """Local call path of `region` below `parent` (an external parent has depth
     `external_depth`); returns (id, table size). The last child looked up below
@@ -96,7 +97,7 @@ def _child(parent, external_depth, region, hk, hv, lt_parent, lt_region, lt_dept
     return cp, n_lt
 
 
-@numba.njit(cache=True, _nrt=False)     # per event: no reference counting
+@refcount_free     # per event: no reference counting
 def _close_to(level, t, depth, st_row, rows_end):
     """End the visits above stack level `level` at t; returns the new depth."""
     while depth > level:
@@ -369,7 +370,7 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
             rb[:nr], re[:nr], rcp[:nr], lt_parent[:n_lt], lt_region[:n_lt], lt_depth[:n_lt])
 
 
-@numba.njit(cache=True, _nrt=False)     # per event: no reference counting
+@refcount_free     # per event: no reference counting
 def _state(stack, depth, off, region_state, idle_state):
     if off:
         return TRACING_DISABLED
