@@ -92,7 +92,7 @@ def subtree(parent, roots) -> np.ndarray:
 
 def _master_visits(exp, n_processes: int) -> list[dict]:
     """Per process, its master's visits as the profile saw them (the cumulative group's master_calls)."""
-    g = exp.reader.h5["cumulative"]["master_calls"]
+    g = exp.reader.group("cumulative")["master_calls"]
     off = g["cp_offsets"][:]
     cp = np.repeat(np.arange(len(off) - 1, dtype=np.int64), np.diff(off))
     proc, begin, end = g["proc"][:], g["begin"][:], g["end"][:]
@@ -105,6 +105,4 @@ def _master_visits(exp, n_processes: int) -> list[dict]:
 def _cache_calls(reader):
     if not reader.has("calls"):
         return lambda loc: {k: np.zeros(0, np.int64) for k in ("begin", "end", "callpath")}
-    off = reader.offsets("calls")
-    g = reader.h5["calls"]
-    return lambda loc: {k: g[k][int(off[loc]):int(off[loc + 1])] for k in ("begin", "end", "callpath")}
+    return lambda loc: reader.read("calls", locations=[loc], columns=["begin", "end", "callpath"])

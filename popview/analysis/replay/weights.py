@@ -176,7 +176,7 @@ def _states(reader, mask: Mask, n_loc: int):
     the cache's cumulative sums give each) and their row pointers per location."""
     if not reader.has("states"):
         return _no_states(), np.zeros(n_loc + 1, np.int64)
-    states, seg = reader.h5["states"], reader.h5["cumulative"]["seg"]
+    states, seg = reader.group("states"), reader.group("cumulative")["seg"]
     if not mask.is_window:
         st = reader.read("states", columns=["begin", "end", "state"])
         st.update(_row_kinds(seg[:, 1]))
