@@ -32,6 +32,10 @@ if os.environ.get("POPVIEW_ANNOUNCE_COMPILES"):      # a process the command lin
     from popview.firstuse import announce_on_terminal
 
     announce_on_terminal()
+if os.environ.get("POPVIEW_RECORD_KERNELS"):        # tests/benchmarks/record_kernels.py: the kernels' list
+    from popview.precompile import record_to
+
+    record_to(os.environ["POPVIEW_RECORD_KERNELS"])
 
 from popview._version import __version__  # noqa: E402
 

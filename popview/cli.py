@@ -18,7 +18,9 @@ from popview._version import __version__
 from popview.failures import one_line
 
 # Sub-command modules: each has add_parser(subparsers) and run(args) -> int.
-COMMANDS = ("info", "convert", "metrics", "report")
+COMMANDS = ("info", "convert", "metrics", "report", "diff")
+# The kernels each command needs first (popview.precompile).
+SCENARIOS = {"info": "info", "convert": "info", "metrics": "metrics", "report": "metrics", "diff": "metrics"}
 
 
 def _command_modules():
@@ -27,7 +29,7 @@ def _command_modules():
 
 
 USAGE = """popview [-h] [--version] [--demo] [TRACE ...]
-       popview {info,convert,metrics,report} [-h] ..."""
+       popview {info,convert,metrics,report,diff} [-h] ..."""
 
 WINDOW_HELP = """The window: `popview [TRACE ...]` opens traces, profiles, folders of runs (a series)
 or a .popview session; it needs a display (on a headless machine: xvfb-run -a popview ...).
@@ -60,9 +62,12 @@ def main(argv: list[str] | None = None) -> int:
             args = build_parser(mods).parse_args(argv)
             from popview.firstuse import announce_on_terminal
             stop_announcing = announce_on_terminal()     # the kernels' first compile is never a silent minute
+            from popview import precompile
+            precompile.start_helper(SCENARIOS.get(args.command, "metrics"))   # first run: a second core compiles
             try:
                 return run_command(mods[args.command].run, args)
             finally:
+                precompile.stop_helper()
                 stop_announcing()
     unknown = [a for a in argv if a.startswith("-") and a != "--demo"]
     if unknown:       # not a file to open: the window takes files and --demo only

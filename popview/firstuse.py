@@ -19,29 +19,44 @@ LABEL = "preparing popview for first use, once"
 ENV_TERMINAL = "POPVIEW_ANNOUNCE_COMPILES"
 
 _registered: list = []
+_relays: list = []          # the watches' own counters, for relay()
 _lock = threading.Lock()
 
 
 def watch_compiles(callback):
     """callback(kernel, done, started) at each start and end of a kernel's compile, in the
-    compiling thread: `kernel` a short name, `done` / `started` the counts so far.
-    Returns a function that stops the watch."""
-    from numba.core import event
+    compiling thread (or the thread relaying another process's compiles: relay()): `kernel`
+    a short name, `done` / `started` the counts so far. Returns a function that stops the watch."""
+    counts = {"start": 0, "end": 0}
 
-    counts = {"started": 0, "done": 0}
+    def on(kernel: str, phase: str) -> None:
+        with _lock:                           # this process's compiles and a relay thread's: one at a time
+            counts[phase] += 1
+            callback(kernel, counts["end"], counts["start"])
+
+    stop = watch_phases(on)
+    _relays.append(on)
+
+    def stop_all() -> None:
+        stop()
+        if on in _relays:
+            _relays.remove(on)
+    return stop_all
+
+
+def watch_phases(on):
+    """on(kernel, phase) at the "start" and the "end" of each compile of popview's kernels
+    in this process. Returns a function that stops the watch."""
+    from numba.core import event
 
     class _Listener(event.Listener):          # numba's own helpers compile too: only popview's are named
         def on_start(self, ev):
             if _ours(ev):
-                with _lock:
-                    counts["started"] += 1
-                callback(_name(ev), counts["done"], counts["started"])
+                on(_name(ev), "start")
 
         def on_end(self, ev):
             if _ours(ev):
-                with _lock:
-                    counts["done"] += 1
-                callback(_name(ev), counts["done"], counts["started"])
+                on(_name(ev), "end")
 
     listener = _Listener()
     event.register("numba:compile", listener)
@@ -52,6 +67,13 @@ def watch_compiles(callback):
             _registered.remove(listener)
             event.unregister("numba:compile", listener)
     return stop
+
+
+def relay(kernel: str, phase: str) -> None:
+    """A compile in another process popview started ("start" or "end" of `kernel`), told
+    to every watch of this one: the window and the terminal count it as their own."""
+    for on in list(_relays):
+        on(kernel, phase)
 
 
 def _ours(ev) -> bool:

@@ -19,7 +19,7 @@ def _isolate_user_directories() -> Path:
     or caches. The caches' place is set too (POPVIEW_CACHE_DIR), and caches beside
     the traces are not asked for. numba's compiled kernels alone stay where popview
     keeps them (the user cache directory, or NUMBA_CACHE_DIR), else every run would
-    compile them all again."""
+    compile them all again. The first-run compile helper is off (tests of it turn it on)."""
     if not os.environ.get("NUMBA_CACHE_DIR"):       # compiled kernels: the usual place, not compiled anew
         import platformdirs
 
@@ -31,6 +31,7 @@ def _isolate_user_directories() -> Path:
         os.environ[name] = str(folder)
     os.environ["POPVIEW_CACHE_DIR"] = str(root / "popview-cache")
     os.environ.pop("POPVIEW_CACHE_BESIDE", None)
+    os.environ["POPVIEW_PRECOMPILE"] = "0"          # no compile helper beside every command the tests run
     atexit.register(shutil.rmtree, root, True)
     return root
 

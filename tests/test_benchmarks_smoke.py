@@ -27,6 +27,8 @@ SMALL = {
     "bench_trees.py": (["--callpaths", "300", "--locations", "64", "--repeat", "2"],
                        r"open metric \+ call tree.*\d"),
     "bench_compression.py": (["{cache}", "--rows", "20000"], r"zstd3\+shuffle\+fletcher32 \(chosen\) +\d+ +\d+ +[\d.]+[\s\S]*digest of the cache: [\d.]+ s"),
+    "bench_algebra.py": (["--callpaths", "2000", "--locations", "100", "--per-callpath", "5", "--repeat", "1"],
+                         r"difference: median [\d.]+ s"),
     "bench_cancel.py": (["--out", "{tmp}", "--synthetic-iterations", "300", "--points", "2"],
                         r"uncancelled conversion: [\d.]+ s[\s\S]*cancel at .* s: (stopped|finished)"),
     "bench_first_run.py": (["--only", "info", "--synthetic", "--keep-numba-cache"], r"info median [\d.]+ s"),

@@ -15,8 +15,8 @@ PACKAGE = Path(popview.__file__).resolve().parent
 SCRIPT = """
 import numpy as np
 import popview
-from popview.cache.codes import code_index
-print(code_index(np.array([3, 5, 9]), np.array([5, 9])).tolist())
+from popview.cache.order import _first_rows
+print(_first_rows(np.array([2, 3, 1])).tolist())
 import numba
 print(numba.config.CACHE_DIR)
 """
@@ -33,7 +33,7 @@ def test_kernels_are_cached_in_the_user_cache_dir_not_in_the_package(tmp_path):
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     result, cache_dir = out.stdout.split("\n")[:2]
-    assert result == "[-1, 0, 1]"
+    assert result == "[0, 2, 5]"
     assert Path(cache_dir) == tmp_path / "xdg" / "popview" / "numba"
     assert _numba_files(Path(cache_dir)), "the kernel's compiled code was not cached there"
     assert _numba_files(PACKAGE) == before, "numba wrote into the package"
@@ -52,12 +52,12 @@ import popview
 from popview.firstuse import watch_compiles
 seen = []
 watch_compiles(lambda kernel, done, started: seen.append((kernel, done, started)))
-from popview.cache.codes import code_index
+from popview.cache.order import _first_rows
 import numpy as np
-code_index(np.array([1, 2]), np.array([2]))
+_first_rows(np.array([1, 2]))
 print(seen[0][0], seen[-1][1] >= 1)
 seen.clear()
-code_index(np.array([1, 2]), np.array([2]))     # compiled now: nothing to announce
+_first_rows(np.array([1, 2]))     # compiled now: nothing to announce
 print(len(seen))
 """
 
@@ -66,7 +66,7 @@ def test_a_kernel_compile_is_announced_once(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), PYTHONPATH=str(PACKAGE.parent))
     out = subprocess.run([sys.executable, "-c", FIRST_USE], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["cache.codes.code_index", "True", "0"]
+    assert out.stdout.split() == ["cache.order._first_rows", "True", "0"]
     again = subprocess.run([sys.executable, "-c", FIRST_USE.split("print(seen[0][0]")[0] + "print(len(seen))"],
                            env=env, capture_output=True, text=True, timeout=300)
     assert again.stdout.strip() == "0", "a cached kernel was compiled again"

@@ -128,8 +128,10 @@ def running_sums(begin, end, cat, reg, ctr, n_cat, n_regions, lo, check):
     for i in range(n):
         if i == 0 or (lo + i) % check == 0:
             ck_row[k] = lo + i
-            ck_cum[k] = acc
-            ck_ctr[k] = acc_ctr
+            for w in range(width):            # element loops: an array assignment compiles numba's
+                ck_cum[k, w] = acc[w]         # shape checks and their messages (seconds at first use)
+            for c in range(n_ctr):
+                ck_ctr[k, c] = acc_ctr[c]
             k += 1
         dur = float(end[i] - begin[i])
         acc[cat[i]] += dur

@@ -31,6 +31,7 @@ import threading
 import time
 from pathlib import Path
 
+from popview import firstuse
 from popview.cache import heap
 from popview.cache.errors import DerivedDataFailed
 from popview.cache.progress import Progress
@@ -62,10 +63,13 @@ class SideBuilder:
     """Handle on the child process: submit builds (run in order), then wait for them."""
 
     def __init__(self):
+        env = dict(os.environ, **{PARENT_ENV: str(os.getpid())})
+        env.pop(firstuse.ENV_TERMINAL, None)          # its compiles are told here (relayed), not by the child
         self._proc = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      close_fds=True, env=dict(os.environ, **{PARENT_ENV: str(os.getpid())}))
+                                      close_fds=True, env=env)
         self._buffer = b""
         self._pending = 0
+        self._fraction = 0.0
 
     def submit(self, module: str, src: Path, dst: Path, defs: Definitions, options: dict | None = None) -> None:
         """Run module.build(RawTables(src), defs, progress, dst=..., **options) in the child."""
@@ -96,7 +100,11 @@ class SideBuilder:
             progress.check()
             for message in self._messages():
                 if message["kind"] == "progress":
-                    progress(message["fraction"], message["text"])
+                    self._fraction = message["fraction"]
+                    progress(self._fraction, message["text"])
+                elif message["kind"] == "compile":       # the child's first use: said, not a silent bar
+                    firstuse.relay(message["kernel"], message["phase"])
+                    progress(self._fraction, f"{firstuse.LABEL}: compiling {message['kernel']}")
                 elif message["kind"] == "done":
                     self._pending -= 1
                 elif message.get("errno"):        # a full disk, say: raised as what it is
@@ -150,13 +158,15 @@ def serve() -> int:
     _end_with_parent()
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)                      # whatever else is printed must not garble the channel
-    for name in _PRELOAD:
-        importlib.import_module(name)
-    heap.keep_freed_memory()
     last = [0.0]
 
     def send(**message) -> None:
         channel.write(json.dumps(message) + "\n")
+
+    firstuse.watch_phases(lambda kernel, phase: send(kind="compile", kernel=kernel, phase=phase))
+    for name in _PRELOAD:
+        importlib.import_module(name)
+    heap.keep_freed_memory()
 
     def report(fraction: float, text: str) -> None:
         if time.monotonic() - last[0] >= _REPORT_EVERY:

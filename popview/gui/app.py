@@ -52,13 +52,18 @@ def run_gui(argv: list[str]) -> int:
     window.show()
     from popview.gui.firstrun import after_first_paint, install_compile_notice
     after_first_paint(window, lambda: install_compile_notice(window))
+    from popview import precompile          # first run on a machine: a second core compiles the kernels,
+    after_first_paint(window, lambda: precompile.start_helper("window"))     # once the window is up
     paths = [a for a in argv if not a.startswith("-")]
     if paths:
         QTimer.singleShot(0, lambda: window.open_paths(paths))
     if "--demo" in argv:
         after_first_paint(window, lambda: _open_demo(window))
     _screenshot_if_asked(window, expect_runs=bool(paths) or "--demo" in argv)
-    return app.exec()
+    try:
+        return app.exec()
+    finally:
+        precompile.stop_helper()
 
 
 def _quit_on_ctrl_c(app) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QTableView, QToolButton, QVBoxLayout, QWidget,
+    QComboBox, QFileDialog, QGridLayout, QHeaderView, QLabel, QTableView, QToolButton, QVBoxLayout, QWidget,
 )
 
 from popview.analysis import histograms
@@ -131,16 +131,15 @@ class HistogramPane(QWidget):
         self.view.setModel(self.model)
         self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.view.clicked.connect(self._cell_clicked)
-        bar = QHBoxLayout()
-        for w in (self.kind_box, self.stat_box, self.window_box, self.export_button):
-            bar.addWidget(w)
-        for box in (self.kind_box, self.stat_box, self.window_box):   # may shrink: fits beside a tall timeline
-            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            box.setMinimumContentsLength(5)
-        bar.addStretch(1)
+        # one row when it fits, else two (beside a tall timeline): no choice is ever cut
+        self.bar = QGridLayout()
+        for box in (self.kind_box, self.stat_box, self.window_box):
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self._bar_rows = 0
+        self._lay_out_bar(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(bar)
+        layout.addLayout(self.bar)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.status)
         self._refresh_timer = QTimer(self, singleShot=True, interval=300, timeout=self.refresh)
@@ -151,6 +150,30 @@ class HistogramPane(QWidget):
         state.focusChanged.connect(lambda _: self._window_may_change("focus"))
         state.timeWindowChanged.connect(self._timeline_window)
         self.refresh()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._lay_out_bar(1 if self.width() >= self._bar_width() else 2)
+
+    def _bar_width(self) -> int:
+        """The width the toolbar needs on one row."""
+        widgets = (self.kind_box, self.stat_box, self.window_box, self.export_button)
+        return sum(w.sizeHint().width() for w in widgets) + 3 * self.bar.horizontalSpacing() + 8
+
+    def _lay_out_bar(self, rows: int) -> None:
+        if rows == self._bar_rows:
+            return
+        self._bar_rows = rows
+        for w in (self.kind_box, self.stat_box, self.window_box, self.export_button):
+            self.bar.removeWidget(w)
+        # two rows: the table's kind (the longest names) alone on the first
+        places = ((0, 0, 1), (0, 1, 1), (0, 2, 1), (0, 3, 1)) if rows == 1 else \
+            ((0, 0, 3), (1, 0, 1), (1, 1, 1), (1, 2, 1))
+        for w, (row, column, span) in zip((self.kind_box, self.stat_box, self.window_box, self.export_button),
+                                          places):
+            self.bar.addWidget(w, row, column, 1, span, Qt.AlignmentFlag.AlignLeft)
+        for column in range(5):
+            self.bar.setColumnStretch(column, 1 if column == (4 if rows == 1 else 3) else 0)
 
     # ---- computing ------------------------------------------------------------
     def window(self) -> tuple[int | None, int | None]:

@@ -48,7 +48,7 @@ LAYOUTS = {
         TIMELINE, "Timeline first", "A tall timeline with the histograms beside it (as in Paraver)",
         top=("Timeline", "Histograms"), bottom=("Advisor", "Call tree"),
         tabs={"Advisor": ("Metrics", "Scaling", "Log"), "Call tree": ("System tree", "Topology")},
-        raised=("Timeline", "Histograms", "Advisor", "Call tree"), top_share=0.68,
+        raised=("Timeline", "Histograms", "Advisor", "Call tree"), top_share=0.62,
         widths={"top": (0.74, 0.26), "bottom": (0.55, 0.45)}),
     OVERVIEW: Layout(OVERVIEW, "Overview", "Every pane at once, for the first look at a new series"),
 }

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 
 from popview.analysis.focus import Focus
 from popview import readers
-from popview.gui import layouts
+from popview.gui import docking, layouts
 from popview.gui.cache_setting import CacheBesideAction
 from popview.gui.state import AppState
 from popview.gui.widgets.progress import JobProgress
@@ -289,6 +289,15 @@ class MainWindow(QMainWindow):
             self.show_layout_name(str(self.settings.value("window/layout", layouts.OVERVIEW)))
         else:
             QTimer.singleShot(0, self._default_sizes)       # once shown, when sizes mean something
+
+    def restoreState(self, state, version: int = 0) -> bool:  # noqa: N802 - Qt override
+        """Qt's restore, then no floating pane over the window or off every screen
+        (every saved state, from the settings or a session, comes through here)."""
+        restored = super().restoreState(state, version)
+        docked = docking.repair_floating(self)
+        if docked:
+            log.info("docked back floating panes that hid the window or were off screen: %s", ", ".join(docked))
+        return restored
 
     def save_layout(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QHeaderView, QListWidget, QStyle,
+                               QStyleOptionComboBox)
 
 from popview.gui.mainwindow import MainWindow
 from popview.gui.theme import apply_theme
@@ -71,6 +72,40 @@ def elided_values(window) -> list[str]:
                 need = metrics.horizontalAdvance(text) + PADDING
                 if need > header.sectionSize(column) + PADDING // 2:
                     cut.append(f"{_title(view)}: value {text!r} ({header.sectionSize(column)} px < {need})")
+    return cut
+
+
+def cut_list_items(window) -> list[str]:
+    """Entries of lists on show (the timeline's legend) narrower than their text, unless
+    wrapped onto lines tall enough for it."""
+    cut = []
+    for view in window.findChildren(QListWidget):
+        if not showing(view.viewport()):
+            continue
+        metrics = view.fontMetrics()
+        for row in range(view.count()):
+            item = view.item(row)
+            rect = view.visualItemRect(item)
+            room = rect.width() - view.iconSize().width() - PADDING
+            lines = max(rect.height() // (metrics.height() + 1), 1)
+            if metrics.horizontalAdvance(item.text()) > room * lines:
+                cut.append(f"{_title(view)}: entry {item.text()!r} ({room} px x {lines} lines)")
+    return cut
+
+
+def cut_choices(window) -> list[str]:
+    """Drop-down lists on show whose current choice is wider than their text field."""
+    cut = []
+    for box in window.findChildren(QComboBox):
+        if not showing(box) or not box.currentText():
+            continue
+        option = QStyleOptionComboBox()
+        box.initStyleOption(option)
+        field = box.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                           QStyle.SubControl.SC_ComboBoxEditField, box)
+        need = box.fontMetrics().horizontalAdvance(box.currentText())
+        if need > field.width():
+            cut.append(f"{_title(box)}: choice {box.currentText()!r} ({field.width()} px < {need})")
     return cut
 
 

@@ -63,3 +63,62 @@ def test_a_low_advisor_keeps_its_room_for_the_tree(shown, qtbot):
     shown.resize(900, 600)
     qtbot.wait(50)
     assert shown.note.isVisible()
+
+
+def deep_tree():
+    from popview.analysis.node import MetricNode as Node
+    na = dict(value=None, reason="the experiment has no PAPI_TOT_INS counter")
+    return Node("global_efficiency", "Global efficiency", value=0.5, children=[
+        Node("parallel_efficiency", "Parallel efficiency", value=0.6, children=[
+            Node("load_balance", "Load balance", value=0.9),
+            Node("communication_efficiency", "Communication efficiency", value=0.7, children=[
+                Node("serialisation_efficiency", "Serialisation efficiency", value=0.8),
+                Node("transfer_efficiency", "Transfer efficiency", value=0.9)])]),
+        Node("computation_scalability", "Computation scalability", value=1.0, kind="scalability", children=[
+            Node("ipc_scalability", "IPC scalability", kind="scalability", **na),
+            Node("instruction_scalability", "Instruction scalability", kind="scalability", **na)])])
+
+
+def open_names(tree) -> list[str]:
+    names, index = [], tree.model().index(0, 0)
+    while index.isValid():
+        names.append(str(index.data()))
+        index = tree.indexBelow(index)
+    return names
+
+
+def test_a_compact_tree_opens_its_key_rows_and_all_of_them_when_they_fit(qtbot):
+    from types import SimpleNamespace
+
+    from popview.gui.advisor.tab import VariantTab
+    tab = VariantTab(SimpleNamespace(key="pop-mpi", label="POP MPI"))
+    qtbot.addWidget(tab)
+    tab.resize(700, 150)             # a strip: room for about five rows
+    tab.set_compact(True)
+    tab.show()
+    qtbot.waitExposed(tab)
+    tab.show_roots([deep_tree()])
+    qtbot.wait(50)
+    assert open_names(tab.tree) == ["Global efficiency", "Parallel efficiency", "Load balance",
+                                    "Communication efficiency", "Computation scalability"], \
+        "key rows; the not-available scalabilities folded under their parent"
+    tab.resize(700, 600)
+    qtbot.wait(50)
+    assert len(open_names(tab.tree)) == 9, "room for the whole tree: all of it open"
+    tab.resize(700, 150)
+    tab.set_compact(False)
+    qtbot.wait(50)
+    assert len(open_names(tab.tree)) == 9, "not compact (a tall Advisor): the whole tree, scrolled"
+    name = tab.tree.header().sectionSize(0)
+    assert name >= tab.tree.fontMetrics().horizontalAdvance("Serialisation efficiency") + 40
+
+
+def test_the_first_warning_in_a_low_pane_fills_its_line(qtbot):
+    pane = AdvisorPane(AppState())        # no warning yet: its line never laid out
+    qtbot.addWidget(pane)
+    pane.resize(900, 260)
+    pane.show()
+    qtbot.waitExposed(pane)
+    pane._show_warnings(["a long warning " * 20], ["a note"])
+    visible = pane.warnings.text().split("\u2026")[0]
+    assert len(visible) > 60, f"the one line fits the pane's width: {pane.warnings.text()}"

@@ -66,7 +66,8 @@ def test_each_layout_fits_without_cut_text(qtbot, tmp_path, cache_dir, shared_tr
             where = f"{shot}: "
             if (window.width(), window.height()) != size:
                 problems.append(f"{where}the window needs {window.width()}x{window.height()}")
-            problems += [where + p for p in gallery.elided_headers(window) + gallery.elided_values(window)]
+            problems += [where + p for p in gallery.elided_headers(window) + gallery.elided_values(window)
+                         + gallery.cut_list_items(window)]
             if key == layouts.ADVISOR:
                 rows = gallery.advisor_rows(window)
                 if rows < MIN_ADVISOR_ROWS:

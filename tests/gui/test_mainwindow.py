@@ -346,3 +346,19 @@ def test_the_first_use_compile_is_a_labelled_step_in_the_status_bar(qtbot, windo
     notice.announce("cache.pyramid.build", 4, 4)
     qtbot.waitUntil(lambda: not notice.label.isVisible(), timeout=3000)   # gone once the compiles stop
     notice.deleteLater()
+
+
+def test_the_first_use_step_counts_other_processes_compiles(window, qtbot):
+    """The compile helper and the derived-data process compile in their own processes: their
+    compiles, relayed, show in the same status-bar step."""
+    from popview import firstuse
+    from popview.gui.firstrun import install_compile_notice
+
+    notice = install_compile_notice(window)
+    relay = threading.Thread(target=lambda: [firstuse.relay("cache.pyramid.reduce_kernel", phase)
+                                             for phase in ("start", "end")])
+    relay.start()
+    relay.join()
+    qtbot.waitUntil(notice.label.isVisible, timeout=3000)
+    assert notice.label.text() == "Preparing popview for first use, once: compiling its kernels (1 done)..."
+    notice.deleteLater()

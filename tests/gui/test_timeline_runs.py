@@ -1,5 +1,5 @@
 """The timeline as an analyst reads a series: the chosen run in view, each stacked run
-readable, communication lines off until asked, no stale critical-path note, no -1 on hover."""
+readable, communication lines by zoom until the user sets them, no stale critical-path note, no -1 on hover."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,6 +9,7 @@ from PySide6.QtCore import QThreadPool
 import popview
 from popview.gui.state import AppState
 from popview.gui.timeline import TimelinePane
+from popview.gui.timeline import view as timeline_view
 from popview.gui.timeline.pane import READABLE_ROWS, ROW_PX
 from popview.testing import synthetic
 
@@ -61,6 +62,9 @@ def test_choosing_a_run_scrolls_its_timeline_into_view(pane, qtbot):
     pane.state.set_current(pane.state.by_size()[-1])
     view = pane.views[id(pane.state.current)]
     qtbot.waitUntil(in_view, timeout=3000)
+    pane.scroll.verticalScrollBar().setValue(0)       # scrolled away, then the pane gets another height
+    pane.resize(pane.width(), pane.height() - 120)
+    qtbot.waitUntil(in_view, timeout=3000)
 
 
 def test_one_run_at_a_time(pane):
@@ -72,14 +76,51 @@ def test_one_run_at_a_time(pane):
     assert all(v.isVisible() for v in pane.views.values())
 
 
-def test_communication_lines_are_off_until_asked(pane):
-    view = pane.view
-    view.redraw_now()
-    assert not pane.lines_box.isChecked() and not view.show_lines
+def drawn_lines(view) -> int:
     x, _ = view.lines.getData()
-    assert x is None or len(x) == 0
-    pane.lines_box.setChecked(True)
-    assert view.show_lines
+    return 0 if x is None else len(x) // 2
+
+
+def test_communication_lines_follow_the_zoom_until_the_user_sets_them(pane, monkeypatch):
+    view = pane.view
+    view.fit()
+    everything = view.data.lines(view.layout_rows.locs, *view.window())
+    total = len(everything.send_loc)
+    assert total >= 8, "the synthetic run sends messages"
+    few = total // 2                           # the run's messages go in 3 waves: one wave is few
+    assert view.auto_lines() >= few, "the view is wide enough to tell a wave's lines apart"
+    monkeypatch.setattr(timeline_view, "AUTO_LINES", few)
+    view.redraw_now()
+    assert pane.comms == "auto" and pane.lines_box.text() == "Comms (auto)"
+    assert not view.show_lines and not pane.lines_box.isChecked() and drawn_lines(view) == 0, "zoomed out: off"
+    t0, t1 = view.window()
+    first = int(everything.send_time.min())
+    view.set_window(t0, first + 1)             # zoomed in on the first wave
+    view.redraw_now()
+    assert view.show_lines and pane.lines_box.isChecked() and 0 < drawn_lines(view) <= few
+    view.fit()
+    view.redraw_now()
+    assert not pane.lines_box.isChecked() and drawn_lines(view) == 0, "zoomed out again: off again"
+    pane.lines_box.click()                     # the user asks for them: on at any zoom
+    assert pane.comms == "on" and pane.lines_box.text() == "Comms"
+    assert pane.lines_box.isChecked() and drawn_lines(view) > few
+    pane.lines_box.click()                     # and off: off at any zoom
+    view.set_window(t0, first + 1)
+    view.redraw_now()
+    assert pane.comms == "off" and not pane.lines_box.isChecked() and drawn_lines(view) == 0
+    assert pane.view_state()["comms"] == "off"
+    pane.restore_view_state({"comms": "auto"})
+    assert pane.lines_box.isChecked() and drawn_lines(view) > 0, "automatic again: zoomed in, on"
+    pane.restore_view_state({"comms": False})  # a session of the time the box was off by default
+    assert pane.comms == "auto"
+
+
+def test_automatic_lines_need_room_to_tell_them_apart(pane):
+    view = pane.view
+    wide = view.auto_lines()
+    view.resize(view.width() // 3, view.height())
+    view.vb.resize(view.vb.width() // 3, view.vb.height())
+    assert view.auto_lines() < wide and view.auto_lines() <= view.vb.width() // timeline_view.AUTO_PX_PER_LINE
 
 
 def test_the_info_bar_forgets_the_critical_path_when_it_is_unticked(pane, qtbot):

@@ -167,7 +167,8 @@ def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegr
 @numba.njit(cache=True)
 def _grow(a, m):
     out = np.empty(2 * len(a), a.dtype)
-    out[:m] = a[:m]
+    for i in range(m):          # not out[:m] = a[:m]: a slice assignment compiles numba's shape checks (seconds)
+        out[i] = a[i]
     return out
 
 

@@ -111,7 +111,11 @@ class AdvisorPane(QWidget):
         if low != getattr(self, "_low", None):
             self._low = low
             self.note.setVisible(not low)
+            for i in range(self.tabs.count()):
+                self.tabs.widget(i).set_compact(low)
             self._show_warnings(*self._shown_warnings)
+        elif low:
+            self._show_warnings(*self._shown_warnings)    # its one line fitted to the new width
         expanded = self.candidates.expanded
         self.candidates.setVisible(expanded)       # folded: only its button, in the tabs' corner
         wide = expanded and size.width() > 2 * size.height()
@@ -160,6 +164,7 @@ class AdvisorPane(QWidget):
             best, why = variants.preferred(exp)
             for v in variants.applicable(exp):
                 tab = VariantTab(v, self.tabs)
+                tab.set_compact(getattr(self, "_low", False))
                 tab.tree.setMinimumHeight(44)     # scrolls: a low dock must not push the window taller
                 self.tabs.addTab(tab, v.label)
             self.select_variant(best.key)
@@ -222,19 +227,30 @@ class AdvisorPane(QWidget):
     def _show_warnings(self, found: list[str], notes: list[str]) -> None:
         # the first warnings in full, the rest counted (all of them on hover): the dock is often low
         self._shown_warnings = (found, notes)
-        keep = 1 if getattr(self, "_low", False) else 2
+        low = getattr(self, "_low", False)
+        keep = 1 if low else 2
         shown = found[:keep]
-        if keep == 1 and shown:                    # one line in a low dock
-            shown = [self.warnings.fontMetrics().elidedText(shown[0], Qt.ElideRight, max(self.width() - 160, 80))]
         more = f" (+{len(found) - keep} more)" if len(found) > keep else ""
+        if low and notes:
+            more += f" · {len(notes)} note{'s' if len(notes) > 1 else ''} on hover"
+        if low and shown:                          # one line in a low dock, fitted to its width
+            room = self.width() - 24          # the pane's: the label has not been laid out anew yet
+            tail = self.warnings.fontMetrics().horizontalAdvance("\u26a0 " + more)
+            shown = [self.warnings.fontMetrics().elidedText(shown[0], Qt.ElideRight, max(room - tail - 12, 60))]
         self.warnings.setText("<br>".join(f"&#9888; {escape(w)}" for w in shown) + escape(more))
-        self.warnings.setToolTip("<br>".join(escape(w) for w in found))
+        self.warnings.setWordWrap(not low)
+        tips = [escape(w) for w in found] + ([f"<i>Notes:</i> {escape(n)}" for n in notes] if low else [])
+        self.warnings.setToolTip("<br>".join(tips))
         self.warnings.setVisible(bool(found))
-        # one line (they are about how, not what); all of them on hover
-        self.notes.setText(escape(f"Notes: {notes[0]}" + (f" (+{len(notes) - 1} more)" if len(notes) > 1 else ""))
-                           if notes else "")
+        # one line (they are about how, not what); all of them on hover. A low dock with
+        # warnings counts them on the warnings' line instead
+        line = f"Notes: {notes[0]}" + (f" (+{len(notes) - 1} more)" if len(notes) > 1 else "") if notes else ""
+        if low:
+            line = self.notes.fontMetrics().elidedText(line, Qt.ElideMiddle, max(self.width() - 20, 60))
+        self.notes.setText(escape(line))
+        self.notes.setWordWrap(not low)
         self.notes.setToolTip("<br>".join(escape(n) for n in notes))
-        self.notes.setVisible(bool(notes))
+        self.notes.setVisible(bool(notes) and not (low and found))
 
     # ---- candidates ---------------------------------------------------
     def _find_candidates(self, threshold: float) -> None:

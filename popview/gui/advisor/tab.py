@@ -7,10 +7,17 @@ from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QLab
 
 from popview.analysis.report import nodes
 from popview.gui.advisor.bar import BarDelegate
-from popview.gui.advisor.model import BAR, NAME, RATING, VALUE, MetricTreeModel
+from popview.gui.advisor.model import BAR, NAME, RATING, VALUE, MetricTreeModel, NodeRole
 
 
 MAX_NAME_WIDTH = 380
+BAR_WIDTH, NARROW_BAR_WIDTH = 200, 110
+NARROW = 760
+"""Below this width (px) the bars are shorter: the rating and its reason stay in sight."""
+KEY_DEPTH = 1
+"""A tree too tall for its room opens at least to this depth (the key rows: global and
+parallel efficiency, the parts of the latter, computation scalability), deeper levels
+as far as they fit; a row whose children are all not available stays closed."""
 
 
 class VariantTab(QWidget):
@@ -30,7 +37,10 @@ class VariantTab(QWidget):
         header.setSectionResizeMode(BAR, QHeaderView.Interactive)
         header.setSectionResizeMode(RATING, QHeaderView.ResizeToContents)   # a reason is never cut
         header.setStretchLastSection(False)
-        header.resizeSection(BAR, 200)
+        header.resizeSection(BAR, BAR_WIDTH)
+        self._fitted_to = None           # (rows of room, width, compact) the tree was last opened for
+        self.compact = False             # a low strip: open the tree as far as it fits
+        self.tree.expanded.connect(self._size_names)
         self.message = QLabel(self)
         self.message.setWordWrap(True)
         self.message.setTextFormat(Qt.RichText)
@@ -41,11 +51,68 @@ class VariantTab(QWidget):
         lay.addWidget(self.tree)
         QShortcut(QKeySequence.Copy, self.tree, self.copy, context=Qt.WidgetShortcut)
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit()
+
+    def _room(self) -> int:
+        """How many rows the tree's viewport holds."""
+        first = self.model.index(0, 0)
+        row = self.tree.rowHeight(first) if first.isValid() else 0
+        return self.tree.viewport().height() // max(row or self.tree.fontMetrics().height() + 6, 1)
+
+    def set_compact(self, compact: bool) -> None:
+        """In a low strip the tree opens as far as it fits; elsewhere all of it (it scrolls)."""
+        if compact != self.compact:
+            self.compact = compact
+            self._fit()
+
+    def _fit(self, force: bool = False) -> None:
+        """Open the tree (compact: as far as its room allows), bars shortened in a narrow
+        pane. Only when the room changed: rows the user opened stay open."""
+        room = (self._room(), self.width() < NARROW, self.compact)
+        if room == self._fitted_to and not force:
+            return
+        self._fitted_to = room
+        self.tree.header().resizeSection(BAR, NARROW_BAR_WIDTH if room[1] else BAR_WIDTH)
+        roots = self.model.roots()
+        walked = [(d, n) for r in roots for d, n in r.walk()]
+        if not walked:
+            return
+        deepest = max(d for d, _ in walked)
+        if not self.compact or len(walked) <= room[0]:
+            self.tree.expandAll()
+            self._size_names()
+            return
+        depth = KEY_DEPTH
+        while depth < deepest and sum(rows_open_to(r, depth + 2) for r in roots) <= room[0]:
+            depth += 1
+        self.tree.collapseAll()
+        self.tree.expandToDepth(depth)
+        self._close_unavailable(self.tree.rootIndex())
+        self._size_names()
+
+    def _size_names(self, *_signal_args) -> None:
+        """The name column as wide as the names on show; long ones (per-region rows) must
+        not push the bars out of sight."""
+        self.tree.header().resizeSection(NAME, min(self.tree.sizeHintForColumn(NAME) + 8, MAX_NAME_WIDTH))
+
+    def _close_unavailable(self, parent) -> None:
+        """Close open rows whose children are all not available (one row says why)."""
+        for row in range(self.model.rowCount(parent)):
+            index = self.model.index(row, 0, parent)
+            children = [self.model.index(r, 0, index) for r in range(self.model.rowCount(index))]
+            if not children or not self.tree.isExpanded(index):
+                continue
+            if all(nodes.value(c.data(NodeRole)) is None for c in children):
+                self.tree.collapse(index)
+            else:
+                self._close_unavailable(index)
+
     def show_roots(self, roots: list) -> None:
         self.model.set_roots(roots)
         self.tree.expandAll()
-        # long names (per-region rows) must not push the bars out of sight
-        self.tree.header().resizeSection(NAME, min(self.tree.sizeHintForColumn(NAME) + 8, MAX_NAME_WIDTH))
+        self._fit(force=True)
         available = [n for r in roots for _, n in r.walk() if nodes.value(n) is not None]
         if roots and not available:
             reasons = sorted({nodes.reason(n) for r in roots for _, n in r.walk() if nodes.reason(n)})
@@ -78,3 +145,11 @@ class VariantTab(QWidget):
 
     def show_done(self) -> None:
         self.tree.setEnabled(True)
+
+
+def rows_open_to(node, depth: int) -> int:
+    """Rows the tree shows of `node` opened to `depth` (children all not available stay closed)."""
+    children = node.children
+    if depth <= 0 or not children or all(nodes.value(c) is None for c in children):
+        return 1
+    return 1 + sum(rows_open_to(c, depth - 1) for c in children)

@@ -20,7 +20,7 @@ from popview.analysis.timeline_data import ColourMode, focus_span, parse_time_wi
 from popview.failures import one_line
 from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
-from popview.gui.timeline.view import TimelineView, format_time
+from popview.gui.timeline.view import AUTO, AUTO_LINES, AUTO_PX_PER_LINE, OFF, ON, TimelineView, format_time
 from popview.gui.widgets.elided import ElidedLabel
 
 NO_TIMELINE = "A profile has no timeline: open a trace to see one."
@@ -28,6 +28,12 @@ VIEW_MIN_HEIGHT = 70      # px per stacked run: a few rows and the time axis sta
 READABLE_ROWS = 8         # a stacked run shows at least this many rows (or all it has), each labelled
 ROW_PX = 15               # the row axis labels rows at least 14 px apart
 AXIS_PX = 40              # time axis and margins of a view
+COMMS_AUTO_TEXT = "Comms (auto)"
+COMMS_TIP = ("Communication lines: by default on when zoomed in far enough to tell them apart "
+             f"(at most one message per {AUTO_PX_PER_LINE} pixels of width, {AUTO_LINES:,} in all), off "
+             "when zoomed out. Tick or untick to choose; right-click > automatic to follow the zoom again")
+SIDE_PX = 200             # the legend column, widened up to LEGEND_MAX_PX for long names
+LEGEND_MAX_PX = 300       # wider names wrap: the runs keep the width
 
 
 class _PathSignals(QObject):
@@ -93,9 +99,13 @@ class TimelinePane(QWidget):
         self.goto_edit = QLineEdit(placeholderText="go to: 1.2 s or 10ms-12ms")
         self.goto_edit.setMaximumWidth(200)
         self.goto_edit.returnPressed.connect(self._go_to)
-        self.lines_box = QCheckBox("Comms", checked=False,
-                                   toolTip="Communication lines (off by default: they swamp a zoomed-out view)")
-        self.lines_box.toggled.connect(lambda on: self._set_overlay("show_lines", on))
+        self.comms = AUTO                  # communication lines: by zoom until the user ticks the box
+        self.lines_box = QCheckBox(COMMS_AUTO_TEXT, checked=False, toolTip=COMMS_TIP)
+        self.lines_box.clicked.connect(lambda on: self.set_comms(ON if on else OFF))
+        self.lines_box.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        automatic = QAction("Communication lines by zoom (automatic)", self.lines_box)
+        automatic.triggered.connect(lambda: self.set_comms(AUTO))
+        self.lines_box.addAction(automatic)
         self.flags_box = QCheckBox("Flags", toolTip="Event flags")
         self.flags_box.toggled.connect(lambda on: self._set_overlay("show_flags", on))
         self.path_box = QCheckBox("Critical path", toolTip="Critical path from the replay of the run")
@@ -122,11 +132,12 @@ class TimelinePane(QWidget):
 
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.legend = QListWidget()
-        self.legend.setMaximumWidth(200)
         self.legend.setIconSize(QSize(14, 14))
+        self.legend.setWordWrap(True)          # a name wider than LEGEND_MAX_PX wraps, never cut
+        self.legend.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.legend.setMinimumHeight(24)      # scrolls: a low dock keeps its room for the runs
         self.gradient_label = QLabel()
-        side = QWidget()
+        self.side = side = QWidget()
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(0, 0, 0, 0)
         side_layout.addWidget(self.source_label)
@@ -136,7 +147,7 @@ class TimelinePane(QWidget):
         side_layout.addLayout(overlays)
         side_layout.addWidget(self.legend)
         side_layout.addWidget(self.gradient_label)
-        side.setMaximumWidth(200)          # the runs keep the width
+        side.setFixedWidth(SIDE_PX)        # the runs keep the width
         # many stacked runs scroll instead of forcing the window taller than the screen
         self.scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -195,7 +206,7 @@ class TimelinePane(QWidget):
                 view.windowSelected.connect(self._window_selected)
                 view.locationClicked.connect(self._location_clicked)
                 view.drawn.connect(self._drawn)
-                view.show_lines = self.lines_box.isChecked()
+                view.comms = self.comms
                 view.show_flags = self.flags_box.isChecked()
                 view.setMinimumHeight(readable_height(view))
                 self.views[id(exp)] = view
@@ -215,7 +226,7 @@ class TimelinePane(QWidget):
         mode = view.mode
         return {"window": list(view.window()),
                 "mode": {"kind": mode.kind, "param": mode.param, "categories": mode.categories},
-                "comms": self.lines_box.isChecked(), "one_run": self.one_run_box.isChecked()}
+                "comms": self.comms, "one_run": self.one_run_box.isChecked()}
 
     def restore_view_state(self, state: dict) -> None:
         """Apply a saved window and colour mode now, or once the timeline exists."""
@@ -228,9 +239,12 @@ class TimelinePane(QWidget):
         if not state or view is None:
             return
         self._pending_view_state = None
-        for key, box in (("comms", self.lines_box), ("one_run", self.one_run_box)):
-            if isinstance(state.get(key), bool):
-                box.setChecked(state[key])
+        if isinstance(state.get("one_run"), bool):
+            self.one_run_box.setChecked(state["one_run"])
+        comms = state.get("comms")
+        if comms in (AUTO, ON, OFF) or isinstance(comms, bool):
+            # sessions written before automatic lines saved a box ticked or not (unticked: the default)
+            self.set_comms(comms if isinstance(comms, str) else ON if comms else AUTO)
         mode = state.get("mode")
         if isinstance(mode, dict):
             self.set_mode(ColourMode(str(mode.get("kind", "state")), int(mode.get("param", 0)),
@@ -258,6 +272,13 @@ class TimelinePane(QWidget):
         current = self.view
         for view in self.views.values():
             view.setVisible(view is current or not self.one_run_box.isChecked())
+        if current is not None:
+            QTimer.singleShot(0, self, lambda: self._scroll_to(current))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        """A new height (another layout) keeps the current run in view."""
+        super().resizeEvent(event)
+        current = self.view
         if current is not None:
             QTimer.singleShot(0, self, lambda: self._scroll_to(current))
 
@@ -310,6 +331,23 @@ class TimelinePane(QWidget):
         for view in self.views.values():
             view.set_grouping(GROUPINGS[index])
             view.setMinimumHeight(readable_height(view))
+
+    def set_comms(self, mode: str) -> None:
+        """Communication lines AUTO (on when the window holds few messages), ON or OFF."""
+        self.comms = mode
+        self.lines_box.setText(COMMS_AUTO_TEXT if mode == AUTO else "Comms")
+        for view in self.views.values():
+            view.comms = mode
+            view.redraw_now()
+        self._show_comms()
+
+    def _show_comms(self) -> None:
+        """The box ticked when lines are on, by the user or by the zoom."""
+        view = self.view
+        on = self.comms == ON or (self.comms == AUTO and view is not None and view.lines_shown)
+        self.lines_box.blockSignals(True)
+        self.lines_box.setChecked(on)
+        self.lines_box.blockSignals(False)
 
     def _set_overlay(self, attr: str, on: bool) -> None:
         for view in self.views.values():
@@ -438,6 +476,7 @@ class TimelinePane(QWidget):
         pic = view.last_picture
         notes = ([pic.message] if pic.message else []) + view.overlay_notes
         self.source_label.setText(" · ".join([f"{format_time(t1 - t0)} shown", f"from {pic.source}", *notes]))
+        self._show_comms()
         self.back_button.setEnabled(view.can_go_back())
         self.forward_button.setEnabled(view.can_go_forward())
         self._settle_timer.start()
@@ -458,6 +497,7 @@ class TimelinePane(QWidget):
                 pix = QPixmap(14, 14)
                 pix.fill(QColor(*colour))
                 self.legend.addItem(QListWidgetItem(QIcon(pix), f"{label}  {fraction:.0%}"))
+            self._fit_side()
             return
         p = view.palette
         unit = {"useful": "duration", "ipc": "IPC"}.get(view.mode.kind, "per second")
@@ -471,9 +511,24 @@ class TimelinePane(QWidget):
             "<span style='background: black'>&nbsp;&nbsp;&nbsp;</span> no value")
         self.gradient_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.gradient_label.show()
+        self._fit_side()
+
+    def _fit_side(self) -> None:
+        """The legend column as wide as its longest entry (SIDE_PX to LEGEND_MAX_PX)."""
+        texts = [self.legend.item(i).text() for i in range(self.legend.count())]
+        widest = max((self.legend.fontMetrics().horizontalAdvance(t) for t in texts), default=0)
+        need = widest + legend_chrome(self.legend)
+        self.side.setFixedWidth(min(max(SIDE_PX, need), LEGEND_MAX_PX))
 
     def _show_info(self, info: dict | None) -> None:
         self.info.setText(info_html(info) if info else "")
+
+
+def legend_chrome(legend) -> int:
+    """A legend entry's width beyond its text: icon, spacings, frame and a scroll bar."""
+    icon = legend.iconSize().width()
+    scroll = legend.style().pixelMetric(legend.style().PixelMetric.PM_ScrollBarExtent)
+    return icon + 4 * legend.spacing() + 16 + 2 * legend.frameWidth() + scroll
 
 
 def readable_height(view) -> int:

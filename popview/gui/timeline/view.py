@@ -17,13 +17,20 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QMenu
 
-from popview.analysis.timeline_data import FLAG_ROWS, ColourMode, TimelineData
+from popview.analysis.timeline_data import FLAG_ROWS, MESSAGE_BUDGET, ColourMode, TimelineData
 from popview.gui.timeline.palette import Palette
 from popview.gui.timeline.rows import RowLayout
 from popview.gui.widgets.units import format_value
 
 ZOOM_STEP = 1.25
 MIN_WINDOW_NS = 100
+AUTO, ON, OFF = "auto", "on", "off"       # communication lines: by zoom, always, never
+AUTO_LINES = 2000
+AUTO_PX_PER_LINE = 6
+"""Automatic communication lines are drawn when the window holds few messages: at most
+one per AUTO_PX_PER_LINE pixel columns of the view and AUTO_LINES in all (zoomed in far
+enough to tell them apart); hidden beyond (400 lines over a 400 px view of a 2x2 hybrid
+run striped every row they crossed in the line colour)."""
 
 
 def format_time(ns: float) -> str:
@@ -156,7 +163,8 @@ class TimelineView(pg.PlotWidget):
         self.layout_rows = RowLayout(exp.definitions)
         self.mode = ColourMode("state", label="State")
         self.palette = Palette(self.data, self.mode)
-        self.show_lines = False
+        self.comms = AUTO               # AUTO, ON or OFF: see AUTO_LINES
+        self.lines_shown = False        # whether the last drawing has communication lines on
         self.show_flags = False
         self.critical_path = None
         self.last_picture = None
@@ -348,11 +356,28 @@ class TimelineView(pg.PlotWidget):
         self.last_redraw_ms = (time.perf_counter() - start) * 1e3
         self.drawn.emit()
 
+    @property
+    def show_lines(self) -> bool:
+        """Communication lines on (asked for, or automatically at this zoom)."""
+        return self.lines_shown
+
+    @show_lines.setter
+    def show_lines(self, on: bool) -> None:
+        self.comms = ON if on else OFF
+
+    def auto_lines(self) -> int:
+        """At most this many messages in the window turn automatic lines on."""
+        return min(AUTO_LINES, max(int(self.vb.width()) // AUTO_PX_PER_LINE, 1))
+
     def _draw_lines(self, rows, t0, t1) -> None:
-        lines = self.data.lines(rows, t0, t1) if self.show_lines else None
-        if self.show_lines and self.data.reader.has("messages") and (lines is None or lines.truncated):
+        auto = self.comms == AUTO
+        lines = None if self.comms == OFF else self.data.lines(rows, t0, t1, limit=self.auto_lines() if auto else
+                                                                MESSAGE_BUDGET)
+        few = lines is not None and not lines.truncated
+        if self.comms == ON and self.data.reader.has("messages") and not few:
             self.overlay_notes.append("too many messages to draw them all: zoom in")
-        if lines is None or len(lines.send_loc) == 0:
+        self.lines_shown = self.comms == ON or (auto and few)
+        if not self.lines_shown or lines is None or len(lines.send_loc) == 0:
             self.lines.setData([], [])
             return
         ys = self.layout_rows.row_of[lines.send_loc]

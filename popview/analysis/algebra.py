@@ -1,0 +1,292 @@
+"""Performance algebra on profiles: difference, mean, minimum, maximum and merge.
+
+Runs are aligned before any arithmetic:
+
+- call paths by their chain of region names from the root (two builds of one
+  program number their regions and lines differently); a call path present in
+  some runs only is kept, and `presence` says in which; the union lists the
+  first run's call paths in its order, then what only later runs have;
+- locations by index (rank and thread), when every run has the same number;
+  otherwise the operation is refused, unless the caller collapses the runs to
+  one value per process (`loc_process`, a location -> process map per run) or
+  to the whole run (`collapse="run"`).
+
+Values are exclusive per (call path, location), as Profile stores them; an
+absent entry is 0. Metrics that combine by min / max over locations (Cube's
+min_time, max_time) cannot be subtracted or averaged meaningfully: they are
+left out, with a note.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from popview.model.definitions import Region
+from popview.model.profile import MetricDef, MetricValues, Profile
+
+
+class AlgebraError(ValueError):
+    """Runs that cannot be combined (the message says why and what to do)."""
+
+
+@dataclass
+class Aligned:
+    """Runs mapped onto one union call tree and one location space."""
+
+    tree: Profile                  # the union tree, without values
+    maps: list[np.ndarray]         # per run: its call path -> union call path
+    presence: np.ndarray           # (union call paths, runs): whether the run has it
+    loc_maps: list[np.ndarray]     # per run: its location -> union location
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AlgebraResult:
+    profile: Profile
+    presence: np.ndarray           # (call paths, runs)
+    operation: str
+    notes: list[str] = field(default_factory=list)
+    maps: list[np.ndarray] = field(default_factory=list)   # per run: its call path -> result call path
+
+    def only_in(self, run: int) -> np.ndarray:
+        """Call paths present in run `run` alone."""
+        return np.flatnonzero(self.presence[:, run] & (self.presence.sum(axis=1) == 1))
+
+
+# ------------------------------------------------------------------ alignment
+def align(profiles: list[Profile], collapse: str = "none", loc_process: list[np.ndarray] | None = None) -> Aligned:
+    if not profiles:
+        raise AlgebraError("no runs to combine")
+    loc_maps, n_loc, notes = _locations(profiles, collapse, loc_process)
+    if _same_tree(profiles):            # repetitions, counter sets of one build: nothing to align
+        p = profiles[0]
+        tree = Profile(regions=p.regions, callpath_parent=p.callpath_parent, callpath_region=p.callpath_region,
+                       n_locations=n_loc)
+        identity = np.arange(p.n_callpaths, dtype=np.int64)
+        return Aligned(tree, [identity] * len(profiles), np.ones((p.n_callpaths, len(profiles)), bool),
+                       loc_maps, notes)
+    parent, names, maps = _union_tree(profiles)
+    order = _preorder(parent)
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    maps = [rank[m] for m in maps]
+    parent = np.where(parent[order] >= 0, rank[np.maximum(parent[order], 0)], -1)
+    names = [names[i] for i in order]
+    regions, region_of = _regions(profiles, names)
+    presence = np.zeros((len(order), len(profiles)), bool)
+    for k, m in enumerate(maps):
+        presence[m, k] = True
+    tree = Profile(regions=regions, callpath_parent=parent, callpath_region=region_of, n_locations=n_loc)
+    return Aligned(tree, maps, presence, loc_maps, notes)
+
+
+def _same_tree(profiles: list[Profile]) -> bool:
+    """Whether every run has the first one's call tree (same shape, same region names)."""
+    first = profiles[0]
+    names = _callpath_names(first)
+    return all(p.n_callpaths == first.n_callpaths and np.array_equal(p.callpath_parent, first.callpath_parent)
+               and np.array_equal(_callpath_names(p), names) for p in profiles[1:])
+
+
+def _callpath_names(p: Profile) -> np.ndarray:
+    return np.array([r.name for r in p.regions], object)[p.callpath_region]
+
+
+def _union_tree(profiles: list[Profile]) -> tuple[np.ndarray, list[str], list[np.ndarray]]:
+    """Union nodes keyed by (union parent, region name), in order of first appearance. When
+    every run has a single root (the program), the roots are one node whatever their names
+    (Score-P names it after the executable: tea_leaf_baseline, tea_leaf_optimized)."""
+    key_to_id: dict[tuple[int, str], int] = {}
+    parent: list[int] = []
+    names: list[str] = []
+    maps = []
+    single_root = all(len(p.roots()) == 1 for p in profiles)
+    for p in profiles:
+        region_names = [r.name for r in p.regions]
+        mine = np.empty(p.n_callpaths, np.int64)
+        for cp in range(p.n_callpaths):           # pre-order: a parent is mapped before its children
+            up = int(p.callpath_parent[cp])
+            name = region_names[p.callpath_region[cp]]
+            key = (int(mine[up]), name) if up >= 0 else (-1, "" if single_root else name)
+            node = key_to_id.get(key)
+            if node is None:
+                node = key_to_id[key] = len(parent)
+                parent.append(key[0])
+                names.append(name)
+            mine[cp] = node
+        maps.append(mine)
+    return np.asarray(parent, np.int64), names, maps
+
+
+def _preorder(parent: np.ndarray) -> np.ndarray:
+    """Depth-first pre-order of a forest given by parent ids (children in id order)."""
+    children: dict[int, list[int]] = {}
+    for node, up in enumerate(parent.tolist()):
+        children.setdefault(up, []).append(node)
+    out, stack = [], list(reversed(children.get(-1, [])))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(reversed(children.get(node, [])))
+    return np.asarray(out, np.int64)
+
+
+def _regions(profiles: list[Profile], names: list[str]) -> tuple[list[Region], np.ndarray]:
+    """One region per distinct name, described as the first run that has it describes it."""
+    known: dict[str, Region] = {}
+    for p in profiles:
+        for r in p.regions:
+            known.setdefault(r.name, r)
+    regions, index = [], {}
+    for name in names:
+        if name not in index:
+            index[name] = len(regions)
+            regions.append(known[name])
+    return regions, np.asarray([index[n] for n in names], np.int32)
+
+
+def _locations(profiles, collapse: str, loc_process) -> tuple[list[np.ndarray], int, list[str]]:
+    counts = [p.n_locations for p in profiles]
+    if collapse == "run":
+        return [np.zeros(n, np.int64) for n in counts], 1, ["locations collapsed: one value per run"]
+    if collapse == "process":
+        if loc_process is None or len(loc_process) != len(profiles):
+            raise AlgebraError("collapsing to processes needs each run's location -> process map")
+        n_proc = {int(np.max(m)) + 1 if len(m) else 0 for m in loc_process}
+        if len(n_proc) != 1:
+            raise AlgebraError(f"the runs have different numbers of processes ({sorted(n_proc)}): "
+                               "collapse to one value per run instead")
+        return [np.asarray(m, np.int64) for m in loc_process], n_proc.pop(), [
+            "locations collapsed: one value per process"]
+    if collapse != "none":
+        raise AlgebraError(f"unknown collapse {collapse!r} (none, process or run)")
+    if len(set(counts)) != 1:
+        raise AlgebraError(f"the runs have different numbers of locations ({', '.join(map(str, counts))}): "
+                           "collapse them to one value per process or per run to compare")
+    return [np.arange(n, dtype=np.int64) for n in counts], counts[0], []
+
+
+# ------------------------------------------------------------------ operations
+def difference(a: Profile, b: Profile, **alignment) -> AlgebraResult:
+    """A - B for every metric both runs have."""
+    return _combine([a, b], "difference", np.array([1.0, -1.0]), **alignment)
+
+
+def mean(profiles: list[Profile], **alignment) -> AlgebraResult:
+    return _combine(profiles, "mean", np.full(len(profiles), 1.0 / len(profiles)), **alignment)
+
+
+def minimum(profiles: list[Profile], **alignment) -> AlgebraResult:
+    return _extreme(profiles, "minimum", np.minimum, **alignment)
+
+
+def maximum(profiles: list[Profile], **alignment) -> AlgebraResult:
+    return _extreme(profiles, "maximum", np.maximum, **alignment)
+
+
+def merge(profiles: list[Profile], **alignment) -> AlgebraResult:
+    """The union of the runs' metrics (runs that measured different counters); a metric
+    several runs have is taken from the first of them."""
+    al = align(profiles, **alignment)
+    out = _empty(al)
+    for k, p in enumerate(profiles):
+        for m in p.metrics:
+            if m.id in out.values or m.id not in p.values:
+                continue
+            cp, loc, value = _coo(p, m.id, al, k)
+            out.metrics.append(m)
+            out.values[m.id] = _coalesce(out, cp, loc, value)
+    return AlgebraResult(out, al.presence, "merge", al.notes, al.maps)
+
+
+def _combine(profiles, operation: str, weights: np.ndarray, **alignment) -> AlgebraResult:
+    """sum_k weights[k] * run k, per (call path, location), for the metrics all runs have."""
+    al = align(profiles, **alignment)
+    out = _empty(al)
+    notes = list(al.notes)
+    for m in _common_metrics(profiles, operation, notes):
+        parts = [_coo(p, m.id, al, k) for k, p in enumerate(profiles)]
+        cp = np.concatenate([c for c, _, _ in parts])
+        loc = np.concatenate([lo for _, lo, _ in parts])
+        value = np.concatenate([v * w for (_, _, v), w in zip(parts, weights)])
+        out.metrics.append(_renamed(m, operation))
+        out.values[m.id] = _coalesce(out, cp, loc, value)
+    return AlgebraResult(out, al.presence, operation, notes, al.maps)
+
+
+def _extreme(profiles, operation: str, ufunc, **alignment) -> AlgebraResult:
+    """Per (call path, location) minimum / maximum over the runs, an absent entry being 0."""
+    al = align(profiles, **alignment)
+    out = _empty(al)
+    notes = list(al.notes)
+    n_loc = out.n_locations
+    for m in _common_metrics(profiles, operation, notes):
+        keys, values = [], []
+        for k, p in enumerate(profiles):
+            cp, loc, value = _coo(p, m.id, al, k)
+            key = cp * n_loc + loc
+            uniq, inv = np.unique(key, return_inverse=True)
+            keys.append(uniq)
+            values.append(np.bincount(inv, weights=value, minlength=len(uniq)))
+        every, inv = np.unique(np.concatenate(keys), return_inverse=True)
+        seen = np.bincount(inv, minlength=len(every))
+        result = np.where(seen < len(profiles), 0.0, np.nan)          # a run without the entry counts 0
+        start = 0
+        for v in values:
+            part = inv[start:start + len(v)]
+            result[part] = np.where(np.isnan(result[part]), v, ufunc(result[part], v))
+            start += len(v)
+        out.metrics.append(_renamed(m, operation))
+        out.values[m.id] = _csr(out, every, result)
+    return AlgebraResult(out, al.presence, operation, notes, al.maps)
+
+
+def _common_metrics(profiles, operation: str, notes: list[str]) -> list[MetricDef]:
+    common = [m for m in profiles[0].metrics if all(p.has(m.id) for p in profiles) and profiles[0].has(m.id)]
+    missing = sorted({m.id for p in profiles for m in p.metrics if p.has(m.id)} - {m.id for m in common})
+    if missing:
+        notes.append(f"{operation}: metrics not in every run are left out ({', '.join(missing)}); merge keeps them")
+    extremal = [m.id for m in common if m.aggregation != "sum"]
+    if extremal:
+        notes.append(f"{operation}: {', '.join(extremal)} combine by min / max over locations, which a "
+                     f"{operation} does not preserve: left out")
+    return [m for m in common if m.aggregation == "sum"]
+
+
+def _renamed(m: MetricDef, operation: str) -> MetricDef:
+    return MetricDef(id=m.id, name=m.name, unit=m.unit, description=f"{operation} of: {m.description or m.name}",
+                     parent=m.parent, kind="derived", aggregation=m.aggregation)
+
+
+def _empty(al: Aligned) -> Profile:
+    t = al.tree
+    return Profile(regions=t.regions, callpath_parent=t.callpath_parent, callpath_region=t.callpath_region,
+                   n_locations=t.n_locations)
+
+
+def _coo(p: Profile, metric_id: str, al: Aligned, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Run k's exclusive values of a metric in union coordinates."""
+    mv = p.values[metric_id]
+    rows = np.repeat(np.arange(p.n_callpaths), np.diff(mv.row_offsets))
+    return al.maps[k][rows], al.loc_maps[k][mv.loc], mv.value
+
+
+def _coalesce(out: Profile, cp: np.ndarray, loc: np.ndarray, value: np.ndarray) -> MetricValues:
+    """Entries with the same (call path, location) added up; exact zeros dropped."""
+    key = cp.astype(np.int64) * out.n_locations + loc
+    # each run's entries arrive sorted when its call paths map in order (the same tree): a
+    # stable sort (timsort) then merges the runs in linear time
+    order = np.argsort(key, kind="stable")
+    key, value = key[order], value[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else np.zeros(0, np.int64)
+    total = np.add.reduceat(value, starts) if len(key) else np.zeros(0)
+    keep = total != 0
+    return _csr(out, key[starts][keep], total[keep])
+
+
+def _csr(out: Profile, keys: np.ndarray, values: np.ndarray) -> MetricValues:
+    """CSR rows from sorted (call path * locations + location) keys: already in row order."""
+    cp, loc = keys // out.n_locations, keys % out.n_locations
+    offsets = np.searchsorted(cp, np.arange(out.n_callpaths + 1)).astype(np.int64)
+    return MetricValues(offsets, loc.astype(np.int32), np.asarray(values, np.float64))

@@ -1,0 +1,105 @@
+"""`popview diff A B`: where two runs differ, call path by call path.
+
+Both runs' profiles (a Cube profile, or a trace's profile built at conversion)
+are aligned by call path (popview.analysis.algebra) and A - B is listed for
+the call paths whose exclusive value of the metric changed most, with the
+call paths present in one run only. Output: a table, JSON or CSV.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+
+import numpy as np
+
+from popview.analysis import algebra
+from popview.commands.common import ProgressBar, add_cache_dir, fail, guarded
+from popview.experiment import open as open_experiment
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("diff", help="where two runs differ (A - B per call path), e.g. before and after a change")
+    p.add_argument("a", metavar="A", help="a trace or profile (the minuend)")
+    p.add_argument("b", metavar="B", help="a trace or profile of the same program (subtracted)")
+    p.add_argument("--metric", default="time", help="metric id to compare (default time; `popview info` lists a "
+                                                    "profile's metrics)")
+    p.add_argument("--top", type=int, default=15, help="call paths to list, largest changes first (default 15)")
+    p.add_argument("--collapse", default="none", choices=["none", "process", "run"],
+                   help="runs of different shapes: compare per process or the whole run (default: refuse)")
+    p.add_argument("--format", default="table", choices=["table", "json", "csv"],
+                   help="table for people (default), json or csv")
+    add_cache_dir(p)
+
+
+@guarded
+def run(args) -> int:
+    with open_experiment(args.a, args.cache_dir, ProgressBar(args.a)) as a, \
+            open_experiment(args.b, args.cache_dir, ProgressBar(args.b)) as b:
+        pa, pb = a.profile(), b.profile()
+        loc_process = [_loc_process(a), _loc_process(b)] if args.collapse == "process" else None
+        try:
+            d = algebra.difference(pa, pb, collapse=args.collapse, loc_process=loc_process)
+        except algebra.AlgebraError as exc:
+            return fail(f"{args.a} vs {args.b}: {exc}")
+        if args.metric not in d.profile.values:
+            return fail(f"metric {args.metric!r} is not in both runs (both have: "
+                        f"{', '.join(sorted(d.profile.values)) or 'none'})")
+        rows = changed_most(d, pa, pb, args.metric, args.top)
+        unit = d.profile.metric(args.metric).unit
+        text = {"table": _table, "json": _json, "csv": _csv}[args.format](a.name, b.name, args.metric, unit, rows, d)
+    sys.stdout.write(text)
+    return 0
+
+
+def changed_most(d: algebra.AlgebraResult, pa, pb, metric: str, top: int) -> list[dict]:
+    """The call paths whose exclusive value changed most (by magnitude), with both runs' values."""
+    diff = d.profile.exclusive_totals(metric)
+    a_vals, b_vals = _in_union(d, pa, metric, 0), _in_union(d, pb, metric, 1)
+    order = np.argsort(-np.abs(diff), kind="stable")[:top]
+    return [{"callpath": d.profile.path(int(c)), "a": float(a_vals[c]), "b": float(b_vals[c]),
+             "a_minus_b": float(diff[c]), "in": _presence(d.presence[c])} for c in order if diff[c] != 0]
+
+
+def _in_union(d, p, metric: str, run: int) -> np.ndarray:
+    """One run's exclusive totals on the union's call paths (0 where it lacks one)."""
+    out = np.zeros(d.profile.n_callpaths)
+    np.add.at(out, d.maps[run], p.exclusive_totals(metric))
+    return out
+
+
+def _presence(row: np.ndarray) -> str:
+    return "both" if row.all() else ("A only" if row[0] else "B only")
+
+
+def _loc_process(exp) -> np.ndarray:
+    return np.array([loc.process for loc in exp.definitions.locations], np.int64)
+
+
+def _table(a: str, b: str, metric: str, unit: str, rows: list[dict], d) -> str:
+    out = [f"{metric} ({unit or 'value'}), exclusive per call path: A = {a}, B = {b}; A - B, largest changes first"]
+    out += [f"  note: {n}" for n in d.notes]
+    width = max([len(r["callpath"]) for r in rows] + [9])
+    width = min(width, 100)
+    out.append(f"{'call path':<{width}}  {'A':>14}  {'B':>14}  {'A - B':>14}  in")
+    for r in rows:
+        path = r["callpath"] if len(r["callpath"]) <= width else "..." + r["callpath"][-(width - 3):]
+        out.append(f"{path:<{width}}  {r['a']:14.6g}  {r['b']:14.6g}  {r['a_minus_b']:+14.6g}  {r['in']}")
+    if not rows:
+        out.append("(no call path differs)")
+    return "\n".join(out) + "\n"
+
+
+def _json(a, b, metric, unit, rows, d) -> str:
+    return json.dumps({"a": a, "b": b, "metric": metric, "unit": unit, "notes": d.notes, "callpaths": rows},
+                      indent=2) + "\n"
+
+
+def _csv(a, b, metric, unit, rows, d) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["callpath", "a", "b", "a_minus_b", "in"])
+    for r in rows:
+        w.writerow([r["callpath"], r["a"], r["b"], r["a_minus_b"], r["in"]])
+    return buf.getvalue()
