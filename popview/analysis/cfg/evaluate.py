@@ -1,0 +1,231 @@
+"""Evaluate a cfg's timelines and histograms on a trace's cache, vectorised per window.
+
+A first, deliberately small engine: thread-level rows; thread functions Useful, State As Is,
+Last / Next Evt Val (with the event-type filter); the `As Is` compose; derived add, product,
+substract, divide, maximum, minimum; histogram statistics Time, Sum bursts and # Bursts over
+binned columns. Anything else raises NotEvaluated naming what popview cannot evaluate yet.
+Times are in the trace's nanoseconds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import CfgView, Criterion, Histogram, Window
+
+RUNNING = 1      # Paraver state 1: running, the "useful" state
+
+
+class NotEvaluated(ValueError):
+    """The window or histogram uses something this engine does not evaluate (named in the message)."""
+
+
+@dataclass
+class Timeline:
+    """Piecewise-constant values per row: intervals [begin, end) sorted by row, then time."""
+    row: np.ndarray      # int32
+    begin: np.ndarray    # int64 ns
+    end: np.ndarray      # int64 ns
+    value: np.ndarray    # float64
+    n_rows: int
+
+
+@dataclass
+class TraceColumns:
+    """What the engine reads of a trace: state and event columns of its thread locations."""
+    t_end: int
+    n_rows: int
+    states: dict[str, np.ndarray]     # loc, begin, end, state
+    events: dict[str, np.ndarray]     # loc, time, type, value
+
+    @classmethod
+    def from_cache(cls, reader, definitions) -> "TraceColumns":
+        threads = [i for i, loc in enumerate(definitions.locations) if loc.kind == "thread"]
+        if threads != list(range(len(threads))):
+            raise NotEvaluated("thread locations are not the first locations of the trace")
+        return cls(int(definitions.t_end), len(threads), reader.read("states", locations=threads),
+                   reader.read("events", locations=threads))
+
+
+# -- windows ---------------------------------------------------------------------------------
+
+def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeline:
+    window = view.window(position)
+    if window.level != "thread" and not (window.level == "task" and _one_thread_per_task(window)):
+        raise NotEvaluated(f"window {position} {window.name!r}: rows at {window.level} level")
+    for slot, function in window.compose.items():
+        if function.name != "As Is":
+            raise NotEvaluated(f"window {position} {window.name!r}: compose {function.name!r} ({slot})")
+    if window.derived:
+        d = window.derivation
+        if any(d.shifts):
+            raise NotEvaluated(f"window {position} {window.name!r}: interval shifts")
+        left, right = (evaluate_window(view, parent, trace) for parent in d.parents)
+        return _combine(d.operation, left, right, d.factors, f"window {position} {window.name!r}")
+    return _single(window, trace)
+
+
+def _one_thread_per_task(window: Window) -> bool:
+    """Not known from the cfg alone: task rows are evaluated only when declared thread-equivalent."""
+    return False
+
+
+def _single(window: Window, trace: TraceColumns) -> Timeline:
+    function = window.functions.get("thread")
+    name = function.name if function else None
+    if name in ("Useful", "State As Is"):
+        s = trace.states
+        value = s["state"].astype(np.float64)
+        if name == "Useful":
+            value = (s["state"] == RUNNING).astype(np.float64)
+        return Timeline(s["loc"].astype(np.int32), s["begin"], s["end"], value, trace.n_rows)
+    if name in ("Next Evt Val", "Last Evt Val"):
+        return _event_values(window, trace, following=name == "Next Evt Val")
+    raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
+
+
+def _selected_types(criterion: Criterion | None, types: np.ndarray, name: str) -> np.ndarray:
+    if criterion is None or criterion.function == "All":
+        return np.ones(len(types), bool)
+    if criterion.function == "None":
+        return np.zeros(len(types), bool)
+    wanted = np.asarray(criterion.values, np.int64)
+    if criterion.function == "=":
+        return np.isin(types, wanted)
+    if criterion.function == "!=":
+        return ~np.isin(types, wanted)
+    if criterion.function == "[x,y]" and len(wanted) == 2:
+        return (types >= wanted[0]) & (types <= wanted[1])
+    raise NotEvaluated(f"{name}: event type filter {criterion.function!r} with {len(wanted)} values")
+
+
+def _event_values(window: Window, trace: TraceColumns, following: bool) -> Timeline:
+    """Intervals between consecutive selected events of each row; the value of the event that
+    ends (Next) or starts (Last) each interval, 0 where there is none."""
+    name = f"window {window.position} {window.name!r}"
+    criteria = window.filters.criteria
+    if criteria.get("evt_value", Criterion()).function != "All":
+        raise NotEvaluated(f"{name}: event value filter")
+    e = trace.events
+    keep = _selected_types(criteria.get("evt_type"), e["type"].astype(np.int64), name)
+    loc, time, value = e["loc"][keep].astype(np.int64), e["time"][keep], e["value"][keep].astype(np.float64)
+    order = np.lexsort((time, loc))
+    loc, time, value = loc[order], time[order], value[order]
+    # several events at one instant: the first ends the interval before it (Next), the last
+    # starts the one after it (Last); the zero-length intervals between them hold no time
+    change = (loc[1:] != loc[:-1]) | (time[1:] != time[:-1])
+    one_per_instant = np.r_[True, change] if following else np.r_[change, True]
+    loc, time, value = loc[one_per_instant], time[one_per_instant], value[one_per_instant]
+    # per row: boundaries 0, t1..tk, t_end -> k+1 intervals
+    rows = np.arange(trace.n_rows)
+    per_row = np.bincount(loc, minlength=trace.n_rows)
+    starts = np.r_[0, np.cumsum(per_row + 1)][:-1]
+    total = int((per_row + 1).sum())
+    row = np.repeat(rows, per_row + 1).astype(np.int32)
+    begin = np.zeros(total, np.int64)
+    end = np.full(total, trace.t_end, np.int64)
+    vals = np.zeros(total, np.float64)
+    index = np.arange(len(loc)) - np.r_[0, np.cumsum(per_row)][loc] + starts[loc]
+    end[index], begin[index + 1] = time, time
+    if following:
+        vals[index] = value
+    else:
+        vals[index + 1] = value
+    nonempty = end > begin
+    return Timeline(row[nonempty], begin[nonempty], end[nonempty], vals[nonempty], trace.n_rows)
+
+
+_OPERATIONS = {
+    "add": np.add, "product": np.multiply, "substract": np.subtract, "maximum": np.maximum,
+    "minimum": np.minimum,
+    "divide": lambda a, b: np.divide(a, b, out=np.zeros_like(a), where=b != 0),
+}
+
+
+def _combine(operation: str, left: Timeline, right: Timeline, factors, name: str) -> Timeline:
+    """Pointwise op(f0 * left, f1 * right) on the union of both windows' boundaries."""
+    if operation not in _OPERATIONS:
+        raise NotEvaluated(f"{name}: derived operation {operation!r}")
+    span = np.int64(max(int(left.end.max(initial=0)), int(right.end.max(initial=0))) + 1)
+    keys = [t.row.astype(np.int64) * span + t.begin for t in (left, right)]
+    ends = [t.row.astype(np.int64) * span + t.end for t in (left, right)]
+    cuts = np.unique(np.concatenate(keys + ends))
+    begin_key, end_key = cuts[:-1], cuts[1:]
+    same_row = (begin_key // span == (end_key - 1) // span) & (end_key - begin_key // span * span < span)
+    begin_key, end_key = begin_key[same_row], end_key[same_row]       # no segment across two rows
+    values = []
+    for timeline, key, stop, factor in zip((left, right), keys, ends, factors):
+        at = np.searchsorted(key, begin_key, side="right") - 1
+        inside = (at >= 0) & (stop[np.clip(at, 0, None)] > begin_key)
+        values.append(np.where(inside, timeline.value[np.clip(at, 0, None)], 0.0) * factor)
+    row = begin_key // span
+    return Timeline(row.astype(np.int32), begin_key - row * span, end_key - row * span,
+                    _OPERATIONS[operation](values[0], values[1]), left.n_rows)
+
+
+# -- histograms ------------------------------------------------------------------------------
+
+@dataclass
+class HistogramTable:
+    """Per row and column: the statistic; `columns` gives each column's lower bound."""
+    columns: np.ndarray
+    table: np.ndarray        # (rows, columns)
+    statistic: str
+
+
+def evaluate_histogram(view: CfgView, histogram: Histogram, trace: TraceColumns) -> HistogramTable:
+    """A 2D histogram: control-window values binned into columns, the statistic of the data window."""
+    if histogram.is_3d:
+        raise NotEvaluated(f"histogram {histogram.name!r}: 3D planes")
+    if histogram.statistic not in ("Time", "Sum bursts", "# Bursts"):
+        raise NotEvaluated(f"histogram {histogram.name!r}: statistic {histogram.statistic!r}")
+    if histogram.limits not in (None, "Alltrace"):
+        raise NotEvaluated(f"histogram {histogram.name!r}: analysis limits {histogram.limits!r}")
+    control = evaluate_window(view, histogram.columns.window, trace)
+    data = control
+    if histogram.data_window != histogram.columns.window:      # both on the union of their boundaries
+        other = evaluate_window(view, histogram.data_window, trace)
+        control, data = (_combine("add", control, other, factors, histogram.name) for factors in ((1, 0), (0, 1)))
+    lower, column = _bins(histogram, control.value)
+    keep = column >= 0
+    keep &= _within(histogram, data.value, data.end - data.begin)
+    weight = {"Time": (data.end - data.begin).astype(np.float64), "Sum bursts": data.value,
+              "# Bursts": np.ones(len(data.value))}[histogram.statistic]
+    flat = control.row[keep].astype(np.int64) * len(lower) + column[keep]
+    table = np.bincount(flat, weights=weight[keep], minlength=control.n_rows * len(lower))
+    return HistogramTable(lower, table.reshape(control.n_rows, len(lower)), histogram.statistic)
+
+
+def _bins(histogram: Histogram, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Columns [min + k*delta, min + (k+1)*delta), k = 0..floor((max-min)/delta); -1 outside."""
+    b = histogram.columns
+    if b.compute:
+        return _code_columns(histogram, values)
+    if b.minimum is None or b.maximum is None or not b.delta:
+        raise NotEvaluated(f"histogram {histogram.name!r}: columns without minimum, maximum and delta")
+    count = int((b.maximum - b.minimum) // b.delta) + 1
+    if not 1 <= count <= 100_000:
+        raise NotEvaluated(f"histogram {histogram.name!r}: {count} columns")
+    lower = b.minimum + b.delta * np.arange(count)
+    column = np.floor((values - b.minimum) / b.delta).astype(np.int64)
+    column[(column < 0) | (column >= count)] = -1
+    return lower, column
+
+
+def _code_columns(histogram: Histogram, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ComputeYScale on a window of whole values: one column per value present (code columns)."""
+    lower = np.unique(values)
+    if len(lower) > 10_000 or not np.array_equal(lower, np.round(lower)):
+        raise NotEvaluated(f"histogram {histogram.name!r}: columns computed from non-categorical values")
+    return lower, np.searchsorted(lower, values).astype(np.int64)
+
+
+def _within(histogram: Histogram, values: np.ndarray, durations: np.ndarray) -> np.ndarray:
+    """Analyzer2D.Parameters: data range and burst-duration range, inclusive."""
+    keep = np.ones(len(values), bool)
+    if histogram.data_range is not None:
+        keep &= (values >= histogram.data_range[0]) & (values <= histogram.data_range[1])
+    if histogram.burst_range is not None:
+        keep &= (durations >= histogram.burst_range[0]) & (durations <= histogram.burst_range[1])
+    return keep

@@ -1,0 +1,80 @@
+"""The small cfg engine on a hand-made trace whose answers are worked out by hand."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from popview.analysis.cfg import Binning, CfgView, Criterion, Derivation, Function, Histogram, Window, parse_cfg
+from popview.analysis.cfg.evaluate import NotEvaluated, TraceColumns, evaluate_histogram, evaluate_window
+from popview.analysis.cfg.writer import write_cfg
+
+INS = 42000050
+DBL_MAX = 1.7976931348623157e308
+
+
+def _trace() -> TraceColumns:
+    # row 0: running [0,40), MPI [40,60), running [60,100); row 1 running throughout
+    states = {"loc": np.array([0, 0, 0, 1], np.int32), "begin": np.array([0, 40, 60, 0], np.int64),
+              "end": np.array([40, 60, 100, 100], np.int64), "state": np.array([1, 3, 1, 1], np.int32)}
+    # instructions read at 40 and 100 on row 0 (a second type at 40 is filtered out), 50 and 100 on row 1
+    events = {"loc": np.array([0, 0, 0, 1, 1], np.int32), "time": np.array([40, 40, 100, 50, 100], np.int64),
+              "type": np.array([INS, 7, INS, INS, INS], np.int32),
+              "value": np.array([400, 99, 300, 10, 20], np.int64)}
+    return TraceColumns(t_end=100, n_rows=2, states=states, events=events)
+
+
+def _view(statistic="Sum bursts", control=3, columns=Binning(3, False, 0, 1e18, 1e18)) -> CfgView:
+    instructions = Window("Instructions", 1, functions={"thread": Function("Next Evt Val")})
+    instructions.filters.criteria["evt_type"] = Criterion("=", (INS,))
+    useful = Window("Useful", 2, functions={"thread": Function("Useful")})
+    product = Window("Useful instructions", 3, derivation=Derivation("product", (1, 2)))
+    histogram = Histogram("h", columns, control, statistic, data_range=(-DBL_MAX, DBL_MAX),
+                          burst_range=(-DBL_MAX, DBL_MAX))
+    view = CfgView("t", "3.4", "new", windows=[instructions, useful, product], histograms=[histogram])
+    return parse_cfg(write_cfg(view), "t.cfg")          # through the cfg text, as a file would come
+
+
+def test_next_event_value_and_useful_timelines():
+    view, trace = _view(), _trace()
+    ins = evaluate_window(view, 1, trace)
+    assert ins.row.tolist() == [0, 0, 1, 1]
+    assert list(zip(ins.begin.tolist(), ins.end.tolist(), ins.value.tolist())) == \
+        [(0, 40, 400), (40, 100, 300), (0, 50, 10), (50, 100, 20)]
+    useful = evaluate_window(view, 2, trace)
+    assert useful.value.tolist() == [1, 0, 1, 1]
+
+
+def test_derived_product_on_the_union_of_boundaries():
+    product = evaluate_window(_view(), 3, _trace())
+    assert list(zip(product.row.tolist(), product.begin.tolist(), product.end.tolist(), product.value.tolist())) == \
+        [(0, 0, 40, 400), (0, 40, 60, 0), (0, 60, 100, 300), (1, 0, 50, 10), (1, 50, 100, 20)]
+
+
+def test_sum_bursts_gives_useful_instructions_per_row():
+    table = evaluate_histogram(_view(), _view().histograms[0], _trace())
+    assert table.table[:, 0].tolist() == [700, 30]
+
+
+def test_time_of_the_useful_column():
+    view = _view("Time", control=2, columns=Binning(2, False, 1, 1, 1))
+    table = evaluate_histogram(view, view.histograms[0], _trace())
+    assert table.columns.tolist() == [1] and table.table[:, 0].tolist() == [80, 100]
+
+
+def test_what_is_not_evaluated_is_named():
+    view = _view("Average value")
+    with pytest.raises(NotEvaluated, match="statistic 'Average value'"):
+        evaluate_histogram(view, view.histograms[0], _trace())
+    view.windows[1].functions["thread"] = Function("Recv BandWidth")
+    with pytest.raises(NotEvaluated, match="thread function 'Recv BandWidth'"):
+        evaluate_window(view, 3, _trace())
+
+
+def test_two_readings_at_one_instant_next_takes_the_first_last_the_last():
+    trace = _trace()
+    trace.events = {"loc": np.array([0, 0, 0], np.int32), "time": np.array([40, 40, 100], np.int64),
+                    "type": np.array([INS, INS, INS], np.int32), "value": np.array([5, 6, 7], np.int64)}
+    view = _view()
+    assert evaluate_window(view, 1, trace).value[:2].tolist() == [5, 7]
+    view.windows[0].functions["thread"] = Function("Last Evt Val")
+    assert evaluate_window(view, 1, trace).value[:2].tolist() == [0, 6]
