@@ -143,11 +143,15 @@ class _TraceGather:
         for k, name in enumerate(self.index.counter_names):
             if prof.has(name):
                 ctr[:, k] = prof.by_location(name, cp, True)[self.locs]
+        from popview.analysis.callpath_time import callpath_time
         runtime = float(cat[:, :N_CAT].sum(axis=1).max()) if len(self.locs) else 0.0
         defs_cp = _defs_callpath(self.defs, path)
+        if defs_cp >= 0:        # not the profile's artificial root for time outside every region
+            runtime = max(float(callpath_time(self.exp, path).runtime_ns), runtime)
         inputs = self._inputs(runtime, cat, ctr, path, lambda key: self._region_within(key, defs_cp))
         inputs.notes.append("call-path focus: every thread's time while its process's master thread (or the thread "
-                            f"itself, in its own visits) is inside {path}; R = the longest such time over threads")
+                            f"itself, in its own visits) is inside {path}; R = the longest, over processes, of the "
+                            "time some thread of the process is inside it")
         return inputs
 
 

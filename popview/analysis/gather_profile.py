@@ -71,6 +71,7 @@ def gather_profile(exp, focus: Focus) -> FocusInputs:
     inputs.runtime = float(max(time[inputs.masters].max(), inputs.useful.max(initial=0.0)))
     inputs.counters = _counters(prof, dense, span, locs)
     inputs.regions = _regions(prof, span, locs, inputs)
+    _forks_before_enter(inputs)
     inputs.notes.append("profile: R = the longest inclusive time of a master thread; counters summed over "
                         "call paths that are all computation")
     return inputs
@@ -131,6 +132,24 @@ def _counters(prof, dense, span, locs) -> dict[str, np.ndarray]:
         out["mpi_calls"] = visits[mpi].sum(axis=0)
         out["mpi_collective_calls"] = visits[coll].sum(axis=0)
     return out
+
+
+def _forks_before_enter(x: FocusInputs) -> None:
+    """A thread computing in a parallel region longer than its master is in it began before
+    the master's enter: the master was forking, time a Cube profile charges to the parent's
+    own time, i.e. to serial computation. That much moves from the master's serial computation
+    to OpenMP management and to the region, as a trace counts it (the region from its fork)."""
+    masters = x.masters
+    deficit = np.zeros(x.n_processes)
+    for reg in x.regions:
+        busiest = np.zeros(x.n_processes)
+        np.maximum.at(busiest, x.process, reg.useful)
+        lacking = np.maximum(busiest - reg.openmp, 0.0)
+        reg.openmp = reg.openmp + lacking
+        deficit += lacking
+    moved = np.minimum(deficit, x.cat[masters, CAT["comp_serial"]])
+    x.cat[masters, CAT["comp_serial"]] -= moved
+    x.cat[masters, CAT["omp_management"]] += moved
 
 
 def _regions(prof, span, locs, inputs: FocusInputs) -> list[Region]:

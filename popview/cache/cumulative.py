@@ -478,13 +478,27 @@ class _Builder:
         where the reader grafted the threads' own visits below the master's fork (and
         tasks below TASKS), to the thread's own innermost call path, the master's
         filling its gaps."""
-        sb, se, scp = _innermost(master)
+        master_segments = master_segments_of(master)
         for loc in locs:
             own = self.own_paths and loc != locs[0]
-            segments = _overlay(_innermost(per_loc[loc]["calls"]), (sb, se, scp)) if own else (sb, se, scp)
+            segments = thread_segments(master_segments, per_loc[loc]["calls"] if own else None)
             prof.add_location(loc, per_loc[loc], *segments, own_visits=own or loc == locs[0])
         p = self.defs.locations[locs[0]].process if self.defs.locations else locs[0]
         prof.add_master_calls(p, master)
+
+
+def thread_segments(master_segments: tuple, own_calls: dict | None = None) -> tuple:
+    """(begin, end, call path) of a thread's time by the call path the profile gives it:
+    its process master's innermost call path (`master_segments`, from `master_segments_of`),
+    under the thread's own innermost visits where the reader grafted them (`own_calls`).
+    A call-path focus (the replay's too) keeps exactly these segments."""
+    return master_segments if own_calls is None else _overlay(_innermost(own_calls), master_segments)
+
+
+def master_segments_of(master_calls: dict) -> tuple:
+    """Segments of a master's visits (begin, end, callpath; the instances of parallel
+    regions begun at their fork, as the cache's `master_calls` store them)."""
+    return _innermost(master_calls)
 
 
 def _innermost(calls: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -149,6 +149,10 @@ class Reader:
             self._sparse[table] = (g["sparse_time"][:], g["sparse_maxend"][:] if "sparse_maxend" in g else None)
         return self._sparse[table]
 
+    def row_range(self, table: str, loc: int, t0=None, t1=None) -> tuple[int, int]:
+        """[lo, hi) rows of one location that may overlap [t0, t1) (filter them by time)."""
+        return self._row_range(table, loc, t0, t1)
+
     def _row_range(self, table: str, loc: int, t0, t1) -> tuple[int, int]:
         """Row slab of one location that may overlap [t0, t1), from the sparse index."""
         off = self._offsets[table]

@@ -92,3 +92,33 @@ def omp_tasks(directory: Path, wait: str = "taskwait") -> Path:
     a.call(0, 1, 120, 420, "!$omp task")
     a.task(0, 1, 420, "complete", 1)
     return a.write(directory)
+
+
+def late_worker_region(directory: Path, instances: int = 2) -> Path:
+    """One rank, 2 threads: each instance of `!$omp parallel` begins at the master's
+    fork, 50 us before its enter (a descheduled master); the worker enters 10 us
+    after the fork, works 130 us, and leaves the barrier 60 us after the master
+    has left the region (a descheduled worker). Instance k at base = 100 + 400 k:
+    master fork base, parallel [base+50, base+200], work [base+60, base+150],
+    barrier [base+150, base+200]; worker parallel [base+10, base+260], work
+    [base+10, base+140], barrier [base+140, base+260]. Call-path focus
+    main/!$omp parallel: the master is in it 200 us per instance, the worker
+    (its own visits and the master's fork) 260 us, some thread of the process
+    260 us = R; the master computes 90 us and the worker 130 us per instance."""
+    a = _archive([2])
+    a.region("work", Paradigm.USER, RegionRole.FUNCTION)
+    end = 100 + 400 * instances
+    a.call(0, 0, 0, end, "main")
+    for k in range(instances):
+        base = 100 + 400 * k
+        a._add(0, 0, base, lambda w, ticks, x: w.omp_fork(ticks, 2))
+        a.enter(0, 0, base + 50, "!$omp parallel")
+        a.call(0, 0, base + 60, base + 150, "work")
+        a.call(0, 0, base + 150, base + 200, "!$omp barrier")
+        a.leave(0, 0, base + 200, "!$omp parallel")
+        a._add(0, 0, base + 205, lambda w, ticks, x: w.omp_join(ticks))
+        a.enter(0, 1, base + 10, "!$omp parallel")
+        a.call(0, 1, base + 10, base + 140, "work")
+        a.call(0, 1, base + 140, base + 260, "!$omp barrier")
+        a.leave(0, 1, base + 260, "!$omp parallel")
+    return a.write(directory)

@@ -1,17 +1,23 @@
 """What a segment of a location's timeline weighs on each clock of the replay.
 
-Every state row first gets the kind of time the metric inputs give it
-(popview.cache.cumulative: the row's state class and the calls open at its
-midpoint on its location), so the replay and the models count alike:
-MPI time is a non-useful row inside an MPI call, or an MPI-class state
-outside OpenMP; OpenMP runtime is an OpenMP-class state, an MPI-class
-state inside an OpenMP construct (Extrae writes state 5 "Synchronization"
-for OpenMP barriers too), or idle time inside a construct or on a worker.
+Every state row weighs by the category the conversion gave it for the
+metric inputs (popview.cache.cumulative, stored with each row in the
+cumulative sums), so the replay and the models count the same rows as
+useful, MPI, OpenMP runtime or idle: MPI time is a non-useful row inside
+an MPI call, or an MPI-class state outside OpenMP; OpenMP runtime is an
+OpenMP-class state, an MPI-class state inside OpenMP (Extrae writes state
+5 "Synchronization" for OpenMP barriers too), or idle time inside OpenMP or
+on a worker. Inside OpenMP: inside an OpenMP or outlined call, or inside a
+parallel-region instance of the process (from the master's fork; past
+the first 64 regions, which have no column of their own in the sums, a
+worker's idle time and MPI calls in an instance weigh as outside). Earlier
+the replay classified rows itself, from the calls open at each row's
+midpoint only, and drifted from the inputs where a region began at the fork.
 
 CUE: only useful computation weighs. COO: everything but OpenMP runtime
 and idle time. COM: everything but MPI outside OpenMP (seed 001, the
 hybrid additive model: MPI inside OpenMP is OpenMP's loss): a row inside
-an OpenMP construct always weighs; outside, MPI time and idle time weigh
+a parallel-region instance always weighs; outside, MPI time and idle time weigh
 nothing. IDEAL: everything but MPI time and the idle time of worker
 threads (a worker idles while its master is in MPI or serial code; its
 clock is the master's at the next fork anyway): the ideal network of
@@ -20,8 +26,8 @@ idle or not-created time and tracer overhead keep their measured length.
 The IDEAL-weighted time of a master is what the models count outside MPI.
 
 The focus of analysis restricts every weight to its time: a window to
-[t0, t1), a call path to the visits of that call path by the process's
-master thread, which then hold for all threads of the process.
+[t0, t1), a call path to each location's time in it as the metric inputs
+count it (popview.analysis.callpath_time).
 
 The Dimemas-compatible model weighs on CUE and IDEAL what Dimemas replays
 as CPU bursts instead: useful computation, I/O, and the "Not created" time
@@ -36,10 +42,12 @@ import numpy as np
 
 from popview.analysis.focus import Focus
 from popview.analysis.gather import iteration_window, main_locations
+from popview.analysis.inputs import MPI_CATS
 from popview.analysis.replay import intervals
 from popview.analysis.replay.records import Calls
 from popview.cache import schema
-from popview.model.states import NOT_CREATED, StateClass, class_lookup
+from popview.cache.cumulative import CAT
+from popview.model.states import NOT_CREATED
 
 CUE, COO, COM, IDEAL = range(4)
 N_WEIGHTS = 4
@@ -75,27 +83,13 @@ def focus_mask(exp, focus: Focus, calls: Calls) -> Mask:
 
 
 def _callpath_mask(exp, focus: Focus, calls: Calls) -> Mask:
-    defs = exp.definitions
-    cps = [cp for cp in range(len(defs.callpath_parent)) if defs.callpath_name(cp) == focus.callpath]
-    if not cps:
-        raise ValueError(f"no call path {focus.callpath!r} in {exp.source}")
-    calls = calls.select(cps)
-    proc = defs.location_process()
-    per_process = {}
-    for p, m in enumerate(masters(defs)):
-        lo, hi = np.searchsorted(calls["loc"], [m, m + 1])
-        b, e = calls["begin"][lo:hi], calls["end"][lo:hi]
-        ptr, mb, me = intervals.merge_overlaps(np.array([0, len(b)], np.int64), b, e)
-        per_process[p] = (mb, me)
-    runtime = max((int((e - b).sum()) for b, e in per_process.values()), default=0)
-    empty = np.zeros(0, np.int64)
-    parts = [per_process.get(int(proc[loc]), (empty, empty)) for loc in range(defs.n_locations)]
-    counts = np.array([len(b) for b, _ in parts], np.int64)
-    ptr = np.zeros(defs.n_locations + 1, np.int64)
-    np.cumsum(counts, out=ptr[1:])
-    begin = np.concatenate([b for b, _ in parts]) if parts else empty
-    end = np.concatenate([e for _, e in parts]) if parts else empty
-    return Mask(ptr, begin, end, runtime, 0, int(defs.t_end))
+    """Each location's time in the call path as the metric inputs count it."""
+    from popview.analysis.callpath_time import callpath_time
+    every = calls.all()
+    ptr = intervals.csr(every["loc"], exp.definitions.n_locations)
+    t = callpath_time(exp, focus.callpath,
+                      lambda loc: {k: every[k][ptr[loc]:ptr[loc + 1]] for k in ("begin", "end", "callpath")})
+    return Mask(t.ptr, t.begin, t.end, t.runtime_ns, 0, int(exp.definitions.t_end))
 
 
 def masters(defs) -> np.ndarray:
@@ -114,7 +108,7 @@ def weighted_pieces(exp, mask: Mask, calls: Calls, bursts: bool = False):
     `bursts`: CUE and IDEAL weigh Dimemas's CPU bursts (see the module doc)."""
     defs = exp.definitions
     st, ptr = _states(exp.reader, mask, defs.n_locations)
-    weight = row_weights(exp, calls, st, ptr, bursts)
+    weight = row_weights(defs, st, ptr, bursts)
     ptr, begin, end, weight = _masters_uncovered_time(defs, ptr, st["begin"], st["end"], weight, bursts)
     st = {"begin": begin, "end": end}
     if mask.ptr is None:
@@ -123,31 +117,29 @@ def weighted_pieces(exp, mask: Mask, calls: Calls, bursts: bool = False):
     return ptr, b, e, weight[ia]
 
 
-def row_weights(exp, calls: Calls, st, ptr, bursts: bool = False) -> np.ndarray:
-    """weight[row, kind] (0 or 1) of state rows in CSR order by location."""
-    defs = exp.definitions
-    code = st["state"]
-    n_codes = int(code.max()) + 1 if len(code) else 1
-    known = (code >= 0) & (code < n_codes)
-    cls = np.where(known, class_lookup(defs.states, n_codes)[np.clip(code, 0, n_codes - 1)], int(StateClass.IDLE))
-    useful = cls == StateClass.USEFUL
-    idle = cls == StateClass.IDLE
-    mid = st["begin"] + (st["end"] - st["begin"]) // 2
-    in_omp = _inside_any(exp, calls, ptr, mid, lambda r: r.paradigm == "openmp" or r.role == "outlined")
-    in_mpi = _inside_any(exp, calls, ptr, mid, lambda r: r.paradigm == "mpi")
+_MPI = [CAT[c] for c in MPI_CATS]
+_OPENMP_RUNTIME = [CAT["omp_sync"], CAT["omp_management"], CAT["omp_idle"]]
+
+
+def row_weights(defs, st, ptr, bursts: bool = False) -> np.ndarray:
+    """weight[row, kind] (0 or 1) of state rows in CSR order by location, from the category
+    and parallel-region instance the conversion gave each row (`cat`, `region`: the cache's
+    cumulative sums), the one classification the metric inputs use too."""
+    cat, in_region = st["cat"], st["region"] >= 0
+    useful = cat <= CAT["comp_parallel"]
+    mpi_time = np.isin(cat, _MPI)
+    omp_runtime = np.isin(cat, _OPENMP_RUNTIME)
+    idle = cat == CAT["idle"]                   # a master idle outside OpenMP
     worker = np.ones(defs.n_locations, bool)
     worker[masters(defs)] = False
-    worker = np.repeat(worker, np.diff(ptr))
-    mpi_time = (~useful & in_mpi) | ((cls == StateClass.MPI) & ~in_omp)
-    omp_runtime = ~mpi_time & ((cls == StateClass.OPENMP) | ((cls == StateClass.MPI) & in_omp)
-                               | (idle & (in_omp | worker)))
-    weight = np.empty((len(code), N_WEIGHTS), np.int8)
+    idle_worker = (cat == CAT["omp_idle"]) & np.repeat(worker, np.diff(ptr))
+    weight = np.empty((len(cat), N_WEIGHTS), np.int8)
     weight[:, CUE] = useful
     weight[:, COO] = ~(omp_runtime | idle)
-    weight[:, COM] = in_omp | ~(mpi_time | idle)
-    weight[:, IDEAL] = ~(mpi_time | (idle & worker))
+    weight[:, COM] = in_region | ~(mpi_time | idle | idle_worker)
+    weight[:, IDEAL] = ~(mpi_time | idle_worker)
     if bursts:
-        burst = useful | (cls == StateClass.IO) | (code == NOT_CREATED)
+        burst = useful | (cat == CAT["io"]) | (st["state"] == NOT_CREATED)
         weight[:, CUE] = burst
         weight[:, IDEAL] = burst
     return weight
@@ -179,28 +171,40 @@ def _has_gaps(ptr, begin, end, is_master, t_end: int) -> bool:
     return False
 
 
-def _inside_any(exp, calls: Calls, ptr, mid, wanted) -> np.ndarray:
-    cps = _callpaths(exp.definitions, wanted)
-    return _inside_calls(calls, cps, ptr, mid) if cps else np.zeros(len(mid), bool)
-
-
-def _callpaths(defs, wanted) -> list[int]:
-    return [cp for cp, r in enumerate(defs.callpath_region) if wanted(defs.regions[int(r)])]
-
-
-def _inside_calls(calls: Calls, cps, ptr, mid) -> np.ndarray:
-    """Whether each row's midpoint lies inside a visit of `cps` on the row's location."""
-    c = calls.select(cps)
-    c_ptr, c_b, c_e = intervals.merge_overlaps(intervals.csr(c["loc"], len(ptr) - 1), c["begin"], c["end"])
-    return intervals.points_inside(ptr, mid, c_ptr, c_b, c_e)
-
-
 def _states(reader, mask: Mask, n_loc: int):
-    """The states the focus needs and their row pointers per location (from the
-    cache's offsets when every row is read: no location column to decode)."""
+    """The state rows the focus needs (begin, end, state code, and the category and region
+    the cache's cumulative sums give each) and their row pointers per location."""
     if not reader.has("states"):
-        return schema.empty("states"), np.zeros(n_loc + 1, np.int64)
-    if mask.is_window:
-        st = reader.read("states", t0=mask.t_start, t1=mask.t_stop, columns=["loc", "begin", "end", "state"])
-        return st, intervals.csr(st["loc"], n_loc)
-    return reader.read("states", columns=["begin", "end", "state"]), reader.offsets("states").astype(np.int64)
+        return _no_states(), np.zeros(n_loc + 1, np.int64)
+    states, seg = reader.group("states"), reader.group("cumulative")["seg"]
+    if not mask.is_window:
+        st = reader.read("states", columns=["begin", "end", "state"])
+        st.update(_row_kinds(seg[:, 1]))
+        return st, reader.offsets("states").astype(np.int64)
+    parts, counts = [], np.zeros(n_loc, np.int64)
+    for loc in range(n_loc):
+        lo, hi = reader.row_range("states", loc, mask.t_start, mask.t_stop)
+        if hi <= lo:
+            continue
+        begin, end = states["begin"][lo:hi], states["end"][lo:hi]
+        keep = (begin < mask.t_stop) & (end > mask.t_start)
+        parts.append({"begin": begin[keep], "end": end[keep], "state": states["state"][lo:hi][keep],
+                      **_row_kinds(seg[lo:hi, 1][keep])})
+        counts[loc] = int(keep.sum())
+    st = {k: np.concatenate([p[k] for p in parts]) for k in ("begin", "end", "state", "cat", "region")} if parts \
+        else _no_states()
+    ptr = np.zeros(n_loc + 1, np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return st, ptr
+
+
+def _no_states() -> dict[str, np.ndarray]:
+    empty = schema.empty("states")
+    return {"begin": empty["begin"], "end": empty["end"], "state": empty["state"],
+            "cat": np.zeros(0, np.int64), "region": np.zeros(0, np.int64)}
+
+
+def _row_kinds(word: np.ndarray) -> dict[str, np.ndarray]:
+    """Category and parallel-region column (-1: none) of `seg` rows (popview.cache.cumulative)."""
+    word = np.asarray(word, np.int64)
+    return {"cat": word & 255, "region": ((word >> 8) & 255) - 1}

@@ -1,0 +1,108 @@
+"""The time of each location inside a call path, as the cache's profile counts it.
+
+A thread's time goes to its process master's innermost call path at that
+moment (a parallel-region instance begins at its fork), or, where the reader
+grafted the thread's own visits below the master's (OTF2), to the thread's
+own innermost call path. A call-path focus keeps exactly that time on every
+location, so the metric inputs (the profile's sums) and the replay (these
+intervals) measure the same thing.
+
+R of a call-path focus is the longest, over processes, of the time some
+thread of the process is inside the call path: the master's time when the
+workers' time lies within it (always unless the reader grafted them), and
+never shorter than any thread's, so that no chain of dependencies between
+the threads of a process (the replay's critical path) can outlast it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from popview.analysis.replay import intervals
+from popview.cache.cumulative import master_segments_of, thread_segments
+
+
+@dataclass
+class CallpathTime:
+    """Per location, disjoint sorted intervals in CSR form; R in ns."""
+
+    ptr: np.ndarray
+    begin: np.ndarray
+    end: np.ndarray
+    runtime_ns: int
+
+
+def callpath_ids(defs, path: str) -> list[int]:
+    return [cp for cp in range(len(defs.callpath_parent)) if defs.callpath_name(cp) == path]
+
+
+def callpath_time(exp, path: str, own_calls=None) -> CallpathTime:
+    """The intervals of `path` per location; `own_calls(loc)` gives a location's visits
+    (begin, end, callpath), read from the cache when not given."""
+    from popview.analysis.gather import main_locations
+    from popview.analysis.replay.weights import masters
+    defs = exp.definitions
+    target = callpath_ids(defs, path)
+    if not target:
+        raise ValueError(f"no call path {path!r} in {exp.source}")
+    inside = subtree(defs.callpath_parent, target)
+    own_calls = own_calls or _cache_calls(exp.reader)
+    grafted = bool(defs.flags.get("threads_grafted"))
+    proc = defs.location_process()
+    master_of = masters(defs)
+    empty = np.zeros(0, np.int64)
+    parts = [(empty, empty)] * defs.n_locations
+    for p, visits in enumerate(_master_visits(exp, defs.n_processes)):
+        master_segments = master_segments_of(visits)
+        for loc in np.flatnonzero(proc == p):
+            own = own_calls(int(loc)) if grafted and loc != master_of[p] else None
+            b, e, cp = thread_segments(master_segments, own)
+            keep = inside[cp]
+            parts[loc] = intervals.merge_overlaps(np.array([0, int(keep.sum())], np.int64), b[keep], e[keep])[1:]
+    ptr = intervals.csr(np.repeat(np.arange(defs.n_locations), [len(b) for b, _ in parts]), defs.n_locations)
+    begin = np.concatenate([b for b, _ in parts]) if parts else empty
+    end = np.concatenate([e for _, e in parts]) if parts else empty
+    main = main_locations(defs)[0]
+    runtime = max((_union_length(parts, main[proc[main] == p]) for p in np.unique(proc[main])), default=0)
+    return CallpathTime(ptr, begin, end, runtime)
+
+
+def _union_length(parts, locs) -> int:
+    if not len(locs):
+        return 0
+    b = np.concatenate([parts[loc][0] for loc in locs])
+    e = np.concatenate([parts[loc][1] for loc in locs])
+    order = np.argsort(b, kind="stable")
+    _, ub, ue = intervals.merge_overlaps(np.array([0, len(b)], np.int64), b[order], e[order])
+    return int((ue - ub).sum())
+
+
+def subtree(parent, roots) -> np.ndarray:
+    """Whether each call path is one of `roots` or lies below one."""
+    parent = np.asarray(parent, np.int64)
+    inside = np.zeros(len(parent) + 1, bool)       # the last slot: "no parent"
+    inside[list(roots)] = True
+    while True:
+        grown = inside[:-1] | inside[parent]
+        if (grown == inside[:-1]).all():
+            return inside[:-1]
+        inside[:-1] = grown
+
+
+def _master_visits(exp, n_processes: int) -> list[dict]:
+    """Per process, its master's visits as the profile saw them (the cumulative group's master_calls)."""
+    g = exp.reader.group("cumulative")["master_calls"]
+    off = g["cp_offsets"][:]
+    cp = np.repeat(np.arange(len(off) - 1, dtype=np.int64), np.diff(off))
+    proc, begin, end = g["proc"][:], g["begin"][:], g["end"][:]
+    order = np.argsort(proc, kind="stable")
+    bounds = np.searchsorted(proc[order], np.arange(n_processes + 1))
+    return [{"begin": begin[rows].astype(np.int64), "end": end[rows].astype(np.int64), "callpath": cp[rows]}
+            for rows in (order[bounds[p]:bounds[p + 1]] for p in range(n_processes))]
+
+
+def _cache_calls(reader):
+    if not reader.has("calls"):
+        return lambda loc: {k: np.zeros(0, np.int64) for k in ("begin", "end", "callpath")}
+    return lambda loc: reader.read("calls", locations=[loc], columns=["begin", "end", "callpath"])
