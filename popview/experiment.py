@@ -2,7 +2,9 @@
 convert into a new one, and hand out a read-only Experiment."""
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import threading
 from collections import Counter
 from pathlib import Path
@@ -137,6 +139,10 @@ def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bo
             raise InputError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
         if location.is_write_failure(exc):
             raise location.unwritable(target.parent, exc) from None
+        raise
+    except RuntimeError as exc:     # HDF5's flush when closing a file fails so on a full disk
+        if "errno = 28" in str(exc):
+            raise location.unwritable(target.parent, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))) from None
         raise
     finally:
         lock.release()

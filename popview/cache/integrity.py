@@ -72,9 +72,15 @@ def _close_after_failure(f: h5py.File, make_room) -> None:
         except Exception:
             pass
     try:
+        open_ids = h5py.h5f.get_obj_ids(f.id, h5py.h5f.OBJ_ALL)
+    except Exception:
+        open_ids = []
+    try:
         f.close()
     except Exception:
-        _unclosable.append(f)
+        # every object of the file is kept too: releasing a dataset of a file whose flush
+        # failed decrements HDF5's count, and its last release retries the flush and crashed
+        _unclosable.append((f, open_ids))
 
 
 def checked() -> dict:
