@@ -327,22 +327,10 @@ def test_a_killed_derived_data_process_is_one_line_and_leaves_nothing(trace, tmp
     pytest.skip("the derived-data process always finished before it could be killed")
 
 
-def test_damage_after_opening_fails_the_read_clearly(converted, tmp_path):
-    path, reference = converted
-    copy = tmp_path / "c.h5"
-    shutil.copyfile(path, copy)
-    with Reader(copy) as reader:
-        info = reader.h5["states/end"].id.get_chunk_info(0)
-        _flip(copy, info.byte_offset + info.size // 2, 5)
-        with pytest.raises(CacheDamaged, match="damaged while reading states"):
-            reader.read("states")
-    with pytest.raises(CacheDamaged):
-        Reader(copy)
-
-
-def test_damage_after_opening_outside_the_reader_is_one_clear_line(converted, tmp_path):
-    """Analysis code that reads the cache's groups itself gets HDF5's error; the CLI and
-    the window show it as one sentence saying what happened and what popview does."""
+def test_damage_after_opening_fails_every_read_clearly(converted, tmp_path):
+    """A chunk damaged after the cache was opened and verified: the reader's reads and
+    the typed nodes raise CacheDamaged; HDF5's own error (code reading h5py directly)
+    becomes one sentence in the CLI and the window; the next opening refuses the file."""
     from popview.failures import one_line
 
     path, _ = converted
@@ -351,6 +339,10 @@ def test_damage_after_opening_outside_the_reader_is_one_clear_line(converted, tm
     with Reader(copy) as reader:
         info = reader.h5["states/end"].id.get_chunk_info(0)
         _flip(copy, info.byte_offset + info.size // 2, 5)
+        with pytest.raises(CacheDamaged, match="damaged while reading states"):
+            reader.read("states")
+        with pytest.raises(CacheDamaged, match="damaged while reading /states/end"):
+            reader.group("states")["end"][:]
         with pytest.raises(OSError) as caught:
             reader.h5["states/end"][:]
     line = one_line(caught.value)
@@ -358,3 +350,5 @@ def test_damage_after_opening_outside_the_reader_is_one_clear_line(converted, tm
     assert line.endswith("popview converts it again when the trace is next opened")
     assert "\n" not in line
     assert not one_line(OSError("plain")).startswith("a cache was damaged")
+    with pytest.raises(CacheDamaged):
+        Reader(copy)
