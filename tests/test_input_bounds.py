@@ -120,7 +120,17 @@ def test_times_beyond_int64_nanoseconds_and_wide_types_are_dropped(tmp_path, cac
     with popview.open(write_trace(tmp_path, header=header, body=body), cache_dir=cache_dir) as exp:
         warnings = exp.definitions.warnings
         assert int(exp.reader.read("events")["type"].max()) < 1 << 31
-    assert any("3 x time beyond 2^63 ns, or state or event type beyond 2^31" in w for w in warnings), warnings
+    assert any("3 x time beyond 2^62 ns (146 years), or state or event type beyond 2^31" in w for w in warnings), \
+        warnings
+
+
+def test_an_event_at_the_largest_int64_time_is_dropped(tmp_path, cache_dir):
+    """Found by fuzzing: an event at 2^63 - 1 ns once made the timeline pyramid allocate
+    a negative size (ValueError)."""
+    body = BODY + "2:1:1:1:1:9223372036854775807:50000002:0\n"
+    with popview.open(write_trace(tmp_path, body=body), cache_dir=cache_dir) as exp:
+        assert exp.definitions.t_end < 1 << 62
+        assert any("time beyond 2^62 ns" in w for w in exp.definitions.warnings)
 
 
 def test_unknown_time_unit_is_an_error(tmp_path, cache_dir):

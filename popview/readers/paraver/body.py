@@ -26,7 +26,7 @@ PROBLEMS = {
     UNKNOWN_LOCATION: "record names an application, task or thread the header does not have",
     AFTER_END: "record after the header's end time",
     GLOBAL_COMM: "global communication record (type 4) ignored",
-    OUT_OF_RANGE: "time beyond 2^63 ns, or state or event type beyond 2^31 (dropped)",
+    OUT_OF_RANGE: "time beyond 2^62 ns (146 years), or state or event type beyond 2^31 (dropped)",
     WIDE_VALUE: "event value beyond the int64 range (that type:value pair dropped)",
 }
 N_PROBLEMS = len(PROBLEMS)
@@ -102,7 +102,9 @@ def _location(appl, task, thread, appl_first_task, task_first_loc):
 @numba.njit(cache=True, nogil=True)
 def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
     """Parse whole lines in `buf` (uint8). Times are returned in ns."""
-    max_tick = ((1 << 63) - 1) // tick_ns     # times beyond overflow int64 nanoseconds
+    # times beyond 2^62 ns are refused: int64 nanoseconds with room for the sums and bin
+    # edges computed from them (a time of 2^63 - 1 overflowed the timeline pyramid)
+    max_tick = (1 << 62) // tick_ns
     n = len(buf)
     p = buf.ctypes.data           # buf stays referenced by the caller
     # Upper bounds first: arrays reallocated inside the loop below would make it
