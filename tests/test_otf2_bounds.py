@@ -2,7 +2,6 @@
 forward or stops, the decoder stops on cancel, references are range-checked."""
 from __future__ import annotations
 
-import shutil
 import struct
 
 import numpy as np
@@ -12,21 +11,7 @@ import popview
 from popview.cache.progress import Cancelled
 from popview.readers import InputError
 from popview.readers.otf2 import decoder
-from popview.testing.otf2_writer import write_trace
-
-
-@pytest.fixture(scope="module")
-def good(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("otf2") / "run"
-    write_trace(folder, ranks=2, iterations=20)
-    return folder
-
-
-@pytest.fixture
-def copy(good, tmp_path):
-    target = tmp_path / "run"
-    shutil.copytree(good, target)
-    return target
+from tests.test_otf2_bad_input import copy, good  # noqa: F401 - the same archive fixtures
 
 
 def _chunk_header() -> bytes:

@@ -1,6 +1,7 @@
 """Helpers of the layout gallery: open real data in a real window, measure what is cut."""
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QComboBox, QHeaderView, QListWidget, QStyle,
                                QStyleOptionComboBox)
@@ -143,3 +144,13 @@ def _title(widget) -> str:
             return w.windowTitle()
         w = w.parentWidget()
     return widget.metaObject().className()
+
+
+@pytest.fixture(autouse=True)
+def plots_as_before():
+    """The theme a gallery window applies stays with it (imported by the tests that use one)."""
+    import pyqtgraph as pg
+    before = {k: pg.getConfigOption(k) for k in ("background", "foreground")}
+    yield
+    for k, v in before.items():
+        pg.setConfigOption(k, v)

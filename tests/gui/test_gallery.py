@@ -10,6 +10,7 @@ import pytest
 
 from popview.gui import layouts
 from tests.gui import gallery
+from tests.gui.gallery import plots_as_before  # noqa: F401 - autouse fixture
 
 SIZES = ((1280, 800), (1920, 1080))
 DATA = {
@@ -29,14 +30,6 @@ def out_dirs(tmp_path) -> list[Path]:
     return dirs
 
 
-@pytest.fixture(autouse=True)
-def plots_as_before():
-    """The theme the gallery applies stays with the gallery."""
-    import pyqtgraph as pg
-    before = {k: pg.getConfigOption(k) for k in ("background", "foreground")}
-    yield
-    for k, v in before.items():
-        pg.setConfigOption(k, v)
 
 
 @pytest.mark.parametrize("name", list(DATA))

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QApplication
 
 from popview.gui import layouts
 from tests.gui import gallery
+from tests.gui.gallery import plots_as_before  # noqa: F401 - autouse fixture
 
 TRACE = "popview-heat/extrae/hyb_2x2/hyb_2x2.prv"
 SIZES = ((1280, 800), (1600, 1000))
@@ -15,13 +16,6 @@ KEY_ROWS = ("Global efficiency", "Parallel efficiency", "Process efficiency", "T
             "Computation scalability")
 
 
-@pytest.fixture(autouse=True)
-def plots_as_before():
-    import pyqtgraph as pg
-    before = {k: pg.getConfigOption(k) for k in ("background", "foreground")}
-    yield
-    for k, v in before.items():
-        pg.setConfigOption(k, v)
 
 
 def rows_in_sight(tree) -> list[str]:
