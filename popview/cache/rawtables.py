@@ -10,6 +10,12 @@ arrived in time order per location is read from the writer's spill through
 its run index (adopted, not copied: writing a second gigabyte of scratch
 files cost seconds); a table that had to be sorted is written here sorted.
 The folder is removed with the rest of the conversion's scratch files.
+
+Index files are bare little-endian int64 (`.i64`), never `.npy`: numpy parses
+an `.npy` header with `ast.literal_eval`, and CPython 3.11's AST constructor
+keeps one recursion counter per interpreter, so two conversions in threads
+(the window opens several runs at once) failed with "AST constructor
+recursion depth mismatch".
 """
 from __future__ import annotations
 
@@ -41,7 +47,7 @@ class SortedCopy:
     def finish(self, table: str, offsets: np.ndarray) -> None:
         """The table is complete: its per-location offsets mark it present."""
         self.end()
-        np.save(self.folder / f"{table}.offsets.npy", np.asarray(offsets, np.int64))
+        np.ascontiguousarray(offsets, np.int64).tofile(self.folder / f"{table}.offsets.i64")
 
     def adopt(self, table: str, spill: dict[str, Path], runs: RunIndex, offsets: np.ndarray) -> None:
         """The table is the writer's spill files, read through their run index: linked
@@ -49,7 +55,7 @@ class SortedCopy:
         self.end()
         for name, path in spill.items():
             os.link(path, self.folder / f"{table}.{name}")
-        runs.save(self.folder / f"{table}.runs.npz")
+        runs.save(self.folder / f"{table}.runs.i64")
         self.finish(table, offsets)
 
     def end(self) -> None:
@@ -66,7 +72,7 @@ class RawTables:
         self._open: dict[str, RawTable] = {}
 
     def __contains__(self, table: str) -> bool:
-        return table in schema.TABLES and (self.folder / f"{table}.offsets.npy").exists()
+        return table in schema.TABLES and (self.folder / f"{table}.offsets.i64").exists()
 
     def __getitem__(self, table: str) -> "RawTable":
         if table not in self._open:
@@ -79,9 +85,9 @@ class RawTables:
 class RawTable:
     def __init__(self, folder: Path, table: str):
         self.folder, self.table = folder, table
-        self._offsets = np.load(folder / f"{table}.offsets.npy", allow_pickle=False)
+        self._offsets = np.fromfile(folder / f"{table}.offsets.i64", np.int64)
         self._dtypes = dict(schema.columns(table))
-        runs = folder / f"{table}.runs.npz"
+        runs = folder / f"{table}.runs.i64"
         self._runs = RunIndex.load(runs) if runs.exists() else None
 
     def __contains__(self, name: str) -> bool:

@@ -39,12 +39,17 @@ class RunIndex:
                    np.ascontiguousarray(length[order], np.int64), n_loc)
 
     def save(self, path: Path) -> None:
-        np.savez(path, loc=self.loc, start=self.start, length=self.length, n_loc=self.n_loc)
+        """As bare int64 (n_loc, runs, then the three columns): no `.npy` header to parse
+        (see rawtables.py on why)."""
+        head = np.array([self.n_loc, len(self.loc)], np.int64)
+        np.concatenate((head, self.loc, self.start, self.length)).astype("<i8").tofile(path)
 
     @classmethod
     def load(cls, path: Path) -> "RunIndex":
-        with np.load(path, allow_pickle=False) as z:
-            return cls(z["loc"], z["start"], z["length"], int(z["n_loc"]))
+        data = np.fromfile(path, "<i8").astype(np.int64, copy=False)
+        n_loc, n = int(data[0]), int(data[1])
+        loc, start, length = (data[2 + k * n:2 + (k + 1) * n] for k in range(3))
+        return cls(loc, start, length, n_loc)
 
     def read(self, path: Path | None, dtype, a: int, b: int) -> np.ndarray:
         """The rows of locations [a, b) from the column file at `path`; the location column
