@@ -383,3 +383,21 @@ def test_keys_past_the_colour_slots_are_others_not_another_keys_colour():
     index = palette.index(np.arange(300, dtype=np.int64))
     assert len(set(index[:SLOTS].tolist())) == SLOTS and (index[SLOTS:] == 255).all()
     assert [palette.labels[int(s)] for s in index[:SLOTS]] == [values[k] for k in range(SLOTS)]
+
+
+def test_a_squeezed_timeline_keeps_its_check_boxes_whole(pane, qtbot):
+    """A low docked timeline squeezed the overlay boxes to 13 of their 19 px: their names cut."""
+    pane.resize(1200, 60)                       # below the pane's minimum: it stops there
+    qtbot.wait(100)
+    pane.side.layout().activate()
+    boxes = [pane.lines_box, pane.flags_box, pane.path_box, pane.one_run_box]
+    for box in boxes:
+        assert box.height() >= box.sizeHint().height(), (box.text(), box.height(), box.sizeHint())
+        assert box.width() >= box.sizeHint().width(), (box.text(), box.width(), box.sizeHint())
+        inside = box.geometry().translated(box.parentWidget().mapTo(pane, box.parentWidget().rect().topLeft()))
+        assert pane.rect().contains(inside), (box.text(), inside, pane.rect())
+    rects = [b.geometry() for b in boxes] + [pane.legend.geometry(), pane.source_label.geometry()]
+    for i, a in enumerate(rects):
+        for b in rects[i + 1:]:
+            assert not a.intersects(b), (a, b)
+    assert pane.source_label.height() >= pane.source_label.fontMetrics().height()

@@ -34,6 +34,7 @@ COMMS_TIP = ("Communication lines: by default on when zoomed in far enough to te
              "when zoomed out. Tick or untick to choose; right-click > automatic to follow the zoom again")
 SIDE_PX = 200             # the legend column, widened up to LEGEND_MAX_PX for long names
 LEGEND_MAX_PX = 300       # wider names wrap: the runs keep the width
+STACK_MIN_PX = 100        # the runs and side column's least height in a low dock
 
 
 class _PathSignals(QObject):
@@ -143,7 +144,10 @@ class TimelinePane(QWidget):
         side_layout.addWidget(self.source_label)
         overlays = QGridLayout()           # beside the view, not in the toolbar: the pane stays narrow
         for i, box in enumerate((self.lines_box, self.flags_box, self.path_box, self.one_run_box)):
+            # never squeezed below their text's height: a low dock cut the boxes and their names
+            box.setMinimumHeight(box.sizeHint().height())
             overlays.addWidget(box, i // 2, i % 2)
+        self.source_label.setMinimumHeight(self.source_label.fontMetrics().height())
         side_layout.addLayout(overlays)
         side_layout.addWidget(self.legend)
         side_layout.addWidget(self.gradient_label)
@@ -158,9 +162,9 @@ class TimelinePane(QWidget):
         self.message = QLabel(NO_TIMELINE, alignment=Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
         self.stack = QStackedWidget()
-        self.stack.setMinimumHeight(100)       # a low dock: the legend scrolls, the window stays on screen
-        timeline = QWidget()
+        self.timeline_page = timeline = QWidget()
         timeline.setLayout(body)
+        self._fit_min_height()
         self.stack.addWidget(timeline)
         self.stack.addWidget(self.message)
         self.info = QLabel(textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -172,6 +176,13 @@ class TimelinePane(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.info)
+
+    def _fit_min_height(self) -> None:
+        """A low dock: the legend scrolls, the window stays on screen; yet the side column's
+        status, check boxes and a line of legend (or the gradient's key) keep their height
+        (a fixed 100 px squeezed the boxes to 6 px in a low dock)."""
+        self.timeline_page.layout().activate()
+        self.stack.setMinimumHeight(max(STACK_MIN_PX, self.timeline_page.minimumSizeHint().height()))
 
     def _tool(self, text, tip, slot) -> QToolButton:
         b = QToolButton(text=text, toolTip=tip)
@@ -498,6 +509,7 @@ class TimelinePane(QWidget):
                 pix.fill(QColor(*colour))
                 self.legend.addItem(QListWidgetItem(QIcon(pix), f"{label}  {fraction:.0%}"))
             self._fit_side()
+            self._fit_min_height()
             return
         p = view.palette
         unit = {"useful": "duration", "ipc": "IPC"}.get(view.mode.kind, "per second")
@@ -512,6 +524,7 @@ class TimelinePane(QWidget):
         self.gradient_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.gradient_label.show()
         self._fit_side()
+        self._fit_min_height()
 
     def _fit_side(self) -> None:
         """The legend column as wide as its longest entry (SIDE_PX to LEGEND_MAX_PX)."""
