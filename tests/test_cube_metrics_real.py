@@ -79,15 +79,21 @@ def test_remapped_report_gives_the_metrics_of_its_raw_profile(shared_traces, cac
 MODELS = ("pop-mpi", "hybrid-additive", "hybrid-multiplicative", "critical-path", "io", "computation")
 REGION_107 = "callpath:main/!$omp parallel @heat_hybrid.c:107"
 REGION_119 = "callpath:main/!$omp parallel @heat_hybrid.c:119"
-PROFILE_FORK = ("the profile cannot separate the masters' fork time: on 2x2 (4 threads on 2 cores) the trace shows "
-                "each master descheduled between its ThreadFork and its team begin, 1.317 s over the masters, which "
-                "Score-P's profile counts as computation in main (useful 6.687 s against the trace's 5.378 s); the "
-                "process level agrees (tests/test_metrics_heat.py)")
-TRACE_REGION_119 = ("trace side: the OTF2 focus on the Jacobi region @heat_hybrid.c:119 counts the masters' fork time "
-                    "(0.63 s and 0.64 s, ThreadFork to team begin) in the region, and a worker's barrier left after "
-                    "its master's leave: R 0.990 s against the profile's 0.075 s (docs/metrics.md)")
+PROFILE_FORK = ("the profile cannot separate the masters' fork and join time: on 2x2 (4 threads on 2 cores) the "
+                "trace shows each master descheduled between its ThreadFork and its team begin, and waiting for its "
+                "team between its team end and its ThreadJoin, 2.361 s over the masters, which Score-P's profile "
+                "counts as computation in main (useful 6.687 s against the trace's 4.334 s); the process level "
+                "agrees (tests/test_metrics_heat.py)")
+TRACE_REGION_119 = ("trace side: the OTF2 focus on the Jacobi region @heat_hybrid.c:119 runs from each master's "
+                    "ThreadFork to its ThreadJoin (1.27 s and 1.13 s, most of it fork and join of a descheduled "
+                    "master and workers stamping the closing barrier after their master's leave): R 1.258 s "
+                    "against the profile's 0.075 s (docs/metrics.md)")
+JOIN_1X2 = ("the trace's region runs from the master's ThreadFork to its ThreadJoin, the profile's from its enter "
+            "to its leave: 1.6 ms of fork and join over 200 instances, 2 % of R (0.0779 s against 0.0763 s), which "
+            "the profile charges to main; parallel efficiency 0.855 against 0.868 (docs/metrics.md)")
 AGREEMENT_CASES = [
-    ("hyb_1x2", "whole"), ("hyb_1x2", "callpath:main"), ("hyb_1x2", REGION_107), ("hyb_1x2", REGION_119),
+    ("hyb_1x2", "whole"), ("hyb_1x2", "callpath:main"), ("hyb_1x2", REGION_107),
+    pytest.param("hyb_1x2", REGION_119, marks=pytest.mark.xfail(strict=True, reason=JOIN_1X2)),
     pytest.param("hyb_2x2", "whole", marks=pytest.mark.xfail(strict=True, reason=PROFILE_FORK)),
     pytest.param("hyb_2x2", "callpath:main", marks=pytest.mark.xfail(strict=True, reason=PROFILE_FORK)),
     pytest.param("hyb_2x2", REGION_107, marks=pytest.mark.xfail(strict=True, reason=(

@@ -1,6 +1,8 @@
 """POP metrics of one experiment: `metrics(exp, model, focus)` -> MetricTree."""
 from __future__ import annotations
 
+import numpy as np
+
 from popview.analysis import models
 from popview.analysis.focus import Focus
 from popview.analysis.gather import gather
@@ -72,17 +74,28 @@ def _replay_loader(exp, focus: Focus, model: str):
     return (lambda: replay(exp, focus)), REPLAY_MISSING
 
 
-def process_level_note(x: FocusInputs) -> str | None:
-    """Names the master time that is neither useful, OpenMP nor MPI, when it matters (>= 1 % of R)."""
+def process_level_note(x: FocusInputs, callpath: bool = False) -> str | None:
+    """Names the master time that is neither useful, OpenMP nor MPI, when it matters (>= 1 % of R).
+    In a call-path focus, the part of R in which a process's master is not inside the call path
+    at all (another process is in it longer) is named apart: it is imbalance between processes."""
     if x.runtime <= 0 or not x.n_threads:
         return None
     lost = x.other_lost
+    notes = []
+    if callpath:
+        absent = np.clip(x.runtime - x.cat[x.masters].sum(axis=1), 0.0, lost)
+        lost = lost - absent
+        worst = int(absent.argmax())
+        if absent[worst] >= 0.01 * x.runtime:
+            notes.append(f"process {worst}'s master is inside the call path {absent[worst]:.4g} s "
+                         f"({absent[worst] / x.runtime:.1%} of R) less than R, the longest process's time in it: "
+                         "the MPI level counts that as load imbalance between processes")
     worst = int(lost.argmax())
-    if lost[worst] < 0.01 * x.runtime:
-        return None
-    return (f"process {worst} spends {lost[worst]:.4g} s ({lost[worst] / x.runtime:.1%} of R) neither computing, "
-            "nor in OpenMP, nor in MPI (not yet created, idle, file I/O or unrecorded): the MPI level counts it "
-            "as lost, as POP MPI does, so the OpenMP factors do not")
+    if lost[worst] >= 0.01 * x.runtime:
+        notes.append(f"process {worst} spends {lost[worst]:.4g} s ({lost[worst] / x.runtime:.1%} of R) neither "
+                     "computing, nor in OpenMP, nor in MPI (not yet created, idle, file I/O or unrecorded): the MPI "
+                     "level counts it as lost, as POP MPI does, so the OpenMP factors do not")
+    return "; ".join(notes) or None
 
 
 SETUP_SHARE = 0.25       # MPI_Init over this share of R on some process: the run measures its set-up
@@ -128,7 +141,7 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
             focus = mapped
     x = focus_inputs(exp, focus)
     notes += x.notes
-    if model.startswith("hybrid") and (note := process_level_note(x)):
+    if model.startswith("hybrid") and (note := process_level_note(x, focus.kind == "callpath")):
         notes.append(note)
     if reference is None or reference is exp:
         ref, ref_is_self, ref_label = x, True, "this run"

@@ -39,7 +39,7 @@ from popview.cache.codes import code_index
 from popview.cache.integrity import checked
 from popview.cache.progress import Progress
 from popview.cache.writer import compression
-from popview.model.definitions import Definitions
+from popview.model.definitions import THREAD_JOIN, Definitions
 from popview.model.states import FORK_JOIN, StateClass, class_lookup
 
 CATEGORIES = ("comp_serial", "comp_parallel", "mpi_p2p", "mpi_collective", "mpi_sync", "mpi_other", "mpi_io",
@@ -299,7 +299,7 @@ class _Builder:
             for p_locs in locs:
                 master = self._calls(p_locs[0])
                 instances = self._instances(master, [self._calls(loc) for loc in p_locs[1:]],
-                                            self._fork_rows(p_locs[0]))
+                                            self._fork_rows(p_locs[0]), self._join_times(p_locs[0]))
                 per_loc = {}
                 for loc in p_locs:
                     lo, hi = int(self.offsets[loc]), int(self.offsets[loc + 1])
@@ -328,14 +328,31 @@ class _Builder:
         rows = np.flatnonzero(state == FORK_JOIN)
         return self.states["begin"][lo:hi][rows], self.states["end"][lo:hi][rows]
 
-    def _instances(self, master: dict, workers: list[dict], forks: tuple) -> dict:
+    def _join_times(self, loc: int) -> np.ndarray:
+        """Sorted times of the location's join records (events with the role THREAD_JOIN)."""
+        codes = self.defs.event_codes(THREAD_JOIN)
+        if not codes or "events" not in self.out:
+            return np.zeros(0, np.int64)
+        off = self._event_offsets()
+        lo, hi = int(off[loc]), int(off[loc + 1])
+        ev = self.out["events"]
+        keep = np.isin(ev["type"][lo:hi], codes)
+        return np.sort(ev["time"][lo:hi][keep].astype(np.int64))
+
+    def _instances(self, master: dict, workers: list[dict], forks: tuple, joins: np.ndarray) -> dict:
         """The process's outermost parallel-region instances with their region column.
 
         An instance is the master's visit of the parallel construct (outlined function
         when there is none), begun at the earliest enter of its team, and at the start
         of the master's fork state touching that: between the fork and the join, a
         worker may enter the region, even its barrier, before the master's enter is
-        stamped, and a descheduled master may stamp its enter long after its fork."""
+        stamped, and a descheduled master may stamp its enter long after its fork.
+        It ends at the master's join record after its leave (OTF2 ThreadJoin), when
+        that comes before the master's next visit: between its team end and the join
+        the master waits for its team, whose descheduled workers may stamp their
+        barrier's end long after the master's leave. The master's visit of the
+        construct is stretched the same way, so that a call-path focus on the region
+        holds its whole team's time, the master's included."""
         empty = {"begin": np.zeros(0, np.int64), "end": np.zeros(0, np.int64), "col": np.zeros(0, np.int64)}
         cp = master["callpath"].astype(np.int64)
         idx = self._outermost_regions(master)
@@ -350,6 +367,14 @@ class _Builder:
             ok[ok] &= mb[outl[j[ok]]] < me[idx[ok]]
             key[ok] = cp[outl[j[ok]]]
         begin, end = mb[idx].astype(np.int64), me[idx].astype(np.int64)
+        if len(joins):
+            starts = np.sort(mb)
+            nxt = np.searchsorted(starts, end, side="left")          # the master's next visit after the leave
+            bound = np.where(nxt < len(starts), starts[np.minimum(nxt, len(starts) - 1)], np.iinfo(np.int64).max)
+            j = np.searchsorted(joins, end, side="left")
+            ok = j < len(joins)
+            ok[ok] &= joins[j[ok]] <= bound[ok]
+            end[ok] = joins[j[ok]]
         for calls in workers:
             w = self._outermost_regions(calls)
             if len(w):
@@ -361,6 +386,8 @@ class _Builder:
         np.maximum(begin, last_leave, out=begin)
         master["begin"] = mb.copy()
         master["begin"][idx] = begin            # the profile and the visits see the same instance
+        master["end"] = me.copy()
+        master["end"][idx] = end
         return {"begin": begin, "end": end, "col": self.key_col[key]}
 
     def _outermost_regions(self, calls: dict) -> np.ndarray:

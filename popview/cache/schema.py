@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 # table -> (location column, time column, ((column, dtype), ...))
 TABLES: dict[str, tuple[str, str, tuple[tuple[str, type], ...]]] = {

@@ -476,6 +476,40 @@ def nested_script() -> list[list[tuple]]:
     ]
 
 
+LATE_BARRIER = {"iterations": 3, "join": (270, 210), "worker_leave": (260, 200)}
+
+
+def late_barrier_script(rank: int, iterations: int = 3) -> list[list[tuple]]:
+    """Rank `rank` of 2, 2 threads, Score-P's record order, no MPI inside the parallel
+    region. Iteration i at base = 100 + 1000 i: the master forks at base, is descheduled
+    until base+50, where it begins its team and enters the region; it computes in the
+    `!$omp for` [base+50, base+150], waits in the barrier until base+160, leaves, ends
+    its team and waits until its ThreadJoin at base + join[rank] (270 / 210); then
+    MPI_Barrier [base+300, base+400]. The worker begins its team and enters at base+10,
+    computes [base+10, base+140], and, descheduled, stamps the end of its barrier, its
+    leave and its team end at base + worker_leave[rank] (260 / 200): after its
+    master's leave, before its master's join. main runs [0, 100 + 1000 iterations]."""
+    join, leave = LATE_BARRIER["join"][rank], LATE_BARRIER["worker_leave"][rank]
+    master, worker = [(0, "enter", "main")], []
+    for i in range(iterations):
+        base = 100 + 1000 * i
+        master += [(base, "fork", 2), (base + 50, "team_begin", None), (base + 50, "enter", PARALLEL),
+                   (base + 50, "enter", FOR), (base + 150, "leave", FOR), (base + 150, "enter", BARRIER),
+                   (base + 160, "leave", BARRIER), (base + 160, "leave", PARALLEL), (base + 160, "team_end", None),
+                   (base + join, "join", None), (base + 300, "enter", "MPI_Barrier"),
+                   (base + 400, "leave", "MPI_Barrier")]
+        worker += [(base + 10, "team_begin", None), (base + 10, "enter", PARALLEL), (base + 10, "enter", FOR),
+                   (base + 140, "leave", FOR), (base + 140, "enter", BARRIER), (base + leave, "leave", BARRIER),
+                   (base + leave, "leave", PARALLEL), (base + leave, "team_end", None)]
+    master.append((100 + 1000 * iterations, "leave", "main"))
+    return [master, worker]
+
+
+def write_late_barrier_trace(folder: Path) -> Scripted:
+    """2 ranks x 2 threads from late_barrier_script (1 tick = 1 ns)."""
+    return _write_scripted(folder, [late_barrier_script(r, LATE_BARRIER["iterations"]) for r in range(2)], 2, False)
+
+
 def write_nested_trace(folder: Path) -> Scripted:
     return _write_scripted(folder, [nested_script()], 3, False, nested=True)
 

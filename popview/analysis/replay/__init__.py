@@ -19,13 +19,12 @@ more use the rendezvous protocol (docs/replay.md compares both).
 """
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import replace
 
 import numpy as np
 
+from popview.analysis.computed_once import ComputedOnce
 from popview.analysis.focus import Focus
 from popview.analysis.gather import main_locations
 from popview.analysis.replay import kernel
@@ -47,9 +46,7 @@ __all__ = ["replay", "ReplayResult", "clear_cache", "MODELS"]
 MODELS = {"lamport": (None, False, False, True), "dimemas": (32 * 1024, True, True, False)}
 
 NS = 1e-9
-_CACHE: OrderedDict = OrderedDict()
-_CACHE_SIZE = 32
-_LOCK = threading.Lock()
+_CACHE = ComputedOnce(32)
 
 
 def replay(exp, focus: Focus | None = None, progress=None, model: str = "lamport") -> ReplayResult:
@@ -60,21 +57,12 @@ def replay(exp, focus: Focus | None = None, progress=None, model: str = "lamport
     if model not in MODELS:
         raise ValueError(f"unknown replay model {model!r}: use one of {', '.join(MODELS)}")
     key = (str(exp.cache_path), exp.reader.fingerprint, focus, model)
-    with _LOCK:
-        if key in _CACHE:
-            _CACHE.move_to_end(key)
-            return _CACHE[key]
-    result = _replay(exp, focus, progress if isinstance(progress, Progress) else Progress(progress), model)
-    with _LOCK:
-        _CACHE[key] = result
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return result
+    progress = progress if isinstance(progress, Progress) else Progress(progress)
+    return _CACHE.get(key, lambda: _replay(exp, focus, progress, model))
 
 
 def clear_cache() -> None:
-    with _LOCK:
-        _CACHE.clear()
+    _CACHE.clear()
 
 
 def _replay(exp, focus: Focus, progress: Progress, model: str) -> ReplayResult:

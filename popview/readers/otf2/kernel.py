@@ -158,7 +158,9 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
     n_switch = 0               # switches to explicit tasks so far (index into the restores)
     gi = 0                     # current graft interval
     off = False
-    forking = False            # between a ThreadFork and the forking thread's next enter / team begin
+    forking = False            # between a ThreadFork and the forking thread's next enter / team begin, and
+    open_forks = 0             # from its return to the fork's stack level (the leave of the parallel
+    fork_depth = np.empty(64, np.int64)    # region, its team end) to its ThreadJoin: joining its team
     cur = NOT_CREATED
     t_prev = np.int64(0)
     m = 0
@@ -354,7 +356,15 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
                 m += 1
             if k == raw.THREAD_FORK:
                 forking = True
-            elif k == raw.ENTER or k == raw.LEAVE or k == raw.TEAM_BEGIN or k == raw.THREAD_JOIN:
+                if open_forks < len(fork_depth):
+                    fork_depth[open_forks] = depth
+                open_forks += 1
+            elif k == raw.THREAD_JOIN:
+                forking = False
+                open_forks = max(open_forks - 1, 0)
+            elif k == raw.LEAVE or k == raw.TEAM_END:     # back at the fork's level: waiting for the team
+                forking = 0 < open_forks <= len(fork_depth) and depth == fork_depth[open_forks - 1]
+            elif k == raw.ENTER or k == raw.TEAM_BEGIN:
                 forking = False
             cur = FORK_JOIN if forking and not off else _state(st_region, depth, off, region_state, idle_state)
     if root_region >= 0 and depth == 1:   # the root lasts from the first record to the last
