@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, Qt, QThreadPool
+from PySide6.QtCore import QPointF, Qt
 
 import popview
 from popview.analysis.focus import Focus
+from popview.gui import jobs
 from popview.gui.state import AppState
 from popview.gui.timeline import TimelinePane
 from popview.gui.timeline.pane import NO_TIMELINE
@@ -35,7 +36,7 @@ def pane(qtbot, traces):
     qtbot.waitExposed(pane)
     pane.view.redraw_now()
     yield pane
-    QThreadPool.globalInstance().waitForDone(30_000)
+    jobs.wait_all(30_000)
     exp.close()
 
 
