@@ -366,7 +366,7 @@ def test_legend_names_the_regions_drawn_when_regions_outnumber_the_colour_slots(
             if mode.kind == "callpath" and mode.param == 0:
                 assert legend == ["main"]
     finally:
-        QThreadPool.globalInstance().waitForDone(30_000)
+        jobs.wait_all(30_000)
         exp.close()
 
 
