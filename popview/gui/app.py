@@ -87,13 +87,17 @@ def _screenshot_if_asked(window, expect_runs: bool) -> None:
 def _open_demo(window) -> None:
     """Write the demo experiment (first use only) in a thread, then open its session."""
     from popview.demo import ensure_demo
-    from popview.gui.workers import CallJob
+    from popview.gui.jobs import Lane
+
+    def written(paths, error) -> None:
+        if error is not None:
+            window.report_failure(error.splitlines()[0], error)
+        else:
+            window.open_paths(paths)
 
     window.statusBar().showMessage("Preparing the demo experiment...")
-    job = CallJob(lambda: [ensure_demo()], window)
-    job.done.connect(window.open_paths)          # a bound slot: queued into the GUI thread
-    job.failed.connect(window.report_failure)
-    job.start()
+    window.demo_lane = Lane(window, "demo")
+    window.demo_lane.submit(lambda: [ensure_demo()], written)
 
 
 def _bind_session(window) -> None:

@@ -9,7 +9,7 @@ import html
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTextBrowser, QVBoxLayout
 
@@ -154,6 +154,7 @@ class CompileNotice(QObject):
         except RuntimeError:
             pass
 
+    @Slot(str, int, int)   # a declared slot: compiles are told from other threads (PYSIDE-3124)
     def _show(self, kernel: str, done: int, _started: int) -> None:
         from popview.firstuse import LABEL
 

@@ -7,17 +7,16 @@ on the timeline; every table exports to CSV.
 from __future__ import annotations
 
 import html
-import itertools
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QGridLayout, QHeaderView, QLabel, QTableView, QToolButton, QVBoxLayout, QWidget,
 )
 
 from popview.analysis import histograms
-from popview.failures import one_line
+from popview.gui.jobs import Lane
 from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.widgets.colorscale import colour
 from popview.gui.widgets.units import format_value
@@ -84,24 +83,12 @@ class TableModel(QAbstractTableModel):
         return labels[section] if section < len(labels) else None
 
 
-class _Signals(QObject):
-    done = Signal(int, object, object)     # generation, table or None, error text
-
-
-class _Job(QRunnable):
-    def __init__(self, generation, exp, kind, t0, t1, signals):
-        super().__init__()
-        self.args = (generation, exp, kind, t0, t1)
-        self.signals = signals
-
-    def run(self) -> None:
-        generation, exp, kind, t0, t1 = self.args
-        try:
-            self.signals.done.emit(generation, histograms.build(exp, kind, t0, t1), None)
-        except (histograms.NotAvailable, ValueError) as exc:
-            self.signals.done.emit(generation, None, str(exc))
-        except Exception as exc:  # noqa: BLE001 - e.g. the experiment was closed meanwhile; shown as text
-            self.signals.done.emit(generation, None, one_line(exc))
+def _table(exp, kind, t0, t1):
+    """In the pool: (table, None), or (None, why there is none)."""
+    try:
+        return histograms.build(exp, kind, t0, t1), None
+    except (histograms.NotAvailable, ValueError) as exc:
+        return None, str(exc)
 
 
 class HistogramPane(QWidget):
@@ -110,10 +97,7 @@ class HistogramPane(QWidget):
         self.state = state
         self.table: histograms.Table | None = None
         self.visible_window: tuple[int, int] | None = None
-        self._generation = itertools.count(1)
-        self._current = 0
-        self._signals = _Signals()
-        self._signals.done.connect(self._ready)
+        self.lane = Lane(self, "Histograms")
         self.kind_box = QComboBox()
         for key, label in histograms.KINDS.items():
             self.kind_box.addItem(label, key)
@@ -186,20 +170,19 @@ class HistogramPane(QWidget):
         return None, None
 
     def refresh(self, wait: bool = False) -> None:
-        """Recompute the table in a worker (or here when `wait`)."""
+        """Recompute the table in the background (`wait`: and wait for it)."""
         exp = self.state.current
-        self._current = next(self._generation)
         if exp is None or not exp.is_trace:
+            self.lane.cancel()
             self._show(None, "a profile has no records to build histograms from" if exp is not None else
                        "open a trace to see its tables")
             return
         t0, t1 = self.window()
-        job = _Job(self._current, exp, self.kind_box.currentData(), t0, t1, self._signals)
+        kind = self.kind_box.currentData()
         self.status.setText("computing…")
+        self.lane.submit(lambda: _table(exp, kind, t0, t1), self._ready)
         if wait:
-            job.run()
-        else:
-            QThreadPool.globalInstance().start(job)
+            self.lane.wait()
 
     def _window_may_change(self, which: str) -> None:
         if self.window_box.currentData() == which:
@@ -209,9 +192,9 @@ class HistogramPane(QWidget):
         self.visible_window = (int(t0), int(t1))
         self._window_may_change("timeline")
 
-    def _ready(self, generation: int, table, error) -> None:
-        if generation == self._current:
-            self._show(table, error)
+    def _ready(self, result, error) -> None:
+        table, why = result if error is None else (None, error.splitlines()[0])
+        self._show(table, why)
 
     def _show(self, table, error) -> None:
         self.table = table

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import time
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QTextCharFormat, QColor
 from PySide6.QtWidgets import QPlainTextEdit, QVBoxLayout, QWidget
 
@@ -50,6 +50,7 @@ class LogPane(QWidget):
         self.logger.addHandler(self._handler)
         self.destroyed.connect(lambda _o=None, h=self._handler, lg=self.logger: lg.removeHandler(h))
 
+    @Slot(int, str)        # a declared slot: records come from other threads (PYSIDE-3124)
     def append(self, level: int, message: str) -> None:
         fmt = QTextCharFormat()
         if level in LEVEL_COLOURS:

@@ -22,9 +22,8 @@ from popview.analysis.report.scale import ACCEPTABLE, colour, text_on
 from popview.analysis.report.svgplot import PALETTE
 from popview.gui.advisor.model import tooltip_html
 from popview.gui.advisor import palette
-from popview.gui.advisor.pane import is_small
 from popview.gui.advisor.runs import series_name, series_runs
-from popview.gui.advisor.worker import LatestRunner
+from popview.gui.jobs import Lane
 
 PLOT_DEPTH = 1
 """Efficiencies down to this depth of the tree are drawn in the plot."""
@@ -48,7 +47,7 @@ class ScalingPane(QWidget):
         self.state = state
         self.table = None                # the last ScalingTable
         self._runs: list = []            # the runs on show
-        self.runner = LatestRunner(self)
+        self.runner = Lane(self, "Scaling")
 
         self.model_box = QComboBox(self)
         self.reference_box = QComboBox(self)
@@ -167,8 +166,7 @@ class ScalingPane(QWidget):
         mode = self.mode_box.currentText()
         focus = self.state.focus
         self.status.setText("calculating...")
-        self.runner.submit(lambda: series.build(runs, model, focus, ref, mode), self._arrived,
-                           sync=all(is_small(e) for e in runs))
+        self.runner.submit(lambda: series.build(runs, model, focus, ref, mode), self._arrived)
 
     def _arrived(self, table, error) -> None:
         if error is not None:

@@ -119,7 +119,8 @@ def plane_images(p: Placement, rgb: np.ndarray) -> list[QImage]:
 class TopologyCanvas(QWidget):
     """Draws the cells; reports hover and clicks in location numbers."""
 
-    MARGIN = 24
+    MARGIN = 24          # left, and above the planes when they have Z labels
+    EDGE = 6             # above the cells without plane labels, and around the axis label
     GAP = 16
 
     def __init__(self, pane, parent=None):
@@ -133,7 +134,8 @@ class TopologyCanvas(QWidget):
         self.unit = ""
         self.images: list[QImage] = []
         self.setMouseTracking(True)
-        self.setMinimumSize(120, 40)          # a low dock keeps the window within the screen
+        # a low dock keeps the window within the screen, yet cells keep some 20 px above the axis label
+        self.setMinimumSize(120, self.fontMetrics().height() + 2 * self.EDGE + 22)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
@@ -147,11 +149,22 @@ class TopologyCanvas(QWidget):
         self.update()
 
     # ---- geometry ------------------------------------------------------------------
+    def _top(self) -> int:
+        """Where the cells start: below the planes' labels when there are several planes."""
+        p = self.placement
+        return self.MARGIN if p is not None and p.nz > 1 else self.EDGE
+
+    def axis_label_rect(self) -> QRectF:
+        """The line under the cells that names the axes (the cells never reach it)."""
+        line = self.fontMetrics().height()
+        return QRectF(self.MARGIN, self.height() - line - self.EDGE // 2, max(self.width() - self.MARGIN, 1), line)
+
     def _cell(self) -> tuple[float, float, float]:
-        """(cell width, cell height, plane width): cells at most 4 times longer than wide."""
+        """(cell width, cell height, plane width): cells at most 4 times longer than wide,
+        between the plane labels and the axis label (which they never overlap)."""
         p = self.placement
         w = max(self.width() - 2 * self.MARGIN - (p.nz - 1) * self.GAP, 10) / p.nz
-        h = max(self.height() - 2 * self.MARGIN, 10)
+        h = max(self.axis_label_rect().top() - self.EDGE - self._top(), 4)
         cw, ch = w / p.nx, h / p.ny
         cw = min(cw, 4 * max(ch, 6.0))
         ch = min(ch, 4 * max(cw, 6.0))
@@ -161,14 +174,14 @@ class TopologyCanvas(QWidget):
         p = self.placement
         cw, ch, pw = self._cell()
         z = p.z[loc]
-        return QRectF(self.MARGIN + z * (pw + self.GAP) + p.x[loc] * cw, self.MARGIN + p.y[loc] * ch, cw, ch)
+        return QRectF(self.MARGIN + z * (pw + self.GAP) + p.x[loc] * cw, self._top() + p.y[loc] * ch, cw, ch)
 
     def location_at(self, pos: QPointF) -> int:
         p = self.placement
         if p is None or not len(p.x):
             return -1
         cw, ch, pw = self._cell()
-        px, py = pos.x() - self.MARGIN, pos.y() - self.MARGIN
+        px, py = pos.x() - self.MARGIN, pos.y() - self._top()
         z = int(px // (pw + self.GAP))
         x = int((px - z * (pw + self.GAP)) // cw)
         y = int(py // ch)
@@ -185,24 +198,30 @@ class TopologyCanvas(QWidget):
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
         cw, ch, pw = self._cell()
+        top = self._top()
         for z, image in enumerate(self.images):
             left = self.MARGIN + z * (pw + self.GAP)
-            painter.drawImage(QRectF(left, self.MARGIN, pw, p.ny * ch), image)
+            painter.drawImage(QRectF(left, top, pw, p.ny * ch), image)
             if p.nz > 1:                               # the text colour, not the borders' white
                 painter.setPen(QPen(self.palette().color(QPalette.ColorRole.WindowText)))
-                painter.drawText(QPointF(left, self.MARGIN - 6), f"{p.z_label} = {z}")
+                painter.drawText(QPointF(left, top - 6), f"{p.z_label} = {z}")
             if cw > 6 and ch > 6:                      # cell borders when cells are big enough to see
                 painter.setPen(QPen(QColor("#ffffff")))
                 for i in range(p.nx + 1):
-                    painter.drawLine(QPointF(left + i * cw, self.MARGIN), QPointF(left + i * cw, self.MARGIN + p.ny * ch))
+                    painter.drawLine(QPointF(left + i * cw, top), QPointF(left + i * cw, top + p.ny * ch))
                 for j in range(p.ny + 1):
-                    painter.drawLine(QPointF(left, self.MARGIN + j * ch), QPointF(left + pw, self.MARGIN + j * ch))
+                    painter.drawLine(QPointF(left, top + j * ch), QPointF(left + pw, top + j * ch))
         if 0 <= self.selected < len(p.x) and p.x[self.selected] >= 0:
             painter.setPen(QPen(QColor("#000000"), 2))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRect(self.cell_rect(self.selected).adjusted(1, 1, -1, -1))
         painter.setPen(self.palette().color(self.foregroundRole()))
-        painter.drawText(QPointF(self.MARGIN, self.height() - 6), f"x: {p.x_label}   y: {p.y_label}")
+        painter.drawText(self.axis_label_rect(), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                         self.axis_text())
+
+    def axis_text(self) -> str:
+        p = self.placement
+        return f"x: {p.x_label}   y: {p.y_label}" if p is not None else ""
 
     def tooltip_for(self, loc: int) -> str:
         value = float(self.values[loc]) if loc < len(self.values) else float("nan")

@@ -1,9 +1,9 @@
 """Opening experiments off the GUI thread, with progress and cancel.
 
 An OpenJob runs `popview.open(path, progress=..., cancel=...)` (and warms the
-experiment's profile) in a QThread. The GUI thread only receives signals, so
-the window stays responsive; cancelling sets the threading.Event the core
-checks at each progress report.
+experiment's profile) on the application's opening pool (popview.gui.jobs).
+The GUI thread only receives signals, so the window stays responsive;
+cancelling sets the threading.Event the core checks at each progress report.
 """
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ import threading
 import traceback
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal
 
 import popview
 from popview.cache.progress import Cancelled
 from popview.failures import one_line
+from popview.gui.jobs import OPENING, Lane
 from popview.readers.errors import InputError
 
 
@@ -30,45 +31,8 @@ def warm_profile(exp) -> None:
             pv.total(key)
 
 
-class _Runner(QObject):
-    """Lives in the worker thread; does the blocking work."""
-
-    progressed = Signal(float, str)
-    done = Signal(object)
-    failed = Signal(str, str)        # short message, details
-    cancelled = Signal()
-
-    def __init__(self, path: Path, cancel: threading.Event, opener, cache_dir):
-        super().__init__()
-        self.path, self.cancel, self.opener, self.cache_dir = path, cancel, opener, cache_dir
-
-    @Slot()
-    def run(self) -> None:
-        try:
-            exp = self.opener(self.path, cache_dir=self.cache_dir, progress=self._report, cancel=self.cancel)
-            if self.cancel.is_set():
-                exp.close()
-                raise Cancelled("cancelled by the user")
-            try:
-                warm_profile(exp)
-            except Cancelled:
-                exp.close()
-                raise
-        except Cancelled:
-            self.cancelled.emit()
-        except InputError as exc:
-            self.failed.emit(str(exc), traceback.format_exc())
-        except Exception as exc:  # noqa: BLE001 - any failure must reach the user, not kill the thread
-            self.failed.emit(f"{self.path}: {one_line(exc)}", traceback.format_exc())
-        else:
-            self.done.emit(exp)
-
-    def _report(self, fraction: float, message: str) -> None:
-        self.progressed.emit(float(fraction), message)
-
-
 class OpenJob(QObject):
-    """One file being opened. Signals arrive in the GUI thread."""
+    """One file being opened, on the application's opening pool. Signals arrive in the GUI thread."""
 
     progressed = Signal(float, str)     # fraction 0..1, message
     opened = Signal(object)             # Experiment
@@ -80,77 +44,79 @@ class OpenJob(QObject):
         super().__init__(parent)
         self.path = Path(path)
         self.series = series
-        self._cancel = threading.Event()
+        self.opener, self.cache_dir = opener or popview.open, cache_dir
         self.started = False
-        self._thread = QThread()
-        self._runner = _Runner(self.path, self._cancel, opener or popview.open, cache_dir)
-        self._runner.moveToThread(self._thread)
-        self._thread.started.connect(self._runner.run)
-        self._runner.progressed.connect(self.progressed)
-        self._runner.done.connect(self._on_done)
-        self._runner.failed.connect(self._on_failed)
-        self._runner.cancelled.connect(self._on_cancelled)
+        self._ended = threading.Event()          # the work is over (or never started)
+        self._answered = False
+        self._job = None
+        self._lane = Lane(self, f"opening {self.path.name}", OPENING)
+        self._lane.progressed.connect(self.progressed)
 
     def start(self) -> None:
         self.started = True
-        self._thread.start()
+        self._job = self._lane.submit(self._open, self._arrived)
 
     def cancel(self) -> None:
         """Stop the work; a job still waiting for its turn ends at once."""
-        self._cancel.set()
-        if not self.started:
+        if self._job is not None:
+            self._job.cancel.set()
+        if not self.started or self._lane.stop():
             self.started = True
+            self._ended.set()
             QTimer.singleShot(0, self._on_cancelled)
 
     @property
     def running(self) -> bool:
-        return self.started and not self._thread.isFinished()
+        return self.started and not self._ended.is_set()
 
     @property
     def is_cancelled(self) -> bool:
-        return self._cancel.is_set()
+        return self._job is not None and self._job.cancel.is_set()
 
     def wait(self, ms: int = 30000) -> bool:
-        return self._thread.wait(ms)
+        return not self.started or self._ended.wait(ms / 1000)
 
-    def _stop_thread(self) -> None:
-        self._thread.quit()
-        self._thread.wait()
+    def _open(self, job):
+        """In the pool: ("opened", exp), ("cancelled", None) or ("failed", (message, details))."""
+        try:
+            exp = self.opener(self.path, cache_dir=self.cache_dir, progress=job.progress, cancel=job.cancel)
+            try:
+                if job.cancel.is_set():
+                    raise Cancelled("cancelled by the user")
+                warm_profile(exp)
+            except Cancelled:
+                exp.close()
+                raise
+            return "opened", exp
+        except Cancelled:
+            return "cancelled", None
+        except InputError as exc:
+            return "failed", (str(exc), traceback.format_exc())
+        except Exception as exc:  # noqa: BLE001 - any failure must reach the user, not kill the thread
+            return "failed", (f"{self.path}: {one_line(exc)}", traceback.format_exc())
+        finally:
+            self._ended.set()
 
-    def _on_done(self, exp) -> None:
-        self._stop_thread()
-        if self._cancel.is_set():          # cancelled after the work finished: drop the result
-            exp.close()
-            self.cancelled.emit()
+    def _arrived(self, outcome, error) -> None:
+        if error is not None:
+            self._report("failed", (f"{self.path}: {error.splitlines()[0]}", error))
         else:
-            self.opened.emit(exp)
-        self.finished.emit()
+            self._report(*outcome)
 
-    def _on_failed(self, message: str, details: str) -> None:
-        self._stop_thread()
-        self.failed.emit(message, details)
+    def _report(self, kind: str, value) -> None:
+        if self._answered:
+            return
+        self._answered = True
+        if kind == "opened" and self.is_cancelled:      # cancelled after the work finished: drop it
+            value.close()
+            kind = "cancelled"
+        if kind == "opened":
+            self.opened.emit(value)
+        elif kind == "failed":
+            self.failed.emit(*value)
+        else:
+            self.cancelled.emit()
         self.finished.emit()
 
     def _on_cancelled(self) -> None:
-        self._stop_thread()
-        self.cancelled.emit()
-        self.finished.emit()
-
-
-class CallJob(QThread):
-    """Runs one blocking call (e.g. writing the demo traces) off the GUI thread."""
-
-    done = Signal(object)
-    failed = Signal(str, str)
-
-    def __init__(self, fn, parent=None):
-        super().__init__(parent)
-        self.fn = fn
-
-    def run(self) -> None:
-        try:
-            result = self.fn()
-        except Exception as exc:  # noqa: BLE001 - reported to the user by whoever started the job
-            self.failed.emit(one_line(exc), traceback.format_exc())
-        else:
-            self.done.emit(result)
+        self._report("cancelled", None)

@@ -169,8 +169,8 @@ def test_tab_switch_computes_that_variant_once(qtbot, traces, cache_dir, stub):
         assert len(stub.calls) == 4                                         # cached
 
 
+@pytest.mark.answers_later
 def test_worker_thread_path_delivers_the_newest_result(qtbot, traces, cache_dir, stub, monkeypatch):
-    monkeypatch.setattr("popview.gui.advisor.pane.SYNC_RECORDS", 0)       # force the worker
     state, pane, exp = _pane(qtbot, traces, cache_dir, "mpi.prv")
     with exp:
         with qtbot.waitSignal(pane.updated, timeout=10000):

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, Qt, QThreadPool
+from PySide6.QtCore import QPointF, Qt
 
 import popview
 from popview.analysis.focus import Focus
+from popview.gui import jobs
 from popview.gui.state import AppState
 from popview.gui.timeline import TimelinePane
 from popview.gui.timeline.pane import NO_TIMELINE
@@ -35,7 +36,7 @@ def pane(qtbot, traces):
     qtbot.waitExposed(pane)
     pane.view.redraw_now()
     yield pane
-    QThreadPool.globalInstance().waitForDone(30_000)
+    jobs.wait_all(30_000)
     exp.close()
 
 
@@ -324,3 +325,80 @@ def test_the_status_is_above_the_legend_and_shortened_rather_than_cut_off(pane, 
     qtbot.wait(50)
     shown = label.shown_text()
     assert shown.endswith("…") and label.text().startswith(shown[:-1])
+
+
+def _legend_names(pane) -> list[str]:
+    return [pane.legend.item(i).text().rsplit("  ", 1)[0] for i in range(pane.legend.count())]
+
+
+def test_legend_names_the_regions_drawn_when_regions_outnumber_the_colour_slots(qtbot, shared_traces, tmp_path):
+    """Score-P defines every MPI function as a region (298 in the 2x2 heat run, 18 of them
+    entered): region 254 and on shared colour slots with regions 0 and on, so the OpenMP
+    legend read 'MPI_Cart_rank 46%' and call-path depth 0 'MPI_Comm_free 100%' (it is main)."""
+    path = shared_traces / "popview-heat/scorep/hyb_2x2/traces.otf2"
+    if not path.exists():
+        pytest.skip(f"{path} is not among the shared traces")
+    exp = popview.open(path, cache_dir=tmp_path / "cache")
+    assert len(exp.definitions.regions) > 254
+    state = AppState()
+    pane = TimelinePane(state)
+    qtbot.addWidget(pane)
+    pane.resize(1200, 500)
+    pane.show()
+    state.add_experiment(exp)
+    qtbot.waitExposed(pane)
+    region = np.asarray(exp.definitions.callpath_region)
+    try:
+        for i, mode in enumerate(pane._modes):
+            if mode.kind not in ("mpi", "openmp", "callpath"):
+                continue
+            pane.mode_box.setCurrentIndex(i)
+            view = pane.view
+            view.redraw_now()
+            pane._settled()
+            values = np.unique(view.last_picture.values)
+            values = values[values >= 0]
+            drawn = {exp.definitions.regions[int(region[v] if mode.kind == "callpath" else v)].name for v in values}
+            legend = _legend_names(pane)
+            assert legend and set(legend) <= drawn, (mode.label, legend, drawn)
+            if mode.kind == "openmp":
+                assert all(name.startswith("!$omp") for name in legend), legend
+            if mode.kind == "callpath" and mode.param == 0:
+                assert legend == ["main"]
+    finally:
+        jobs.wait_all(30_000)
+        exp.close()
+
+
+def test_keys_past_the_colour_slots_are_others_not_another_keys_colour():
+    """More categories than the LUT's 254 slots: the extra ones are 'others' (slot 255)."""
+    from types import SimpleNamespace
+
+    from popview.analysis.timeline_data import ColourMode
+    from popview.gui.timeline.palette import SLOTS, Palette
+
+    values = {k: f"value {k}" for k in range(300)}
+    defs = SimpleNamespace(states={}, regions=[], callpath_region=[],
+                           event_types={7: SimpleNamespace(values=values)})
+    palette = Palette(SimpleNamespace(defs=defs), ColourMode("event", 7, True))
+    index = palette.index(np.arange(300, dtype=np.int64))
+    assert len(set(index[:SLOTS].tolist())) == SLOTS and (index[SLOTS:] == 255).all()
+    assert [palette.labels[int(s)] for s in index[:SLOTS]] == [values[k] for k in range(SLOTS)]
+
+
+def test_a_squeezed_timeline_keeps_its_check_boxes_whole(pane, qtbot):
+    """A low docked timeline squeezed the overlay boxes to 13 of their 19 px: their names cut."""
+    pane.resize(1200, 60)                       # below the pane's minimum: it stops there
+    qtbot.wait(100)
+    pane.side.layout().activate()
+    boxes = [pane.lines_box, pane.flags_box, pane.path_box, pane.one_run_box]
+    for box in boxes:
+        assert box.height() >= box.sizeHint().height(), (box.text(), box.height(), box.sizeHint())
+        assert box.width() >= box.sizeHint().width(), (box.text(), box.width(), box.sizeHint())
+        inside = box.geometry().translated(box.parentWidget().mapTo(pane, box.parentWidget().rect().topLeft()))
+        assert pane.rect().contains(inside), (box.text(), inside, pane.rect())
+    rects = [b.geometry() for b in boxes] + [pane.legend.geometry(), pane.source_label.geometry()]
+    for i, a in enumerate(rects):
+        for b in rects[i + 1:]:
+            assert not a.intersects(b), (a, b)
+    assert pane.source_label.height() >= pane.source_label.fontMetrics().height()

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QThreadPool
 
 import popview
 from popview.analysis.focus import Focus
+from popview.gui import jobs
 from popview.gui.histograms import HistogramPane
 from popview.gui.state import AppState
 from popview.gui.timeline import TimelinePane
@@ -25,7 +25,7 @@ def panes(qtbot, tmp_path):
     hist.window_box.setCurrentIndex(hist.window_box.findData("whole"))
     hist.refresh(wait=True)
     yield state, timeline, hist, expected
-    QThreadPool.globalInstance().waitForDone(10_000)
+    jobs.wait_all(10_000)
     exp.close()
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QThreadPool
 
 import popview
+from popview.gui import jobs
 from popview.gui.state import AppState
 from popview.gui.timeline import TimelinePane
 from popview.gui.timeline import view as timeline_view
@@ -36,7 +36,7 @@ def pane(qtbot, runs):
         state.add_experiment(exp, "run")
     qtbot.waitExposed(pane)
     yield pane
-    QThreadPool.globalInstance().waitForDone(30_000)
+    jobs.wait_all(30_000)
     for exp in exps:
         exp.close()
 

@@ -109,3 +109,33 @@ def test_every_plane_label_is_drawn_in_the_text_colour(qtbot):
         band = [image.pixelColor(x, y) for x in range(left, left + 40) for y in range(2, canvas.MARGIN - 2)]
         inked = [c for c in band if abs(c.lightness() - text.lightness()) < 60]
         assert len(inked) > 5, f"plane {z}: label not in the text colour"
+
+
+@pytest.mark.parametrize("height", [None, 60, 90, 300])
+def test_axis_label_never_overlaps_the_cells(pane, height):
+    """A low Topology dock drew the 'x: thread' label over the cells (and its colour key):
+    the cells stay above the label's line at any height, and the label's pixels are text on
+    the background, not on a cell."""
+    _state, topo, _system = pane
+    canvas = topo.canvas
+    h = canvas.minimumHeight() if height is None else max(height, canvas.minimumHeight())
+    canvas.setFixedHeight(h)
+    topo.resize(600, h + 200)
+    QTest.qWait(50)
+    assert canvas.height() == h
+    label = canvas.axis_label_rect()
+    assert label.bottom() <= canvas.height()
+    cells = [canvas.cell_rect(i) for i in range(len(canvas.placement.x)) if canvas.placement.x[i] >= 0]
+    assert cells and max(c.bottom() for c in cells) <= label.top(), (h, label, cells)
+    assert min(c.height() for c in cells) >= 4
+    image = canvas.grab().toImage()
+    ink = canvas.palette().color(canvas.foregroundRole())
+    width = canvas.fontMetrics().horizontalAdvance(canvas.axis_text())
+    band = [image.pixelColor(x, y) for x in range(int(label.left()), int(label.left()) + width)
+            for y in range(int(label.top()), int(label.bottom()))]
+    assert sum(abs(c.lightness() - ink.lightness()) < 60 for c in band) > 20, "axis label not drawn as text"
+    background = canvas.palette().color(canvas.backgroundRole())
+    cell_colours = {canvas.rgb[i].tobytes() for i in range(len(canvas.rgb))}
+    on_cells = [c for c in band if bytes([c.red(), c.green(), c.blue()]) in cell_colours
+                and abs(c.lightness() - background.lightness()) > 30]
+    assert len(on_cells) < len(band) // 10, "the axis label lies on the cells"

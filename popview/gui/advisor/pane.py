@@ -17,19 +17,11 @@ from popview.gui.advisor import export, palette
 from popview.gui.advisor.candidates import CandidatesWidget
 from popview.gui.advisor.runs import series_runs
 from popview.gui.advisor.tab import VariantTab
-from popview.gui.advisor.worker import LatestRunner
+from popview.gui.jobs import Lane
 from popview.gui.widgets.elided import ElidedLabel
 
 LOW_DOCK = 320
 """Below this height (px) the Advisor keeps its room for the tree."""
-
-SYNC_RECORDS = 100_000
-"""Experiments with fewer records are computed on the GUI thread (instant)."""
-
-
-def is_small(exp) -> bool:
-    r = exp.reader
-    return sum(r.count(t) for t in ("states", "events", "calls")) < SYNC_RECORDS
 
 
 class AdvisorPane(QWidget):
@@ -47,9 +39,9 @@ class AdvisorPane(QWidget):
         self._candidate_results: dict = {}   # (exp id, variant key) -> candidates
         self._results: dict = {}       # (exp id, focus, variant key, reference id) -> (roots, warnings, notes)
         self._shown_warnings: tuple = ([], [])
-        self.runner = LatestRunner(self)
-        self.candidate_runner = LatestRunner(self)
-        self.report_runner = LatestRunner(self)
+        self.runner = Lane(self, "Advisor")
+        self.candidate_runner = Lane(self, "Advisor candidates")
+        self.report_runner = Lane(self, "report")
 
         self.header = QLabel(self)
         self.header.setTextFormat(Qt.RichText)
@@ -199,7 +191,7 @@ class AdvisorPane(QWidget):
         def job():
             trees = compute.variant(exp, tab.variant, focus, reference)
             return [r for t in trees for r in t.roots], warn.collect(exp, trees, focus), warn.notes(trees)
-        self.runner.submit(job, lambda result, error: self._arrived(key, tab, result, error), sync=is_small(exp))
+        self.runner.submit(job, lambda result, error: self._arrived(key, tab, result, error))
 
     def reference(self):
         """The run scalabilities are measured against: the smallest of the series (None: the run itself)."""
@@ -261,8 +253,7 @@ class AdvisorPane(QWidget):
         self.candidates.set_status(f"Searching call paths with {tab.variant.label}...")
         key = (id(exp), tab.variant.key)
         self.candidate_runner.submit(lambda: cand.find(exp, model, threshold),
-                                     lambda result, error: self._candidates_arrived(key, result, error),
-                                     sync=is_small(exp))
+                                     lambda result, error: self._candidates_arrived(key, result, error))
 
     def _candidates_arrived(self, key, result, error) -> None:
         if error is not None:
@@ -309,9 +300,7 @@ class AdvisorPane(QWidget):
     def export_report(self, path: Path) -> None:
         """Write the report of the current run's series; `reportWritten` tells when it is done."""
         write = export.report_job(self.state, self.window(), self.report_variants())
-        small = all(is_small(e) for e in series_runs(self.state))
-        self.report_runner.submit(lambda: write(path), lambda result, error: self._report_done(path, error),
-                                  sync=small)
+        self.report_runner.submit(lambda: write(path), lambda result, error: self._report_done(path, error))
 
     def _report_done(self, path, error) -> None:
         if error is not None:

@@ -60,19 +60,25 @@ class Palette:
             colours = [tuple(d.states[k].get("color", (128, 128, 128))) for k in keys]
             labels = [d.states[k].get("name", str(k)) for k in keys]
         elif mode.kind in ("mpi", "openmp", "callpath"):
-            keys = list(range(len(d.regions)))
-            colours = [region_colour(i, r.paradigm) for i, r in enumerate(d.regions)]
-            labels = [r.name for r in d.regions]
+            # the regions some call path enters, in their order: Score-P defines every MPI
+            # function (298 regions for an 18-region run), more than the LUT has slots
+            used = np.unique(np.asarray(d.callpath_region, np.int64))
+            used = used[(used >= 0) & (used < len(d.regions))] if len(used) else np.arange(len(d.regions))
+            keys = [int(i) for i in used]
+            colours = [region_colour(i, d.regions[i].paradigm) for i in keys]
+            labels = [d.regions[i].name for i in keys]
         else:
             et = d.event_types.get(mode.param)
             keys = sorted(et.values) if et else []
             colours = [_TAB20[i % len(_TAB20)] for i in range(len(keys))]
             labels = [et.values[k] for k in keys] if et else []
+        # one slot per key while slots last; the keys past them are drawn and listed as
+        # "others", never under another key's colour and name
         self.keys = np.array(keys, np.int64)
-        self.slots = (np.arange(len(keys)) % SLOTS + 1).astype(np.uint8)
-        for slot, colour, label in zip(self.slots, colours, labels):
+        self.slots = np.where(np.arange(len(keys)) < SLOTS, np.arange(len(keys)) + 1, 255).astype(np.uint8)
+        for slot, colour, label in zip(self.slots[:SLOTS], colours, labels):
             self.lut[slot] = colour
-            self.labels.setdefault(int(slot), label)
+            self.labels[int(slot)] = label
         self._callpath_region = np.asarray(d.callpath_region, np.int64)
         self._dense = None       # key + 1 -> slot, when keys are small non-negative numbers
         if len(self.keys) and self.keys.min() >= 0 and self.keys.max() < 1 << 20:

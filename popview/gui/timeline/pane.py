@@ -7,7 +7,7 @@ import html
 
 import numpy as np
 
-from PySide6.QtCore import QObject, QRunnable, QSize, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPixmap
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from popview.analysis.focus import Focus
 from popview.analysis.timeline_data import ColourMode, focus_span, parse_time_window
 from popview.failures import one_line
+from popview.gui.jobs import Lane
 from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import AUTO, AUTO_LINES, AUTO_PX_PER_LINE, OFF, ON, TimelineView, format_time
@@ -34,26 +35,16 @@ COMMS_TIP = ("Communication lines: by default on when zoomed in far enough to te
              "when zoomed out. Tick or untick to choose; right-click > automatic to follow the zoom again")
 SIDE_PX = 200             # the legend column, widened up to LEGEND_MAX_PX for long names
 LEGEND_MAX_PX = 300       # wider names wrap: the runs keep the width
+STACK_MIN_PX = 100        # the runs and side column's least height in a low dock
 
 
-class _PathSignals(QObject):
-    done = Signal(object, object)      # view, critical path columns (or None)
-
-
-class _CriticalPathJob(QRunnable):
-    """Runs the replay engine off the GUI thread."""
-
-    def __init__(self, view, focus, signals):
-        super().__init__()
-        self.view, self.focus, self.signals = view, focus, signals
-
-    def run(self) -> None:
-        try:
-            from popview.analysis.replay import replay
-            path = replay(self.view.exp, self.focus).critical_path
-        except Exception as exc:  # noqa: BLE001 - reported to the user as text
-            path = {"error": one_line(exc)}
-        self.signals.done.emit(self.view, path)
+def _critical_path(exp, focus) -> dict:
+    """In the pool: the replay's critical path, or {"error": why not}."""
+    try:
+        from popview.analysis.replay import replay
+        return replay(exp, focus).critical_path
+    except Exception as exc:  # noqa: BLE001 - reported to the user as text
+        return {"error": one_line(exc)}
 
 
 def critical_path_summary(path: dict) -> str:
@@ -72,8 +63,7 @@ class TimelinePane(QWidget):
         super().__init__(parent)
         self.state = state
         self.views: dict[int, TimelineView] = {}
-        self._path_signals = _PathSignals()
-        self._path_signals.done.connect(self._path_ready)
+        self._path_lanes: dict[int, Lane] = {}        # one per view: each view's newest request wins
         self._settle_timer = QTimer(self, singleShot=True, interval=120, timeout=self._settled)
         self._build()
         state.experimentsChanged.connect(self._sync_experiments)
@@ -143,7 +133,10 @@ class TimelinePane(QWidget):
         side_layout.addWidget(self.source_label)
         overlays = QGridLayout()           # beside the view, not in the toolbar: the pane stays narrow
         for i, box in enumerate((self.lines_box, self.flags_box, self.path_box, self.one_run_box)):
+            # never squeezed below their text's height: a low dock cut the boxes and their names
+            box.setMinimumHeight(box.sizeHint().height())
             overlays.addWidget(box, i // 2, i % 2)
+        self.source_label.setMinimumHeight(self.source_label.fontMetrics().height())
         side_layout.addLayout(overlays)
         side_layout.addWidget(self.legend)
         side_layout.addWidget(self.gradient_label)
@@ -158,9 +151,9 @@ class TimelinePane(QWidget):
         self.message = QLabel(NO_TIMELINE, alignment=Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
         self.stack = QStackedWidget()
-        self.stack.setMinimumHeight(100)       # a low dock: the legend scrolls, the window stays on screen
-        timeline = QWidget()
+        self.timeline_page = timeline = QWidget()
         timeline.setLayout(body)
+        self._fit_min_height()
         self.stack.addWidget(timeline)
         self.stack.addWidget(self.message)
         self.info = QLabel(textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -172,6 +165,13 @@ class TimelinePane(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.info)
+
+    def _fit_min_height(self) -> None:
+        """A low dock: the legend scrolls, the window stays on screen; yet the side column's
+        status, check boxes and a line of legend (or the gradient's key) keep their height
+        (a fixed 100 px squeezed the boxes to 6 px in a low dock)."""
+        self.timeline_page.layout().activate()
+        self.stack.setMinimumHeight(max(STACK_MIN_PX, self.timeline_page.minimumSizeHint().height()))
 
     def _tool(self, text, tip, slot) -> QToolButton:
         b = QToolButton(text=text, toolTip=tip)
@@ -405,7 +405,14 @@ class TimelinePane(QWidget):
                 from popview.analysis.autofocus import propose
                 focus = propose(view.exp)[0]
             self.info.setText("computing the critical path…")
-            QThreadPool.globalInstance().start(_CriticalPathJob(view, focus, self._path_signals))
+            self._path_lane(view).submit(lambda exp=view.exp, focus=focus: _critical_path(exp, focus),
+                                         lambda path, error, view=view: self._path_ready(view, path or
+                                                                                         {"error": error}))
+
+    def _path_lane(self, view) -> Lane:
+        if id(view) not in self._path_lanes:
+            self._path_lanes[id(view)] = Lane(self, "critical path")
+        return self._path_lanes[id(view)]
 
     def _path_ready(self, view, path) -> None:
         if view not in self.views.values() or not self.path_box.isChecked():
@@ -498,6 +505,7 @@ class TimelinePane(QWidget):
                 pix.fill(QColor(*colour))
                 self.legend.addItem(QListWidgetItem(QIcon(pix), f"{label}  {fraction:.0%}"))
             self._fit_side()
+            self._fit_min_height()
             return
         p = view.palette
         unit = {"useful": "duration", "ipc": "IPC"}.get(view.mode.kind, "per second")
@@ -512,6 +520,7 @@ class TimelinePane(QWidget):
         self.gradient_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.gradient_label.show()
         self._fit_side()
+        self._fit_min_height()
 
     def _fit_side(self) -> None:
         """The legend column as wide as its longest entry (SIDE_PX to LEGEND_MAX_PX)."""
