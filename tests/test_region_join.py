@@ -12,7 +12,7 @@ import pytest
 
 import popview
 from popview.analysis.metrics import focus_inputs
-from popview.cache.cumulative import CAT
+from popview.model.categories import CAT
 from popview.testing.otf2_writer import LATE_BARRIER, PARALLEL, write_late_barrier_trace
 
 NS = 1e-9

@@ -14,7 +14,7 @@ import numpy as np
 from popview.analysis.focus import Focus
 from popview.analysis.inputs import FocusInputs, Region
 from popview.analysis.window_index import CumulativeIndex
-from popview.cache.cumulative import CAT, N_CAT
+from popview.model.categories import CAT, N_CAT
 from popview.cache.nodes import Group
 
 NS = 1e9

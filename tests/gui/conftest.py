@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import pytest
 
-from popview.gui import jobs
+from popview.gui import collector, jobs
+
+
+@pytest.fixture(autouse=True)
+def cycles_collected_in_the_gui_thread(qapp):
+    """As in the window (MainWindow installs it): panes tested alone have workers too."""
+    collector.install()
 
 
 @pytest.fixture(autouse=True)

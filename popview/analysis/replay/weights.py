@@ -46,7 +46,7 @@ from popview.analysis.inputs import MPI_CATS
 from popview.analysis.replay import intervals
 from popview.analysis.replay.records import Calls
 from popview.cache import schema
-from popview.cache.cumulative import CAT
+from popview.model.categories import CAT
 from popview.model.states import NOT_CREATED
 
 CUE, COO, COM, IDEAL = range(4)
