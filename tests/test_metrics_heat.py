@@ -183,7 +183,7 @@ def test_scorep_trace_agrees_with_the_profile_of_the_same_run(shared_traces, cac
     assert compared >= (25 if run == "hyb_1x2" else 6)
     if run == "hyb_2x2":
         from popview.analysis.metrics import focus_inputs
-        from popview.cache.cumulative import CAT
+        from popview.model.categories import CAT
         t, p = focus_inputs(trace, "whole"), focus_inputs(profile, "whole")
         fork = t.cat[t.masters, CAT["omp_management"]].sum()
         assert p.useful.sum() - t.useful.sum() == pytest.approx(fork, rel=0.05)

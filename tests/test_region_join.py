@@ -12,7 +12,7 @@ import pytest
 
 import popview
 from popview.analysis.metrics import focus_inputs
-from popview.cache.cumulative import CAT
+from popview.model.categories import CAT
 from popview.testing.otf2_writer import LATE_BARRIER, PARALLEL, write_late_barrier_trace
 
 NS = 1e-9
@@ -91,3 +91,78 @@ def test_scorep_heat_jacobi_region_has_no_mpi_loss(shared_traces, cache_dir):
         # the masters' join wait is OpenMP management, not useful: the workers' barrier ends late
         mgmt = x.cat[x.masters, CAT["omp_management"]]
         assert (mgmt > 0.5 * x.openmp).all()
+
+
+EXTRAE_SHAPE = dict(processes=2, threads=3, iterations=4, serial_fraction=0.2, parallel_regions=2, fork_ns=1_000,
+                    thread_weights=(1.0, 2.0, 3.0), rank_weights=(1.0, 1.5), worker_parallel_records=False)
+
+
+def test_outlined_function_focus_counts_the_waiting_master(tmp_path, cache_dir):
+    """Extrae's workers record only their outlined function: in a focus on it the master,
+    done with its own chunk, waits (Synchronization, inside the parallel construct) while
+    its slower workers still run theirs. That time is the call path's OpenMP time: every
+    MPI factor is 1, R is the busiest thread's time in the function, the per-process
+    difference is MPI load imbalance. (Before: the master's time in the focus was its own
+    chunk, and the rest read as MPI loss.)"""
+    from popview.testing.synthetic import Shape, write
+    shape = Shape(**EXTRAE_SHAPE)
+    ex = write(tmp_path / "w.prv", shape)
+    P, T = shape.processes, shape.threads
+    with popview.open(tmp_path / "w.prv", cache_dir=cache_dir) as exp:
+        for k in range(shape.parallel_regions):
+            focus = f"callpath:main/timestep/parallel (open)/solve_region_{k + 1}._omp_fn.{k}"
+            useful = ex.region_omp_useful_ns[k] * NS                     # per location, in this function
+            busiest = useful.reshape(P, T).max(axis=1)                   # per process
+            x = focus_inputs(exp, focus)
+            assert x.runtime == pytest.approx(busiest.max(), rel=1e-9)
+            np.testing.assert_allclose(x.openmp, busiest, rtol=1e-9)
+            np.testing.assert_allclose(x.useful, useful, rtol=1e-9)
+            masters = x.masters
+            # the master's wait for its team is synchronisation, its own chunk computation
+            np.testing.assert_allclose(x.cat[masters, CAT["omp_sync"]], busiest - useful[masters], rtol=1e-9)
+            add = exp.metrics("hybrid-additive", focus)
+            mult = exp.metrics("hybrid-multiplicative", focus)
+            for tree, ids in ((add, MPI_FACTORS["hybrid-additive"]),
+                              (mult, MPI_FACTORS["hybrid-multiplicative"])):
+                for metric in ids:
+                    assert tree.value(metric) == pytest.approx(1, abs=1e-9), (k, tree.model, metric)
+            r = busiest.max()
+            assert add.value("process_load_balance") == pytest.approx(1 - (r - busiest.mean()) / r, rel=1e-9)
+            assert add.value("thread_efficiency") == pytest.approx(1 - (busiest.mean() - useful.mean()) / r, rel=1e-9)
+            for _, node in mult.walk():
+                if node.kind == "efficiency" and node.value is not None:
+                    assert -1e-9 <= node.value <= 1 + 1e-9, (k, node.id, node.value)
+
+
+def test_extrae_heat_outlined_functions_have_no_mpi_loss(shared_traces, cache_dir):
+    """popview-heat Extrae 2x2 (4 threads on 2 cores): each worker runs its chunk of an
+    outlined function after its master has finished its own and waits in the join. Before:
+    a focus on main._omp_fn.0 (no MPI in it) read MPI communication efficiency 64.8 % and
+    transfer 74.3 %, on main._omp_fn.1 63.1 % and 65.3 %. Now every MPI factor is 1, the
+    children's figures stay within the parallel region's, and no thread is in a focus
+    longer than R nor computes in a region longer than its master is in it."""
+    path = shared_traces / "popview-heat/extrae/hyb_2x2/hyb_2x2.prv"
+    with popview.open(path, cache_dir=cache_dir) as exp:
+        parent = focus_inputs(exp, "callpath:REGION (open)")
+        whole = focus_inputs(exp, "whole")
+        for reg in whole.regions:
+            team = np.bincount(whole.process, reg.useful)
+            assert (team <= whole.threads_per_process * reg.openmp + 1e-9).all(), reg.name
+            assert (reg.useful <= reg.openmp[whole.process] + 1e-9).all(), reg.name
+        useful = np.zeros(parent.n_threads)
+        for k in range(2):
+            focus = f"callpath:REGION (open)/main._omp_fn.{k}"
+            x = focus_inputs(exp, focus)
+            assert x.mpi.max() == 0
+            assert (x.cat.sum(axis=1) <= x.runtime + 1e-9).all()
+            assert x.runtime <= parent.runtime + 1e-9
+            useful += x.useful
+            for model, ids in MPI_FACTORS.items():
+                tree = exp.metrics(model, focus)
+                for metric in ids:
+                    assert tree.value(metric) == pytest.approx(1, abs=1e-9), (k, model, metric, tree.value(metric))
+                assert tree.inconsistencies(1e-9) == [], (k, model)
+                for _, node in tree.walk():
+                    if node.kind == "efficiency" and node.value is not None:
+                        assert -1e-9 <= node.value <= 1 + 1e-9, (k, model, node.id, node.value)
+        np.testing.assert_allclose(useful, parent.useful, rtol=1e-9)     # the functions hold the region's work

@@ -12,6 +12,17 @@ thread of the process is inside the call path: the master's time when the
 workers' time lies within it (always unless the reader grafted them), and
 never shorter than any thread's, so that no chain of dependencies between
 the threads of a process (the replay's critical path) can outlast it.
+
+Where a worker is inside the call path while its master, in the same
+parallel-region instance (fork to join), is not (an outlined function or a
+loop of a region: Extrae's workers run their chunk after the master has
+finished its own and waits in the join; a barrier the master reaches last),
+that time of the master belongs to the focus too (`extra`): the process is
+inside the parallel region there, and its master, idle with respect to the
+call path, is OpenMP time of it (its OpenMP runtime states as they are,
+anything else as OpenMP idle: the master's own computation elsewhere in the
+region is not the call path's), not time its process spends elsewhere, which
+the MPI level would count lost.
 """
 from __future__ import annotations
 
@@ -25,12 +36,18 @@ from popview.cache.cumulative import master_segments_of, thread_segments
 
 @dataclass
 class CallpathTime:
-    """Per location, disjoint sorted intervals in CSR form; R in ns."""
+    """Per location, disjoint sorted intervals in CSR form; R in ns. `extra_*`: the part
+    of each master's intervals outside its own visits of the call path (its team inside
+    them in the same parallel-region instance), which the trace's profile gives to the
+    enclosing call path."""
 
     ptr: np.ndarray
     begin: np.ndarray
     end: np.ndarray
     runtime_ns: int
+    extra_ptr: np.ndarray | None = None
+    extra_begin: np.ndarray | None = None
+    extra_end: np.ndarray | None = None
 
 
 def callpath_ids(defs, path: str) -> list[int]:
@@ -53,6 +70,8 @@ def callpath_time(exp, path: str, own_calls=None) -> CallpathTime:
     master_of = masters(defs)
     empty = np.zeros(0, np.int64)
     parts = [(empty, empty)] * defs.n_locations
+    extra = [(empty, empty)] * defs.n_locations
+    construct = _constructs(defs)
     for p, visits in enumerate(_master_visits(exp, defs.n_processes)):
         master_segments = master_segments_of(visits)
         for loc in np.flatnonzero(proc == p):
@@ -60,12 +79,78 @@ def callpath_time(exp, path: str, own_calls=None) -> CallpathTime:
             b, e, cp = thread_segments(master_segments, own)
             keep = inside[cp]
             parts[loc] = intervals.merge_overlaps(np.array([0, int(keep.sum())], np.int64), b[keep], e[keep])[1:]
-    ptr = intervals.csr(np.repeat(np.arange(defs.n_locations), [len(b) for b, _ in parts]), defs.n_locations)
+        if grafted:
+            m = int(master_of[p])
+            workers = [int(loc) for loc in np.flatnonzero(proc == p) if loc != m]
+            extra[m] = _master_waiting(parts, m, workers, _instances(visits, construct))
+            if len(extra[m][0]):
+                parts[m] = _union([parts[m], extra[m]])
+    ptr = _ptr(parts, defs.n_locations)
     begin = np.concatenate([b for b, _ in parts]) if parts else empty
     end = np.concatenate([e for _, e in parts]) if parts else empty
     main = main_locations(defs)[0]
     runtime = max((_union_length(parts, main[proc[main] == p]) for p in np.unique(proc[main])), default=0)
-    return CallpathTime(ptr, begin, end, runtime)
+    return CallpathTime(ptr, begin, end, runtime, _ptr(extra, defs.n_locations),
+                        np.concatenate([b for b, _ in extra]) if extra else empty,
+                        np.concatenate([e for _, e in extra]) if extra else empty)
+
+
+def _ptr(parts, n_loc: int) -> np.ndarray:
+    return intervals.csr(np.repeat(np.arange(n_loc), [len(b) for b, _ in parts]), n_loc)
+
+
+def _constructs(defs) -> tuple[np.ndarray, np.ndarray]:
+    """Per call path: whether it is an OpenMP parallel construct; whether an outlined function."""
+    par = np.array([defs.regions[r].paradigm == "openmp" and defs.regions[r].role == "parallel"
+                    for r in defs.callpath_region], bool)
+    outl = np.array([defs.regions[r].role == "outlined" for r in defs.callpath_region], bool)
+    return par, outl
+
+
+def _instances(visits: dict, construct) -> tuple[np.ndarray, np.ndarray]:
+    """The master's outermost parallel-region instances (fork to join, as the cache stores
+    them): its visits of parallel constructs, of outlined functions when it has none."""
+    par, outl = construct
+    cp = visits["callpath"].astype(np.int64)
+    sel = par[cp] if len(cp) else np.zeros(0, bool)
+    if not sel.any():
+        sel = outl[cp] if len(cp) else sel
+    b, e = visits["begin"][sel], visits["end"][sel]
+    order = np.argsort(b, kind="stable")
+    return intervals.merge_overlaps(np.array([0, len(b)], np.int64), b[order], e[order])[1:]
+
+
+def _union(parts) -> tuple[np.ndarray, np.ndarray]:
+    b = np.concatenate([x for x, _ in parts])
+    e = np.concatenate([x for _, x in parts])
+    order = np.argsort(b, kind="stable")
+    return intervals.merge_overlaps(np.array([0, len(b)], np.int64), b[order], e[order])[1:]
+
+
+def _intersect(a, b) -> tuple[np.ndarray, np.ndarray]:
+    """a ∩ b of two sorted, disjoint interval lists."""
+    _, ob, oe, _, _ = intervals.intersect(np.array([0, len(a[0])], np.int64), *a,
+                                          np.array([0, len(b[0])], np.int64), *b)
+    return ob, oe
+
+
+def _master_waiting(parts, master: int, workers: list[int], waiting) -> tuple[np.ndarray, np.ndarray]:
+    """The time in which some worker is inside the call path while the master is not,
+    within one of the master's parallel-region instances (`waiting`): (begin, end),
+    sorted, disjoint."""
+    empty = np.zeros(0, np.int64)
+    if not workers or not len(waiting[0]):
+        return empty, empty
+    team = _union([parts[w] for w in workers])
+    if not len(team[0]):
+        return empty, empty
+    b, e = _intersect(team, waiting)
+    own = parts[master]
+    if not len(b) or not len(own[0]):
+        return b, e
+    _, b, e, _ = intervals.subtract(np.array([0, len(b)], np.int64), b, e,
+                                    np.array([0, len(own[0])], np.int64), *own)
+    return b, e
 
 
 def _union_length(parts, locs) -> int:

@@ -14,7 +14,7 @@ import numpy as np
 from popview.analysis.focus import Focus
 from popview.analysis.inputs import FocusInputs, Region
 from popview.analysis.window_index import CumulativeIndex
-from popview.cache.cumulative import CAT, N_CAT
+from popview.model.categories import CAT, N_CAT
 from popview.cache.nodes import Group
 
 NS = 1e9
@@ -144,15 +144,46 @@ class _TraceGather:
             if prof.has(name):
                 ctr[:, k] = prof.by_location(name, cp, True)[self.locs]
         from popview.analysis.callpath_time import callpath_time
-        runtime = float(cat[:, :N_CAT].sum(axis=1).max()) if len(self.locs) else 0.0
         defs_cp = _defs_callpath(self.defs, path)
-        if defs_cp >= 0:        # not the profile's artificial root for time outside every region
-            runtime = max(float(callpath_time(self.exp, path).runtime_ns), runtime)
+        cp_time = callpath_time(self.exp, path) if defs_cp >= 0 else None   # not the profile's artificial root
+        if cp_time is not None:
+            self._add_masters_waiting(cat, cp_time)
+        runtime = float(cat[:, :N_CAT].sum(axis=1).max()) if len(self.locs) else 0.0
+        if cp_time is not None:
+            runtime = max(float(cp_time.runtime_ns), runtime)
         inputs = self._inputs(runtime, cat, ctr, path, lambda key: self._region_within(key, defs_cp))
         inputs.notes.append("call-path focus: every thread's time while its process's master thread (or the thread "
                             f"itself, in its own visits) is inside {path}; R = the longest, over processes, of the "
                             "time some thread of the process is inside it")
         return inputs
+
+
+    def _add_masters_waiting(self, cat: np.ndarray, cp_time) -> None:
+        """A master's time in the call path outside its own visits of it (its team inside them
+        in the same parallel-region instance, callpath_time.py), which the trace's profile
+        gives to another call path: its OpenMP runtime states as the cumulative sums have
+        them, the rest (its own computation elsewhere in the region, unrecorded time) as
+        OpenMP idle, no counters (none of it is the call path's computation)."""
+        if cp_time.extra_ptr is None:
+            return
+        ptr = cp_time.extra_ptr
+        rows = [(i, int(loc)) for i, loc in enumerate(self.locs.tolist()) if ptr[loc + 1] > ptr[loc]]
+        if not rows:
+            return
+        requests = []
+        for _, loc in rows:
+            lo, hi = int(ptr[loc]), int(ptr[loc + 1])
+            requests.append((loc, np.column_stack((cp_time.extra_begin[lo:hi], cp_time.extra_end[lo:hi])).ravel()))
+        runtime = [CAT[c] for c in _OPENMP_RUNTIME]
+        for (i, loc), (cum, _) in zip(rows, self.index.evaluate(requests)):
+            lo, hi = int(ptr[loc]), int(ptr[loc + 1])
+            length = float((cp_time.extra_end[lo:hi] - cp_time.extra_begin[lo:hi]).sum())
+            waiting = (cum[1::2, runtime] - cum[0::2, runtime]).sum(axis=0)
+            cat[i, runtime] += waiting
+            cat[i, CAT["omp_idle"]] += max(length - float(waiting.sum()), 0.0)
+
+
+_OPENMP_RUNTIME = ("omp_sync", "omp_management", "omp_idle")
 
 
 _PROFILE_TO_CATS = {"comp_serial": "comp_serial", "comp_parallel": "comp_parallel", "mpi_p2p": "mpi_p2p",

@@ -17,7 +17,7 @@ from popview.analysis.focus import Focus
 from popview.analysis.gather import FocusError, main_locations
 from popview.analysis.inputs import FocusInputs, Region
 from popview.analysis.profiles import experiment_profile
-from popview.cache.cumulative import CAT, N_CAT
+from popview.model.categories import CAT, N_CAT
 
 # counters of other sources (perf events in Score-P) that count what PAPI's do; a PAPI one wins
 _COUNTER_ALIASES = {"instructions": "PAPI_TOT_INS", "cycles": "PAPI_TOT_CYC"}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from popview.cache.cumulative import CAT, CATEGORIES
+from popview.model.categories import CAT, CATEGORIES
 
 MPI_CATS = ("mpi_p2p", "mpi_collective", "mpi_sync", "mpi_other", "mpi_io")
 OMP_CATS = ("comp_parallel", "omp_sync", "omp_management", "omp_idle")

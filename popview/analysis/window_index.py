@@ -12,7 +12,7 @@ import json
 import numba
 import numpy as np
 
-from popview.cache.cumulative import CAT, N_CAT
+from popview.model.categories import CAT, N_CAT
 
 USEFUL_LAST = CAT["comp_parallel"]      # categories 0..USEFUL_LAST are useful computation
 

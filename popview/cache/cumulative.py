@@ -39,13 +39,11 @@ from popview.cache.codes import code_index
 from popview.cache.integrity import checked
 from popview.cache.progress import Progress
 from popview.cache.writer import compression
+from popview.model.categories import (CAT, CATEGORIES, CATEGORY_DESCRIPTIONS, MPI_ROLE_CATEGORY, N_CAT,
+                                      PROFILE_METRICS)
 from popview.model.definitions import THREAD_JOIN, Definitions
 from popview.model.states import FORK_JOIN, StateClass, class_lookup
 
-CATEGORIES = ("comp_serial", "comp_parallel", "mpi_p2p", "mpi_collective", "mpi_sync", "mpi_other", "mpi_io",
-              "omp_sync", "omp_management", "omp_idle", "io", "idle", "other", "gpu")
-CAT = {name: i for i, name in enumerate(CATEGORIES)}
-N_CAT = len(CATEGORIES)
 CHECK = 1024               # rows between checkpoints (and rows per chunk)
 MAX_REGIONS = 64           # parallel regions with their own sums (the first by call-path id)
 BUDGET_ROWS = 1_000_000    # state rows held in memory at once
@@ -53,8 +51,6 @@ OUTSIDE = "(outside any region)"
 # Counts kept like counters (per row, cumulative) so windows get them too.
 PSEUDO_COUNTERS = ("mpi_calls", "mpi_collective_calls")
 
-_MPI_ROLE_CAT = {"point2point": "mpi_p2p", "wait": "mpi_p2p", "collective": "mpi_collective",
-                 "barrier": "mpi_sync", "io": "mpi_io"}
 _OMP_SYNC_STATES = (5, 9, 41)       # synchronization, blocked, OpenMP synchronization
 
 
@@ -266,7 +262,7 @@ class _Builder:
         for cp in range(n_cp):
             r = d.regions[d.callpath_region[cp]]
             if r.paradigm == "mpi":
-                self.cp_mpi_cat[cp] = CAT[_MPI_ROLE_CAT.get(r.role, "mpi_other")]
+                self.cp_mpi_cat[cp] = CAT[MPI_ROLE_CATEGORY.get(r.role, "mpi_other")]
             self.cp_omp[cp] = r.paradigm == "openmp" or r.role == "outlined"
             self.cp_parallel[cp] = r.paradigm == "openmp" and r.role == "parallel"
             self.cp_outlined[cp] = r.role == "outlined"
@@ -780,34 +776,6 @@ def _by_process_then_begin(proc, begin):
 
 # ------------------------------------------------------------------ profile
 
-# (id, name, parent, categories summed); the order is the metric tree's.
-PROFILE_METRICS = (
-    ("time", "Time", None, CATEGORIES),
-    ("comp", "Computation", "time", ("comp_serial", "comp_parallel")),
-    ("comp_serial", "Computation outside OpenMP", "comp", ("comp_serial",)),
-    ("comp_parallel", "Computation in OpenMP", "comp", ("comp_parallel",)),
-    ("mpi", "MPI", "time", ("mpi_p2p", "mpi_collective", "mpi_sync", "mpi_other", "mpi_io")),
-    ("mpi_p2p", "MPI point-to-point", "mpi", ("mpi_p2p",)),
-    ("mpi_collective", "MPI collective", "mpi", ("mpi_collective",)),
-    ("mpi_sync", "MPI synchronization", "mpi", ("mpi_sync",)),
-    ("mpi_io", "MPI file I/O", "mpi", ("mpi_io",)),
-    ("mpi_other", "MPI other", "mpi", ("mpi_other",)),
-    ("omp", "OpenMP", "time", ("omp_sync", "omp_management", "omp_idle")),
-    ("omp_sync", "OpenMP synchronization", "omp", ("omp_sync",)),
-    ("omp_management", "OpenMP management", "omp", ("omp_management",)),
-    ("omp_idle", "OpenMP idle threads", "omp", ("omp_idle",)),
-    ("io", "File I/O", "time", ("io",)),
-    ("other", "Other", "time", ("other", "idle", "gpu")),
-)
-_DESCRIPTIONS = {
-    "time": "All time of the location", "comp": "Useful computation (state Running)",
-    "comp_serial": "Useful computation outside OpenMP parallel regions",
-    "comp_parallel": "Useful computation inside OpenMP parallel regions",
-    "mpi": "Time in MPI calls (not Running)", "omp": "OpenMP runtime: synchronisation, fork/join, idle workers",
-    "io": "File I/O outside MPI-IO", "other": "Idle, measurement overhead, anything else",
-}
-
-
 def build_profile(defs: Definitions, n_loc: int, cp, loc, cat_values, ctr_values, visits_cp, visits_loc,
                   counter_names: list[str]):
     """A Profile over the master threads' call paths plus one root for time outside every region."""
@@ -829,7 +797,7 @@ def build_profile(defs: Definitions, n_loc: int, cp, loc, cat_values, ctr_values
         v = cat_values[:, [CAT[c] for c in cats]].sum(axis=1) / 1e9
         if ident != "time" and not v.any():
             continue
-        metrics.append(MetricDef(ident, name, "sec", _DESCRIPTIONS.get(ident, name), par, "derived"))
+        metrics.append(MetricDef(ident, name, "sec", CATEGORY_DESCRIPTIONS.get(ident, name), par, "derived"))
         values[ident] = MetricValues.from_coo(n_cp, cp, loc, v)
     vcp = new[np.where(visits_cp < 0, outside, visits_cp)]
     pair, count = np.unique(vcp * n_loc + np.asarray(visits_loc, np.int64), return_counts=True)

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 
 from popview.analysis.focus import Focus
 from popview import readers
-from popview.gui import docking, layouts
+from popview.gui import collector, docking, layouts
 from popview.gui.cache_setting import CacheBesideAction
 from popview.gui.state import AppState
 from popview.gui.widgets.progress import JobProgress
@@ -90,6 +90,7 @@ class MainWindow(QMainWindow):
     def __init__(self, state: AppState | None = None, settings: QSettings | None = None,
                  cache_dir=None, opener=None, panes: list[PaneSpec] | None = None):
         super().__init__()
+        collector.install()                   # cycles are collected in this thread only
         self.state = state or AppState(self)
         self.settings = settings or QSettings("popview", "popview")
         self.cache_dir = cache_dir

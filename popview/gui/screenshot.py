@@ -56,4 +56,16 @@ def _save_and_quit(window, path: Path) -> None:
         print(f"popview: wrote a picture of the window to {path}", flush=True)
     else:
         print(f"popview: could not write {path}", flush=True)
+    _end_session_quietly(window)
     QApplication.instance().exit(0 if ok else 1)
+
+
+def _end_session_quietly(window) -> None:
+    """A picture run ends as a clean quit: its autosave is no crash to recover from at the
+    next start (it asked to restore the pictured session)."""
+    from popview.gui.session_binding import SessionBinding
+
+    binding = window.state.findChild(SessionBinding)
+    if binding is not None:
+        binding.autosave_timer.stop()
+        binding.recovery.discard()

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import pytest
 
-from popview.gui import jobs
+from popview.gui import collector, jobs
+
+
+@pytest.fixture(autouse=True)
+def cycles_collected_in_the_gui_thread(qapp):
+    """As in the window (MainWindow installs it): panes tested alone have workers too. Undone
+    after each test: tests without an event loop would otherwise never collect a cycle."""
+    collector.install()
+    yield
+    collector.uninstall()
 
 
 @pytest.fixture(autouse=True)

@@ -233,3 +233,24 @@ def test_view_is_restored_even_when_a_trace_fails_to_open(qtbot, tmp_path, cache
     assert any("may point at other data" in w for w in binding2.warnings)
     qtbot.waitUntil(lambda: window2.state.focus == Focus.on_callpath("main_loop"), timeout=5000)
     assert len(window2.state.session.experiments) == 2, "the missing run stays in the session"
+
+
+def test_a_picture_run_leaves_no_recovery_to_offer(qtbot, tmp_path, cache_dir, monkeypatch):
+    """POPVIEW_SCREENSHOT quits once the picture is saved: a clean end, not a crash."""
+    from PySide6.QtWidgets import QApplication
+
+    from popview.gui import screenshot
+
+    trace = write_trace(tmp_path / "runs", name="a")
+    recovery = Recovery(tmp_path / "state" / "recovery")
+    window, binding = bound_window(qtbot, tmp_path, cache_dir, recovery=recovery)
+    window.open_paths([trace])
+    wait_open(qtbot, window, 1)
+    window.state.set_focus(Focus.on_callpath("main_loop"))
+    binding.autosave()
+    assert recovery.path.exists()
+    exits = []
+    monkeypatch.setattr(QApplication, "exit", staticmethod(lambda code=0: exits.append(code)))
+    screenshot._save_and_quit(window, tmp_path / "shot.png")
+    assert exits == [0] and (tmp_path / "shot.png").exists()
+    assert not recovery.path.exists() and not binding.autosave_timer.isActive()

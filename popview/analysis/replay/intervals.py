@@ -80,6 +80,41 @@ def intersect_weighted(a_ptr, a_b, a_e, a_w, b_ptr, b_b, b_e):
 
 
 @numba.njit(cache=True)
+def subtract(a_ptr, a_b, a_e, b_ptr, b_b, b_e):
+    """Pieces of A less B per location (both sorted and disjoint within a location):
+    (ptr, begin, end, index in A)."""
+    n_loc = len(a_ptr) - 1
+    cap = len(a_b) + len(b_b) + 1
+    out_b = np.empty(cap, np.int64)
+    out_e = np.empty(cap, np.int64)
+    out_ia = np.empty(cap, np.int64)
+    ptr = np.zeros(n_loc + 1, np.int64)
+    m = 0
+    for loc in range(n_loc):
+        j, j1 = b_ptr[loc], b_ptr[loc + 1]
+        for i in range(a_ptr[loc], a_ptr[loc + 1]):
+            while j < j1 and b_e[j] <= a_b[i]:
+                j += 1
+            cur = a_b[i]
+            k = j
+            while k < j1 and b_b[k] < a_e[i]:
+                if b_b[k] > cur:
+                    out_b[m] = cur
+                    out_e[m] = b_b[k]
+                    out_ia[m] = i
+                    m += 1
+                cur = max(cur, b_e[k])
+                k += 1
+            if cur < a_e[i]:
+                out_b[m] = cur
+                out_e[m] = a_e[i]
+                out_ia[m] = i
+                m += 1
+        ptr[loc + 1] = m
+    return ptr, out_b[:m].copy(), out_e[:m].copy(), out_ia[:m].copy()
+
+
+@numba.njit(cache=True)
 def merge_overlaps(ptr, b, e):
     """Union of possibly overlapping intervals (sorted by begin) per location."""
     n_loc = len(ptr) - 1

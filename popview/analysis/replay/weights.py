@@ -46,7 +46,7 @@ from popview.analysis.inputs import MPI_CATS
 from popview.analysis.replay import intervals
 from popview.analysis.replay.records import Calls
 from popview.cache import schema
-from popview.cache.cumulative import CAT
+from popview.model.categories import CAT
 from popview.model.states import NOT_CREATED
 
 CUE, COO, COM, IDEAL = range(4)
@@ -64,6 +64,11 @@ class Mask:
     t_start: int
     t_stop: int
     is_window: bool = False
+    extra: tuple | None = None      # (ptr, begin, end): part of the intervals where a master waits for its team
+
+
+# a master inside a call-path focus only while its team is in it weighs as OpenMP idle time
+_WAITING = np.array([0, 0, 1, 1], np.int8)      # CUE, COO, COM, IDEAL
 
 
 def focus_mask(exp, focus: Focus, calls: Calls) -> Mask:
@@ -89,7 +94,8 @@ def _callpath_mask(exp, focus: Focus, calls: Calls) -> Mask:
     ptr = intervals.csr(every["loc"], exp.definitions.n_locations)
     t = callpath_time(exp, focus.callpath,
                       lambda loc: {k: every[k][ptr[loc]:ptr[loc + 1]] for k in ("begin", "end", "callpath")})
-    return Mask(t.ptr, t.begin, t.end, t.runtime_ns, 0, int(exp.definitions.t_end))
+    return Mask(t.ptr, t.begin, t.end, t.runtime_ns, 0, int(exp.definitions.t_end),
+                extra=(t.extra_ptr, t.extra_begin, t.extra_end) if t.extra_ptr is not None else None)
 
 
 def masters(defs) -> np.ndarray:
@@ -114,7 +120,19 @@ def weighted_pieces(exp, mask: Mask, calls: Calls, bursts: bool = False):
     if mask.ptr is None:
         return ptr, st["begin"], st["end"], weight
     ptr, b, e, ia, _ = intervals.intersect(ptr, st["begin"], st["end"], mask.ptr, mask.begin, mask.end)
-    return ptr, b, e, weight[ia]
+    weight = weight[ia]
+    if mask.extra is None or not len(mask.extra[1]):
+        return ptr, b, e, weight
+    # where a master is in the focus only while its team is (callpath_time), it weighs as the
+    # metric inputs count it: OpenMP idle time of the call path, never its own computation or MPI
+    n_loc = len(ptr) - 1
+    xptr, xb, xe, _, _ = intervals.intersect(ptr, b, e, *mask.extra)
+    rptr, rb, re_, ri = intervals.subtract(ptr, b, e, *mask.extra)
+    loc = np.concatenate((np.repeat(np.arange(n_loc), np.diff(rptr)), np.repeat(np.arange(n_loc), np.diff(xptr))))
+    begin = np.concatenate((rb, xb))
+    order = np.lexsort((begin, loc))
+    w = np.concatenate((weight[ri], np.broadcast_to(_WAITING, (len(xb), N_WEIGHTS))))
+    return intervals.csr(loc[order], n_loc), begin[order], np.concatenate((re_, xe))[order], w[order]
 
 
 _MPI = [CAT[c] for c in MPI_CATS]
