@@ -54,6 +54,7 @@ class VariantTab(QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
         self._fit()
+        self._size_names()
 
     def _room(self) -> int:
         """How many rows the tree's viewport holds."""
@@ -94,8 +95,12 @@ class VariantTab(QWidget):
 
     def _size_names(self, *_signal_args) -> None:
         """The name column as wide as the names on show; long ones (per-region rows) must
-        not push the bars out of sight."""
-        self.tree.header().resizeSection(NAME, min(self.tree.sizeHintForColumn(NAME) + 8, MAX_NAME_WIDTH))
+        not push the bars out of sight: past MAX_NAME_WIDTH only into room the other
+        columns leave free (a wide pane shows "OpenMP communication efficiency
+        (multiplicative)" whole)."""
+        header = self.tree.header()
+        free = self.tree.viewport().width() - sum(header.sectionSize(c) for c in (VALUE, BAR, RATING))
+        header.resizeSection(NAME, min(self.tree.sizeHintForColumn(NAME) + 8, max(MAX_NAME_WIDTH, free)))
 
     def _close_unavailable(self, parent) -> None:
         """Close open rows whose children are all not available (one row says why)."""
