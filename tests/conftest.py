@@ -54,3 +54,15 @@ def cache_dir(tmp_path) -> Path:
     d = tmp_path / "cache"
     d.mkdir()
     return d
+
+
+@pytest.fixture(autouse=True)
+def automatic_garbage_collection():
+    """A window made by a test turns Python's automatic collection off for its GUI-thread
+    collector (popview.gui.collector); the next test gets it back."""
+    yield
+    import sys
+
+    if "popview.gui.collector" in sys.modules:
+        sys.modules["popview.gui.collector"].uninstall()
+

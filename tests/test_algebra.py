@@ -102,3 +102,23 @@ def test_extremal_metrics_are_left_out_with_a_note():
     d = algebra.difference(a, a)
     assert "max_time" not in d.profile.values
     assert any("max_time" in n and "min / max" in n for n in d.notes)
+
+
+def test_merging_sorted_runs_equals_sorting_them_all():
+    """The one-pass merge (runs whose keys come sorted) and the sort of every entry agree,
+    duplicates inside a run and exact zeros included; unsorted runs take the sort."""
+    from popview.analysis.algebra import _coalesce, _coalesce_runs
+
+    rng = np.random.default_rng(7)
+    out = Profile(regions=[Region("r")] * 50, callpath_parent=np.r_[-1, np.zeros(49, np.int64)],
+                  callpath_region=np.zeros(50, np.int64), n_locations=30)
+    runs = [np.sort(rng.integers(0, 50 * 30, 400)) for _ in range(3)]
+    values = [rng.integers(-3, 4, 400).astype(float) for _ in range(3)]      # zeros and cancellations
+    for keys in (runs, [rng.permutation(k) for k in runs]):
+        merged = _coalesce_runs(out, keys, values)
+        everything = np.concatenate(keys)
+        sorted_all = _coalesce(out, everything // 30, everything % 30, np.concatenate(values))
+        assert np.array_equal(merged.row_offsets, sorted_all.row_offsets)
+        assert np.array_equal(merged.loc, sorted_all.loc)
+        assert np.allclose(merged.value, sorted_all.value, rtol=0, atol=1e-12)
+        assert not np.any(merged.value == 0)

@@ -43,6 +43,17 @@ class GuiThreadCollector(QObject):
         gc.enable()
 
 
+def uninstall() -> None:
+    """Back to Python's automatic collection (the application's collector stopped and gone)."""
+    app = QCoreApplication.instance()
+    found = app.findChild(GuiThreadCollector) if app is not None else None
+    if found is not None:
+        found.stop()
+        found.setParent(None)
+        found.deleteLater()
+    gc.enable()
+
+
 def install() -> GuiThreadCollector:
     """The application's collector (made once; call from the GUI thread with a Qt application)."""
     app = QCoreApplication.instance()

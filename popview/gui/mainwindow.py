@@ -212,7 +212,9 @@ class MainWindow(QMainWindow):
         the first-run layout of UI.md. Each request is laid out before the next (asked at
         once, Qt honoured only some of them); a later one wins where they conflict."""
         steps = []
-        room = first_run_size(self.screen())       # sizes asked of a 1500 x 950 window: scaled to this screen
+        # sizes asked of a 1500 x 950 window: scaled to the window's size (the first-run size, or
+        # the size the user gave it: at 1920 x 1080 the Overview's trees had 180 px, its topology 25)
+        room = self.size() if self.isVisible() else first_run_size(self.screen())
         wide, high = room.width() / FIRST_RUN_SIZE[0], room.height() / FIRST_RUN_SIZE[1]
         left = [d for t, d in self.docks.items() if self.dockWidgetArea(d) == Area.LeftDockWidgetArea]
         if left:

@@ -15,8 +15,11 @@ from popview.gui import collector, jobs
 
 @pytest.fixture(autouse=True)
 def cycles_collected_in_the_gui_thread(qapp):
-    """As in the window (MainWindow installs it): panes tested alone have workers too."""
+    """As in the window (MainWindow installs it): panes tested alone have workers too. Undone
+    after each test: tests without an event loop would otherwise never collect a cycle."""
     collector.install()
+    yield
+    collector.uninstall()
 
 
 @pytest.fixture(autouse=True)

@@ -124,6 +124,47 @@ def test_the_first_warning_in_a_low_pane_fills_its_line(qtbot):
     assert len(visible) > 60, f"the one line fits the pane's width: {pane.warnings.text()}"
 
 
+def test_per_region_rows_cut_in_the_middle_stay_told_apart(qtbot, shared_traces, cache_dir):
+    """The scout profile of BT-MZ showed rows 'Region bt-mz_C.8/bt/exch_qbc/copy_x_face...'
+    twice (their ends, the OpenMP construct and its line, cut away): each row shown of the
+    hybrid additive tree reads differently from its siblings."""
+    import popview
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    path = shared_traces / "archer2-scalasca/scorep_bt-mz_C_8x6_trace/scout.cubex"
+    if not path.exists():
+        pytest.skip(f"{path} is not among the shared traces")
+    state = AppState()
+    pane = AdvisorPane(state)
+    qtbot.addWidget(pane)
+    pane.resize(1000, 700)
+    pane.show()
+    exp = popview.open(path, cache_dir=cache_dir)
+    state.add_experiment(exp)
+    pane.select_variant("hybrid-additive")
+    qtbot.waitUntil(lambda: pane.current_tab().model.rowCount() > 0, timeout=60_000)
+    tab = pane.current_tab()
+    tree, model = tab.tree, tab.model
+    width = tree.header().sectionSize(0)
+    shown, cut = {}, 0
+    index = model.index(0, 0)
+    while index.isValid():
+        option = QStyleOptionViewItem()
+        tree.initViewItemOption(option)
+        option.rect = tree.visualRect(index)
+        text = index.data()
+        room = option.rect.width() - 8
+        if tree.fontMetrics().horizontalAdvance(text) > room:
+            cut += 1
+        seen = tree.fontMetrics().elidedText(text, tree.textElideMode(), room)
+        key = (index.parent(), seen)
+        assert key not in shown or shown[key] == text, f"{text!r} and {shown[key]!r} both read {seen!r}"
+        shown[key] = text
+        index = tree.indexBelow(index)
+    assert cut >= 2 and width < max(tree.fontMetrics().horizontalAdvance(t) for _, t in shown.items())
+    exp.close()
+
+
 def test_a_long_name_shows_whole_where_the_pane_has_room(qtbot):
     """"OpenMP communication efficiency (multiplicative)" three levels down was cut at the
     name column's cap although the pane had room to spare (hybrid multiplicative tab, a

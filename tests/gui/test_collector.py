@@ -32,3 +32,10 @@ def test_cycles_made_in_a_worker_are_collected_in_the_gui_thread(qtbot):
     assert seen == []                         # the worker never collected
     qtbot.waitUntil(lambda: len(seen) >= 20_000, timeout=10_000)
     assert set(seen) == {threading.main_thread()}
+
+
+def test_uninstalled_the_collector_gives_python_its_automatic_collection_back(qtbot):
+    collector.install()
+    collector.uninstall()
+    assert gc.isenabled()
+    assert collector.install() is not None and not gc.isenabled()

@@ -81,3 +81,23 @@ def test_the_layout_is_saved_with_the_session(window, qtbot, tmp_path):
     binding._restore_layout(session.layout)
     assert window.layout_name == layouts.TIMELINE and window.layout_actions[layouts.TIMELINE].isChecked()
     assert rect(window, "Timeline").height() > 0.5 * window.height()
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
+def test_overview_sizes_follow_the_window_not_the_first_run_size(window, qtbot, size):
+    """Switching to the Overview sized the docks for a 1500 x 950 window whatever the window's
+    size: at 1920 x 1080 the trees' row had 180 px and the topology's cells 25 px."""
+    window.resize(*size)
+    qtbot.wait(200)
+    window.apply_layout(layouts.TIMELINE)
+    qtbot.wait(400)
+    window.resize(*size)
+    window.apply_layout(layouts.OVERVIEW)
+    qtbot.wait(600)
+    window.resize(*size)
+    qtbot.wait(200)
+    assert (window.width(), window.height()) == size
+    h = window.height()
+    for title, low in (("Timeline", 0.22), ("Metrics", 0.2), ("Advisor", 0.23)):
+        assert rect(window, title).height() >= low * h, (title, rect(window, title).height(), h)
+    assert rect(window, "Metrics").width() >= 0.2 * window.width()

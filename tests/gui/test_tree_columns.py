@@ -31,3 +31,38 @@ def test_big_counters_and_short_names_are_not_elided(qtbot):
     assert "Time" in names[0]
     assert header.sectionSize(0) >= metrics.horizontalAdvance("Time (sec)")
     assert model.headerData(1, Qt.Orientation.Horizontal)
+
+
+def test_names_cut_in_a_narrow_pane_still_tell_counters_apart(qtbot):
+    """In the Overview at 1280x800 the Metrics pane showed two rows 'PAPI_TOT_...'
+    (PAPI_TOT_INS and PAPI_TOT_CYC): names are cut in the middle, keeping their ends."""
+    profile = small_profile()
+    for name in ("PAPI_TOT_INS", "PAPI_TOT_CYC"):
+        profile.metrics.append(MetricDef(name, name, "occ"))
+        profile.values[name] = MetricValues.from_dense(SMALL_COMP * 4e9)
+    state = AppState()
+    pane = MetricTreePane(state)
+    qtbot.addWidget(pane)
+    pane.resize(250, 300)
+    pane.show()
+    state.add_experiment(ProfileExperiment(profile, small_definitions(), name="counters"))
+    qtbot.waitExposed(pane)
+    qtbot.wait(50)
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    view, model = pane.view, pane.model
+    delegate = view.itemDelegateForColumn(0)
+    shown = []
+    for r in range(model.rowCount()):
+        index = model.index(r, 0)
+        if not index.data().startswith("PAPI_TOT"):
+            continue
+        option = QStyleOptionViewItem()
+        view.initViewItemOption(option)
+        option.rect = view.visualRect(index)
+        delegate.initStyleOption(option, index)
+        assert option.text != index.data(), "the pane is not narrow enough to cut names"
+        assert view.fontMetrics().horizontalAdvance(option.text) <= delegate.text_room(option)
+        assert option.text[-1] == index.data().removesuffix(" (occ)")[-1], option.text
+        shown.append(option.text)
+    assert len(shown) == 2 and shown[0] != shown[1], shown

@@ -11,6 +11,8 @@ from popview.gui.advisor.model import BAR, NAME, RATING, VALUE, MetricTreeModel,
 
 
 MAX_NAME_WIDTH = 380
+NAME_SHARE = 0.45
+"""The name column may take this share of a wide pane (per-region rows are long call paths)."""
 BAR_WIDTH, NARROW_BAR_WIDTH = 200, 110
 NARROW = 760
 """Below this width (px) the bars are shorter: the rating and its reason stay in sight."""
@@ -30,6 +32,9 @@ class VariantTab(QWidget):
         self.tree.setItemDelegateForColumn(BAR, BarDelegate(self.tree))
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
+        # a long per-region row keeps both ends: cut at the right, the scout profile of BT-MZ
+        # showed two rows 'Region bt-mz_C.8/bt/exch_qbc/copy_x_face...'
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.tree.setSelectionBehavior(QAbstractItemView.SelectRows)
         header = self.tree.header()
         header.setSectionResizeMode(NAME, QHeaderView.Interactive)
@@ -54,7 +59,6 @@ class VariantTab(QWidget):
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
         self._fit()
-        self._size_names()
 
     def _room(self) -> int:
         """How many rows the tree's viewport holds."""
@@ -71,7 +75,7 @@ class VariantTab(QWidget):
     def _fit(self, force: bool = False) -> None:
         """Open the tree (compact: as far as its room allows), bars shortened in a narrow
         pane. Only when the room changed: rows the user opened stay open."""
-        room = (self._room(), self.width() < NARROW, self.compact)
+        room = (self._room(), self.width() < NARROW, self.compact, self.width() // 50)
         if room == self._fitted_to and not force:
             return
         self._fitted_to = room
@@ -95,12 +99,9 @@ class VariantTab(QWidget):
 
     def _size_names(self, *_signal_args) -> None:
         """The name column as wide as the names on show; long ones (per-region rows) must
-        not push the bars out of sight: past MAX_NAME_WIDTH only into room the other
-        columns leave free (a wide pane shows "OpenMP communication efficiency
-        (multiplicative)" whole)."""
-        header = self.tree.header()
-        free = self.tree.viewport().width() - sum(header.sectionSize(c) for c in (VALUE, BAR, RATING))
-        header.resizeSection(NAME, min(self.tree.sizeHintForColumn(NAME) + 8, max(MAX_NAME_WIDTH, free)))
+        not push the bars out of sight."""
+        cap = max(MAX_NAME_WIDTH, int(self.width() * NAME_SHARE))
+        self.tree.header().resizeSection(NAME, min(self.tree.sizeHintForColumn(NAME) + 8, cap))
 
     def _close_unavailable(self, parent) -> None:
         """Close open rows whose children are all not available (one row says why)."""

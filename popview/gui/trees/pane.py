@@ -25,6 +25,9 @@ class TreePane(QWidget):
         self.view = QTreeView(self)
         self.view.setModel(model)
         self.view.setUniformRowHeights(True)
+        # a cut name keeps its end: 'PAPI_TOT_INS (occ)' and 'PAPI_TOT_CYC (occ)' both read
+        # 'PAPI_TOT_...' cut at the right in a narrow pane; '!$omp parallel @heat.c:107' its line
+        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._context_menu)
