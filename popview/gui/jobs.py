@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import inspect
 import logging
+import queue
 import threading
 import traceback
+from collections import deque
 
 from PySide6.QtCore import QCoreApplication, QObject, QRunnable, QThreadPool, Signal, Slot
 
@@ -63,20 +65,47 @@ class _Signals(QObject):
     progressed = Signal(int, float, str)
 
 
+# A task's Python object must outlive its run() (QThreadPool reads the task after run()
+# returns), whatever becomes of its lane: started tasks are kept here, and freed only
+# well after they returned.
+_started: set = set()
+_returned: "queue.SimpleQueue" = queue.SimpleQueue()
+_retired: deque = deque(maxlen=64)
+
+
+def _keep(task: "_Task") -> None:
+    _reap()
+    _started.add(task)
+
+
+def _reap() -> None:
+    while True:
+        try:
+            task = _returned.get_nowait()
+        except queue.Empty:
+            return
+        _started.discard(task)
+        _retired.append(task)
+
+
 class _Task(QRunnable):
     def __init__(self, ticket: int, fn, job: Job, signals: _Signals):
         super().__init__()
+        self.setAutoDelete(False)               # Python owns it (see _keep)
         self.ticket, self.fn, self.job, self.signals = ticket, fn, job, signals
 
     def run(self) -> None:
         try:
-            result, error, details = self.fn(self.job) if _wants_job(self.fn) else self.fn(), None, ""
-        except Exception as exc:  # noqa: BLE001 - every failure reaches the pane and the log
-            result, error, details = None, one_line(exc), traceback.format_exc()
-        try:
-            self.signals.finished.emit(self.ticket, result, error, details)
-        except RuntimeError:        # the lane was deleted meanwhile: nobody waits for the answer
-            pass
+            try:
+                result, error, details = self.fn(self.job) if _wants_job(self.fn) else self.fn(), None, ""
+            except Exception as exc:  # noqa: BLE001 - every failure reaches the pane and the log
+                result, error, details = None, one_line(exc), traceback.format_exc()
+            try:
+                self.signals.finished.emit(self.ticket, result, error, details)
+            except RuntimeError:        # the lane was deleted meanwhile: nobody waits for the answer
+                pass
+        finally:
+            _returned.put(self)
 
 
 def _wants_job(fn) -> bool:
@@ -111,8 +140,8 @@ class Lane(QObject):
         ticket = self._ticket
         job = Job(lambda f, m: self._signals.progressed.emit(ticket, f, m))
         task = _Task(ticket, fn, job, self._signals)
-        task.setAutoDelete(False)              # kept here until its answer arrives
         self._pending[ticket] = (task, on_done)
+        _keep(task)
         self._pool.start(task)
         return job
 
@@ -146,6 +175,7 @@ class Lane(QObject):
             task.job.cancel.set()
             if self._pool.tryTake(task):       # not started: it never will
                 del self._pending[ticket]
+                _started.discard(task)
 
     # The two receivers of signals emitted in pool threads are declared slots: PySide6 (6.8 on)
     # crashes on cross-thread deliveries to plain methods (PYSIDE-3124).
@@ -156,6 +186,7 @@ class Lane(QObject):
 
     @Slot(int, object, object, str)
     def _deliver(self, ticket: int, result, error, details: str) -> None:
+        _reap()
         _, on_done = self._pending.pop(ticket, (None, None))
         if error is not None:
             log.warning("%s: %s\n%s", self.name, error, details)

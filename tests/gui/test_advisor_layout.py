@@ -163,3 +163,35 @@ def test_per_region_rows_cut_in_the_middle_stay_told_apart(qtbot, shared_traces,
         index = tree.indexBelow(index)
     assert cut >= 2 and width < max(tree.fontMetrics().horizontalAdvance(t) for _, t in shown.items())
     exp.close()
+
+
+def test_a_long_name_shows_whole_where_the_pane_has_room(qtbot):
+    """"OpenMP communication efficiency (multiplicative)" three levels down was cut at the
+    name column's cap although the pane had room to spare (hybrid multiplicative tab, a
+    1600 px window); a narrow pane still caps the names so the bars stay in sight."""
+    from types import SimpleNamespace
+
+    from popview.analysis.node import MetricNode
+    from popview.gui.advisor.tab import MAX_NAME_WIDTH, VariantTab
+    long = "OpenMP communication efficiency (multiplicative)"
+    leaf = MetricNode(id="openmp_communication_efficiency", name=long, kind="efficiency", value=0.28)
+    mid = MetricNode(id="openmp_parallel_efficiency", name="OpenMP parallel efficiency (multiplicative)",
+                     kind="efficiency", value=0.21, children=[leaf])
+    top = MetricNode(id="hybrid_parallel_efficiency", name="Hybrid parallel efficiency", kind="efficiency",
+                     value=0.18, children=[mid])
+    root = MetricNode(id="global_efficiency", name="Global efficiency", kind="efficiency", value=0.18,
+                      children=[top])
+    tab = VariantTab(SimpleNamespace(key="hybrid-multiplicative", label="Hybrid multiplicative (BSC)"))
+    qtbot.addWidget(tab)
+    tab.resize(1300, 400)
+    tab.show()
+    qtbot.waitExposed(tab)
+    tab.show_roots([root])
+    qtbot.wait(50)
+    tree = tab.tree
+    need = tree.sizeHintForColumn(0)
+    assert need > MAX_NAME_WIDTH, "the case: the name needs more than the cap"
+    assert tree.header().sectionSize(0) >= need
+    tab.resize(600, 400)
+    qtbot.wait(50)
+    assert tree.header().sectionSize(0) <= max(MAX_NAME_WIDTH, 600 // 2)

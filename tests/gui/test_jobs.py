@@ -106,3 +106,27 @@ def test_receivers_of_signals_from_other_threads_are_declared_slots(cls, signatu
         module, name = cls.rsplit(".", 1)
         cls = getattr(__import__(module, fromlist=[name]), name)
     assert cls.staticMetaObject.indexOfSlot(signature) >= 0, f"{cls.__name__}.{signature} is not a slot"
+
+
+def test_a_lane_gone_while_its_job_runs_leaves_the_job_alive(qtbot):
+    """A pane closed during a computation: its lane and the job's Python object part, the
+    job still runs to its end in the pool (QThreadPool reads the task after run())."""
+    import gc
+
+    owner, release, ended = QObject(), threading.Event(), threading.Event()
+    lane = jobs.Lane(owner, "closing")
+
+    def work():
+        release.wait(10)
+        ended.set()
+        return "late"
+
+    lane.submit(work, lambda r, e: None)
+    owner.deleteLater()
+    del lane, owner
+    qtbot.wait(50)
+    gc.collect()
+    release.set()
+    assert ended.wait(10)
+    assert jobs.wait_all(10_000)
+    qtbot.wait(50)
