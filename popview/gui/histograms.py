@@ -12,7 +12,8 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QGridLayout, QHeaderView, QLabel, QTableView, QToolButton, QVBoxLayout, QWidget,
+    QComboBox, QFileDialog, QGridLayout, QHeaderView, QLabel, QStackedWidget, QTableView, QToolButton, QVBoxLayout,
+    QWidget,
 )
 
 from popview.analysis import histograms
@@ -124,7 +125,12 @@ class HistogramPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(self.bar)
-        layout.addWidget(self.view, 1)
+        # no table (a profile, no records of that kind): why, where the table would be
+        self.message = QLabel(alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.view)
+        self.pages.addWidget(self.message)
+        layout.addWidget(self.pages, 1)
         layout.addWidget(self.status)
         self._refresh_timer = QTimer(self, singleShot=True, interval=300, timeout=self.refresh)
         self.kind_box.currentIndexChanged.connect(lambda _: self.refresh())
@@ -180,6 +186,7 @@ class HistogramPane(QWidget):
         t0, t1 = self.window()
         kind = self.kind_box.currentData()
         self.status.setText("computing…")
+        self.status.show()
         self.lane.submit(lambda: _table(exp, kind, t0, t1), self._ready)
         if wait:
             self.lane.wait()
@@ -207,8 +214,12 @@ class HistogramPane(QWidget):
         self.stat_box.blockSignals(False)
         self.model.set_table(table, self.stat_box.currentText())
         self.export_button.setEnabled(table is not None)
+        self.stat_box.setEnabled(table is not None)
+        self.pages.setCurrentWidget(self.view if table is not None else self.message)
+        self.status.setVisible(table is not None)
         if table is None:
             self.status.setText(f"not available: {html.escape(error or '')}")
+            self.message.setText(f"Not available: {error or ''}")
         else:
             self.status.setText(f"{table.title}, {format_value((table.t1 - table.t0) / 1e9, 's')} window "
                                 f"from {format_value(table.t0 / 1e9, 's')} · click a cell to mark its records")

@@ -44,6 +44,11 @@ def pool(name: str) -> QThreadPool:
     return _pools[name]
 
 
+def idle() -> bool:
+    """No work queued or running in any pool."""
+    return all(p.waitForDone(0) for p in list(_pools.values()))
+
+
 def wait_all(ms: int = -1) -> bool:
     """Wait for every pool to empty (closing the window, tests)."""
     return all(p.waitForDone(ms) for p in list(_pools.values()))

@@ -30,14 +30,17 @@ def grab_window(window):
 
 
 def save_when_open(window, path: Path, expect_runs: bool) -> None:
-    """Once no run is still opening (and one is open, when runs were asked for), save the picture and quit."""
+    """Once no run is still opening (and one is open, when runs were asked for) and the panes'
+    background work is done, save the picture and quit."""
+    from popview.gui import jobs
+
     started = {"ms": 0}
     timer = QTimer(window)
 
     def poll() -> None:
         started["ms"] += 200
         opened = bool(window.state.experiments) or not expect_runs
-        if (opened and not window.jobs) or window.errors or started["ms"] > GIVE_UP_MS:
+        if (opened and not window.jobs and jobs.idle()) or window.errors or started["ms"] > GIVE_UP_MS:
             timer.stop()
             QTimer.singleShot(SETTLE_MS, lambda: _save_and_quit(window, path))
 

@@ -254,3 +254,29 @@ def test_a_picture_run_leaves_no_recovery_to_offer(qtbot, tmp_path, cache_dir, m
     screenshot._save_and_quit(window, tmp_path / "shot.png")
     assert exits == [0] and (tmp_path / "shot.png").exists()
     assert not recovery.path.exists() and not binding.autosave_timer.isActive()
+
+
+@pytest.mark.answers_later
+def test_the_picture_waits_for_the_panes_background_work(qtbot, tmp_path, cache_dir, monkeypatch):
+    """The demo's picture showed the Advisor 'calculating...' while kernels compiled."""
+    import threading
+
+    from PySide6.QtWidgets import QApplication
+
+    from popview.gui import jobs, screenshot
+
+    trace = write_trace(tmp_path / "runs", name="a")
+    window, _ = bound_window(qtbot, tmp_path, cache_dir)
+    window.open_paths([trace])
+    wait_open(qtbot, window, 1)
+    monkeypatch.setattr(QApplication, "exit", staticmethod(lambda code=0: None))
+    monkeypatch.setattr(screenshot, "SETTLE_MS", 10)
+    release = threading.Event()
+    lane = jobs.Lane(window, "slow pane")
+    lane.submit(lambda: release.wait(20), lambda r, e: None)
+    shot = tmp_path / "shot.png"
+    screenshot.save_when_open(window, shot, expect_runs=True)
+    qtbot.wait(800)
+    assert not shot.exists()
+    release.set()
+    qtbot.waitUntil(shot.exists, timeout=10_000)

@@ -256,6 +256,17 @@ def test_a_profile_says_it_has_no_timeline(qtbot):
     state.add_experiment(Profile())
     assert pane.stack.currentWidget() is pane.message
     assert pane.message.text() == NO_TIMELINE
+    # no tool acts on a timeline that is not there (the scout profile showed an empty colour
+    # choice and live back / forward / fit buttons above the message)
+    tools = [pane.mode_box, pane.group_box, pane.back_button, pane.forward_button, pane.fit_button,
+             pane.goto_edit, pane.fit_scale_button, pane.save_button, pane.lines_box, pane.path_box]
+    assert not any(w.isEnabled() for w in tools)
+
+
+def test_tools_come_back_with_a_trace(pane):
+    assert pane.stack.currentIndex() == 0
+    assert all(w.isEnabled() for w in (pane.mode_box, pane.fit_button, pane.save_button, pane.lines_box))
+    assert pane.mode_box.currentText() == "State"
 
 
 def test_go_to_and_save(pane, tmp_path):

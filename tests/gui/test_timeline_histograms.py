@@ -67,3 +67,25 @@ def test_mpi_table_and_csv(panes, tmp_path):
     assert rows[-1].startswith("Total,")
     counts = np.array([[float(v or 0) for v in r.split(",")[1:]] for r in rows[1:-1]])
     assert counts.sum() == hist.table.stats["count"].sum()
+
+
+def test_a_profile_says_why_there_is_no_table_where_the_table_would_be(qtbot, panes):
+    """A profile left an empty table, an empty statistic choice and the reason in small grey
+    print below: the reason now takes the table's place, the choices that need a table are off."""
+    from popview.testing.synthetic_profile import ProfileExperiment, small_definitions, small_profile
+
+    state, _timeline, hist, _expected = panes
+    hist.resize(500, 400)
+    hist.show()
+    qtbot.waitExposed(hist)
+    assert hist.pages.currentWidget() is hist.view and hist.stat_box.isEnabled()
+    profile = ProfileExperiment(small_profile(), small_definitions(), is_trace=False)
+    state.add_experiment(profile)
+    state.set_current(profile)
+    assert hist.pages.currentWidget() is hist.message and hist.message.isVisible()
+    assert "a profile has no records" in hist.message.text()
+    assert not hist.stat_box.isEnabled() and not hist.export_button.isEnabled()
+    assert not hist.status.isVisible()
+    state.set_current(state.experiments[0])
+    hist.refresh(wait=True)
+    assert hist.pages.currentWidget() is hist.view and hist.view.isVisible() and hist.stat_box.isEnabled()

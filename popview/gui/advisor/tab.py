@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QLab
 from popview.analysis.report import nodes
 from popview.gui.advisor.bar import BarDelegate
 from popview.gui.advisor.model import BAR, NAME, RATING, VALUE, MetricTreeModel, NodeRole
+from popview.gui.widgets.apart import ApartDelegate
 
 
 MAX_NAME_WIDTH = 380
@@ -30,6 +31,7 @@ class VariantTab(QWidget):
         self.tree = QTreeView(self)
         self.tree.setModel(self.model)
         self.tree.setItemDelegateForColumn(BAR, BarDelegate(self.tree))
+        self.tree.setItemDelegateForColumn(NAME, ApartDelegate(self.tree))
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         # a long per-region row keeps both ends: cut at the right, the scout profile of BT-MZ

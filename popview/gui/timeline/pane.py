@@ -255,17 +255,31 @@ class TimelinePane(QWidget):
 
     def _current_changed(self, exp) -> None:
         if exp is not None and not exp.is_trace and not self.views:
-            self.message.setText(NO_TIMELINE)
-            self.stack.setCurrentIndex(1)
+            self._show_message(NO_TIMELINE)
             return
         if not self.views:
-            self.message.setText("Open a trace to see its timeline." if exp is None else NO_TIMELINE)
-            self.stack.setCurrentIndex(1)
+            self._show_message("Open a trace to see its timeline." if exp is None else NO_TIMELINE)
             return
         self.stack.setCurrentIndex(0)
+        self._enable_tools(True)
         self._show_runs()
         self._fill_modes()
         self._apply_view_state()
+
+    def _show_message(self, text: str) -> None:
+        """No timeline: the reason in its place, and no tool that would act on nothing."""
+        self.message.setText(text)
+        self.stack.setCurrentIndex(1)
+        self._enable_tools(False)
+
+    def _enable_tools(self, on: bool) -> None:
+        for w in (self.mode_box, self.group_box, self.fit_button, self.goto_edit, self.fit_scale_button,
+                  self.save_button, self.lines_box, self.flags_box, self.path_box, self.one_run_box):
+            w.setEnabled(on)
+        if not on:
+            self.mode_box.clear()
+            self.back_button.setEnabled(False)
+            self.forward_button.setEnabled(False)
 
     def _show_runs(self) -> None:
         """Only the current run, or the series stacked with the current run scrolled into view."""

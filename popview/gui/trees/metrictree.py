@@ -6,13 +6,13 @@ synchronisation, management, I/O), with only what the data contain."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QStyle, QStyledItemDelegate
+from PySide6.QtWidgets import QComboBox, QHBoxLayout
 
 from popview.gui.trees.models import Forest, ValueTreeModel
 from popview.gui.trees.pane import TreePane
 from popview.gui.trees.values import ACTIVITY, PARADIGM, ProfileValues, implausible_counts
+from popview.gui.widgets.apart import ApartDelegate
 
 IMPLAUSIBLE = QColor("#c0392b")
 
@@ -96,38 +96,16 @@ class MetricTreeModel(ValueTreeModel):
         return self.pv.node(self.keys[node]).unit
 
 
-def cut_name(text: str, room: int, metrics) -> str:
-    """A metric name fitted to `room` px: first without its unit ' (occ)' (the values show
-    it), then cut in the middle, so that 'PAPI_TOT_INS (occ)' and 'PAPI_TOT_CYC (occ)' still
-    differ (cut at the right, both read 'PAPI_TOT_...')."""
-    if metrics.horizontalAdvance(text) <= room:
-        return text
+def without_unit(text: str) -> str:
+    """A metric's name without its unit ' (occ)': the values show it."""
     base, sep, unit = text.rpartition(" (")
-    if sep and unit.endswith(")"):
-        text = base
-    return metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, max(room, 0))
-
-
-class NameDelegate(QStyledItemDelegate):
-    """The names column: a name too long for it keeps both its ends (see cut_name)."""
-
-    def initStyleOption(self, option, index) -> None:  # noqa: N802 - Qt override
-        super().initStyleOption(option, index)
-        if index.column() == 0 and option.text:
-            option.text = cut_name(option.text, self.text_room(option), option.fontMetrics)
-
-    @staticmethod
-    def text_room(option) -> int:
-        style = option.widget.style() if option.widget is not None else None
-        if style is None:
-            return option.rect.width()
-        return style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, option.widget).width() - 2
+    return base if sep and unit.endswith(")") else text
 
 
 class MetricTreePane(TreePane):
     def __init__(self, state, parent=None):
         super().__init__(state, MetricTreeModel(), parent)
-        self.view.setItemDelegateForColumn(0, NameDelegate(self.view))
+        self.view.setItemDelegateForColumn(0, ApartDelegate(self.view, simplify=without_unit))
         self.hierarchy = PARADIGM
         self.hierarchy_combo = QComboBox(self)
         self.hierarchy_combo.addItem("Time by paradigm", PARADIGM)
