@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from popview import readers
 from popview.analysis.cfg import CfgError, read_cfg
 from popview.analysis.cfg.evaluate import NotEvaluated, TraceColumns
 from popview.analysis.cfg.paramedir import evaluate_cfg, format_table, row_labels
@@ -20,7 +21,7 @@ from popview.experiment import open as open_experiment
 def add_parser(sub) -> None:
     p = sub.add_parser("paramedir", help="evaluate Paraver .cfg histograms on a trace, written as paramedir writes them",
                        description=__doc__.split("\n\n")[1])
-    p.add_argument("trace", metavar="TRACE", help="a Paraver trace (.prv, .prv.gz) or any trace popview reads")
+    p.add_argument("trace", metavar="TRACE", help=f"the trace: {readers.described()}")
     p.add_argument("cfgs", nargs="+", metavar="CFG", help="Paraver configuration files (.cfg)")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="where to write: a file when there is one table, else a folder of "
