@@ -388,3 +388,14 @@ def test_an_implausible_counter_total_is_flagged_with_the_reason(qtbot):
     assert "implausible" in model.data(model.index_of(bad, 0), Qt.ItemDataRole.ToolTipRole)
     assert not model.data(model.index_of(good, 0)).startswith("\u26a0")
     assert "PAPI_L3_TCM" in pane.status.text() and "per second per location" in pane.status.text()
+
+
+def test_the_call_tree_legend_speaks_the_unit_of_its_values(trees):
+    """In '% of total' the call tree's colour legend read '37.43 s' over a column of percentages."""
+    state, _metrics, calls, _system = trees
+    state.set_value_mode("percent_root")
+    assert calls.legend.high_text.endswith("% of the total"), calls.legend.high_text
+    top = float(calls.legend.high_text.split(" %")[0])
+    assert top == pytest.approx(100 * calls.model.scale / calls.model.root_total(), rel=1e-2) and 0 < top <= 100
+    state.set_value_mode("absolute")
+    assert calls.legend.high_text.endswith(" s")

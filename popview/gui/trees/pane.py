@@ -137,6 +137,9 @@ class TreePane(QWidget):
         unit = self.model.unit
         if self.model.mode == "percent_selection":
             self.legend.set_range("100 % of the selection")
+        elif self.model.mode == "percent_root" and self.model.root_total():
+            # in the unit of the values on show (it read '37.43 s' over a column of percentages)
+            self.legend.set_range(f"{100 * self.model.scale / self.model.root_total():.3g} % of the total")
         elif self.model.compares():
             scale = format_value(self.model.diff_scale, unit)
             self.legend.set_range(f"+{scale}", low_text=f"-{scale}", signed=True)
