@@ -121,11 +121,29 @@ class TreePane(QWidget):
         self.refresh()
         self.show_notes()
 
-    def reference_values(self):
-        ref = self.state.reference
-        if self.state.value_mode != "difference" or ref is None or ref is self.state.current:
+    def reference_experiment(self):
+        """The run differences are taken to: the one the user chose, else (as the Advisor's
+        scalabilities) the smallest run of the current run's series; None in other modes."""
+        if self.state.value_mode != "difference":
             return None
-        return profile_values(ref)
+        ref = self.state.reference
+        if ref is None:
+            from popview.gui.advisor.runs import series_runs
+            runs = series_runs(self.state)
+            ref = runs[0] if len(runs) > 1 else None
+        return None if ref is None or ref is self.state.current else ref
+
+    def reference_values(self):
+        ref = self.reference_experiment()
+        return profile_values(ref) if ref is not None else None
+
+    def difference_note(self) -> str:
+        """What the differences are taken to, for the status line."""
+        ref = self.reference_experiment()
+        if ref is None:
+            return ""
+        chosen = "" if self.state.reference is ref else ", the smallest run of the series"
+        return f": difference to {ref.name}{chosen}"
 
     def _on_mode(self, mode: str) -> None:
         self.model.set_mode(mode)
