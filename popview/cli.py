@@ -5,6 +5,7 @@
     popview info TRACE...             what a trace or profile contains
     popview convert TRACE...          convert into the cache
     popview metrics TRACE...          POP metrics (table / json / csv)
+    popview paramedir TRACE CFG...    Paraver cfg histograms, as paramedir writes them
 """
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from popview._version import __version__
 from popview.failures import one_line
 
 # Sub-command modules: each has add_parser(subparsers) and run(args) -> int.
-COMMANDS = ("info", "convert", "metrics", "report", "diff")
+COMMANDS = ("info", "convert", "metrics", "report", "diff", "paramedir")
 # The kernels each command needs first (popview.precompile).
-SCENARIOS = {"info": "info", "convert": "info", "metrics": "metrics", "report": "metrics", "diff": "metrics"}
+SCENARIOS = {"info": "info", "convert": "info", "metrics": "metrics", "report": "metrics", "diff": "metrics", "paramedir": "info"}
 
 
 def _command_modules():
@@ -29,7 +30,7 @@ def _command_modules():
 
 
 USAGE = """popview [-h] [--version] [--demo] [TRACE ...]
-       popview {info,convert,metrics,report,diff} [-h] ..."""
+       popview {info,convert,metrics,report,diff,paramedir} [-h] ..."""
 
 WINDOW_HELP = """The window: `popview [TRACE ...]` opens traces, profiles, folders of runs (a series)
 or a .popview session; it needs a display (on a headless machine: xvfb-run -a popview ...).

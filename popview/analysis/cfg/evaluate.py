@@ -198,27 +198,40 @@ def evaluate_histogram(view: CfgView, histogram: Histogram, trace: TraceColumns)
 
 
 def _bins(histogram: Histogram, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Columns [min + k*delta, min + (k+1)*delta), k = 0..floor((max-min)/delta); -1 outside."""
+    """Columns as Paraver's ColumnTranslator makes them: ceil((max-min)/delta) columns (one more
+    when delta is 1 and max is a column's start, at least one); a value in [min, max] falls in
+    column floor((value-min)/delta), the last one at most; -1 outside."""
     b = histogram.columns
     if b.compute:
         return _code_columns(histogram, values)
     if b.minimum is None or b.maximum is None or not b.delta:
         raise NotEvaluated(f"histogram {histogram.name!r}: columns without minimum, maximum and delta")
-    count = int((b.maximum - b.minimum) // b.delta) + 1
-    if not 1 <= count <= 100_000:
+    count = int(np.ceil((b.maximum - b.minimum) / b.delta))
+    if b.delta == 1 and count * b.delta + b.minimum <= b.maximum:
+        count += 1
+    count = max(count, 1)
+    if count > 100_000:
         raise NotEvaluated(f"histogram {histogram.name!r}: {count} columns")
     lower = b.minimum + b.delta * np.arange(count)
-    column = np.floor((values - b.minimum) / b.delta).astype(np.int64)
-    column[(column < 0) | (column >= count)] = -1
+    column = np.minimum(np.floor((values - b.minimum) / b.delta), count - 1).astype(np.int64)
+    column[(values < b.minimum) | (values > b.maximum)] = -1
     return lower, column
 
 
 def _code_columns(histogram: Histogram, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """ComputeYScale on a window of whole values: one column per value present (code columns)."""
-    lower = np.unique(values)
+    """ComputeYScale on a window of whole values: one column per value present (code columns).
+
+    Paraver's computed scale starts at the window's smallest non-zero value (TimelineProxy::
+    computeYScale skips zeros): the zero intervals of a Useful window are no column, which is
+    why PyPOP reads a single column from its useful-duration cfgs."""
+    nonzero = values[values != 0]
+    smallest = nonzero.min() if len(nonzero) else 0.0
+    lower = np.unique(values[values >= smallest])
     if len(lower) > 10_000 or not np.array_equal(lower, np.round(lower)):
         raise NotEvaluated(f"histogram {histogram.name!r}: columns computed from non-categorical values")
-    return lower, np.searchsorted(lower, values).astype(np.int64)
+    column = np.searchsorted(lower, values).astype(np.int64)
+    column[values < smallest] = -1
+    return lower, column
 
 
 def _within(histogram: Histogram, values: np.ndarray, durations: np.ndarray) -> np.ndarray:

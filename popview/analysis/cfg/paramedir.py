@@ -1,0 +1,148 @@
+"""A cfg's histograms as tables, and the tab-separated text paramedir writes for each.
+
+`evaluate_cfg` evaluates every histogram of a cfg that the engine (`evaluate`) can evaluate
+and names, for every other one, the histogram and why not. `format_table` writes one table
+as Paraver's TextOutput::dumpHistogram does (horizontal, with labels): a header line of a tab
+then each column label followed by a tab; one line per row (row label, tab, each value
+followed by a tab); an empty line; the Total, Average, Maximum, Minimum, Stdev and Avg/Max
+lines over the rows; an empty line. Numbers are fixed-point with the histogram precision
+(Paraver's default, 2 decimals). Time statistics are in the data window's units.
+No Qt.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .evaluate import HistogramTable, NotEvaluated, TraceColumns, evaluate_histogram
+from .model import CfgView, Histogram
+
+PRECISION = 2          # ParaverConfig's default histogram precision
+UNIT_NS = {"Nanoseconds": 1.0, "Microseconds": 1e3, "Milliseconds": 1e6, "Seconds": 1e9,
+           "Hours": 3600e9, "Days": 86400e9}
+TIME_STATISTICS = ("Time",)
+
+
+@dataclass
+class CfgTable:
+    """One evaluated histogram: values[row, column], labelled as paramedir labels them."""
+    name: str                    # the histogram's name in the cfg
+    window: str                  # its control window's name
+    statistic: str
+    unit: str                    # "Nanoseconds" ... for a time statistic, "" otherwise
+    row_labels: list[str]
+    col_labels: list[str]
+    values: np.ndarray           # (rows, columns) float64
+
+
+@dataclass
+class Skipped:
+    """A histogram popview does not evaluate, and why (one line)."""
+    name: str
+    reason: str
+
+
+def row_labels(definitions) -> list[str]:
+    """Paraver's thread labels: the .row names when the trace has them, else THREAD a.t.th."""
+    labels = []
+    for loc in definitions.locations:
+        if loc.kind != "thread":
+            continue
+        labels.append(loc.name or f"THREAD 1.{loc.process + 1}.{loc.thread + 1}")
+    return labels
+
+
+def evaluate_cfg(view: CfgView, trace: TraceColumns, rows: list[str],
+                 state_names: dict[int, str] | None = None) -> tuple[list[CfgTable], list[Skipped]]:
+    """Every histogram of `view` on `trace`: the tables evaluated, and the histograms skipped."""
+    tables, skipped = [], []
+    if not view.histograms:
+        skipped.append(Skipped(view.source, "the cfg has no histogram (timelines only): paramedir writes nothing"))
+    for histogram in view.histograms:
+        try:
+            result = evaluate_histogram(view, histogram, trace)
+        except NotEvaluated as exc:
+            skipped.append(Skipped(histogram.name, str(exc)))
+            continue
+        except KeyError as exc:         # a window position the cfg does not have
+            skipped.append(Skipped(histogram.name, str(exc).strip("'\"")))
+            continue
+        tables.append(_table(view, histogram, result, rows, state_names or {}))
+    return tables, skipped
+
+
+def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: list[str],
+           state_names: dict[int, str]) -> CfgTable:
+    control = view.window(histogram.columns.window)
+    data = view.window(histogram.data_window)
+    values = np.asarray(result.table, np.float64)
+    unit = ""
+    if histogram.statistic in TIME_STATISTICS:
+        unit = data.units or "Nanoseconds"
+        values = values / UNIT_NS.get(unit, 1.0)
+    if len(rows) != values.shape[0]:
+        rows = [f"THREAD 1.{i + 1}.1" for i in range(values.shape[0])]
+    names = state_names if control.functions.get("thread") and \
+        control.functions["thread"].name == "State As Is" and not control.derived else {}
+    return CfgTable(histogram.name, control.name, histogram.statistic or "", unit, list(rows),
+                    _column_labels(histogram, result.columns, names), values)
+
+
+def _column_labels(histogram: Histogram, lower: np.ndarray, names: dict[int, str]) -> list[str]:
+    """LabelConstructor::histoColumnLabel: a whole minimum and a delta of 1 give discrete
+    columns labelled by their value (a state's name for State As Is); otherwise each column is
+    the range [lower..upper), the last one [lower..maximum]."""
+    b = histogram.columns
+    if b.compute or b.delta is None or b.minimum is None:
+        delta, minimum, maximum = 1.0, 0.0, float(lower[-1]) + 1 if len(lower) else 1.0
+    else:
+        delta, minimum, maximum = float(b.delta), float(b.minimum), float(b.maximum)
+    labels = []
+    for value in lower:
+        if delta == 1.0 and float(minimum).is_integer():
+            labels.append(names.get(int(value), f"{int(value)}"))
+        elif value + delta >= maximum:
+            labels.append(f"[{_number(value)}..{_number(maximum)}]")
+        else:
+            labels.append(f"[{_number(value)}..{_number(value + delta)})")
+    return labels
+
+
+def _number(v: float) -> str:
+    return f"{v:.{PRECISION}f}"
+
+
+def format_table(table: CfgTable) -> str:
+    """The text paramedir writes for one 2D histogram (horizontal, with labels)."""
+    v = table.values
+    lines = ["\t" + "".join(f"{label}\t" for label in table.col_labels)]
+    for label, row in zip(table.row_labels, v):
+        lines.append(f"{label}\t" + "".join(f"{_number(x)}\t" for x in row))
+    lines.append("")
+    n = max(v.shape[0], 1)
+    total = v.sum(axis=0)
+    average = total / n
+    maximum = v.max(axis=0, initial=0.0) if v.size else np.zeros(v.shape[1])
+    minimum = v.min(axis=0, initial=np.inf) if v.size else np.zeros(v.shape[1])
+    stdev = v.std(axis=0) if v.size else np.zeros(v.shape[1])
+    avg_max = np.divide(average, maximum, out=np.zeros_like(average), where=maximum != 0)
+    for name, row in (("Total", total), ("Average", average), ("Maximum", maximum), ("Minimum", minimum),
+                      ("Stdev", stdev), ("Avg/Max", avg_max)):
+        lines.append(f"{name}\t" + "".join(f"{_number(x)}\t" for x in row))
+    lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def parse_table(text: str) -> tuple[list[str], dict[str, np.ndarray]]:
+    """Read paramedir's text back: (column labels, {row label: values}), totals rows included
+    (how PyPOP's load_paraver_histdata and basicanalysis read it)."""
+    lines = text.split("\n")
+    columns = [c for c in lines[0].split("\t")[1:] if c != ""]
+    rows = {}
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        parts = line.rstrip("\n").split("\t")
+        rows[parts[0]] = np.array([float(x) for x in parts[1:] if x != ""])
+    return columns, rows

@@ -1,0 +1,162 @@
+"""`popview paramedir TRACE CFG...`: each cfg histogram written as paramedir writes it.
+
+On PyPOP's EPOCH traces the tables of PyPOP's own cfgs, read back the way PyPOP and BSC's
+modelfactors read paramedir's output, give the per-run figures of modelfactors.csv and the
+metrics of precomputed.csv; on a synthetic run, the per-rank figures the generator knows."""
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+from popview.analysis.cfg import Binning, CfgView, Criterion, Derivation, Function, Histogram, Window
+from popview.analysis.cfg.paramedir import parse_table
+from popview.analysis.cfg.writer import write_cfg
+from popview.cli import main
+from popview.testing import synthetic
+
+EPOCH = "pypop/mpi/epoch_example_traces"
+CFGS = "paraver-cfgs/pypop/pypop/cfgs"
+RANKS = (1, 2, 4, 8, 16)
+DBL_MAX = 1.7976931348623157e308
+
+
+def _errors(err: str) -> str:
+    """stderr without the first-use note on compiling the kernels (it depends on the machine)."""
+    return "".join(line for line in err.splitlines(keepends=True)
+                   if not line.startswith("popview: preparing popview for first use"))
+
+
+def _per_thread(path):
+    """PyPOP's reading (load_paraver_histdata + reindex_by_thread): THREAD rows only."""
+    columns, rows = parse_table(path.read_text())
+    return columns, {k: v for k, v in rows.items() if k.startswith("THREAD")}
+
+
+def _modelfactors(directory):
+    table = {}
+    for line in (directory / "modelfactors.csv").read_text().splitlines():
+        parts = line.lstrip("#").split(";")
+        if len(parts) > 1:
+            table[parts[0]] = [float(x) for x in parts[1:]]
+    return table
+
+
+def _precomputed(directory):
+    with open(directory / "precomputed.csv") as f:
+        return {int(row[""]): row for row in csv.DictReader(f)}
+
+
+@pytest.mark.parametrize("index", range(len(RANKS)))
+def test_pypop_cfg_tables_give_modelfactors_and_precomputed(shared_traces, tmp_path, index, capsys):
+    directory = shared_traces / EPOCH
+    trace = directory / f"epoch_{RANKS[index]}proc.prv.gz"
+    cfgs = [str(shared_traces / CFGS / name) for name in
+            ("total_useful_computation.cfg", "useful_instructions.cfg", "useful_cycles.cfg")]
+    out = tmp_path / "out"
+    assert main(["paramedir", str(trace), *cfgs, "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    assert _errors(capsys.readouterr().err) == ""
+    useful_cols, useful = _per_thread(out / "total_useful_computation.txt")
+    ins_cols, ins = _per_thread(out / "useful_instructions.txt")
+    cyc_cols, cyc = _per_thread(out / "useful_cycles.txt")
+    # one column each, as PyPOP's paramedir_analyze(statistic_names=[name]) requires
+    assert useful_cols == ["1"] and len(ins_cols) == 1 and len(cyc_cols) == 1
+    assert list(useful) == [f"THREAD 1.{r + 1}.1" for r in range(RANKS[index])] == list(ins) == list(cyc)
+    useful_us = np.array([v[0] for v in useful.values()]) / 1e3        # the cfg's window is in ns
+    instructions = np.array([v[0] for v in ins.values()])
+    cycles = np.array([v[0] for v in cyc.values()])
+    mf = _modelfactors(directory)
+    assert useful_us.sum() == pytest.approx(mf["Useful duration (total)"][index], rel=1e-6)
+    assert useful_us.max() == pytest.approx(mf["Useful duration (maximum)"][index], rel=1e-6)
+    assert useful_us.mean() == pytest.approx(mf["Useful duration (average)"][index], rel=1e-6)
+    assert instructions.sum() == pytest.approx(mf["Useful instructions (total)"][index], rel=1e-6)
+    assert cycles.sum() == pytest.approx(mf["Useful cycles (total)"][index], rel=1e-6)
+    pre = _precomputed(directory)[RANKS[index]]
+    assert instructions.sum() / cycles.sum() == pytest.approx(float(pre["Average IPC"]), rel=1e-6)
+    assert cycles.sum() / useful_us.sum() / 1e3 == pytest.approx(float(pre["Average Frequency (Ghz)"]), rel=1e-6)
+
+
+def test_the_table_has_paramedirs_layout(shared_traces, tmp_path, capsys):
+    trace = shared_traces / EPOCH / "epoch_2proc.prv.gz"
+    cfg = shared_traces / CFGS / "useful_instructions.cfg"
+    assert main(["paramedir", str(trace), str(cfg), "--cache-dir", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.split("\n")
+    assert lines[0] == "\t[0.00..1000000000000000000.00]\t"
+    assert lines[1].startswith("THREAD 1.1.1\t") and lines[1].endswith("\t")
+    assert lines[3] == "" and [line.split("\t")[0] for line in lines[4:10]] == \
+        ["Total", "Average", "Maximum", "Minimum", "Stdev", "Avg/Max"]
+    assert lines[4] == "Total\t87640358419.00\t"
+
+
+# -- synthetic -------------------------------------------------------------------------------
+
+def _useful_counter_cfg(path, counter: int, statistic="Sum bursts"):
+    counter_window = Window("Counter", 1, functions={"thread": Function("Next Evt Val")})
+    counter_window.filters.criteria["evt_type"] = Criterion("=", (counter,))
+    useful = Window("Useful", 2, functions={"thread": Function("Useful")})
+    product = Window("Useful counter", 3, derivation=Derivation("product", (1, 2)))
+    useful_time = Histogram("Useful time", Binning(2, True, 1, 1, 1), 2, "Time",
+                            data_range=(-DBL_MAX, DBL_MAX), burst_range=(-DBL_MAX, DBL_MAX))
+    counted = Histogram("Useful counter", Binning(3, False, 0, 1e18, 1e18), 3, statistic,
+                        data_range=(-DBL_MAX, DBL_MAX), burst_range=(-DBL_MAX, DBL_MAX))
+    view = CfgView("t", "3.4", "new", windows=[counter_window, useful, product], histograms=[useful_time, counted])
+    path.write_text(write_cfg(view))
+    return path
+
+
+def test_synthetic_run_per_rank_useful_time_and_counters(tmp_path, capsys):
+    shape = synthetic.Shape(processes=3, threads=1, iterations=4, rank_weights=(1.0, 1.5, 0.5))
+    trace = tmp_path / "run.prv"
+    expected = synthetic.write(trace, shape)
+    ins = _useful_counter_cfg(tmp_path / "ins.cfg", synthetic.INS)
+    cyc = _useful_counter_cfg(tmp_path / "cyc.cfg", synthetic.CYC)
+    out = tmp_path / "out"
+    assert main(["paramedir", str(trace), str(ins), str(cyc), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    assert _errors(capsys.readouterr().err) == ""
+    assert sorted(p.name for p in out.iterdir()) == ["cyc.1.txt", "cyc.2.txt", "ins.1.txt", "ins.2.txt"]
+    columns, useful = _per_thread(out / "ins.1.txt")
+    assert columns == ["1"]
+    np.testing.assert_allclose([v[0] for v in useful.values()], expected.useful_ns, rtol=1e-9)
+    _, counted = _per_thread(out / "ins.2.txt")
+    np.testing.assert_allclose([v[0] for v in counted.values()], expected.instructions, rtol=1e-9)
+    _, counted = _per_thread(out / "cyc.2.txt")
+    np.testing.assert_allclose([v[0] for v in counted.values()], expected.cycles, rtol=1e-9)
+
+
+def test_what_cannot_be_evaluated_is_one_line_each_and_exit_2_when_nothing_is_written(tmp_path, capsys):
+    trace = tmp_path / "run.prv"
+    synthetic.write(trace, synthetic.Shape(processes=2, iterations=2))
+    cfg = _useful_counter_cfg(tmp_path / "avg.cfg", synthetic.INS, statistic="Average Burst Time")
+    text = cfg.read_text().replace("Analyzer2D.Statistic: Time", "Analyzer2D.Statistic: Integral")
+    cfg.write_text(text)
+    assert main(["paramedir", str(trace), str(cfg), "--cache-dir", str(tmp_path / "c")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = _errors(captured.err).strip().split("\n")
+    assert "Traceback" not in captured.err
+    assert err[0].startswith("popview: avg.cfg: histogram 'Useful time' not evaluated: ") and "'Integral'" in err[0]
+    assert err[1].startswith("popview: avg.cfg: histogram 'Useful counter' not evaluated: ")
+    assert "'Average Burst Time'" in err[1]
+    assert err[2] == "popview: error: no histogram of the given cfgs could be evaluated: nothing written"
+
+
+def test_a_refused_cfg_is_one_line_and_exit_2_the_others_still_written(tmp_path, capsys):
+    trace = tmp_path / "run.prv"
+    synthetic.write(trace, synthetic.Shape(processes=2, iterations=2))
+    bad = tmp_path / "dimemas.cfg"
+    bad.write_text("#DIMEMAS_CONFIGURATION\n")
+    good = _useful_counter_cfg(tmp_path / "ins.cfg", synthetic.INS)
+    assert main(["paramedir", str(trace), str(bad), str(good), "--cache-dir", str(tmp_path / "c")]) == 2
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    lines = _errors(captured.err).strip().split("\n")
+    assert len(lines) == 1 and lines[0].startswith("popview: error: ") and "dimemas.cfg" in lines[0]
+    assert captured.out.startswith("# ins.cfg: Useful time\n\t1\t\n")
+
+
+def test_a_missing_trace_is_one_line(tmp_path, capsys):
+    cfg = _useful_counter_cfg(tmp_path / "ins.cfg", synthetic.INS)
+    assert main(["paramedir", str(tmp_path / "nothing.prv"), str(cfg), "--cache-dir", str(tmp_path / "c")]) == 2
+    err = _errors(capsys.readouterr().err)
+    assert err.count("\n") == 1 and err.startswith("popview: error: ") and "Traceback" not in err
