@@ -70,7 +70,9 @@ PANES: list[PaneSpec] = [
     PaneSpec("popview.gui.logpane", "LogPane", "Log", Area.BottomDockWidgetArea, ("tab", "Advisor")),
     PaneSpec("popview.gui.trees", "CallTreePane", "Call tree", Area.BottomDockWidgetArea, ("right", "Metrics")),
     PaneSpec("popview.gui.trees", "SystemTreePane", "System tree", Area.BottomDockWidgetArea, ("right", "Call tree")),
-    PaneSpec("popview.gui.topology", "TopologyPane", "Topology", Area.BottomDockWidgetArea, ("below", "System tree")),
+    # a tab beside the System tree (UI.md's "System | Topology"): stacked under it in the Overview's
+    # row of trees, each had some 120 px at 1920x1080 (two system-tree rows, cells 25 px high)
+    PaneSpec("popview.gui.topology", "TopologyPane", "Topology", Area.BottomDockWidgetArea, ("tab", "System tree")),
     PaneSpec("popview.gui.histograms", "HistogramPane", "Histograms", Area.BottomDockWidgetArea, ("tab", "Advisor")),
 ]
 
@@ -225,7 +227,6 @@ class MainWindow(QMainWindow):
             steps.append((left[:1], [int(330 * wide)], Qt.Orientation.Horizontal))
         for names, sizes, orientation in ((("Metrics", "Call tree", "System tree"), [370, 470, 430],
                                            Qt.Orientation.Horizontal),
-                                          (("System tree", "Topology"), [140, 180], Qt.Orientation.Vertical),
                                           (("Metrics", "Advisor"), [250, 300], Qt.Orientation.Vertical),
                                           (("Timeline", "Advisor"), [275, 260], Qt.Orientation.Vertical)):
             docks = [self.docks[t] for t in names if t in self.docks]

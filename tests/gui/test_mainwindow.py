@@ -145,6 +145,20 @@ def test_the_first_run_window_fits_a_1280_x_800_screen_and_no_pane_is_cut_off(qt
     assert w.tabifiedDockWidgets(w.docks["System tree"]) == [w.docks["Topology"]]
 
 
+def test_on_a_tall_screen_the_topology_is_a_tab_beside_the_system_tree(qtbot, settings, monkeypatch):
+    """Stacked under the System tree in the Overview's row of trees, each got some 120 px at
+    1920x1080: two system-tree rows and topology cells 25 px high."""
+    monkeypatch.setattr("popview.gui.mainwindow.free_room", lambda screen: QSize(1920, 1050))
+    w = MainWindow(settings=settings)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: w.docks["Timeline"].height() >= 270, timeout=10_000)
+    qtbot.wait(300)
+    assert w.tabifiedDockWidgets(w.docks["System tree"]) == [w.docks["Topology"]]
+    assert not w.docks["System tree"].visibleRegion().isEmpty()          # in front: the numbers
+    assert w.docks["System tree"].height() >= 0.8 * w.docks["Call tree"].height()      # less its tab bar
+
+
 # ---- opening ---------------------------------------------------------------------------------
 def test_drop_a_file_opens_it_in_a_worker(qtbot, window, traces):
     drop(window, [traces / "alone.prv"])

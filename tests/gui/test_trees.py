@@ -388,3 +388,40 @@ def test_an_implausible_counter_total_is_flagged_with_the_reason(qtbot):
     assert "implausible" in model.data(model.index_of(bad, 0), Qt.ItemDataRole.ToolTipRole)
     assert not model.data(model.index_of(good, 0)).startswith("\u26a0")
     assert "PAPI_L3_TCM" in pane.status.text() and "per second per location" in pane.status.text()
+
+
+def test_the_call_tree_legend_speaks_the_unit_of_its_values(trees):
+    """In '% of total' the call tree's colour legend read '37.43 s' over a column of percentages."""
+    state, _metrics, calls, _system = trees
+    state.set_value_mode("percent_root")
+    assert calls.legend.high_text.endswith("% of the total"), calls.legend.high_text
+    top = float(calls.legend.high_text.split(" %")[0])
+    assert top == pytest.approx(100 * calls.model.scale / calls.model.root_total(), rel=1e-2) and 0 < top <= 100
+    state.set_value_mode("absolute")
+    assert calls.legend.high_text.endswith(" s")
+
+
+def test_difference_mode_in_a_series_compares_with_its_smallest_run_by_default(qtbot):
+    """With no reference chosen, Difference showed absolute values under a '-100 % ... +100 %'
+    legend while the Advisor already compared with the series' smallest run: the trees take
+    that run too, and say so."""
+    state = AppState()
+    metrics, calls, system = MetricTreePane(state), CallTreePane(state), SystemTreePane(state)
+    for p in (metrics, calls, system):
+        qtbot.addWidget(p)
+    ref_profile = small_profile()
+    ref_profile.values["time"] = MetricValues.from_dense(SMALL_COMP * 0.5 + SMALL_P2P + SMALL_COLL)
+    smaller = ProfileExperiment(ref_profile, small_definitions(), name="run_1")
+    larger = ProfileExperiment(small_profile(), small_definitions(), name="run_2")
+    state.add_experiment(smaller, series="run_N")
+    state.add_experiment(larger, series="run_N")
+    state.set_current(larger)
+    state.set_value_mode("difference")
+    assert state.reference is None
+    assert calls.model.compares() and shown_of(calls, SOLVE) == pytest.approx(15.0 - 7.5)
+    assert "difference to run_1, the smallest run of the series" in calls.status.text()
+    assert system.model.compares() and "difference to run_1" in system.status.text()
+    assert metrics.model.compares() and metrics.legend.signed
+    state.set_current(smaller)                     # the smallest run itself: nothing to compare with
+    assert not calls.model.compares() and "choose a reference" in calls.status.text()
+    assert not metrics.legend.signed and metrics.legend.high_text == "100 % of the metric's root"

@@ -158,7 +158,7 @@ class CallTreePane(TreePane):
     def _mode_note(self) -> str:
         if self.state.value_mode == "difference" and self.reference_values() is None:
             return ": choose a reference experiment (Experiments list, context menu) to see differences"
-        return ""
+        return self.difference_note()
 
     def _on_scope(self) -> None:
         if self._metric_scope != (self.state.metric, self.state.metric_exclusive):

@@ -182,8 +182,9 @@ class MetricTreePane(TreePane):
                                       for k, why in self.model.implausible.items()))
 
     def update_legend(self) -> None:
-        if self.model.mode in ("absolute", "percent_root"):
-            self.legend.set_range("100 % of the metric's root")
+        if self.model.mode in ("absolute", "percent_root") or (self.model.mode == "difference"
+                                                              and not self.model.compares()):
+            self.legend.set_range("100 % of the metric's root")     # no reference: the values themselves
         elif self.model.mode == "difference":
             self.legend.set_range("+100 %", low_text="-100 % of the metric's root", signed=True)
         else:

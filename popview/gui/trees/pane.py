@@ -121,11 +121,29 @@ class TreePane(QWidget):
         self.refresh()
         self.show_notes()
 
-    def reference_values(self):
-        ref = self.state.reference
-        if self.state.value_mode != "difference" or ref is None or ref is self.state.current:
+    def reference_experiment(self):
+        """The run differences are taken to: the one the user chose, else (as the Advisor's
+        scalabilities) the smallest run of the current run's series; None in other modes."""
+        if self.state.value_mode != "difference":
             return None
-        return profile_values(ref)
+        ref = self.state.reference
+        if ref is None:
+            from popview.gui.advisor.runs import series_runs
+            runs = series_runs(self.state)
+            ref = runs[0] if len(runs) > 1 else None
+        return None if ref is None or ref is self.state.current else ref
+
+    def reference_values(self):
+        ref = self.reference_experiment()
+        return profile_values(ref) if ref is not None else None
+
+    def difference_note(self) -> str:
+        """What the differences are taken to, for the status line."""
+        ref = self.reference_experiment()
+        if ref is None:
+            return ""
+        chosen = "" if self.state.reference is ref else ", the smallest run of the series"
+        return f": difference to {ref.name}{chosen}"
 
     def _on_mode(self, mode: str) -> None:
         self.model.set_mode(mode)
@@ -137,6 +155,9 @@ class TreePane(QWidget):
         unit = self.model.unit
         if self.model.mode == "percent_selection":
             self.legend.set_range("100 % of the selection")
+        elif self.model.mode == "percent_root" and self.model.root_total():
+            # in the unit of the values on show (it read '37.43 s' over a column of percentages)
+            self.legend.set_range(f"{100 * self.model.scale / self.model.root_total():.3g} % of the total")
         elif self.model.compares():
             scale = format_value(self.model.diff_scale, unit)
             self.legend.set_range(f"+{scale}", low_text=f"-{scale}", signed=True)

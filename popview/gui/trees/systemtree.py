@@ -196,8 +196,10 @@ class SystemTreePane(TreePane):
         self.status.setToolTip(self.pv.profile.path(cp) if 0 <= cp < self.pv.profile.n_callpaths else "")
 
     def _why_no_difference(self, ref) -> str:
-        if self.state.value_mode != "difference" or self.model.compares():
+        if self.state.value_mode != "difference":
             return ""
+        if self.model.compares():
+            return self.difference_note()
         if ref is None:
             return " (absolute: no reference run chosen; Experiments > right-click a run)"
         return (f" (absolute: the reference run has {ref.profile.n_locations} locations, this one "
