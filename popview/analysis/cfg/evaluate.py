@@ -115,7 +115,7 @@ def _event_values(window: Window, trace: TraceColumns, following: bool) -> Timel
     # several events at one instant: the first ends the interval before it (Next), the last
     # starts the one after it (Last); the zero-length intervals between them hold no time
     change = (loc[1:] != loc[:-1]) | (time[1:] != time[:-1])
-    one_per_instant = np.r_[True, change] if following else np.r_[change, True]
+    one_per_instant = (np.r_[True, change] if following else np.r_[change, True]) if len(loc) else np.zeros(0, bool)
     loc, time, value = loc[one_per_instant], time[one_per_instant], value[one_per_instant]
     # per row: boundaries 0, t1..tk, t_end -> k+1 intervals
     rows = np.arange(trace.n_rows)
