@@ -49,8 +49,8 @@ histogram uses is in popview's semantic-engine set (`popview.analysis.cfg.catalo
 otherwise each gap is named. **Evaluated** means the engine that evaluates the descriptions
 on a trace's cache (`popview.analysis.cfg.evaluate`, vectorised numpy) computes the histogram
 (checked here on a small probe trace; the column "histograms evaluated" and the last table).
-The engine covers: thread-level rows; `Useful`, `State As Is`, `Last Evt Val` and
-`Next Evt Val` with event-type filters; the `As Is` compose; derived `add`, `product`,
+The engine covers: thread-level rows; `Useful`, `State As Is`, `State Sign`, `Given State`,
+`Last Evt Val` and `Next Evt Val` with event-type filters; the `As Is` compose; derived `add`, `product`,
 `substract`, `divide`, `maximum`, `minimum`; 2D histograms with the `Time`, `Sum bursts` and
 `# Bursts` statistics. Columns are made as Paraver's ColumnTranslator makes them
 (ceil((max-min)/delta) columns, one more when delta is 1 and max starts a column, a value in
@@ -68,9 +68,11 @@ What evaluates is usable two ways:
   statistic, and the list of what is not evaluated with the reason.
 
 On PyPOP's EPOCH traces (1-16 ranks) PyPOP's `total_useful_computation.cfg`,
-`useful_instructions.cfg` and `useful_cycles.cfg`, written by `popview paramedir` and read
-back as PyPOP reads paramedir's output, give `modelfactors.csv`'s useful duration (total,
-average, maximum), useful instructions and cycles, and `precomputed.csv`'s average IPC and
+`useful_instructions.cfg`, `useful_cycles.cfg`, `serial_useful_computation_no_omp.cfg` and
+`total_runtime_excl_disabled.cfg` (the ones PyPOP's PRVTrace loads on an MPI-only trace),
+written by `popview paramedir` and read back as PyPOP reads paramedir's output, give
+`modelfactors.csv`'s runtime, useful duration (total, average, maximum), useful instructions
+and cycles, and `precomputed.csv`'s parallel efficiency, MPI load balance, average IPC and
 frequency, within 1e-6 relative (tests/cfg/test_paramedir_command.py); basicanalysis's
 `timings.cfg` gives the per-state times in microseconds per thread.
 
