@@ -81,6 +81,7 @@ VALUE_MODES = [("absolute", "Absolute"), ("percent_root", "% of total"),
 MAX_RECENT = 10
 MAX_PARALLEL_OPENS = 2
 SESSION_SUFFIX = ".popview"
+CFG_SUFFIX = ".cfg"          # a Paraver view, opened on the current run
 
 
 def load_pane_class(spec: PaneSpec):
@@ -101,6 +102,8 @@ class MainWindow(QMainWindow):
         self.errors: list[str] = []           # messages shown to the user, newest last
         self.panes: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
+        self.cfg_panes: list[QWidget] = []     # Paraver views (.cfg) opened on a run
+        self._waiting_cfgs: list[Path] = []    # dropped or given before a trace was open
         self.setWindowTitle("popview")
         self.setAcceptDrops(True)
         self.setDockNestingEnabled(True)
@@ -182,6 +185,7 @@ class MainWindow(QMainWindow):
         file_menu = self.menus["File"]
         self._action(file_menu, "&Open...", self.open_dialog, QKeySequence.StandardKey.Open)
         self._action(file_menu, "Open &folder...", self.open_folder_dialog, "Ctrl+Shift+O")
+        self._action(file_menu, "Open Paraver &view (.cfg)...", self.open_cfg_dialog)
         self.recent_menu = file_menu.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self.close_action = self._action(file_menu, "&Close experiment", self.close_experiment,
@@ -354,6 +358,9 @@ class MainWindow(QMainWindow):
             if path.suffix == SESSION_SUFFIX:
                 self._open_session(path)
                 continue
+            if path.suffix.lower() == CFG_SUFFIX and path.is_file():
+                self.open_cfg(path)
+                continue
             try:
                 planned.extend(runs_in(path))
             except InputError as exc:
@@ -364,6 +371,44 @@ class MainWindow(QMainWindow):
         shared = series_name(loose) if len(loose) > 1 else None
         for path, series in planned:
             self._start_job(path, series or shared)
+
+    def open_cfg_dialog(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open Paraver views", "",
+                                                "Paraver configuration files (*.cfg);;All files (*)")
+        for path in paths:
+            self.open_cfg(Path(path))
+
+    def open_cfg(self, path: Path) -> None:
+        """A Paraver view (.cfg) on the current run: a pane of its histograms beside the
+        Histograms; kept until a trace is open when none is (or one is still opening)."""
+        exp = self.state.current
+        if exp is None or not exp.is_trace:
+            self._waiting_cfgs.append(Path(path))
+            waiting = "a trace is opening" if self.jobs else "no trace is open"
+            self.statusBar().showMessage(f"{Path(path).name}: opens on the trace once one is open ({waiting})", 8000)
+            return
+        from popview.gui.cfgviews import CfgViewPane
+
+        pane = CfgViewPane(self.state, Path(path), exp)
+        dock = QDockWidget(f"Paraver view: {Path(path).name}", self)
+        dock.setObjectName(f"dock_cfg_{len(self.cfg_panes)}_" + re.sub(r"\W", "_", Path(path).stem.lower()))
+        dock.setWidget(pane)
+        dock.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        anchor = self.docks.get("Histograms")
+        if anchor is not None and not anchor.isFloating():
+            self.tabifyDockWidget(anchor, dock)
+        else:
+            self.addDockWidget(Area.BottomDockWidgetArea, dock)
+        dock.show()
+        dock.raise_()
+        self.cfg_panes.append(pane)
+        dock.destroyed.connect(lambda _o=None, p=pane: self.cfg_panes.remove(p) if p in self.cfg_panes else None)
+        log.info("opened the Paraver view %s on %s", path, exp.name)
+
+    def _open_waiting_cfgs(self) -> None:
+        waiting, self._waiting_cfgs = self._waiting_cfgs, []
+        for path in waiting:
+            self.open_cfg(path)
 
     def _start_job(self, path: Path, series: str | None) -> None:
         job = OpenJob(path, opener=self.opener, cache_dir=self.cache_dir, series=series, parent=self)
@@ -391,6 +436,8 @@ class MainWindow(QMainWindow):
         self.state.add_experiment(exp, series=job.series)
         log.info("opened %s (%s, %s)", exp.source, exp.format, exp.label)
         self.statusBar().showMessage(f"Opened {exp.name}", 5000)
+        if self._waiting_cfgs and self.state.current is not None and self.state.current.is_trace:
+            self._open_waiting_cfgs()
 
     def report_failure(self, message: str, details: str) -> None:
         """A dialog naming what failed, with the details in it and in the log pane."""

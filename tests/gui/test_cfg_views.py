@@ -1,0 +1,112 @@
+"""Paraver views (.cfg) in the window: dropped on a trace, or opened from File, each histogram
+popview evaluates is a table named as in the cfg; what it does not evaluate is listed."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QLabel, QTableView
+
+from popview.analysis.cfg import Binning, CfgView, Criterion, Derivation, Function, Histogram, Window
+from popview.analysis.cfg.writer import write_cfg
+from popview.gui.cfgviews import CfgViewPane
+from popview.gui.mainwindow import PANES, MainWindow
+from popview.testing import synthetic
+
+from tests.gui.test_mainwindow import drop, wait_idle
+
+MY_PANES = [s for s in PANES if s.module in ("popview.gui.experiments", "popview.gui.logpane",
+                                            "popview.gui.histograms")]
+DBL_MAX = 1.7976931348623157e308
+
+
+def _cfg(path):
+    ins = Window("Instructions", 1, functions={"thread": Function("Next Evt Val")})
+    ins.filters.criteria["evt_type"] = Criterion("=", (synthetic.INS,))
+    useful = Window("Useful", 2, functions={"thread": Function("Useful")})
+    product = Window("Useful Instructions Timeline", 3, derivation=Derivation("product", (1, 2)))
+    full = (-DBL_MAX, DBL_MAX)
+    view = CfgView("t", "3.4", "new", windows=[ins, useful, product], histograms=[
+        Histogram("Useful duration", Binning(2, True, 1, 1, 1), 2, "Time", data_range=full, burst_range=full),
+        Histogram("Useful instructions", Binning(3, False, 0, 1e18, 1e18), 3, "Sum bursts",
+                  data_range=full, burst_range=full),
+        Histogram("Average burst", Binning(2, True, 1, 1, 1), 2, "Average Burst Time",
+                  data_range=full, burst_range=full)])
+    path.write_text(write_cfg(view))
+    return path
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, cache_dir):
+    w = MainWindow(settings=QSettings(str(tmp_path / "p.ini"), QSettings.Format.IniFormat),
+                   cache_dir=cache_dir, panes=MY_PANES)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    for job in list(w.jobs):
+        job.cancel()
+        job.wait()
+
+
+@pytest.fixture
+def run(tmp_path):
+    trace = tmp_path / "run.prv"
+    expected = synthetic.write(trace, synthetic.Shape(processes=3, iterations=3, rank_weights=(1.0, 1.4, 0.6)))
+    return trace, expected
+
+
+def _pane(window) -> CfgViewPane:
+    (pane,) = window.cfg_panes
+    return pane
+
+
+def test_a_dropped_cfg_opens_its_histograms_as_tables_on_the_trace(qtbot, window, run, tmp_path):
+    trace, expected = run
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    cfg = _cfg(tmp_path / "useful.cfg")
+    drop(window, [cfg])
+    pane = _pane(window)
+    qtbot.waitUntil(lambda: pane.result is not None or pane.error is not None, timeout=60_000)
+    assert pane.error is None and window.errors == []
+    assert [pane.tabs.tabText(i) for i in range(pane.tabs.count())] == ["Useful duration", "Useful instructions"]
+    duration, instructions = (t for _name, _caption, t in pane.result.tables)
+    assert duration.col_labels == ["1"] and duration.row_labels == ["THREAD 1.1.1", "THREAD 1.2.1", "THREAD 1.3.1"]
+    np.testing.assert_allclose(duration.stats["Time"][:, 0], expected.useful_ns, rtol=1e-9)
+    np.testing.assert_allclose(instructions.stats["Sum bursts"][:, 0], expected.instructions, rtol=1e-9)
+    view = pane.tabs.widget(1).findChild(QTableView)
+    assert (view.model().rowCount(), view.model().columnCount()) == (3, 1)
+    assert view.model().headerData(0, Qt.Orientation.Vertical) == "THREAD 1.1.1"
+    assert "Useful Instructions Timeline" in pane.tabs.widget(1).findChild(QLabel).text()   # the cfg's window name
+    assert pane.not_evaluated.isVisible()
+    assert "Average burst" in pane.not_evaluated.text() and "Average Burst Time" in pane.not_evaluated.text()
+    dock = window.findChild(type(window.docks["Histograms"]), pane.parent().objectName())
+    assert dock is not None and dock.windowTitle() == "Paraver view: useful.cfg"
+
+
+def test_a_cfg_given_before_the_trace_is_open_waits_for_it(qtbot, window, run, tmp_path):
+    trace, expected = run
+    window.open_paths([trace, _cfg(tmp_path / "early.cfg")])      # as `popview run.prv view.cfg`
+    assert window.cfg_panes == []
+    wait_idle(qtbot, window)
+    pane = _pane(window)
+    qtbot.waitUntil(lambda: pane.result is not None, timeout=60_000)
+    assert len(pane.result.tables) == 2
+
+
+def test_a_refused_cfg_is_said_in_the_pane(qtbot, window, run, tmp_path):
+    trace, _ = run
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    bad = tmp_path / "dimemas.cfg"
+    bad.write_text("#DIMEMAS_CONFIGURATION\n")
+    window.open_cfg(bad)
+    pane = _pane(window)
+    qtbot.waitUntil(lambda: pane.error is not None, timeout=60_000)
+    assert "Dimemas" in pane.error and "dimemas.cfg" in pane.header.text()
+    assert pane.tabs.count() == 0
+
+
+def test_the_file_menu_offers_paraver_views(window):
+    texts = [a.text() for a in window.menus["File"].actions()]
+    assert "Open Paraver &view (.cfg)..." in texts
