@@ -78,3 +78,22 @@ def test_two_readings_at_one_instant_next_takes_the_first_last_the_last():
     assert evaluate_window(view, 1, trace).value[:2].tolist() == [5, 7]
     view.windows[0].functions["thread"] = Function("Last Evt Val")
     assert evaluate_window(view, 1, trace).value[:2].tolist() == [0, 6]
+
+
+def test_a_filtered_event_type_absent_from_the_trace_gives_zero_over_each_row():
+    view, trace = _view(), _trace()
+    view.window(1).filters.criteria["evt_type"] = Criterion("=", (12345,))
+    for function in ("Next Evt Val", "Last Evt Val"):
+        view.window(1).functions["thread"] = Function(function)
+        timeline = evaluate_window(view, 1, trace)
+        assert timeline.row.tolist() == [0, 1] and timeline.value.tolist() == [0, 0]
+        assert timeline.begin.tolist() == [0, 0] and timeline.end.tolist() == [100, 100]
+
+
+def test_given_state_and_state_sign():
+    view, trace = _view(), _trace()
+    view.window(2).functions["thread"] = Function("Given State", ((3.0,),))
+    assert evaluate_window(view, 2, trace).value.tolist() == [0, 3, 0, 0]
+    view.window(2).functions["thread"] = Function("State Sign")
+    trace.states["state"] = np.array([1, 0, 1, 5], np.int32)
+    assert evaluate_window(view, 2, trace).value.tolist() == [1, 0, 1, 1]

@@ -53,7 +53,8 @@ def test_pypop_cfg_tables_give_modelfactors_and_precomputed(shared_traces, tmp_p
     directory = shared_traces / EPOCH
     trace = directory / f"epoch_{RANKS[index]}proc.prv.gz"
     cfgs = [str(shared_traces / CFGS / name) for name in
-            ("total_useful_computation.cfg", "useful_instructions.cfg", "useful_cycles.cfg")]
+            ("total_useful_computation.cfg", "useful_instructions.cfg", "useful_cycles.cfg",
+             "serial_useful_computation_no_omp.cfg", "total_runtime_excl_disabled.cfg")]
     out = tmp_path / "out"
     assert main(["paramedir", str(trace), *cfgs, "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
     assert _errors(capsys.readouterr().err) == ""
@@ -75,6 +76,16 @@ def test_pypop_cfg_tables_give_modelfactors_and_precomputed(shared_traces, tmp_p
     pre = _precomputed(directory)[RANKS[index]]
     assert instructions.sum() / cycles.sum() == pytest.approx(float(pre["Average IPC"]), rel=1e-6)
     assert cycles.sum() / useful_us.sum() / 1e3 == pytest.approx(float(pre["Average Frequency (Ghz)"]), rel=1e-6)
+    # the cfgs PyPOP's PRVTrace runs first on an MPI-only trace: serial useful computation and
+    # the runtime without tracing-disabled time give its parallel efficiency and load balance
+    _, serial = _per_thread(out / "serial_useful_computation_no_omp.txt")
+    _, runtime = _per_thread(out / "total_runtime_excl_disabled.txt")
+    serial = np.array([v[0] for v in serial.values()])
+    runtime = np.array([v[0] for v in runtime.values()])
+    np.testing.assert_allclose(serial / 1e3, useful_us, rtol=1e-12)
+    assert serial.mean() / runtime.max() == pytest.approx(float(pre["Parallel Efficiency"]), rel=1e-6)
+    assert serial.mean() / serial.max() == pytest.approx(float(pre["MPI Load Balance"]), rel=1e-6)
+    assert runtime.max() / 1e3 == pytest.approx(mf["Runtime (us)"][index], rel=1e-6)
 
 
 def test_the_table_has_paramedirs_layout(shared_traces, tmp_path, capsys):

@@ -413,3 +413,14 @@ def test_a_squeezed_timeline_keeps_its_check_boxes_whole(pane, qtbot):
         for b in rects[i + 1:]:
             assert not a.intersects(b), (a, b)
     assert pane.source_label.height() >= pane.source_label.fontMetrics().height()
+
+
+def test_a_white_state_shows_in_the_legend(qtbot):
+    """'Not created' is white: its legend sample is outlined, not invisible on white."""
+    from PySide6.QtGui import QColor
+
+    from popview.gui.timeline.pane import swatch
+
+    image = swatch(QColor(255, 255, 255)).toImage()
+    assert QColor(image.pixel(0, 0)) != QColor(255, 255, 255)
+    assert QColor(image.pixel(7, 7)) == QColor(255, 255, 255)

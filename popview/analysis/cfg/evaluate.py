@@ -1,6 +1,7 @@
 """Evaluate a cfg's timelines and histograms on a trace's cache, vectorised per window.
 
 A first, deliberately small engine: thread-level rows; thread functions Useful, State As Is,
+State Sign, Given State,
 Last / Next Evt Val (with the event-type filter); the `As Is` compose; derived add, product,
 substract, divide, maximum, minimum; histogram statistics Time, Sum bursts and # Bursts over
 binned columns. Anything else raises NotEvaluated naming what popview cannot evaluate yet.
@@ -74,11 +75,16 @@ def _one_thread_per_task(window: Window) -> bool:
 def _single(window: Window, trace: TraceColumns) -> Timeline:
     function = window.functions.get("thread")
     name = function.name if function else None
-    if name in ("Useful", "State As Is"):
+    if name in ("Useful", "State As Is", "State Sign", "Given State"):
         s = trace.states
         value = s["state"].astype(np.float64)
         if name == "Useful":
             value = (s["state"] == RUNNING).astype(np.float64)
+        elif name == "State Sign":
+            value = (s["state"] != 0).astype(np.float64)
+        elif name == "Given State":          # the state when it is one of the given ones, else 0
+            given = np.asarray(function.params[0] if function.params else (), np.float64)
+            value = np.where(np.isin(value, given), value, 0.0)
         return Timeline(s["loc"].astype(np.int32), s["begin"], s["end"], value, trace.n_rows)
     if name in ("Next Evt Val", "Last Evt Val"):
         return _event_values(window, trace, following=name == "Next Evt Val")
@@ -115,7 +121,7 @@ def _event_values(window: Window, trace: TraceColumns, following: bool) -> Timel
     # several events at one instant: the first ends the interval before it (Next), the last
     # starts the one after it (Last); the zero-length intervals between them hold no time
     change = (loc[1:] != loc[:-1]) | (time[1:] != time[:-1])
-    one_per_instant = np.r_[True, change] if following else np.r_[change, True]
+    one_per_instant = (np.r_[True, change] if following else np.r_[change, True]) if len(loc) else np.zeros(0, bool)
     loc, time, value = loc[one_per_instant], time[one_per_instant], value[one_per_instant]
     # per row: boundaries 0, t1..tk, t_end -> k+1 intervals
     rows = np.arange(trace.n_rows)

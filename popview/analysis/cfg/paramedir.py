@@ -63,10 +63,11 @@ def evaluate_cfg(view: CfgView, trace: TraceColumns, rows: list[str],
         try:
             result = evaluate_histogram(view, histogram, trace)
         except NotEvaluated as exc:
-            skipped.append(Skipped(histogram.name, str(exc)))
+            reason, prefix = str(exc), f"histogram {histogram.name!r}: "
+            skipped.append(Skipped(histogram.name, reason[len(prefix):] if reason.startswith(prefix) else reason))
             continue
         except KeyError as exc:         # a window position the cfg does not have
-            skipped.append(Skipped(histogram.name, str(exc).strip("'\"")))
+            skipped.append(Skipped(histogram.name, str(exc.args[0])))
             continue
         tables.append(_table(view, histogram, result, rows, state_names or {}))
     return tables, skipped

@@ -47,6 +47,17 @@ def _critical_path(exp, focus) -> dict:
         return {"error": one_line(exc)}
 
 
+def swatch(colour: QColor, size: int = 14) -> QPixmap:
+    """A legend's colour sample, outlined in grey: white ("Not created") shows on white."""
+    pix = QPixmap(size, size)
+    pix.fill(colour)
+    painter = QPainter(pix)
+    painter.setPen(QColor(128, 128, 128))
+    painter.drawRect(0, 0, size - 1, size - 1)
+    painter.end()
+    return pix
+
+
 def critical_path_summary(path: dict) -> str:
     """One line: where the path runs and how much of it is work, how much waiting."""
     if len(path["loc"]) == 0:
@@ -515,9 +526,7 @@ class TimelinePane(QWidget):
         if view.mode.categorical:
             self.gradient_label.hide()
             for colour, label, fraction in view.palette.legend(view.last_index):
-                pix = QPixmap(14, 14)
-                pix.fill(QColor(*colour))
-                self.legend.addItem(QListWidgetItem(QIcon(pix), f"{label}  {fraction:.0%}"))
+                self.legend.addItem(QListWidgetItem(QIcon(swatch(QColor(*colour))), f"{label}  {fraction:.0%}"))
             self._fit_side()
             self._fit_min_height()
             return
