@@ -66,3 +66,41 @@ def test_names_cut_in_a_narrow_pane_still_tell_counters_apart(qtbot):
         assert option.text[-1] == index.data().removesuffix(" (occ)")[-1], option.text
         shown.append(option.text)
     assert len(shown) == 2 and shown[0] != shown[1], shown
+
+
+def test_a_cut_name_is_not_cut_again_by_the_style(qtbot):
+    """The delegate's room was the style's text rectangle with its margins: the style cut
+    'mpi_collecti…' once more, in the middle, to 'mpi_col…tive_c…'."""
+    from PySide6.QtGui import QPainter, QPixmap
+    from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
+
+    profile = small_profile()
+    profile.metrics.append(MetricDef("mpi_collective_calls", "mpi_collective_calls", "occ"))
+    profile.values["mpi_collective_calls"] = MetricValues.from_dense(SMALL_COMP)
+    state = AppState()
+    pane = MetricTreePane(state)
+    qtbot.addWidget(pane)
+    pane.resize(250, 300)
+    pane.show()
+    state.add_experiment(ProfileExperiment(profile, small_definitions(), name="counters"))
+    qtbot.waitExposed(pane)
+    view, model = pane.view, pane.model
+    row = next(r for r in range(model.rowCount()) if model.index(r, 0).data().startswith("mpi_coll"))
+    index = model.index(row, 0)
+    option = QStyleOptionViewItem()
+    view.initViewItemOption(option)
+    option.rect = view.visualRect(index)
+    delegate = view.itemDelegateForColumn(0)
+    delegate.initStyleOption(option, index)
+    assert option.text != index.data() and option.text.startswith("mpi_coll")
+    # what the style draws: its text rectangle less its margins must hold our cut whole
+    style = view.style()
+    rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, view)
+    margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1
+    assert option.fontMetrics.horizontalAdvance(option.text) <= rect.width() - 2 * margin
+    drawn = option.fontMetrics.elidedText(option.text, option.textElideMode, rect.width() - 2 * margin)
+    assert drawn == option.text
+    pixmap = QPixmap(option.rect.size())
+    painter = QPainter(pixmap)
+    delegate.paint(painter, option, index)
+    painter.end()

@@ -87,4 +87,8 @@ class ApartDelegate(QStyledItemDelegate):
         style = option.widget.style() if option.widget is not None else None
         if style is None:
             return option.rect.width()
-        return style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, option.widget).width() - 2
+        # the style draws the text inside its rectangle less a margin each side (Qt's
+        # viewItemDrawText): room counted without it was cut a second time, in the middle
+        margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, option.widget) + 1
+        return style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, option.widget).width() \
+            - 2 * margin - 1
