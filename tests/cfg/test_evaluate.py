@@ -97,3 +97,40 @@ def test_given_state_and_state_sign():
     view.window(2).functions["thread"] = Function("State Sign")
     trace.states["state"] = np.array([1, 0, 1, 5], np.int32)
     assert evaluate_window(view, 2, trace).value.tolist() == [1, 0, 1, 1]
+
+
+def _stack_by_hand(loc, values):
+    out, stacks = [], {}
+    for row, v in zip(loc, values):
+        stack = stacks.setdefault(row, [])
+        if v != 0:
+            stack.append(v)
+        elif stack:
+            stack.pop()
+        out.append(stack[-1] if stack else 0.0)
+    return out
+
+
+def test_stacked_val_is_paravers_stack_per_row():
+    from popview.analysis.cfg.evaluate import _stacked
+
+    rng = np.random.default_rng(23)
+    for _ in range(500):
+        n = int(rng.integers(0, 50))
+        loc = np.sort(rng.integers(0, 4, n))
+        values = np.where(rng.random(n) < 0.45, 0, rng.integers(1, 9, n)).astype(np.float64)
+        assert _stacked(loc, values).tolist() == _stack_by_hand(loc, values)
+    # nested regions: 5 opens, 7 opens inside, 7 closes (back to 5), a close too many is ignored
+    assert _stacked(np.zeros(6, int), np.array([5, 7, 0, 0, 0, 3.0])).tolist() == [5, 7, 5, 0, 0, 3]
+
+
+def test_sign_top_compose_and_stacked_last_event_value():
+    view, trace = _view(), _trace()
+    view.window(1).functions["thread"] = Function("Last Evt Val")
+    view.window(1).compose["compose_thread"] = Function("Stacked Val")
+    view.window(3).compose["topcompose1"] = Function("Sign")
+    # row 0: 400 pushed at 40 (300 pushed at the end); row 1: 10 pushed at 50
+    assert evaluate_window(view, 1, trace).value.tolist() == [0, 400, 0, 10]
+    product = evaluate_window(view, 3, trace)            # Sign(instructions x useful)
+    assert list(zip(product.row.tolist(), product.begin.tolist(), product.value.tolist())) == \
+        [(0, 0, 0.0), (0, 40, 0.0), (0, 60, 1.0), (1, 0, 0.0), (1, 50, 1.0)]

@@ -171,3 +171,63 @@ def test_a_missing_trace_is_one_line(tmp_path, capsys):
     assert main(["paramedir", str(tmp_path / "nothing.prv"), str(cfg), "--cache-dir", str(tmp_path / "c")]) == 2
     err = _errors(capsys.readouterr().err)
     assert err.count("\n") == 1 and err.startswith("popview: error: ") and "Traceback" not in err
+
+
+OMP_TYPES = (60000001, 60000005, 60000018, 60000023)      # the event types PyPOP's OpenMP cfgs stack
+
+
+def _openmp_cfg(path):
+    """PyPOP's serial / OpenMP useful computation and OpenMP runtime, built here: the OpenMP
+    function stack (Last Evt Val, Stacked Val), useful inside it (product, Sign) and outside
+    it (substract, Sign)."""
+    useful = Window("Total Useful", 1, functions={"thread": Function("Useful")})
+    functions = Window("OMP Functions", 2, functions={"thread": Function("Last Evt Val")},
+                       compose={"compose_thread": Function("Stacked Val")})
+    functions.filters.criteria["evt_type"] = Criterion("=", OMP_TYPES)
+    omp_useful = Window("OMP Useful", 3, derivation=Derivation("product", (1, 2)),
+                        compose={"topcompose1": Function("Sign")})
+    serial = Window("Serial Useful", 4, derivation=Derivation("substract", (1, 3)),
+                    compose={"topcompose1": Function("Sign")})
+    full = (-DBL_MAX, DBL_MAX)
+    view = CfgView("t", "3.4", "new", windows=[useful, functions, omp_useful, serial], histograms=[
+        Histogram("Serial Useful", Binning(4, True, 1, 1, 1), 4, "Time", data_range=full, burst_range=full),
+        Histogram("OMP Useful", Binning(3, True, 1, 1, 1), 3, "Time", data_range=full, burst_range=full),
+        Histogram("OMP Functions", Binning(2, False, 1, 100000, 100000), 2, "Time", data_range=full,
+                  burst_range=full)])
+    path.write_text(write_cfg(view))
+    return path
+
+
+def test_synthetic_hybrid_run_serial_and_openmp_useful_time(tmp_path, capsys):
+    shape = synthetic.Shape(processes=2, threads=3, iterations=3, serial_fraction=0.3, thread_weights=(1, 1.2, 0.8))
+    trace = tmp_path / "hybrid.prv"
+    expected = synthetic.write(trace, shape)
+    out = tmp_path / "out"
+    cfg = _openmp_cfg(tmp_path / "omp.cfg")
+    assert main(["paramedir", str(trace), str(cfg), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    assert _errors(capsys.readouterr().err) == ""
+    serial, omp_useful, omp_runtime = ([v[0] for v in _per_thread(out / f"omp.{k}.txt")[1].values()] for k in (1, 2, 3))
+    masters = np.arange(0, 6, 3)
+    np.testing.assert_array_equal(np.asarray(serial)[masters], expected.serial_useful_ns)
+    assert np.delete(serial, masters).tolist() == [0.0] * 4           # workers: useful only in parallel regions
+    np.testing.assert_array_equal(omp_useful, expected.omp_useful_ns)
+    np.testing.assert_array_equal(np.asarray(omp_runtime)[masters], expected.openmp_ns)
+
+
+def test_imagemagick_openmp_useful_time_adds_up(shared_traces, tmp_path, capsys):
+    """PyPOP's own OpenMP cfgs on its ImageMagick traces: serial + OpenMP useful time is the
+    total useful time of each thread, and OpenMP useful time fits in the OpenMP runtime."""
+    trace = shared_traces / "pypop/openmp/imagemagick_example_traces/omp4.prv.gz"
+    cfgs = [str(shared_traces / CFGS / name) for name in
+            ("serial_useful_computation.cfg", "omp_useful_computation.cfg", "omp_total_runtime.cfg",
+             "total_useful_computation.cfg")]
+    out = tmp_path / "out"
+    assert main(["paramedir", str(trace), *cfgs, "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    assert _errors(capsys.readouterr().err) == ""
+    serial, omp_useful, omp_runtime, total = (
+        np.array([v[0] for v in _per_thread(out / f"{name}.txt")[1].values()])
+        for name in ("serial_useful_computation", "omp_useful_computation", "omp_total_runtime",
+                     "total_useful_computation"))
+    assert len(total) == 4 and serial[0] > 0 and (omp_useful > 0).all()
+    np.testing.assert_allclose(serial + omp_useful, total, rtol=1e-12)
+    assert (omp_useful <= omp_runtime).all()

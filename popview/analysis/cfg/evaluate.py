@@ -2,7 +2,8 @@
 
 A first, deliberately small engine: thread-level rows; thread functions Useful, State As Is,
 State Sign, Given State,
-Last / Next Evt Val (with the event-type filter); the `As Is` compose; derived add, product,
+Last / Next Evt Val (with the event-type filter; Last composed by Stacked Val); the `As Is`
+compose, `Sign` as topcompose; derived add, product,
 substract, divide, maximum, minimum; histogram statistics Time, Sum bursts and # Bursts over
 binned columns. Anything else raises NotEvaluated naming what popview cannot evaluate yet.
 Times are in the trace's nanoseconds.
@@ -56,15 +57,27 @@ def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeli
     if window.level != "thread" and not (window.level == "task" and _one_thread_per_task(window)):
         raise NotEvaluated(f"window {position} {window.name!r}: rows at {window.level} level")
     for slot, function in window.compose.items():
-        if function.name != "As Is":
-            raise NotEvaluated(f"window {position} {window.name!r}: compose {function.name!r} ({slot})")
+        if function.name == "As Is" or (slot in TOP_COMPOSE and function.name in TOP_COMPOSE_FUNCTIONS) \
+                or (slot == "compose_thread" and function.name == "Stacked Val" and not window.derived):
+            continue
+        raise NotEvaluated(f"window {position} {window.name!r}: compose {function.name!r} ({slot})")
     if window.derived:
         d = window.derivation
         if any(d.shifts):
             raise NotEvaluated(f"window {position} {window.name!r}: interval shifts")
         left, right = (evaluate_window(view, parent, trace) for parent in d.parents)
-        return _combine(d.operation, left, right, d.factors, f"window {position} {window.name!r}")
-    return _single(window, trace)
+        timeline = _combine(d.operation, left, right, d.factors, f"window {position} {window.name!r}")
+    else:
+        timeline = _single(window, trace)
+    for slot in TOP_COMPOSE:                  # the window's value composed, topcompose1 then 2
+        function = window.compose.get(slot)
+        if function is not None and function.name != "As Is":
+            timeline.value = TOP_COMPOSE_FUNCTIONS[function.name](timeline.value)
+    return timeline
+
+
+TOP_COMPOSE = ("topcompose1", "topcompose2")
+TOP_COMPOSE_FUNCTIONS = {"Sign": np.sign}
 
 
 def _one_thread_per_task(window: Window) -> bool:
@@ -87,7 +100,11 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
             value = np.where(np.isin(value, given), value, 0.0)
         return Timeline(s["loc"].astype(np.int32), s["begin"], s["end"], value, trace.n_rows)
     if name in ("Next Evt Val", "Last Evt Val"):
-        return _event_values(window, trace, following=name == "Next Evt Val")
+        stacked = window.compose.get("compose_thread")
+        stacked = stacked is not None and stacked.name == "Stacked Val"
+        if stacked and name != "Last Evt Val":
+            raise NotEvaluated(f"window {window.position} {window.name!r}: compose 'Stacked Val' over {name!r}")
+        return _event_values(window, trace, following=name == "Next Evt Val", stacked=stacked)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
 
 
@@ -106,9 +123,41 @@ def _selected_types(criterion: Criterion | None, types: np.ndarray, name: str) -
     raise NotEvaluated(f"{name}: event type filter {criterion.function!r} with {len(wanted)} values")
 
 
-def _event_values(window: Window, trace: TraceColumns, following: bool) -> Timeline:
+def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Paraver's Stacked Val compose over each row's events in order: a non-zero value is
+    pushed, a zero pops (nothing when the stack is empty); the result after each event is the
+    top of the stack, 0 when empty. Vectorised: the depth is the walk of +1 / -1 steps
+    reflected at 0 (depth = S - min(0, running min of S) per row), and the top is the value of
+    the row's last push to that depth."""
+    n = len(loc)
+    push = value != 0
+    if not push.any():
+        return np.zeros(n, np.float64)
+    step = np.where(push, 1, -1).astype(np.int64)
+    total = np.cumsum(step)
+    starts = np.r_[True, loc[1:] != loc[:-1]]
+    row_index = np.cumsum(starts) - 1
+    before = np.r_[0, total[:-1]][starts][row_index]          # the walk before each row
+    walk = total - before
+    big = 4 * n + 4                                              # rows kept apart in one running minimum
+    lowest = np.minimum.accumulate(walk - row_index * big) + row_index * big
+    depth = walk - np.minimum(lowest, 0)
+    # the top: the last push j <= i of the row with depth[j] == depth[i]
+    span = int(depth.max()) + 1
+    group = row_index * span + depth
+    pushes = np.flatnonzero(push)
+    order = np.lexsort((pushes, group[pushes]))
+    keys = group[pushes][order] * (n + 1) + pushes[order]
+    at = np.searchsorted(keys, group * (n + 1) + np.arange(n), side="right") - 1
+    found = (at >= 0) & (keys[np.clip(at, 0, None)] // (n + 1) == group) & (depth > 0)
+    return np.where(found, value[pushes[order][np.clip(at, 0, None)]], 0.0)
+
+
+def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False) -> Timeline:
     """Intervals between consecutive selected events of each row; the value of the event that
-    ends (Next) or starts (Last) each interval, 0 where there is none."""
+    ends (Next) or starts (Last) each interval, 0 where there is none. With `stacked`, each
+    event's value is first composed by Stacked Val over all the row's events (several at one
+    instant included)."""
     name = f"window {window.position} {window.name!r}"
     criteria = window.filters.criteria
     if criteria.get("evt_value", Criterion()).function != "All":
@@ -116,8 +165,10 @@ def _event_values(window: Window, trace: TraceColumns, following: bool) -> Timel
     e = trace.events
     keep = _selected_types(criteria.get("evt_type"), e["type"].astype(np.int64), name)
     loc, time, value = e["loc"][keep].astype(np.int64), e["time"][keep], e["value"][keep].astype(np.float64)
-    order = np.lexsort((time, loc))
+    order = np.lexsort((time, loc))          # stable: events at one instant keep the trace's order
     loc, time, value = loc[order], time[order], value[order]
+    if stacked:
+        value = _stacked(loc, value)
     # several events at one instant: the first ends the interval before it (Next), the last
     # starts the one after it (Last); the zero-length intervals between them hold no time
     change = (loc[1:] != loc[:-1]) | (time[1:] != time[:-1])
