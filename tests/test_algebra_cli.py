@@ -142,3 +142,23 @@ def test_tealeaf_difference_as_cubex(shared_traces, tmp_path, capsys):
         values = cube.get_metric_values(cube.get_metric_by_name("time"))
         total = sum(values.cnode_values(c).sum() for c in cube.all_cnodes())
     assert total == pytest.approx(d.exclusive_totals("time").sum(), rel=1e-9)
+
+
+def test_mean_of_a_trace_is_its_profile_with_its_system_tree(tmp_path, capsys):
+    """A trace's profile (built at conversion) exports too, with the trace's processes."""
+    from popview.experiment import open as open_experiment
+    from popview.testing.synthetic import Shape, write
+
+    trace = tmp_path / "run.prv"
+    write(trace, Shape(processes=2, iterations=3, work_ns=1_000_000))
+    out, cache = str(tmp_path / "mean.cubex"), str(tmp_path / "cache")
+    assert main(["mean", str(trace), str(trace), "-o", out, "--cache-dir", cache]) == 0
+    assert "system tree of the first run" in capsys.readouterr().out
+    with open_experiment(trace, cache) as exp:
+        p, defs = exp.profile(), exp.definitions
+        parsed, m, _ = load(out)
+        assert [x.name for x in parsed.processes] == [x.name for x in defs.processes]
+        assert m.n_locations == p.n_locations and m.n_callpaths == p.n_callpaths
+        for ident in p.values:
+            np.testing.assert_allclose(m.exclusive_totals(ident), p.exclusive_totals(ident), rtol=1e-12,
+                                       err_msg=ident)
