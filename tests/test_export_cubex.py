@@ -82,7 +82,7 @@ def test_random_profile_through_pycubexr(tmp_path):
 def test_locations_out_of_system_tree_order_and_hostile_names(tmp_path):
     """Locations listed rank-interleaved are written in system-tree order (Cube ids follow it);
     names with XML markup and control characters are escaped."""
-    regions = [Region('main<&>"x"'), Region("f\x01g"), Region("MPI_Send", "mpi", "point2point")]
+    regions = [Region('main<&>"x"', file="dir/\"it's\".f90"), Region("f\x01g"), Region("MPI_Send", "mpi", "point2point")]
     locs = [Location("p0 t0", 0, 0), Location("p1 t0", 1, 0), Location("p0 t1", 0, 1), Location("p1 t1", 1, 1)]
     d = Definitions(nodes=["node <a>"], processes=[Process("rank 0", 0, rank=0), Process("rank 1", 0, rank=1)],
                     locations=locs)
@@ -92,9 +92,32 @@ def test_locations_out_of_system_tree_order_and_hostile_names(tmp_path):
     write_cubex(tmp_path / "x.cubex", p, d)
     parsed, q, _ = load(tmp_path / "x.cubex")
     assert q.regions[0].name == 'main<&>"x"' and q.regions[1].name == "f\ufffdg"
+    assert q.regions[0].file == "dir/\"it's\".f90"
     assert q.metrics[0].name == "Time & more" and q.metrics[0].description == "a < b"
     assert [x.name for x in parsed.locations] == ["p0 t0", "p0 t1", "p1 t0", "p1 t1"]
     np.testing.assert_array_equal(q.matrix("time"), dense[:, [0, 2, 1, 3]])
+
+
+def test_cube_constraints_processes_without_locations_and_topologies(tmp_path):
+    """CubeLib refuses a location group without locations and coordinates out of range: neither
+    is written; a profile without metrics is refused."""
+    p = small_profile()
+    d = small_definitions()
+    d.processes.append(d.processes[0].__class__("idle rank", node=1, rank=2))
+    d.topologies = [{"name": "grid", "dims": [2, 2], "periodic": [False, True], "dim_names": ["x", "y"],
+                     "coords": {"0": [0, 0], "1": [0, 1], "2": [1, 0], "3": [1, 5], "4": [-1, 0]}},
+                    {"name": "empty", "dims": [], "coords": {}}]
+    write_cubex(tmp_path / "c.cubex", p, d)
+    parsed, _, _ = load(tmp_path / "c.cubex")
+    assert [x.name for x in parsed.processes] == ["rank 0", "rank 1"]
+    assert len(parsed.topologies) == 1
+    topo = parsed.topologies[0]
+    assert topo["dims"] == [2, 2] and topo["periodic"] == [False, True] and topo["dim_names"] == ["x", "y"]
+    assert topo["coords"] == {"0": [0, 0], "1": [0, 1], "2": [1, 0]}
+    empty = Profile(p.regions, p.callpath_parent, p.callpath_region, p.n_locations)
+    with pytest.raises(ValueError, match="nothing to export"):
+        write_cubex(tmp_path / "e.cubex", empty)
+    assert not (tmp_path / "e.cubex").exists()
 
 
 def test_metrics_without_values_are_left_out_and_children_move_up(tmp_path):

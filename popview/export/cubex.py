@@ -30,7 +30,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import escape
 
 import numpy as np
 
@@ -64,6 +64,8 @@ def write_cubex(path, profile: Profile, definitions: Definitions | None = None, 
     path = Path(path)
     notes: list[str] = []
     metrics = _metric_tree(profile, notes)
+    if not metrics or profile.n_callpaths == 0:
+        raise ValueError("nothing to export: a Cube file needs at least one metric with values and one call path")
     order, system_xml, kind = _system(profile, definitions, notes)
     column = np.empty(profile.n_locations, np.int64)
     column[order] = np.arange(len(order))            # popview location -> Cube location id (data column)
@@ -182,7 +184,8 @@ def _system(profile: Profile, defs: Definitions | None, notes: list[str]):
     for loc in order.tolist():
         by_proc.setdefault(int(proc_of[loc]), []).append(loc)
     for node, name in enumerate(node_names):
-        procs = [p for p in range(n_proc + 1) if node_of[p] == node and (p < n_proc or p in by_proc)]
+        # CubeLib refuses a location group without locations: processes without any are left out
+        procs = [p for p in range(n_proc + 1) if node_of[p] == node and p in by_proc]
         if not procs:
             continue
         parts.append(f'<systemtreenode Id="{stn}">\n<name>{_text(name)}</name>\n<class>node</class>\n')
@@ -205,16 +208,21 @@ def _system(profile: Profile, defs: Definitions | None, notes: list[str]):
 
 
 def _topologies(defs: Definitions, column: np.ndarray) -> str:
+    """The Cartesian topologies; CubeLib refuses a coordinate out of its dimension's range, so
+    such coordinates (and topologies without dimensions) are left out."""
     out = []
     for topo in defs.topologies or []:
-        dims = topo.get("dims", [])
-        names = topo.get("dim_names", [""] * len(dims))
-        periodic = topo.get("periodic", [False] * len(dims))
+        dims = [int(x) for x in topo.get("dims", [])]
+        if not dims:
+            continue
+        names = list(topo.get("dim_names", [])) + [""] * len(dims)
+        periodic = list(topo.get("periodic", [])) + [False] * len(dims)
         out.append(f'<cart name={_attr(topo.get("name", ""))} ndims="{len(dims)}">\n')
-        out += [f'<dim name={_attr(nm or "")} size="{int(size)}" periodic="{"true" if per else "false"}"/>\n'
+        out += [f'<dim name={_attr(nm or "")} size="{size}" periodic="{"true" if per else "false"}"/>\n'
                 for size, nm, per in zip(dims, names, periodic)]
         for loc, coords in topo.get("coords", {}).items():
-            if str(loc).isdigit() and int(loc) < len(column):
+            inside = len(coords) == len(dims) and all(0 <= int(c) < d for c, d in zip(coords, dims))
+            if inside and str(loc).isdigit() and int(loc) < len(column):
                 out.append(f'<coord locId="{int(column[int(loc)])}">{" ".join(str(int(c)) for c in coords)}'
                            f'</coord>\n')
         out.append("</cart>\n")
@@ -279,7 +287,8 @@ def _text(s) -> str:
 
 
 def _attr(s) -> str:
-    return quoteattr(_NOT_XML.sub("\ufffd", str(s)))
+    """A double-quoted attribute value (CubeLib's scanner knows no single-quoted ones)."""
+    return '"' + escape(_NOT_XML.sub("\ufffd", str(s)), {'"': "&quot;"}) + '"'
 
 
 # ------------------------------------------------------------------ tar
