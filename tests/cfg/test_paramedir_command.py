@@ -139,14 +139,14 @@ def test_what_cannot_be_evaluated_is_one_line_each_and_exit_2_when_nothing_is_wr
     trace = tmp_path / "run.prv"
     synthetic.write(trace, synthetic.Shape(processes=2, iterations=2))
     cfg = _useful_counter_cfg(tmp_path / "avg.cfg", synthetic.INS, statistic="Average Burst Time")
-    text = cfg.read_text().replace("Analyzer2D.Statistic: Time", "Analyzer2D.Statistic: Integral")
+    text = cfg.read_text().replace("Analyzer2D.Statistic: Time", "Analyzer2D.Statistic: Stdev Burst Time")
     cfg.write_text(text)
     assert main(["paramedir", str(trace), str(cfg), "--cache-dir", str(tmp_path / "c")]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     err = _errors(captured.err).strip().split("\n")
     assert "Traceback" not in captured.err
-    assert err[0].startswith("popview: avg.cfg: histogram 'Useful time' not evaluated: ") and "'Integral'" in err[0]
+    assert err[0].startswith("popview: avg.cfg: histogram 'Useful time' not evaluated: ") and "'Stdev Burst Time'" in err[0]
     assert err[1].startswith("popview: avg.cfg: histogram 'Useful counter' not evaluated: ")
     assert "'Average Burst Time'" in err[1]
     assert err[2] == "popview: error: no histogram of the given cfgs could be evaluated: nothing written"
@@ -231,3 +231,33 @@ def test_imagemagick_openmp_useful_time_adds_up(shared_traces, tmp_path, capsys)
     assert len(total) == 4 and serial[0] > 0 and (omp_useful > 0).all()
     np.testing.assert_allclose(serial + omp_useful, total, rtol=1e-12)
     assert (omp_useful <= omp_runtime).all()
+
+
+def test_mpi_call_profile_is_named_from_the_pcf_with_empty_columns_hidden(shared_traces, tmp_path, capsys):
+    """parami's mpi_stats.cfg (% Time of the MPI call, HideCols): Paraver's MPI call profile."""
+    trace = shared_traces / EPOCH / "epoch_4proc.prv.gz"
+    cfg = shared_traces / "paraver-cfgs/parami/cfgs/mpi/analysis/mpi_stats.cfg"
+    out = tmp_path / "mpi.txt"
+    assert main(["paramedir", str(trace), str(cfg), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    columns, rows = _per_thread(out)
+    assert columns[0] == "Outside MPI" and {"MPI_Sendrecv", "MPI_Allreduce", "MPI_Init"} <= set(columns)
+    assert len(columns) < 201                                   # 0..200 asked, the empty ones hidden
+    np.testing.assert_allclose([v.sum() for v in rows.values()], 100.0, atol=0.05)   # 2 decimals each
+
+
+def test_synthetic_percent_time_of_states_by_name(tmp_path, capsys):
+    trace = tmp_path / "run.prv"
+    expected = synthetic.write(trace, synthetic.Shape(processes=2, iterations=3))
+    states = Window("States", 1, functions={"thread": Function("State As Is")})
+    full = (-DBL_MAX, DBL_MAX)
+    view = CfgView("t", "3.4", "new", windows=[states], histograms=[
+        Histogram("State profile", Binning(1, False, 0, 20, 1), 1, "% Time", data_range=full, burst_range=full,
+                  gui={"Analyzer2D.HideCols": "True"})])
+    cfg = tmp_path / "states.cfg"
+    cfg.write_text(write_cfg(view))
+    out = tmp_path / "states.txt"
+    assert main(["paramedir", str(trace), str(cfg), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    columns, rows = _per_thread(out)
+    assert "Running" in columns
+    running = np.array([v[columns.index("Running")] for v in rows.values()])
+    np.testing.assert_allclose(running, expected.useful_ns / expected.runtime_ns * 100, atol=0.006)

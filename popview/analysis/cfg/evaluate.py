@@ -4,7 +4,7 @@ A first, deliberately small engine: thread-level rows; thread functions Useful, 
 State Sign, Given State,
 Last / Next Evt Val (with the event-type filter; Last composed by Stacked Val); the `As Is`
 compose, `Sign` as topcompose; derived add, product,
-substract, divide, maximum, minimum; histogram statistics Time, Sum bursts and # Bursts over
+substract, divide, maximum, minimum; histogram statistics Time, % Time, Sum bursts, # Bursts, Integral and Average value over
 binned columns. Anything else raises NotEvaluated naming what popview cannot evaluate yet.
 Times are in the trace's nanoseconds.
 """
@@ -242,7 +242,7 @@ def evaluate_histogram(view: CfgView, histogram: Histogram, trace: TraceColumns)
     """A 2D histogram: control-window values binned into columns, the statistic of the data window."""
     if histogram.is_3d:
         raise NotEvaluated(f"histogram {histogram.name!r}: 3D planes")
-    if histogram.statistic not in ("Time", "Sum bursts", "# Bursts"):
+    if histogram.statistic not in STATISTICS:
         raise NotEvaluated(f"histogram {histogram.name!r}: statistic {histogram.statistic!r}")
     if histogram.limits not in (None, "Alltrace"):
         raise NotEvaluated(f"histogram {histogram.name!r}: analysis limits {histogram.limits!r}")
@@ -254,11 +254,35 @@ def evaluate_histogram(view: CfgView, histogram: Histogram, trace: TraceColumns)
     lower, column = _bins(histogram, control.value)
     keep = column >= 0
     keep &= _within(histogram, data.value, data.end - data.begin)
-    weight = {"Time": (data.end - data.begin).astype(np.float64), "Sum bursts": data.value,
-              "# Bursts": np.ones(len(data.value))}[histogram.statistic]
+    duration = (data.end - data.begin).astype(np.float64)
     flat = control.row[keep].astype(np.int64) * len(lower) + column[keep]
-    table = np.bincount(flat, weights=weight[keep], minlength=control.n_rows * len(lower))
-    return HistogramTable(lower, table.reshape(control.n_rows, len(lower)), histogram.statistic)
+    shape = (control.n_rows, len(lower))
+
+    def cells(weight):
+        return np.bincount(flat, weights=weight[keep], minlength=shape[0] * shape[1]).reshape(shape)
+
+    statistic = histogram.statistic
+    if statistic == "Time":
+        table = cells(duration)
+    elif statistic == "Sum bursts":
+        table = cells(data.value)
+    elif statistic == "# Bursts":
+        table = cells(np.ones(len(data.value)))
+    elif statistic == "Integral":                       # duration x |value| (StatIntegral), ns here
+        table = cells(duration * np.abs(data.value))
+    elif statistic == "Average value":                  # time-weighted mean of the data values
+        time = cells(duration)
+        table = np.divide(cells(duration * data.value), time, out=np.zeros(shape), where=time > 0)
+    else:                                               # % Time: of the row's counted time
+        time = cells(duration)
+        total = time.sum(axis=1, keepdims=True)
+        table = np.divide(time * 100.0, total, out=np.zeros(shape), where=total > 0)
+    return HistogramTable(lower, table, statistic)
+
+
+# The statistics evaluated, as Paraver's histogramstatistic.cpp computes them; Time and
+# Integral are in ns (trace units) here, in the window's units in paramedir's table.
+STATISTICS = ("Time", "Sum bursts", "# Bursts", "Integral", "Average value", "% Time")
 
 
 def _bins(histogram: Histogram, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -52,8 +52,8 @@ on a trace's cache (`popview.analysis.cfg.evaluate`, vectorised numpy) computes 
 The engine covers: thread-level rows; `Useful`, `State As Is`, `State Sign`, `Given State`,
 `Last Evt Val` (also composed by `Stacked Val`, Paraver's per-thread stack of values) and
 `Next Evt Val` with event-type filters; the `As Is` and `Sign` top composes; derived `add`, `product`,
-`substract`, `divide`, `maximum`, `minimum`; 2D histograms with the `Time`, `Sum bursts` and
-`# Bursts` statistics. Columns are made as Paraver's ColumnTranslator makes them
+`substract`, `divide`, `maximum`, `minimum`; 2D histograms with the `Time`, `% Time`, `Sum bursts`, `# Bursts`, `Integral` and
+`Average value` statistics (as Paraver's histogramstatistic.cpp computes them). Columns are made as Paraver's ColumnTranslator makes them
 (ceil((max-min)/delta) columns, one more when delta is 1 and max starts a column, a value in
 [min, max]); a computed scale (`ComputeYScale`) starts, as Paraver's does, at the control
 window's smallest non-zero value, one column per value present (Paraver also shows the empty
