@@ -52,6 +52,8 @@ def evaluate(path: Path, exp) -> Evaluated:
         values, unit = t.values, ""
         if t.unit:                              # back to ns: the table model shows durations itself
             values, unit = t.values * UNIT_NS.get(t.unit, 1.0), "ns"
+        elif stat == "% Time":
+            unit = "%"
         caption = (f"control window <b>{html.escape(t.window)}</b> · statistic <b>{html.escape(stat)}</b>"
                    + (f" · cfg units {html.escape(t.unit)}" if t.unit else ""))
         table = histograms.Table(kind="cfg", title=t.name, row_labels=t.row_labels, col_labels=t.col_labels,

@@ -110,3 +110,22 @@ def test_a_refused_cfg_is_said_in_the_pane(qtbot, window, run, tmp_path):
 def test_the_file_menu_offers_paraver_views(window):
     texts = [a.text() for a in window.menus["File"].actions()]
     assert "Open Paraver &view (.cfg)..." in texts
+
+
+def test_a_percent_time_table_says_percent(qtbot, window, run, tmp_path):
+    trace, _ = run
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    states = Window("States", 1, functions={"thread": Function("State As Is")})
+    full = (-DBL_MAX, DBL_MAX)
+    cfg = tmp_path / "states.cfg"
+    cfg.write_text(write_cfg(CfgView("t", "3.4", "new", windows=[states], histograms=[
+        Histogram("State profile", Binning(1, False, 0, 20, 1), 1, "% Time", data_range=full, burst_range=full,
+                  gui={"Analyzer2D.HideCols": "True"})])))
+    window.open_cfg(cfg)
+    pane = _pane(window)
+    qtbot.waitUntil(lambda: pane.result is not None, timeout=60_000)
+    view = pane.tabs.widget(0).findChild(QTableView)
+    labels = [view.model().headerData(c, Qt.Orientation.Horizontal) for c in range(view.model().columnCount())]
+    running = view.model().index(0, labels.index("Running")).data()
+    assert running.endswith(" %") and 0 < float(running[:-2]) <= 100
