@@ -5,6 +5,9 @@
     popview info TRACE...             what a trace or profile contains
     popview convert TRACE...          convert into the cache
     popview metrics TRACE...          POP metrics (table / json / csv)
+    popview diff A B [-o OUT.cubex]   where two runs differ (A - B per call path)
+    popview merge A B ... -o OUT      runs with different counters merged into one .cubex
+    popview mean A B ... -o OUT       the mean of repetitions as one .cubex
     popview paramedir TRACE CFG...    Paraver cfg histograms, as paramedir writes them
 """
 from __future__ import annotations
@@ -19,9 +22,10 @@ from popview._version import __version__
 from popview.failures import one_line
 
 # Sub-command modules: each has add_parser(subparsers) and run(args) -> int.
-COMMANDS = ("info", "convert", "metrics", "report", "diff", "paramedir")
+COMMANDS = ("info", "convert", "metrics", "report", "diff", "merge", "mean", "paramedir")
 # The kernels each command needs first (popview.precompile).
-SCENARIOS = {"info": "info", "convert": "info", "metrics": "metrics", "report": "metrics", "diff": "metrics", "paramedir": "info"}
+SCENARIOS = {"info": "info", "convert": "info", "metrics": "metrics", "report": "metrics", "diff": "metrics",
+             "merge": "metrics", "mean": "metrics", "paramedir": "info"}
 
 
 def _command_modules():
@@ -30,7 +34,7 @@ def _command_modules():
 
 
 USAGE = """popview [-h] [--version] [--demo] [TRACE ...]
-       popview {info,convert,metrics,report,diff,paramedir} [-h] ..."""
+       popview {info,convert,metrics,report,diff,merge,mean,paramedir} [-h] ..."""
 
 WINDOW_HELP = """The window: `popview [TRACE ...]` opens traces, profiles, folders of runs (a series)
 or a .popview session; it needs a display (on a headless machine: xvfb-run -a popview ...).

@@ -12,7 +12,7 @@ def _expected(values, codes):
 
 
 @pytest.mark.parametrize("span", [1, 1000, DENSE_SPAN - 1, DENSE_SPAN, 10**9])
-@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint64])
 def test_code_index_agrees_with_a_search(span, dtype):
     rng = np.random.default_rng(span)
     base = 42_000_000

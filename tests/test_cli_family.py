@@ -27,7 +27,7 @@ def test_the_top_level_help_shows_the_window_with_traces(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert out.startswith("usage: popview [-h] [--version] [--demo] [TRACE ...]")
-    assert "popview {info,convert,metrics,report,diff,paramedir}" in out
+    assert "popview {info,convert,metrics,report,diff,merge,mean,paramedir}" in out
 
 
 def test_reference_means_the_same_in_metrics_and_report():

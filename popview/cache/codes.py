@@ -20,8 +20,9 @@ def code_index(values, codes) -> np.ndarray:
     if hi - lo < DENSE_SPAN:
         table = np.full(hi - lo + 2, -1, np.int32)          # the last slot: every value outside
         table[codes.astype(np.int64) - lo] = np.arange(len(codes), dtype=np.int32)
-        slot = values.astype(np.int64) - lo
-        np.copyto(slot, hi - lo + 1, where=(slot < 0) | (slot > hi - lo))
+        slot = np.subtract(values, lo, dtype=np.int64, casting="unsafe")
+        beyond = slot.view(np.uint64)              # below lo wraps to huge: one clamp for both ends
+        np.minimum(beyond, hi - lo + 1, out=beyond)
         return table[slot]
     pos = np.minimum(np.searchsorted(codes, values), len(codes) - 1)
     return np.where(codes[pos] == values, pos, -1).astype(np.int32)

@@ -3,7 +3,8 @@
 Both runs' profiles (a Cube profile, or a trace's profile built at conversion)
 are aligned by call path (popview.analysis.algebra) and A - B is listed for
 the call paths whose exclusive value of the metric changed most, with the
-call paths present in one run only. Output: a table, JSON or CSV.
+call paths present in one run only. Output: a table, JSON or CSV; with -o the
+difference of every metric is also written as a .cubex (popview.commands.combine).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import sys
 import numpy as np
 
 from popview.analysis import algebra
+from popview.commands import combine
 from popview.commands.common import ProgressBar, add_cache_dir, fail, guarded
 from popview.experiment import open as open_experiment
 
@@ -30,11 +32,15 @@ def add_parser(sub) -> None:
                    help="runs of different shapes: compare per process or the whole run (default: refuse)")
     p.add_argument("--format", default="table", choices=["table", "json", "csv"],
                    help="table for people (default), json or csv")
+    combine.add_output(p, False, "the difference A - B of every metric both runs have")
     add_cache_dir(p)
 
 
 @guarded
 def run(args) -> int:
+    problem = combine.check_output(args.output)
+    if problem:
+        return fail(problem)
     with open_experiment(args.a, args.cache_dir, ProgressBar(args.a)) as a, \
             open_experiment(args.b, args.cache_dir, ProgressBar(args.b)) as b:
         pa, pb = a.profile(), b.profile()
@@ -49,6 +55,9 @@ def run(args) -> int:
         rows = changed_most(d, pa, pb, args.metric, args.top)
         unit = d.profile.metric(args.metric).unit
         text = {"table": _table, "json": _json, "csv": _csv}[args.format](a.name, b.name, args.metric, unit, rows, d)
+        if args.output:
+            e = combine.export(args.output, d, [a, b], args.collapse)
+            sys.stderr.write(combine.summary(e, d, [a, b], "table"))
     sys.stdout.write(text)
     return 0
 
@@ -74,7 +83,7 @@ def _presence(row: np.ndarray) -> str:
 
 
 def _loc_process(exp) -> np.ndarray:
-    return np.array([loc.process for loc in exp.definitions.locations], np.int64)
+    return combine.loc_process(exp)
 
 
 def _table(a: str, b: str, metric: str, unit: str, rows: list[dict], d) -> str:

@@ -29,11 +29,6 @@ def add_parser(sub) -> None:
     add_cache_dir(p)
 
 
-def state_names(definitions) -> dict[int, str]:
-    return {int(code): str(info.get("name")) for code, info in definitions.states.items()
-            if isinstance(info, dict) and info.get("name")}
-
-
 @guarded
 def run(args) -> int:
     views, refused = [], False
@@ -53,10 +48,10 @@ def run(args) -> int:
             trace = TraceColumns.from_cache(exp.reader, exp.definitions)
         except NotEvaluated as exc:
             return fail(f"{args.trace}: {exc}")
-        rows, names = row_labels(exp.definitions), state_names(exp.definitions)
+        rows = row_labels(exp.definitions)
         results = []
         for path, view in views:
-            tables, skipped = evaluate_cfg(view, trace, rows, names)
+            tables, skipped = evaluate_cfg(view, trace, rows, exp.definitions)
             for s in skipped:
                 print(f"popview: {path.name}: histogram {s.name!r} not evaluated: {s.reason}", file=sys.stderr)
             results.append((path, tables))

@@ -44,9 +44,7 @@ def evaluate(path: Path, exp) -> Evaluated:
         trace = TraceColumns.from_cache(exp.reader, exp.definitions)
     except (CfgError, NotEvaluated, OSError) as exc:
         return Evaluated(path.name, exp.name, error=one_line(exc))
-    names = {int(c): str(i.get("name")) for c, i in exp.definitions.states.items()
-             if isinstance(i, dict) and i.get("name")}
-    tables, skipped = evaluate_cfg(view, trace, row_labels(exp.definitions), names)
+    tables, skipped = evaluate_cfg(view, trace, row_labels(exp.definitions), exp.definitions)
     result = Evaluated(path.name, exp.name, windows=[w.name for w in view.windows],
                        skipped=[(s.name, s.reason) for s in skipped])
     for t in tables:

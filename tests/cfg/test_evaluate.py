@@ -62,8 +62,8 @@ def test_time_of_the_useful_column():
 
 
 def test_what_is_not_evaluated_is_named():
-    view = _view("Average value")
-    with pytest.raises(NotEvaluated, match="statistic 'Average value'"):
+    view = _view("Stdev Burst Time")
+    with pytest.raises(NotEvaluated, match="statistic 'Stdev Burst Time'"):
         evaluate_histogram(view, view.histograms[0], _trace())
     view.windows[1].functions["thread"] = Function("Recv BandWidth")
     with pytest.raises(NotEvaluated, match="thread function 'Recv BandWidth'"):
@@ -97,3 +97,57 @@ def test_given_state_and_state_sign():
     view.window(2).functions["thread"] = Function("State Sign")
     trace.states["state"] = np.array([1, 0, 1, 5], np.int32)
     assert evaluate_window(view, 2, trace).value.tolist() == [1, 0, 1, 1]
+
+
+def _stack_by_hand(loc, values):
+    out, stacks = [], {}
+    for row, v in zip(loc, values):
+        stack = stacks.setdefault(row, [])
+        if v != 0:
+            stack.append(v)
+        elif stack:
+            stack.pop()
+        out.append(stack[-1] if stack else 0.0)
+    return out
+
+
+def test_stacked_val_is_paravers_stack_per_row():
+    from popview.analysis.cfg.evaluate import _stacked
+
+    rng = np.random.default_rng(23)
+    for _ in range(500):
+        n = int(rng.integers(0, 50))
+        loc = np.sort(rng.integers(0, 4, n))
+        values = np.where(rng.random(n) < 0.45, 0, rng.integers(1, 9, n)).astype(np.float64)
+        assert _stacked(loc, values).tolist() == _stack_by_hand(loc, values)
+    # nested regions: 5 opens, 7 opens inside, 7 closes (back to 5), a close too many is ignored
+    assert _stacked(np.zeros(6, int), np.array([5, 7, 0, 0, 0, 3.0])).tolist() == [5, 7, 5, 0, 0, 3]
+
+
+def test_sign_top_compose_and_stacked_last_event_value():
+    view, trace = _view(), _trace()
+    view.window(1).functions["thread"] = Function("Last Evt Val")
+    view.window(1).compose["compose_thread"] = Function("Stacked Val")
+    view.window(3).compose["topcompose1"] = Function("Sign")
+    # row 0: 400 pushed at 40 (300 pushed at the end); row 1: 10 pushed at 50
+    assert evaluate_window(view, 1, trace).value.tolist() == [0, 400, 0, 10]
+    product = evaluate_window(view, 3, trace)            # Sign(instructions x useful)
+    assert list(zip(product.row.tolist(), product.begin.tolist(), product.value.tolist())) == \
+        [(0, 0, 0.0), (0, 40, 0.0), (0, 60, 1.0), (1, 0, 0.0), (1, 50, 1.0)]
+
+
+def test_average_value_percent_time_and_integral():
+    trace = _trace()
+    # the instructions window (Next Evt Val) binned by the useful window (columns 0 and 1)
+    full = (-DBL_MAX, DBL_MAX)
+    def table(statistic):
+        view = _view()
+        view.histograms[0] = Histogram("h", Binning(2, False, 0, 1, 1), 1, statistic, data_range=full, burst_range=full)
+        return evaluate_histogram(parse_cfg(write_cfg(view), "t.cfg"), parse_cfg(write_cfg(view), "t.cfg").histograms[0], trace)
+    # row 0: useful [0,40) value 400, MPI [40,60) value 300, useful [60,100) value 300
+    # row 1: useful [0,50) value 10, [50,100) value 20
+    avg = table("Average value")
+    assert avg.columns.tolist() == [0, 1]
+    assert avg.table[0].tolist() == [300, (40 * 400 + 40 * 300) / 80] and avg.table[1].tolist() == [0, 15]
+    assert table("% Time").table.tolist() == [[20, 80], [0, 100]]
+    assert table("Integral").table.tolist() == [[20 * 300, 40 * 400 + 40 * 300], [0, 50 * 10 + 50 * 20]]

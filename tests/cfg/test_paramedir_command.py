@@ -139,14 +139,14 @@ def test_what_cannot_be_evaluated_is_one_line_each_and_exit_2_when_nothing_is_wr
     trace = tmp_path / "run.prv"
     synthetic.write(trace, synthetic.Shape(processes=2, iterations=2))
     cfg = _useful_counter_cfg(tmp_path / "avg.cfg", synthetic.INS, statistic="Average Burst Time")
-    text = cfg.read_text().replace("Analyzer2D.Statistic: Time", "Analyzer2D.Statistic: Integral")
+    text = cfg.read_text().replace("Analyzer2D.Statistic: Time", "Analyzer2D.Statistic: Stdev Burst Time")
     cfg.write_text(text)
     assert main(["paramedir", str(trace), str(cfg), "--cache-dir", str(tmp_path / "c")]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     err = _errors(captured.err).strip().split("\n")
     assert "Traceback" not in captured.err
-    assert err[0].startswith("popview: avg.cfg: histogram 'Useful time' not evaluated: ") and "'Integral'" in err[0]
+    assert err[0].startswith("popview: avg.cfg: histogram 'Useful time' not evaluated: ") and "'Stdev Burst Time'" in err[0]
     assert err[1].startswith("popview: avg.cfg: histogram 'Useful counter' not evaluated: ")
     assert "'Average Burst Time'" in err[1]
     assert err[2] == "popview: error: no histogram of the given cfgs could be evaluated: nothing written"
@@ -171,3 +171,93 @@ def test_a_missing_trace_is_one_line(tmp_path, capsys):
     assert main(["paramedir", str(tmp_path / "nothing.prv"), str(cfg), "--cache-dir", str(tmp_path / "c")]) == 2
     err = _errors(capsys.readouterr().err)
     assert err.count("\n") == 1 and err.startswith("popview: error: ") and "Traceback" not in err
+
+
+OMP_TYPES = (60000001, 60000005, 60000018, 60000023)      # the event types PyPOP's OpenMP cfgs stack
+
+
+def _openmp_cfg(path):
+    """PyPOP's serial / OpenMP useful computation and OpenMP runtime, built here: the OpenMP
+    function stack (Last Evt Val, Stacked Val), useful inside it (product, Sign) and outside
+    it (substract, Sign)."""
+    useful = Window("Total Useful", 1, functions={"thread": Function("Useful")})
+    functions = Window("OMP Functions", 2, functions={"thread": Function("Last Evt Val")},
+                       compose={"compose_thread": Function("Stacked Val")})
+    functions.filters.criteria["evt_type"] = Criterion("=", OMP_TYPES)
+    omp_useful = Window("OMP Useful", 3, derivation=Derivation("product", (1, 2)),
+                        compose={"topcompose1": Function("Sign")})
+    serial = Window("Serial Useful", 4, derivation=Derivation("substract", (1, 3)),
+                    compose={"topcompose1": Function("Sign")})
+    full = (-DBL_MAX, DBL_MAX)
+    view = CfgView("t", "3.4", "new", windows=[useful, functions, omp_useful, serial], histograms=[
+        Histogram("Serial Useful", Binning(4, True, 1, 1, 1), 4, "Time", data_range=full, burst_range=full),
+        Histogram("OMP Useful", Binning(3, True, 1, 1, 1), 3, "Time", data_range=full, burst_range=full),
+        Histogram("OMP Functions", Binning(2, False, 1, 100000, 100000), 2, "Time", data_range=full,
+                  burst_range=full)])
+    path.write_text(write_cfg(view))
+    return path
+
+
+def test_synthetic_hybrid_run_serial_and_openmp_useful_time(tmp_path, capsys):
+    shape = synthetic.Shape(processes=2, threads=3, iterations=3, serial_fraction=0.3, thread_weights=(1, 1.2, 0.8))
+    trace = tmp_path / "hybrid.prv"
+    expected = synthetic.write(trace, shape)
+    out = tmp_path / "out"
+    cfg = _openmp_cfg(tmp_path / "omp.cfg")
+    assert main(["paramedir", str(trace), str(cfg), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    assert _errors(capsys.readouterr().err) == ""
+    serial, omp_useful, omp_runtime = ([v[0] for v in _per_thread(out / f"omp.{k}.txt")[1].values()] for k in (1, 2, 3))
+    masters = np.arange(0, 6, 3)
+    np.testing.assert_array_equal(np.asarray(serial)[masters], expected.serial_useful_ns)
+    assert np.delete(serial, masters).tolist() == [0.0] * 4           # workers: useful only in parallel regions
+    np.testing.assert_array_equal(omp_useful, expected.omp_useful_ns)
+    np.testing.assert_array_equal(np.asarray(omp_runtime)[masters], expected.openmp_ns)
+
+
+def test_imagemagick_openmp_useful_time_adds_up(shared_traces, tmp_path, capsys):
+    """PyPOP's own OpenMP cfgs on its ImageMagick traces: serial + OpenMP useful time is the
+    total useful time of each thread, and OpenMP useful time fits in the OpenMP runtime."""
+    trace = shared_traces / "pypop/openmp/imagemagick_example_traces/omp4.prv.gz"
+    cfgs = [str(shared_traces / CFGS / name) for name in
+            ("serial_useful_computation.cfg", "omp_useful_computation.cfg", "omp_total_runtime.cfg",
+             "total_useful_computation.cfg")]
+    out = tmp_path / "out"
+    assert main(["paramedir", str(trace), *cfgs, "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    assert _errors(capsys.readouterr().err) == ""
+    serial, omp_useful, omp_runtime, total = (
+        np.array([v[0] for v in _per_thread(out / f"{name}.txt")[1].values()])
+        for name in ("serial_useful_computation", "omp_useful_computation", "omp_total_runtime",
+                     "total_useful_computation"))
+    assert len(total) == 4 and serial[0] > 0 and (omp_useful > 0).all()
+    np.testing.assert_allclose(serial + omp_useful, total, rtol=1e-12)
+    assert (omp_useful <= omp_runtime).all()
+
+
+def test_mpi_call_profile_is_named_from_the_pcf_with_empty_columns_hidden(shared_traces, tmp_path, capsys):
+    """parami's mpi_stats.cfg (% Time of the MPI call, HideCols): Paraver's MPI call profile."""
+    trace = shared_traces / EPOCH / "epoch_4proc.prv.gz"
+    cfg = shared_traces / "paraver-cfgs/parami/cfgs/mpi/analysis/mpi_stats.cfg"
+    out = tmp_path / "mpi.txt"
+    assert main(["paramedir", str(trace), str(cfg), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    columns, rows = _per_thread(out)
+    assert columns[0] == "Outside MPI" and {"MPI_Sendrecv", "MPI_Allreduce", "MPI_Init"} <= set(columns)
+    assert len(columns) < 201                                   # 0..200 asked, the empty ones hidden
+    np.testing.assert_allclose([v.sum() for v in rows.values()], 100.0, atol=0.05)   # 2 decimals each
+
+
+def test_synthetic_percent_time_of_states_by_name(tmp_path, capsys):
+    trace = tmp_path / "run.prv"
+    expected = synthetic.write(trace, synthetic.Shape(processes=2, iterations=3))
+    states = Window("States", 1, functions={"thread": Function("State As Is")})
+    full = (-DBL_MAX, DBL_MAX)
+    view = CfgView("t", "3.4", "new", windows=[states], histograms=[
+        Histogram("State profile", Binning(1, False, 0, 20, 1), 1, "% Time", data_range=full, burst_range=full,
+                  gui={"Analyzer2D.HideCols": "True"})])
+    cfg = tmp_path / "states.cfg"
+    cfg.write_text(write_cfg(view))
+    out = tmp_path / "states.txt"
+    assert main(["paramedir", str(trace), str(cfg), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    columns, rows = _per_thread(out)
+    assert "Running" in columns
+    running = np.array([v[columns.index("Running")] for v in rows.values()])
+    np.testing.assert_allclose(running, expected.useful_ns / expected.runtime_ns * 100, atol=0.006)

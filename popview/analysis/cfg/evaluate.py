@@ -2,8 +2,9 @@
 
 A first, deliberately small engine: thread-level rows; thread functions Useful, State As Is,
 State Sign, Given State,
-Last / Next Evt Val (with the event-type filter); the `As Is` compose; derived add, product,
-substract, divide, maximum, minimum; histogram statistics Time, Sum bursts and # Bursts over
+Last / Next Evt Val (with the event-type filter; Last composed by Stacked Val); the `As Is`
+compose, `Sign` as topcompose; derived add, product,
+substract, divide, maximum, minimum; histogram statistics Time, % Time, Sum bursts, # Bursts, Integral and Average value over
 binned columns. Anything else raises NotEvaluated naming what popview cannot evaluate yet.
 Times are in the trace's nanoseconds.
 """
@@ -45,8 +46,9 @@ class TraceColumns:
         threads = [i for i, loc in enumerate(definitions.locations) if loc.kind == "thread"]
         if threads != list(range(len(threads))):
             raise NotEvaluated("thread locations are not the first locations of the trace")
-        return cls(int(definitions.t_end), len(threads), reader.read("states", locations=threads),
-                   reader.read("events", locations=threads))
+        every = None if len(threads) == len(definitions.locations) else threads   # None: whole columns at once
+        return cls(int(definitions.t_end), len(threads), reader.read("states", locations=every),
+                   reader.read("events", locations=every))
 
 
 # -- windows ---------------------------------------------------------------------------------
@@ -56,15 +58,27 @@ def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeli
     if window.level != "thread" and not (window.level == "task" and _one_thread_per_task(window)):
         raise NotEvaluated(f"window {position} {window.name!r}: rows at {window.level} level")
     for slot, function in window.compose.items():
-        if function.name != "As Is":
-            raise NotEvaluated(f"window {position} {window.name!r}: compose {function.name!r} ({slot})")
+        if function.name == "As Is" or (slot in TOP_COMPOSE and function.name in TOP_COMPOSE_FUNCTIONS) \
+                or (slot == "compose_thread" and function.name == "Stacked Val" and not window.derived):
+            continue
+        raise NotEvaluated(f"window {position} {window.name!r}: compose {function.name!r} ({slot})")
     if window.derived:
         d = window.derivation
         if any(d.shifts):
             raise NotEvaluated(f"window {position} {window.name!r}: interval shifts")
         left, right = (evaluate_window(view, parent, trace) for parent in d.parents)
-        return _combine(d.operation, left, right, d.factors, f"window {position} {window.name!r}")
-    return _single(window, trace)
+        timeline = _combine(d.operation, left, right, d.factors, f"window {position} {window.name!r}")
+    else:
+        timeline = _single(window, trace)
+    for slot in TOP_COMPOSE:                  # the window's value composed, topcompose1 then 2
+        function = window.compose.get(slot)
+        if function is not None and function.name != "As Is":
+            timeline.value = TOP_COMPOSE_FUNCTIONS[function.name](timeline.value)
+    return timeline
+
+
+TOP_COMPOSE = ("topcompose1", "topcompose2")
+TOP_COMPOSE_FUNCTIONS = {"Sign": np.sign}
 
 
 def _one_thread_per_task(window: Window) -> bool:
@@ -87,7 +101,11 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
             value = np.where(np.isin(value, given), value, 0.0)
         return Timeline(s["loc"].astype(np.int32), s["begin"], s["end"], value, trace.n_rows)
     if name in ("Next Evt Val", "Last Evt Val"):
-        return _event_values(window, trace, following=name == "Next Evt Val")
+        stacked = window.compose.get("compose_thread")
+        stacked = stacked is not None and stacked.name == "Stacked Val"
+        if stacked and name != "Last Evt Val":
+            raise NotEvaluated(f"window {window.position} {window.name!r}: compose 'Stacked Val' over {name!r}")
+        return _event_values(window, trace, following=name == "Next Evt Val", stacked=stacked)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
 
 
@@ -106,9 +124,41 @@ def _selected_types(criterion: Criterion | None, types: np.ndarray, name: str) -
     raise NotEvaluated(f"{name}: event type filter {criterion.function!r} with {len(wanted)} values")
 
 
-def _event_values(window: Window, trace: TraceColumns, following: bool) -> Timeline:
+def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Paraver's Stacked Val compose over each row's events in order: a non-zero value is
+    pushed, a zero pops (nothing when the stack is empty); the result after each event is the
+    top of the stack, 0 when empty. Vectorised: the depth is the walk of +1 / -1 steps
+    reflected at 0 (depth = S - min(0, running min of S) per row), and the top is the value of
+    the row's last push to that depth."""
+    n = len(loc)
+    push = value != 0
+    if not push.any():
+        return np.zeros(n, np.float64)
+    step = np.where(push, 1, -1).astype(np.int64)
+    total = np.cumsum(step)
+    starts = np.r_[True, loc[1:] != loc[:-1]]
+    row_index = np.cumsum(starts) - 1
+    before = np.r_[0, total[:-1]][starts][row_index]          # the walk before each row
+    walk = total - before
+    big = 4 * n + 4                                              # rows kept apart in one running minimum
+    lowest = np.minimum.accumulate(walk - row_index * big) + row_index * big
+    depth = walk - np.minimum(lowest, 0)
+    # the top: the last push j <= i of the row with depth[j] == depth[i]
+    span = int(depth.max()) + 1
+    group = row_index * span + depth
+    pushes = np.flatnonzero(push)
+    order = np.lexsort((pushes, group[pushes]))
+    keys = group[pushes][order] * (n + 1) + pushes[order]
+    at = np.searchsorted(keys, group * (n + 1) + np.arange(n), side="right") - 1
+    found = (at >= 0) & (keys[np.clip(at, 0, None)] // (n + 1) == group) & (depth > 0)
+    return np.where(found, value[pushes[order][np.clip(at, 0, None)]], 0.0)
+
+
+def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False) -> Timeline:
     """Intervals between consecutive selected events of each row; the value of the event that
-    ends (Next) or starts (Last) each interval, 0 where there is none."""
+    ends (Next) or starts (Last) each interval, 0 where there is none. With `stacked`, each
+    event's value is first composed by Stacked Val over all the row's events (several at one
+    instant included)."""
     name = f"window {window.position} {window.name!r}"
     criteria = window.filters.criteria
     if criteria.get("evt_value", Criterion()).function != "All":
@@ -116,8 +166,10 @@ def _event_values(window: Window, trace: TraceColumns, following: bool) -> Timel
     e = trace.events
     keep = _selected_types(criteria.get("evt_type"), e["type"].astype(np.int64), name)
     loc, time, value = e["loc"][keep].astype(np.int64), e["time"][keep], e["value"][keep].astype(np.float64)
-    order = np.lexsort((time, loc))
+    order = np.lexsort((time, loc))          # stable: events at one instant keep the trace's order
     loc, time, value = loc[order], time[order], value[order]
+    if stacked:
+        value = _stacked(loc, value)
     # several events at one instant: the first ends the interval before it (Next), the last
     # starts the one after it (Last); the zero-length intervals between them hold no time
     change = (loc[1:] != loc[:-1]) | (time[1:] != time[:-1])
@@ -142,6 +194,12 @@ def _event_values(window: Window, trace: TraceColumns, following: bool) -> Timel
     return Timeline(row[nonempty], begin[nonempty], end[nonempty], vals[nonempty], trace.n_rows)
 
 
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """np.unique by sorting (numpy's hash-based unique took 18 s on 10^7 int64 keys here)."""
+    values = np.sort(values, kind="stable")      # merges the sorted runs it is made of
+    return values[np.r_[True, values[1:] != values[:-1]]] if len(values) else values
+
+
 _OPERATIONS = {
     "add": np.add, "product": np.multiply, "substract": np.subtract, "maximum": np.maximum,
     "minimum": np.minimum,
@@ -156,7 +214,7 @@ def _combine(operation: str, left: Timeline, right: Timeline, factors, name: str
     span = np.int64(max(int(left.end.max(initial=0)), int(right.end.max(initial=0))) + 1)
     keys = [t.row.astype(np.int64) * span + t.begin for t in (left, right)]
     ends = [t.row.astype(np.int64) * span + t.end for t in (left, right)]
-    cuts = np.unique(np.concatenate(keys + ends))
+    cuts = _sorted_unique(np.concatenate(keys + ends))
     begin_key, end_key = cuts[:-1], cuts[1:]
     same_row = (begin_key // span == (end_key - 1) // span) & (end_key - begin_key // span * span < span)
     begin_key, end_key = begin_key[same_row], end_key[same_row]       # no segment across two rows
@@ -184,7 +242,7 @@ def evaluate_histogram(view: CfgView, histogram: Histogram, trace: TraceColumns)
     """A 2D histogram: control-window values binned into columns, the statistic of the data window."""
     if histogram.is_3d:
         raise NotEvaluated(f"histogram {histogram.name!r}: 3D planes")
-    if histogram.statistic not in ("Time", "Sum bursts", "# Bursts"):
+    if histogram.statistic not in STATISTICS:
         raise NotEvaluated(f"histogram {histogram.name!r}: statistic {histogram.statistic!r}")
     if histogram.limits not in (None, "Alltrace"):
         raise NotEvaluated(f"histogram {histogram.name!r}: analysis limits {histogram.limits!r}")
@@ -196,11 +254,35 @@ def evaluate_histogram(view: CfgView, histogram: Histogram, trace: TraceColumns)
     lower, column = _bins(histogram, control.value)
     keep = column >= 0
     keep &= _within(histogram, data.value, data.end - data.begin)
-    weight = {"Time": (data.end - data.begin).astype(np.float64), "Sum bursts": data.value,
-              "# Bursts": np.ones(len(data.value))}[histogram.statistic]
+    duration = (data.end - data.begin).astype(np.float64)
     flat = control.row[keep].astype(np.int64) * len(lower) + column[keep]
-    table = np.bincount(flat, weights=weight[keep], minlength=control.n_rows * len(lower))
-    return HistogramTable(lower, table.reshape(control.n_rows, len(lower)), histogram.statistic)
+    shape = (control.n_rows, len(lower))
+
+    def cells(weight):
+        return np.bincount(flat, weights=weight[keep], minlength=shape[0] * shape[1]).reshape(shape)
+
+    statistic = histogram.statistic
+    if statistic == "Time":
+        table = cells(duration)
+    elif statistic == "Sum bursts":
+        table = cells(data.value)
+    elif statistic == "# Bursts":
+        table = cells(np.ones(len(data.value)))
+    elif statistic == "Integral":                       # duration x |value| (StatIntegral), ns here
+        table = cells(duration * np.abs(data.value))
+    elif statistic == "Average value":                  # time-weighted mean of the data values
+        time = cells(duration)
+        table = np.divide(cells(duration * data.value), time, out=np.zeros(shape), where=time > 0)
+    else:                                               # % Time: of the row's counted time
+        time = cells(duration)
+        total = time.sum(axis=1, keepdims=True)
+        table = np.divide(time * 100.0, total, out=np.zeros(shape), where=total > 0)
+    return HistogramTable(lower, table, statistic)
+
+
+# The statistics evaluated, as Paraver's histogramstatistic.cpp computes them; Time and
+# Integral are in ns (trace units) here, in the window's units in paramedir's table.
+STATISTICS = ("Time", "Sum bursts", "# Bursts", "Integral", "Average value", "% Time")
 
 
 def _bins(histogram: Histogram, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -232,7 +314,7 @@ def _code_columns(histogram: Histogram, values: np.ndarray) -> tuple[np.ndarray,
     why PyPOP reads a single column from its useful-duration cfgs."""
     nonzero = values[values != 0]
     smallest = nonzero.min() if len(nonzero) else 0.0
-    lower = np.unique(values[values >= smallest])
+    lower = _sorted_unique(values[values >= smallest])
     if len(lower) > 10_000 or not np.array_equal(lower, np.round(lower)):
         raise NotEvaluated(f"histogram {histogram.name!r}: columns computed from non-categorical values")
     column = np.searchsorted(lower, values).astype(np.int64)

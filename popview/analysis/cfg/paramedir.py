@@ -6,7 +6,8 @@ as Paraver's TextOutput::dumpHistogram does (horizontal, with labels): a header 
 then each column label followed by a tab; one line per row (row label, tab, each value
 followed by a tab); an empty line; the Total, Average, Maximum, Minimum, Stdev and Avg/Max
 lines over the rows; an empty line. Numbers are fixed-point with the histogram precision
-(Paraver's default, 2 decimals). Time statistics are in the data window's units.
+(Paraver's default, 2 decimals). A Time statistic is in the control window's units,
+an Integral's time in the data window's.
 No Qt.
 """
 from __future__ import annotations
@@ -21,7 +22,6 @@ from .model import CfgView, Histogram
 PRECISION = 2          # ParaverConfig's default histogram precision
 UNIT_NS = {"Nanoseconds": 1.0, "Microseconds": 1e3, "Milliseconds": 1e6, "Seconds": 1e9,
            "Hours": 3600e9, "Days": 86400e9}
-TIME_STATISTICS = ("Time",)
 
 
 @dataclass
@@ -54,8 +54,9 @@ def row_labels(definitions) -> list[str]:
 
 
 def evaluate_cfg(view: CfgView, trace: TraceColumns, rows: list[str],
-                 state_names: dict[int, str] | None = None) -> tuple[list[CfgTable], list[Skipped]]:
-    """Every histogram of `view` on `trace`: the tables evaluated, and the histograms skipped."""
+                 definitions=None) -> tuple[list[CfgTable], list[Skipped]]:
+    """Every histogram of `view` on `trace`: the tables evaluated, and the histograms skipped.
+    `definitions` (the trace's) name the columns of states and event values as Paraver does."""
     tables, skipped = [], []
     if not view.histograms:
         skipped.append(Skipped(view.source, "the cfg has no histogram (timelines only): paramedir writes nothing"))
@@ -69,25 +70,56 @@ def evaluate_cfg(view: CfgView, trace: TraceColumns, rows: list[str],
         except KeyError as exc:         # a window position the cfg does not have
             skipped.append(Skipped(histogram.name, str(exc.args[0])))
             continue
-        tables.append(_table(view, histogram, result, rows, state_names or {}))
+        tables.append(_table(view, histogram, result, rows, definitions))
     return tables, skipped
 
 
 def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: list[str],
-           state_names: dict[int, str]) -> CfgTable:
+           definitions) -> CfgTable:
     control = view.window(histogram.columns.window)
     data = view.window(histogram.data_window)
     values = np.asarray(result.table, np.float64)
     unit = ""
-    if histogram.statistic in TIME_STATISTICS:
-        unit = data.units or "Nanoseconds"
+    if histogram.statistic == "Time":                  # StatTime: in the control window's units
+        unit = control.units or "Nanoseconds"
         values = values / UNIT_NS.get(unit, 1.0)
+    elif histogram.statistic == "Integral":            # StatIntegral: the data window's time units
+        values = values / UNIT_NS.get(data.units or "Nanoseconds", 1.0)
     if len(rows) != values.shape[0]:
         rows = [f"THREAD 1.{i + 1}.1" for i in range(values.shape[0])]
-    names = state_names if control.functions.get("thread") and \
-        control.functions["thread"].name == "State As Is" and not control.derived else {}
-    return CfgTable(histogram.name, control.name, histogram.statistic or "", unit, list(rows),
-                    _column_labels(histogram, result.columns, names), values)
+    names = value_names(control, definitions)
+    labels = _column_labels(histogram, result.columns, names)
+    if histogram.gui.get("Analyzer2D.HideCols", "").lower() == "true":      # the cfg hides empty columns
+        shown = np.flatnonzero((values != 0).any(axis=0))
+        values, labels = values[:, shown], [labels[i] for i in shown]
+    return CfgTable(histogram.name, control.name, histogram.statistic or "", unit, list(rows), labels, values)
+
+
+def value_names(window, definitions) -> dict[int, str]:
+    """What Paraver's semanticLabel calls a whole value of `window`: a state's name (State As
+    Is), an event value's name from the .pcf (Last / Next Evt Val of given event types)."""
+    function = window.functions.get("thread")
+    if definitions is None or window.derived or function is None:
+        return {}
+    if function.name == "State As Is":
+        return {int(code): str(info["name"]) for code, info in definitions.states.items()
+                if isinstance(info, dict) and info.get("name")}
+    criterion = window.filters.criteria.get("evt_type")
+    if function.name not in ("Last Evt Val", "Next Evt Val") or criterion is None:
+        return {}
+    wanted = [int(v) for v in criterion.values]
+    if criterion.function == "=":
+        codes = wanted
+    elif criterion.function == "[x,y]" and len(wanted) == 2:
+        codes = [c for c in definitions.event_types if wanted[0] <= c <= wanted[1]]
+    else:
+        return {}
+    names: dict[int, str] = {}
+    for code in sorted(codes):
+        event_type = definitions.event_types.get(code)
+        if event_type is not None:
+            names.update({int(v): str(n) for v, n in event_type.values.items()})
+    return names
 
 
 def _column_labels(histogram: Histogram, lower: np.ndarray, names: dict[int, str]) -> list[str]:

@@ -50,9 +50,10 @@ otherwise each gap is named. **Evaluated** means the engine that evaluates the d
 on a trace's cache (`popview.analysis.cfg.evaluate`, vectorised numpy) computes the histogram
 (checked here on a small probe trace; the column "histograms evaluated" and the last table).
 The engine covers: thread-level rows; `Useful`, `State As Is`, `State Sign`, `Given State`,
-`Last Evt Val` and `Next Evt Val` with event-type filters; the `As Is` compose; derived `add`, `product`,
-`substract`, `divide`, `maximum`, `minimum`; 2D histograms with the `Time`, `Sum bursts` and
-`# Bursts` statistics. Columns are made as Paraver's ColumnTranslator makes them
+`Last Evt Val` (also composed by `Stacked Val`, Paraver's per-thread stack of values) and
+`Next Evt Val` with event-type filters; the `As Is` and `Sign` top composes; derived `add`, `product`,
+`substract`, `divide`, `maximum`, `minimum`; 2D histograms with the `Time`, `% Time`, `Sum bursts`, `# Bursts`, `Integral` and
+`Average value` statistics (as Paraver's histogramstatistic.cpp computes them). Columns are made as Paraver's ColumnTranslator makes them
 (ceil((max-min)/delta) columns, one more when delta is 1 and max starts a column, a value in
 [min, max]); a computed scale (`ComputeYScale`) starts, as Paraver's does, at the control
 window's smallest non-zero value, one column per value present (Paraver also shows the empty
@@ -74,7 +75,10 @@ written by `popview paramedir` and read back as PyPOP reads paramedir's output, 
 `modelfactors.csv`'s runtime, useful duration (total, average, maximum), useful instructions
 and cycles, and `precomputed.csv`'s parallel efficiency, MPI load balance, average IPC and
 frequency, within 1e-6 relative (tests/cfg/test_paramedir_command.py); basicanalysis's
-`timings.cfg` gives the per-state times in microseconds per thread.
+`timings.cfg` gives the per-state times in microseconds per thread. PyPOP's OpenMP cfgs
+(serial and OpenMP useful computation, OpenMP runtime) give, on a synthetic hybrid run, the
+serial and OpenMP useful time the generator put in, to the nanosecond, and on PyPOP's
+ImageMagick traces serial + OpenMP useful time = each thread's useful time.
 
 Not done yet: timelines of a cfg as popview timeline panes (with the cfg's colours and
 ranges), saving a popview view as a cfg from the window, 3D histograms, the functions and

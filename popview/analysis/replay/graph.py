@@ -97,7 +97,7 @@ class GraphBuilder:
         else:
             src = dst = np.zeros(0, np.int64)
             cross = recorded = np.zeros(0, bool)
-        keep = forward_edges(src, dst, time, self._n_virtual) | ~recorded | (not self.forward_only)
+        keep = forward_edges(src, dst, time, int(self._n_virtual)) | ~recorded | (not self.forward_only)
         backwards = int(len(keep) - keep.sum())
         if self.local_only:
             keep &= ~cross
@@ -116,19 +116,27 @@ class GraphBuilder:
         return max((int(t.max()) for _, t, *_ in self._nodes if len(t)), default=0)
 
 
-def forward_edges(src, dst, time, n_virtual: int) -> np.ndarray:
+@numba.njit(cache=True)
+def forward_edges(src, dst, time, n_virtual):
     """Which edges run forward in time (source stamped no later than target;
     a virtual node stands at its earliest successor). A node never waits for
     something recorded after it, so no clock passes its node's recorded time
     and the records cannot form a cycle; only inconsistent records (clock
-    skew, mismatched messages) have edges running backwards."""
-    real_src, real_dst = src >= 0, dst >= 0
-    at = np.full(max(n_virtual, 1), np.iinfo(np.int64).max, np.int64)
-    out_of_virtual = ~real_src & real_dst
-    np.minimum.at(at, -1 - src[out_of_virtual], time[dst[out_of_virtual]])
-    src_t = np.where(real_src, time[np.where(real_src, src, 0)], np.iinfo(np.int64).min)
-    dst_t = np.where(real_dst, time[np.where(real_dst, dst, 0)], at[np.where(real_dst, 0, -1 - dst)])
-    return src_t <= dst_t
+    skew, mismatched messages) have edges running backwards. (Two passes over
+    the edges: numpy's minimum.at over 2 x 10^7 edges took 4.6 s.)"""
+    latest, earliest = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    at = np.full(max(n_virtual, 1), latest, np.int64)
+    for i in range(len(src)):
+        if src[i] < 0 and dst[i] >= 0:
+            v = -1 - src[i]
+            if time[dst[i]] < at[v]:
+                at[v] = time[dst[i]]
+    keep = np.empty(len(src), np.bool_)
+    for i in range(len(src)):
+        source_time = time[src[i]] if src[i] >= 0 else earliest
+        target_time = time[dst[i]] if dst[i] >= 0 else at[-1 - dst[i]]
+        keep[i] = source_time <= target_time
+    return keep
 
 
 def _node_order(loc, time, pri, copy):

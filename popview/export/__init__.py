@@ -1,0 +1,1 @@
+"""Writing experiments out in other tools' formats (no Qt, no readers)."""

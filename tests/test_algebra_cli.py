@@ -1,0 +1,164 @@
+"""`popview merge`, `popview mean` and `popview diff -o`: the combined profile written as a
+.cubex and read back; closed forms: the mean of N copies is the copy, the merge of runs with
+disjoint counters is the run that had them all, the difference of a run with itself is zero."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from popview.cli import main
+from popview.export.cubex import write_cubex
+from popview.model.profile import MetricDef, MetricValues, Profile
+from popview.readers.cube import load
+from popview.testing.synthetic_profile import small_definitions, small_profile
+
+
+def with_metrics(p: Profile, keep: list[str], extra: dict[str, np.ndarray]) -> Profile:
+    metrics = [m for m in p.metrics if m.id in keep]
+    values = {k: v for k, v in p.values.items() if k in keep}
+    for ident, dense in extra.items():
+        metrics.append(MetricDef(ident, ident, "#", f"counter {ident}"))
+        values[ident] = MetricValues.from_dense(dense)
+    return Profile(p.regions, p.callpath_parent, p.callpath_region, p.n_locations, metrics, values)
+
+
+@pytest.fixture
+def runs(tmp_path):
+    """The small synthetic run as a .cubex, and two runs that measured one counter each."""
+    base = small_profile()
+    rng = np.random.default_rng(5)
+    shape = (base.n_callpaths, base.n_locations)
+    ins = np.where(base.matrix("time") > 0, rng.integers(1, 10**9, shape), 0).astype(float)
+    cyc = np.where(base.matrix("time") > 0, rng.integers(1, 10**9, shape), 0).astype(float)
+    d = small_definitions()
+    paths = {}
+    for name, prof in {"run": base,
+                       "ins": with_metrics(base, ["time", "visits"], {"PAPI_TOT_INS": ins}),
+                       "cyc": with_metrics(base, ["time", "visits"], {"PAPI_TOT_CYC": cyc}),
+                       "all": with_metrics(base, ["time", "visits"], {"PAPI_TOT_INS": ins, "PAPI_TOT_CYC": cyc})
+                       }.items():
+        paths[name] = str(tmp_path / f"{name}.cubex")
+        write_cubex(paths[name], prof, d)
+    paths["cache"] = str(tmp_path / "cache")
+    return paths
+
+
+def stored(path) -> Profile:
+    return load(path)[1]
+
+
+def test_mean_of_copies_is_the_copy(runs, tmp_path, capsys):
+    out = str(tmp_path / "mean.cubex")
+    assert main(["mean", runs["run"], runs["run"], runs["run"], "-o", out, "--cache-dir", runs["cache"]]) == 0
+    assert "mean of 3 runs" in capsys.readouterr().out
+    run, mean = stored(runs["run"]), stored(out)
+    assert sorted(mean.values) == sorted(run.values)
+    for ident in run.values:
+        np.testing.assert_allclose(mean.matrix(ident), run.matrix(ident), rtol=1e-12, err_msg=ident)
+
+
+def test_merge_of_disjoint_counters_is_the_run_with_all(runs, tmp_path, capsys):
+    out = str(tmp_path / "merged.cubex")
+    assert main(["merge", runs["ins"], runs["cyc"], "-o", out, "--cache-dir", runs["cache"],
+                 "--format", "json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["operation"] == "merge" and info["callpaths_not_in_every_run"] == 0
+    assert {"PAPI_TOT_INS", "PAPI_TOT_CYC", "time", "visits"} <= set(info["metrics"])
+    merged, full = stored(out), stored(runs["all"])
+    assert sorted(merged.values) == sorted(full.values)
+    for ident in full.values:
+        np.testing.assert_array_equal(merged.matrix(ident), full.matrix(ident), err_msg=ident)
+    assert merged.metric("PAPI_TOT_CYC").unit == "#"
+
+
+def test_diff_of_a_run_with_itself_is_zero_everywhere(runs, tmp_path, capsys):
+    out = str(tmp_path / "zero.cubex")
+    assert main(["diff", runs["run"], runs["run"], "-o", out, "--cache-dir", runs["cache"]]) == 0
+    captured = capsys.readouterr()
+    assert "(no call path differs)" in captured.out and "wrote" in captured.err
+    zero = stored(out)
+    assert sorted(zero.values) == sorted(stored(runs["run"]).values)
+    for ident in zero.values:
+        assert not np.any(zero.matrix(ident)), ident
+
+
+def test_diff_output_is_a_minus_b(runs, tmp_path, capsys):
+    out = str(tmp_path / "d.cubex")
+    assert main(["diff", runs["all"], runs["ins"], "-o", out, "--cache-dir", runs["cache"], "--format", "json"]) == 0
+    json.loads(capsys.readouterr().out)                    # stdout stays the listing
+    d = stored(out)
+    assert "PAPI_TOT_CYC" not in d.values                  # not in both runs
+    assert not np.any(d.matrix("PAPI_TOT_INS")) and not np.any(d.matrix("time"))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["mean", "{run}", "-o", "{tmp}/m.cubex"], "needs at least two runs"),
+    (["merge", "{run}", "{run}", "-o", "{tmp}/m.txt"], "must end in .cubex"),
+    (["merge", "{run}", "{run}", "-o", "{tmp}/nowhere/m.cubex"], "does not exist"),
+    (["diff", "{run}", "{run}", "-o", "{tmp}/m.prv"], "must end in .cubex"),
+    (["mean", "{run}", "{tmp}/missing.cubex", "-o", "{tmp}/m.cubex"], "missing.cubex"),
+])
+def test_errors_are_one_line_with_exit_2(runs, tmp_path, capsys, argv, message):
+    argv = [a.format(run=runs["run"], tmp=tmp_path) for a in argv] + ["--cache-dir", runs["cache"]]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and err.startswith("popview: error:")
+    assert not (tmp_path / "m.cubex").exists()
+
+
+def test_mean_refuses_different_shapes_then_collapses(runs, tmp_path, capsys):
+    wide = small_profile()
+    narrow = Profile(wide.regions, wide.callpath_parent, wide.callpath_region, 2, wide.metrics[:1],
+                     {"time": MetricValues.from_dense(wide.matrix("time")[:, :2])})
+    path = str(tmp_path / "narrow.cubex")
+    write_cubex(path, narrow)
+    out = str(tmp_path / "m.cubex")
+    assert main(["mean", runs["run"], path, "-o", out, "--cache-dir", runs["cache"]]) == 2
+    assert "different numbers of locations (5, 2)" in capsys.readouterr().err
+    assert main(["mean", runs["run"], path, "-o", out, "--cache-dir", runs["cache"], "--collapse", "run"]) == 0
+    assert "flat system tree" in capsys.readouterr().out
+    m = stored(out)
+    assert m.n_locations == 1
+    expected = (wide.matrix("time").sum(axis=1) + narrow.matrix("time").sum(axis=1)) / 2
+    np.testing.assert_allclose(m.exclusive_totals("time"), expected, rtol=1e-12)
+
+
+def test_tealeaf_difference_as_cubex(shared_traces, tmp_path, capsys):
+    base = shared_traces / "archer2-scalasca" / "scorep_tea_leaf_baseline_8x12_trace" / "scout.cubex"
+    opt = shared_traces / "archer2-scalasca" / "scorep_tea_leaf_optimized_8x12_trace" / "scout.cubex"
+    if not (base.is_file() and opt.is_file()):
+        pytest.skip("the TeaLeaf 8x12 pair is not available")
+    out = tmp_path / "tealeaf-diff.cubex"
+    assert main(["diff", str(opt), str(base), "--cache-dir", str(tmp_path / "c"), "--format", "json", "--top", "1",
+                 "-o", str(out)]) == 0
+    first = json.loads(capsys.readouterr().out)["callpaths"][0]
+    d = stored(out)
+    cp = d.find(first["callpath"])
+    assert cp is not None and d.exclusive_totals("time")[cp] == pytest.approx(first["a_minus_b"], rel=1e-9)
+    pycubexr = pytest.importorskip("pycubexr")
+    with pycubexr.CubexParser(out) as cube:
+        values = cube.get_metric_values(cube.get_metric_by_name("time"))
+        total = sum(values.cnode_values(c).sum() for c in cube.all_cnodes())
+    assert total == pytest.approx(d.exclusive_totals("time").sum(), rel=1e-9)
+
+
+def test_mean_of_a_trace_is_its_profile_with_its_system_tree(tmp_path, capsys):
+    """A trace's profile (built at conversion) exports too, with the trace's processes."""
+    from popview.experiment import open as open_experiment
+    from popview.testing.synthetic import Shape, write
+
+    trace = tmp_path / "run.prv"
+    write(trace, Shape(processes=2, iterations=3, work_ns=1_000_000))
+    out, cache = str(tmp_path / "mean.cubex"), str(tmp_path / "cache")
+    assert main(["mean", str(trace), str(trace), "-o", out, "--cache-dir", cache]) == 0
+    assert "system tree of the first run" in capsys.readouterr().out
+    with open_experiment(trace, cache) as exp:
+        p, defs = exp.profile(), exp.definitions
+        parsed, m, _ = load(out)
+        assert [x.name for x in parsed.processes] == [x.name for x in defs.processes]
+        assert m.n_locations == p.n_locations and m.n_callpaths == p.n_callpaths
+        for ident in p.values:
+            np.testing.assert_allclose(m.exclusive_totals(ident), p.exclusive_totals(ident), rtol=1e-12,
+                                       err_msg=ident)
