@@ -197,3 +197,21 @@ def test_a_long_name_shows_whole_where_the_pane_has_room(qtbot):
     tab.resize(600, 400)
     qtbot.wait(50)
     assert tree.header().sectionSize(0) <= max(MAX_NAME_WIDTH, 600 // 2)
+
+
+def test_a_low_pane_s_one_line_warning_does_not_hold_its_width(qtbot):
+    """In a low pane the first warning is cut to the pane's width on one line; as wide as its
+    text, the label kept the pane from narrowing (Timeline first at 1280x800: a 1287 px window)."""
+    pane = AdvisorPane(AppState())
+    qtbot.addWidget(pane)
+    pane.resize(1100, 260)
+    pane.show()
+    qtbot.waitExposed(pane)
+    pane._show_warnings(["The tracer flushed its buffers 16 time(s) inside the focus " * 3], ["a note", "another"])
+    qtbot.wait(50)
+    assert pane.warnings.isVisible() and pane.warnings.fontMetrics().horizontalAdvance(pane.warnings.text()) > 700
+    assert pane.minimumSizeHint().width() < 500, pane.minimumSizeHint()
+    pane.resize(600, 260)
+    qtbot.wait(50)
+    assert pane.width() == 600
+    assert pane.warnings.fontMetrics().horizontalAdvance(pane.warnings.text()) <= pane.warnings.width() + 40

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (QFileDialog, QLabel, QMessageBox, QSplitter, QTabWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QFileDialog, QLabel, QMessageBox, QSizePolicy, QSplitter, QTabWidget,
+                               QVBoxLayout, QWidget)
 
 from popview.analysis.focus import Focus
 from popview.analysis.report import candidates as cand
@@ -59,6 +59,10 @@ class AdvisorPane(QWidget):
         self.notes.setWordWrap(True)
         self.notes.setStyleSheet("QLabel { color: palette(placeholder-text); font-size: small; }")
         self.notes.hide()
+        # their one line in a low pane is cut to the pane's width: as wide as the text, it held
+        # the pane (and the window, 1287 px for 1280 in Timeline first) at the width it had
+        for label in (self.warnings, self.notes):
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
         self.candidates = CandidatesWidget(self)
