@@ -44,6 +44,8 @@ def run(args) -> int:
     if not views:
         return 2
     with open_experiment(args.trace, args.cache_dir, ProgressBar(args.trace)) as exp:
+        if not exp.is_trace:
+            return fail(f"{args.trace}: a profile has no timeline: cfg windows are evaluated on traces")
         try:
             trace = TraceColumns.from_cache(exp.reader, exp.definitions)
         except NotEvaluated as exc:

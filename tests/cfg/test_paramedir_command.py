@@ -261,3 +261,16 @@ def test_synthetic_percent_time_of_states_by_name(tmp_path, capsys):
     assert "Running" in columns
     running = np.array([v[columns.index("Running")] for v in rows.values()])
     np.testing.assert_allclose(running, expected.useful_ns / expected.runtime_ns * 100, atol=0.006)
+
+
+def test_a_profile_is_refused_in_one_line(tmp_path, capsys):
+    from popview.export.cubex import write_cubex
+    from popview.testing.synthetic_profile import small_definitions, small_profile
+
+    profile = tmp_path / "p.cubex"
+    write_cubex(profile, small_profile(), small_definitions())
+    cfg = _useful_counter_cfg(tmp_path / "ins.cfg", synthetic.INS)
+    assert main(["paramedir", str(profile), str(cfg), "--cache-dir", str(tmp_path / "c")]) == 2
+    captured = capsys.readouterr()
+    err = _errors(captured.err)
+    assert captured.out == "" and err.count("\n") == 1 and "a profile has no timeline" in err
