@@ -151,3 +151,14 @@ def test_average_value_percent_time_and_integral():
     assert avg.table[0].tolist() == [300, (40 * 400 + 40 * 300) / 80] and avg.table[1].tolist() == [0, 15]
     assert table("% Time").table.tolist() == [[20, 80], [0, 100]]
     assert table("Integral").table.tolist() == [[20 * 300, 40 * 400 + 40 * 300], [0, 50 * 10 + 50 * 20]]
+
+
+def test_interval_between_events_in_the_windows_units():
+    view, trace = _view(), _trace()
+    view.window(1).functions["thread"] = Function("Int. Between Evt")
+    # row 0: events at 40 and 100 -> [40,100) is 60; row 1: at 50 and 100 -> [50,100) is 50
+    timeline = evaluate_window(view, 1, trace)
+    assert list(zip(timeline.row.tolist(), timeline.begin.tolist(), timeline.value.tolist())) == \
+        [(0, 0, 0.0), (0, 40, 60.0), (1, 0, 0.0), (1, 50, 50.0)]
+    view.window(1).units = "Microseconds"
+    assert evaluate_window(view, 1, trace).value.tolist() == [0, 0.06, 0, 0.05]

@@ -1,7 +1,7 @@
 """Evaluate a cfg's timelines and histograms on a trace's cache, vectorised per window.
 
 A first, deliberately small engine: thread-level rows; thread functions Useful, State As Is,
-State Sign, Given State,
+State Sign, Given State, Int. Between Evt,
 Last / Next Evt Val (with the event-type filter; Last composed by Stacked Val); the `As Is`
 compose, `Sign` as topcompose; derived add, product,
 substract, divide, maximum, minimum; histogram statistics Time, % Time, Sum bursts, # Bursts, Integral and Average value over
@@ -77,6 +77,17 @@ def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeli
     return timeline
 
 
+UNIT_NS = {"Nanoseconds": 1.0, "Microseconds": 1e3, "Milliseconds": 1e6, "Seconds": 1e9,
+           "Hours": 3600e9, "Days": 86400e9}
+
+
+def window_unit_ns(window: Window) -> float:
+    """Nanoseconds per unit of the window's time unit (window_units; ns when not given)."""
+    if window.units is not None and window.units not in UNIT_NS:
+        raise NotEvaluated(f"window {window.position} {window.name!r}: time unit {window.units!r}")
+    return UNIT_NS.get(window.units or "Nanoseconds")
+
+
 TOP_COMPOSE = ("topcompose1", "topcompose2")
 TOP_COMPOSE_FUNCTIONS = {"Sign": np.sign}
 
@@ -106,6 +117,8 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         if stacked and name != "Last Evt Val":
             raise NotEvaluated(f"window {window.position} {window.name!r}: compose 'Stacked Val' over {name!r}")
         return _event_values(window, trace, following=name == "Next Evt Val", stacked=stacked)
+    if name == "Int. Between Evt":
+        return _event_values(window, trace, following=False, between=True)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
 
 
@@ -154,7 +167,8 @@ def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
     return np.where(found, value[pushes[order][np.clip(at, 0, None)]], 0.0)
 
 
-def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False) -> Timeline:
+def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False,
+                  between: bool = False) -> Timeline:
     """Intervals between consecutive selected events of each row; the value of the event that
     ends (Next) or starts (Last) each interval, 0 where there is none. With `stacked`, each
     event's value is first composed by Stacked Val over all the row's events (several at one
@@ -188,6 +202,9 @@ def _event_values(window: Window, trace: TraceColumns, following: bool, stacked:
     end[index], begin[index + 1] = time, time
     if following:
         vals[index] = value
+    elif between:       # Int. Between Evt: from each event to the next one, in the window's units; 0 after the last
+        last = (index + 1) == starts[loc] + per_row[loc]
+        vals[index + 1] = np.where(last, 0.0, (end[index + 1] - begin[index + 1]) / window_unit_ns(window))
     else:
         vals[index + 1] = value
     nonempty = end > begin

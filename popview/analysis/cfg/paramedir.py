@@ -16,12 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .evaluate import HistogramTable, NotEvaluated, TraceColumns, evaluate_histogram
+from .evaluate import UNIT_NS, HistogramTable, NotEvaluated, TraceColumns, evaluate_histogram
 from .model import CfgView, Histogram
 
 PRECISION = 2          # ParaverConfig's default histogram precision
-UNIT_NS = {"Nanoseconds": 1.0, "Microseconds": 1e3, "Milliseconds": 1e6, "Seconds": 1e9,
-           "Hours": 3600e9, "Days": 86400e9}
 
 
 @dataclass

@@ -50,6 +50,7 @@ otherwise each gap is named. **Evaluated** means the engine that evaluates the d
 on a trace's cache (`popview.analysis.cfg.evaluate`, vectorised numpy) computes the histogram
 (checked here on a small probe trace; the column "histograms evaluated" and the last table).
 The engine covers: thread-level rows; `Useful`, `State As Is`, `State Sign`, `Given State`,
+`Int. Between Evt`,
 `Last Evt Val` (also composed by `Stacked Val`, Paraver's per-thread stack of values) and
 `Next Evt Val` with event-type filters; the `As Is` and `Sign` top composes; derived `add`, `product`,
 `substract`, `divide`, `maximum`, `minimum`; 2D histograms with the `Time`, `% Time`, `Sum bursts`, `# Bursts`, `Integral` and
