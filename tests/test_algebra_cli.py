@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from popview.cli import main
-from popview.export.cubex import write_cubex
+from popview.readers.cube.export import write_cubex
 from popview.model.profile import MetricDef, MetricValues, Profile
 from popview.readers.cube import load
 from popview.testing.synthetic_profile import small_definitions, small_profile

@@ -1,4 +1,4 @@
-"""Cube4 export (popview.export.cubex): read back by popview's own Cube reader and by
+"""Cube4 export (popview.readers.cube.export): read back by popview's own Cube reader and by
 pycubexr, on synthetic profiles, an algebra result and the real TeaLeaf profile."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from popview.analysis import algebra
-from popview.export.cubex import write_cubex
+from popview.readers.cube.export import write_cubex
 from popview.model.definitions import Definitions, Location, Process, Region
 from popview.model.profile import MetricDef, MetricValues, Profile
 from popview.readers.cube import load
@@ -153,7 +153,7 @@ def test_algebra_result_exports(tmp_path):
 def test_the_target_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
     target = tmp_path / "t.cubex"
     target.write_bytes(b"old")
-    import popview.export.cubex as cubex
+    import popview.readers.cube.export as cubex
 
     def broken(*a, **k):
         raise RuntimeError("disk full")

@@ -1,7 +1,7 @@
 """What `popview merge`, `popview mean` and `popview diff -o` share: opening the
 runs, combining their profiles (popview.analysis.algebra) and writing the
-result as a Cube4 .cubex (popview.export.cubex) that popview, Cube and
-pycubexr open like any measured profile."""
+result in the profile format the readers' registry writes (a Cube4 profile:
+popview, Cube and pycubexr open it like any measured profile)."""
 from __future__ import annotations
 
 import json
@@ -14,7 +14,7 @@ import numpy as np
 from popview.analysis import algebra
 from popview.commands.common import ProgressBar, add_cache_dir, fail, guarded
 from popview.experiment import open as open_experiment
-from popview.export.cubex import Export, write_cubex
+from popview import readers
 from popview.model.definitions import Definitions, Location, Process
 
 COLLAPSE_HELP = ("runs with different numbers of locations: combine per process or as whole runs "
@@ -22,8 +22,10 @@ COLLAPSE_HELP = ("runs with different numbers of locations: combine per process 
 
 
 def add_output(parser, required: bool, what: str) -> None:
-    parser.add_argument("-o", "--output", metavar="OUT.cubex", required=required,
-                        help=f"write {what} here as a Cube4 profile (.cubex) that popview, Cube and pycubexr open")
+    fmt = readers.profile_writer().FORMAT
+    parser.add_argument("-o", "--output", metavar=f"OUT{fmt.profile_suffix}", required=required,
+                        help=f"write {what} here as a {fmt.label} ({fmt.profile_suffix}) that popview opens "
+                             "like a measured one")
 
 
 def check_output(path: str | None) -> str | None:
@@ -31,8 +33,9 @@ def check_output(path: str | None) -> str | None:
     if path is None:
         return None
     out = Path(path)
-    if not out.name.endswith(".cubex"):
-        return f"{path}: the output must end in .cubex (Cube and popview recognise profiles by it)"
+    suffix = readers.profile_writer().FORMAT.profile_suffix
+    if not out.name.endswith(suffix):
+        return f"{path}: the output must end in {suffix} (profiles are recognised by it)"
     if not out.parent.resolve().is_dir():
         return f"{path}: folder {out.parent} does not exist"
     if out.is_dir():
@@ -65,17 +68,18 @@ def result_definitions(first, collapse: str) -> Definitions | None:
     return d
 
 
-def export(path: str, result: algebra.AlgebraResult, experiments, collapse: str) -> Export:
+def export(path: str, result: algebra.AlgebraResult, experiments, collapse: str):
     names = [e.name for e in experiments]
     partial = int((~result.presence.all(axis=1)).sum()) if result.presence.size else 0
     attrs = {"popview::operation": result.operation, "popview::runs": " | ".join(names),
              "popview::callpaths_not_in_every_run": str(partial)}
-    e = write_cubex(path, result.profile, result_definitions(experiments[0], collapse), attrs=attrs)
+    e = readers.profile_writer().export_profile(path, result.profile, result_definitions(experiments[0], collapse),
+                                               attrs=attrs)
     e.notes[:0] = result.notes
     return e
 
 
-def summary(e: Export, result: algebra.AlgebraResult, experiments, fmt: str) -> str:
+def summary(e, result: algebra.AlgebraResult, experiments, fmt: str) -> str:
     partial = int((~result.presence.all(axis=1)).sum()) if result.presence.size else 0
     info = {"output": str(e.path), "operation": result.operation, "runs": [x.name for x in experiments],
             "metrics": e.metrics, "callpaths": e.n_callpaths, "callpaths_not_in_every_run": partial,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from popview.commands import combine
 
 OPERATION = "mean"
-HELP = "the mean of repeated runs (per call path and location) as one .cubex"
+HELP = "the mean of repeated runs (per call path and location) as one profile"
 RUNS_HELP = "traces or profiles of one program (at least two); metrics not in every run are left out"
 
 

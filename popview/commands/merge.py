@@ -5,7 +5,7 @@ from __future__ import annotations
 from popview.commands import combine
 
 OPERATION = "merge"
-HELP = "merge runs that measured different metrics (e.g. PAPI counter sets) into one .cubex"
+HELP = "merge runs that measured different metrics (e.g. PAPI counter sets) into one profile"
 RUNS_HELP = ("traces or profiles of one program (at least two); a metric several runs have is taken "
              "from the first of them")
 

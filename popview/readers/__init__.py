@@ -56,6 +56,15 @@ def reader_for(path: Path):
     raise InputError(f"{path}: {what}")
 
 
+def profile_writer():
+    """The reader package that writes popview profiles (its FORMAT.profile_suffix and
+    export_profile), or InputError when none does."""
+    for mod in modules():
+        if mod.FORMAT.profile_suffix and hasattr(mod, "export_profile"):
+            return mod
+    raise InputError("no format popview reads can also be written")
+
+
 def described() -> str:
     """'a Paraver trace (.prv, .prv.gz), an OTF2 trace (...) or a Cube profile (...)'."""
     examples = [f.example for f in formats()]

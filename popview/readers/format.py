@@ -9,6 +9,7 @@ heavy parts:
     anchor(path) -> Path                        the file that stands for the run
     source_files(anchor) -> list[Path]          what the conversion reads (fingerprint)
     convert(anchor, writer, progress) -> Definitions
+    export_profile(path, profile, definitions, attrs)   optional: with FORMAT.profile_suffix
 
 Outside popview/readers nothing names a format: the cache, the analysis, the
 window and the commands ask these.
@@ -27,6 +28,7 @@ class Format:
     has_records: bool = True           # a trace (records in time, a timeline) or a profile
     name_suffixes: tuple[str, ...] = ()   # stripped from file names to name the run
     generic_names: tuple[str, ...] = ()   # file names that say nothing: the run is named by its folder
+    profile_suffix: str = ""           # a format popview writes profiles in (export_profile): its suffix
 
     def run_name(self, file_name: str, folder_name: str) -> str:
         """The run's name: the file name without the format's suffix, or the folder's

@@ -264,7 +264,7 @@ def test_synthetic_percent_time_of_states_by_name(tmp_path, capsys):
 
 
 def test_a_profile_is_refused_in_one_line(tmp_path, capsys):
-    from popview.export.cubex import write_cubex
+    from popview.readers.cube.export import write_cubex
     from popview.testing.synthetic_profile import small_definitions, small_profile
 
     profile = tmp_path / "p.cubex"

@@ -27,7 +27,14 @@ _RUNTIMES = ("mpi", "openmp", "pthread", "shmem", "cuda", "hip", "opencl", "open
 
 
 FORMAT = Format("cube", "Cube profile", ("*.cubex",), "a Cube profile (.cubex or its experiment folder)",
-                has_records=False, name_suffixes=(".cubex",), generic_names=("profile", "summary", "scout"))
+                has_records=False, name_suffixes=(".cubex",), generic_names=("profile", "summary", "scout"),
+                profile_suffix=".cubex")
+
+
+def export_profile(path, profile: Profile, definitions: Definitions | None = None, attrs=None):
+    """A popview profile as a Cube4 .cubex (export.py); returns its Export summary."""
+    from popview.readers.cube.export import write_cubex
+    return write_cubex(path, profile, definitions, attrs=attrs or {})
 
 
 def source_files(anchor: Path) -> list[Path]:

@@ -1,1 +1,0 @@
-"""Writing experiments out in other tools' formats (no Qt, no readers)."""
