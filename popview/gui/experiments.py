@@ -1,11 +1,13 @@
 """The experiments list: every open run with its format, shape, duration and
-paradigms; runs of one series grouped under the series' name."""
+paradigms; runs of one series grouped under the series' name, and a trace and
+the profile of the same run (Score-P writes both) as two views under the run."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
+from popview.gui.advisor.runs import run_key
 from popview.gui.widgets.units import format_value
 
 COLUMNS = ["Experiment", "Format", "Procs x threads", "Duration", "Paradigms"]
@@ -43,6 +45,8 @@ class ExperimentsPane(QWidget):
         self.tree.blockSignals(True)
         self.tree.clear()
         groups: dict[str, QTreeWidgetItem] = {}
+        twins = _views_of_one_run(self.state.experiments)
+        runs: dict[tuple, QTreeWidgetItem] = {}
         for exp in self.state.by_size():                 # runs of a series by size
             series = self.state.series.get(exp)
             parent = self.tree.invisibleRootItem()
@@ -55,6 +59,14 @@ class ExperimentsPane(QWidget):
                 row = describe(exp)
             except Exception as exc:  # noqa: BLE001 - one bad run must not hide the others
                 row = [exp.name, "", "", "", f"info unavailable: {exc}"]
+            if id(exp) in twins:
+                key = (series, twins[id(exp)])
+                if key not in runs:
+                    runs[key] = QTreeWidgetItem([exp.name, "", row[2], "", "trace + profile"])
+                    runs[key].setToolTip(0, "one run: its trace and its profile are two views of it")
+                    parent.addChild(runs[key])
+                parent = runs[key]
+                row[0] = "trace" if getattr(exp, "is_trace", True) else "profile"
             if exp is self.state.reference:
                 row[0] += "  (reference)"
             item = QTreeWidgetItem(row)
@@ -68,6 +80,7 @@ class ExperimentsPane(QWidget):
         self._show_current(self.state.current)
 
     def item_of(self, exp) -> QTreeWidgetItem | None:
+        """The row of `exp` (at any depth)."""
         it = self.tree.invisibleRootItem()
         stack = [it.child(i) for i in range(it.childCount())]
         while stack:
@@ -110,3 +123,17 @@ class ExperimentsPane(QWidget):
         act = QAction("Use the current experiment as &reference", self)
         act.triggered.connect(lambda: self.state.current is not None and self.state.set_reference(self.state.current))
         return {"Analysis": [act]}
+
+
+def _views_of_one_run(experiments) -> dict[int, tuple]:
+    """id(exp) -> run key, for the experiments that are a trace and a profile of one run."""
+    kinds: dict[tuple, set] = {}
+    keys = {}
+    for exp in experiments:
+        try:
+            keys[id(exp)] = run_key(exp)
+        except Exception:  # noqa: BLE001 - a run without a known shape stands alone
+            continue
+        kinds.setdefault(keys[id(exp)], set()).add(bool(getattr(exp, "is_trace", True)))
+    return {i: k for i, k in keys.items() if kinds[k] == {True, False}}
+

@@ -78,3 +78,20 @@ def test_reopening_a_session_keeps_the_series_name(qtbot, tmp_path, cache_dir, m
     open_session(window2.state, tmp_path / "study.popview")
     wait_open(qtbot, window2, 2)
     qtbot.waitUntil(lambda: set(window2.state.series.values()) == {"epoch"}, timeout=5000)
+
+
+def test_a_trace_and_its_profile_are_listed_as_two_views_of_one_run(qtbot):
+    from popview.gui.experiments import ExperimentsPane
+
+    state = AppState()
+    pane = ExperimentsPane(state)
+    qtbot.addWidget(pane)
+    state.add_experiment(Run("hyb_2x2", 4, "/scorep/hyb_2x2/traces.otf2"))
+    state.add_experiment(Run("hyb_2x2", 4, "/scorep/hyb_2x2/profile.cubex", is_trace=False))
+    state.add_experiment(Run("other", 2, "/elsewhere/other.prv"))
+    top = [pane.tree.topLevelItem(i) for i in range(pane.tree.topLevelItemCount())]
+    assert sorted(t.text(0) for t in top) == ["hyb_2x2", "other"]
+    run = next(t for t in top if t.text(0) == "hyb_2x2")
+    assert sorted(run.child(i).text(0) for i in range(run.childCount())) == ["profile", "trace"]
+    assert run.text(4) == "trace + profile"
+    assert next(t for t in top if t.text(0) == "other").childCount() == 0

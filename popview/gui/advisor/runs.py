@@ -23,15 +23,16 @@ def series_runs(state) -> list:
 def _one_view_per_run(runs: list, current) -> list:
     """A Score-P trace and the profile written beside it (same folder, same shape) are two
     views of one run, not two runs: keep the current one of the pair, else the trace."""
-    traces = {_run_key(e): e for e in runs if getattr(e, "is_trace", False)}
-    profiles = {_run_key(e): e for e in runs if not getattr(e, "is_trace", False)}
+    traces = {run_key(e): e for e in runs if getattr(e, "is_trace", False)}
+    profiles = {run_key(e): e for e in runs if not getattr(e, "is_trace", False)}
     twins = traces.keys() & profiles.keys()
     dropped = {id(profiles[k]) if traces[k] is current or profiles[k] is not current else id(traces[k])
                for k in twins}
     return [e for e in runs if id(e) not in dropped]
 
 
-def _run_key(exp) -> tuple:
+def run_key(exp) -> tuple:
+    """(folder, shape): a trace and a profile with the same key are two views of one run."""
     source = getattr(exp, "source", None)
     folder = str(Path(source).resolve().parent) if source is not None else id(exp)
     try:
