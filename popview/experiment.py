@@ -11,6 +11,7 @@ from pathlib import Path
 
 from popview.cache import Progress, Reader, Writer, location, open_if_valid, signals
 from popview.cache.fingerprint import fingerprint, stats
+from popview.cache import scratch
 from popview.cache.scratch import CacheLock
 from popview.readers import InputError, format_named, reader_for, run_name
 
@@ -121,6 +122,7 @@ def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bo
     target = location.cache_path(anchor, Path(cache_dir) if cache_dir else None, beside)
     prog = Progress(progress, cancel)
     if not force and (reader := _reusable(target, files)) is not None:
+        _tidy(target)
         return target, False, reader
     location.prepare_directory(target.parent)
     lock = CacheLock(target, location.lock_name(target))
@@ -147,6 +149,14 @@ def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bo
     finally:
         lock.release()
     return target, True, None
+
+
+def _tidy(target: Path) -> None:
+    """What a conversion killed after putting its cache in place left beside it (its
+    scratch folder and the cache's lock): removed by the next opening, not only by the
+    next conversion."""
+    scratch.remove_stale(target.parent)
+    scratch.remove_stale_lock(target.parent / location.lock_name(target))
 
 
 def _reusable(target: Path, files: list[Path], quiet: bool = False) -> Reader | None:

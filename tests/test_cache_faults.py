@@ -295,6 +295,33 @@ def test_killed_at_random_moments_leaves_no_trusted_damage(trace, tmp_path, sig)
         (cache_dir / left[0]).unlink()
 
 
+def test_killed_after_its_cache_was_in_place_is_tidied_by_the_next_opening(trace, tmp_path):
+    """A conversion killed between putting its cache in place and letting go of its lock
+    and scratch folder: the next opening finds the cache valid (nothing to convert) and
+    still removes what was left. (CI met it: kill -9 at that moment.)"""
+    import fcntl
+
+    cache_dir = tmp_path / "cache"
+    with popview.open(trace, cache_dir=cache_dir) as exp:
+        target = exp.cache_path
+    stale = cache_dir / ".popview-scratch-999999999-deadbeef"
+    stale.mkdir()
+    (stale / "lock").write_text("")
+    (stale / "cache.h5").write_bytes(b"half")
+    lock = cache_dir / f".{target.name}.lock"
+    lock.write_text("")
+    busy = cache_dir / ".popview-scratch-1-busy"            # another conversion, running: kept
+    busy.mkdir()
+    held = os.open(busy / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        with popview.open(trace, cache_dir=cache_dir) as exp:
+            assert not exp.converted
+        assert sorted(os.listdir(cache_dir)) == sorted([target.name, busy.name])
+    finally:
+        os.close(held)
+
+
 def _state(pid: int) -> bytes:
     try:
         return Path(f"/proc/{pid}/status").read_bytes().lower()

@@ -85,6 +85,23 @@ def _abandoned(folder: Path) -> bool:
         os.close(fd)
 
 
+def remove_stale_lock(path: Path) -> None:
+    """Remove the cache lock file at `path` when nobody holds it: a conversion killed after
+    its cache was in place, but before it let go of the lock, leaves it behind."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if _same_file(fd, Path(path)):
+            os.unlink(path)
+    except OSError:
+        pass                              # held (a conversion runs) or already gone
+    finally:
+        os.close(fd)
+
+
 class CacheLock:
     """Exclusive lock on converting one cache (`.<name>.lock` beside it): taken
     waiting, with `waiting()` called (for progress and cancel) while another
