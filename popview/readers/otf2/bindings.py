@@ -8,7 +8,6 @@ from collections import Counter
 from contextlib import closing
 from pathlib import Path
 
-import otf2
 from otf2 import events as ev
 from otf2.event_reader import BufferedEventReader
 
@@ -110,7 +109,7 @@ def read_locations(anchor: Path, location_refs: list[int]) -> tuple[dict[int, Ra
     """Raw records of the given locations and their event counts per OTF2 record name."""
     rows: dict[int, list] = {}
     counts: dict[int, Counter] = {}
-    with closing(otf2.reader.Reader(str(anchor))) as trace:
+    with closing(library.open_reader(anchor)) as trace:
         selected = [loc for loc in trace.definitions.locations if loc._ref in set(location_refs)]
         it = _RawReader(trace, rows, counts, trace.definitions)
         it._selected_locations = selected

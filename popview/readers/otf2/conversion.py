@@ -32,11 +32,11 @@ WATCH_SECONDS = 0.2        # how often a cancel request is looked for while a lo
 
 def read_definitions(anchor: Path) -> tuple[Definitions, dd.Tables]:
     """Definitions and lookup tables; InputError naming the file on any failure."""
-    otf2, _otf2 = library.bindings(anchor)
+    _, _otf2 = library.bindings(anchor)
 
     archive.check_anchor(anchor)
     try:
-        with closing(otf2.reader.Reader(str(anchor))) as trace:
+        with closing(library.open_reader(anchor)) as trace:
             defs, tables = dd.build(trace.definitions, anchor.stem, library.creator(trace.handle))
             tables.event_chunk_size = library.chunk_size(trace.handle)
             tables.kernel_tables()          # built now: bad references are refused here, by file
