@@ -107,3 +107,16 @@ def test_a_reader_whose_definitions_fail_is_closed(copy, cache_dir, monkeypatch)
     _truncate(copy / "traces.def")
     _fails(copy, cache_dir, r"traces\.def")
     assert opened and len(closed) == len(opened)
+
+
+@pytest.mark.parametrize("length, offset, what", [(2**64 - 1, 0, "trace length"), (10, 2**63, "global time offset")])
+def test_clock_properties_beyond_64_bit_times_are_refused(length, offset, what):
+    """The otf2_def fuzz target: a trace length of 2^64 - 1 ticks overflowed int64 in the
+    mapping kernel's arguments (OverflowError) instead of a one-line refusal."""
+    from types import SimpleNamespace
+
+    from popview.readers.otf2 import definitions
+
+    clock = SimpleNamespace(timer_resolution=2_000_000_000, trace_length=length, global_offset=offset)
+    with pytest.raises(InputError, match=what):
+        definitions.build(SimpleNamespace(clock_properties=clock), "traces")

@@ -103,14 +103,23 @@ def _kernel_tables(t: Tables) -> KernelTables:
     return KernelTables(code, slot, acc, double, len(slots), procs, size, is_self)
 
 
+MAX_NS = float(1 << 62)      # as for Paraver: room left in int64 for sums and bin edges
+
+
 def build(reg, anchor_name: str, creator: str = "OTF2") -> tuple[Definitions, Tables]:
     """Definitions and lookup tables from an `otf2.registry.DefinitionRegistry`."""
     clock = reg.clock_properties
     if not clock.timer_resolution > 0:
         raise InputError(f"timer resolution {clock.timer_resolution} is not positive")
     ns_per_tick = 1e9 / clock.timer_resolution
+    t_end = clock.trace_length * ns_per_tick
+    if not 0 <= t_end < MAX_NS:
+        raise InputError(f"trace length of {clock.trace_length} ticks at {clock.timer_resolution} ticks/s is "
+                         f"{t_end:.3g} ns: beyond the {MAX_NS:.3g} ns (146 years) a trace can span")
+    if not 0 <= clock.global_offset < 1 << 63:
+        raise InputError(f"global time offset {clock.global_offset} does not fit a 64-bit time stamp")
     defs = Definitions(source_format="otf2", tool=creator, date="",
-                       t_end=int(round(clock.trace_length * ns_per_tick)), source_unit_ns=ns_per_tick)
+                       t_end=int(round(t_end)), source_unit_ns=ns_per_tick)
     tables = Tables(global_offset=int(clock.global_offset), ns_per_tick=ns_per_tick)
     _locations(reg, defs, tables)
     _regions(reg, defs, tables)
