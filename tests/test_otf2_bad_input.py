@@ -120,3 +120,17 @@ def test_clock_properties_beyond_64_bit_times_are_refused(length, offset, what):
     clock = SimpleNamespace(timer_resolution=2_000_000_000, trace_length=length, global_offset=offset)
     with pytest.raises(InputError, match=what):
         definitions.build(SimpleNamespace(clock_properties=clock), "traces")
+
+
+def test_an_event_count_beyond_64_bits_does_not_size_the_decoder(good):
+    """The otf2_def fuzz target: a location announcing 2^64 - 1 events overflowed the
+    decoder's row capacity (int64) instead of decoding what the file holds."""
+    from popview.readers.otf2 import archive, conversion, decoder
+
+    anchor = archive.anchor(good)
+    _, tables = conversion.read_definitions(anchor)
+    ref, count = next(iter(tables.location_events.items()))
+    honest = decoder.decode_location(anchor, ref, tables.event_chunk_size, count)
+    inflated = decoder.decode_location(anchor, ref, tables.event_chunk_size, 2**64 - 1)
+    assert honest is not None and inflated is not None
+    assert inflated[1] == honest[1] and len(inflated[0].time) == len(honest[0].time) > 0

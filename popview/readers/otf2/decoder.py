@@ -482,7 +482,9 @@ def decode_location(anchor: Path, ref: int, chunk_size: int, n_events: int, canc
         return (RawEvents.empty(), Counter()) if n_events == 0 else None
     regular_file(evt, "event file")
     buf = np.fromfile(evt, dtype=np.uint8)
-    capacity = 2 * max(n_events, len(buf) // 8) + 1024    # rows; untouched pages cost nothing
+    # rows; untouched pages cost nothing. A record takes at least a byte: the count the
+    # definitions announce is no bound (a malformed one overflowed int64)
+    capacity = 2 * max(min(n_events, len(buf)), len(buf) // 8) + 1024
     while True:
         cols, counts, status, where = decode(buf, np.int64(chunk_size), np.int64(capacity),
                                              local.table(MAP_REGION), local.table(MAP_COMM), local.table(MAP_METRIC),
