@@ -79,7 +79,6 @@ PANES: list[PaneSpec] = [
 VALUE_MODES = [("absolute", "Absolute"), ("percent_root", "% of total"),
                ("percent_selection", "% of selection"), ("difference", "Difference to reference")]
 MAX_RECENT = 10
-MAX_PARALLEL_OPENS = 2
 SESSION_SUFFIX = ".popview"
 CFG_SUFFIX = ".cfg"          # a Paraver view, opened on the current run
 
@@ -420,17 +419,7 @@ class MainWindow(QMainWindow):
         job.finished.connect(lambda j=job, w=widget: self._job_finished(j, w))
         self.jobs.append(job)
         log.info("opening %s", path)
-        self._start_waiting_jobs()
-
-    def _start_waiting_jobs(self) -> None:
-        """Convert at most MAX_PARALLEL_OPENS runs at once: bounded memory and cores."""
-        running = sum(job.running for job in self.jobs)
-        for job in self.jobs:
-            if running >= MAX_PARALLEL_OPENS:
-                break
-            if not job.started:
-                job.start()
-                running += 1
+        job.start()           # queued on the opening pool, which bounds the conversions at once
 
     def _on_opened(self, job: OpenJob, exp) -> None:
         self.state.add_experiment(exp, series=job.series)
@@ -459,7 +448,6 @@ class MainWindow(QMainWindow):
         if job in self.jobs:
             self.jobs.remove(job)
         job.deleteLater()
-        self._start_waiting_jobs()
 
     def _open_session(self, path: Path) -> None:
         binding = importlib.import_module("popview.gui.session_binding")

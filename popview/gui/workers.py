@@ -66,10 +66,6 @@ class OpenJob(QObject):
             QTimer.singleShot(0, self._on_cancelled)
 
     @property
-    def running(self) -> bool:
-        return self.started and not self._ended.is_set()
-
-    @property
     def is_cancelled(self) -> bool:
         return self._job is not None and self._job.cancel.is_set()
 

@@ -10,18 +10,25 @@ from popview.model.profile import MetricDef, MetricValues
 from popview.testing.synthetic_profile import SMALL_COMP, ProfileExperiment, small_definitions, small_profile
 
 
-def test_big_counters_and_short_names_are_not_elided(qtbot):
+def _metric_pane(qtbot, counters, width: int) -> MetricTreePane:
+    """The metric tree of a small profile with big counters, in a pane `width` px wide."""
     profile = small_profile()
-    profile.metrics.append(MetricDef("PAPI_TOT_INS", "PAPI_TOT_INS", "occ"))
-    profile.values["PAPI_TOT_INS"] = MetricValues.from_dense(SMALL_COMP * 4e9)   # ~ 1e11 in total
+    for name in counters:
+        profile.metrics.append(MetricDef(name, name, "occ"))
+        profile.values[name] = MetricValues.from_dense(SMALL_COMP * 4e9)
     state = AppState()
     pane = MetricTreePane(state)
     qtbot.addWidget(pane)
-    pane.resize(230, 300)
+    pane.resize(width, 300)
     pane.show()
     state.add_experiment(ProfileExperiment(profile, small_definitions(), name="counters"))
     qtbot.waitExposed(pane)
     qtbot.wait(50)
+    return pane
+
+
+def test_big_counters_and_short_names_are_not_elided(qtbot):
+    pane = _metric_pane(qtbot, ("PAPI_TOT_INS",), 230)      # ~ 1e11 in total
     model, header, metrics = pane.model, pane.view.header(), pane.view.fontMetrics()
     texts = [model.index(r, 1).data() for r in range(model.rowCount())]
     widest = max(texts, key=metrics.horizontalAdvance)
@@ -36,18 +43,7 @@ def test_big_counters_and_short_names_are_not_elided(qtbot):
 def test_names_cut_in_a_narrow_pane_still_tell_counters_apart(qtbot):
     """In the Overview at 1280x800 the Metrics pane showed two rows 'PAPI_TOT_...'
     (PAPI_TOT_INS and PAPI_TOT_CYC): names are cut in the middle, keeping their ends."""
-    profile = small_profile()
-    for name in ("PAPI_TOT_INS", "PAPI_TOT_CYC"):
-        profile.metrics.append(MetricDef(name, name, "occ"))
-        profile.values[name] = MetricValues.from_dense(SMALL_COMP * 4e9)
-    state = AppState()
-    pane = MetricTreePane(state)
-    qtbot.addWidget(pane)
-    pane.resize(250, 300)
-    pane.show()
-    state.add_experiment(ProfileExperiment(profile, small_definitions(), name="counters"))
-    qtbot.waitExposed(pane)
-    qtbot.wait(50)
+    pane = _metric_pane(qtbot, ("PAPI_TOT_INS", "PAPI_TOT_CYC"), 250)
     from PySide6.QtWidgets import QStyleOptionViewItem
 
     view, model = pane.view, pane.model
