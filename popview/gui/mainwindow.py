@@ -81,6 +81,8 @@ VALUE_MODES = [("absolute", "Absolute"), ("percent_root", "% of total"),
 MAX_RECENT = 10
 SESSION_SUFFIX = ".popview"
 CFG_SUFFIX = ".cfg"          # a Paraver view, opened on the current run
+CFG_PANE_SHARE = 0.4         # a Paraver view's pane takes this share of the window's height...
+CFG_PANE_MIN_PX = 320        # ...and at least this much: its timelines and tables need rows
 
 
 def load_pane_class(spec: PaneSpec):
@@ -403,6 +405,9 @@ class MainWindow(QMainWindow):
             self.addDockWidget(Area.BottomDockWidgetArea, dock)
         dock.show()
         dock.raise_()
+        if self.dockWidgetArea(dock) == Area.BottomDockWidgetArea:     # room for the cfg's timelines
+            self.resizeDocks([dock], [max(CFG_PANE_MIN_PX, int(self.height() * CFG_PANE_SHARE))],
+                             Qt.Orientation.Vertical)
         self.cfg_panes.append(pane)
         dock.destroyed.connect(lambda _o=None, p=pane: self.cfg_panes.remove(p) if p in self.cfg_panes else None)
         log.info("opened the Paraver view %s on %s", path, exp.name)
