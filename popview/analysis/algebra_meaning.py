@@ -42,6 +42,12 @@ def describe(info: dict) -> str:
 def set_sources(exp, sources: list) -> None:
     """The open runs a result was made from (the window passes its own; A first)."""
     exp.__dict__["_algebra_sources"] = (list(sources), "")
+    exp.__dict__["_algebra_sources_given"] = True
+
+
+def sources_given(exp) -> bool:
+    """Whether the caller gave the sources (set_sources), rather than the result opening them."""
+    return bool(exp.__dict__.get("_algebra_sources_given"))
 
 
 def sources(exp) -> tuple[list | None, str]:

@@ -126,6 +126,9 @@ class MainWindow(QMainWindow):
             if title in self.docks:
                 self.docks[title].raise_()
         self._finish_menus()
+        from popview.gui.compare_runs import CompareRuns
+        self.compare_runs = CompareRuns(self)
+        self.menus["File"].insertMenu(self.quit_separator, self.compare_runs.menu)
         self.state.focusChanged.connect(self._show_focus)
         self.state.valueModeChanged.connect(self._show_value_mode)
         self.state.openRequested.connect(self.open_paths)
