@@ -81,6 +81,8 @@ VALUE_MODES = [("absolute", "Absolute"), ("percent_root", "% of total"),
 MAX_RECENT = 10
 SESSION_SUFFIX = ".popview"
 CFG_SUFFIX = ".cfg"          # a Paraver view, opened on the current run
+CFG_PANE_SHARE = 0.4         # a Paraver view's pane takes this share of the window's height...
+CFG_PANE_MIN_PX = 320        # ...and at least this much: its timelines and tables need rows
 
 
 def load_pane_class(spec: PaneSpec):
@@ -124,6 +126,9 @@ class MainWindow(QMainWindow):
             if title in self.docks:
                 self.docks[title].raise_()
         self._finish_menus()
+        from popview.gui.compare_runs import CompareRuns
+        self.compare_runs = CompareRuns(self)
+        self.menus["File"].insertMenu(self.quit_separator, self.compare_runs.menu)
         self.state.focusChanged.connect(self._show_focus)
         self.state.valueModeChanged.connect(self._show_value_mode)
         self.state.openRequested.connect(self.open_paths)
@@ -400,6 +405,9 @@ class MainWindow(QMainWindow):
             self.addDockWidget(Area.BottomDockWidgetArea, dock)
         dock.show()
         dock.raise_()
+        if self.dockWidgetArea(dock) == Area.BottomDockWidgetArea:     # room for the cfg's timelines
+            self.resizeDocks([dock], [max(CFG_PANE_MIN_PX, int(self.height() * CFG_PANE_SHARE))],
+                             Qt.Orientation.Vertical)
         self.cfg_panes.append(pane)
         dock.destroyed.connect(lambda _o=None, p=pane: self.cfg_panes.remove(p) if p in self.cfg_panes else None)
         log.info("opened the Paraver view %s on %s", path, exp.name)

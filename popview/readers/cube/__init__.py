@@ -101,8 +101,25 @@ def definitions(parsed: Anchor, profile: Profile) -> Definitions:
         topologies=parsed.topologies,
         paradigms=[p for p in _RUNTIMES if p in paradigms],
         counters=[m.id for m in profile.metrics if _is_counter(m.id, m.unit)],
-        flags={"profile": True, "derived_time_hierarchy": any(m.kind == "derived" for m in profile.metrics)},
+        flags={"profile": True, "derived_time_hierarchy": any(m.kind == "derived" for m in profile.metrics),
+               **_algebra_flags(parsed.attrs)},
     )
+
+
+def _algebra_flags(attrs: dict[str, str]) -> dict:
+    """What a profile popview wrote from runs is the result of (popview.combined writes the
+    popview:: attributes): {"algebra": {operation, runs, sources, collapse}}, or nothing."""
+    op = attrs.get("popview::operation")
+    if not op:
+        return {}
+    import json
+    try:
+        sources = json.loads(attrs.get("popview::sources") or "[]")
+    except ValueError:
+        sources = []
+    runs = [r for r in (attrs.get("popview::runs") or "").split(" | ") if r]
+    return {"algebra": {"operation": op, "runs": runs, "collapse": attrs.get("popview::collapse") or "none",
+                        "sources": [str(x) for x in sources if isinstance(x, str)]}}
 
 
 def _is_counter(metric_id: str, unit: str) -> bool:
