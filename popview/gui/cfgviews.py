@@ -91,7 +91,8 @@ GRADIENT_SLOTS = 252          # LUT 2..253: the gradient; 0 no value, 1 zero (nu
 
 
 class CfgPalette(Palette):
-    """A cfg window's colours as one uint8 LUT: Paraver's code colours of the values present, or
+    """A cfg window's colours as one uint8 LUT: Paraver's code colours of the values present
+    (the trace's .pcf state colours where it has them, as Paraver loads them), or
     Paraver's gradient (green to blue) over the window's range with its outlier colours."""
 
     def __init__(self, data, mode):
@@ -104,8 +105,10 @@ class CfgPalette(Palette):
             self.keys = self.cfg.values_present(254)
             self.lut[255] = (90, 90, 90)
             self.labels[255] = "others"
+            states = data.defs.states          # the .pcf's STATES_COLOR: Paraver's code palette for the trace
             for slot, key in enumerate(self.keys, start=1):
-                self.lut[slot] = code_colour(key)
+                pcf = states.get(int(key), {}) if float(key).is_integer() else {}
+                self.lut[slot] = tuple(pcf["color"]) if isinstance(pcf, dict) and pcf.get("color") else code_colour(key)
                 self.labels[slot] = self.cfg.label(float(key))
             return
         c = self.cfg.colouring
@@ -154,6 +157,8 @@ class CfgTimelineTab(QWidget):
         data = CfgTimelineData(exp, timeline)
         self.view = TimelineView(exp, data=data, mode=data.mode, palette=CfgPalette)
         self.view.comms = ON if timeline.comm_lines else OFF     # as the cfg has them
+        if timeline.initial is not None:                          # the cfg's time window
+            self.view.set_window(*timeline.initial)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         self.title = QLabel(self._title_html())

@@ -178,3 +178,48 @@ def test_a_cfgs_timelines_are_timeline_tabs_with_its_names_colours_and_range(qtb
     gradient.fit_scale()
     low, high = gradient.colour_range()
     assert (low, high) != (0.0, 1.5) and "fitted to the values shown" in gradient.title.text()
+
+
+@pytest.fixture
+def timeline_window(qtbot, tmp_path, cache_dir):
+    panes = MY_PANES + [s for s in PANES if s.module == "popview.gui.timeline"]
+    w = MainWindow(settings=QSettings(str(tmp_path / "p.ini"), QSettings.Format.IniFormat),
+                   cache_dir=cache_dir, panes=panes)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    for job in list(w.jobs):
+        job.cancel()
+        job.wait()
+
+
+def test_a_timeline_view_saved_as_a_cfg_opens_as_the_same_view(qtbot, timeline_window, run, tmp_path):
+    window = timeline_window
+    trace, _ = run
+    assert "Save view as &Paraver cfg..." in [a.text() for a in window.menus["File"].actions()]
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    pane = window.panes["Timeline"]
+    qtbot.waitUntil(lambda: pane.view is not None and pane.view.last_picture is not None, timeout=60_000)
+    ipc = next(m for m in pane.view.data.modes() if m.kind == "ipc")
+    pane.set_mode(ipc)
+    t_end = int(pane.view.exp.definitions.t_end)
+    pane.view.set_window(t_end // 4, t_end // 2)
+    pane.view.redraw_now()
+    low, high = pane.view.palette.low, pane.view.palette.high
+    saved = tmp_path / "mine.cfg"
+    assert window.save_view_cfg(saved) is None and saved.exists()
+    window.open_cfg(saved)
+    (cfg_pane,) = window.cfg_panes
+    qtbot.waitUntil(lambda: cfg_pane.result is not None or cfg_pane.error is not None, timeout=60_000)
+    assert cfg_pane.error is None
+    assert [cfg_pane.tabs.tabText(i) for i in range(cfg_pane.tabs.count())] == ["IPC"]
+    (tab,) = cfg_pane.timeline_tabs
+    assert tab.colour_range() == pytest.approx((low, high))
+    a, b = tab.view.window()
+    assert abs(a - t_end // 4) <= 1 and abs(b - t_end // 2) <= 1          # the saved time window
+    assert "Instructions (Next Evt Val" in tab.title.text() and "the cfg's range" in tab.title.text()
+    callpath = next(m for m in pane.view.data.modes() if m.kind == "callpath")
+    pane.set_mode(callpath)
+    reason = window.save_view_cfg(tmp_path / "callpath.cfg")
+    assert reason is not None and "call-path" in reason and not (tmp_path / "callpath.cfg").exists()

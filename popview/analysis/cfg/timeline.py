@@ -31,6 +31,7 @@ import numpy as np
 from popview.analysis.timeline_data import ColourMode, Picture, TimelineData
 
 from .evaluate import Timeline
+from .export import initial_window
 from .model import CfgView, Criterion, Window
 
 LAST, MAXIMUM, MIN_NOT_ZERO, AVERAGE, AVERAGE_NOT_ZERO, ABS_MAXIMUM, ABS_MIN_NOT_ZERO = range(7)
@@ -205,6 +206,7 @@ class CfgTimeline:
     notes: list[str] = field(default_factory=list)
     unit: str = ""                   # the window's time unit, when its values are durations
     comm_lines: bool = False
+    initial: tuple[int, int] | None = None   # the time window the cfg opens at (None: the whole run)
 
     def __post_init__(self):
         t = self.timeline
@@ -312,7 +314,8 @@ def window_timeline(view: CfgView, window: Window, timeline: Timeline, t_end: in
             colouring.low, colouring.high = low, high if high > low else low + 1.0
     comm = window.gui.get("window_comm_lines_enabled", "false").lower() == "true"
     return CfgTimeline(window.name, window.position, describe(view, window, definitions), timeline, int(t_end),
-                       colouring, draw_mode, dict(value_names or {}), notes, window_unit(window), comm)
+                       colouring, draw_mode, dict(value_names or {}), notes, window_unit(window), comm,
+                       initial_window(window, int(t_end)))
 
 
 def window_unit(window: Window) -> str:
