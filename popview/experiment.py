@@ -6,14 +6,18 @@ import errno
 import logging
 import os
 import threading
-from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from popview.cache import Progress, Reader, Writer, location, open_if_valid, signals
-from popview.cache.fingerprint import fingerprint, stats
+from popview.cache import Progress, location, summary
+from popview.cache.fingerprint import fingerprint, matches, stats
 from popview.cache import scratch
 from popview.cache.scratch import CacheLock
+from popview.cache.version import SCHEMA_VERSION
 from popview.readers import InputError, format_named, reader_for, run_name
+
+if TYPE_CHECKING:
+    from popview.cache.reader import Reader
 
 log = logging.getLogger("popview")
 
@@ -42,10 +46,7 @@ class Experiment:
 
     def shape(self) -> tuple[int, int]:
         """(processes, max threads per process) of the main application."""
-        d = self.definitions
-        tpp = d.threads_per_process()
-        main = [i for i, p in enumerate(d.processes) if p.appl == 0]
-        return len(main), int(tpp[main].max()) if main else 0
+        return summary.shape(self.definitions)
 
     @property
     def label(self) -> str:
@@ -53,23 +54,8 @@ class Experiment:
         return f"{p}x{t}"
 
     def info(self) -> dict:
-        d = self.definitions
-        r = self.reader
-        p, t = self.shape()
-        kinds = Counter(loc.kind for loc in d.locations)
-        info = {
-            "source": str(self.source), "cache": str(self.cache_path), "format": d.source_format, "tool": d.tool,
-            "date": d.date, "duration_ns": d.t_end, "source_unit_ns": d.source_unit_ns,
-            "applications": len(d.applications) or 1, "processes": p, "threads_per_process": t,
-            "locations": dict(kinds), "nodes": len(d.nodes),
-            "records": {tbl: r.count(tbl) for tbl in ("states", "events", "messages", "calls")},
-            "regions": len(d.regions), "callpaths": int(len(d.callpath_parent)),
-            "paradigms": d.paradigms, "counters": d.counters, "topologies": [tp.get("name", "") for tp in d.topologies],
-            "flags": d.flags, "warnings": d.warnings,
-        }
-        if ids := r.stored_metric_ids():
-            info["metrics"] = ids
-        return info
+        """What the run contains (the cache's stored summary holds the same: stored_info)."""
+        return {"source": str(self.source), "cache": str(self.cache_path), **summary.of_reader(self.reader)}
 
     def profile(self):
         """Metric x call path x location (popview.model.profile.Profile), read once."""
@@ -121,6 +107,8 @@ def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bo
         raise InputError(f"{path}: cannot read: {exc}") from None
     target = location.cache_path(anchor, Path(cache_dir) if cache_dir else None, beside)
     prog = Progress(progress, cancel)
+    from popview.cache import Writer, signals
+
     if not force and (reader := _reusable(target, files)) is not None:
         _tidy(target)
         return target, False, reader
@@ -161,6 +149,8 @@ def _tidy(target: Path) -> None:
 
 def _reusable(target: Path, files: list[Path], quiet: bool = False) -> Reader | None:
     """A valid cache's reader (a damaged one is told of once: `quiet` the second time)."""
+    from popview.cache.reader import open_if_valid
+
     return open_if_valid(target, files, damaged=None if quiet else _tell_damaged)
 
 
@@ -172,5 +162,28 @@ def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = N
          force: bool = False, beside: bool | None = None) -> Experiment:  # noqa: A001 - mirrors builtins.open
     """Open a trace or profile, converting it (once) into the cache (placement:
     popview.cache.location; `beside` None follows the user's setting)."""
+    from popview.cache.reader import Reader
+
     target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside)
     return Experiment(Path(path), reader or Reader(target, verify=False), converted)
+
+
+def stored_info(path, cache_dir=None, beside: bool | None = None) -> dict | None:
+    """Experiment.info() of `path` read from its cache's stored summary (popview.cache.summary):
+    a few kilobytes, no HDF5, numpy or kernels. None when the answer needs the cache opened:
+    no cache yet, one of another schema, of another content of the source, or without a
+    summary to trust (then `open(path).info()` answers, converting when needed)."""
+    path = Path(path)
+    _, module = reader_for(path)
+    anchor = module.anchor(path)
+    try:
+        files = module.source_files(anchor)
+    except OSError:
+        return None
+    target = location.cache_path(anchor, Path(cache_dir) if cache_dir else None, beside)
+    stored = summary.read(target)
+    if stored is None or stored.get("schema_version") != SCHEMA_VERSION \
+            or not matches(stored.get("fingerprint", ""), files):
+        return None
+    _tidy(target)
+    return {"source": str(path), "cache": str(target), **stored["info"]}

@@ -31,6 +31,8 @@ SMALL = {
                          r"difference: median [\d.]+ s"),
     "bench_cancel.py": (["--out", "{tmp}", "--synthetic-iterations", "300", "--points", "2"],
                         r"uncancelled conversion: [\d.]+ s[\s\S]*cancel at .* s: (stopped|finished)"),
+    "bench_cfg_timeline.py": (["--synthetic-iterations", "100", "--out", "{tmp}", "--repeat", "2"],
+                              r"first evaluation: .* s[\s\S]*redraw at +full view: median .* ms"),
     "bench_first_run.py": (["--only", "info", "--synthetic", "--keep-numba-cache"], r"info median [\d.]+ s"),
 }
 TIMELINE = r"redraw at full view: +median .* ms[\s\S]*peak memory"

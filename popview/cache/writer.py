@@ -207,7 +207,7 @@ class Writer:
                 out.attrs["fingerprint"] = self.fingerprint
                 out.attrs["complete"] = True
                 sign(out)
-            seal(tmp_path)
+            seal(tmp_path, _summary(tmp_path, self.fingerprint))
             atomic.put_in_place(tmp_path, self.final_path)   # made 0600 in a private folder; shared as the umask says
         finally:
             self.abort()
@@ -365,3 +365,14 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     if copy is not None:
         copy.finish(table, offsets)
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")
+
+
+def _summary(path: Path, fingerprint: str) -> dict:
+    """The stored summary (summary.py) of the finished cache at `path`: read back from it,
+    as `popview info` would read it."""
+    from popview.cache import summary
+    from popview.cache.reader import Reader
+
+    with Reader(path, verify=False) as reader:
+        return {"schema_version": schema.SCHEMA_VERSION, "fingerprint": fingerprint,
+                "info": summary.of_reader(reader)}

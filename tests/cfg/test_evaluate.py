@@ -162,3 +162,27 @@ def test_interval_between_events_in_the_windows_units():
         [(0, 0, 0.0), (0, 40, 60.0), (1, 0, 0.0), (1, 50, 50.0)]
     view.window(1).units = "Microseconds"
     assert evaluate_window(view, 1, trace).value.tolist() == [0, 0.06, 0, 0.05]
+
+
+def test_state_record_duration_of_the_given_states_in_the_window_units():
+    window = Window("Useful Duration", 1, functions={"thread": Function("State Record Dur.", ((1.0,),))},
+                    units="Nanoseconds")
+    view = parse_cfg(write_cfg(CfgView("t", "3.4", "new", windows=[window])), "t.cfg")
+    d = evaluate_window(view, 1, _trace())
+    assert list(zip(d.row.tolist(), d.value.tolist())) == [(0, 40.0), (0, 0.0), (0, 40.0), (1, 100.0)]
+    view.windows[0].functions["thread"] = Function("State Record Dur.", ((3.0,),))
+    assert evaluate_window(view, 1, _trace()).value.tolist() == [0.0, 20.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("name, expected", [
+    # the next event's value x 2 per ns of its interval: 400 over [0,40), 300 over [40,100); 10 / 50, 20 / 50
+    ("Avg Next Evt Val", [2 * 400 / 40, 2 * 300 / 60, 2 * 10 / 50, 2 * 20 / 50]),
+    # the last event's value per ns of the interval it starts; nothing before the first, nor after the last
+    ("Avg Last Evt Val", [0.0, 2 * 400 / 60, 0.0, 2 * 10 / 50]),
+])
+def test_average_event_values_per_unit_of_time(name, expected):
+    window = Window("Rate", 1, functions={"thread": Function(name, ((2.0,),))}, units="Nanoseconds")
+    window.filters.criteria["evt_type"] = Criterion("=", (INS,))
+    view = parse_cfg(write_cfg(CfgView("t", "3.4", "new", windows=[window])), "t.cfg")
+    rate = evaluate_window(view, 1, _trace())
+    np.testing.assert_allclose(rate.value, expected)

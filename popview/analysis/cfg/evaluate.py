@@ -1,7 +1,7 @@
 """Evaluate a cfg's timelines and histograms on a trace's cache, vectorised per window.
 
 A first, deliberately small engine: thread-level rows; thread functions Useful, State As Is,
-State Sign, Given State, Int. Between Evt,
+State Sign, Given State, State Record Dur., Int. Between Evt, Avg Next / Last Evt Val,
 Last / Next Evt Val (with the event-type filter; Last composed by Stacked Val); the `As Is`
 compose, `Sign` as topcompose; derived add, product,
 substract, divide, maximum, minimum; histogram statistics Time, % Time, Sum bursts, # Bursts, Integral and Average value over
@@ -100,9 +100,14 @@ def _one_thread_per_task(window: Window) -> bool:
 def _single(window: Window, trace: TraceColumns) -> Timeline:
     function = window.functions.get("thread")
     name = function.name if function else None
-    if name in ("Useful", "State As Is", "State Sign", "Given State"):
+    if name in ("Useful", "State As Is", "State Sign", "Given State", "State Record Dur."):
         s = trace.states
         value = s["state"].astype(np.float64)
+        if name == "State Record Dur.":      # the state's duration in the window's units when it is a given one
+            given = np.asarray(function.params[0] if function.params else (RUNNING,), np.float64)
+            duration = (s["end"] - s["begin"]) / window_unit_ns(window)
+            return Timeline(s["loc"].astype(np.int32), s["begin"], s["end"],
+                            np.where(np.isin(value, given), duration, 0.0), trace.n_rows)
         if name == "Useful":
             value = (s["state"] == RUNNING).astype(np.float64)
         elif name == "State Sign":
@@ -119,6 +124,9 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         return _event_values(window, trace, following=name == "Next Evt Val", stacked=stacked)
     if name == "Int. Between Evt":
         return _event_values(window, trace, following=False, between=True)
+    if name in ("Avg Next Evt Val", "Avg Last Evt Val"):     # the value x factor per window time unit
+        factor = float(function.params[0][0]) if function.params and function.params[0] else 1.0
+        return _event_values(window, trace, following=name == "Avg Next Evt Val", per_time=factor)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
 
 
@@ -168,7 +176,7 @@ def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
 
 
 def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False,
-                  between: bool = False) -> Timeline:
+                  between: bool = False, per_time: float | None = None) -> Timeline:
     """Intervals between consecutive selected events of each row; the value of the event that
     ends (Next) or starts (Last) each interval, 0 where there is none. With `stacked`, each
     event's value is first composed by Stacked Val over all the row's events (several at one
@@ -200,7 +208,13 @@ def _event_values(window: Window, trace: TraceColumns, following: bool, stacked:
     vals = np.zeros(total, np.float64)
     index = np.arange(len(loc)) - np.r_[0, np.cumsum(per_row)][loc] + starts[loc]
     end[index], begin[index + 1] = time, time
-    if following:
+    if per_time is not None:          # Avg Next / Last Evt Val: value x factor / interval length in window units
+        at = index if following else index + 1
+        last = (index + 1) == starts[loc] + per_row[loc]
+        length = (end[at] - begin[at]) / window_unit_ns(window)
+        ok = (length > 0) & (following | ~last)       # Last: nothing after the row's last event
+        vals[at] = np.where(ok, value * per_time / np.where(length > 0, length, 1.0), 0.0)
+    elif following:
         vals[index] = value
     elif between:       # Int. Between Evt: from each event to the next one, in the window's units; 0 after the last
         last = (index + 1) == starts[loc] + per_row[loc]
