@@ -112,3 +112,24 @@ def test_tealeaf_compare_view_and_popview_diff_agree(qtbot, shared_traces, tmp_p
     view.close()
     a.close()
     b.close()
+
+
+def test_a_difference_opened_as_a_run_has_signed_scales(qtbot, pair, tmp_path, cache_dir):
+    """Its values gain and lose: the colour scale runs both ways from the largest magnitude."""
+    from popview import combined
+    from popview.gui.state import AppState
+    from popview.gui.trees import CallTreePane, SystemTreePane
+    a, b = pair
+    path = combined.write_result("difference", [a, b], tmp_path / "results")
+    d = popview.open(path, cache_dir=cache_dir)
+    state = AppState()
+    calls, system = CallTreePane(state), SystemTreePane(state)
+    for w in (calls, system):
+        qtbot.addWidget(w)
+    state.set_current(d)
+    incl = calls.model.incl
+    assert incl.min() < 0 and calls.model.signed
+    assert calls.model.scale == pytest.approx(abs(incl).max())
+    assert calls.legend.signed and calls.legend.low_text.startswith("-")
+    assert system.legend.signed and "largest of each level" in system.legend.high_text
+    d.close()

@@ -219,7 +219,10 @@ class SystemTreePane(TreePane):
             total = self.model.root_total()
             largest = (f"{100 * top / total:.3g} %" if self.model.mode == "percent_root" and total
                        else format_value(top, self.model.unit))    # in the unit of the values on show
-            self.legend.set_range(f"{largest} (largest of each level)")
+            if self.model.signed and self.model.mode == "absolute":      # an algebra result's differences
+                self.legend.set_range(f"+{largest} (largest of each level)", low_text=f"-{largest}", signed=True)
+            else:
+                self.legend.set_range(f"{largest} (largest of each level)")
         elif self.model.compares():
             scale = format_value(self.model.diff_scale, self.model.unit)
             self.legend.set_range(f"+{scale} (largest of each level)", low_text=f"-{scale}", signed=True)
