@@ -66,7 +66,7 @@ def run(args) -> int:
         if args.show == "metrics":
             text = metrics_text(a, b, args.model, args.format)
         else:
-            rows = changed_most(d, pa, pb, args.metric, args.top)
+            rows = algebra.changed_most(d, pa, pb, args.metric, args.top)
             unit = d.profile.metric(args.metric).unit
             text = {"table": _table, "json": _json, "csv": _csv}[args.format](a.name, b.name, args.metric, unit,
                                                                              rows, d)
@@ -85,26 +85,6 @@ def metrics_text(a, b, model: str, fmt: str) -> str:
     delta = ("A - B", f"{a.source} - {b.source}",
              {m: difference_tree(s.trees(m)[0], s.trees(m)[1], "A", "B") for m in models})
     return metrics_command.RENDER[fmt](s, models, why, [delta])
-
-
-def changed_most(d: algebra.AlgebraResult, pa, pb, metric: str, top: int) -> list[dict]:
-    """The call paths whose exclusive value changed most (by magnitude), with both runs' values."""
-    diff = d.profile.exclusive_totals(metric)
-    a_vals, b_vals = _in_union(d, pa, metric, 0), _in_union(d, pb, metric, 1)
-    order = np.argsort(-np.abs(diff), kind="stable")[:top]
-    return [{"callpath": d.profile.path(int(c)), "a": float(a_vals[c]), "b": float(b_vals[c]),
-             "a_minus_b": float(diff[c]), "in": _presence(d.presence[c])} for c in order if diff[c] != 0]
-
-
-def _in_union(d, p, metric: str, run: int) -> np.ndarray:
-    """One run's exclusive totals on the union's call paths (0 where it lacks one)."""
-    out = np.zeros(d.profile.n_callpaths)
-    np.add.at(out, d.maps[run], p.exclusive_totals(metric))
-    return out
-
-
-def _presence(row: np.ndarray) -> str:
-    return "both" if row.all() else ("A only" if row[0] else "B only")
 
 
 def _loc_process(exp) -> np.ndarray:

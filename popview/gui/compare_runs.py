@@ -14,7 +14,7 @@ import logging
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
@@ -50,10 +50,15 @@ class CompareRuns(QObject):
         self.errors: list[str] = []
         self.menu = QMenu("&Compare runs", window)
         self.actions: dict[str, QAction] = {}
+        act = self.menu.addAction("&Side by side (current and other picked run)...")
+        act.triggered.connect(lambda _checked=False: self.side_by_side())
+        self.actions["side"] = act
+        self.menu.addSeparator()
         for op, text in OPERATIONS:
             act = self.menu.addAction(text)
             act.triggered.connect(lambda _checked=False, o=op: self.run(o))
             self.actions[op] = act
+        self.views: list = []                    # compare views open
         self.menu.aboutToShow.connect(self._enable)
         self.state.experimentsChanged.connect(self._attach_sources)
 
@@ -68,7 +73,7 @@ class CompareRuns(QObject):
         return runs or ([cur] if cur is not None else [])
 
     def why_not(self, operation: str, runs: list) -> str | None:
-        if operation == "difference" and len(runs) != 2:
+        if operation in ("difference", "side") and len(runs) != 2:
             return f"pick two runs for a difference (picked: {len(runs)}); the current one is A"
         if len(runs) < 2:
             return f"pick at least two runs for a {operation} (ctrl-click in the Experiments pane)"
@@ -80,6 +85,21 @@ class CompareRuns(QObject):
             why = self.why_not(op, runs)
             act.setEnabled(why is None)
             act.setToolTip(why or "")
+
+    def side_by_side(self, runs: list | None = None):
+        """The compare view of two runs (the current one is A); returns it."""
+        runs = list(runs) if runs is not None else self.picked()
+        why = self.why_not("side", runs)
+        if why:
+            self._tell(why)
+            return None
+        from popview.gui.compare import CompareView
+        view = CompareView(runs[0], runs[1])
+        view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.views.append(view)
+        view.destroyed.connect(lambda _o=None, v=view: self.views.remove(v) if v in self.views else None)
+        view.show()
+        return view
 
     # ---- computing ----------------------------------------------------------
     def run(self, operation: str, runs: list | None = None, collapse: str = "none") -> None:

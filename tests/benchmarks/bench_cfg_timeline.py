@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from small import add_small
 
 HERE = Path(__file__).resolve()
 SHARED = next((p / "shared" for p in HERE.parents if (p / "shared" / "traces").is_dir()), None)
@@ -75,6 +76,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/popview-bench"))
     parser.add_argument("--synthetic-iterations", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=10)
+    add_small(parser, synthetic_iterations=100, repeat=2)
     args = parser.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 

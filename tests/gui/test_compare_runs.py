@@ -139,3 +139,20 @@ def _pair(tmp_path):
     write(slow, Shape(processes=2, iterations=4, work_ns=2_000_000, rank_weights=(1.0, 1.6)))
     write(fast, Shape(processes=2, iterations=4, work_ns=1_000_000))
     return fast, slow
+
+
+def test_side_by_side_opens_the_compare_view_of_the_picked_runs(qtbot, tmp_path, cache_dir, monkeypatch):
+    monkeypatch.setenv("POPVIEW_STATE_DIR", str(tmp_path / "state"))
+    fast, slow = _pair(tmp_path)
+    window, _ = make_window(qtbot, tmp_path, cache_dir)
+    window.open_paths([fast, slow])
+    wait_runs(qtbot, window, 2)
+    a, b = by_name(window, "fast"), by_name(window, "slow")
+    window.state.set_current(b)
+    window.panes["Experiments"].pick([a, b])
+    window.compare_runs.actions["side"].trigger()
+    view, = window.compare_runs.views
+    assert (view.a, view.b) == (b, a) and view.isVisible()            # the current run is A
+    assert "compare slow (A) with fast (B)" in view.windowTitle()
+    view.close()
+    qtbot.waitUntil(lambda: not window.compare_runs.views, timeout=5000)
