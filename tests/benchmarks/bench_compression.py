@@ -8,6 +8,7 @@ row against plain zstd3+shuffle) and the whole-file xxh3 digest checked at
 every opening.
 
 usage: python tests/benchmarks/bench_compression.py CACHE.h5 [--rows N]
+       python tests/benchmarks/bench_compression.py --small      # a small synthetic cache, made here
 """
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ import argparse
 import os
 import tempfile
 import time
+from pathlib import Path
 
 import h5py
 import hdf5plugin
 import numpy as np
+from small import add_small
 
 FILTERS = {
     "none": {},
@@ -34,9 +37,30 @@ FILTERS = {
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("cache")
+    ap.add_argument("cache", nargs="?", help="a popview cache (with --small: a small synthetic one is made)")
     ap.add_argument("--rows", type=int, default=10_000_000)
+    add_small(ap, rows=20_000)
     args = ap.parse_args()
+    if args.cache is None:
+        if not args.small:
+            ap.error("give a cache (e.g. the one bench_convert.py made) or --small")
+        with tempfile.TemporaryDirectory(prefix="popview-bench-") as tmp:
+            args.cache = small_cache(Path(tmp))
+            return measure(args)
+    return measure(args)
+
+
+def small_cache(tmp: Path) -> str:
+    """A converted synthetic trace (--small)."""
+    import popview
+    from popview.testing.synthetic import Shape, write
+
+    write(tmp / "small.prv", Shape(processes=4, threads=2, iterations=200))
+    with popview.open(tmp / "small.prv", cache_dir=tmp / "cache") as exp:
+        return str(exp.cache_path)
+
+
+def measure(args) -> int:
     with h5py.File(args.cache, "r") as f:
         cols = {f"{t}/{c}": f[t][c][: args.rows] for t in ("events", "states") for c in f[t]
                 if c not in ("offsets",) and not c.startswith("sparse") and f[t][c].ndim == 1}
@@ -67,7 +91,9 @@ def digest_cost(cache: str) -> None:
     """Seconds of the whole-file digest an opening checks (best of 3, file in the page cache)."""
     from popview.cache import integrity
 
-    best = min(_timed(integrity._file_digest, cache) for _ in range(3))
+    with open(cache, "rb") as f:
+        room = integrity.userblock_size(f)
+    best = min(_timed(integrity._file_digest, cache, room) for _ in range(3))
     size = os.path.getsize(cache)
     print(f"whole-file xxh3 digest of the cache: {best:.3f} s for {size / 1e6:.0f} MB ({size / 1e6 / best:.0f} MB/s)")
 

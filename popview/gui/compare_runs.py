@@ -1,0 +1,146 @@
+"""File > Compare runs: the difference, mean or merge of the runs picked in the
+Experiments pane, computed in the background (popview.combined) and opened as
+an experiment like any other.
+
+The result is a profile written under the cache folder (`results/`), so the
+session keeps it as it keeps any run. It says what it is the result of; its
+Advisor shows what the algebra leaves meaningful (popview.analysis.
+algebra_meaning): a difference's metrics are its two runs' difference, which
+the window computes from the runs it has open.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
+
+from popview import combined
+from popview.analysis import algebra_meaning
+from popview.cache.location import user_cache_dir
+from popview.gui.jobs import Lane
+
+log = logging.getLogger("popview.gui")
+
+OPERATIONS = (("difference", "&Difference (current - other picked run)"),
+              ("mean", "&Mean of the picked runs"),
+              ("merge", "Me&rge the picked runs (their metrics together)"))
+
+
+def results_dir(cache_dir=None) -> Path:
+    """Where the window writes algebra results (kept: a session names them)."""
+    return Path(cache_dir or user_cache_dir()) / "results"
+
+
+def _key(path) -> str:
+    return os.path.normcase(os.path.abspath(path))
+
+
+class CompareRuns(QObject):
+    """The Compare runs menu and its background work; one per window."""
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window, self.state = window, window.state
+        self.lane = Lane(self, "combining runs")
+        self.pending: dict[str, list] = {}       # result path -> the runs it was made from
+        self.errors: list[str] = []
+        self.menu = QMenu("&Compare runs", window)
+        self.actions: dict[str, QAction] = {}
+        act = self.menu.addAction("&Side by side (current and other picked run)...")
+        act.triggered.connect(lambda _checked=False: self.side_by_side())
+        self.actions["side"] = act
+        self.menu.addSeparator()
+        for op, text in OPERATIONS:
+            act = self.menu.addAction(text)
+            act.triggered.connect(lambda _checked=False, o=op: self.run(o))
+            self.actions[op] = act
+        self.views: list = []                    # compare views open
+        self.menu.aboutToShow.connect(self._enable)
+        self.state.experimentsChanged.connect(self._attach_sources)
+
+    # ---- which runs -------------------------------------------------------
+    def picked(self) -> list:
+        """The runs picked in the Experiments pane (the current run first), else the current one."""
+        runs = [e for e in getattr(self.state, "picked", []) if e in self.state.experiments]
+        cur = self.state.current
+        if cur in runs:
+            runs.remove(cur)
+            runs.insert(0, cur)
+        return runs or ([cur] if cur is not None else [])
+
+    def why_not(self, operation: str, runs: list) -> str | None:
+        if operation in ("difference", "side") and len(runs) != 2:
+            return f"pick two runs for a difference (picked: {len(runs)}); the current one is A"
+        if len(runs) < 2:
+            return f"pick at least two runs for a {operation} (ctrl-click in the Experiments pane)"
+        return None
+
+    def _enable(self) -> None:
+        runs = self.picked()
+        for op, act in self.actions.items():
+            why = self.why_not(op, runs)
+            act.setEnabled(why is None)
+            act.setToolTip(why or "")
+
+    def side_by_side(self, runs: list | None = None):
+        """The compare view of two runs (the current one is A); returns it."""
+        runs = list(runs) if runs is not None else self.picked()
+        why = self.why_not("side", runs)
+        if why:
+            self._tell(why)
+            return None
+        from popview.gui.compare import CompareView
+        view = CompareView(runs[0], runs[1])
+        view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.views.append(view)
+        view.destroyed.connect(lambda _o=None, v=view: self.views.remove(v) if v in self.views else None)
+        view.show()
+        return view
+
+    # ---- computing ----------------------------------------------------------
+    def run(self, operation: str, runs: list | None = None, collapse: str = "none") -> None:
+        runs = list(runs) if runs is not None else self.picked()
+        why = self.why_not(operation, runs)
+        if why:
+            self._tell(why)
+            return
+        folder = results_dir(getattr(self.window, "cache_dir", None))
+        self._tell(f"Computing the {operation} of {', '.join(e.name for e in runs)}...", error=False)
+        self.lane.submit(lambda: combined.write_result(operation, runs, folder, collapse),
+                         lambda path, error: self._written(runs, path, error))
+
+    def _written(self, runs, path, error) -> None:
+        if error is not None:
+            self._tell(f"Could not combine the runs: {error.splitlines()[0]}")
+            return
+        log.info("wrote %s", path)
+        self.pending[_key(path)] = runs
+        self.state.request_open([path])
+
+    def _attach_sources(self) -> None:
+        """A result that arrives is given the open runs it was made from (its Advisor subtracts
+        their metrics); one the window just computed becomes the current run."""
+        open_runs = {_key(e.source): e for e in self.state.experiments}
+        for exp in list(self.state.experiments):
+            info = algebra_meaning.algebra_info(exp)
+            if info is None or algebra_meaning.sources_given(exp):
+                continue
+            runs = self.pending.pop(_key(exp.source), None)
+            computed_here = runs is not None
+            if runs is None:
+                found = [open_runs.get(_key(p)) for p in info.get("sources") or []]
+                runs = found if found and all(found) else None
+            if runs is not None and all(r in self.state.experiments for r in runs):
+                algebra_meaning.set_sources(exp, runs)
+                if computed_here and exp is not self.state.current:
+                    self.state.set_current(exp)
+
+    def _tell(self, message: str, error: bool = True) -> None:
+        if error:
+            self.errors.append(message)
+            log.warning("%s", message)
+        self.window.statusBar().showMessage(message, 8000)
