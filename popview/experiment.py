@@ -18,6 +18,7 @@ from popview.readers import InputError, format_named, reader_for, run_name
 
 if TYPE_CHECKING:
     from popview.cache.reader import Reader
+    from popview.cache.writer import Writer
 
 log = logging.getLogger("popview")
 
@@ -83,19 +84,22 @@ class Experiment:
 
 
 def convert(path, cache_dir=None, progress=None, cancel: threading.Event | None = None,
-            force: bool = False, beside: bool | None = None) -> tuple[Path, bool]:
+            force: bool = False, beside: bool | None = None, dask=None, **dask_options) -> tuple[Path, bool]:
     """Make sure a valid cache of `path` exists. Returns (cache path, converted now).
 
     A cache is reused when it is complete, intact (its checksums verified) and of
     the source's content; a damaged one is converted again, the user told (the
-    "popview" logger). Concurrent conversions of one source do the work once."""
-    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside)
+    "popview" logger). Concurrent conversions of one source do the work once.
+    `dask` converts on a Dask cluster: "local", "local:N", a scheduler's address, or a
+    distributed Client or cluster (popview.cluster; docs/dask.md); the cache is the same."""
+    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options)
     if reader is not None:
         reader.close()
     return target, converted
 
 
-def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bool, Reader | None]:
+def _convert(path, cache_dir, progress, cancel, force, beside, dask=None,
+             dask_options=None) -> tuple[Path, bool, Reader | None]:
     """convert(), and the cache's reader when a valid cache was found."""
     path = Path(path)
     fmt, module = reader_for(path)
@@ -121,7 +125,7 @@ def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bo
         with signals.sigterm_interrupts():
             before = stats(files)
             with Writer(target, "", source_bytes=size) as writer:
-                module.convert(anchor, writer, prog.sub(0.0, 0.7))
+                _read_source(module, anchor, writer, prog.sub(0.0, 0.7), dask, dask_options or {})
                 writer.fingerprint = fingerprint(files, before)
                 writer.finish(prog.sub(0.7, 1.0))
     except OSError as exc:
@@ -137,6 +141,21 @@ def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bo
     finally:
         lock.release()
     return target, True, None
+
+
+def _read_source(module, anchor: Path, writer: Writer, progress: Progress, dask, options: dict) -> None:
+    """The reader's conversion into `writer`: on this machine, or on the Dask cluster `dask`
+    names when the format has a distributed conversion (the others convert here: their
+    sources are small, a profile)."""
+    if dask is None or not hasattr(module, "convert_distributed"):
+        if dask is not None:
+            log.info("popview: %s has no distributed conversion: converted on this machine", anchor.name)
+        module.convert(anchor, writer, progress)
+        return
+    from popview import cluster
+
+    with cluster.connect(dask) as client:
+        module.convert_distributed(anchor, writer, progress, client, **options)
 
 
 def _tidy(target: Path) -> None:
@@ -159,12 +178,12 @@ def _tell_damaged(message: str) -> None:
 
 
 def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = None,
-         force: bool = False, beside: bool | None = None) -> Experiment:  # noqa: A001 - mirrors builtins.open
+         force: bool = False, beside: bool | None = None, dask=None, **dask_options) -> Experiment:  # noqa: A001
     """Open a trace or profile, converting it (once) into the cache (placement:
-    popview.cache.location; `beside` None follows the user's setting)."""
+    popview.cache.location; `beside` None follows the user's setting; `dask`: see convert)."""
     from popview.cache.reader import Reader
 
-    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside)
+    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options)
     return Experiment(Path(path), reader or Reader(target, verify=False), converted)
 
 

@@ -88,6 +88,27 @@ def expand_runs(paths, reference: str | None = None) -> list[Path]:
     return runs
 
 
+def add_dask(parser, what: str) -> None:
+    parser.add_argument("--dask", metavar="ADDRESS|local[:N]",
+                        help=f"{what} on a Dask cluster: local (a worker a core), local:N (N workers) or a "
+                             "scheduler's address such as tcp://host:8786; needs pip install 'popview[dask]' "
+                             "and, on a cluster, a cache directory every worker shares (docs/dask.md)")
+
+
+def dask_client(args):
+    """A context giving the Dask client --dask names (None without --dask)."""
+    from contextlib import nullcontext
+
+    if not getattr(args, "dask", None):
+        return nullcontext(None)
+    from popview import cluster
+
+    try:
+        return cluster.connect(args.dask)
+    except cluster.ClusterError as exc:
+        raise InputError(str(exc)) from None
+
+
 REFERENCE_HELP = ("the run the scalabilities are computed against: one of the runs, by its path or its "
                   "shape label such as 1x4 (default: the run with the fewest threads); a path that is "
                   "not among the runs is added to them")

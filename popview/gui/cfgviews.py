@@ -19,13 +19,13 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QColor, QIcon
-from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem, QPushButton,
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem, QPushButton,
                                QTableView,
                                QTabWidget, QVBoxLayout, QWidget)
 
 from popview.analysis import histograms
 from popview.analysis.cfg import CfgError, read_cfg
-from popview.analysis.cfg.evaluate import NotEvaluated, TraceColumns, evaluate_window
+from popview.analysis.cfg.evaluate import PERCENT_STATISTICS, NotEvaluated, TraceColumns, evaluate_window
 from popview.analysis.cfg.timeline import (ABOVE_OUTLIER, BACKGROUND, BELOW_OUTLIER, GRADIENT_BEGIN, GRADIENT_END,
                                            CfgTimeline, CfgTimelineData, code_colour, shown_windows,
                                            window_timeline)
@@ -48,6 +48,7 @@ class Evaluated:
     windows: list[str] = field(default_factory=list)
     timelines: list[CfgTimeline] = field(default_factory=list)
     timelines_skipped: list[tuple[str, str]] = field(default_factory=list)   # window name, why
+    planes: dict[int, tuple[list, int]] = field(default_factory=dict)   # 3D: table index -> ([(label, Table)], shown)
     error: str | None = None                       # the cfg or the run cannot be evaluated at all
 
 
@@ -76,14 +77,24 @@ def evaluate(path: Path, exp) -> Evaluated:
         values, unit = t.values, ""
         if t.unit:                              # back to ns: the table model shows durations itself
             values, unit = t.values * UNIT_NS.get(t.unit, 1.0), "ns"
-        elif stat == "% Time":
+        elif stat in PERCENT_STATISTICS:
             unit = "%"
         caption = (f"control window <b>{html.escape(t.window)}</b> · statistic <b>{html.escape(stat)}</b>"
                    + (f" · cfg units {html.escape(t.unit)}" if t.unit else ""))
-        table = histograms.Table(kind="cfg", title=t.name, row_labels=t.row_labels, col_labels=t.col_labels,
-                                 stats={stat: values}, units={stat: unit}, t0=0, t1=int(trace.t_end),
-                                 col_keys=np.arange(len(t.col_labels)), row_keys=np.arange(len(t.row_labels)))
-        result.tables.append((t.name, caption, table))
+
+        def table_of(v):
+            return histograms.Table(kind="cfg", title=t.name, row_labels=t.row_labels, col_labels=t.col_labels,
+                                    stats={stat: v}, units={stat: unit}, t0=0, t1=int(trace.t_end),
+                                    col_keys=np.arange(len(t.col_labels)), row_keys=np.arange(len(t.row_labels)))
+        if t.plane_labels is None:
+            result.tables.append((t.name, caption, table_of(values)))
+            continue
+        if not t.plane_labels:
+            result.skipped.append((t.name, "no plane has values"))
+            continue
+        planes = [(label, table_of(v)) for label, v in zip(t.plane_labels, values)]
+        result.planes[len(result.tables)] = (planes, t.plane_shown)
+        result.tables.append((t.name, caption + f" · {len(planes)} planes with values", planes[t.plane_shown][1]))
     return result
 
 
@@ -275,7 +286,7 @@ class CfgViewPane(QWidget):
             tab = CfgTimelineTab(self.exp, timeline)
             self.timeline_tabs.append(tab)
             self.tabs.addTab(tab, timeline.name)
-        for name, caption, table in result.tables:
+        for index, (name, caption, table) in enumerate(result.tables):
             page = QWidget()
             box = QVBoxLayout(page)
             box.setContentsMargins(0, 4, 0, 0)
@@ -285,6 +296,15 @@ class CfgViewPane(QWidget):
             model = TableModel(view)
             model.set_table(table, next(iter(table.stats)))
             view.setModel(model)
+            if index in result.planes:          # 3D: the plane shown, chosen as in Paraver's plane box
+                planes, shown = result.planes[index]
+                chooser = QComboBox(toolTip="The 3D histogram's plane (a value range of its 3D control window)")
+                chooser.addItems([plane_label for plane_label, _ in planes])
+                chooser.setCurrentIndex(shown)
+                chooser.currentIndexChanged.connect(
+                    lambda i, m=model, p=planes: m.set_table(p[i][1], next(iter(p[i][1].stats))))
+                box.addWidget(chooser)
+                page.plane_box = chooser
             view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
             view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
             box.addWidget(view, 1)

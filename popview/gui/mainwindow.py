@@ -73,6 +73,9 @@ PANES: list[PaneSpec] = [
     # a tab beside the System tree (UI.md's "System | Topology"): stacked under it in the Overview's
     # row of trees, each had some 120 px at 1920x1080 (two system-tree rows, cells 25 px high)
     PaneSpec("popview.gui.topology", "TopologyPane", "Topology", Area.BottomDockWidgetArea, ("tab", "System tree")),
+    # the selected metric over locations as a box plot or sorted bars (Cube's system-dimension plugins)
+    PaneSpec("popview.gui.distribution", "DistributionPane", "Distribution", Area.BottomDockWidgetArea,
+             ("tab", "System tree")),
     PaneSpec("popview.gui.histograms", "HistogramPane", "Histograms", Area.BottomDockWidgetArea, ("tab", "Advisor")),
 ]
 

@@ -30,7 +30,7 @@ def _cfg(path):
         Histogram("Useful duration", Binning(2, True, 1, 1, 1), 2, "Time", data_range=full, burst_range=full),
         Histogram("Useful instructions", Binning(3, False, 0, 1e18, 1e18), 3, "Sum bursts",
                   data_range=full, burst_range=full),
-        Histogram("Average burst", Binning(2, True, 1, 1, 1), 2, "Average Burst Time",
+        Histogram("Average burst", Binning(2, True, 1, 1, 1), 2, "Stdev Burst Time",
                   data_range=full, burst_range=full)])
     path.write_text(write_cfg(view))
     return path
@@ -79,7 +79,7 @@ def test_a_dropped_cfg_opens_its_histograms_as_tables_on_the_trace(qtbot, window
     assert view.model().headerData(0, Qt.Orientation.Vertical) == "THREAD 1.1.1"
     assert "Useful Instructions Timeline" in pane.tabs.widget(1).findChild(QLabel).text()   # the cfg's window name
     assert pane.not_evaluated.isVisible()
-    assert "Average burst" in pane.not_evaluated.text() and "Average Burst Time" in pane.not_evaluated.text()
+    assert "Average burst" in pane.not_evaluated.text() and "Stdev Burst Time" in pane.not_evaluated.text()
     dock = window.findChild(type(window.docks["Histograms"]), pane.parent().objectName())
     assert dock is not None and dock.windowTitle() == "Paraver view: useful.cfg"
 
@@ -223,3 +223,37 @@ def test_a_timeline_view_saved_as_a_cfg_opens_as_the_same_view(qtbot, timeline_w
     pane.set_mode(callpath)
     reason = window.save_view_cfg(tmp_path / "callpath.cfg")
     assert reason is not None and "call-path" in reason and not (tmp_path / "callpath.cfg").exists()
+
+
+def test_a_3d_histogram_shows_one_plane_at_a_time_and_communications_per_partner(qtbot, window, run, tmp_path):
+    trace, expected = run
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    useful = Window("Useful", 1, functions={"thread": Function("Useful")})
+    states = Window("States", 2, functions={"thread": Function("State As Is")})
+    full = (-DBL_MAX, DBL_MAX)
+    cfg = tmp_path / "3d.cfg"
+    cfg.write_text(write_cfg(CfgView("t", "3.4", "new", windows=[useful, states], histograms=[
+        Histogram("Useful per state", Binning(1, False, 0, 1, 1), 1, "Time", data_range=full, burst_range=full,
+                  planes=Binning(2, True), plane_shown=1.0),
+        Histogram("Messages", Binning(1, False, 0, 1, 1), 1, "#Sends", data_range=full, burst_range=full)])))
+    window.open_cfg(cfg)
+    pane = _pane(window)
+    qtbot.waitUntil(lambda: pane.result is not None or pane.error is not None, timeout=60_000)
+    assert pane.error is None and [pane.tabs.tabText(i) for i in range(pane.tabs.count())] == \
+        ["Useful per state", "Messages"]
+    page = pane.tabs.widget(0)
+    chooser = page.plane_box
+    labels = [chooser.itemText(i) for i in range(chooser.count())]
+    assert "Running" in labels and chooser.currentText() == "Running"       # 3D_FixedValue's plane
+    model = page.findChild(QTableView).model()
+    planes, shown = pane.result.planes[0]
+    plane = planes[shown][1]
+    assert plane.col_labels == ["0", "1"]
+    np.testing.assert_allclose(plane.stats["Time"][:, 1], expected.useful_ns, rtol=1e-9)   # running is useful
+    other = next(i for i, text in enumerate(labels) if text != "Running")
+    chooser.setCurrentIndex(other)
+    assert model.headerData(0, Qt.Orientation.Horizontal) == "0"            # not useful: column 0 of the plane
+    sends = pane.tabs.widget(1).findChild(QTableView).model()
+    assert [sends.headerData(c, Qt.Orientation.Horizontal) for c in range(sends.columnCount())] == \
+        ["THREAD 1.1.1", "THREAD 1.2.1", "THREAD 1.3.1"]
