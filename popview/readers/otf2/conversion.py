@@ -126,6 +126,10 @@ class _Conversion:
                 self._first(ref, summary, None if self._waits(ref, summary, rec) else self._map(ref, rec), counts[ref])
 
     def link(self) -> None:
+        unjoined = sum(int(s.fork_unjoined.sum()) for s in self.summaries.values() if s is not None)
+        if unjoined:
+            self.defs.warn(f"{unjoined} OpenMP forks have no ThreadJoin record: each parallel region instance ends "
+                           "at its master's leave of the region (a master's wait for its team after it is not known)")
         if not self.waiting:
             return
         waiting = set(self.waiting)
