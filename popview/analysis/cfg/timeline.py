@@ -354,6 +354,11 @@ def describe(view: CfgView, window: Window, definitions=None, depth: int = 0) ->
         return f" {symbol} ".join(names) if symbol else f"{d.operation}({', '.join(names)})"
     function = window.functions.get("thread")
     parts = [function.name if function else "no thread function"]
+    if function is not None and function.name in ("State Record Dur.", "Given State") and function.params:
+        states = getattr(definitions, "states", {}) or {}
+        names = [str(states.get(int(v), {}).get("name", int(v))) if isinstance(states.get(int(v)), dict) else
+                 f"{v:g}" for v in function.params[0]]
+        parts[0] += " of " + ", ".join(names)
     compose = [f.name for slot, f in window.compose.items() if f.name != "As Is"]
     if compose:
         parts.append("composed by " + ", ".join(compose))
