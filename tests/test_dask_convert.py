@@ -101,11 +101,11 @@ class KillWorker(distributed.WorkerPlugin):
     """Kills the worker process it runs in when a parse task starts there: the `after`-th
     task to start, once (`always`: every parse task)."""
 
-    def __init__(self, folder: str, after: int, always: bool = False):
-        self.folder, self.after, self.always = folder, after, always
+    def __init__(self, folder: str, after: int, always: bool = False, task: str = "parse_piece"):
+        self.folder, self.after, self.always, self.task = folder, after, always, task
 
     def transition(self, key, start, finish, **kwargs):
-        if finish != "executing" or "parse_piece" not in str(key):
+        if finish != "executing" or self.task not in str(key):
             return
         if self.always:
             os._exit(17)
@@ -127,12 +127,15 @@ def process_client():
 
 
 @pytest.mark.shared
-def test_a_worker_killed_in_the_middle_its_task_reruns(shared_traces, tmp_path, process_client):
-    source = shared_traces / "popview-heat/extrae/hyb_2x2/hyb_2x2.prv"
+@pytest.mark.parametrize("source, task, after, options", [
+    ("popview-heat/extrae/hyb_2x2/hyb_2x2.prv", "parse_piece", 4, {"task_bytes": 64 << 10}),
+    ("popview-heat/scorep/hyb_2x2/traces.otf2", "decode_location", 3, {})], ids=["paraver", "otf2"])
+def test_a_worker_killed_in_the_middle_its_task_reruns(shared_traces, tmp_path, process_client, source, task,
+                                                       after, options):
     marks = tmp_path / "marks"
     marks.mkdir()
-    process_client.register_plugin(KillWorker(str(marks), after=4), name="kill")
-    single, on_dask = both(source, tmp_path, process_client, task_bytes=64 << 10)
+    process_client.register_plugin(KillWorker(str(marks), after=after, task=task), name="kill")
+    single, on_dask = both(shared_traces / source, tmp_path, process_client, **options)
     assert (marks / "killed").exists()             # a worker did die in the middle
     assert_same_cache(single, on_dask)
 
@@ -149,3 +152,11 @@ def test_workers_that_keep_dying_leave_a_clear_error_and_no_cache(shared_traces,
             convert(source, tmp_path / "dask", dask=process_client, task_bytes=64 << 10)
     left = list((tmp_path / "dask").iterdir())
     assert not [p for p in left if p.suffix == ".h5" or p.name.startswith(".popview-scratch")], left
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("archive", ["popview-heat/scorep/hyb_2x2/traces.otf2",       # OpenMP teams: two passes
+                                     "tracer-stencil4d/traces-32/traces.otf2"],       # 32 MPI locations
+                         ids=["heat-scorep-2x2", "stencil4d-32"])
+def test_otf2_a_task_a_location(shared_traces, tmp_path, client, archive):
+    assert_same_cache(*both(shared_traces / archive, tmp_path, client))

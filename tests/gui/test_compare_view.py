@@ -101,8 +101,35 @@ def test_tealeaf_compare_view_and_popview_diff_agree(qtbot, shared_traces, tmp_p
     pa, pb = a.profile(), b.profile()
     incl = pa.inclusive_totals("time")[cp_a] - pb.inclusive_totals("time")[cp_b]
     assert left.call.model.shown(cp_a) == pytest.approx(incl, rel=1e-9)
+    # ranks' differences (their threads' summed) on their own level's scale: not all saturated
+    sysm = left.system.model
+    ranks = [n for n in range(len(sysm.layout.level)) if sysm.layout.level[n] == 1]
+    fractions = [sysm.fraction(n) for n in ranks]
+    assert len(ranks) == 8 and min(fractions) == -1.0 and max(fractions) > -0.9
+    assert "largest of each level" in left.system.legend.high_text and left.system.legend.signed
     # the Advisor's delta: global efficiency +3.9 pp, as `popview diff --show metrics` gives it
     assert view.advisor.row("global_efficiency")[3] == "+3.9 pp"
     view.close()
     a.close()
     b.close()
+
+
+def test_a_difference_opened_as_a_run_has_signed_scales(qtbot, pair, tmp_path, cache_dir):
+    """Its values gain and lose: the colour scale runs both ways from the largest magnitude."""
+    from popview import combined
+    from popview.gui.state import AppState
+    from popview.gui.trees import CallTreePane, SystemTreePane
+    a, b = pair
+    path = combined.write_result("difference", [a, b], tmp_path / "results")
+    d = popview.open(path, cache_dir=cache_dir)
+    state = AppState()
+    calls, system = CallTreePane(state), SystemTreePane(state)
+    for w in (calls, system):
+        qtbot.addWidget(w)
+    state.set_current(d)
+    incl = calls.model.incl
+    assert incl.min() < 0 and calls.model.signed
+    assert calls.model.scale == pytest.approx(abs(incl).max())
+    assert calls.legend.signed and calls.legend.low_text.startswith("-")
+    assert system.legend.signed and "largest of each level" in system.legend.high_text
+    d.close()

@@ -101,6 +101,7 @@ class ValueTreeModel(QAbstractItemModel):
         self.selected = -1
         self.expanded: set[int] = set()
         self.scale = 0.0                               # the value that maps to full colour
+        self.signed = False                            # some values are negative (differences)
         self.diff_scale = 0.0                          # the same in difference mode: the largest difference
 
     # ---- what subclasses provide -----------------------------------------------
@@ -130,7 +131,11 @@ class ValueTreeModel(QAbstractItemModel):
                    ref_incl: np.ndarray | None = None, ref_excl: np.ndarray | None = None) -> None:
         self.incl, self.excl, self.unit = incl, excl, unit
         self.ref_incl, self.ref_excl = ref_incl, ref_excl
-        self.scale = self.root_total()
+        finite = np.asarray(incl, float)[np.isfinite(incl)] if len(incl) else np.zeros(0)
+        # signed values (an algebra result's differences): the largest magnitude maps to full colour,
+        # the root's total may be near 0 while its children gain and lose
+        self.signed = bool(len(finite) and finite.min() < 0)
+        self.scale = float(np.abs(finite).max()) if self.signed else self.root_total()
         diff = np.abs(incl - ref_incl) if ref_incl is not None else np.zeros(0)
         self.diff_scale = float(np.nanmax(diff)) if np.isfinite(diff).any() else 0.0
         self._values_changed()
