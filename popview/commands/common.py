@@ -109,6 +109,22 @@ def dask_client(args):
         raise InputError(str(exc)) from None
 
 
+def open_runs(stack, paths, args, focus=None, use_replay: bool = True) -> list:
+    """The experiments of `paths`, entered into the ExitStack `stack`: opened here one after
+    the other, or with --dask prepared one task a run on the Dask cluster (converted, their
+    focus inputs and replay computed there: popview.analysis.distributed)."""
+    if not getattr(args, "dask", None):
+        from popview.experiment import open as open_experiment
+
+        return [stack.enter_context(open_experiment(p, args.cache_dir, ProgressBar(str(p)))) for p in paths]
+    from popview.analysis.distributed import open_runs as open_on_dask
+
+    with dask_client(args) as client:
+        exps = open_on_dask(paths, client, args.cache_dir, focus, use_replay,
+                            ProgressBar(f"{len(paths)} runs on Dask"))
+    return [stack.enter_context(exp) for exp in exps]
+
+
 REFERENCE_HELP = ("the run the scalabilities are computed against: one of the runs, by its path or its "
                   "shape label such as 1x4 (default: the run with the fewest threads); a path that is "
                   "not among the runs is added to them")

@@ -16,9 +16,8 @@ from popview.analysis.models import ALL, MODEL_IDS
 from popview.analysis.report import nodes, variants
 from popview.analysis.series import Series
 from popview.analysis.tree_delta import find_like
-from popview.commands.common import (ProgressBar, add_cache_dir, add_paths, add_reference, expand_runs, fail,
-                                     find_reference, guarded)
-from popview.experiment import open as open_experiment
+from popview.commands.common import (add_cache_dir, add_dask, add_paths, add_reference, expand_runs, fail,
+                                     find_reference, guarded, open_runs)
 
 FOCUS_HELP = "whole | auto | callpath:PATH | window:T0:T1 (seconds) | iterations:PATH:I:J (default: whole)"
 
@@ -39,6 +38,7 @@ def add_parser(sub) -> None:
                    help="skip the ideal-network replay (serialisation and transfer are then not available)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     add_cache_dir(p)
+    add_dask(p, "convert the runs and compute their metric inputs and replays, a task a run,")
 
 
 @guarded
@@ -49,7 +49,7 @@ def run(args) -> int:
         return fail(str(exc))
     paths = expand_runs(args.paths, args.reference)
     with ExitStack() as stack:
-        exps = [stack.enter_context(open_experiment(p, args.cache_dir, ProgressBar(str(p)))) for p in paths]
+        exps = open_runs(stack, paths, args, focus, not args.no_replay)
         reference = find_reference(exps, args.reference) if args.reference else None
         try:
             s = Series(exps, reference=reference, scaling=args.scaling, focus=focus, use_replay=not args.no_replay)
