@@ -278,9 +278,10 @@ class CfgViewPane(QWidget):
         n, total = len(result.tables), len(result.tables) + len(result.skipped)
         shown = len(result.timelines) + len(result.timelines_skipped)
         windows = ", ".join(html.escape(w) for w in result.windows)
+        parts = ([f"{len(result.timelines)} of {shown} timeline{'s' if shown != 1 else ''}"] if shown else []) + \
+            ([f"{n} of {total} histogram{'s' if total != 1 else ''}"] if total else [])
         self.header.setText(f"<b>{html.escape(result.cfg)}</b> on {html.escape(result.run)}: "
-                            f"{len(result.timelines)} of {shown} timeline{'s' if shown != 1 else ''} and "
-                            f"{n} of {total} histogram{'s' if total != 1 else ''} evaluated"
+                            f"{' and '.join(parts) or 'nothing'} evaluated"
                             + (f" · windows: {windows}" if windows else ""))
         for timeline in result.timelines:
             tab = CfgTimelineTab(self.exp, timeline)

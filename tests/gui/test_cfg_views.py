@@ -36,16 +36,20 @@ def _cfg(path):
     return path
 
 
-@pytest.fixture
-def window(qtbot, tmp_path, cache_dir):
+def _window(qtbot, tmp_path, cache_dir, panes):
     w = MainWindow(settings=QSettings(str(tmp_path / "p.ini"), QSettings.Format.IniFormat),
-                   cache_dir=cache_dir, panes=MY_PANES)
+                   cache_dir=cache_dir, panes=panes)
     qtbot.addWidget(w)
     w.show()
     yield w
     for job in list(w.jobs):
         job.cancel()
         job.wait()
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, cache_dir):
+    yield from _window(qtbot, tmp_path, cache_dir, MY_PANES)
 
 
 @pytest.fixture
@@ -182,15 +186,7 @@ def test_a_cfgs_timelines_are_timeline_tabs_with_its_names_colours_and_range(qtb
 
 @pytest.fixture
 def timeline_window(qtbot, tmp_path, cache_dir):
-    panes = MY_PANES + [s for s in PANES if s.module == "popview.gui.timeline"]
-    w = MainWindow(settings=QSettings(str(tmp_path / "p.ini"), QSettings.Format.IniFormat),
-                   cache_dir=cache_dir, panes=panes)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    for job in list(w.jobs):
-        job.cancel()
-        job.wait()
+    yield from _window(qtbot, tmp_path, cache_dir, MY_PANES + [s for s in PANES if s.module == "popview.gui.timeline"])
 
 
 def test_a_timeline_view_saved_as_a_cfg_opens_as_the_same_view(qtbot, timeline_window, run, tmp_path):
