@@ -297,3 +297,18 @@ def test_paramedir_writes_each_plane_with_values_under_its_label():
     text = format_table(table)
     assert text.startswith("1\n\t0\t1\t\nTHREAD 1.1.1\t0.00\t80.00\t\nTHREAD 1.2.1\t0.00\t100.00\t\n\nTotal")
     assert "\n3\n\t0\t1\t\nTHREAD 1.1.1\t20.00\t0.00\t\n" in text
+
+
+def test_stacked_val_in_any_one_slot_with_as_is_before_it():
+    view, trace = _view(), _trace()
+    window = view.window(1)
+    window.functions["thread"] = Function("Last Evt Val")
+    window.compose["topcompose2"] = Function("Stacked Val")
+    assert evaluate_window(view, 1, trace).value.tolist() == [0, 400, 0, 10]
+    window.compose["compose_thread"] = Function("Stacked Val")
+    window.compose["topcompose2"] = Function("Sign")            # composes the stack's top
+    assert evaluate_window(view, 1, trace).value.tolist() == [0, 1, 0, 1]
+    window.compose["topcompose2"] = Function("Stacked Val")
+    window.compose["compose_thread"] = Function("Sign")         # a stack of signs: not the same sequence
+    with pytest.raises(NotEvaluated, match="Stacked Val"):
+        evaluate_window(view, 1, trace)
