@@ -94,7 +94,10 @@ What evaluates is usable two ways:
   intervals of the visible window (zoomed in) or an in-memory pyramid of them built once
   (zoomed out, `popview.analysis.cfg.timeline`): on the 1 GB make_big_epoch trace a full-view
   redraw of PyPOP-style IPC (instructions / cycles) takes well under the 100 ms budget
-  (tests/benchmarks/bench_cfg_timeline.py).
+  (tests/benchmarks/bench_cfg_timeline.py). On EPOCH (4 ranks) the collection's
+  `state_as_is.cfg`, `MPI_call.cfg` (by the .pcf's names), `useful_duration.cfg` and `IPC.cfg`
+  drawn this way agree pixel by pixel with popview's State, MPI call, Useful duration and IPC
+  colour modes wherever a pixel holds one interval (tests/cfg/test_generic_cfgs.py).
 
 On PyPOP's EPOCH traces (1-16 ranks) PyPOP's `total_useful_computation.cfg`,
 `useful_instructions.cfg`, `useful_cycles.cfg`, `serial_useful_computation_no_omp.cfg` and
