@@ -56,7 +56,7 @@ GRADIENT_BEGIN, GRADIENT_END = (0, 255, 0), (0, 0, 255)
 ABOVE_OUTLIER, BELOW_OUTLIER = (255, 146, 24), (207, 207, 68)
 
 RAW_BUDGET = 1_000_000      # intervals drawn one by one at most; beyond, the pyramid
-PYRAMID_CELLS = 2_000_000   # rows x bins of the finest level at most
+PYRAMID_CELLS = 1 << 20     # rows x bins of the finest level at most (16 MB with its counts; all levels 32 MB)
 FINEST_BINS = 1 << 18
 COARSEST_BINS = 64
 
@@ -159,7 +159,8 @@ def finish(how: int, acc: np.ndarray, cnt: np.ndarray, nz: np.ndarray) -> np.nda
 
 
 def _cells(rows: int, bins: int):
-    return np.full((rows, bins), np.nan), np.zeros((rows, bins)), np.zeros((rows, bins))
+    """(value, values seen, non-zero values seen): the counts in float32, exact to 2^24."""
+    return np.full((rows, bins), np.nan), np.zeros((rows, bins), np.float32), np.zeros((rows, bins), np.float32)
 
 
 # ---- the window ------------------------------------------------------------------------
