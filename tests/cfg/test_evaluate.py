@@ -254,9 +254,12 @@ def test_stateless_compose_functions():
     ranged = Window("Long running", 5, functions={"thread": Function("State Record Dur.", ((1.0,),))},
                     compose={"topcompose1": Function("Select Range", ((100.0,), (50.0,))),
                              "topcompose2": Function("Div", ((10.0,),))})
-    view = _states_view(windows=[sign, ranged])
+    equal = Window("Running or MPI + 1", 6, functions={"thread": Function("State As Is")},
+                   compose={"compose_thread": Function("Is Equal", ((3.0,),)), "topcompose1": Function("Add", ((1.0,),))})
+    view = _states_view(windows=[sign, ranged, equal])
     assert evaluate_window(view, 4, _trace()).value.tolist() == [0, 1, 0, 0]
     assert evaluate_window(view, 5, _trace()).value.tolist() == [0, 0, 0, 10]
+    assert evaluate_window(view, 6, _trace()).value.tolist() == [1, 4, 1, 1]
 
 
 def test_task_rows_of_single_threaded_tasks():
