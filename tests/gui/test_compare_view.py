@@ -160,3 +160,20 @@ def test_the_timelines_link_on_the_same_iteration(qtbot, tmp_path, cache_dir):
     view.close()
     a.close()
     b.close()
+
+
+def test_rounding_noise_does_not_make_a_measured_profile_signed(qtbot, shared_traces, tmp_path):
+    """TeaLeaf's baseline has omp_idle = -4.9e-15 s: rounding, its legends stay 0 .. max."""
+    from popview.gui.state import AppState
+    from popview.gui.trees import MetricTreePane
+    base = shared_traces / "archer2-scalasca" / "scorep_tea_leaf_baseline_8x12_trace" / "scout.cubex"
+    if not base.is_file():
+        pytest.skip("the TeaLeaf 8x12 baseline is not available")
+    exp = popview.open(base, cache_dir=tmp_path / "c")
+    state = AppState()
+    pane = MetricTreePane(state)
+    qtbot.addWidget(pane)
+    state.set_current(exp)
+    assert pane.model.incl.min() < 0                    # the noise is there
+    assert not pane.model.signed and not pane.legend.signed
+    exp.close()
