@@ -264,3 +264,18 @@ def test_a_difference_without_its_runs_has_no_efficiencies(runs, tmp_path, capsy
     root = next(iter(doc["runs"][0]["models"].values()))["metrics"][0]
     assert root["value"] is None
     assert "no efficiency follows" in root["reason"] and "not at hand" in root["reason"]
+
+
+def test_the_report_of_a_difference_shows_differences(tmp_path, capsys):
+    """`popview report` on a written difference: A - B in percentage points, never rated."""
+    from popview.testing.synthetic import Shape, write
+    slow, fast = tmp_path / "slow.prv", tmp_path / "fast.prv"
+    write(slow, Shape(processes=2, iterations=4, work_ns=2_000_000, rank_weights=(1.0, 1.6)))
+    write(fast, Shape(processes=2, iterations=4, work_ns=1_000_000))
+    cache, out, html = str(tmp_path / "c"), str(tmp_path / "d.cubex"), tmp_path / "r.html"
+    assert main(["diff", str(fast), str(slow), "-o", out, "--cache-dir", cache]) == 0
+    assert main(["report", out, "-o", str(html), "--cache-dir", cache]) == 0
+    text = html.read_text()
+    assert " pp<" in text or " pp " in text
+    assert "Load balance of A - Load balance of B" in text
+    assert "Excellent" not in text and "Good<" not in text            # a difference is not rated

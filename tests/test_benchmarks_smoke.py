@@ -25,11 +25,14 @@ SMALL = {
     "bench_trees.py": ([], r"open metric \+ call tree.*\d"),
     "bench_compression.py": ([], r"zstd3\+shuffle\+fletcher32 \(chosen\) +\d+ +\d+ +[\d.]+[\s\S]*digest of the cache: [\d.]+ s"),
     "bench_algebra.py": ([], r"difference: median [\d.]+ s"),
+    "bench_distribution.py": ([], r"box +draw \+ paint: median [\d.]+ s[\s\S]*bars +draw \+ paint: median [\d.]+ s"),
     "bench_cancel.py": (["--out", "{tmp}"], r"uncancelled conversion: [\d.]+ s[\s\S]*cancel at .* s: (stopped|finished)"),
     "bench_dask.py": (["--out", "{tmp}"], r"median wall: Dask 2 workers [\d.]+ s[\s\S]*predicted T\(64\) = [\d.]+ s"),
     "bench_cfg_timeline.py": (["--out", "{tmp}"], r"first evaluation: .* s[\s\S]*redraw at +full view: median .* ms"),
     "bench_first_run.py": ([], r"info median [\d.]+ s"),
     "bench_timeline.py": ([], r"redraw at full view: +median .* ms[\s\S]*peak memory"),
+    "bench_otf2_peers.py": (["--dir", "{tmp}"], r"popview convert +wall +[\d.]+ s"),
+    "bench_vs_paramedir.py": (["--out", "{tmp}"], r"popview convert +wall +[\d.]+ s .* MB/s"),
     "bench_startup.py": (["--out", "{tmp}"], r"version +median [\d.]+ s[\s\S]*info \(synthetic, small\) +median [\d.]+ s"
                                              r"[\s\S]*heavy modules loaded by info \(synthetic, small\): none"),
 }
@@ -51,7 +54,8 @@ def _run(args: list[str], tmp: Path, prefix: tuple[str, ...] = ()) -> str:
 def test_every_benchmark_has_a_small_size():
     assert {p.name for p in BENCHMARKS.glob("bench_*.py")} == set(SMALL)
     for name in SMALL:
-        assert "add_small(" in (BENCHMARKS / name).read_text(), f"{name} has no --small"
+        text = (BENCHMARKS / name).read_text()
+        assert "add_small(" in text or '"--small"' in text, f"{name} has no --small"
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))

@@ -105,7 +105,10 @@ def test_a_truncated_or_resealed_cache_has_no_summary(converted, tmp_path):
     prv, cache, target = _copy(converted, tmp_path)
     integrity.reseal(target)
     assert summary.read(target) is None, "a cache changed in place keeps no summary"
-    integrity.seal(target, {"schema_version": 0, "fingerprint": "", "info": {}})
+    info = summary.read(Path(converted[2]["cache"]))["info"]
+    integrity.seal(target, {"schema_version": 0, "fingerprint": "", "info": {"format": "paraver"}})
+    assert summary.read(target) is None, "a summary without the fields info shows"
+    integrity.seal(target, {"schema_version": 0, "fingerprint": "", "info": info})
     assert summary.read(target) is not None
     with open(target, "ab") as f:
         f.write(b"\0" * 10)

@@ -164,10 +164,11 @@ def _counters(prof, dense, span, locs) -> dict[str, np.ndarray]:
 
 
 FORK_JOIN_UNMEASURED = (
-    "not available from this profile: Score-P's profile times a parallel region on its master from the "
-    "region's enter to its leave, and charges the master's OpenMP fork and join around it (from THREAD_FORK to "
-    "the team's begin, from the team's end to THREAD_JOIN: waking and waiting for the team, or a descheduled "
-    "master) to the calling path as computation; {what}; open the trace of the run")
+    "not available from this profile: it counts the masters' OpenMP fork and join time as computation, so "
+    "{what}; Score-P's profile times a parallel region on its master from the region's enter to its leave and "
+    "charges the fork and join around it (from THREAD_FORK to the team's begin, from the team's end to "
+    "THREAD_JOIN: waking and waiting for the team, or a descheduled master) to the calling path; open the trace "
+    "of the run")
 
 
 def _stores_fork_join(prof) -> bool:
@@ -189,11 +190,11 @@ def _unmeasured_fork_join(prof, span, locs, x: FocusInputs, focus: Focus) -> dic
     if not forking:
         return {}
     out = {"useful": FORK_JOIN_UNMEASURED.format(
-        what="the masters' computation in the focus cannot be told from their fork and join time")}
+        what="the masters' useful time in the focus is not known")}
     if forking[0] == span.start and focus.kind == "callpath":
         out["runtime"] = FORK_JOIN_UNMEASURED.format(
-            what="the focus is a parallel region, whose time runs from its master's fork to its join, so R and "
-                 "the masters' time in it are not known")
+            what="in this parallel region, which runs from its masters' forks to their joins, R and the masters' "
+                 "time are not known")
         out["outside_mpi"] = out["runtime"]
     return out
 

@@ -225,14 +225,28 @@ def verify(h5: h5py.File) -> None:
         raise CacheDamaged(f"{where}: cache damaged ({first_line(exc)})") from None
 
 
+# Bytes hashed between two releases of the mapped pages.
+_DIGEST_SLICE = 64 << 20
+
+
 def _file_digest(path: Path, userblock: int) -> str:
-    """xxh3-128 of the file past its user block, hashed from a memory map (no copy)."""
+    """xxh3-128 of the file past its user block, hashed from a memory map (no copy), a
+    slice at a time, each slice's pages let go once hashed: mapped pages count as the
+    process's memory, and the whole 441 MB cache of the 1 GB trace mapped at once made
+    the conversion's peak (its main process: 710 -> 949 MB)."""
+    digest = xxhash.xxh3_128()
     with open(path, "rb") as f:
-        if os.fstat(f.fileno()).st_size <= userblock:
-            return xxhash.xxh3_128(b"").hexdigest()
+        size = os.fstat(f.fileno()).st_size
+        if size <= userblock:
+            return digest.hexdigest()
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped, memoryview(mapped) as whole:
-            with whole[userblock:] as body:
-                return xxhash.xxh3_128(body).hexdigest()
+            for a in range(userblock, size, _DIGEST_SLICE):
+                b = min(size, a + _DIGEST_SLICE)
+                with whole[a:b] as part:
+                    digest.update(part)
+                first = a - a % mmap.PAGESIZE
+                mapped.madvise(mmap.MADV_DONTNEED, first, b - first)   # the pages stay cached, not resident here
+    return digest.hexdigest()
 
 
 def _datasets(h5: h5py.File) -> list[tuple[str, h5py.Dataset]]:

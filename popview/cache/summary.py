@@ -30,6 +30,11 @@ from pathlib import Path
 import xxhash
 
 MARK = b"popview summary xxh3-128 "
+# The fields of_reader() always writes: a summary without one of them (written by another
+# release of the same schema) is not answered from.
+FIELDS = ("format", "tool", "date", "duration_ns", "source_unit_ns", "applications", "processes",
+          "threads_per_process", "locations", "nodes", "records", "regions", "callpaths", "paradigms",
+          "counters", "topologies", "flags", "warnings")
 SEAL_LINE = 56          # len(integrity._SEAL) + 32 hex digits + newline
 _READ = 1 << 16         # read at most this much of the file's start
 
@@ -100,6 +105,7 @@ def read(path: Path) -> dict | None:
         summary = json.loads(text)
     except ValueError:
         return None
-    if not isinstance(summary, dict) or summary.get("bytes") != size or not isinstance(summary.get("info"), dict):
+    if not isinstance(summary, dict) or summary.get("bytes") != size or not isinstance(summary.get("info"), dict) \
+            or not all(field in summary["info"] for field in FIELDS):
         return None
     return summary

@@ -265,6 +265,18 @@ class CfgViewPane(QWidget):
         self.not_evaluated.hide()
         layout.addWidget(self.not_evaluated)
         self.lane.submit(lambda: evaluate(self.path, exp), self._show)
+        state.experimentsChanged.connect(self._experiments_changed)
+
+    def _experiments_changed(self) -> None:
+        """The run closed: its timelines stop (they read its cache on hover) and the pane goes."""
+        if self.exp in self.state.experiments:
+            return
+        self.state.experimentsChanged.disconnect(self._experiments_changed)
+        for tab in self.timeline_tabs:
+            tab.view.shutdown()
+        dock = self.parent()
+        if dock is not None and hasattr(dock, "close"):
+            dock.close()
 
     def _show(self, result, error) -> None:
         if error is None and result.error:
@@ -278,9 +290,10 @@ class CfgViewPane(QWidget):
         n, total = len(result.tables), len(result.tables) + len(result.skipped)
         shown = len(result.timelines) + len(result.timelines_skipped)
         windows = ", ".join(html.escape(w) for w in result.windows)
+        parts = ([f"{len(result.timelines)} of {shown} timeline{'s' if shown != 1 else ''}"] if shown else []) + \
+            ([f"{n} of {total} histogram{'s' if total != 1 else ''}"] if total else [])
         self.header.setText(f"<b>{html.escape(result.cfg)}</b> on {html.escape(result.run)}: "
-                            f"{len(result.timelines)} of {shown} timeline{'s' if shown != 1 else ''} and "
-                            f"{n} of {total} histogram{'s' if total != 1 else ''} evaluated"
+                            f"{' and '.join(parts) or 'nothing'} evaluated"
                             + (f" · windows: {windows}" if windows else ""))
         for timeline in result.timelines:
             tab = CfgTimelineTab(self.exp, timeline)

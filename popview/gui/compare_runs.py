@@ -15,16 +15,20 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMenu
 
 from popview import combined
 from popview.analysis import algebra_meaning
+from popview.analysis.algebra import AlgebraError
 from popview.cache.location import user_cache_dir
 from popview.gui.jobs import Lane
 
 log = logging.getLogger("popview.gui")
 
+COLLAPSE = (("none", "Refuse (the same locations are needed)"),
+            ("process", "Combine one value per process"),
+            ("run", "Combine whole runs (one value per run)"))
 OPERATIONS = (("difference", "&Difference (current - other picked run)"),
               ("mean", "&Mean of the picked runs"),
               ("merge", "Me&rge the picked runs (their metrics together)"))
@@ -59,8 +63,19 @@ class CompareRuns(QObject):
             act.triggered.connect(lambda _checked=False, o=op: self.run(o))
             self.actions[op] = act
         self.views: list = []                    # compare views open
+        self.menu.addSeparator()
+        shapes = self.menu.addMenu("Runs of different &shapes")
+        self.collapse_group = QActionGroup(self)
+        self.collapse = "none"
+        for key, text in COLLAPSE:
+            act = shapes.addAction(text)
+            act.setCheckable(True)
+            act.setChecked(key == self.collapse)
+            act.triggered.connect(lambda _checked=False, k=key: setattr(self, "collapse", k))
+            self.collapse_group.addAction(act)
         self.menu.aboutToShow.connect(self._enable)
         self.state.experimentsChanged.connect(self._attach_sources)
+        self.state.experimentsChanged.connect(self._close_views_of_closed_runs)
 
     # ---- which runs -------------------------------------------------------
     def picked(self) -> list:
@@ -94,7 +109,7 @@ class CompareRuns(QObject):
             self._tell(why)
             return None
         from popview.gui.compare import CompareView
-        view = CompareView(runs[0], runs[1])
+        view = CompareView(runs[0], runs[1], self.window)      # a window of its own, closed with this one
         view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.views.append(view)
         view.destroyed.connect(lambda _o=None, v=view: self.views.remove(v) if v in self.views else None)
@@ -102,24 +117,39 @@ class CompareRuns(QObject):
         return view
 
     # ---- computing ----------------------------------------------------------
-    def run(self, operation: str, runs: list | None = None, collapse: str = "none") -> None:
+    def run(self, operation: str, runs: list | None = None, collapse: str | None = None) -> None:
         runs = list(runs) if runs is not None else self.picked()
+        collapse = collapse or self.collapse
         why = self.why_not(operation, runs)
         if why:
             self._tell(why)
             return
         folder = results_dir(getattr(self.window, "cache_dir", None))
         self._tell(f"Computing the {operation} of {', '.join(e.name for e in runs)}...", error=False)
-        self.lane.submit(lambda: combined.write_result(operation, runs, folder, collapse),
-                         lambda path, error: self._written(runs, path, error))
+        def job():
+            try:
+                return combined.write_result(operation, runs, folder, collapse)
+            except AlgebraError as exc:          # a refusal that says what to do, not a failure
+                return exc
+        self.lane.submit(job, lambda path, error: self._written(runs, path, error))
 
     def _written(self, runs, path, error) -> None:
+        if isinstance(path, AlgebraError):
+            error = str(path)
         if error is not None:
-            self._tell(f"Could not combine the runs: {error.splitlines()[0]}")
+            hint = (" (File > Compare runs > Runs of different shapes)" if "collapse" in error
+                    and self.collapse == "none" else "")
+            self._tell(f"Could not combine the runs: {error.splitlines()[0]}{hint}")
             return
         log.info("wrote %s", path)
         self.pending[_key(path)] = runs
         self.state.request_open([path])
+
+    def _close_views_of_closed_runs(self) -> None:
+        """A compare view goes with either of its runs (their data are closed)."""
+        for view in list(self.views):
+            if view.a not in self.state.experiments or view.b not in self.state.experiments:
+                view.close()
 
     def _attach_sources(self) -> None:
         """A result that arrives is given the open runs it was made from (its Advisor subtracts

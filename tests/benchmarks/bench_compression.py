@@ -21,7 +21,7 @@ from pathlib import Path
 import h5py
 import hdf5plugin
 import numpy as np
-from small import add_small
+from small import add_small, in_scratch
 
 FILTERS = {
     "none": {},
@@ -42,12 +42,9 @@ def main() -> int:
     add_small(ap, rows=20_000)
     args = ap.parse_args()
     if args.cache is None:
-        if not args.small:
-            ap.error("give a cache (e.g. the one bench_convert.py made) or --small")
-        with tempfile.TemporaryDirectory(prefix="popview-bench-") as tmp:
-            args.cache = small_cache(Path(tmp))
-            return measure(args)
-    return measure(args)
+        return in_scratch(ap, args.small, "a cache (e.g. the one bench_convert.py made)",
+                          lambda tmp: measure(small_cache(tmp), args.rows))
+    return measure(args.cache, args.rows)
 
 
 def small_cache(tmp: Path) -> str:
@@ -60,9 +57,9 @@ def small_cache(tmp: Path) -> str:
         return str(exp.cache_path)
 
 
-def measure(args) -> int:
-    with h5py.File(args.cache, "r") as f:
-        cols = {f"{t}/{c}": f[t][c][: args.rows] for t in ("events", "states") for c in f[t]
+def measure(cache: str, rows: int) -> int:
+    with h5py.File(cache, "r") as f:
+        cols = {f"{t}/{c}": f[t][c][:rows] for t in ("events", "states") for c in f[t]
                 if c not in ("offsets",) and not c.startswith("sparse") and f[t][c].ndim == 1}
     raw = sum(a.nbytes for a in cols.values())
     print(f"{raw / 1e6:.0f} MB raw in {len(cols)} columns")
@@ -83,7 +80,7 @@ def measure(args) -> int:
         tr = time.perf_counter() - t0
         os.unlink(path)
         print(f"{name:34s} {raw / 1e6 / tw:10.0f} {raw / 1e6 / tr:10.0f} {raw / size:7.2f}")
-    digest_cost(args.cache)
+    digest_cost(cache)
     return 0
 
 

@@ -18,12 +18,11 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from small import add_small
+from small import add_small, in_scratch
 
 RANKS = 64
 ITERATIONS = 78_125
@@ -133,12 +132,9 @@ def main() -> None:
     add_small(ap, iterations=50)
     args = ap.parse_args()
     if args.cache is None:
-        if not args.small:
-            ap.error("give the cache's path (or --small)")
-        with tempfile.TemporaryDirectory(prefix="popview-bench-") as tmp:
-            measure(Path(tmp) / "replay.popview.h5", args.iterations)
-        return
-    measure(args.cache, args.iterations)
+        in_scratch(ap, args.small, "the cache's path", lambda tmp: measure(tmp / "replay.popview.h5", args.iterations))
+    else:
+        measure(args.cache, args.iterations)
 
 
 def measure(target: Path, iterations: int) -> None:

@@ -17,12 +17,11 @@ import os
 import resource
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from small import add_small
+from small import add_small, in_scratch
 
 N_LOC = 1000
 THREADS = 8
@@ -198,14 +197,17 @@ def main() -> None:
     add_small(ap, locations=64, iterations=200)
     args = ap.parse_args()
     N_LOC, ITERATIONS = args.locations, args.iterations
-    if args.step is None and args.small:
-        with tempfile.TemporaryDirectory(prefix="popview-bench-") as tmp:
-            make(Path(tmp) / "timeline.popview.h5")
-            run(Path(tmp) / "timeline.popview.h5")
-        return
-    if args.step is None or args.cache is None:
-        ap.error("give a step and the cache's path (or --small alone)")
-    {"make": make, "pyramid": pyramid, "run": run}[args.step](args.cache)
+    if args.step is None:
+        in_scratch(ap, args.small, "a step and the cache's path", lambda tmp: make_and_run(tmp / "timeline.popview.h5"))
+    elif args.cache is None:
+        ap.error("give the cache's path")
+    else:
+        {"make": make, "pyramid": pyramid, "run": run}[args.step](args.cache)
+
+
+def make_and_run(path: Path) -> None:
+    make(path)
+    run(path)
 
 
 if __name__ == "__main__":

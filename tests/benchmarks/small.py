@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+from pathlib import Path
 
 HELP = ("a small size that runs in seconds (CI runs every benchmark so on every push): checks that it runs "
         "and prints its figures, which then measure nothing")
@@ -17,3 +19,12 @@ def add_small(parser: argparse.ArgumentParser, **sizes) -> None:
     parser.add_argument("--small", action="store_true", help=HELP)
     if "--small" in sys.argv[1:]:
         parser.set_defaults(**sizes)
+
+
+def in_scratch(parser: argparse.ArgumentParser, small: bool, what: str, fn):
+    """fn(folder) with a temporary folder, for a --small run that was given no input of its
+    own (it makes a small one there); without --small, a usage error asking for `what`."""
+    if not small:
+        parser.error(f"give {what} (or --small)")
+    with tempfile.TemporaryDirectory(prefix="popview-bench-") as tmp:
+        return fn(Path(tmp))

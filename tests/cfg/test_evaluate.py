@@ -254,9 +254,12 @@ def test_stateless_compose_functions():
     ranged = Window("Long running", 5, functions={"thread": Function("State Record Dur.", ((1.0,),))},
                     compose={"topcompose1": Function("Select Range", ((100.0,), (50.0,))),
                              "topcompose2": Function("Div", ((10.0,),))})
-    view = _states_view(windows=[sign, ranged])
+    equal = Window("Running or MPI + 1", 6, functions={"thread": Function("State As Is")},
+                   compose={"compose_thread": Function("Is Equal", ((3.0,),)), "topcompose1": Function("Add", ((1.0,),))})
+    view = _states_view(windows=[sign, ranged, equal])
     assert evaluate_window(view, 4, _trace()).value.tolist() == [0, 1, 0, 0]
     assert evaluate_window(view, 5, _trace()).value.tolist() == [0, 0, 0, 10]
+    assert evaluate_window(view, 6, _trace()).value.tolist() == [1, 4, 1, 1]
 
 
 def test_task_rows_of_single_threaded_tasks():
@@ -297,3 +300,18 @@ def test_paramedir_writes_each_plane_with_values_under_its_label():
     text = format_table(table)
     assert text.startswith("1\n\t0\t1\t\nTHREAD 1.1.1\t0.00\t80.00\t\nTHREAD 1.2.1\t0.00\t100.00\t\n\nTotal")
     assert "\n3\n\t0\t1\t\nTHREAD 1.1.1\t20.00\t0.00\t\n" in text
+
+
+def test_stacked_val_in_any_one_slot_with_as_is_before_it():
+    view, trace = _view(), _trace()
+    window = view.window(1)
+    window.functions["thread"] = Function("Last Evt Val")
+    window.compose["topcompose2"] = Function("Stacked Val")
+    assert evaluate_window(view, 1, trace).value.tolist() == [0, 400, 0, 10]
+    window.compose["compose_thread"] = Function("Stacked Val")
+    window.compose["topcompose2"] = Function("Sign")            # composes the stack's top
+    assert evaluate_window(view, 1, trace).value.tolist() == [0, 1, 0, 1]
+    window.compose["topcompose2"] = Function("Stacked Val")
+    window.compose["compose_thread"] = Function("Sign")         # a stack of signs: not the same sequence
+    with pytest.raises(NotEvaluated, match="Stacked Val"):
+        evaluate_window(view, 1, trace)

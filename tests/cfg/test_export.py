@@ -43,6 +43,9 @@ def test_each_colour_mode_is_written_as_paraver_writes_windows_and_reads_back(ex
             assert "window_selected_functions { 5, { {appl, Adding}" in text and ", } }" in text
         else:
             assert "window_selected_functions { 14, { {cpu, Active Thd}, {appl, Adding}" in text
+    for line in text.splitlines():          # event types are whole numbers, as Paraver's loader reads them
+        if line.startswith("window_filter_module evt_type "):
+            assert all(t.isdigit() for t in line.split()[2:])
     back = parse_cfg(text, "saved.cfg")
     assert back == view                               # the same view description
     shown = shown_windows(back)

@@ -36,16 +36,20 @@ def _cfg(path):
     return path
 
 
-@pytest.fixture
-def window(qtbot, tmp_path, cache_dir):
+def _window(qtbot, tmp_path, cache_dir, panes):
     w = MainWindow(settings=QSettings(str(tmp_path / "p.ini"), QSettings.Format.IniFormat),
-                   cache_dir=cache_dir, panes=MY_PANES)
+                   cache_dir=cache_dir, panes=panes)
     qtbot.addWidget(w)
     w.show()
     yield w
     for job in list(w.jobs):
         job.cancel()
         job.wait()
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, cache_dir):
+    yield from _window(qtbot, tmp_path, cache_dir, MY_PANES)
 
 
 @pytest.fixture
@@ -182,15 +186,7 @@ def test_a_cfgs_timelines_are_timeline_tabs_with_its_names_colours_and_range(qtb
 
 @pytest.fixture
 def timeline_window(qtbot, tmp_path, cache_dir):
-    panes = MY_PANES + [s for s in PANES if s.module == "popview.gui.timeline"]
-    w = MainWindow(settings=QSettings(str(tmp_path / "p.ini"), QSettings.Format.IniFormat),
-                   cache_dir=cache_dir, panes=panes)
-    qtbot.addWidget(w)
-    w.show()
-    yield w
-    for job in list(w.jobs):
-        job.cancel()
-        job.wait()
+    yield from _window(qtbot, tmp_path, cache_dir, MY_PANES + [s for s in PANES if s.module == "popview.gui.timeline"])
 
 
 def test_a_timeline_view_saved_as_a_cfg_opens_as_the_same_view(qtbot, timeline_window, run, tmp_path):
@@ -257,3 +253,19 @@ def test_a_3d_histogram_shows_one_plane_at_a_time_and_communications_per_partner
     sends = pane.tabs.widget(1).findChild(QTableView).model()
     assert [sends.headerData(c, Qt.Orientation.Horizontal) for c in range(sends.columnCount())] == \
         ["THREAD 1.1.1", "THREAD 1.2.1", "THREAD 1.3.1"]
+
+
+def test_closing_the_run_closes_its_paraver_views(qtbot, window, run, tmp_path):
+    trace, _ = run
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    useful = Window("Useful", 1, functions={"thread": Function("Useful")}, gui={"window_open": "true"})
+    cfg = tmp_path / "useful_view.cfg"
+    cfg.write_text(write_cfg(CfgView("t", "3.4", "new", windows=[useful])))
+    window.open_cfg(cfg)
+    pane = _pane(window)
+    qtbot.waitUntil(lambda: pane.result is not None, timeout=60_000)
+    (tab,) = pane.timeline_tabs
+    window.close_experiment()
+    qtbot.waitUntil(lambda: window.cfg_panes == [], timeout=10_000)
+    assert tab.view._closed

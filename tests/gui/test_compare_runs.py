@@ -154,5 +154,34 @@ def test_side_by_side_opens_the_compare_view_of_the_picked_runs(qtbot, tmp_path,
     view, = window.compare_runs.views
     assert (view.a, view.b) == (b, a) and view.isVisible()            # the current run is A
     assert "compare slow (A) with fast (B)" in view.windowTitle()
+    assert view.isWindow() and view.parent() is window                 # closed with the main window
     view.close()
     qtbot.waitUntil(lambda: not window.compare_runs.views, timeout=5000)
+    window.compare_runs.side_by_side([a, b])
+    window.state.remove_experiment(b)                                  # its data are closed: so is the view
+    qtbot.waitUntil(lambda: not window.compare_runs.views, timeout=5000)
+
+
+def test_runs_of_different_shapes_are_refused_then_combined_per_process(qtbot, tmp_path, cache_dir, monkeypatch):
+    monkeypatch.setenv("POPVIEW_STATE_DIR", str(tmp_path / "state"))
+    narrow, wide = tmp_path / "runs" / "narrow.prv", tmp_path / "runs" / "wide.prv"
+    narrow.parent.mkdir()
+    write(narrow, Shape(processes=2, iterations=3, work_ns=1_000_000))
+    write(wide, Shape(processes=2, threads=2, iterations=3, work_ns=1_000_000))
+    window, _ = make_window(qtbot, tmp_path, cache_dir)
+    window.open_paths([narrow, wide])
+    wait_runs(qtbot, window, 2)
+    a, b = by_name(window, "wide"), by_name(window, "narrow")
+    window.state.set_current(a)
+    window.panes["Experiments"].pick([a, b])
+    window.compare_runs.run("mean")
+    said = window.compare_runs.errors[-1]
+    assert "different numbers of locations" in said and "Runs of different shapes" in said
+    assert "unexpected" not in said
+    assert len(window.state.experiments) == 2
+    choice = next(act for act in window.compare_runs.collapse_group.actions() if "per process" in act.text())
+    choice.trigger()
+    window.compare_runs.run("mean")
+    wait_runs(qtbot, window, 3)
+    info = algebra_meaning.algebra_info(window.state.current)
+    assert info["operation"] == "mean" and info["collapse"] == "process"

@@ -118,13 +118,13 @@ def test_a_difference_opened_as_a_run_has_signed_scales(qtbot, pair, tmp_path, c
     """Its values gain and lose: the colour scale runs both ways from the largest magnitude."""
     from popview import combined
     from popview.gui.state import AppState
-    from popview.gui.trees import CallTreePane, SystemTreePane
+    from popview.gui.trees import CallTreePane, MetricTreePane, SystemTreePane
     a, b = pair
     path = combined.write_result("difference", [a, b], tmp_path / "results")
     d = popview.open(path, cache_dir=cache_dir)
     state = AppState()
-    calls, system = CallTreePane(state), SystemTreePane(state)
-    for w in (calls, system):
+    metrics_, calls, system = MetricTreePane(state), CallTreePane(state), SystemTreePane(state)
+    for w in (metrics_, calls, system):
         qtbot.addWidget(w)
     state.set_current(d)
     incl = calls.model.incl
@@ -132,4 +132,48 @@ def test_a_difference_opened_as_a_run_has_signed_scales(qtbot, pair, tmp_path, c
     assert calls.model.scale == pytest.approx(abs(incl).max())
     assert calls.legend.signed and calls.legend.low_text.startswith("-")
     assert system.legend.signed and "largest of each level" in system.legend.high_text
+    assert metrics_.legend.signed and metrics_.legend.low_text.startswith("-100 %")
     d.close()
+
+
+def test_the_timelines_link_on_the_same_iteration(qtbot, tmp_path, cache_dir):
+    from popview.analysis.iteration_link import iteration_starts, link
+    from popview.gui.compare.timelines import ITERATION
+    write(tmp_path / "plain.prv", Shape(processes=2, iterations=4, work_ns=1_000_000))
+    write(tmp_path / "late.prv", Shape(processes=2, iterations=4, work_ns=2_000_000, init_ns=6_000_000))
+    a, b = popview.open(tmp_path / "plain.prv", cache_dir=cache_dir), popview.open(tmp_path / "late.prv",
+                                                                                   cache_dir=cache_dir)
+    view = CompareView(a, b)
+    qtbot.addWidget(view)
+    tl = view.timelines
+    tl.choice.setCurrentIndex(tl.choice.findData(ITERATION))
+    qtbot.waitUntil(lambda: tl.link == ITERATION, timeout=30000)
+    lk = link(a, b)
+    sa, sb = iteration_starts(a, lk.path), iteration_starts(b, lk.path)
+    assert len(sa) == len(sb) == 4 and "4 shared" in tl.why.text()
+    ta, tb = tl.views
+    ta.set_window(sa[1], sa[2])                          # iteration 1 of A is iteration 1 of B
+    (b0, b1), _ = tb.vb.viewRange()
+    assert (b0, b1) == pytest.approx((sb[1], sb[2]), rel=1e-9)
+    # B starts its iterations late (a long MPI_Init): relative time would show another part of it
+    assert sb[1] / tb.data.t_end > 1.2 * sa[1] / ta.data.t_end
+    view.close()
+    a.close()
+    b.close()
+
+
+def test_rounding_noise_does_not_make_a_measured_profile_signed(qtbot, shared_traces, tmp_path):
+    """TeaLeaf's baseline has omp_idle = -4.9e-15 s: rounding, its legends stay 0 .. max."""
+    from popview.gui.state import AppState
+    from popview.gui.trees import MetricTreePane
+    base = shared_traces / "archer2-scalasca" / "scorep_tea_leaf_baseline_8x12_trace" / "scout.cubex"
+    if not base.is_file():
+        pytest.skip("the TeaLeaf 8x12 baseline is not available")
+    exp = popview.open(base, cache_dir=tmp_path / "c")
+    state = AppState()
+    pane = MetricTreePane(state)
+    qtbot.addWidget(pane)
+    state.set_current(exp)
+    assert pane.model.incl.min() < 0                    # the noise is there
+    assert not pane.model.signed and not pane.legend.signed
+    exp.close()

@@ -102,12 +102,14 @@ def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeli
 
 def _stacked_ok(window: Window, stacked: list[str]) -> bool:
     """Stacked Val composes the values of a Last Evt Val window event by event: in one slot,
-    at thread level or on top (the same sequence of values at thread rows)."""
+    at thread level or on top (the same sequence of values at thread rows) when the slots
+    before it pass the values as they are; the slots after it compose its result."""
     function = window.functions.get("thread")
-    others = [f.name for slot, f in window.compose.items()
-              if slot in ("compose_thread",) + TOP_COMPOSE and slot not in stacked]
-    return len(stacked) == 1 and function is not None and function.name == "Last Evt Val" \
-        and stacked[0] in ("compose_thread",) + TOP_COMPOSE and all(n == "As Is" for n in others)
+    order = ("compose_thread",) + TOP_COMPOSE
+    if len(stacked) != 1 or stacked[0] not in order or function is None or function.name != "Last Evt Val":
+        return False
+    before = order[:order.index(stacked[0])]        # what composes before it must leave the values as they are
+    return all(window.compose.get(slot, Function("As Is")).name == "As Is" for slot in before)
 
 
 def _param(params, index: int, default: float) -> np.ndarray:
@@ -140,6 +142,9 @@ COMPOSE_FUNCTIONS = {
     "Prod": lambda v, p: v * float(_param(p, 0, 1.0)[0]),
     "Select Range": lambda v, p: np.where(_in_ranges(v, p), v, 0.0),
     "Is In Range": lambda v, p: _in_ranges(v, p).astype(np.float64),
+    "Add": lambda v, p: v + float(_param(p, 0, 0.0)[0]),
+    "Subs": lambda v, p: v - float(_param(p, 0, 0.0)[0]),
+    "Is Equal": lambda v, p: np.where(np.isin(v, _param(p, 0, np.nan)), v, 0.0),
     "Is Equal (Sign)": lambda v, p: np.isin(v, _param(p, 0, np.nan)).astype(np.float64),
     "Abs": lambda v, p: np.abs(v),
     "Floor": lambda v, p: np.floor(v),

@@ -48,7 +48,7 @@ def _window(name: str, position: int, thread: Function | None = None, evt_types:
         for key in FILTERS:
             window.filters.criteria[key] = Criterion("All")
         if evt_types:
-            window.filters.criteria["evt_type"] = Criterion(evt_function, tuple(float(t) for t in evt_types), labels)
+            window.filters.criteria["evt_type"] = Criterion(evt_function, tuple(int(t) for t in evt_types), labels)
         window.filters.logical, window.filters.physical = True, False
         window.filters.fromto_and = window.filters.tagsize_and = window.filters.typeval_and = True
         window.objects = [("appl", "{ 1, { All } }")]

@@ -55,8 +55,9 @@ The engine covers: thread-level rows, and task-level rows on traces with one thr
 `State Sign`, `Given State`, `State Record Dur.`, `Int. Between Evt`, `Avg Next Evt Val`,
 `Avg Last Evt Val`, `Last Evt Val` (also composed by `Stacked Val`, Paraver's per-thread stack
 of values, in one compose slot) and `Next Evt Val` with event-type and event-value filters;
-the compose functions without memory (`Sign`, `1-Sign`, `Div`, `Prod`, `Select Range`,
-`Is In Range`, `Is Equal (Sign)`, `Abs`, `Floor`, `Ceil`, `Round`) at thread, task and top
+the compose functions without memory (`Sign`, `1-Sign`, `Div`, `Prod`, `Add`, `Subs`,
+`Select Range`, `Is In Range`, `Is Equal`, `Is Equal (Sign)`, `Abs`, `Floor`, `Ceil`, `Round`)
+at thread, task and top
 level; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`; 2D and 3D
 histograms (a table per plane of the 3D control window's values that has values) over the
 whole trace or the control window's time window (`Allwindow`), with the `Time`, `% Time`,
@@ -94,7 +95,10 @@ What evaluates is usable two ways:
   intervals of the visible window (zoomed in) or an in-memory pyramid of them built once
   (zoomed out, `popview.analysis.cfg.timeline`): on the 1 GB make_big_epoch trace a full-view
   redraw of PyPOP-style IPC (instructions / cycles) takes well under the 100 ms budget
-  (tests/benchmarks/bench_cfg_timeline.py).
+  (tests/benchmarks/bench_cfg_timeline.py). On EPOCH (4 ranks) the collection's
+  `state_as_is.cfg`, `MPI_call.cfg` (by the .pcf's names), `useful_duration.cfg` and `IPC.cfg`
+  drawn this way agree pixel by pixel with popview's State, MPI call, Useful duration and IPC
+  colour modes wherever a pixel holds one interval (tests/cfg/test_generic_cfgs.py).
 
 On PyPOP's EPOCH traces (1-16 ranks) PyPOP's `total_useful_computation.cfg`,
 `useful_instructions.cfg`, `useful_cycles.cfg`, `serial_useful_computation_no_omp.cfg` and
@@ -142,6 +146,7 @@ class FileResult:
     not_evaluated: list[str] = field(default_factory=list)   # "h1 'name': reason"
     gaps: list[str] = field(default_factory=list)      # "w3 'name': reason; reason"
     reasons: list[str] = field(default_factory=list)
+    window_reasons: list[str] = field(default_factory=list)    # why windows do not evaluate
 
 
 def survey_file(path: Path, root: Path) -> FileResult:
@@ -159,8 +164,8 @@ def survey_file(path: Path, root: Path) -> FileResult:
         try:
             evaluate_window(view, window.position, _probe())
             result.windows_evaluated += 1
-        except (NotEvaluated, KeyError):
-            pass
+        except (NotEvaluated, KeyError) as exc:
+            result.window_reasons.append(_own_reason(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc)))
         if gaps:
             result.gaps.append(f"w{window.position} {window.name!r}: " + "; ".join(gaps))
             result.reasons += gaps
@@ -180,6 +185,14 @@ def survey_file(path: Path, root: Path) -> FileResult:
             result.gaps.append(f"h{number} {histogram.name!r}: " + "; ".join(gaps))
             result.reasons += gaps
     return result
+
+
+def _own_reason(reason: str) -> str:
+    """The innermost cause of "window 3 'A': window 1 'B': thread function 'X'": thread function 'X'."""
+    parts = reason.split(": ")
+    while len(parts) > 1 and parts[0].startswith("window "):
+        parts = parts[1:]
+    return ": ".join(parts)
 
 
 def _probe() -> TraceColumns:
@@ -233,6 +246,11 @@ def render(results: list[FileResult]) -> str:
             "Windows and histograms that only inherit a gap from a parent or control/data window are",
             "counted in the file table, not here.", "", "| cause | occurrences |", "|---|---:|"]
     out += [f"| {_cell(reason)} | {count} |" for reason, count in counts.most_common()]
+    causes = collections.Counter(reason for r in loaded for reason in r.window_reasons)
+    out += ["", "## Why windows do not evaluate, by cause", "",
+            "A derived window counts under the cause of the parent it cannot evaluate.", "",
+            "| cause | windows |", "|---|---:|"]
+    out += [f"| {_cell(reason)} | {count} |" for reason, count in causes.most_common()]
     out += ["", "## Per file", "",
             "`wN` is the window at position N, `hN` the N-th histogram.", "",
             "| file | format | windows fully described | windows evaluated | histograms fully described "

@@ -56,7 +56,7 @@ GRADIENT_BEGIN, GRADIENT_END = (0, 255, 0), (0, 0, 255)
 ABOVE_OUTLIER, BELOW_OUTLIER = (255, 146, 24), (207, 207, 68)
 
 RAW_BUDGET = 1_000_000      # intervals drawn one by one at most; beyond, the pyramid
-PYRAMID_CELLS = 2_000_000   # rows x bins of the finest level at most
+PYRAMID_CELLS = 1 << 20     # rows x bins of the finest level at most (16 MB with its counts; all levels 32 MB)
 FINEST_BINS = 1 << 18
 COARSEST_BINS = 64
 
@@ -69,31 +69,32 @@ def code_colour(value: float) -> tuple[int, int, int]:
 # ---- kernels ------------------------------------------------------------------------------
 
 @numba.njit(cache=True)
+def _pick(how, old, v):
+    """The cell's value after `v` (in time order) joins `old` (NaN: none yet): the draw mode's
+    choice, or the running sum for the averages."""
+    if np.isnan(old) or how == LAST:
+        return v
+    if how == MAXIMUM:
+        return v if v > old else old
+    if how == MIN_NOT_ZERO:
+        return v if v < old else old
+    if how == ABS_MAXIMUM:
+        return v if abs(v) > abs(old) else old
+    if how == ABS_MIN_NOT_ZERO:
+        return v if abs(v) < abs(old) else old
+    return old + v                                   # AVERAGE, AVERAGE_NOT_ZERO: sums
+
+
+@numba.njit(cache=True)
 def _add(how, acc, cnt, nz, r, k, v):
     """One value into cell (r, k): acc holds the mode's value (a sum for the averages), cnt the
     values seen, nz the non-zero values seen."""
-    old = acc[r, k]
     cnt[r, k] += 1.0
     if v != 0.0:
         nz[r, k] += 1.0
-    if how == LAST:
-        acc[r, k] = v
-    elif how == MAXIMUM:
-        if np.isnan(old) or v > old:
-            acc[r, k] = v
-    elif how == MIN_NOT_ZERO:
-        if v != 0.0 and (np.isnan(old) or v < old):
-            acc[r, k] = v
-    elif how == ABS_MAXIMUM:
-        if np.isnan(old) or abs(v) > abs(old):
-            acc[r, k] = v
-    elif how == ABS_MIN_NOT_ZERO:
-        if v != 0.0 and (np.isnan(old) or abs(v) < abs(old)):
-            acc[r, k] = v
-    elif how == AVERAGE:
-        acc[r, k] = v if np.isnan(old) else old + v
-    elif v != 0.0:                                   # AVERAGE_NOT_ZERO
-        acc[r, k] = v if np.isnan(old) else old + v
+    elif how in (MIN_NOT_ZERO, ABS_MIN_NOT_ZERO, AVERAGE_NOT_ZERO):
+        return                                       # zeros are not candidates
+    acc[r, k] = _pick(how, acc[r, k], v)
 
 
 @numba.njit(cache=True)
@@ -126,28 +127,10 @@ def combine_kernel(acc, cnt, nz, rows, starts, stops, how, o_acc, o_cnt, o_nz):
                 c = cnt[src, j]
                 if c == 0.0:
                     continue
-                v = acc[src, j]
-                old = o_acc[r, k]
                 o_cnt[r, k] += c
                 o_nz[r, k] += nz[src, j]
-                if np.isnan(v):
-                    continue
-                if how == LAST:
-                    o_acc[r, k] = v
-                elif how == MAXIMUM:
-                    if np.isnan(old) or v > old:
-                        o_acc[r, k] = v
-                elif how == MIN_NOT_ZERO:
-                    if np.isnan(old) or v < old:
-                        o_acc[r, k] = v
-                elif how == ABS_MAXIMUM:
-                    if np.isnan(old) or abs(v) > abs(old):
-                        o_acc[r, k] = v
-                elif how == ABS_MIN_NOT_ZERO:
-                    if np.isnan(old) or abs(v) < abs(old):
-                        o_acc[r, k] = v
-                else:                                # the averages: sums add up
-                    o_acc[r, k] = v if np.isnan(old) else old + v
+                if not np.isnan(acc[src, j]):
+                    o_acc[r, k] = _pick(how, o_acc[r, k], acc[src, j])
 
 
 @numba.njit(cache=True)
@@ -176,7 +159,8 @@ def finish(how: int, acc: np.ndarray, cnt: np.ndarray, nz: np.ndarray) -> np.nda
 
 
 def _cells(rows: int, bins: int):
-    return np.full((rows, bins), np.nan), np.zeros((rows, bins)), np.zeros((rows, bins))
+    """(value, values seen, non-zero values seen): the counts in float32, exact to 2^24."""
+    return np.full((rows, bins), np.nan), np.zeros((rows, bins), np.float32), np.zeros((rows, bins), np.float32)
 
 
 # ---- the window ------------------------------------------------------------------------
@@ -354,6 +338,11 @@ def describe(view: CfgView, window: Window, definitions=None, depth: int = 0) ->
         return f" {symbol} ".join(names) if symbol else f"{d.operation}({', '.join(names)})"
     function = window.functions.get("thread")
     parts = [function.name if function else "no thread function"]
+    if function is not None and function.name in ("State Record Dur.", "Given State") and function.params:
+        states = getattr(definitions, "states", {}) or {}
+        names = [str(states.get(int(v), {}).get("name", int(v))) if isinstance(states.get(int(v)), dict) else
+                 f"{v:g}" for v in function.params[0]]
+        parts[0] += " of " + ", ".join(names)
     compose = [f.name for slot, f in window.compose.items() if f.name != "As Is"]
     if compose:
         parts.append("composed by " + ", ".join(compose))

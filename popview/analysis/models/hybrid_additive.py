@@ -162,11 +162,13 @@ def region_nodes(ctx: Context, parent: MetricNode) -> None:
         return
     parent.children.extend(children)
     if abs(rest) > 1e-12:
+        beyond = (f"; the {x.regions_left_out} parallel regions beyond the listed ones, which have no sums of "
+                  "their own" if x.regions_left_out else "")
         parent.children.append(MetricNode(
             id="openmp_region_efficiency:unattributed", name="Outside the listed regions", kind="efficiency",
             value=1 - max(rest, 0.0),
             description="Thread-level time no single parallel region accounts for: MPI calls inside "
-                        "regions, worker computation outside them, regions cut by the focus",
+                        "regions, worker computation outside them, regions cut by the focus" + beyond,
             formula="parent inefficiency - sum of the regions' inefficiencies"))
     parent.combine = "additive"
 
