@@ -185,4 +185,5 @@ def test_cancel_cancels_the_futures_and_leaves_no_cache(shared_traces, tmp_path,
     deadline = time.monotonic() + 10
     while client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)) == 0
+    left = client.run_on_scheduler(lambda dask_scheduler: {str(k): t.state for k, t in dask_scheduler.tasks.items()})
+    assert not left
