@@ -25,6 +25,7 @@ SMALL = {
     "bench_trees.py": ([], r"open metric \+ call tree.*\d"),
     "bench_compression.py": ([], r"zstd3\+shuffle\+fletcher32 \(chosen\) +\d+ +\d+ +[\d.]+[\s\S]*digest of the cache: [\d.]+ s"),
     "bench_algebra.py": ([], r"difference: median [\d.]+ s"),
+    "bench_distribution.py": ([], r"box +draw \+ paint: median [\d.]+ s[\s\S]*bars +draw \+ paint: median [\d.]+ s"),
     "bench_cancel.py": (["--out", "{tmp}"], r"uncancelled conversion: [\d.]+ s[\s\S]*cancel at .* s: (stopped|finished)"),
     "bench_cfg_timeline.py": (["--out", "{tmp}"], r"first evaluation: .* s[\s\S]*redraw at +full view: median .* ms"),
     "bench_first_run.py": ([], r"info median [\d.]+ s"),

@@ -265,6 +265,18 @@ class CfgViewPane(QWidget):
         self.not_evaluated.hide()
         layout.addWidget(self.not_evaluated)
         self.lane.submit(lambda: evaluate(self.path, exp), self._show)
+        state.experimentsChanged.connect(self._experiments_changed)
+
+    def _experiments_changed(self) -> None:
+        """The run closed: its timelines stop (they read its cache on hover) and the pane goes."""
+        if self.exp in self.state.experiments:
+            return
+        self.state.experimentsChanged.disconnect(self._experiments_changed)
+        for tab in self.timeline_tabs:
+            tab.view.shutdown()
+        dock = self.parent()
+        if dock is not None and hasattr(dock, "close"):
+            dock.close()
 
     def _show(self, result, error) -> None:
         if error is None and result.error:

@@ -20,6 +20,8 @@ from popview.gui.widgets.colorscale import colours
 from popview.gui.widgets.units import format_value
 
 BOX, BARS = "box", "bars"
+LEVELS = 64                # colour steps of the bars
+MAX_BARS = 2000            # beyond, bars stand for bins of ranks (never more bars than pixels)
 BOX_FILL, LINE, MEAN, SELECTED = QColor(120, 160, 220, 150), QColor(30, 30, 30), QColor(200, 40, 40), QColor(230, 0, 200)
 
 
@@ -162,14 +164,23 @@ class DistributionPane(QWidget):
             self.plot.enableAutoRange(axis="y")
         else:
             v = self.values[self.order]
-            top = float(np.max(np.abs(v))) if len(v) else 0.0
-            frac = np.abs(v) / top if top > 0 else np.zeros(len(v))
-            brushes = [pg.mkBrush(*c) for c in colours(frac)]
+            n = len(v)
+            # more bars than pixels: one bar per bin of ranks, as tall as its first (largest) value
+            edges = (np.linspace(0, n, MAX_BARS + 1).astype(np.int64) if n > MAX_BARS
+                     else np.arange(n + 1, dtype=np.int64))
+            edges = np.unique(edges)
+            heights, widths = v[edges[:-1]], np.diff(edges).astype(float)
+            top = float(np.max(np.abs(v))) if n else 0.0
+            frac = np.abs(heights) / top if top > 0 else np.zeros(len(heights))
+            level = np.round(frac * (LEVELS - 1)).astype(np.int64)      # a few brushes shared by all bars
+            palette = [pg.mkBrush(*c) for c in colours(np.linspace(0.0, 1.0, LEVELS))]
+            brushes = [palette[k] for k in level]
             if 0 <= sel < len(self.values):
                 where = np.flatnonzero(self.order == sel)
                 if len(where):
-                    brushes[int(where[0])] = pg.mkBrush(SELECTED)
-            self.plot.addItem(pg.BarGraphItem(x=np.arange(len(v)), height=v, width=0.9, brushes=brushes,
+                    brushes[int(np.searchsorted(edges, where[0], side="right") - 1)] = pg.mkBrush(SELECTED)
+            self.plot.addItem(pg.BarGraphItem(x0=edges[:-1].astype(float), height=heights,
+                                              width=widths * (0.9 if n <= MAX_BARS else 1.0), brushes=brushes,
                                               pen=pg.mkPen(None)))
             self.plot.getAxis("bottom").setTicks(None)
             self.plot.setLabel("bottom", "locations, largest value first")
@@ -199,8 +210,8 @@ class DistributionPane(QWidget):
 
     def location_at(self, x: float, y: float) -> int:
         """The location drawn at (x, y) in data coordinates: a bar, or the nearest outlier."""
-        if self.kind.currentData() == BARS:
-            i = int(round(x))
+        if self.kind.currentData() == BARS:            # bar i spans ranks [i, i + 1)
+            i = int(np.floor(x))
             return int(self.order[i]) if 0 <= i < len(self.order) else -1
         s = self.summary
         if s is None or not len(s.outliers) or abs(x) > 0.3:

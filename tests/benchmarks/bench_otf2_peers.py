@@ -35,6 +35,7 @@ from bench_vs_paramedir import REPO, SHARED, timed  # noqa: E402
 
 REAL = ("pipit/ping-pong-otf2", "pipit/ping-pong-otf2-papi", "tracer-stencil4d/traces-64",
         "popview-heat/scorep/hyb_2x2", "apex-otf2/OTF2_archive", "fastotf2/simple-mi300-example-run")
+WARM_UP = True          # a run of each first, not counted (not at --small: its figures measure nothing)
 PIPIT_READ = "import sys, pipit; t = pipit.Trace.from_otf2(sys.argv[1]); print(len(t.events))"
 
 
@@ -62,9 +63,10 @@ def pipit_env() -> tuple[dict | None, str]:
 def pair(name: str, size_note: str, pop_cmd: list[str], peer_name: str, peer_cmd: list[str] | None,
          peer_env: dict | None, runs: int) -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    timed(pop_cmd, env)                              # warm-up: page cache, numba's cached kernels
-    if peer_cmd:
-        timed(peer_cmd, peer_env)
+    if WARM_UP:                                      # page cache, numba's cached kernels
+        timed(pop_cmd, env)
+        if peer_cmd:
+            timed(peer_cmd, peer_env)
     pop, peer = [], []
     for _ in range(runs):
         pop.append(timed(pop_cmd, env))
@@ -82,6 +84,7 @@ def pair(name: str, size_note: str, pop_cmd: list[str], peer_name: str, peer_cmd
 
 
 def main() -> int:
+    global WARM_UP
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=10_000_000)
     ap.add_argument("--runs", type=int, default=3)
@@ -89,7 +92,7 @@ def main() -> int:
     ap.add_argument("--small", action="store_true", help="a 100 k-event archive and one real one, one run (CI)")
     args = ap.parse_args()
     if args.small:
-        args.events, args.runs = 100_000, 1
+        args.events, args.runs, WARM_UP = 100_000, 1, False
     args.dir.mkdir(parents=True, exist_ok=True)
     cache = args.dir / "cache"
     print(f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, load {os.getloadavg()[0]:.1f}")

@@ -116,7 +116,7 @@ def paramedir() -> tuple[str | None, str]:
     return exe, ""
 
 
-def compare(prv: Path, out: Path, runs: int, exe: str | None, cfg: Path) -> None:
+def compare(prv: Path, out: Path, runs: int, exe: str | None, cfg: Path, warm_up: bool = True) -> None:
     size = prv.stat().st_size
     cache = out / "cache"
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -125,9 +125,10 @@ def compare(prv: Path, out: Path, runs: int, exe: str | None, cfg: Path) -> None
     pm_env = dict(os.environ, HOME=str(home))
     pop_cmd = [sys.executable, "-m", "popview", "convert", "--force", "--cache-dir", str(cache), str(prv)]
     pm_cmd = [exe, str(prv), str(cfg), str(out / "histogram.txt")] if exe else None
-    timed(pop_cmd, env)                                # warm-up: page cache, numba's cached kernels
-    if pm_cmd:
-        timed(pm_cmd, pm_env, out)
+    if warm_up:                                        # page cache, numba's cached kernels
+        timed(pop_cmd, env)
+        if pm_cmd:
+            timed(pm_cmd, pm_env, out)
     pop, pm = [], []
     for _ in range(runs):
         pop.append(timed(pop_cmd, env))
@@ -169,7 +170,7 @@ def main() -> int:
     else:
         traces = [make_trace(args.out, int(k)) for k in args.repeat.split(",")]
     for prv in traces:
-        compare(prv, args.out, args.runs, exe, cfg)
+        compare(prv, args.out, args.runs, exe, cfg, warm_up=not args.small)
     return 0
 
 

@@ -253,3 +253,19 @@ def test_a_3d_histogram_shows_one_plane_at_a_time_and_communications_per_partner
     sends = pane.tabs.widget(1).findChild(QTableView).model()
     assert [sends.headerData(c, Qt.Orientation.Horizontal) for c in range(sends.columnCount())] == \
         ["THREAD 1.1.1", "THREAD 1.2.1", "THREAD 1.3.1"]
+
+
+def test_closing_the_run_closes_its_paraver_views(qtbot, window, run, tmp_path):
+    trace, _ = run
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    useful = Window("Useful", 1, functions={"thread": Function("Useful")}, gui={"window_open": "true"})
+    cfg = tmp_path / "useful_view.cfg"
+    cfg.write_text(write_cfg(CfgView("t", "3.4", "new", windows=[useful])))
+    window.open_cfg(cfg)
+    pane = _pane(window)
+    qtbot.waitUntil(lambda: pane.result is not None, timeout=60_000)
+    (tab,) = pane.timeline_tabs
+    window.close_experiment()
+    qtbot.waitUntil(lambda: window.cfg_panes == [], timeout=10_000)
+    assert tab.view._closed

@@ -75,3 +75,18 @@ def test_a_profile_without_the_metric_says_so(qtbot, run):
     state.select_metric("no_such_metric")
     assert "not in this profile" in pane.caption.text()
     assert not drawn(pane, BoxItem)
+
+
+def test_more_locations_than_bars_are_binned_by_rank(qtbot):
+    from popview.gui.distribution import MAX_BARS
+    pane = DistributionPane(AppState())
+    qtbot.addWidget(pane)
+    v = np.random.default_rng(3).gamma(2.0, 1.0, 3 * MAX_BARS + 7)
+    pane.values, pane.summary, pane.order = v, summarise(v), sorted_locations(v)
+    pane.unit, pane.what = "sec", "test"
+    pane.set_kind(BARS)
+    bars, = drawn(pane, pg.BarGraphItem)
+    assert len(bars.opts["height"]) <= MAX_BARS and bars.opts["height"][0] == v.max()
+    assert np.all(np.diff(bars.opts["height"]) <= 0)                 # still sorted, largest first
+    assert sum(bars.opts["width"]) == pytest.approx(len(v))           # every rank in one bin
+    assert pane.location_at(len(v) - 0.5, 0) == int(np.argmin(v))     # the last rank is the smallest
