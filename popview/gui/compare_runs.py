@@ -75,6 +75,7 @@ class CompareRuns(QObject):
             self.collapse_group.addAction(act)
         self.menu.aboutToShow.connect(self._enable)
         self.state.experimentsChanged.connect(self._attach_sources)
+        self.state.experimentsChanged.connect(self._close_views_of_closed_runs)
 
     # ---- which runs -------------------------------------------------------
     def picked(self) -> list:
@@ -108,7 +109,7 @@ class CompareRuns(QObject):
             self._tell(why)
             return None
         from popview.gui.compare import CompareView
-        view = CompareView(runs[0], runs[1])
+        view = CompareView(runs[0], runs[1], self.window)      # a window of its own, closed with this one
         view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.views.append(view)
         view.destroyed.connect(lambda _o=None, v=view: self.views.remove(v) if v in self.views else None)
@@ -143,6 +144,12 @@ class CompareRuns(QObject):
         log.info("wrote %s", path)
         self.pending[_key(path)] = runs
         self.state.request_open([path])
+
+    def _close_views_of_closed_runs(self) -> None:
+        """A compare view goes with either of its runs (their data are closed)."""
+        for view in list(self.views):
+            if view.a not in self.state.experiments or view.b not in self.state.experiments:
+                view.close()
 
     def _attach_sources(self) -> None:
         """A result that arrives is given the open runs it was made from (its Advisor subtracts

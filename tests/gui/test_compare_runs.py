@@ -154,7 +154,11 @@ def test_side_by_side_opens_the_compare_view_of_the_picked_runs(qtbot, tmp_path,
     view, = window.compare_runs.views
     assert (view.a, view.b) == (b, a) and view.isVisible()            # the current run is A
     assert "compare slow (A) with fast (B)" in view.windowTitle()
+    assert view.isWindow() and view.parent() is window                 # closed with the main window
     view.close()
+    qtbot.waitUntil(lambda: not window.compare_runs.views, timeout=5000)
+    window.compare_runs.side_by_side([a, b])
+    window.state.remove_experiment(b)                                  # its data are closed: so is the view
     qtbot.waitUntil(lambda: not window.compare_runs.views, timeout=5000)
 
 

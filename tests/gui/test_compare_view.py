@@ -118,13 +118,13 @@ def test_a_difference_opened_as_a_run_has_signed_scales(qtbot, pair, tmp_path, c
     """Its values gain and lose: the colour scale runs both ways from the largest magnitude."""
     from popview import combined
     from popview.gui.state import AppState
-    from popview.gui.trees import CallTreePane, SystemTreePane
+    from popview.gui.trees import CallTreePane, MetricTreePane, SystemTreePane
     a, b = pair
     path = combined.write_result("difference", [a, b], tmp_path / "results")
     d = popview.open(path, cache_dir=cache_dir)
     state = AppState()
-    calls, system = CallTreePane(state), SystemTreePane(state)
-    for w in (calls, system):
+    metrics_, calls, system = MetricTreePane(state), CallTreePane(state), SystemTreePane(state)
+    for w in (metrics_, calls, system):
         qtbot.addWidget(w)
     state.set_current(d)
     incl = calls.model.incl
@@ -132,6 +132,7 @@ def test_a_difference_opened_as_a_run_has_signed_scales(qtbot, pair, tmp_path, c
     assert calls.model.scale == pytest.approx(abs(incl).max())
     assert calls.legend.signed and calls.legend.low_text.startswith("-")
     assert system.legend.signed and "largest of each level" in system.legend.high_text
+    assert metrics_.legend.signed and metrics_.legend.low_text.startswith("-100 %")
     d.close()
 
 
@@ -159,3 +160,20 @@ def test_the_timelines_link_on_the_same_iteration(qtbot, tmp_path, cache_dir):
     view.close()
     a.close()
     b.close()
+
+
+def test_rounding_noise_does_not_make_a_measured_profile_signed(qtbot, shared_traces, tmp_path):
+    """TeaLeaf's baseline has omp_idle = -4.9e-15 s: rounding, its legends stay 0 .. max."""
+    from popview.gui.state import AppState
+    from popview.gui.trees import MetricTreePane
+    base = shared_traces / "archer2-scalasca" / "scorep_tea_leaf_baseline_8x12_trace" / "scout.cubex"
+    if not base.is_file():
+        pytest.skip("the TeaLeaf 8x12 baseline is not available")
+    exp = popview.open(base, cache_dir=tmp_path / "c")
+    state = AppState()
+    pane = MetricTreePane(state)
+    qtbot.addWidget(pane)
+    state.set_current(exp)
+    assert pane.model.incl.min() < 0                    # the noise is there
+    assert not pane.model.signed and not pane.legend.signed
+    exp.close()
