@@ -60,3 +60,40 @@ def test_cli_shows_the_scorep_profile_bounds(shared_traces, tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     ge = doc["runs"][0]["models"]["pop-mpi"]["metrics"][0]
     assert ge["id"] == "global_efficiency" and ge["bound"] == "upper"
+
+
+def test_a_difference_keeps_an_upper_bound_only_when_the_subtrahend_is_exact():
+    from popview.analysis.node import MetricTree
+    from popview.analysis.tree_delta import difference_tree
+
+    def tree(node):
+        return MetricTree("pop-mpi", "POP MPI", "x", "whole", [node])
+
+    exact = MetricNode("parallel_efficiency", "Parallel efficiency", value=0.218)
+    bound_minus_exact = difference_tree(tree(_bound()), tree(exact), "profile", "trace").roots[0]
+    assert bound_minus_exact.bound == "upper" and bound_minus_exact.value == pytest.approx(0.118)
+    assert nodes.format_value(bound_minus_exact) == "\u2264 +11.8 pp"
+    exact_minus_bound = difference_tree(tree(exact), tree(_bound()), "trace", "profile").roots[0]
+    assert exact_minus_bound.value is None and "only an upper bound" in exact_minus_bound.reason
+
+
+def test_a_scaling_table_of_profiles_marks_each_runs_bound(shared_traces, tmp_path):
+    """Score-P 1x2 and 2x2 profiles: each run's parallel efficiency is an upper bound; the global
+    efficiency against the other run has no provable direction."""
+    import popview
+    from popview.analysis.focus import Focus
+    from popview.analysis.report import html as page
+    from popview.analysis.report.series import build
+
+    runs = [popview.open(shared_traces / f"popview-heat/scorep/{r}/profile.cubex", cache_dir=tmp_path)
+            for r in ("hyb_1x2", "hyb_2x2")]
+    try:
+        t = build(runs, "pop-mpi", Focus.whole())
+    finally:
+        for e in runs:
+            e.close()
+    pe, ge = t.row("parallel_efficiency"), t.row("global_efficiency")
+    assert pe.bounds == ["upper", "upper"] and all(pe.text(i).startswith("\u2264 ") for i in range(2))
+    assert ge.bounds[0] == "upper" and ge.values[1] is None and "not available" in ge.reasons[1]
+    assert json.loads(t.to_json())["metrics"][1]["upper_bounds"] == ["1x2", "2x2"]
+    assert "\u2264 " + f"{pe.values[1] * 100:.1f} %" in page.scaling_table(t)

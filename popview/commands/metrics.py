@@ -145,13 +145,13 @@ def render_json(s: Series, models: list[str], why: str = "", extra=()) -> str:
 def render_csv(s: Series, models: list[str], why: str = "", extra=()) -> str:
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow(["run", "source", "model", "metric", "name", "kind", "value", "bound", "unit", "reason"])
+    w.writerow(["run", "source", "model", "metric", "name", "kind", "value", "unit", "reason", "bound"])
     cols = columns(s, models) + list(extra)
     for m in models:
         for lab, src, trees in cols:
             for _, n in trees[m].walk():
                 w.writerow([lab, src, m, n.id, n.name, n.kind, "" if n.value is None else repr(n.value),
-                            n.bound or "", n.unit, n.reason or ""])
+                            n.unit, n.reason or "", n.bound or ""])
     return out.getvalue()
 
 

@@ -135,15 +135,16 @@ def scaling_table(t) -> str:
     out = [f"<table><tr><th>Metric</th>{head}</tr>"]
     for r in t.rows:
         cells = []
-        for v, why in zip(r.values, r.reasons):
+        for i, (v, why) in enumerate(zip(r.values, r.reasons)):
             if v is None:
                 cells.append(f'<td class="num na" title="{escape(why)}">n/a</td>')
             elif r.kind in nodes.RATED_KINDS:
                 rgb = colour(v)
-                cells.append(f'<td class="num" style="background:{hex_colour(v)};color:{text_on(rgb)}">'
-                             f'{percent(v)}</td>')
+                tip = f' title="{escape(why)}"' if i < len(r.bounds) and r.bounds[i] else ""
+                cells.append(f'<td class="num"{tip} style="background:{hex_colour(v)};color:{text_on(rgb)}">'
+                             f'{escape(r.text(i))}</td>')
             else:
-                cells.append(f'<td class="num">{escape(nodes.format_as(r.node, v))}</td>')
+                cells.append(f'<td class="num">{escape(r.text(i))}</td>')
         out.append(f'<tr title="{escape(_help(r.node))}"><td style="{_indent(r.depth)}">{escape(r.name)}</td>'
                    + "".join(cells) + "</tr>")
     if any(is_number(v) for v in t.runtimes):
