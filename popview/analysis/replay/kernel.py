@@ -138,8 +138,9 @@ def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegr
                 remaining -= 1
                 if succ_ptr[n] == succ_ptr[n + 1]:
                     continue
+                # np.int64(0), not 0: numba compiled _push for the literal argument too
                 top, vtop = _push(n, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock,
-                                  n_real, loc_of, cursor, queued, ready, top, vstack, 0)
+                                  n_real, loc_of, cursor, queued, ready, top, vstack, np.int64(0))
                 while vtop > 0:                  # virtual nodes fire at once
                     vtop -= 1
                     v = vstack[vtop]
