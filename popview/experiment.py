@@ -6,14 +6,19 @@ import errno
 import logging
 import os
 import threading
-from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from popview.cache import Progress, Reader, Writer, location, open_if_valid, signals
-from popview.cache.fingerprint import fingerprint, stats
+from popview.cache import Progress, location, summary
+from popview.cache.fingerprint import fingerprint, matches, stats
 from popview.cache import scratch
 from popview.cache.scratch import CacheLock
+from popview.cache.version import SCHEMA_VERSION
 from popview.readers import InputError, format_named, reader_for, run_name
+
+if TYPE_CHECKING:
+    from popview.cache.reader import Reader
+    from popview.cache.writer import Writer
 
 log = logging.getLogger("popview")
 
@@ -42,10 +47,7 @@ class Experiment:
 
     def shape(self) -> tuple[int, int]:
         """(processes, max threads per process) of the main application."""
-        d = self.definitions
-        tpp = d.threads_per_process()
-        main = [i for i, p in enumerate(d.processes) if p.appl == 0]
-        return len(main), int(tpp[main].max()) if main else 0
+        return summary.shape(self.definitions)
 
     @property
     def label(self) -> str:
@@ -53,23 +55,8 @@ class Experiment:
         return f"{p}x{t}"
 
     def info(self) -> dict:
-        d = self.definitions
-        r = self.reader
-        p, t = self.shape()
-        kinds = Counter(loc.kind for loc in d.locations)
-        info = {
-            "source": str(self.source), "cache": str(self.cache_path), "format": d.source_format, "tool": d.tool,
-            "date": d.date, "duration_ns": d.t_end, "source_unit_ns": d.source_unit_ns,
-            "applications": len(d.applications) or 1, "processes": p, "threads_per_process": t,
-            "locations": dict(kinds), "nodes": len(d.nodes),
-            "records": {tbl: r.count(tbl) for tbl in ("states", "events", "messages", "calls")},
-            "regions": len(d.regions), "callpaths": int(len(d.callpath_parent)),
-            "paradigms": d.paradigms, "counters": d.counters, "topologies": [tp.get("name", "") for tp in d.topologies],
-            "flags": d.flags, "warnings": d.warnings,
-        }
-        if ids := r.stored_metric_ids():
-            info["metrics"] = ids
-        return info
+        """What the run contains (the cache's stored summary holds the same: stored_info)."""
+        return {"source": str(self.source), "cache": str(self.cache_path), **summary.of_reader(self.reader)}
 
     def profile(self):
         """Metric x call path x location (popview.model.profile.Profile), read once."""
@@ -97,19 +84,22 @@ class Experiment:
 
 
 def convert(path, cache_dir=None, progress=None, cancel: threading.Event | None = None,
-            force: bool = False, beside: bool | None = None) -> tuple[Path, bool]:
+            force: bool = False, beside: bool | None = None, dask=None, **dask_options) -> tuple[Path, bool]:
     """Make sure a valid cache of `path` exists. Returns (cache path, converted now).
 
     A cache is reused when it is complete, intact (its checksums verified) and of
     the source's content; a damaged one is converted again, the user told (the
-    "popview" logger). Concurrent conversions of one source do the work once."""
-    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside)
+    "popview" logger). Concurrent conversions of one source do the work once.
+    `dask` converts on a Dask cluster: "local", "local:N", a scheduler's address, or a
+    distributed Client or cluster (popview.cluster; docs/dask.md); the cache is the same."""
+    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options)
     if reader is not None:
         reader.close()
     return target, converted
 
 
-def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bool, Reader | None]:
+def _convert(path, cache_dir, progress, cancel, force, beside, dask=None,
+             dask_options=None) -> tuple[Path, bool, Reader | None]:
     """convert(), and the cache's reader when a valid cache was found."""
     path = Path(path)
     fmt, module = reader_for(path)
@@ -121,6 +111,8 @@ def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bo
         raise InputError(f"{path}: cannot read: {exc}") from None
     target = location.cache_path(anchor, Path(cache_dir) if cache_dir else None, beside)
     prog = Progress(progress, cancel)
+    from popview.cache import Writer, signals
+
     if not force and (reader := _reusable(target, files)) is not None:
         _tidy(target)
         return target, False, reader
@@ -133,7 +125,7 @@ def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bo
         with signals.sigterm_interrupts():
             before = stats(files)
             with Writer(target, "", source_bytes=size) as writer:
-                module.convert(anchor, writer, prog.sub(0.0, 0.7))
+                _read_source(module, anchor, writer, prog.sub(0.0, 0.7), dask, dask_options or {})
                 writer.fingerprint = fingerprint(files, before)
                 writer.finish(prog.sub(0.7, 1.0))
     except OSError as exc:
@@ -151,6 +143,21 @@ def _convert(path, cache_dir, progress, cancel, force, beside) -> tuple[Path, bo
     return target, True, None
 
 
+def _read_source(module, anchor: Path, writer: Writer, progress: Progress, dask, options: dict) -> None:
+    """The reader's conversion into `writer`: on this machine, or on the Dask cluster `dask`
+    names when the format has a distributed conversion (the others convert here: their
+    sources are small, a profile)."""
+    if dask is None or not hasattr(module, "convert_distributed"):
+        if dask is not None:
+            log.info("popview: %s has no distributed conversion: converted on this machine", anchor.name)
+        module.convert(anchor, writer, progress)
+        return
+    from popview import cluster
+
+    with cluster.connect(dask) as client:
+        module.convert_distributed(anchor, writer, progress, client, **options)
+
+
 def _tidy(target: Path) -> None:
     """What a conversion killed after putting its cache in place left beside it (its
     scratch folder and the cache's lock): removed by the next opening, not only by the
@@ -161,6 +168,8 @@ def _tidy(target: Path) -> None:
 
 def _reusable(target: Path, files: list[Path], quiet: bool = False) -> Reader | None:
     """A valid cache's reader (a damaged one is told of once: `quiet` the second time)."""
+    from popview.cache.reader import open_if_valid
+
     return open_if_valid(target, files, damaged=None if quiet else _tell_damaged)
 
 
@@ -169,8 +178,31 @@ def _tell_damaged(message: str) -> None:
 
 
 def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = None,
-         force: bool = False, beside: bool | None = None) -> Experiment:  # noqa: A001 - mirrors builtins.open
+         force: bool = False, beside: bool | None = None, dask=None, **dask_options) -> Experiment:  # noqa: A001
     """Open a trace or profile, converting it (once) into the cache (placement:
-    popview.cache.location; `beside` None follows the user's setting)."""
-    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside)
+    popview.cache.location; `beside` None follows the user's setting; `dask`: see convert)."""
+    from popview.cache.reader import Reader
+
+    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options)
     return Experiment(Path(path), reader or Reader(target, verify=False), converted)
+
+
+def stored_info(path, cache_dir=None, beside: bool | None = None) -> dict | None:
+    """Experiment.info() of `path` read from its cache's stored summary (popview.cache.summary):
+    a few kilobytes, no HDF5, numpy or kernels. None when the answer needs the cache opened:
+    no cache yet, one of another schema, of another content of the source, or without a
+    summary to trust (then `open(path).info()` answers, converting when needed)."""
+    path = Path(path)
+    _, module = reader_for(path)
+    anchor = module.anchor(path)
+    try:
+        files = module.source_files(anchor)
+    except OSError:
+        return None
+    target = location.cache_path(anchor, Path(cache_dir) if cache_dir else None, beside)
+    stored = summary.read(target)
+    if stored is None or stored.get("schema_version") != SCHEMA_VERSION \
+            or not matches(stored.get("fingerprint", ""), files):
+        return None
+    _tidy(target)
+    return {"source": str(path), "cache": str(target), **stored["info"]}

@@ -63,7 +63,9 @@ def test_merge_of_disjoint_counters_is_the_run_with_all(runs, tmp_path, capsys):
     out = str(tmp_path / "merged.cubex")
     assert main(["merge", runs["ins"], runs["cyc"], "-o", out, "--cache-dir", runs["cache"],
                  "--format", "json"]) == 0
-    info = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    info = doc["written"]
+    assert doc["runs"][0]["source"] == out and doc["models"]          # the result's metrics, as `metrics`
     assert info["operation"] == "merge" and info["callpaths_not_in_every_run"] == 0
     assert {"PAPI_TOT_INS", "PAPI_TOT_CYC", "time", "visits"} <= set(info["metrics"])
     merged, full = stored(out), stored(runs["all"])
@@ -162,3 +164,118 @@ def test_mean_of_a_trace_is_its_profile_with_its_system_tree(tmp_path, capsys):
         for ident in p.values:
             np.testing.assert_allclose(m.exclusive_totals(ident), p.exclusive_totals(ident), rtol=1e-12,
                                        err_msg=ident)
+
+
+# ---------------------------------------------------------------- the result's metrics, as `popview metrics`
+def _metric_values(doc: dict, run: int = 0) -> dict:
+    out = {}
+    for model, tree in doc["runs"][run]["models"].items():
+        stack = list(tree["metrics"])
+        while stack:
+            n = stack.pop()
+            out[(model, n["id"])] = n["value"]
+            stack.extend(n.get("children", []))
+    return out
+
+
+def test_mean_of_copies_has_the_metrics_of_the_copy(runs, tmp_path, capsys):
+    out = str(tmp_path / "mean.cubex")
+    assert main(["metrics", runs["run"], "--cache-dir", runs["cache"], "--format", "json", "--no-replay"]) == 0
+    copy = json.loads(capsys.readouterr().out)
+    assert main(["mean", runs["run"], runs["run"], "-o", out, "--cache-dir", runs["cache"], "--format", "json"]) == 0
+    mean = json.loads(capsys.readouterr().out)
+    assert set(mean) >= {"written", "focus", "reference", "models", "runs"} and mean["models"] == copy["models"]
+    a, b = _metric_values(mean), _metric_values(copy)
+    assert a.keys() == b.keys() and any(v is not None for v in a.values())
+    for key, v in b.items():
+        assert a[key] == pytest.approx(v, rel=1e-9, abs=1e-12) if v is not None else a[key] is None, key
+
+
+def test_merge_csv_is_the_metrics_csv_and_the_summary_goes_to_stderr(runs, tmp_path, capsys):
+    out = str(tmp_path / "merged.cubex")
+    assert main(["merge", runs["ins"], runs["cyc"], "-o", out, "--cache-dir", runs["cache"], "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == "run,source,model,metric,name,kind,value,unit,reason"
+    assert all(line.split(",")[1] == out for line in captured.out.splitlines()[1:])
+    assert "wrote" in captured.err and "merge of 2 runs" in captured.err
+    # the merged run has both counters: IPC is computed, as for the run that measured both
+    assert main(["merge", runs["ins"], runs["cyc"], "-o", out, "--cache-dir", runs["cache"], "--format", "json",
+                 "--model", "computation"]) == 0
+    merged = _metric_values(json.loads(capsys.readouterr().out))
+    assert main(["metrics", runs["all"], "--cache-dir", runs["cache"], "--format", "json",
+                 "--model", "computation"]) == 0
+    full = _metric_values(json.loads(capsys.readouterr().out))
+    assert merged[("computation", "ipc")] == pytest.approx(full[("computation", "ipc")], rel=1e-12)
+
+
+def test_collapsed_to_the_run_no_efficiency_is_measured(runs, tmp_path, capsys):
+    out = str(tmp_path / "m.cubex")
+    assert main(["mean", runs["run"], runs["run"], "-o", out, "--cache-dir", runs["cache"], "--collapse", "run",
+                 "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    tree = next(iter(doc["runs"][0]["models"].values()))
+    stack, seen = list(tree["metrics"]), 0
+    while stack:
+        n = stack.pop()
+        stack.extend(n.get("children", []))
+        if n["kind"] in ("efficiency", "scalability"):
+            seen += 1
+            assert n["value"] is None and "collapsed to one value per run" in n["reason"], n["id"]
+    assert seen
+
+
+def test_diff_metrics_are_a_minus_b_of_each_runs_metrics(tmp_path, capsys):
+    """`popview diff --show metrics`: A, B (the reference) and A - B, in percentage points; the
+    written difference, opened, gives the same A - B (its metrics are its sources' difference)."""
+    from popview.testing.synthetic import Shape, write
+    slow, fast = tmp_path / "slow.prv", tmp_path / "fast.prv"
+    write(slow, Shape(processes=2, iterations=4, work_ns=2_000_000, rank_weights=(1.0, 1.6)))
+    write(fast, Shape(processes=2, iterations=4, work_ns=1_000_000))
+    cache, out = str(tmp_path / "c"), str(tmp_path / "d.cubex")
+    assert main(["diff", str(fast), str(slow), "--show", "metrics", "--format", "json", "--cache-dir", cache,
+                 "-o", out, "--model", "pop-mpi"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["label"] for r in doc["runs"]][-1] == "A - B" and len(doc["runs"]) == 3
+    a, b, d = (_metric_values(doc, i) for i in range(3))
+    checked = 0
+    for key, v in d.items():
+        if a[key] is not None and b[key] is not None:
+            assert v == pytest.approx(a[key] - b[key], abs=1e-12), key
+            checked += 1
+    assert checked >= 3 and d[("pop-mpi", "load_balance")] > 0          # the balanced run is better
+    root = doc["runs"][2]["models"]["pop-mpi"]["metrics"][0]
+    assert root["kind"] == "difference" and root["unit"] == "pp"
+    assert main(["metrics", out, "--cache-dir", cache, "--format", "json", "--model", "pop-mpi"]) == 0
+    reopened = _metric_values(json.loads(capsys.readouterr().out))
+    for key in (("pop-mpi", "load_balance"), ("pop-mpi", "parallel_efficiency")):
+        assert reopened[key] == pytest.approx(d[key], abs=1e-12), key
+
+
+def test_a_difference_without_its_runs_has_no_efficiencies(runs, tmp_path, capsys):
+    import shutil
+    a = tmp_path / "a.cubex"
+    shutil.copy(runs["run"], a)
+    out = str(tmp_path / "d.cubex")
+    assert main(["diff", str(a), runs["run"], "-o", out, "--cache-dir", runs["cache"]]) == 0
+    a.unlink()
+    capsys.readouterr()
+    assert main(["metrics", out, "--cache-dir", runs["cache"], "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    root = next(iter(doc["runs"][0]["models"].values()))["metrics"][0]
+    assert root["value"] is None
+    assert "no efficiency follows" in root["reason"] and "not at hand" in root["reason"]
+
+
+def test_the_report_of_a_difference_shows_differences(tmp_path, capsys):
+    """`popview report` on a written difference: A - B in percentage points, never rated."""
+    from popview.testing.synthetic import Shape, write
+    slow, fast = tmp_path / "slow.prv", tmp_path / "fast.prv"
+    write(slow, Shape(processes=2, iterations=4, work_ns=2_000_000, rank_weights=(1.0, 1.6)))
+    write(fast, Shape(processes=2, iterations=4, work_ns=1_000_000))
+    cache, out, html = str(tmp_path / "c"), str(tmp_path / "d.cubex"), tmp_path / "r.html"
+    assert main(["diff", str(fast), str(slow), "-o", out, "--cache-dir", cache]) == 0
+    assert main(["report", out, "-o", str(html), "--cache-dir", cache]) == 0
+    text = html.read_text()
+    assert " pp<" in text or " pp " in text
+    assert "Load balance of A - Load balance of B" in text
+    assert "Excellent" not in text and "Good<" not in text            # a difference is not rated

@@ -41,11 +41,16 @@ def test_cube_profile_metrics(btmz):
     for model in ("pop-mpi", "hybrid-additive", "hybrid-multiplicative", "critical-path"):
         tree = btmz.metrics(model, "whole")
         assert tree.inconsistencies(1e-9) == []
-        assert 0 < tree.value("parallel_efficiency" if model in ("pop-mpi", "hybrid-additive", "critical-path")
-                              else "hybrid_parallel_efficiency") < 1
+        # a Score-P profile charges the masters' fork and join to computation: withheld, with Cube's figure
+        pe = tree["parallel_efficiency" if model in ("pop-mpi", "hybrid-additive", "critical-path")
+                  else "hybrid_parallel_efficiency"]
+        assert pe.value is None and "fork and join" in pe.reason
+        assert 0 < float(pe.reason.rsplit("gives ", 1)[1].rstrip("%")) < 100
     add = btmz.metrics("hybrid-additive", "whole")
     assert add["mpi_transfer_efficiency"].reason.startswith("a profile has no records to replay on an ideal network")
-    assert len(add["openmp_region_efficiency"].children) > 5
+    assert 0 < add.value("process_efficiency") < 1
+    mult = btmz.metrics("hybrid-multiplicative", "whole")
+    assert 0 < mult.value("mpi_load_balance") <= 1
     comp = btmz.metrics("computation", "whole")
     assert 0.5 < comp.value("ipc") < 5
 

@@ -1,7 +1,8 @@
-"""Every benchmark under tests/benchmarks runs at a small size on every push, so
-that a benchmark cannot rot between the sessions that measure with it: each is
-run as a process, must exit 0 and print its figures. The sizes here check that
-it runs, not how fast (the figures come from the full sizes, by hand)."""
+"""Every benchmark under tests/benchmarks runs at its small size (`--small`,
+tests/benchmarks/small.py) on every push, so that a benchmark cannot rot between
+the sessions that measure with it: each is run as a process, must exit 0 and
+print its figures. The small sizes check that it runs, not how fast (the figures
+come from the full sizes, by hand: docs/benchmarks.md)."""
 from __future__ import annotations
 
 import os
@@ -15,26 +16,27 @@ import pytest
 
 BENCHMARKS = Path(__file__).resolve().parent / "benchmarks"
 
-# benchmark -> (arguments at the small size, with {tmp} for a scratch folder; what its output must hold)
+# benchmark -> (arguments beside --small, with {tmp} for a scratch folder; what its output must hold)
 SMALL = {
-    "bench_convert.py": (["--out", "{tmp}", "--synthetic-mb", "2", "--pandas-mb", "1"],
-                         r"convert: .* MB/s.*\n.*cache: .*\n.*reopen: .* s"),
-    "bench_metrics.py": (["--records", "1e5", "--series-iterations", "5", "--dir", "{tmp}"],
-                         r"slowest metric tree: .* ms[\s\S]*5-run series: .* ms"),
-    "bench_otf2.py": (["--events", "20000", "--ranks", "2", "--dir", "{tmp}/archive"],
-                      r"end to end: .* events/s"),
-    "bench_replay.py": (["{tmp}/replay.h5", "50"], r"second replay:[\s\S]*R = .* s, R_ideal = .* s"),
-    "bench_trees.py": (["--callpaths", "300", "--locations", "64", "--repeat", "2"],
-                       r"open metric \+ call tree.*\d"),
-    "bench_compression.py": (["{cache}", "--rows", "20000"], r"zstd3\+shuffle\+fletcher32 \(chosen\) +\d+ +\d+ +[\d.]+[\s\S]*digest of the cache: [\d.]+ s"),
-    "bench_algebra.py": (["--callpaths", "2000", "--locations", "100", "--per-callpath", "5", "--repeat", "1"],
-                         r"difference: median [\d.]+ s"),
-    "bench_cancel.py": (["--out", "{tmp}", "--synthetic-iterations", "300", "--points", "2"],
-                        r"uncancelled conversion: [\d.]+ s[\s\S]*cancel at .* s: (stopped|finished)"),
-    "bench_first_run.py": (["--only", "info", "--synthetic", "--keep-numba-cache"], r"info median [\d.]+ s"),
+    "bench_convert.py": (["--out", "{tmp}"], r"convert: .* MB/s.*\n.*cache: .*\n.*reopen: .* s"),
+    "bench_metrics.py": (["--dir", "{tmp}"], r"slowest metric tree: .* ms[\s\S]*5-run series: .* ms"),
+    "bench_otf2.py": (["--dir", "{tmp}/archive"], r"end to end: .* events/s"),
+    "bench_replay.py": ([], r"second replay:[\s\S]*R = .* s, R_ideal = .* s"),
+    "bench_trees.py": ([], r"open metric \+ call tree.*\d"),
+    "bench_compression.py": ([], r"zstd3\+shuffle\+fletcher32 \(chosen\) +\d+ +\d+ +[\d.]+[\s\S]*digest of the cache: [\d.]+ s"),
+    "bench_algebra.py": ([], r"difference: median [\d.]+ s"),
+    "bench_distribution.py": ([], r"box +draw \+ paint: median [\d.]+ s[\s\S]*bars +draw \+ paint: median [\d.]+ s"),
+    "bench_cancel.py": (["--out", "{tmp}"], r"uncancelled conversion: [\d.]+ s[\s\S]*cancel at .* s: (stopped|finished)"),
+    "bench_dask.py": (["--out", "{tmp}"], r"median wall: Dask 2 workers [\d.]+ s[\s\S]*predicted T\(64\) = [\d.]+ s"),
+    "bench_cfg_timeline.py": (["--out", "{tmp}"], r"first evaluation: .* s[\s\S]*redraw at +full view: median .* ms"),
+    "bench_first_run.py": ([], r"info median [\d.]+ s"),
+    "bench_timeline.py": ([], r"redraw at full view: +median .* ms[\s\S]*peak memory"),
+    "bench_otf2_peers.py": (["--dir", "{tmp}"], r"popview convert +wall +[\d.]+ s"),
+    "bench_vs_paramedir.py": (["--out", "{tmp}"], r"popview convert +wall +[\d.]+ s .* MB/s"),
+    "bench_startup.py": (["--out", "{tmp}"], r"version +median [\d.]+ s[\s\S]*info \(synthetic, small\) +median [\d.]+ s"
+                                             r"[\s\S]*heavy modules loaded by info \(synthetic, small\): none"),
 }
-TIMELINE = r"redraw at full view: +median .* ms[\s\S]*peak memory"
-STARTUP = r"painted +median .* s"
+WINDOW = r"painted +median .* s"       # bench_startup's window figures, under xvfb-run
 
 
 def _env(tmp: Path) -> dict:
@@ -49,42 +51,19 @@ def _run(args: list[str], tmp: Path, prefix: tuple[str, ...] = ()) -> str:
     return out.stdout
 
 
-def _small_cache(tmp: Path) -> Path:
-    """A converted synthetic trace: the input of the benchmarks that read a cache."""
-    import popview
-    from popview.testing.synthetic import Shape, write
-
-    prv = tmp / "small.prv"
-    write(prv, Shape(processes=4, threads=2, iterations=200))
-    exp = popview.open(prv, cache_dir=tmp / "cache")
-    path = exp.cache_path
-    exp.close()
-    return path
-
-
 def test_every_benchmark_has_a_small_size():
-    listed = set(SMALL) | {"bench_timeline.py", "bench_startup.py"}
-    assert {p.name for p in BENCHMARKS.glob("bench_*.py")} == listed
+    assert {p.name for p in BENCHMARKS.glob("bench_*.py")} == set(SMALL)
+    for name in SMALL:
+        text = (BENCHMARKS / name).read_text()
+        assert "add_small(" in text or '"--small"' in text, f"{name} has no --small"
 
 
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_benchmark_runs_at_small_size(name, tmp_path):
     args, expected = SMALL[name]
-    cache = _small_cache(tmp_path) if "{cache}" in args else None
-    args = [a.format(tmp=tmp_path, cache=cache) for a in args]
-    out = _run([str(BENCHMARKS / name), *args], tmp_path)
+    window = name == "bench_startup.py" and shutil.which("xvfb-run") is not None
+    out = _run([str(BENCHMARKS / name), "--small", *(a.format(tmp=tmp_path) for a in args)], tmp_path,
+               prefix=("xvfb-run", "-a") if window else ())
     assert re.search(expected, out), out
-
-
-def test_timeline_benchmark_runs_at_small_size(tmp_path):
-    cache = str(tmp_path / "timeline.h5")
-    script = str(BENCHMARKS / "bench_timeline.py")
-    _run([script, "make", cache, "--locations", "64", "--iterations", "200"], tmp_path)
-    out = _run([script, "run", cache], tmp_path)
-    assert re.search(TIMELINE, out), out
-
-
-@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="bench_startup needs a display: xvfb-run is not installed")
-def test_startup_benchmark_runs_once_under_xvfb(tmp_path):
-    out = _run([str(BENCHMARKS / "bench_startup.py"), "--runs", "1"], tmp_path, prefix=("xvfb-run", "-a"))
-    assert re.search(STARTUP, out), out
+    if window:
+        assert re.search(WINDOW, out), out

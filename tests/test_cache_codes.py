@@ -31,3 +31,18 @@ def test_member_rows_are_where_isin(members):
     values = np.random.default_rng(2).choice(
         np.concatenate([members, np.array([-6, 1, 8, 42000050, 50000000, 50000004], np.int32)]), 5000).astype(np.int32)
     np.testing.assert_array_equal(member_rows(values, members), np.flatnonzero(np.isin(values, members)))
+
+
+@pytest.mark.parametrize("codes", [[40000003, 50000001, 50000002, 50000003], [1, 2**40, 2**41 + 3, 2**62],
+                                   list(range(0, 70 * 2**20, 2**20))])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint64])
+def test_spread_codes_hashed_agree_with_a_search(codes, dtype):
+    """Codes too far apart for a table are hashed by a window of their bits: same answer."""
+    codes = np.array(codes, np.int64)
+    rng = np.random.default_rng(len(codes))
+    near = np.concatenate([codes + d for d in (-2**20, -1, 0, 1, 2**16, 2**32)])
+    values = rng.choice(np.concatenate([near, [0, -1, 2**31 - 1]]), 4000)
+    if dtype == np.int32:
+        values = values[(values >= -2**31) & (values < 2**31)]
+    values = values.astype(dtype)
+    np.testing.assert_array_equal(code_index(values, codes), _expected(values.astype(np.int64), codes))

@@ -166,3 +166,75 @@ def test_extrae_heat_outlined_functions_have_no_mpi_loss(shared_traces, cache_di
                     if node.kind == "efficiency" and node.value is not None:
                         assert -1e-9 <= node.value <= 1 + 1e-9, (k, model, node.id, node.value)
         np.testing.assert_allclose(useful, parent.useful, rtol=1e-9)     # the functions hold the region's work
+
+
+LATE = dict(EXTRAE_SHAPE, workers_after_master=True, init_ns=50_000, fini_ns=20_000)
+
+
+@pytest.fixture(scope="module")
+def late_workers(tmp_path_factory):
+    """Extrae's pattern on an oversubscribed node (popview-heat Extrae 2x2): every worker runs its
+    chunk only after its master has finished its own, the master waits in Fork/Join meanwhile, and
+    a worker's first record is its first chunk (Not created before)."""
+    from popview.testing.synthetic import Shape, write
+    d = tmp_path_factory.mktemp("late-workers")
+    shape = Shape(**LATE)
+    ex = write(d / "late.prv", shape)
+    with popview.open(d / "late.prv", cache_dir=d / "cache") as exp:
+        yield exp, shape, ex
+
+
+def test_late_workers_writer_records_the_extrae_pattern(late_workers):
+    exp, shape, ex = late_workers
+    T, N = shape.threads, shape.iterations
+    x = focus_inputs(exp, "whole")
+    np.testing.assert_allclose(x.useful, ex.useful_ns * NS, rtol=1e-12)
+    np.testing.assert_allclose(x.openmp, ex.openmp_ns * NS, rtol=1e-12)
+    np.testing.assert_allclose(x.mpi, ex.mpi_ns * NS, rtol=1e-12)
+    assert x.runtime == pytest.approx(ex.runtime_ns * NS, rel=1e-12)
+    # the masters wait for their workers' chunks in Fork/Join: fork + the slowest worker, per region
+    work = ex.region_omp_useful_ns.reshape(shape.parallel_regions, shape.processes, T)
+    join = work[:, :, 1:].max(axis=2).sum(axis=0)                         # per process, all iterations
+    np.testing.assert_allclose(x.cat[x.masters, CAT["omp_management"]],
+                               (join + N * shape.parallel_regions * shape.fork_ns) * NS, rtol=1e-12)
+    # a worker's first record is its first chunk: Not created from 0 (idle time, not computation)
+    first = shape.init_ns + (ex.serial_useful_ns + work[0, :, 0]) / N + shape.fork_ns   # per process
+    workers = np.flatnonzero(x.thread > 0)
+    np.testing.assert_allclose(x.cat[workers, CAT["omp_idle"]], first[x.process[workers]] * NS, rtol=1e-12)
+    assert ex.counts["parallel_visits"] == N * shape.processes * shape.parallel_regions
+
+
+def test_late_workers_closed_form_metrics(late_workers):
+    """Whole run: every hybrid-additive figure from the schedule. A focus on one outlined function:
+    per instance the team is in it for the master's chunk and then its slowest worker's, so R and
+    each process's OpenMP time are N (w_master + max w_worker); every MPI factor is 1."""
+    exp, shape, ex = late_workers
+    P, T, N, K = shape.processes, shape.threads, shape.iterations, shape.parallel_regions
+    R = ex.runtime_ns
+    serial = ex.serial_useful_ns
+    add = exp.metrics("hybrid-additive", "whole", use_replay=False)
+    assert add.value("parallel_efficiency") == pytest.approx(ex.useful_ns.mean() / R, rel=1e-12)
+    assert add.value("process_efficiency") == pytest.approx((ex.openmp_ns + serial).mean() / R, rel=1e-12)
+    assert add.value("amdahl_efficiency") == pytest.approx(1 - (serial * (T - 1)).sum() / (P * T) / R, rel=1e-12)
+    assert add.value("openmp_region_efficiency") == pytest.approx(
+        1 - (ex.openmp_ns.mean() - ex.omp_useful_ns.mean()) / R, rel=1e-12)
+    assert add.inconsistencies(1e-12) == []
+    for k in range(K):
+        focus = f"callpath:main/timestep/parallel (open)/solve_region_{k + 1}._omp_fn.{k}"
+        useful = ex.region_omp_useful_ns[k].reshape(P, T)              # all iterations
+        team = useful[:, 0] + useful[:, 1:].max(axis=1)                 # per process
+        x = focus_inputs(exp, focus)
+        assert x.runtime == pytest.approx(team.max() * NS, rel=1e-12)
+        np.testing.assert_allclose(x.openmp, team * NS, rtol=1e-12)
+        np.testing.assert_allclose(x.useful, useful.reshape(-1) * NS, rtol=1e-12)
+        np.testing.assert_allclose(x.cat[x.masters, CAT["omp_management"]], useful[:, 1:].max(axis=1) * NS,
+                                   rtol=1e-12)
+        for model, ids in MPI_FACTORS.items():
+            tree = exp.metrics(model, focus, use_replay=False)
+            for metric in ids[:1]:
+                assert tree.value(metric) == pytest.approx(1, abs=1e-12), (k, model, metric)
+        add = exp.metrics("hybrid-additive", focus, use_replay=False)
+        assert add.value("parallel_efficiency") == pytest.approx(useful.mean() / team.max(), rel=1e-12)
+        assert add.value("process_load_balance") == pytest.approx(team.mean() / team.max(), rel=1e-12)
+        assert add.value("thread_efficiency") == pytest.approx(1 - (team.mean() - useful.mean()) / team.max(),
+                                                               rel=1e-12)

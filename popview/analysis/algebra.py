@@ -27,6 +27,9 @@ from popview.model.definitions import Region
 from popview.model.profile import MetricDef, MetricValues, Profile
 
 
+ROUNDING = 1e-9          # |A - B| below this share of the values is floating-point noise, not a change
+
+
 class AlgebraError(ValueError):
     """Runs that cannot be combined (the message says why and what to do)."""
 
@@ -166,6 +169,38 @@ def _locations(profiles, collapse: str, loc_process) -> tuple[list[np.ndarray], 
         raise AlgebraError(f"the runs have different numbers of locations ({', '.join(map(str, counts))}): "
                            "collapse them to one value per process or per run to compare")
     return [np.arange(n, dtype=np.int64) for n in counts], counts[0], []
+
+
+# ------------------------------------------------------------------ reading a difference
+def changed_most(d: AlgebraResult, pa: Profile, pb: Profile, metric: str, top: int) -> list[dict]:
+    """The call paths of a difference whose exclusive value of `metric` changed most (by
+    magnitude), with both runs' values: {callpath, a, b, a_minus_b, in, node} (node: the
+    result's call path; `in`: both, A only or B only)."""
+    diff = d.profile.exclusive_totals(metric)
+    a_vals, b_vals = _in_union(d, pa, metric, 0), _in_union(d, pb, metric, 1)
+    noise = np.abs(diff) <= ROUNDING * np.maximum(np.abs(a_vals), np.abs(b_vals))
+    diff = np.where(noise, 0.0, diff)                 # floating-point noise is no change
+    order = np.argsort(-np.abs(diff), kind="stable")[:top]
+    return [{"callpath": d.profile.path(int(c)), "a": float(a_vals[c]), "b": float(b_vals[c]),
+             "a_minus_b": float(diff[c]), "in": _presence(d.presence[c]), "node": int(c)}
+            for c in order if diff[c] != 0]
+
+
+def in_run(d: AlgebraResult, run: int, node: int) -> int:
+    """Run `run`'s call path that is the result's call path `node` (-1 when it has none)."""
+    hits = np.flatnonzero(d.maps[run] == node)
+    return int(hits[0]) if len(hits) else -1
+
+
+def _in_union(d: AlgebraResult, p: Profile, metric: str, run: int) -> np.ndarray:
+    """One run's exclusive totals on the union's call paths (0 where it lacks one)."""
+    out = np.zeros(d.profile.n_callpaths)
+    np.add.at(out, d.maps[run], p.exclusive_totals(metric))
+    return out
+
+
+def _presence(row: np.ndarray) -> str:
+    return "both" if row.all() else ("A only" if row[0] else "B only")
 
 
 # ------------------------------------------------------------------ operations

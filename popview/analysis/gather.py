@@ -79,6 +79,12 @@ class _TraceGather:
         inputs = FocusInputs(runtime=runtime_ns / NS, process=self.proc, thread=self.thread,
                              cat=sums_ns[:, :N_CAT] / NS, counters=counters, notes=list(self.notes), label=label)
         inputs.regions = self._regions(sums_ns, inputs.masters, keep_region)
+        left_out = int(self.defs.flags.get("parallel_regions_without_sums", 0))
+        if inputs.regions and left_out:
+            inputs.regions_left_out = left_out
+            inputs.notes.append(f"{left_out} parallel regions (outlined functions) have no sums of their own "
+                                f"(popview keeps them for {len(self.index.region_callpaths)}): their part of the "
+                                "OpenMP region efficiency is under 'Outside the listed regions'")
         return inputs
 
     def _regions(self, sums_ns, masters, keep) -> list[Region]:

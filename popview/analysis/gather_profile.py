@@ -66,15 +66,44 @@ def gather_profile(exp, focus: Focus) -> FocusInputs:
     inputs = FocusInputs(runtime=0.0, process=proc, thread=thread, cat=cat, notes=notes,
                          label=focus.label())
     time = dense["time"].sum(axis=0)
+    team_gap = _team_time(inputs, time) if focus.kind == "callpath" and par[0] else 0.0
     # a worker can be recorded computing a little longer than its master's time in the focus
     # (popview-heat Score-P 1x2, region @107: 0.07 %); no thread computes longer than R
     inputs.runtime = float(max(time[inputs.masters].max(), inputs.useful.max(initial=0.0)))
     inputs.counters = _counters(prof, dense, span, locs)
     inputs.regions = _regions(prof, span, locs, inputs)
-    _forks_before_enter(inputs)
+    inputs.unmeasured = _unmeasured_fork_join(prof, span, locs, inputs, focus)
+    if team_gap > TEAM_TOLERANCE * inputs.runtime:
+        inputs.unmeasured.setdefault("runtime", TEAM_UNMEASURED.format(gap=team_gap))
+        inputs.unmeasured.setdefault("outside_mpi", TEAM_UNMEASURED.format(gap=team_gap))
     inputs.notes.append("profile: R = the longest inclusive time of a master thread; counters summed over "
                         "call paths that are all computation")
     return inputs
+
+
+def _team_time(x: FocusInputs, time: np.ndarray) -> None:
+    """A call path inside a parallel region: a trace counts the time some thread of the team is in
+    it (popview.analysis.callpath_time), the master's time while a worker is in it and it is not
+    being OpenMP time of the focus. Per-thread totals give the longest thread's time, a lower bound
+    of that union, exact when the master's visits lie within the longest thread's (a worker waiting
+    at the construct's barrier for a late master): the master's time is raised to it (in place of
+    `time`), the difference as OpenMP idle time."""
+    longest = np.zeros(x.n_processes)
+    np.maximum.at(longest, x.process, time)
+    masters = x.masters
+    gap = np.maximum(longest - time[masters], 0.0)
+    x.cat[masters, CAT["omp_idle"]] += gap
+    time[masters] += gap
+    return float(gap.max(initial=0.0))
+
+
+TEAM_TOLERANCE = 0.002       # a worker in the focus this share of R longer than its master: R is not known
+TEAM_UNMEASURED = (
+    "not available from this profile: in this call path inside a parallel region a worker spends {gap:.4g} s "
+    "longer than its master, so the team's threads are in it at different times (a worker waiting at the "
+    "construct's barrier for a late or descheduled master); R is the time some thread of a process is in the "
+    "call path, the union of the threads' visits, which a profile's per-thread totals do not give; open the "
+    "trace of the run")
 
 
 # A remapped report (scalasca -examine, cube_remap2: summary.cubex) has Cube's own time hierarchy;
@@ -134,22 +163,40 @@ def _counters(prof, dense, span, locs) -> dict[str, np.ndarray]:
     return out
 
 
-def _forks_before_enter(x: FocusInputs) -> None:
-    """A thread computing in a parallel region longer than its master is in it began before
-    the master's enter: the master was forking, time a Cube profile charges to the parent's
-    own time, i.e. to serial computation. That much moves from the master's serial computation
-    to OpenMP management and to the region, as a trace counts it (the region from its fork)."""
-    masters = x.masters
-    deficit = np.zeros(x.n_processes)
-    for reg in x.regions:
-        busiest = np.zeros(x.n_processes)
-        np.maximum.at(busiest, x.process, reg.useful)
-        lacking = np.maximum(busiest - reg.openmp, 0.0)
-        reg.openmp = reg.openmp + lacking
-        deficit += lacking
-    moved = np.minimum(deficit, x.cat[masters, CAT["comp_serial"]])
-    x.cat[masters, CAT["comp_serial"]] -= moved
-    x.cat[masters, CAT["omp_management"]] += moved
+FORK_JOIN_UNMEASURED = (
+    "not available from this profile: it counts the masters' OpenMP fork and join time as computation, so "
+    "{what}; Score-P's profile times a parallel region on its master from the region's enter to its leave and "
+    "charges the fork and join around it (from THREAD_FORK to the team's begin, from the team's end to "
+    "THREAD_JOIN: waking and waiting for the team, or a descheduled master) to the calling path; open the trace "
+    "of the run")
+
+
+def _stores_fork_join(prof) -> bool:
+    """Scalasca's trace analysis (scout) stores the fork time it measured (omp_fork, under its
+    omp_management); the remapper's omp_management (a summary.cubex) and popview's derived one are
+    the parallel regions' own time, not the fork and join around them."""
+    return prof.has("omp_fork")
+
+
+def _unmeasured_fork_join(prof, span, locs, x: FocusInputs, focus: Focus) -> dict[str, str]:
+    """What the profile cannot give when masters fork teams in the focus (docs/metrics.md)."""
+    if _stores_fork_join(prof):
+        return {}
+    masters = locs[x.masters]
+    forking = [c for c in range(span.start, span.stop)
+               if prof.regions[prof.callpath_region[c]].paradigm == "openmp"
+               and prof.regions[prof.callpath_region[c]].role == "parallel"
+               and (prof.by_location("time", c, True)[masters] > 0).any()]
+    if not forking:
+        return {}
+    out = {"useful": FORK_JOIN_UNMEASURED.format(
+        what="the masters' useful time in the focus is not known")}
+    if forking[0] == span.start and focus.kind == "callpath":
+        out["runtime"] = FORK_JOIN_UNMEASURED.format(
+            what="in this parallel region, which runs from its masters' forks to their joins, R and the masters' "
+                 "time are not known")
+        out["outside_mpi"] = out["runtime"]
+    return out
 
 
 def _regions(prof, span, locs, inputs: FocusInputs) -> list[Region]:

@@ -38,6 +38,10 @@ class FocusInputs:
     regions: list[Region] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     label: str = ""
+    # quantities the source does not measure apart -> why ("useful": the masters' computation
+    # apart from OpenMP fork / join; "runtime": R itself); metrics needing them are not available
+    unmeasured: dict[str, str] = field(default_factory=dict)
+    regions_left_out: int = 0              # parallel regions (or outlined functions) without sums of their own
     n_processes: int = 0
 
     def __post_init__(self):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from popview.analysis import models
+from popview.analysis import algebra_meaning, models
 from popview.analysis.focus import Focus
 from popview.analysis.gather import gather
 from popview.analysis.inputs import FocusInputs
@@ -126,6 +126,10 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
     (default: the run itself)."""
     module = models.get(model)
     focus = as_focus(focus)
+    if (info := algebra_meaning.algebra_info(exp)) and info["operation"] == "difference":
+        delta = algebra_meaning.difference_metrics(exp, model, focus, scaling=scaling, use_replay=use_replay)
+        if delta is not None:
+            return delta
     notes = []
     if focus.kind == "auto":
         focus, why = propose_focus(exp)
@@ -171,5 +175,6 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
         notes += [f"replay: {n}" for n in getattr(rp, "notes", [])]
         if getattr(rp, "approximate", False):
             notes.append("the replay is approximate: serialisation / transfer figures are estimates")
-    return MetricTree(model=module.MODEL.id, title=module.MODEL.title, experiment=getattr(exp, "label", ""),
+    tree = MetricTree(model=module.MODEL.id, title=module.MODEL.title, experiment=getattr(exp, "label", ""),
                       focus=focus.label(), roots=roots, notes=notes)
+    return algebra_meaning.adjust(exp, tree) if info else tree

@@ -29,10 +29,11 @@ PARADIGM_MODES = {"mpi": "mpi", "openmp": "openmp"}
 
 @dataclass(frozen=True)
 class ColourMode:
-    """kind: state | mpi | openmp | callpath | useful | counter | ipc | event.
+    """kind: state | mpi | openmp | callpath | useful | counter | ipc | event | cfg.
 
-    param: call-path depth (callpath) or event type code (counter, event);
-    categories: draw an event type's values as categories, not a gradient.
+    param: call-path depth (callpath), event type code (counter, event) or the window's
+    position in its cfg (cfg: a Paraver view's timeline, drawn by its own data source);
+    categories: draw an event type's values (a cfg window's: code colours) as categories, not a gradient.
     """
 
     kind: str = "state"
@@ -42,7 +43,7 @@ class ColourMode:
 
     @property
     def categorical(self) -> bool:
-        return self.kind in ("state", "mpi", "openmp", "callpath") or (self.kind == "event" and self.categories)
+        return self.kind in ("state", "mpi", "openmp", "callpath") or (self.kind in ("event", "cfg") and self.categories)
 
 
 @dataclass

@@ -33,12 +33,16 @@ def _build(loc, time, etype, region, t_end, h_keys, h_vals, cp_parent, cp_region
     depth = 0
     m = 0
     unmatched = 0
+    unclosed = 0
+    open_cp = np.empty(n, np.int32)     # call paths of the visits closed without their own exit record
     cur = -1
     for i in range(n + 1):
         if i == n or loc[i] != cur:
             while depth > 0:  # close what is still open at the end of the location
                 depth -= 1
                 out_end[stack_slot[depth]] = t_end
+                open_cp[unclosed] = out_cp[stack_slot[depth]]
+                unclosed += 1
             if i == n:
                 break
             cur = loc[i]
@@ -78,7 +82,10 @@ def _build(loc, time, etype, region, t_end, h_keys, h_vals, cp_parent, cp_region
             while depth > k:
                 depth -= 1
                 out_end[stack_slot[depth]] = time[i]
-    return out_loc[:m], out_begin[:m], out_end[:m], out_cp[:m], out_depth[:m], unmatched, n_cp
+                if depth > k:               # no exit of its own: closed by an enclosing region's
+                    open_cp[unclosed] = out_cp[stack_slot[depth]]
+                    unclosed += 1
+    return out_loc[:m], out_begin[:m], out_end[:m], out_cp[:m], out_depth[:m], unmatched, open_cp[:unclosed], n_cp
 
 
 @numba.njit(cache=True)
@@ -113,6 +120,7 @@ class CallPathBuilder:
         self.region = np.empty(0, np.int32)
         self.n = 0
         self.unmatched = 0
+        self.unclosed: list[np.ndarray] = []    # call paths of visits closed without their own exit
 
     def build(self, loc, time, etype, region, t_end: int) -> dict[str, np.ndarray]:
         """Intervals of one batch of whole locations, sorted by (loc, begin)."""
@@ -120,11 +128,13 @@ class CallPathBuilder:
             return {"loc": np.zeros(0, np.int32), "begin": np.zeros(0, np.int64), "end": np.zeros(0, np.int64),
                     "callpath": np.zeros(0, np.int32), "depth": np.zeros(0, np.int16)}
         self._reserve(int(np.count_nonzero(np.asarray(region) >= 0)))
-        l, b, e, cp, d, unmatched, self.n = _build(
+        l, b, e, cp, d, unmatched, unclosed, self.n = _build(
             np.ascontiguousarray(loc, np.int32), np.ascontiguousarray(time, np.int64),
             np.ascontiguousarray(etype, np.int32), np.ascontiguousarray(region, np.int32),
             np.int64(t_end), self.h_keys, self.h_vals, self.parent, self.region, self.n)
         self.unmatched += unmatched
+        if len(unclosed):
+            self.unclosed.append(unclosed)
         return {"loc": l, "begin": b, "end": e, "callpath": cp, "depth": d}
 
     def _reserve(self, new: int) -> None:

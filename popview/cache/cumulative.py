@@ -45,7 +45,7 @@ from popview.model.definitions import THREAD_JOIN, Definitions
 from popview.model.states import FORK_JOIN, StateClass, class_lookup
 
 CHECK = 1024               # rows between checkpoints (and rows per chunk)
-MAX_REGIONS = 64           # parallel regions with their own sums (the first by call-path id)
+MAX_REGIONS = 64           # parallel regions with their own sums (outlined functions first, by call-path id)
 BUDGET_ROWS = 1_000_000    # state rows held in memory at once
 OUTSIDE = "(outside any region)"
 # Counts kept like counters (per row, cumulative) so windows get them too.
@@ -243,8 +243,12 @@ class _Builder:
         self.counter_codes_array = np.asarray(self.counter_codes, np.int64)
         self.counter_doubles = np.array([defs.event_types[c].value_type == "double" for c in self.counter_codes], bool)
         self._callpath_tables()
-        keys = np.flatnonzero(self.cp_outlined | self.cp_parallel)
-        self.too_many_regions = len(keys) > MAX_REGIONS
+        # outlined functions first: an instance is keyed by its outlined function when it has one
+        keys = np.concatenate([np.flatnonzero(self.cp_outlined), np.flatnonzero(self.cp_parallel & ~self.cp_outlined)])
+        # regions: the outlined functions when the trace has them (Extrae), else the constructs
+        n_outlined = int(self.cp_outlined.sum())
+        self.n_keys = n_outlined or len(keys)
+        self.too_many_regions = self.n_keys > MAX_REGIONS
         self.region_keys = keys[:MAX_REGIONS]
         self.n_regions = len(self.region_keys)
         self.key_col = np.full(len(self.cp_outlined) + 1, -1, np.int64)
@@ -278,8 +282,9 @@ class _Builder:
         g.attrs["regions"] = json.dumps([int(k) for k in self.region_keys])
         g.attrs["check"] = CHECK
         if self.too_many_regions:
-            self.defs.warn(f"more than {MAX_REGIONS} OpenMP parallel regions: per-region figures cover the "
-                           f"first {MAX_REGIONS}")
+            self.defs.flags["parallel_regions_without_sums"] = int(self.n_keys - MAX_REGIONS)
+            self.defs.warn(f"{self.n_keys} OpenMP parallel regions, more than {MAX_REGIONS}: per-region figures "
+                           f"cover the first {MAX_REGIONS}, the others are under 'Outside the listed regions'")
         # Zstd without the shuffle filter: as small here, and a window's slab reads decompress 3x faster;
         # level -1 compresses these rows 1.6x faster than 1 (2.2x than 3), for 5 % more bytes
         seg = g.create_dataset("seg", shape=(n, 2 + n_ctr), dtype=np.int64,

@@ -212,6 +212,25 @@ class CallPathCollector:
         _replace_table(out, "calls", self.parts, sum(len(p["loc"]) for p in self.parts), n_loc, copy)
         if self.builder.unmatched:
             self.defs.warn(f"{self.builder.unmatched} region exits without a matching entry were ignored")
+        if self.builder.unclosed:
+            self._warn_unclosed(np.concatenate(self.builder.unclosed))
+
+    def _warn_unclosed(self, cps: np.ndarray) -> None:
+        """Visits without an exit of their own, closed at an enclosing region's exit or at the end
+        of their thread: parallel regions (a fork without its join record) said apart, as what
+        follows such a fork then counts inside the region."""
+        d = self.defs
+        region = np.asarray(d.callpath_region)[cps]
+        parallel = np.array([d.regions[r].paradigm == "openmp" and d.regions[r].role == "parallel" for r in region],
+                            bool)
+        if parallel.any():
+            d.warn(f"{int(parallel.sum())} OpenMP parallel region visits have no join (closing) record: each is "
+                   "closed at the exit of the region enclosing it or at the end of its thread, and what follows "
+                   "its fork until then (the next fork too) counts inside it; the trace may be cut or its tracer "
+                   "stopped early")
+        if (~parallel).any():
+            d.warn(f"{int((~parallel).sum())} region visits have no exit record: each is closed at the exit of the "
+                   "region enclosing it or at the end of its thread")
 
 
 def _replace_table(out: h5py.File, table: str, parts: list[dict], n: int, n_loc: int, copy: SortedCopy) -> None:

@@ -621,13 +621,26 @@ def _fill_numeric(levels, spread: bool, recs, a: int, b: int, base: int, bins: l
     for level in range(1, len(bins)):
         if out.shape[1] % 2:
             out = np.pad(out, ((0, 0), (0, 1)), constant_values=np.nan)
-        pair = out.reshape(b - a, -1, 2)
-        both_nan = np.isnan(pair).all(axis=2)
-        with np.errstate(invalid="ignore"):
-            out = np.nansum(pair, axis=2) if spread else np.nanmax(np.where(both_nan[..., None], 0, pair), axis=2)
-        out[both_nan] = np.nan
-        out = out[:, : bins[level]]
+        out = _pair_bins(out[:, 0::2], out[:, 1::2], spread)[:, : bins[level]]
         levels[level][0][a:b] = out.astype(np.float32)
+
+
+def _pair_bins(left: np.ndarray, right: np.ndarray, spread: bool) -> np.ndarray:
+    """Two neighbouring bins made one, NaN (no value) only where both are: their sum
+    (spread) or their maximum. As np.nansum / np.nanmax over the pair computed it
+    (NaN read as 0 in a sum; fmax), bit for bit, without their reductions over an axis
+    of two (2.2 s of a 72 k-event archive's 8 s, its metric channels' levels)."""
+    if spread:
+        both = np.isnan(left) & np.isnan(right)
+        out = np.where(np.isnan(left), 0.0, left)
+        out += 0.0                           # numpy's sum starts from +0.0: -0.0 + -0.0 sums to 0.0
+        out += np.where(np.isnan(right), 0.0, right)
+        out[both] = np.nan
+        return out
+    with np.errstate(invalid="ignore"):
+        keep_left = left >= right              # on a tie the left one, as np.nanmax's reduction (signed zeros)
+    keep_left |= np.isnan(right)
+    return np.where(keep_left, left, right)
 
 
 # ---- tiles --------------------------------------------------------------------------

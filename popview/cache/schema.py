@@ -1,13 +1,15 @@
 """The cache's HDF5 schema: tables, their columns and the version.
 
-Bump SCHEMA_VERSION whenever a table, column or derived dataset changes
-meaning: caches of another version are re-converted, never trusted.
+Bump SCHEMA_VERSION (in version.py, which imports nothing: the stored summary
+is checked against it without numpy) whenever a table, column or derived
+dataset changes meaning: caches of another version are re-converted, never
+trusted.
 """
 from __future__ import annotations
 
 import numpy as np
 
-SCHEMA_VERSION = 14
+from popview.cache.version import SCHEMA_VERSION  # noqa: F401  (bumped there)
 
 # table -> (location column, time column, ((column, dtype), ...))
 TABLES: dict[str, tuple[str, str, tuple[tuple[str, type], ...]]] = {

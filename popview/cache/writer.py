@@ -71,6 +71,12 @@ class PreparedChunk:
             order = location_order(locs, self.counts)
             self.columns = {name: take(column, order) for name, column in kept.items()}
 
+    def summary(self) -> "PreparedChunk":
+        """The chunk without its rows: what a staging notes of it (a piece returns these)."""
+        out = object.__new__(PreparedChunk)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "columns"})
+        return out
+
 
 class _Staging:
     """Unsorted records of one table, spilled uncompressed to raw column files. Each
@@ -96,6 +102,25 @@ class _Staging:
     def append(self, chunk: "PreparedChunk") -> None:
         if chunk.n == 0:
             return
+        self._note(chunk)
+        for name, f in self._files.items():
+            f.seek(0, os.SEEK_END)
+            f.write(chunk.columns[name].data)
+        self.n += chunk.n
+
+    def append_spilled(self, chunks: "list[PreparedChunk]", paths: dict[str, Path]) -> None:
+        """Chunks another staging spilled (a piece a Dask worker wrote: popview.cache.pieces),
+        their column files copied behind this staging's: as if appended here in that order."""
+        for chunk in chunks:
+            if chunk.n:
+                self._note(chunk)
+                self.n += chunk.n
+        for name, f in self._files.items():
+            f.seek(0, os.SEEK_END)
+            _copy_file(paths[name], f)
+
+    def _note(self, chunk: "PreparedChunk") -> None:
+        """What the staging keeps of a chunk besides its rows: counts, order, its runs."""
         top = len(chunk.counts)
         if top > len(self.prev_time):
             grow = top - len(self.prev_time)
@@ -110,11 +135,7 @@ class _Staging:
         self._last_loc = int(present[-1])
         self.loc_counts[:top] += chunk.counts
         self.t_max = max(self.t_max, chunk.t_max)
-        for name, f in self._files.items():
-            f.seek(0, os.SEEK_END)
-            f.write(chunk.columns[name].data)
         self.chunks.append((self.n, chunk.n, present, chunk.starts))
-        self.n += chunk.n
 
     def runs(self, n_loc: int) -> RunIndex:
         """Where each location's rows lie in the spill files (made once all is appended)."""
@@ -168,6 +189,22 @@ class Writer:
             self._tables[table] = _Staging(self._staging_dir, table, self._hint)
         self._tables[table].append(cols if isinstance(cols, PreparedChunk) else PreparedChunk(table, cols))
 
+    def adopt(self, piece) -> None:
+        """A piece of the staging a Dask worker spilled (popview.cache.pieces.Piece), taken
+        as if its chunks were appended here now; its files are removed once copied."""
+        for table, (paths, chunks) in piece.tables.items():
+            if table not in self._tables:
+                self._tables[table] = _Staging(self._staging_dir, table, self._hint)
+            self._tables[table].append_spilled(chunks, paths)
+        piece.remove()
+
+    def pieces_folder(self) -> Path:
+        """A folder in this conversion's scratch folder for the pieces Dask workers write
+        (on a cluster it must be one all workers share: the cache directory's file system)."""
+        folder = self._scratch.path / "pieces"
+        folder.mkdir(exist_ok=True)
+        return folder
+
     def set_definitions(self, defs: Definitions) -> None:
         self.definitions = defs
 
@@ -207,7 +244,7 @@ class Writer:
                 out.attrs["fingerprint"] = self.fingerprint
                 out.attrs["complete"] = True
                 sign(out)
-            seal(tmp_path)
+            seal(tmp_path, _summary(tmp_path, self.fingerprint))
             atomic.put_in_place(tmp_path, self.final_path)   # made 0600 in a private folder; shared as the umask says
         finally:
             self.abort()
@@ -285,6 +322,27 @@ def _start_side_builder(rows: int | None):
         return sidecar.SideBuilder()
     except OSError:       # no process can be started here: build everything in this one
         return None
+
+
+def _copy_file(src: Path, dst) -> None:
+    """The whole of `src` appended to the open file `dst`, in the kernel where it can."""
+    dst.flush()
+    at = os.lseek(dst.fileno(), 0, os.SEEK_END)
+    with open(src, "rb") as f:
+        size, done = os.fstat(f.fileno()).st_size, 0
+        try:
+            while done < size:
+                n = os.copy_file_range(f.fileno(), dst.fileno(), size - done, done, at + done)
+                if n == 0:
+                    break
+                done += n
+        except OSError:
+            pass                      # no copy_file_range across these file systems
+        dst.seek(at + done)
+        f.seek(done)
+        while block := f.read(16 << 20):
+            dst.write(block)
+    dst.seek(0, os.SEEK_END)
 
 
 def _write_definitions(out: h5py.File, defs: Definitions) -> None:
@@ -365,3 +423,14 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     if copy is not None:
         copy.finish(table, offsets)
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")
+
+
+def _summary(path: Path, fingerprint: str) -> dict:
+    """The stored summary (summary.py) of the finished cache at `path`: read back from it,
+    as `popview info` would read it."""
+    from popview.cache import summary
+    from popview.cache.reader import Reader
+
+    with Reader(path, verify=False) as reader:
+        return {"schema_version": schema.SCHEMA_VERSION, "fingerprint": fingerprint,
+                "info": summary.of_reader(reader)}

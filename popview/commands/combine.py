@@ -1,7 +1,7 @@
 """What `popview merge`, `popview mean` and `popview diff -o` share: opening the
-runs, combining their profiles (popview.analysis.algebra) and writing the
-result in the profile format the readers' registry writes (a Cube4 profile:
-popview, Cube and pycubexr open it like any measured profile)."""
+runs, combining their profiles and writing the result (popview.combined), then
+the POP metrics of the result as `popview metrics` gives them (table, JSON or
+CSV; popview.analysis.algebra_meaning says which metrics the algebra keeps)."""
 from __future__ import annotations
 
 import json
@@ -9,16 +9,17 @@ import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-import numpy as np
-
+from popview import combined, readers
 from popview.analysis import algebra
+from popview.analysis.models import MODEL_IDS
+from popview.analysis.series import Series
+from popview.commands import metrics as metrics_command
 from popview.commands.common import ProgressBar, add_cache_dir, fail, guarded
 from popview.experiment import open as open_experiment
-from popview import readers
-from popview.model.definitions import Definitions, Location, Process
 
 COLLAPSE_HELP = ("runs with different numbers of locations: combine per process or as whole runs "
                  "(default none: refuse)")
+MODEL_HELP = "metric model of the result's metrics, as for `popview metrics` (default auto)"
 
 
 def add_output(parser, required: bool, what: str) -> None:
@@ -43,49 +44,22 @@ def check_output(path: str | None) -> str | None:
     return None
 
 
-def loc_process(exp) -> np.ndarray:
-    return np.array([loc.process for loc in exp.definitions.locations], np.int64)
+loc_process = combined.loc_process
+export = combined.export
 
 
-def combine(operation: str, experiments, collapse: str) -> algebra.AlgebraResult:
-    """The algebra of the runs' profiles (AlgebraError when they cannot be aligned)."""
-    profiles = [e.profile() for e in experiments]
-    lp = [loc_process(e) for e in experiments] if collapse == "process" else None
-    fn = {"merge": algebra.merge, "mean": algebra.mean}[operation]
-    return fn(profiles, collapse=collapse, loc_process=lp)
-
-
-def result_definitions(first, collapse: str) -> Definitions | None:
-    """The system tree of the result: the first run's, one location per process of it when
-    collapsed to processes, none (a flat list) when collapsed to the whole run."""
-    d = first.definitions
-    if d is None or collapse == "run":
-        return None
-    if collapse == "process":
-        locs = [Location(p.name, i, 0) for i, p in enumerate(d.processes)]
-        return Definitions(source_format="popview", nodes=list(d.nodes),
-                           processes=[Process(p.name, p.node, p.appl, p.rank) for p in d.processes], locations=locs)
-    return d
-
-
-def export(path: str, result: algebra.AlgebraResult, experiments, collapse: str):
-    names = [e.name for e in experiments]
-    partial = int((~result.presence.all(axis=1)).sum()) if result.presence.size else 0
-    attrs = {"popview::operation": result.operation, "popview::runs": " | ".join(names),
-             "popview::callpaths_not_in_every_run": str(partial)}
-    e = readers.profile_writer().export_profile(path, result.profile, result_definitions(experiments[0], collapse),
-                                               attrs=attrs)
-    e.notes[:0] = result.notes
-    return e
-
-
-def summary(e, result: algebra.AlgebraResult, experiments, fmt: str) -> str:
-    partial = int((~result.presence.all(axis=1)).sum()) if result.presence.size else 0
-    info = {"output": str(e.path), "operation": result.operation, "runs": [x.name for x in experiments],
-            "metrics": e.metrics, "callpaths": e.n_callpaths, "callpaths_not_in_every_run": partial,
+def written(e, result: algebra.AlgebraResult, experiments) -> dict:
+    """What was written, for the JSON output."""
+    return {"output": str(e.path), "operation": result.operation, "runs": [x.name for x in experiments],
+            "metrics": e.metrics, "callpaths": e.n_callpaths,
+            "callpaths_not_in_every_run": combined.not_in_every_run(result),
             "locations": e.n_locations, "system_tree": e.system_tree, "notes": e.notes}
+
+
+def summary(e, result: algebra.AlgebraResult, experiments, fmt: str = "table") -> str:
     if fmt == "json":
-        return json.dumps(info, indent=2) + "\n"
+        return json.dumps(written(e, result, experiments), indent=2) + "\n"
+    partial = combined.not_in_every_run(result)
     lines = [f"wrote {e.path}: {result.operation} of {len(experiments)} runs, {len(e.metrics)} metrics, "
              f"{e.n_callpaths} call paths ({partial} not in every run), {e.n_locations} locations "
              f"({'system tree of the first run' if e.system_tree == 'definitions' else 'flat system tree'})"]
@@ -98,9 +72,26 @@ def add_parser(sub, operation: str, help_text: str, runs_help: str) -> None:
     p.add_argument("runs", nargs="+", metavar="RUN", help=runs_help)
     add_output(p, True, f"the {operation}")
     p.add_argument("--collapse", default="none", choices=["none", "process", "run"], help=COLLAPSE_HELP)
-    p.add_argument("--format", default="table", choices=["table", "json"],
-                   help="what was written, for people (table, default) or json")
+    p.add_argument("--model", default="auto", choices=["auto", *MODEL_IDS, "all"], help=MODEL_HELP)
+    p.add_argument("--format", default="table", choices=["table", "json", "csv"],
+                   help="the result's POP metrics as `popview metrics` writes them: table (default, after a "
+                        "line saying what was written), json (with what was written under \"written\") or "
+                        "csv (what was written goes to standard error)")
     add_cache_dir(p)
+
+
+def result_metrics(path, cache_dir, model: str, fmt: str, written_doc: dict, written_text: str) -> str:
+    """The POP metrics of the written result, in `popview metrics`' output."""
+    with open_experiment(path, cache_dir) as r:
+        s = Series([r])
+        models, why = metrics_command.pick_models(s, model)
+        if fmt == "json":
+            return json.dumps({"written": written_doc, **metrics_command.metrics_doc(s, models, why)}, indent=1) + "\n"
+        text = metrics_command.RENDER[fmt](s, models, why)
+    if fmt == "csv":
+        sys.stderr.write(written_text)
+        return text
+    return written_text + "\n" + text
 
 
 def run(args, operation: str) -> int:
@@ -114,12 +105,12 @@ def run(args, operation: str) -> int:
         with ExitStack() as stack:
             exps = [stack.enter_context(open_experiment(r, args.cache_dir, ProgressBar(r))) for r in args.runs]
             try:
-                result = combine(operation, exps, args.collapse)
+                result = combined.combine(operation, exps, args.collapse)
             except algebra.AlgebraError as exc:
                 return fail(f"{' vs '.join(args.runs)}: {exc}")
             e = export(args.output, result, exps, args.collapse)
-            text = summary(e, result, exps, args.format)
-        sys.stdout.write(text)
+            doc, text = written(e, result, exps), summary(e, result, exps)
+        sys.stdout.write(result_metrics(args.output, args.cache_dir, args.model, args.format, doc, text))
         return 0
 
     return go()

@@ -88,6 +88,43 @@ def expand_runs(paths, reference: str | None = None) -> list[Path]:
     return runs
 
 
+def add_dask(parser, what: str) -> None:
+    parser.add_argument("--dask", metavar="ADDRESS|local[:N]",
+                        help=f"{what} on a Dask cluster: local (a worker a core), local:N (N workers) or a "
+                             "scheduler's address such as tcp://host:8786; needs pip install 'popview[dask]' "
+                             "and, on a cluster, a cache directory every worker shares (docs/dask.md)")
+
+
+def dask_client(args):
+    """A context giving the Dask client --dask names (None without --dask)."""
+    from contextlib import nullcontext
+
+    if not getattr(args, "dask", None):
+        return nullcontext(None)
+    from popview import cluster
+
+    try:
+        return cluster.connect(args.dask)
+    except cluster.ClusterError as exc:
+        raise InputError(str(exc)) from None
+
+
+def open_runs(stack, paths, args, focus=None, use_replay: bool = True) -> list:
+    """The experiments of `paths`, entered into the ExitStack `stack`: opened here one after
+    the other, or with --dask prepared one task a run on the Dask cluster (converted, their
+    focus inputs and replay computed there: popview.analysis.distributed)."""
+    if not getattr(args, "dask", None):
+        from popview.experiment import open as open_experiment
+
+        return [stack.enter_context(open_experiment(p, args.cache_dir, ProgressBar(str(p)))) for p in paths]
+    from popview.analysis.distributed import open_runs as open_on_dask
+
+    with dask_client(args) as client:
+        exps = open_on_dask(paths, client, args.cache_dir, focus, use_replay,
+                            ProgressBar(f"{len(paths)} runs on Dask"))
+    return [stack.enter_context(exp) for exp in exps]
+
+
 REFERENCE_HELP = ("the run the scalabilities are computed against: one of the runs, by its path or its "
                   "shape label such as 1x4 (default: the run with the fewest threads); a path that is "
                   "not among the runs is added to them")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-from popview.commands.common import ProgressBar, add_cache_dir, add_paths, expand_runs, guarded
+from popview.commands.common import ProgressBar, add_cache_dir, add_dask, add_paths, dask_client, expand_runs, guarded
 from popview.experiment import convert
 
 
@@ -12,13 +12,17 @@ def add_parser(sub) -> None:
     add_paths(p)
     p.add_argument("--force", action="store_true", help="convert even if a valid cache exists")
     add_cache_dir(p)
+    add_dask(p, "convert")
 
 
 @guarded
 def run(args) -> int:
-    for path in expand_runs(args.paths):
-        t0 = time.perf_counter()
-        target, converted = convert(path, args.cache_dir, ProgressBar(str(path)), force=args.force)
-        what = "converted" if converted else "cache up to date"
-        print(f"{path}: {what} -> {target} ({time.perf_counter() - t0:.2f} s)")
+    paths = expand_runs(args.paths)
+    with dask_client(args) as client:
+        for path in paths:
+            t0 = time.perf_counter()
+            target, converted = convert(path, args.cache_dir, ProgressBar(str(path)), force=args.force, dask=client)
+            what = "converted" if converted else "cache up to date"
+            print(f"{path}: {what} -> {target} ({time.perf_counter() - t0:.2f} s"
+                  f"{', on Dask' if client is not None and converted else ''})")
     return 0

@@ -5,6 +5,9 @@ are aligned by call path (popview.analysis.algebra) and A - B is listed for
 the call paths whose exclusive value of the metric changed most, with the
 call paths present in one run only. Output: a table, JSON or CSV; with -o the
 difference of every metric is also written as a .cubex (popview.commands.combine).
+With --show metrics the output is `popview metrics`' for A and B (B the
+reference) and a third column A - B of their metrics (percentage points for
+efficiencies: popview.analysis.tree_delta).
 """
 from __future__ import annotations
 
@@ -16,6 +19,9 @@ import sys
 import numpy as np
 
 from popview.analysis import algebra
+from popview.analysis.models import MODEL_IDS
+from popview.analysis.series import Series
+from popview.analysis.tree_delta import difference_tree
 from popview.commands import combine
 from popview.commands.common import ProgressBar, add_cache_dir, fail, guarded
 from popview.experiment import open as open_experiment
@@ -32,6 +38,11 @@ def add_parser(sub) -> None:
                    help="runs of different shapes: compare per process or the whole run (default: refuse)")
     p.add_argument("--format", default="table", choices=["table", "json", "csv"],
                    help="table for people (default), json or csv")
+    p.add_argument("--show", default="callpaths", choices=["callpaths", "metrics"],
+                   help="callpaths (default): the call paths that changed most; metrics: the POP metrics of A "
+                        "and B and their difference A - B, as `popview metrics` writes them")
+    p.add_argument("--model", default="auto", choices=["auto", *MODEL_IDS, "all"],
+                   help="with --show metrics: the metric model (default auto, as `popview metrics`)")
     combine.add_output(p, False, "the difference A - B of every metric both runs have")
     add_cache_dir(p)
 
@@ -52,9 +63,13 @@ def run(args) -> int:
         if args.metric not in d.profile.values:
             return fail(f"metric {args.metric!r} is not in both runs (both have: "
                         f"{', '.join(sorted(d.profile.values)) or 'none'})")
-        rows = changed_most(d, pa, pb, args.metric, args.top)
-        unit = d.profile.metric(args.metric).unit
-        text = {"table": _table, "json": _json, "csv": _csv}[args.format](a.name, b.name, args.metric, unit, rows, d)
+        if args.show == "metrics":
+            text = metrics_text(a, b, args.model, args.format)
+        else:
+            rows = algebra.changed_most(d, pa, pb, args.metric, args.top)
+            unit = d.profile.metric(args.metric).unit
+            text = {"table": _table, "json": _json, "csv": _csv}[args.format](a.name, b.name, args.metric, unit,
+                                                                             rows, d)
         if args.output:
             e = combine.export(args.output, d, [a, b], args.collapse)
             sys.stderr.write(combine.summary(e, d, [a, b], "table"))
@@ -62,24 +77,14 @@ def run(args) -> int:
     return 0
 
 
-def changed_most(d: algebra.AlgebraResult, pa, pb, metric: str, top: int) -> list[dict]:
-    """The call paths whose exclusive value changed most (by magnitude), with both runs' values."""
-    diff = d.profile.exclusive_totals(metric)
-    a_vals, b_vals = _in_union(d, pa, metric, 0), _in_union(d, pb, metric, 1)
-    order = np.argsort(-np.abs(diff), kind="stable")[:top]
-    return [{"callpath": d.profile.path(int(c)), "a": float(a_vals[c]), "b": float(b_vals[c]),
-             "a_minus_b": float(diff[c]), "in": _presence(d.presence[c])} for c in order if diff[c] != 0]
-
-
-def _in_union(d, p, metric: str, run: int) -> np.ndarray:
-    """One run's exclusive totals on the union's call paths (0 where it lacks one)."""
-    out = np.zeros(d.profile.n_callpaths)
-    np.add.at(out, d.maps[run], p.exclusive_totals(metric))
-    return out
-
-
-def _presence(row: np.ndarray) -> str:
-    return "both" if row.all() else ("A only" if row[0] else "B only")
+def metrics_text(a, b, model: str, fmt: str) -> str:
+    """`popview metrics A B` (B the reference) with a third column: A - B of each metric."""
+    from popview.commands import metrics as metrics_command
+    s = Series([a, b], reference=b)
+    models, why = metrics_command.pick_models(s, model)
+    delta = ("A - B", f"{a.source} - {b.source}",
+             {m: difference_tree(s.trees(m)[0], s.trees(m)[1], "A", "B") for m in models})
+    return metrics_command.RENDER[fmt](s, models, why, [delta])
 
 
 def _loc_process(exp) -> np.ndarray:

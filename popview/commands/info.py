@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from popview.commands.common import ProgressBar, add_cache_dir, add_paths, expand_runs, guarded
-from popview.experiment import open as open_experiment
+from popview.experiment import open as open_experiment, stored_info
 
 
 def add_parser(sub) -> None:
@@ -60,14 +60,37 @@ def render(info: dict) -> str:
 
 
 @guarded
+def quick(args) -> int | None:
+    """The answer when every run is converted already, from their caches' stored summaries
+    (popview.cache.summary: no HDF5, numpy or kernels), else None."""
+    out = []
+    for path in expand_runs(args.paths):
+        if (info := stored_info(path, args.cache_dir)) is None:
+            return None
+        out.append(info)
+    _show(out, args.json)
+    return 0
+
+
+@guarded
 def run(args) -> int:
     out = []
     for path in expand_runs(args.paths):
-        with open_experiment(path, args.cache_dir, ProgressBar(str(path))) as exp:
-            info = exp.info()
+        info = stored_info(path, args.cache_dir)       # a converted run: its cache's summary, read at once
+        if info is None:
+            with open_experiment(path, args.cache_dir, ProgressBar(str(path))) as exp:
+                info = exp.info()
         out.append(info)
         if not args.json:
             print(render(info))
     if args.json:
-        print(json.dumps(out if len(out) > 1 else out[0], indent=2))
+        _show(out, True)
     return 0
+
+
+def _show(out: list[dict], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(out if len(out) > 1 else out[0], indent=2))
+    else:
+        for info in out:
+            print(render(info))

@@ -15,9 +15,9 @@ from popview.analysis.gather import FocusError
 from popview.analysis.models import ALL, MODEL_IDS
 from popview.analysis.report import nodes, variants
 from popview.analysis.series import Series
-from popview.commands.common import (ProgressBar, add_cache_dir, add_paths, add_reference, expand_runs, fail,
-                                     find_reference, guarded)
-from popview.experiment import open as open_experiment
+from popview.analysis.tree_delta import find_like
+from popview.commands.common import (add_cache_dir, add_dask, add_paths, add_reference, expand_runs, fail,
+                                     find_reference, guarded, open_runs)
 
 FOCUS_HELP = "whole | auto | callpath:PATH | window:T0:T1 (seconds) | iterations:PATH:I:J (default: whole)"
 
@@ -38,6 +38,7 @@ def add_parser(sub) -> None:
                    help="skip the ideal-network replay (serialisation and transfer are then not available)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     add_cache_dir(p)
+    add_dask(p, "convert the runs and compute their metric inputs and replays, a task a run,")
 
 
 @guarded
@@ -48,12 +49,12 @@ def run(args) -> int:
         return fail(str(exc))
     paths = expand_runs(args.paths, args.reference)
     with ExitStack() as stack:
-        exps = [stack.enter_context(open_experiment(p, args.cache_dir, ProgressBar(str(p)))) for p in paths]
+        exps = open_runs(stack, paths, args, focus, not args.no_replay)
         reference = find_reference(exps, args.reference) if args.reference else None
         try:
             s = Series(exps, reference=reference, scaling=args.scaling, focus=focus, use_replay=not args.no_replay)
             models, why = pick_models(s, args.model)
-            text = {"table": render_table, "json": render_json, "csv": render_csv}[args.format](s, models, why)
+            text = RENDER[args.format](s, models, why)
         except (FocusError, ValueError, KeyError) as exc:
             return fail(str(exc))
     if args.output:
@@ -85,16 +86,25 @@ def _cell(node) -> str:
     return nodes.format_value(node) + ("!" if node.warnings and node.value is not None else "")
 
 
-def render_table(s: Series, models: list[str], why: str = "") -> str:
+def columns(s: Series, models: list[str]) -> list[tuple[str, str, dict]]:
+    """(label, source, {model: tree}) per run of the series, in order."""
+    return [(lab, str(e.source), {m: s.trees(m)[i] for m in models})
+            for i, (e, lab) in enumerate(zip(s.experiments, s.labels))]
+
+
+def render_table(s: Series, models: list[str], why: str = "", extra=()) -> str:
+    """Metrics as rows, runs as columns; `extra`: more (label, source, {model: tree}) columns
+    (`popview diff`'s A - B)."""
     out = io.StringIO()
-    labels = s.labels
+    cols = columns(s, models) + list(extra)
+    labels = [c[0] for c in cols]
     focus = s.trees(models[0])[0].focus
     out.write(f"Focus: {focus}    Reference: {s.reference.label}    {s.scaling_reason}\n")
     if why:
         out.write(f"Model: {why}\n")
     for model in models:
-        trees = s.trees(model)
-        rows = [(("  " * d) + n.name, [t.find(n.id) for t in trees]) for d, n in trees[0].walk()]
+        trees = [c[2][model] for c in cols]
+        rows = [(("  " * d) + n.name, [find_like(t, n.id) for t in trees]) for d, n in trees[0].walk()]
         width = max([len(r[0]) for r in rows] + [len(trees[0].title)]) + 2
         out.write("\n" + trees[0].title.ljust(width) + "".join(f"{lab:>14s}" for lab in labels) + "\n")
         out.write("-" * (width + 14 * len(labels)) + "\n")
@@ -116,22 +126,29 @@ def render_table(s: Series, models: list[str], why: str = "") -> str:
     return out.getvalue()
 
 
-def render_json(s: Series, models: list[str], why: str = "") -> str:
-    doc = {"focus": s.focus.to_dict(), "reference": str(s.reference.source), "scaling": s.scaling,
-           "scaling_reason": s.scaling_reason, "models": models, "models_reason": why,
-           "runs": [{"source": str(e.source), "label": lab,
-                     "models": {m: s.trees(m)[i].to_dict() for m in models}}
-                    for i, (e, lab) in enumerate(zip(s.experiments, s.labels))]}
-    return json.dumps(doc, indent=1) + "\n"
+def metrics_doc(s: Series, models: list[str], why: str = "", extra=()) -> dict:
+    """What --format json writes (the metric trees with ids, values, inputs and reasons)."""
+    return {"focus": s.focus.to_dict(), "reference": str(s.reference.source), "scaling": s.scaling,
+            "scaling_reason": s.scaling_reason, "models": models, "models_reason": why,
+            "runs": [{"source": src, "label": lab, "models": {m: t.to_dict() for m, t in trees.items()}}
+                     for lab, src, trees in columns(s, models) + list(extra)]}
 
 
-def render_csv(s: Series, models: list[str], why: str = "") -> str:
+def render_json(s: Series, models: list[str], why: str = "", extra=()) -> str:
+    return json.dumps(metrics_doc(s, models, why, extra), indent=1) + "\n"
+
+
+def render_csv(s: Series, models: list[str], why: str = "", extra=()) -> str:
     out = io.StringIO()
     w = csv.writer(out)
     w.writerow(["run", "source", "model", "metric", "name", "kind", "value", "unit", "reason"])
+    cols = columns(s, models) + list(extra)
     for m in models:
-        for lab, e, t in zip(s.labels, s.experiments, s.trees(m)):
-            for _, n in t.walk():
-                w.writerow([lab, str(e.source), m, n.id, n.name, n.kind, "" if n.value is None else repr(n.value),
+        for lab, src, trees in cols:
+            for _, n in trees[m].walk():
+                w.writerow([lab, src, m, n.id, n.name, n.kind, "" if n.value is None else repr(n.value),
                             n.unit, n.reason or ""])
     return out.getvalue()
+
+
+RENDER = {"table": render_table, "json": render_json, "csv": render_csv}

@@ -7,9 +7,8 @@ from contextlib import ExitStack
 from popview.analysis.focus import Focus
 from popview.analysis.gather import FocusError
 from popview.analysis.report import build_report, series, variants, write_report
-from popview.commands.common import (ProgressBar, add_cache_dir, add_paths, add_reference, expand_runs, fail,
-                                     find_reference, guarded)
-from popview.experiment import open as open_experiment
+from popview.commands.common import (add_cache_dir, add_dask, add_paths, add_reference, expand_runs, fail,
+                                     find_reference, guarded, open_runs)
 from popview.readers.files import is_regular
 
 
@@ -27,6 +26,7 @@ def add_parser(sub) -> None:
                    help="strong or weak scaling (default auto: guessed from the instruction counts)")
     p.add_argument("--title", default="popview performance report", help="the report's heading")
     add_cache_dir(p)
+    add_dask(p, "convert the runs and compute their metric inputs and replays, a task a run,")
 
 
 @guarded
@@ -36,7 +36,7 @@ def run(args) -> int:
         return fail(f"{args.output}: exists and is not a regular file: the report is written to a new or regular file")
     with ExitStack() as stack:
         paths = expand_runs(args.paths, args.reference)
-        exps = [stack.enter_context(open_experiment(p, args.cache_dir, ProgressBar(str(p)))) for p in paths]
+        exps = open_runs(stack, paths, args, args.focus)
         runs = series.ordered(exps)
         reference = find_reference(runs, args.reference) if args.reference else 0
         try:

@@ -3,7 +3,7 @@ paradigms; runs of one series grouped under the series' name, and a trace and
 the profile of the same run (Score-P writes both) as two views under the run."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
@@ -29,10 +29,12 @@ class ExperimentsPane(QWidget):
         self.tree = QTreeWidget(self)
         self.tree.setHeaderLabels(COLUMNS)
         self.tree.setRootIsDecorated(True)
-        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # several runs are picked together to compare them (File > Compare runs); the current one is A
+        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._context_menu)
         self.tree.currentItemChanged.connect(self._on_current)
+        self.tree.itemSelectionChanged.connect(self._on_picked)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.tree)
@@ -74,6 +76,10 @@ class ExperimentsPane(QWidget):
             item.setToolTip(0, str(getattr(exp, "source", exp.name)))
             parent.addChild(item)
         self.tree.expandAll()
+        for exp in self.state.picked:                    # picked runs stay picked
+            item = self.item_of(exp)
+            if item is not None:
+                item.setSelected(True)
         for c in range(len(COLUMNS)):
             self.tree.resizeColumnToContents(c)
         self.tree.blockSignals(False)
@@ -94,13 +100,30 @@ class ExperimentsPane(QWidget):
         item = self.item_of(exp) if exp is not None else None
         if item is not None and item is not self.tree.currentItem():
             self.tree.blockSignals(True)
-            self.tree.setCurrentItem(item)
+            # the current run joins the picked ones when it is one of them; otherwise it alone is picked
+            self.tree.setCurrentItem(item, 0, QItemSelectionModel.SelectionFlag.NoUpdate)
+            if not item.isSelected():
+                self.tree.clearSelection()
+                item.setSelected(True)
             self.tree.blockSignals(False)
+            self._on_picked()
 
     def _on_current(self, item, _previous) -> None:
         exp = item.data(0, EXP_ROLE) if item is not None else None
         if exp is not None:
             self.state.set_current(exp)
+
+    def _on_picked(self) -> None:
+        picked = [it.data(0, EXP_ROLE) for it in self.tree.selectedItems()]
+        self.state.picked = [e for e in picked if e is not None]
+
+    def pick(self, experiments) -> None:
+        """Select these runs together (as ctrl-clicks do)."""
+        self.tree.clearSelection()
+        for exp in experiments:
+            item = self.item_of(exp)
+            if item is not None:
+                item.setSelected(True)
 
     def _context_menu(self, pos) -> None:
         item = self.tree.itemAt(pos)

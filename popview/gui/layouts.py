@@ -42,12 +42,12 @@ LAYOUTS = {
     ADVISOR: Layout(
         ADVISOR, "Advisor first", "Metric, call and system trees above the Advisor (as in Cube)",
         top=("Metrics", "Call tree", "System tree"), bottom=("Advisor",),
-        tabs={"System tree": ("Topology",), "Advisor": ("Timeline", "Scaling", "Histograms", "Log")},
+        tabs={"System tree": ("Topology", "Distribution"), "Advisor": ("Timeline", "Scaling", "Histograms", "Log")},
         raised=("Advisor", "System tree"), top_share=0.33, widths={"top": (0.3, 0.38, 0.32)}),
     TIMELINE: Layout(
         TIMELINE, "Timeline first", "A tall timeline with the histograms beside it (as in Paraver)",
         top=("Timeline", "Histograms"), bottom=("Advisor", "Call tree"),
-        tabs={"Advisor": ("Metrics", "Scaling", "Log"), "Call tree": ("System tree", "Topology")},
+        tabs={"Advisor": ("Metrics", "Scaling", "Log"), "Call tree": ("System tree", "Topology", "Distribution")},
         raised=("Timeline", "Histograms", "Advisor", "Call tree"), top_share=0.62,
         widths={"top": (0.74, 0.26), "bottom": (0.55, 0.45)}),
     OVERVIEW: Layout(OVERVIEW, "Overview", "Every pane at once, for the first look at a new series"),

@@ -73,6 +73,9 @@ PANES: list[PaneSpec] = [
     # a tab beside the System tree (UI.md's "System | Topology"): stacked under it in the Overview's
     # row of trees, each had some 120 px at 1920x1080 (two system-tree rows, cells 25 px high)
     PaneSpec("popview.gui.topology", "TopologyPane", "Topology", Area.BottomDockWidgetArea, ("tab", "System tree")),
+    # the selected metric over locations as a box plot or sorted bars (Cube's system-dimension plugins)
+    PaneSpec("popview.gui.distribution", "DistributionPane", "Distribution", Area.BottomDockWidgetArea,
+             ("tab", "System tree")),
     PaneSpec("popview.gui.histograms", "HistogramPane", "Histograms", Area.BottomDockWidgetArea, ("tab", "Advisor")),
 ]
 
@@ -81,6 +84,8 @@ VALUE_MODES = [("absolute", "Absolute"), ("percent_root", "% of total"),
 MAX_RECENT = 10
 SESSION_SUFFIX = ".popview"
 CFG_SUFFIX = ".cfg"          # a Paraver view, opened on the current run
+CFG_PANE_SHARE = 0.4         # a Paraver view's pane takes this share of the window's height...
+CFG_PANE_MIN_PX = 320        # ...and at least this much: its timelines and tables need rows
 
 
 def load_pane_class(spec: PaneSpec):
@@ -124,6 +129,9 @@ class MainWindow(QMainWindow):
             if title in self.docks:
                 self.docks[title].raise_()
         self._finish_menus()
+        from popview.gui.compare_runs import CompareRuns
+        self.compare_runs = CompareRuns(self)
+        self.menus["File"].insertMenu(self.quit_separator, self.compare_runs.menu)
         self.state.focusChanged.connect(self._show_focus)
         self.state.valueModeChanged.connect(self._show_value_mode)
         self.state.openRequested.connect(self.open_paths)
@@ -185,6 +193,7 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Open...", self.open_dialog, QKeySequence.StandardKey.Open)
         self._action(file_menu, "Open &folder...", self.open_folder_dialog, "Ctrl+Shift+O")
         self._action(file_menu, "Open Paraver &view (.cfg)...", self.open_cfg_dialog)
+        self._action(file_menu, "Save view as &Paraver cfg...", self.save_view_cfg_dialog)
         self.recent_menu = file_menu.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self.close_action = self._action(file_menu, "&Close experiment", self.close_experiment,
@@ -400,9 +409,48 @@ class MainWindow(QMainWindow):
             self.addDockWidget(Area.BottomDockWidgetArea, dock)
         dock.show()
         dock.raise_()
+        if self.dockWidgetArea(dock) == Area.BottomDockWidgetArea:     # room for the cfg's timelines
+            self.resizeDocks([dock], [max(CFG_PANE_MIN_PX, int(self.height() * CFG_PANE_SHARE))],
+                             Qt.Orientation.Vertical)
         self.cfg_panes.append(pane)
         dock.destroyed.connect(lambda _o=None, p=pane: self.cfg_panes.remove(p) if p in self.cfg_panes else None)
         log.info("opened the Paraver view %s on %s", path, exp.name)
+
+    def save_view_cfg_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save view as Paraver cfg", "view.cfg",
+                                              "Paraver configuration files (*.cfg)")
+        if path:
+            self.save_view_cfg(Path(path if path.lower().endswith(CFG_SUFFIX) else path + CFG_SUFFIX))
+
+    def save_view_cfg(self, path: Path) -> str | None:
+        """The Timeline pane's current view (colour mode, time window, gradient range) as a
+        Paraver cfg at `path`; returns None, or why it was not saved (also said in the status bar)."""
+        from popview.analysis.cfg.export import NotExportable, timeline_cfg
+        from popview.analysis.cfg.writer import save_cfg
+        from popview.failures import one_line
+
+        view = getattr(self.panes.get("Timeline"), "view", None)
+        reason = None
+        if view is None or view.last_picture is None:
+            reason = "no timeline is shown: open a trace"
+        else:
+            t_end = int(view.exp.definitions.t_end)
+            t0, t1 = view.window()
+            t0, t1 = max(t0, 0), min(t1, t_end)
+            low, high = (view.palette.low, view.palette.high) if not view.mode.categorical else (None, None)
+            try:
+                cfg = timeline_cfg(view.exp.definitions, view.mode, t0, t1, low, high,
+                                   title=f"popview timeline of {view.exp.name}: {view.mode.label}")
+                save_cfg(cfg, path)
+            except (NotExportable, OSError, ValueError) as exc:
+                reason = one_line(exc)
+        if reason is None:
+            self.statusBar().showMessage(f"Saved the timeline view as {path.name}", 8000)
+            log.info("saved the timeline view as the Paraver cfg %s", path)
+        else:
+            self.statusBar().showMessage(f"{path.name} not saved: {reason}", 12000)
+            log.warning("%s not saved: %s", path, reason)
+        return reason
 
     def _open_waiting_cfgs(self) -> None:
         waiting, self._waiting_cfgs = self._waiting_cfgs, []

@@ -37,6 +37,7 @@ class AppState(QObject):
         self.reference = None                      # Experiment used for "difference" mode
         self.session = None                        # popview.session model, when bound
         self.series: dict = {}                     # Experiment -> series name (runs of one scaling study)
+        self.picked: list = []                     # runs picked together in the Experiments pane (to compare)
         # Cube semantics: a selected node that is expanded in its tree stands for its exclusive value.
         self.metric_exclusive: bool = False
         self.callpath_exclusive: bool = False
@@ -77,6 +78,8 @@ class AppState(QObject):
         if exp in self.experiments:
             self.experiments.remove(exp)
             self.series.pop(exp, None)
+            if exp in self.picked:
+                self.picked.remove(exp)
             if self.reference is exp:
                 self.set_reference(None)
             if self.current is exp:

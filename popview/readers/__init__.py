@@ -49,7 +49,8 @@ def reader_for(path: Path):
         raise InputError(f"{path}: no such file or directory")
     if not path.is_dir():
         regular_file(path)          # devices, pipes and sockets are never read
-    for mod in modules():
+    for name in READERS:                # imported in turn: the first that knows the file ends the search
+        mod = importlib.import_module(name)
         if mod.detect(path):
             return mod.FORMAT.name, mod
     what = "a directory without a trace or profile" if path.is_dir() else f"not {described()}"

@@ -27,7 +27,7 @@ import numba
 import numpy as np
 
 # Extrae conventions
-RUNNING, IDLE, SYNC, FORK_JOIN, GROUP_COMM, SEND_RECV, OTHERS = 1, 0, 5, 7, 13, 16, 15
+RUNNING, IDLE, NOT_CREATED, SYNC, FORK_JOIN, GROUP_COMM, SEND_RECV, OTHERS = 1, 0, 2, 5, 7, 13, 16, 15
 MPI_P2P, MPI_COLL, MPI_OTHER = 50000001, 50000002, 50000003
 SENDRECV, ALLREDUCE, BARRIER, INIT, FINALIZE = 41, 10, 8, 31, 32
 OMP_PARALLEL, OMP_OUTLINED, USER_FUNCTION = 60000001, 60000018, 60000019
@@ -58,6 +58,11 @@ class Shape:
     mpi_cost_ns: int = 2_000
     fork_ns: int = 0                                  # OpenMP fork overhead per region
     worker_parallel_records: bool = True              # False: workers record only the outlined function (Extrae)
+    # Extrae on an oversubscribed node (popview-heat 2x2): each worker runs its chunk of a region only
+    # after its master has finished its own, the master waiting in Fork/Join meanwhile; workers write
+    # nothing but their chunks (outlined function events, Running), their first record is their first
+    # chunk (Not created before it), and nothing of the construct
+    workers_after_master: bool = False
     message_bytes: int = 4096
     init_ns: int = 0                                  # MPI_Init before the loop
     fini_ns: int = 0                                  # MPI_Finalize after it
@@ -151,7 +156,10 @@ def _schedule(s: Shape) -> _Schedule:
     t = serial.copy()
     for k in range(K):
         start[:, k] = t
-        end[:, k] = t + s.fork_ns + work[:, k, :].max(axis=1)
+        if s.workers_after_master:
+            end[:, k] = t + s.fork_ns + work[:, k, 0] + work[:, k, 1:].max(axis=1, initial=0)
+        else:
+            end[:, k] = t + s.fork_ns + work[:, k, :].max(axis=1)
         t = end[:, k].copy()
     compute_end = t
     if s.sendrecv and P > 1:
@@ -225,10 +233,13 @@ def _iteration(s: Shape, sch: _Schedule, counters: _Counters) -> _Records:
     for r in range(P):
         for t in range(T):
             who, loc = _who(s, r, t), r * T + t
-            segments = [(0, int(sch.serial[r]), RUNNING if t == 0 else IDLE, (), ())]
-            segments += _region_segments(s, sch, r, t, t == 0 or s.worker_parallel_records)
-            c = int(sch.compute_end[r])
-            segments += _mpi_segments(s, sch, r, c) if t == 0 else [(c, sch.length, IDLE, (), ())]
+            if t > 0 and s.workers_after_master:
+                segments = _region_segments(s, sch, r, t, False)
+            else:
+                segments = [(0, int(sch.serial[r]), RUNNING if t == 0 else IDLE, (), ())]
+                segments += _region_segments(s, sch, r, t, t == 0 or s.worker_parallel_records)
+                c = int(sch.compute_end[r])
+                segments += _mpi_segments(s, sch, r, c) if t == 0 else [(c, sch.length, IDLE, (), ())]
             if t == 0:
                 recs.event(who, 0, USER_FUNCTION, TIMESTEP)
             for a, e, state, enter, leave in segments:
@@ -255,6 +266,15 @@ def _region_segments(s: Shape, sch: _Schedule, r: int, t: int, construct: bool) 
         a, e = int(sch.region_start[r, k]), int(sch.region_end[r, k])
         b = a + s.fork_ns
         w = int(sch.work[r, k, t])
+        if s.workers_after_master:
+            own = b + int(sch.work[r, k, 0])             # the master's chunk ends, the workers' begin
+            if t > 0:
+                out.append((own, own + w, RUNNING, (OMP_OUTLINED, k + 1), (OMP_OUTLINED, 0)))
+            else:
+                out += [(a, b, FORK_JOIN, (OMP_PARALLEL, 1), ()),
+                        (b, own, RUNNING, (OMP_OUTLINED, k + 1), (OMP_OUTLINED, 0)),
+                        (own, e, FORK_JOIN, (), (OMP_PARALLEL, 0))]
+            continue
         out += [(a, b, FORK_JOIN, (OMP_PARALLEL, 1) if construct else (), ()),
                 (b, b + w, RUNNING, (OMP_OUTLINED, k + 1), (OMP_OUTLINED, 0)),
                 (b + w, e, SYNC, (), (OMP_PARALLEL, 0) if construct else ())]
@@ -377,6 +397,11 @@ def _prologue(s: Shape, counters: _Counters) -> _Records:
                     recs.state(who, 0, s.init_ns, OTHERS)
                     counters.read(recs, r * s.threads, who, s.init_ns, s.init_ns, False)
                     recs.event(who, s.init_ns, MPI_OTHER, 0)
+            elif s.workers_after_master:
+                if s.regions:                       # Not created until its first chunk
+                    sch = _schedule(s)
+                    recs.state(who, 0, s.init_ns + int(sch.region_start[r, 0]) + s.fork_ns
+                               + int(sch.work[r, 0, 0]), NOT_CREATED)
             else:
                 recs.state(who, 0, s.init_ns, IDLE)
     return recs
@@ -394,7 +419,7 @@ def _epilogue(s: Shape, counters: _Counters, t0: int, end: int) -> _Records:
                     counters.read(recs, r * s.threads, who, end, end - t0, False)
                     recs.event(who, end, MPI_OTHER, 0)
                 recs.event(who, end, USER_FUNCTION, 0)
-            else:
+            elif not s.workers_after_master:
                 recs.state(who, t0, end, IDLE)
     return recs
 
@@ -421,7 +446,7 @@ def _expected(s: Shape, sch: _Schedule, counters: _Counters, end: int, parts) ->
               "timestep_visits": N * P, "allreduce_visits": N * P if s.allreduce else 0,
               "barrier_visits": N * P if s.barrier else 0,
               "sendrecv_visits": N * P if s.sendrecv and P > 1 else 0,
-              "parallel_visits": N * P * (T if s.worker_parallel_records else 1) * K}
+              "parallel_visits": N * P * (T if s.worker_parallel_records and not s.workers_after_master else 1) * K}
     return Expected(
         shape=s, runtime_ns=end, iteration_ns=sch.length, loop_begin_ns=s.init_ns,
         useful_ns=useful.astype(np.int64), serial_useful_ns=sch.serial * N, omp_useful_ns=omp_useful,
@@ -439,7 +464,7 @@ def _header(s: Shape, end: int) -> str:
 
 
 def _pcf(s: Shape) -> str:
-    states = {IDLE: "Idle", RUNNING: "Running", SYNC: "Synchronization", FORK_JOIN: "Scheduling and Fork/Join",
+    states = {IDLE: "Idle", RUNNING: "Running", NOT_CREATED: "Not created", SYNC: "Synchronization", FORK_JOIN: "Scheduling and Fork/Join",
               GROUP_COMM: "Group Communication", OTHERS: "Others", SEND_RECV: "Send Receive"}
     lines = ["DEFAULT_OPTIONS", "", "LEVEL               THREAD", "UNITS               NANOSEC", "", "STATES"]
     lines += [f"{c}    {n}" for c, n in sorted(states.items())]

@@ -14,6 +14,7 @@ import platform
 import time
 
 import numpy as np
+from small import add_small
 
 from popview.analysis import algebra
 from popview.model.definitions import Region
@@ -46,6 +47,7 @@ def main() -> int:
     ap.add_argument("--locations", type=int, default=10_000)
     ap.add_argument("--per-callpath", type=int, default=100, help="locations measured per call path")
     ap.add_argument("--repeat", type=int, default=3)
+    add_small(ap, callpaths=2000, locations=100, per_callpath=5, repeat=1)
     args = ap.parse_args()
     a = make(args.callpaths, args.locations, args.per_callpath, 1)
     b = make(args.callpaths, args.locations, args.per_callpath, 2)

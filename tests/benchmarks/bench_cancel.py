@@ -21,6 +21,8 @@ import threading
 import time
 from pathlib import Path
 
+from small import add_small
+
 from popview.experiment import convert
 from popview.cache import Cancelled
 
@@ -67,6 +69,7 @@ def main() -> int:
     ap.add_argument("--synthetic-iterations", type=int, default=2000)
     ap.add_argument("--points", type=int, default=10, help="cancel presses spread over the conversion")
     ap.add_argument("--out", type=Path, default=Path("/tmp/popview-bench-cancel"))
+    add_small(ap, synthetic_iterations=300, points=2)
     args = ap.parse_args()
     cache_dir = args.out / "cache"
     args.out.mkdir(parents=True, exist_ok=True)

@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from small import add_small
+
 HERE = Path(__file__).resolve()
 SHARED = HERE.parents[3] / "shared"
 
@@ -31,7 +33,7 @@ CHILD = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
 import popview
-import popview.experiment, popview.readers.paraver   # what opening loads (popview itself loads it lazily)
+import popview.experiment, popview.readers.paraver, popview.cache.reader, popview.cache.writer   # what opening loads (lazily)
 t_import = time.perf_counter() - t0
 t0, c0 = time.perf_counter(), time.process_time()
 exp = popview.open(sys.argv[1], cache_dir=sys.argv[2], force=sys.argv[3] == "1")
@@ -137,6 +139,7 @@ def main() -> int:
     ap.add_argument("--pandas-mb", type=int, default=0, help="limit the pandas baseline to N MB (0 = all)")
     ap.add_argument("--synthetic-mb", type=int, default=0,
                     help="convert a synthetic trace of about N MB instead of the 1 GB real-shaped one")
+    add_small(ap, synthetic_mb=2, pandas_mb=1)
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     prv = args.prv or make_trace(args.out, args.synthetic_mb)

@@ -35,6 +35,7 @@ HERE = Path(__file__).resolve().parents[2]
 EPOCH16 = HERE.parent / "shared" / "traces" / "pypop" / "mpi" / "epoch_example_traces" / "epoch_16proc.prv.gz"
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_startup import PROBE as STARTUP_PROBE  # noqa: E402  (the in-process first-paint probe)
+from small import add_small  # noqa: E402
 
 PROBE = STARTUP_PROBE.replace("QTimer.singleShot(120_000, app.quit)", "QTimer.singleShot(600_000, app.quit)")
 
@@ -121,6 +122,7 @@ def main() -> int:
                         help="use the environment's numba cache (checks the script runs; measures nothing)")
     parser.add_argument("--no-helper", action="store_true",
                         help="without the compile helper process (one core compiles everything)")
+    add_small(parser, only=["info"], synthetic=True, keep_numba_cache=True)
     args = parser.parse_args()
     global KEEP_NUMBA_CACHE, NO_HELPER
     KEEP_NUMBA_CACHE, NO_HELPER = args.keep_numba_cache, args.no_helper

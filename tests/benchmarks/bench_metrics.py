@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pandas  # noqa: F401 - imported before timing: a process-start cost, not a query cost
+from small import add_small
 
 import popview
 from popview.testing.synthetic import Shape, write
@@ -106,6 +107,7 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/popview-bench")
     ap.add_argument("--replay", action="store_true", help="also time the ideal-network replay once")
     ap.add_argument("--series-iterations", type=int, default=2000, help="iterations of each run of the series")
+    add_small(ap, records=1e5, series_iterations=5)
     args = ap.parse_args()
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from small import add_small
+
 EVENTS_PER_ITERATION_AND_RANK = 10.8   # compute (4 with counters), send (3), recv (3), 1/5 collective (4)
 
 
@@ -72,6 +74,7 @@ def main() -> int:
     ap.add_argument("--bindings-only", action="store_true", help="measure the reference path (slow)")
     ap.add_argument("--keep", action="store_true", help="keep the archive for the next run")
     ap.add_argument("--convert-only", action="store_true", help=argparse.SUPPRESS)
+    add_small(ap, events=20_000, ranks=2)
     args = ap.parse_args()
     cache = args.dir.parent / (args.dir.name + "-cache")
     if args.convert_only:

@@ -1,6 +1,7 @@
 """Replay benchmark: a synthetic MPI run with >= 10^7 messages and collectives.
 
     python tests/benchmarks/bench_replay.py /tmp/bench_replay.popview.h5 [iterations]
+    python tests/benchmarks/bench_replay.py --small      # 50 iterations, in a temporary folder
 
 Unless the file holds a valid cache already, it is written straight through
 popview.cache.Writer (no text to parse; minutes): RANKS ranks, each iteration
@@ -14,13 +15,14 @@ memory (RSS) reported.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import resource
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from small import add_small, in_scratch
 
 RANKS = 64
 ITERATIONS = 78_125
@@ -123,15 +125,30 @@ def run(path: Path) -> None:
           f"load average {os.getloadavg()[0]:.1f}")
 
 
-if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("cache", type=Path, nargs="?", help="the benchmark's cache (written when not valid)")
+    ap.add_argument("iterations", type=int, nargs="?", default=ITERATIONS)
+    add_small(ap, iterations=50)
+    args = ap.parse_args()
+    if args.cache is None:
+        in_scratch(ap, args.small, "the cache's path", lambda tmp: measure(tmp / "replay.popview.h5", args.iterations))
+    else:
+        measure(args.cache, args.iterations)
+
+
+def measure(target: Path, iterations: int) -> None:
     from popview.cache import open_if_valid
 
-    target = Path(sys.argv[1])
-    existing = open_if_valid(target, "bench-replay")
-    if existing is None:
-        make(target, int(sys.argv[2]) if len(sys.argv) > 2 else ITERATIONS)
+    existing = open_if_valid(target, None)
+    if existing is None or existing.count("messages") != 2 * RANKS * iterations:
+        if existing is not None:
+            existing.close()
+        make(target, iterations)
     else:
         existing.close()
     run(target)
+
+
+if __name__ == "__main__":
+    main()

@@ -3,6 +3,7 @@
     python tests/benchmarks/bench_timeline.py make /tmp/bench_timeline.popview.h5 [--locations N --iterations N]
     python tests/benchmarks/bench_timeline.py pyramid /tmp/bench_timeline.popview.h5
     python tests/benchmarks/bench_timeline.py run /tmp/bench_timeline.popview.h5
+    python tests/benchmarks/bench_timeline.py --small      # make + run at 64 x 200, in a temporary folder
 
 `make` writes the cache straight through popview.cache.Writer (no text to
 parse; minutes), `pyramid` (re)builds the timeline pyramid inside it, `run`
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from small import add_small, in_scratch
 
 N_LOC = 1000
 THREADS = 8
@@ -184,16 +186,28 @@ def run(path: Path) -> None:
 
 
 def main() -> None:
-    """The step and the cache; --locations / --iterations shrink `make` (CI runs a small size)."""
+    """The step and the cache; --locations / --iterations shrink `make`; --small makes and
+    runs a small cache in a temporary folder (CI)."""
     global N_LOC, ITERATIONS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("step", choices=("make", "pyramid", "run"))
-    ap.add_argument("cache", type=Path)
+    ap.add_argument("step", choices=("make", "pyramid", "run"), nargs="?")
+    ap.add_argument("cache", type=Path, nargs="?")
     ap.add_argument("--locations", type=int, default=N_LOC, help="locations (a multiple of 64)")
     ap.add_argument("--iterations", type=int, default=ITERATIONS, help="compute + MPI pairs per location")
+    add_small(ap, locations=64, iterations=200)
     args = ap.parse_args()
     N_LOC, ITERATIONS = args.locations, args.iterations
-    {"make": make, "pyramid": pyramid, "run": run}[args.step](args.cache)
+    if args.step is None:
+        in_scratch(ap, args.small, "a step and the cache's path", lambda tmp: make_and_run(tmp / "timeline.popview.h5"))
+    elif args.cache is None:
+        ap.error("give the cache's path")
+    else:
+        {"make": make, "pyramid": pyramid, "run": run}[args.step](args.cache)
+
+
+def make_and_run(path: Path) -> None:
+    make(path)
+    run(path)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
+from small import add_small  # noqa: E402
 
 from popview.gui.state import AppState  # noqa: E402
 from popview.gui.topology import TopologyPane  # noqa: E402
@@ -103,6 +104,7 @@ def main() -> None:
     ap.add_argument("--callpaths", type=int, default=100_000)
     ap.add_argument("--locations", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=9, help="runs of each step (at least 2: warm and cold opens alternate)")
+    add_small(ap, callpaths=300, locations=64, repeat=2)
     args = ap.parse_args()
     args.repeat = max(2, args.repeat)
     _app = QApplication.instance() or QApplication([])

@@ -162,3 +162,156 @@ def test_interval_between_events_in_the_windows_units():
         [(0, 0, 0.0), (0, 40, 60.0), (1, 0, 0.0), (1, 50, 50.0)]
     view.window(1).units = "Microseconds"
     assert evaluate_window(view, 1, trace).value.tolist() == [0, 0.06, 0, 0.05]
+
+
+def test_state_record_duration_of_the_given_states_in_the_window_units():
+    window = Window("Useful Duration", 1, functions={"thread": Function("State Record Dur.", ((1.0,),))},
+                    units="Nanoseconds")
+    view = parse_cfg(write_cfg(CfgView("t", "3.4", "new", windows=[window])), "t.cfg")
+    d = evaluate_window(view, 1, _trace())
+    assert list(zip(d.row.tolist(), d.value.tolist())) == [(0, 40.0), (0, 0.0), (0, 40.0), (1, 100.0)]
+    view.windows[0].functions["thread"] = Function("State Record Dur.", ((3.0,),))
+    assert evaluate_window(view, 1, _trace()).value.tolist() == [0.0, 20.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("name, expected", [
+    # the next event's value x 2 per ns of its interval: 400 over [0,40), 300 over [40,100); 10 / 50, 20 / 50
+    ("Avg Next Evt Val", [2 * 400 / 40, 2 * 300 / 60, 2 * 10 / 50, 2 * 20 / 50]),
+    # the last event's value per ns of the interval it starts; nothing before the first, nor after the last
+    ("Avg Last Evt Val", [0.0, 2 * 400 / 60, 0.0, 2 * 10 / 50]),
+])
+def test_average_event_values_per_unit_of_time(name, expected):
+    window = Window("Rate", 1, functions={"thread": Function(name, ((2.0,),))}, units="Nanoseconds")
+    window.filters.criteria["evt_type"] = Criterion("=", (INS,))
+    view = parse_cfg(write_cfg(CfgView("t", "3.4", "new", windows=[window])), "t.cfg")
+    rate = evaluate_window(view, 1, _trace())
+    np.testing.assert_allclose(rate.value, expected)
+
+
+def _states_view(*histograms, windows=()):
+    useful = Window("Useful", 1, functions={"thread": Function("Useful")})
+    states = Window("States", 2, functions={"thread": Function("State As Is")})
+    duration = Window("Running duration", 3, functions={"thread": Function("State Record Dur.", ((1.0,),))},
+                      units="Nanoseconds", color_mode="window_in_gradient_mode")
+    view = CfgView("t", "3.4", "new", windows=[useful, states, duration, *windows], histograms=list(histograms))
+    return parse_cfg(write_cfg(view), "t.cfg")
+
+
+FULL = dict(data_range=(-DBL_MAX, DBL_MAX), burst_range=(-DBL_MAX, DBL_MAX))
+
+
+def test_a_3d_histogram_has_a_plane_per_value_of_its_third_window():
+    h = Histogram("3D", Binning(1, False, 0, 1, 1), 1, "Time", planes=Binning(2, True), **FULL)
+    t = evaluate_histogram(_states_view(h), _states_view(h).histograms[0], _trace())
+    assert t.planes.tolist() == [1, 3] and t.counted.tolist() == [True, True]
+    # plane state 1 (running): useful column 1 holds 80 ns on row 0, 100 on row 1; plane 3: 20 ns not useful
+    assert t.table[0].tolist() == [[0, 80], [0, 100]] and t.table[1].tolist() == [[20, 0], [0, 0]]
+
+
+def test_a_computed_scale_of_a_gradient_window_has_paraver_s_200_columns():
+    h = Histogram("durations", Binning(3, True), 3, "# Bursts", **FULL)
+    view = _states_view(h)
+    t = evaluate_histogram(view, view.histograms[0], _trace())
+    # from the smallest non-zero value, 40, to the largest plus 5 % of the range: 100 + 3
+    assert len(t.columns) == 200 and t.columns[0] == 40 and t.column_step == pytest.approx(63 / 200)
+    assert t.table[0, 0] == 2 and t.table[1, int((100 - 40) / (63 / 200))] == 1 and t.table.sum() == 3
+
+
+@pytest.mark.parametrize("statistic, expected", [
+    ("# Bursts != 0", [[1, 2], [0, 1]]),
+    ("% # Bursts", [[100 / 3, 200 / 3], [0, 100]]),
+    ("Maximum", [[3, 1], [0, 1]]),
+    ("Minimum", [[3, 1], [0, 1]]),
+    ("Average per Burst", [[3, 1], [0, 1]]),
+    ("Average Burst Time", [[20, 40], [0, 100]]),
+    ("% Window Time", [[20, 80], [0, 100]]),
+])
+def test_burst_statistics(statistic, expected):
+    h = Histogram("h", Binning(1, False, 0, 1, 1), 2, statistic, **FULL)
+    view = _states_view(h)
+    np.testing.assert_allclose(evaluate_histogram(view, view.histograms[0], _trace()).table, expected)
+
+
+def test_communication_statistics_are_per_partner():
+    trace = _trace()
+    trace.messages = {"send_loc": np.array([0, 0, 1], np.int32), "recv_loc": np.array([1, 1, 0], np.int32),
+                      "send_time": np.array([1, 2, 3]), "recv_time": np.array([4, 5, 6]),
+                      "size": np.array([10, 20, 5])}
+    sends = Histogram("sends", Binning(2, False, 0, 20, 1), 2, "#Sends", **FULL)
+    received = Histogram("bytes", Binning(2, False, 0, 20, 1), 2, "Bytes received", **FULL)
+    view = _states_view(sends, received)
+    t = evaluate_histogram(view, view.histograms[0], trace)
+    assert t.partners and t.table.tolist() == [[0, 2], [1, 0]]
+    assert evaluate_histogram(view, view.histograms[1], trace).table.tolist() == [[0, 5], [30, 0]]
+    trace.messages = None
+    with pytest.raises(NotEvaluated, match="no communications"):
+        evaluate_histogram(view, view.histograms[0], trace)
+
+
+def test_stateless_compose_functions():
+    sign = Window("In MPI", 4, functions={"thread": Function("State As Is")},
+                  compose={"compose_thread": Function("Is Equal (Sign)", ((3.0,),))})
+    ranged = Window("Long running", 5, functions={"thread": Function("State Record Dur.", ((1.0,),))},
+                    compose={"topcompose1": Function("Select Range", ((100.0,), (50.0,))),
+                             "topcompose2": Function("Div", ((10.0,),))})
+    equal = Window("Running or MPI + 1", 6, functions={"thread": Function("State As Is")},
+                   compose={"compose_thread": Function("Is Equal", ((3.0,),)), "topcompose1": Function("Add", ((1.0,),))})
+    view = _states_view(windows=[sign, ranged, equal])
+    assert evaluate_window(view, 4, _trace()).value.tolist() == [0, 1, 0, 0]
+    assert evaluate_window(view, 5, _trace()).value.tolist() == [0, 0, 0, 10]
+    assert evaluate_window(view, 6, _trace()).value.tolist() == [1, 4, 1, 1]
+
+
+def test_task_rows_of_single_threaded_tasks():
+    task = Window("Useful per task", 4, level="task",
+                  functions={"thread": Function("Useful"), "task": Function("Thread i", ((1.0,),))})
+    zero = Window("Thread 0", 5, level="task",
+                  functions={"thread": Function("Useful"), "task": Function("Thread i", ((0.0,),))})
+    view = _states_view(windows=[task, zero])
+    trace = _trace()
+    with pytest.raises(NotEvaluated, match="several threads"):
+        evaluate_window(view, 4, trace)
+    trace.one_thread_per_task = True
+    assert evaluate_window(view, 4, trace).value.tolist() == [1, 0, 1, 1]
+    assert evaluate_window(view, 5, trace).value.tolist() == [0, 0, 0, 0]      # ObjectI is 1-based
+
+
+def test_event_value_filter_and_the_window_s_time_limits():
+    window = Window("300 only", 1, functions={"thread": Function("Next Evt Val")})
+    window.filters.criteria["evt_type"] = Criterion("=", (INS,))
+    window.filters.criteria["evt_value"] = Criterion("=", (300,))
+    view = parse_cfg(write_cfg(CfgView("t", "3.4", "new", windows=[window])), "t.cfg")
+    v = evaluate_window(view, 1, _trace())
+    assert list(zip(v.row.tolist(), v.end.tolist(), v.value.tolist())) == [(0, 100, 300), (1, 100, 0)]
+    h = Histogram("first half", Binning(1, False, 0, 1, 1), 1, "Time", limits="Allwindow", **FULL)
+    states = _states_view(h)
+    states.windows[0].begin_time, states.windows[0].end_time = 0.0, 50.0
+    assert evaluate_histogram(states, states.histograms[0], _trace()).table.tolist() == [[10, 40], [0, 50]]
+
+
+def test_paramedir_writes_each_plane_with_values_under_its_label():
+    from popview.analysis.cfg.paramedir import evaluate_cfg, format_table
+
+    h = Histogram("3D", Binning(1, False, 0, 1, 1), 1, "Time", planes=Binning(2, False, 0, 4, 1), plane_shown=3.0,
+                  **FULL)
+    view = _states_view(h)
+    (table,), skipped = evaluate_cfg(view, _trace(), ["THREAD 1.1.1", "THREAD 1.2.1"])
+    assert not skipped and table.plane_labels == ["1", "3"] and table.plane_shown == 1
+    text = format_table(table)
+    assert text.startswith("1\n\t0\t1\t\nTHREAD 1.1.1\t0.00\t80.00\t\nTHREAD 1.2.1\t0.00\t100.00\t\n\nTotal")
+    assert "\n3\n\t0\t1\t\nTHREAD 1.1.1\t20.00\t0.00\t\n" in text
+
+
+def test_stacked_val_in_any_one_slot_with_as_is_before_it():
+    view, trace = _view(), _trace()
+    window = view.window(1)
+    window.functions["thread"] = Function("Last Evt Val")
+    window.compose["topcompose2"] = Function("Stacked Val")
+    assert evaluate_window(view, 1, trace).value.tolist() == [0, 400, 0, 10]
+    window.compose["compose_thread"] = Function("Stacked Val")
+    window.compose["topcompose2"] = Function("Sign")            # composes the stack's top
+    assert evaluate_window(view, 1, trace).value.tolist() == [0, 1, 0, 1]
+    window.compose["topcompose2"] = Function("Stacked Val")
+    window.compose["compose_thread"] = Function("Sign")         # a stack of signs: not the same sequence
+    with pytest.raises(NotEvaluated, match="Stacked Val"):
+        evaluate_window(view, 1, trace)

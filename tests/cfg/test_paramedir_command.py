@@ -138,7 +138,7 @@ def test_synthetic_run_per_rank_useful_time_and_counters(tmp_path, capsys):
 def test_what_cannot_be_evaluated_is_one_line_each_and_exit_2_when_nothing_is_written(tmp_path, capsys):
     trace = tmp_path / "run.prv"
     synthetic.write(trace, synthetic.Shape(processes=2, iterations=2))
-    cfg = _useful_counter_cfg(tmp_path / "avg.cfg", synthetic.INS, statistic="Average Burst Time")
+    cfg = _useful_counter_cfg(tmp_path / "avg.cfg", synthetic.INS, statistic="Stdev Burst Time")
     text = cfg.read_text().replace("Analyzer2D.Statistic: Time", "Analyzer2D.Statistic: Stdev Burst Time")
     cfg.write_text(text)
     assert main(["paramedir", str(trace), str(cfg), "--cache-dir", str(tmp_path / "c")]) == 2
@@ -148,7 +148,7 @@ def test_what_cannot_be_evaluated_is_one_line_each_and_exit_2_when_nothing_is_wr
     assert "Traceback" not in captured.err
     assert err[0].startswith("popview: avg.cfg: histogram 'Useful time' not evaluated: ") and "'Stdev Burst Time'" in err[0]
     assert err[1].startswith("popview: avg.cfg: histogram 'Useful counter' not evaluated: ")
-    assert "'Average Burst Time'" in err[1]
+    assert "'Stdev Burst Time'" in err[1]
     assert err[2] == "popview: error: no histogram of the given cfgs could be evaluated: nothing written"
 
 

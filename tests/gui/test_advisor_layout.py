@@ -113,6 +113,35 @@ def test_a_compact_tree_opens_its_key_rows_and_all_of_them_when_they_fit(qtbot):
     assert name >= tab.tree.fontMetrics().horizontalAdvance("Serialisation efficiency") + 40
 
 
+def test_rows_not_available_over_available_ones_stay_open(qtbot):
+    """A Score-P profile of a hybrid run withholds its parallel efficiency (the masters' fork and
+    join read as computation) but gives the process level below it: the compact tree keeps the
+    rows down to it open, and folds a row whose whole subtree is not available."""
+    from types import SimpleNamespace
+
+    from popview.analysis.node import MetricNode as Node
+    from popview.gui.advisor.tab import VariantTab
+    na = dict(value=None, reason="not available from this profile: it counts the masters' OpenMP fork and join")
+    root = Node("global_efficiency", "Global efficiency", children=[
+        Node("parallel_efficiency", "Parallel efficiency", children=[
+            Node("process_efficiency", "Process efficiency", value=0.69),
+            Node("thread_efficiency", "Thread efficiency", children=[
+                Node("amdahl_efficiency", "Amdahl efficiency", **na)], **na)], **na),
+        Node("computation_scalability", "Computation scalability", kind="scalability", children=[
+            Node("ipc_scalability", "IPC scalability", kind="scalability", **na)], **na)], **na)
+    tab = VariantTab(SimpleNamespace(key="hybrid-additive", label="Hybrid additive"))
+    qtbot.addWidget(tab)
+    tab.resize(700, 150)
+    tab.set_compact(True)
+    tab.show()
+    qtbot.waitExposed(tab)
+    tab.show_roots([root])
+    qtbot.wait(50)
+    shown = open_names(tab.tree)
+    assert "Process efficiency" in shown
+    assert "Amdahl efficiency" not in shown and "IPC scalability" not in shown
+
+
 def test_the_first_warning_in_a_low_pane_fills_its_line(qtbot):
     pane = AdvisorPane(AppState())        # no warning yet: its line never laid out
     qtbot.addWidget(pane)

@@ -30,22 +30,26 @@ def _cfg(path):
         Histogram("Useful duration", Binning(2, True, 1, 1, 1), 2, "Time", data_range=full, burst_range=full),
         Histogram("Useful instructions", Binning(3, False, 0, 1e18, 1e18), 3, "Sum bursts",
                   data_range=full, burst_range=full),
-        Histogram("Average burst", Binning(2, True, 1, 1, 1), 2, "Average Burst Time",
+        Histogram("Average burst", Binning(2, True, 1, 1, 1), 2, "Stdev Burst Time",
                   data_range=full, burst_range=full)])
     path.write_text(write_cfg(view))
     return path
 
 
-@pytest.fixture
-def window(qtbot, tmp_path, cache_dir):
+def _window(qtbot, tmp_path, cache_dir, panes):
     w = MainWindow(settings=QSettings(str(tmp_path / "p.ini"), QSettings.Format.IniFormat),
-                   cache_dir=cache_dir, panes=MY_PANES)
+                   cache_dir=cache_dir, panes=panes)
     qtbot.addWidget(w)
     w.show()
     yield w
     for job in list(w.jobs):
         job.cancel()
         job.wait()
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, cache_dir):
+    yield from _window(qtbot, tmp_path, cache_dir, MY_PANES)
 
 
 @pytest.fixture
@@ -79,7 +83,7 @@ def test_a_dropped_cfg_opens_its_histograms_as_tables_on_the_trace(qtbot, window
     assert view.model().headerData(0, Qt.Orientation.Vertical) == "THREAD 1.1.1"
     assert "Useful Instructions Timeline" in pane.tabs.widget(1).findChild(QLabel).text()   # the cfg's window name
     assert pane.not_evaluated.isVisible()
-    assert "Average burst" in pane.not_evaluated.text() and "Average Burst Time" in pane.not_evaluated.text()
+    assert "Average burst" in pane.not_evaluated.text() and "Stdev Burst Time" in pane.not_evaluated.text()
     dock = window.findChild(type(window.docks["Histograms"]), pane.parent().objectName())
     assert dock is not None and dock.windowTitle() == "Paraver view: useful.cfg"
 
@@ -129,3 +133,139 @@ def test_a_percent_time_table_says_percent(qtbot, window, run, tmp_path):
     labels = [view.model().headerData(c, Qt.Orientation.Horizontal) for c in range(view.model().columnCount())]
     running = view.model().index(0, labels.index("Running")).data()
     assert running.endswith(" %") and 0 < float(running[:-2]) <= 100
+
+
+def test_a_cfgs_timelines_are_timeline_tabs_with_its_names_colours_and_range(qtbot, window, run, tmp_path):
+    trace, expected = run
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    ins = Window("Instructions", 1, functions={"thread": Function("Next Evt Val")})
+    ins.filters.criteria["evt_type"] = Criterion("=", (synthetic.INS,))
+    cyc = Window("Cycles", 2, functions={"thread": Function("Next Evt Val")})
+    cyc.filters.criteria["evt_type"] = Criterion("=", (synthetic.CYC,))
+    ipc = Window("Instructions per cycle", 3, derivation=Derivation("divide", (1, 2)),
+                 color_mode="window_in_null_gradient_mode", minimum_y=0.0, maximum_y=1.5,
+                 gui={"window_open": "true"})
+    useful = Window("Useful", 4, functions={"thread": Function("Useful")}, gui={"window_open": "true"})
+    cfg = tmp_path / "ipc.cfg"
+    cfg.write_text(write_cfg(CfgView("t", "3.4", "new", windows=[ins, cyc, ipc, useful])))
+    window.open_cfg(cfg)
+    pane = _pane(window)
+    qtbot.waitUntil(lambda: pane.result is not None or pane.error is not None, timeout=60_000)
+    assert pane.error is None and window.errors == []
+    assert [pane.tabs.tabText(i) for i in range(pane.tabs.count())] == ["Instructions per cycle", "Useful"]
+    assert "2 of 2 timelines" in pane.header.text() and not pane.not_evaluated.isVisible()
+    gradient, code = pane.timeline_tabs
+    assert "Instructions per cycle" in gradient.title.text() and "Instructions (Next Evt Val" in gradient.title.text()
+    assert "null gradient 0 – 1.5 (the cfg's range)" in gradient.title.text()
+    assert gradient.colour_range() == (0.0, 1.5) and code.colour_range() is None
+    for tab in (gradient, code):
+        assert tab.view.row_axis.labels == ["THREAD 1.1.1", "THREAD 1.2.1", "THREAD 1.3.1"]
+    pane.tabs.setCurrentWidget(gradient)
+    gradient.view.redraw_now()
+    values = gradient.view.last_picture.values
+    assert np.nanmax(values) > 0.2 and gradient.view.last_picture.source == "records"
+    # Paraver's gradient: green at the minimum, blue at the maximum, orange above it
+    lut = gradient.view.palette.lut
+    assert tuple(lut[2]) == (0, 255, 0) and tuple(lut[253]) == (0, 0, 255) and tuple(lut[255]) == (255, 146, 24)
+    index = gradient.view.last_index
+    finite = np.isfinite(values) & (values > 0)
+    expected_index = 2 + np.round(np.clip(values[finite] / 1.5, 0, 1) * 251)
+    expected_index[values[finite] > 1.5] = 255
+    np.testing.assert_array_equal(index[finite], expected_index)
+    pane.tabs.setCurrentWidget(code)
+    code.view.redraw_now()
+    legend = [code.legend.item(i).text().rsplit("  ", 1)[0] for i in range(code.legend.count())]
+    assert set(legend) == {"0", "1"}                  # useful: 1 running, 0 not, in Paraver's code colours
+    slot = int(np.flatnonzero(code.view.palette.keys == 1.0)[0]) + 1
+    assert tuple(code.view.palette.lut[slot]) == (0, 0, 255)
+    gradient.fit_scale()
+    low, high = gradient.colour_range()
+    assert (low, high) != (0.0, 1.5) and "fitted to the values shown" in gradient.title.text()
+
+
+@pytest.fixture
+def timeline_window(qtbot, tmp_path, cache_dir):
+    yield from _window(qtbot, tmp_path, cache_dir, MY_PANES + [s for s in PANES if s.module == "popview.gui.timeline"])
+
+
+def test_a_timeline_view_saved_as_a_cfg_opens_as_the_same_view(qtbot, timeline_window, run, tmp_path):
+    window = timeline_window
+    trace, _ = run
+    assert "Save view as &Paraver cfg..." in [a.text() for a in window.menus["File"].actions()]
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    pane = window.panes["Timeline"]
+    qtbot.waitUntil(lambda: pane.view is not None and pane.view.last_picture is not None, timeout=60_000)
+    ipc = next(m for m in pane.view.data.modes() if m.kind == "ipc")
+    pane.set_mode(ipc)
+    t_end = int(pane.view.exp.definitions.t_end)
+    pane.view.set_window(t_end // 4, t_end // 2)
+    pane.view.redraw_now()
+    low, high = pane.view.palette.low, pane.view.palette.high
+    saved = tmp_path / "mine.cfg"
+    assert window.save_view_cfg(saved) is None and saved.exists()
+    window.open_cfg(saved)
+    (cfg_pane,) = window.cfg_panes
+    qtbot.waitUntil(lambda: cfg_pane.result is not None or cfg_pane.error is not None, timeout=60_000)
+    assert cfg_pane.error is None
+    assert [cfg_pane.tabs.tabText(i) for i in range(cfg_pane.tabs.count())] == ["IPC"]
+    (tab,) = cfg_pane.timeline_tabs
+    assert tab.colour_range() == pytest.approx((low, high))
+    a, b = tab.view.window()
+    assert abs(a - t_end // 4) <= 1 and abs(b - t_end // 2) <= 1          # the saved time window
+    assert "Instructions (Next Evt Val" in tab.title.text() and "the cfg's range" in tab.title.text()
+    callpath = next(m for m in pane.view.data.modes() if m.kind == "callpath")
+    pane.set_mode(callpath)
+    reason = window.save_view_cfg(tmp_path / "callpath.cfg")
+    assert reason is not None and "call-path" in reason and not (tmp_path / "callpath.cfg").exists()
+
+
+def test_a_3d_histogram_shows_one_plane_at_a_time_and_communications_per_partner(qtbot, window, run, tmp_path):
+    trace, expected = run
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    useful = Window("Useful", 1, functions={"thread": Function("Useful")})
+    states = Window("States", 2, functions={"thread": Function("State As Is")})
+    full = (-DBL_MAX, DBL_MAX)
+    cfg = tmp_path / "3d.cfg"
+    cfg.write_text(write_cfg(CfgView("t", "3.4", "new", windows=[useful, states], histograms=[
+        Histogram("Useful per state", Binning(1, False, 0, 1, 1), 1, "Time", data_range=full, burst_range=full,
+                  planes=Binning(2, True), plane_shown=1.0),
+        Histogram("Messages", Binning(1, False, 0, 1, 1), 1, "#Sends", data_range=full, burst_range=full)])))
+    window.open_cfg(cfg)
+    pane = _pane(window)
+    qtbot.waitUntil(lambda: pane.result is not None or pane.error is not None, timeout=60_000)
+    assert pane.error is None and [pane.tabs.tabText(i) for i in range(pane.tabs.count())] == \
+        ["Useful per state", "Messages"]
+    page = pane.tabs.widget(0)
+    chooser = page.plane_box
+    labels = [chooser.itemText(i) for i in range(chooser.count())]
+    assert "Running" in labels and chooser.currentText() == "Running"       # 3D_FixedValue's plane
+    model = page.findChild(QTableView).model()
+    planes, shown = pane.result.planes[0]
+    plane = planes[shown][1]
+    assert plane.col_labels == ["0", "1"]
+    np.testing.assert_allclose(plane.stats["Time"][:, 1], expected.useful_ns, rtol=1e-9)   # running is useful
+    other = next(i for i, text in enumerate(labels) if text != "Running")
+    chooser.setCurrentIndex(other)
+    assert model.headerData(0, Qt.Orientation.Horizontal) == "0"            # not useful: column 0 of the plane
+    sends = pane.tabs.widget(1).findChild(QTableView).model()
+    assert [sends.headerData(c, Qt.Orientation.Horizontal) for c in range(sends.columnCount())] == \
+        ["THREAD 1.1.1", "THREAD 1.2.1", "THREAD 1.3.1"]
+
+
+def test_closing_the_run_closes_its_paraver_views(qtbot, window, run, tmp_path):
+    trace, _ = run
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    useful = Window("Useful", 1, functions={"thread": Function("Useful")}, gui={"window_open": "true"})
+    cfg = tmp_path / "useful_view.cfg"
+    cfg.write_text(write_cfg(CfgView("t", "3.4", "new", windows=[useful])))
+    window.open_cfg(cfg)
+    pane = _pane(window)
+    qtbot.waitUntil(lambda: pane.result is not None, timeout=60_000)
+    (tab,) = pane.timeline_tabs
+    window.close_experiment()
+    qtbot.waitUntil(lambda: window.cfg_panes == [], timeout=10_000)
+    assert tab.view._closed

@@ -142,7 +142,7 @@ def test_the_first_run_window_fits_a_1280_x_800_screen_and_no_pane_is_cut_off(qt
         if not dock.visibleRegion().isEmpty():                     # shown, not a tab behind another
             hint = dock.widget().minimumSizeHint()
             assert dock.widget().height() >= hint.height() and dock.widget().width() >= hint.width(), name
-    assert w.tabifiedDockWidgets(w.docks["System tree"]) == [w.docks["Topology"]]
+    assert w.tabifiedDockWidgets(w.docks["System tree"]) == [w.docks["Topology"], w.docks["Distribution"]]
 
 
 def test_on_a_tall_screen_the_topology_is_a_tab_beside_the_system_tree(qtbot, settings, monkeypatch):
@@ -154,7 +154,7 @@ def test_on_a_tall_screen_the_topology_is_a_tab_beside_the_system_tree(qtbot, se
     w.show()
     qtbot.waitUntil(lambda: w.docks["Timeline"].height() >= 270, timeout=10_000)
     qtbot.wait(300)
-    assert w.tabifiedDockWidgets(w.docks["System tree"]) == [w.docks["Topology"]]
+    assert w.tabifiedDockWidgets(w.docks["System tree"]) == [w.docks["Topology"], w.docks["Distribution"]]
     assert not w.docks["System tree"].visibleRegion().isEmpty()          # in front: the numbers
     assert w.docks["System tree"].height() >= 0.8 * w.docks["Call tree"].height()      # less its tab bar
 

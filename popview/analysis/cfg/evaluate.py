@@ -1,7 +1,7 @@
 """Evaluate a cfg's timelines and histograms on a trace's cache, vectorised per window.
 
 A first, deliberately small engine: thread-level rows; thread functions Useful, State As Is,
-State Sign, Given State, Int. Between Evt,
+State Sign, Given State, State Record Dur., Int. Between Evt, Avg Next / Last Evt Val,
 Last / Next Evt Val (with the event-type filter; Last composed by Stacked Val); the `As Is`
 compose, `Sign` as topcompose; derived add, product,
 substract, divide, maximum, minimum; histogram statistics Time, % Time, Sum bursts, # Bursts, Integral and Average value over
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import CfgView, Criterion, Histogram, Window
+from .model import CfgView, Criterion, Function, Histogram, Window
 
 RUNNING = 1      # Paraver state 1: running, the "useful" state
 
@@ -40,6 +40,8 @@ class TraceColumns:
     n_rows: int
     states: dict[str, np.ndarray]     # loc, begin, end, state
     events: dict[str, np.ndarray]     # loc, time, type, value
+    one_thread_per_task: bool = False  # task rows are thread rows
+    messages: dict[str, np.ndarray] | None = None   # send_loc, recv_loc, send_time, recv_time, size
 
     @classmethod
     def from_cache(cls, reader, definitions) -> "TraceColumns":
@@ -47,34 +49,118 @@ class TraceColumns:
         if threads != list(range(len(threads))):
             raise NotEvaluated("thread locations are not the first locations of the trace")
         every = None if len(threads) == len(definitions.locations) else threads   # None: whole columns at once
+        per_task = np.bincount([definitions.locations[i].process for i in threads]) if threads else np.zeros(0)
+        messages = reader.read("messages", columns=["send_loc", "recv_loc", "send_time", "recv_time", "size"]) \
+            if reader.has("messages") else None
         return cls(int(definitions.t_end), len(threads), reader.read("states", locations=every),
-                   reader.read("events", locations=every))
+                   reader.read("events", locations=every), bool(len(per_task)) and bool((per_task == 1).all()),
+                   messages)
 
 
 # -- windows ---------------------------------------------------------------------------------
 
 def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeline:
+    """A window's values per row: the thread function, compose_thread, (task rows: the task
+    function over its one thread, compose_task), then topcompose1 and topcompose2."""
     window = view.window(position)
-    if window.level != "thread" and not (window.level == "task" and _one_thread_per_task(window)):
-        raise NotEvaluated(f"window {position} {window.name!r}: rows at {window.level} level")
+    name = f"window {position} {window.name!r}"
+    task = window.level == "task"
+    if window.level != "thread" and not task:
+        raise NotEvaluated(f"{name}: rows at {window.level} level")
+    if task:
+        if not trace.one_thread_per_task:
+            raise NotEvaluated(f"{name}: rows at task level of tasks with several threads")
+        function = window.functions.get("task")
+        if function is not None and function.name not in TASK_OF_ONE_THREAD:
+            raise NotEvaluated(f"{name}: task function {function.name!r}")
+    levels = ("compose_thread", "compose_task") if task else ("compose_thread",)
+    stacked = [slot for slot, f in window.compose.items() if f.name == "Stacked Val"]
     for slot, function in window.compose.items():
-        if function.name == "As Is" or (slot in TOP_COMPOSE and function.name in TOP_COMPOSE_FUNCTIONS) \
-                or (slot == "compose_thread" and function.name == "Stacked Val" and not window.derived):
+        if function.name == "As Is" or (slot in levels + TOP_COMPOSE and function.name in COMPOSE_FUNCTIONS):
             continue
-        raise NotEvaluated(f"window {position} {window.name!r}: compose {function.name!r} ({slot})")
+        if function.name == "Stacked Val" and not window.derived and _stacked_ok(window, stacked):
+            continue
+        if slot not in levels + TOP_COMPOSE:
+            continue                      # a level above the window's rows: not applied (as in Paraver)
+        raise NotEvaluated(f"{name}: compose {function.name!r} ({slot})")
     if window.derived:
         d = window.derivation
         if any(d.shifts):
-            raise NotEvaluated(f"window {position} {window.name!r}: interval shifts")
+            raise NotEvaluated(f"{name}: interval shifts")
         left, right = (evaluate_window(view, parent, trace) for parent in d.parents)
-        timeline = _combine(d.operation, left, right, d.factors, f"window {position} {window.name!r}")
+        timeline = _combine(d.operation, left, right, d.factors, name)
     else:
         timeline = _single(window, trace)
-    for slot in TOP_COMPOSE:                  # the window's value composed, topcompose1 then 2
+    for slot in levels + TOP_COMPOSE:         # compose_thread (compose_task) then topcompose1, 2
         function = window.compose.get(slot)
-        if function is not None and function.name != "As Is":
-            timeline.value = TOP_COMPOSE_FUNCTIONS[function.name](timeline.value)
+        if function is not None and function.name in COMPOSE_FUNCTIONS and function.name != "As Is":
+            timeline.value = COMPOSE_FUNCTIONS[function.name](timeline.value, function.params)
+        if slot == "compose_thread" and task and _task_is_zero(window.functions.get("task")):
+            timeline.value = np.zeros_like(timeline.value)
     return timeline
+
+
+def _stacked_ok(window: Window, stacked: list[str]) -> bool:
+    """Stacked Val composes the values of a Last Evt Val window event by event: in one slot,
+    at thread level or on top (the same sequence of values at thread rows) when the slots
+    before it pass the values as they are; the slots after it compose its result."""
+    function = window.functions.get("thread")
+    order = ("compose_thread",) + TOP_COMPOSE
+    if len(stacked) != 1 or stacked[0] not in order or function is None or function.name != "Last Evt Val":
+        return False
+    before = order[:order.index(stacked[0])]        # what composes before it must leave the values as they are
+    return all(window.compose.get(slot, Function("As Is")).name == "As Is" for slot in before)
+
+
+def _param(params, index: int, default: float) -> np.ndarray:
+    values = params[index] if len(params) > index and params[index] else (default,)
+    return np.asarray(values, np.float64)
+
+
+def _in_ranges(value: np.ndarray, params) -> np.ndarray:
+    """Select Range / Is In Range: within one of the [minimum, maximum] pairs (parameters
+    maximum first, then minimum, as the kernel's MAXVALUE, MINVALUE)."""
+    high, low = _param(params, 0, np.inf), _param(params, 1, -np.inf)
+    n = min(len(high), len(low))
+    inside = np.zeros(len(value), bool)
+    for a, b in zip(low[:n], high[:n]):
+        inside |= (value >= a) & (value <= b)
+    return inside
+
+
+def _divide(value: np.ndarray, params) -> np.ndarray:
+    divider = float(_param(params, 0, 1.0)[0])
+    return value / divider if divider != 0 else np.fmod(value, 1.0)
+
+
+# Compose functions without memory, as semanticcomposefunctions.cpp computes them (value, params)
+COMPOSE_FUNCTIONS = {
+    "As Is": lambda v, p: v,
+    "Sign": lambda v, p: (v != 0).astype(np.float64),
+    "1-Sign": lambda v, p: (v == 0).astype(np.float64),
+    "Div": _divide,
+    "Prod": lambda v, p: v * float(_param(p, 0, 1.0)[0]),
+    "Select Range": lambda v, p: np.where(_in_ranges(v, p), v, 0.0),
+    "Is In Range": lambda v, p: _in_ranges(v, p).astype(np.float64),
+    "Add": lambda v, p: v + float(_param(p, 0, 0.0)[0]),
+    "Subs": lambda v, p: v - float(_param(p, 0, 0.0)[0]),
+    "Is Equal": lambda v, p: np.where(np.isin(v, _param(p, 0, np.nan)), v, 0.0),
+    "Is Equal (Sign)": lambda v, p: np.isin(v, _param(p, 0, np.nan)).astype(np.float64),
+    "Abs": lambda v, p: np.abs(v),
+    "Floor": lambda v, p: np.floor(v),
+    "Ceil": lambda v, p: np.ceil(v),
+    "Round": lambda v, p: np.round(v),
+}
+# Task functions that give a task of one thread its thread's value ("Thread i": of thread 1)
+TASK_OF_ONE_THREAD = ("Adding", "Average", "Maximum", "Minimum", "Thread i")
+
+
+def _task_is_zero(function: Function | None) -> bool:
+    """ObjectI ("Thread i") takes the i-th thread, 1-based: 0 for any i but 1 in a one-thread task."""
+    if function is None or function.name != "Thread i":
+        return False
+    i = function.params[0][0] if function.params and function.params[0] else 0
+    return i != 1
 
 
 UNIT_NS = {"Nanoseconds": 1.0, "Microseconds": 1e3, "Milliseconds": 1e6, "Seconds": 1e9,
@@ -89,20 +175,19 @@ def window_unit_ns(window: Window) -> float:
 
 
 TOP_COMPOSE = ("topcompose1", "topcompose2")
-TOP_COMPOSE_FUNCTIONS = {"Sign": np.sign}
-
-
-def _one_thread_per_task(window: Window) -> bool:
-    """Not known from the cfg alone: task rows are evaluated only when declared thread-equivalent."""
-    return False
 
 
 def _single(window: Window, trace: TraceColumns) -> Timeline:
     function = window.functions.get("thread")
     name = function.name if function else None
-    if name in ("Useful", "State As Is", "State Sign", "Given State"):
+    if name in ("Useful", "State As Is", "State Sign", "Given State", "State Record Dur."):
         s = trace.states
         value = s["state"].astype(np.float64)
+        if name == "State Record Dur.":      # the state's duration in the window's units when it is a given one
+            given = np.asarray(function.params[0] if function.params else (RUNNING,), np.float64)
+            duration = (s["end"] - s["begin"]) / window_unit_ns(window)
+            return Timeline(s["loc"].astype(np.int32), s["begin"], s["end"],
+                            np.where(np.isin(value, given), duration, 0.0), trace.n_rows)
         if name == "Useful":
             value = (s["state"] == RUNNING).astype(np.float64)
         elif name == "State Sign":
@@ -112,17 +197,20 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
             value = np.where(np.isin(value, given), value, 0.0)
         return Timeline(s["loc"].astype(np.int32), s["begin"], s["end"], value, trace.n_rows)
     if name in ("Next Evt Val", "Last Evt Val"):
-        stacked = window.compose.get("compose_thread")
-        stacked = stacked is not None and stacked.name == "Stacked Val"
+        stacked = any(f.name == "Stacked Val" for slot, f in window.compose.items()
+                      if slot in ("compose_thread",) + TOP_COMPOSE)
         if stacked and name != "Last Evt Val":
             raise NotEvaluated(f"window {window.position} {window.name!r}: compose 'Stacked Val' over {name!r}")
         return _event_values(window, trace, following=name == "Next Evt Val", stacked=stacked)
     if name == "Int. Between Evt":
         return _event_values(window, trace, following=False, between=True)
+    if name in ("Avg Next Evt Val", "Avg Last Evt Val"):     # the value x factor per window time unit
+        factor = float(function.params[0][0]) if function.params and function.params[0] else 1.0
+        return _event_values(window, trace, following=name == "Avg Next Evt Val", per_time=factor)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
 
 
-def _selected_types(criterion: Criterion | None, types: np.ndarray, name: str) -> np.ndarray:
+def _selected_types(criterion: Criterion | None, types: np.ndarray, name: str, what: str = "type") -> np.ndarray:
     if criterion is None or criterion.function == "All":
         return np.ones(len(types), bool)
     if criterion.function == "None":
@@ -134,7 +222,9 @@ def _selected_types(criterion: Criterion | None, types: np.ndarray, name: str) -
         return ~np.isin(types, wanted)
     if criterion.function == "[x,y]" and len(wanted) == 2:
         return (types >= wanted[0]) & (types <= wanted[1])
-    raise NotEvaluated(f"{name}: event type filter {criterion.function!r} with {len(wanted)} values")
+    if criterion.function in ("<", ">") and len(wanted) == 1:
+        return types < wanted[0] if criterion.function == "<" else types > wanted[0]
+    raise NotEvaluated(f"{name}: event {what} filter {criterion.function!r} with {len(wanted)} values")
 
 
 def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
@@ -168,17 +258,20 @@ def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
 
 
 def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False,
-                  between: bool = False) -> Timeline:
+                  between: bool = False, per_time: float | None = None) -> Timeline:
     """Intervals between consecutive selected events of each row; the value of the event that
     ends (Next) or starts (Last) each interval, 0 where there is none. With `stacked`, each
     event's value is first composed by Stacked Val over all the row's events (several at one
     instant included)."""
     name = f"window {window.position} {window.name!r}"
     criteria = window.filters.criteria
-    if criteria.get("evt_value", Criterion()).function != "All":
-        raise NotEvaluated(f"{name}: event value filter")
     e = trace.events
     keep = _selected_types(criteria.get("evt_type"), e["type"].astype(np.int64), name)
+    by_value = criteria.get("evt_value", Criterion())
+    if by_value.function != "All":
+        if window.filters.typeval_and is False:
+            raise NotEvaluated(f"{name}: event type OR value filter")
+        keep &= _selected_types(by_value, e["value"].astype(np.int64), name, "value")
     loc, time, value = e["loc"][keep].astype(np.int64), e["time"][keep], e["value"][keep].astype(np.float64)
     order = np.lexsort((time, loc))          # stable: events at one instant keep the trace's order
     loc, time, value = loc[order], time[order], value[order]
@@ -200,7 +293,13 @@ def _event_values(window: Window, trace: TraceColumns, following: bool, stacked:
     vals = np.zeros(total, np.float64)
     index = np.arange(len(loc)) - np.r_[0, np.cumsum(per_row)][loc] + starts[loc]
     end[index], begin[index + 1] = time, time
-    if following:
+    if per_time is not None:          # Avg Next / Last Evt Val: value x factor / interval length in window units
+        at = index if following else index + 1
+        last = (index + 1) == starts[loc] + per_row[loc]
+        length = (end[at] - begin[at]) / window_unit_ns(window)
+        ok = (length > 0) & (following | ~last)       # Last: nothing after the row's last event
+        vals[at] = np.where(ok, value * per_time / np.where(length > 0, length, 1.0), 0.0)
+    elif following:
         vals[index] = value
     elif between:       # Int. Between Evt: from each event to the next one, in the window's units; 0 after the last
         last = (index + 1) == starts[loc] + per_row[loc]
@@ -224,99 +323,216 @@ _OPERATIONS = {
 }
 
 
-def _combine(operation: str, left: Timeline, right: Timeline, factors, name: str) -> Timeline:
-    """Pointwise op(f0 * left, f1 * right) on the union of both windows' boundaries."""
-    if operation not in _OPERATIONS:
-        raise NotEvaluated(f"{name}: derived operation {operation!r}")
-    span = np.int64(max(int(left.end.max(initial=0)), int(right.end.max(initial=0))) + 1)
-    keys = [t.row.astype(np.int64) * span + t.begin for t in (left, right)]
-    ends = [t.row.astype(np.int64) * span + t.end for t in (left, right)]
+def _align(timelines: list[Timeline]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The timelines on the union of their boundaries: (row, begin, end, each one's values
+    there, 0 where it has no interval)."""
+    span = np.int64(max(int(t.end.max(initial=0)) for t in timelines) + 1)
+    keys = [t.row.astype(np.int64) * span + t.begin for t in timelines]
+    ends = [t.row.astype(np.int64) * span + t.end for t in timelines]
     cuts = _sorted_unique(np.concatenate(keys + ends))
     begin_key, end_key = cuts[:-1], cuts[1:]
     same_row = (begin_key // span == (end_key - 1) // span) & (end_key - begin_key // span * span < span)
     begin_key, end_key = begin_key[same_row], end_key[same_row]       # no segment across two rows
     values = []
-    for timeline, key, stop, factor in zip((left, right), keys, ends, factors):
+    for timeline, key, stop in zip(timelines, keys, ends):
         at = np.searchsorted(key, begin_key, side="right") - 1
         inside = (at >= 0) & (stop[np.clip(at, 0, None)] > begin_key)
-        values.append(np.where(inside, timeline.value[np.clip(at, 0, None)], 0.0) * factor)
+        values.append(np.where(inside, timeline.value[np.clip(at, 0, None)], 0.0))
     row = begin_key // span
-    return Timeline(row.astype(np.int32), begin_key - row * span, end_key - row * span,
-                    _OPERATIONS[operation](values[0], values[1]), left.n_rows)
+    return row.astype(np.int32), begin_key - row * span, end_key - row * span, values
+
+
+def _combine(operation: str, left: Timeline, right: Timeline, factors, name: str) -> Timeline:
+    """Pointwise op(f0 * left, f1 * right) on the union of both windows' boundaries."""
+    if operation not in _OPERATIONS:
+        raise NotEvaluated(f"{name}: derived operation {operation!r}")
+    row, begin, end, (a, b) = _align([left, right])
+    return Timeline(row, begin, end, _OPERATIONS[operation](a * factors[0], b * factors[1]), left.n_rows)
 
 
 # -- histograms ------------------------------------------------------------------------------
 
 @dataclass
 class HistogramTable:
-    """Per row and column: the statistic; `columns` gives each column's lower bound."""
+    """Per row and column (and plane, 3D): the statistic; `columns` gives each column's lower
+    bound, `planes` each plane's (None in 2D, where `table` is (rows, columns); in 3D it is
+    (planes, rows, columns) and `counted` says which planes have values)."""
     columns: np.ndarray
-    table: np.ndarray        # (rows, columns)
+    table: np.ndarray
     statistic: str
+    planes: np.ndarray | None = None
+    counted: np.ndarray | None = None
+    column_step: float | None = None      # computed ranges: the columns' width (None: code columns or the cfg's)
+    plane_step: float | None = None
+    partners: bool = False                # communication statistics: a column per partner row
 
 
 def evaluate_histogram(view: CfgView, histogram: Histogram, trace: TraceColumns) -> HistogramTable:
-    """A 2D histogram: control-window values binned into columns, the statistic of the data window."""
-    if histogram.is_3d:
-        raise NotEvaluated(f"histogram {histogram.name!r}: 3D planes")
+    """Control-window values binned into columns (and the 3D control window's into planes), the
+    statistic of the data window, on the union of the windows' boundaries."""
+    if histogram.statistic in COMM_STATISTICS:
+        return _communications(view, histogram, trace)
     if histogram.statistic not in STATISTICS:
         raise NotEvaluated(f"histogram {histogram.name!r}: statistic {histogram.statistic!r}")
-    if histogram.limits not in (None, "Alltrace"):
+    if histogram.limits not in (None, "Alltrace", "Allwindow"):
         raise NotEvaluated(f"histogram {histogram.name!r}: analysis limits {histogram.limits!r}")
-    control = evaluate_window(view, histogram.columns.window, trace)
-    data = control
-    if histogram.data_window != histogram.columns.window:      # both on the union of their boundaries
-        other = evaluate_window(view, histogram.data_window, trace)
-        control, data = (_combine("add", control, other, factors, histogram.name) for factors in ((1, 0), (0, 1)))
-    lower, column = _bins(histogram, control.value)
-    keep = column >= 0
-    keep &= _within(histogram, data.value, data.end - data.begin)
-    duration = (data.end - data.begin).astype(np.float64)
-    flat = control.row[keep].astype(np.int64) * len(lower) + column[keep]
-    shape = (control.n_rows, len(lower))
+    positions = [histogram.columns.window, histogram.data_window]
+    if histogram.is_3d:
+        positions.append(histogram.planes.window)
+    evaluated = {p: evaluate_window(view, p, trace) for p in dict.fromkeys(positions)}
+    if len(evaluated) == 1:
+        only = next(iter(evaluated.values()))
+        row, begin, end, values = only.row, only.begin, only.end, [only.value]
+    else:
+        row, begin, end, values = _align(list(evaluated.values()))
+    t0, t1 = 0, max(trace.t_end, 1)
+    if histogram.limits == "Allwindow":                 # the control window's time window
+        from .export import initial_window
+        t0, t1 = initial_window(view.window(histogram.columns.window), trace.t_end) or (t0, t1)
+        begin, end = np.maximum(begin, t0), np.minimum(end, t1)
+        inside = end > begin
+        row, begin, end, values = row[inside], begin[inside], end[inside], [v[inside] for v in values]
+    by_window = dict(zip(evaluated, values))
+    control, data = by_window[histogram.columns.window], by_window[histogram.data_window]
+    n_rows = next(iter(evaluated.values())).n_rows
+    lower, column = _bins(histogram, histogram.columns, view.window(histogram.columns.window), control)
+    if histogram.is_3d:
+        plane_lower, plane = _bins(histogram, histogram.planes, view.window(histogram.planes.window),
+                                   by_window[histogram.planes.window], planes=True)
+    else:
+        plane_lower, plane = np.zeros(1), np.zeros(len(column), np.int64)
+    keep = (column >= 0) & (plane >= 0)
+    keep &= _within(histogram, data, end - begin)
+    duration = (end - begin).astype(np.float64)
+    shape = (len(plane_lower), n_rows, len(lower))
+    flat = (plane[keep] * n_rows + row[keep].astype(np.int64)) * len(lower) + column[keep]
 
     def cells(weight):
-        return np.bincount(flat, weights=weight[keep], minlength=shape[0] * shape[1]).reshape(shape)
+        return np.bincount(flat, weights=weight[keep], minlength=int(np.prod(shape))).reshape(shape)
+
+    def ratio(a, b):
+        return np.divide(a, b, out=np.zeros(shape), where=b > 0)
 
     statistic = histogram.statistic
+    count = cells(np.ones(len(data)))
     if statistic == "Time":
         table = cells(duration)
     elif statistic == "Sum bursts":
-        table = cells(data.value)
+        table = cells(data)
     elif statistic == "# Bursts":
-        table = cells(np.ones(len(data.value)))
+        table = count
+    elif statistic == "# Bursts != 0":
+        table = cells((data != 0).astype(np.float64))
+    elif statistic == "% # Bursts":                     # of the row's bursts in the plane
+        table = ratio(count * 100.0, count.sum(axis=2, keepdims=True))
     elif statistic == "Integral":                       # duration x |value| (StatIntegral), ns here
-        table = cells(duration * np.abs(data.value))
+        table = cells(duration * np.abs(data))
     elif statistic == "Average value":                  # time-weighted mean of the data values
-        time = cells(duration)
-        table = np.divide(cells(duration * data.value), time, out=np.zeros(shape), where=time > 0)
+        table = ratio(cells(duration * data), cells(duration))
+    elif statistic == "Average per Burst":
+        table = ratio(cells(data), count)
+    elif statistic == "Average Burst Time":             # ns here, the control window's units in paramedir
+        table = ratio(cells(duration), count)
+    elif statistic in ("Maximum", "Minimum"):
+        table = np.full(int(np.prod(shape)), -np.inf if statistic == "Maximum" else np.inf)
+        (np.maximum if statistic == "Maximum" else np.minimum).at(table, flat, data[keep])
+        table = np.where(count.ravel() > 0, table, 0.0).reshape(shape)
+    elif statistic == "% Window Time":                  # of the analysed time (the whole trace)
+        table = cells(duration) * 100.0 / (t1 - t0)
     else:                                               # % Time: of the row's counted time
         time = cells(duration)
-        total = time.sum(axis=1, keepdims=True)
-        table = np.divide(time * 100.0, total, out=np.zeros(shape), where=total > 0)
-    return HistogramTable(lower, table, statistic)
+        table = ratio(time * 100.0, time.sum(axis=2, keepdims=True))
+    column_step = _step(histogram.columns, lower)
+    if not histogram.is_3d:
+        return HistogramTable(lower, table[0], statistic, column_step=column_step)
+    return HistogramTable(lower, table, statistic, plane_lower, count.sum(axis=(1, 2)) > 0, column_step,
+                          _step(histogram.planes, plane_lower))
 
 
-# The statistics evaluated, as Paraver's histogramstatistic.cpp computes them; Time and
-# Integral are in ns (trace units) here, in the window's units in paramedir's table.
-STATISTICS = ("Time", "Sum bursts", "# Bursts", "Integral", "Average value", "% Time")
+def _step(binning, lower: np.ndarray) -> float | None:
+    """The width of computed columns spanning a range (not one per whole value)."""
+    if binning.compute and len(lower) == COMPUTED_COLUMNS and not np.array_equal(lower, np.round(lower)):
+        return float(lower[1] - lower[0])
+    return None
 
 
-def _bins(histogram: Histogram, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Columns as Paraver's ColumnTranslator makes them: ceil((max-min)/delta) columns (one more
+# Communication statistics: (row is the sender, weighted by the size)
+COMM_STATISTICS = {"#Sends": (True, False), "#Receives": (False, False), "Bytes sent": (True, True),
+                   "Bytes received": (False, True)}
+
+
+def _communications(view: CfgView, histogram: Histogram, trace: TraceColumns) -> HistogramTable:
+    """A communication statistic as KHistogram computes it: per row, the row's send (or
+    receive) records of the analysed time, in the column of the partner thread; counted, or
+    their sizes added (histogramstatistic.cpp's StatNumSends ... StatBytesReceived)."""
+    name = f"histogram {histogram.name!r}"
+    if histogram.is_3d:
+        raise NotEvaluated(f"{name}: communication statistic {histogram.statistic!r} in 3D planes")
+    control = view.window(histogram.columns.window)
+    if control.level != "thread" and not (control.level == "task" and trace.one_thread_per_task):
+        raise NotEvaluated(f"{name}: communications between {control.level} rows")
+    if histogram.limits not in (None, "Alltrace"):
+        raise NotEvaluated(f"{name}: analysis limits {histogram.limits!r}")
+    for key in ("from_obj", "to_obj", "tag_msg", "size_msg", "bw_msg"):
+        criterion = control.filters.criteria.get(key)
+        if criterion is not None and criterion.function != "All":
+            raise NotEvaluated(f"{name}: communication filter {key} {criterion.function!r}")
+    if trace.messages is None:
+        raise NotEvaluated(f"{name}: the trace has no communications")
+    sending, sized = COMM_STATISTICS[histogram.statistic]
+    m = trace.messages
+    row, partner = (m["send_loc"], m["recv_loc"]) if sending else (m["recv_loc"], m["send_loc"])
+    row, partner = row.astype(np.int64), partner.astype(np.int64)
+    keep = (row < trace.n_rows) & (partner < trace.n_rows) & (row >= 0) & (partner >= 0)
+    weight = m["size"].astype(np.float64) if sized else np.ones(len(row))
+    table = np.bincount(row[keep] * trace.n_rows + partner[keep], weights=weight[keep],
+                        minlength=trace.n_rows * trace.n_rows).reshape(trace.n_rows, trace.n_rows)
+    return HistogramTable(np.arange(trace.n_rows, dtype=np.float64), table, histogram.statistic, partners=True)
+
+
+# The statistics evaluated, as Paraver's histogramstatistic.cpp computes them; Time, Average
+# Burst Time and Integral are in ns (trace units) here, in the window's units in paramedir's table.
+STATISTICS = ("Time", "Sum bursts", "# Bursts", "# Bursts != 0", "% # Bursts", "Integral", "Average value",
+              "Average per Burst", "Average Burst Time", "Maximum", "Minimum", "% Window Time", "% Time")
+TIME_STATISTICS = ("Time", "Average Burst Time")
+PERCENT_STATISTICS = ("% Time", "% # Bursts", "% Window Time")
+COMPUTED_COLUMNS = 200        # ParaverConfig's histogram columns when a computed scale is not whole values
+
+
+def code_coloured(window: Window) -> bool:
+    """Paraver's isCodeColorSet: the window's colour mode is code colours (the loader's default)."""
+    return window.color_mode in (None, "window_in_code_mode")
+
+
+def _bins(histogram: Histogram, b, window: Window, values: np.ndarray,
+          planes: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Columns (or planes) as Paraver's ColumnTranslator makes them: ceil((max-min)/delta) columns (one more
     when delta is 1 and max is a column's start, at least one); a value in [min, max] falls in
-    column floor((value-min)/delta), the last one at most; -1 outside."""
-    b = histogram.columns
+    column floor((value-min)/delta), the last one at most; -1 outside. A computed scale
+    (HistogramProxy::compute2DScale / compute3DScale) spans the values: whole values of a
+    code-coloured window one column each, other values COMPUTED_COLUMNS columns from the
+    smallest non-zero value to the largest (plus 5 % for columns)."""
     if b.compute:
-        return _code_columns(histogram, values)
+        nonzero = values[values != 0]
+        if len(nonzero) == 0 or (code_coloured(window) and np.array_equal(nonzero, np.round(nonzero))
+                                 and nonzero.max() - nonzero.min() <= 10_000) or nonzero.min() == nonzero.max():
+            return _code_columns(histogram, values)
+        low, high = float(nonzero.min()), float(nonzero.max())
+        top = high if planes else high + (high - low) * 0.05
+        lower = low + (top - low) / COMPUTED_COLUMNS * np.arange(COMPUTED_COLUMNS)
+        column = np.minimum(np.floor((values - low) / ((top - low) / COMPUTED_COLUMNS)), COMPUTED_COLUMNS - 1)
+        column = column.astype(np.int64)
+        column[(values < low) | (values > top)] = -1
+        return lower, column
+    what = "planes" if planes else "columns"
     if b.minimum is None or b.maximum is None or not b.delta:
-        raise NotEvaluated(f"histogram {histogram.name!r}: columns without minimum, maximum and delta")
+        raise NotEvaluated(f"histogram {histogram.name!r}: {what} without minimum, maximum and delta")
     count = int(np.ceil((b.maximum - b.minimum) / b.delta))
     if b.delta == 1 and count * b.delta + b.minimum <= b.maximum:
         count += 1
     count = max(count, 1)
     if count > 100_000:
-        raise NotEvaluated(f"histogram {histogram.name!r}: {count} columns")
+        raise NotEvaluated(f"histogram {histogram.name!r}: {count} {what}")
     lower = b.minimum + b.delta * np.arange(count)
     column = np.minimum(np.floor((values - b.minimum) / b.delta), count - 1).astype(np.int64)
     column[(values < b.minimum) | (values > b.maximum)] = -1
@@ -332,8 +548,8 @@ def _code_columns(histogram: Histogram, values: np.ndarray) -> tuple[np.ndarray,
     nonzero = values[values != 0]
     smallest = nonzero.min() if len(nonzero) else 0.0
     lower = _sorted_unique(values[values >= smallest])
-    if len(lower) > 10_000 or not np.array_equal(lower, np.round(lower)):
-        raise NotEvaluated(f"histogram {histogram.name!r}: columns computed from non-categorical values")
+    if len(lower) > 10_000:
+        raise NotEvaluated(f"histogram {histogram.name!r}: {len(lower)} columns computed")
     column = np.searchsorted(lower, values).astype(np.int64)
     column[values < smallest] = -1
     return lower, column

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .evaluate import UNIT_NS, HistogramTable, NotEvaluated, TraceColumns, evaluate_histogram
+from .evaluate import TIME_STATISTICS, UNIT_NS, HistogramTable, NotEvaluated, TraceColumns, evaluate_histogram
 from .model import CfgView, Histogram
 
 PRECISION = 2          # ParaverConfig's default histogram precision
@@ -31,7 +31,9 @@ class CfgTable:
     unit: str                    # "Nanoseconds" ... for a time statistic, "" otherwise
     row_labels: list[str]
     col_labels: list[str]
-    values: np.ndarray           # (rows, columns) float64
+    values: np.ndarray           # (rows, columns) float64; 3D: (planes, rows, columns)
+    plane_labels: list[str] | None = None     # 3D: each plane's label (the planes with values)
+    plane_shown: int = 0                      # 3D: the plane Paraver shows first (3D_FixedValue's, if it has values)
 
 
 @dataclass
@@ -78,19 +80,32 @@ def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: li
     data = view.window(histogram.data_window)
     values = np.asarray(result.table, np.float64)
     unit = ""
-    if histogram.statistic == "Time":                  # StatTime: in the control window's units
+    if histogram.statistic in TIME_STATISTICS:         # StatTime, StatAvgBurstTime: the control window's units
         unit = control.units or "Nanoseconds"
         values = values / UNIT_NS.get(unit, 1.0)
     elif histogram.statistic == "Integral":            # StatIntegral: the data window's time units
         values = values / UNIT_NS.get(data.units or "Nanoseconds", 1.0)
-    if len(rows) != values.shape[0]:
-        rows = [f"THREAD 1.{i + 1}.1" for i in range(values.shape[0])]
+    if len(rows) != values.shape[-2]:
+        rows = [f"THREAD 1.{i + 1}.1" for i in range(values.shape[-2])]
     names = value_names(control, definitions)
-    labels = _column_labels(histogram, result.columns, names)
+    labels = list(rows) if result.partners else \
+        _column_labels(histogram.columns, result.columns, names, result.column_step)
+    plane_labels, plane_shown = None, 0
+    if result.planes is not None:                      # 3D: the planes with values, labelled as columns are
+        with_values = np.flatnonzero(result.counted)
+        plane_names = value_names(view.window(histogram.planes.window), definitions)
+        all_labels = _column_labels(histogram.planes, result.planes, plane_names, result.plane_step)
+        values, plane_labels = values[with_values], [all_labels[i] for i in with_values]
+        if histogram.plane_shown is not None:
+            lower = result.planes[with_values]
+            step = np.r_[np.diff(result.planes), 1.0][with_values]
+            hit = np.flatnonzero((lower <= histogram.plane_shown) & (histogram.plane_shown < lower + step))
+            plane_shown = int(hit[0]) if len(hit) else 0
     if histogram.gui.get("Analyzer2D.HideCols", "").lower() == "true":      # the cfg hides empty columns
-        shown = np.flatnonzero((values != 0).any(axis=0))
-        values, labels = values[:, shown], [labels[i] for i in shown]
-    return CfgTable(histogram.name, control.name, histogram.statistic or "", unit, list(rows), labels, values)
+        shown = np.flatnonzero((values != 0).any(axis=tuple(range(values.ndim - 1))))
+        values, labels = values[..., shown], [labels[i] for i in shown]
+    return CfgTable(histogram.name, control.name, histogram.statistic or "", unit, list(rows), labels, values,
+                    plane_labels, plane_shown)
 
 
 def value_names(window, definitions) -> dict[int, str]:
@@ -120,12 +135,13 @@ def value_names(window, definitions) -> dict[int, str]:
     return names
 
 
-def _column_labels(histogram: Histogram, lower: np.ndarray, names: dict[int, str]) -> list[str]:
+def _column_labels(b, lower: np.ndarray, names: dict[int, str], step: float | None = None) -> list[str]:
     """LabelConstructor::histoColumnLabel: a whole minimum and a delta of 1 give discrete
     columns labelled by their value (a state's name for State As Is); otherwise each column is
     the range [lower..upper), the last one [lower..maximum]."""
-    b = histogram.columns
-    if b.compute or b.delta is None or b.minimum is None:
+    if b.compute and step is not None:                 # a computed range of COMPUTED_COLUMNS columns
+        delta, minimum, maximum = step, float(lower[0]), float(lower[-1] + step)
+    elif b.compute or b.delta is None or b.minimum is None:
         delta, minimum, maximum = 1.0, 0.0, float(lower[-1]) + 1 if len(lower) else 1.0
     else:
         delta, minimum, maximum = float(b.delta), float(b.minimum), float(b.maximum)
@@ -145,8 +161,16 @@ def _number(v: float) -> str:
 
 
 def format_table(table: CfgTable) -> str:
-    """The text paramedir writes for one 2D histogram (horizontal, with labels)."""
-    v = table.values
+    """The text paramedir writes for one histogram (horizontal, with labels); a 3D one is each
+    plane with values, its label on a line before it (TextOutput::dumpHistogram)."""
+    if table.plane_labels is not None:
+        many = len(table.plane_labels) > 1
+        return "".join((f"{label}\n" if many else "") + _format_plane(table, plane)
+                       for label, plane in zip(table.plane_labels, table.values))
+    return _format_plane(table, table.values)
+
+
+def _format_plane(table: CfgTable, v: np.ndarray) -> str:
     lines = ["\t" + "".join(f"{label}\t" for label in table.col_labels)]
     for label, row in zip(table.row_labels, v):
         lines.append(f"{label}\t" + "".join(f"{_number(x)}\t" for x in row))

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .catalogue import histogram_gaps, window_gaps
-from .evaluate import NotEvaluated, TraceColumns, evaluate_histogram
+from .evaluate import NotEvaluated, TraceColumns, evaluate_histogram, evaluate_window
 from .reader import CfgError, read_cfg
 
 _INTRO = """\
@@ -48,17 +48,30 @@ a window that does not exist (or, for a derived window, does not come before it)
 histogram uses is in popview's semantic-engine set (`popview.analysis.cfg.catalogue`);
 otherwise each gap is named. **Evaluated** means the engine that evaluates the descriptions
 on a trace's cache (`popview.analysis.cfg.evaluate`, vectorised numpy) computes the histogram
-(checked here on a small probe trace; the column "histograms evaluated" and the last table).
-The engine covers: thread-level rows; `Useful`, `State As Is`, `State Sign`, `Given State`,
-`Int. Between Evt`,
-`Last Evt Val` (also composed by `Stacked Val`, Paraver's per-thread stack of values) and
-`Next Evt Val` with event-type filters; the `As Is` and `Sign` top composes; derived `add`, `product`,
-`substract`, `divide`, `maximum`, `minimum`; 2D histograms with the `Time`, `% Time`, `Sum bursts`, `# Bursts`, `Integral` and
-`Average value` statistics (as Paraver's histogramstatistic.cpp computes them). Columns are made as Paraver's ColumnTranslator makes them
-(ceil((max-min)/delta) columns, one more when delta is 1 and max starts a column, a value in
-[min, max]); a computed scale (`ComputeYScale`) starts, as Paraver's does, at the control
-window's smallest non-zero value, one column per value present (Paraver also shows the empty
-whole values between them). Anything else raises `NotEvaluated` naming it.
+(checked here on a small probe trace of two single-threaded tasks with two messages; the
+columns "windows evaluated" and "histograms evaluated", and the last table).
+The engine covers: thread-level rows, and task-level rows on traces with one thread per task
+(task functions `Adding`, `Average`, `Maximum`, `Minimum`, `Thread i`); `Useful`, `State As Is`,
+`State Sign`, `Given State`, `State Record Dur.`, `Int. Between Evt`, `Avg Next Evt Val`,
+`Avg Last Evt Val`, `Last Evt Val` (also composed by `Stacked Val`, Paraver's per-thread stack
+of values, in one compose slot) and `Next Evt Val` with event-type and event-value filters;
+the compose functions without memory (`Sign`, `1-Sign`, `Div`, `Prod`, `Add`, `Subs`,
+`Select Range`, `Is In Range`, `Is Equal`, `Is Equal (Sign)`, `Abs`, `Floor`, `Ceil`, `Round`)
+at thread, task and top
+level; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`; 2D and 3D
+histograms (a table per plane of the 3D control window's values that has values) over the
+whole trace or the control window's time window (`Allwindow`), with the `Time`, `% Time`,
+`% Window Time`, `Sum bursts`, `# Bursts`, `# Bursts != 0`, `% # Bursts`, `Integral`,
+`Average value`, `Average per Burst`, `Average Burst Time`, `Maximum` and `Minimum`
+statistics (as Paraver's histogramstatistic.cpp computes them) and the communication
+statistics `#Sends`, `#Receives`, `Bytes sent`, `Bytes received` (per row, a column per partner
+thread, as KHistogram counts the row's send or receive records). Columns are made as
+Paraver's ColumnTranslator makes them (ceil((max-min)/delta) columns, one more when delta is 1
+and max starts a column, a value in [min, max]); a computed scale (`ComputeYScale`) starts,
+as Paraver's does, at the control window's smallest non-zero value: one column per whole value
+present for a code-coloured window (Paraver also shows the empty whole values between them),
+else Paraver's 200 columns up to the largest value plus 5 %. Anything else raises
+`NotEvaluated` naming it.
 
 What evaluates is usable two ways:
 
@@ -67,7 +80,25 @@ What evaluates is usable two ways:
 - In the window, File > Open Paraver view (.cfg)... or a `.cfg` dropped on the window (or
   given beside a trace: `popview run.prv view.cfg`) opens a "Paraver view" pane beside the
   Histograms: a tab per evaluated histogram, named as in the cfg, with its control window and
-  statistic, and the list of what is not evaluated with the reason.
+  statistic, and the list of what is not evaluated with the reason; and a tab per timeline
+  window the cfg opens (`window_open true`; a cfg that opens none and has no histogram shows
+  the windows no other derives from), named as the window, with what it computes (its
+  function and event filter, or its parents and operation). The tab is popview's timeline view
+  (zoom, pan, rows grouped, hover info, communication lines when the cfg has them on) drawing
+  the window's values per row and pixel as Paraver's draw mode picks them (last, maximum,
+  minimum not zero, average, average not zero, absolute maximum / minimum; random and mode
+  drawn as the maximum and said so), coloured as the cfg says: Paraver's code colours
+  (semanticcolor.cpp's 49, the default) with the value names of the .pcf in the legend, or
+  Paraver's gradient (green to blue, orange above and olive below the range, black for no value
+  and, in the null gradient, for zero) over the window's `minimum_y`..`maximum_y` (computed
+  from the values when the cfg gives none), with Fit scale. Each redraw reads the evaluated
+  intervals of the visible window (zoomed in) or an in-memory pyramid of them built once
+  (zoomed out, `popview.analysis.cfg.timeline`): on the 1 GB make_big_epoch trace a full-view
+  redraw of PyPOP-style IPC (instructions / cycles) takes well under the 100 ms budget
+  (tests/benchmarks/bench_cfg_timeline.py). On EPOCH (4 ranks) the collection's
+  `state_as_is.cfg`, `MPI_call.cfg` (by the .pcf's names), `useful_duration.cfg` and `IPC.cfg`
+  drawn this way agree pixel by pixel with popview's State, MPI call, Useful duration and IPC
+  colour modes wherever a pixel holds one interval (tests/cfg/test_generic_cfgs.py).
 
 On PyPOP's EPOCH traces (1-16 ranks) PyPOP's `total_useful_computation.cfg`,
 `useful_instructions.cfg`, `useful_cycles.cfg`, `serial_useful_computation_no_omp.cfg` and
@@ -81,9 +112,20 @@ frequency, within 1e-6 relative (tests/cfg/test_paramedir_command.py); basicanal
 serial and OpenMP useful time the generator put in, to the nanosecond, and on PyPOP's
 ImageMagick traces serial + OpenMP useful time = each thread's useful time.
 
-Not done yet: timelines of a cfg as popview timeline panes (with the cfg's colours and
-ranges), saving a popview view as a cfg from the window, 3D histograms, the functions and
-statistics named in the tables below, and the 1 GB derived-IPC redraw budget.
+File > Save view as Paraver cfg... writes the Timeline pane's current view (its colour mode,
+time window and gradient range) as a version 3.4 cfg in the layout Paraver writes windows
+(`popview.analysis.cfg.export`): State as `State As Is`; MPI call / OpenMP construct as
+`Last Evt Val` of the trace's event types of that paradigm; Useful duration as `State Record
+Dur.` of Running; IPC as Instructions and Cycles (`Next Evt Val`, hidden) divided; a counter
+rate as `Avg Next Evt Val` x 1e9; an event type as `Last Evt Val`; code colours or a null
+gradient over the view's range; the time window relative and absolute. Call-path colours
+have no Paraver window and are refused with the reason. The saved cfg reads back into the same
+description, opens in popview as the same view (its time window, colours and range), and
+zoomed in its values agree with popview's own colour mode pixel by pixel
+(tests/cfg/test_export.py, tests/gui/test_cfg_views.py).
+
+Not done yet: the functions and statistics named in the tables below, levels above task,
+communication statistics in 3D or with communication filters.
 
 This page is generated by `python -m popview.analysis.cfg.survey
 ../shared/traces/paraver-cfgs -o docs/paraver-cfg.md` over the 120 collected real cfgs.
@@ -97,12 +139,14 @@ class FileResult:
     version: str = ""
     windows: int = 0
     windows_full: int = 0
+    windows_evaluated: int = 0
     histograms: int = 0
     histograms_full: int = 0
     histograms_evaluated: int = 0
     not_evaluated: list[str] = field(default_factory=list)   # "h1 'name': reason"
     gaps: list[str] = field(default_factory=list)      # "w3 'name': reason; reason"
     reasons: list[str] = field(default_factory=list)
+    window_reasons: list[str] = field(default_factory=list)    # why windows do not evaluate
 
 
 def survey_file(path: Path, root: Path) -> FileResult:
@@ -117,6 +161,11 @@ def survey_file(path: Path, root: Path) -> FileResult:
         gaps = window_gaps(view, window)
         result.windows += 1
         result.windows_full += not gaps
+        try:
+            evaluate_window(view, window.position, _probe())
+            result.windows_evaluated += 1
+        except (NotEvaluated, KeyError) as exc:
+            result.window_reasons.append(_own_reason(str(exc.args[0]) if isinstance(exc, KeyError) else str(exc)))
         if gaps:
             result.gaps.append(f"w{window.position} {window.name!r}: " + "; ".join(gaps))
             result.reasons += gaps
@@ -138,16 +187,28 @@ def survey_file(path: Path, root: Path) -> FileResult:
     return result
 
 
+def _own_reason(reason: str) -> str:
+    """The innermost cause of "window 3 'A': window 1 'B': thread function 'X'": thread function 'X'."""
+    parts = reason.split(": ")
+    while len(parts) > 1 and parts[0].startswith("window "):
+        parts = parts[1:]
+    return ": ".join(parts)
+
+
 def _probe() -> TraceColumns:
-    """A small trace for the engine check: two threads, running and MPI states, hardware
-    counter readings (PAPI_TOT_INS, PAPI_TOT_CYC) and an MPI call event."""
+    """A small trace for the engine check: two single-threaded tasks, running and MPI states,
+    hardware counter readings (PAPI_TOT_INS, PAPI_TOT_CYC), an MPI call event and two messages."""
     states = {"loc": np.array([0, 0, 0, 1], np.int32), "begin": np.array([0, 40, 60, 0], np.int64),
               "end": np.array([40, 60, 100, 100], np.int64), "state": np.array([1, 3, 1, 1], np.int32)}
     events = {"loc": np.array([0, 0, 0, 1, 1, 0, 0], np.int32),
               "time": np.array([40, 40, 100, 50, 100, 40, 60], np.int64),
               "type": np.array([42000050, 42000059, 42000050, 42000050, 42000059, 50000001, 50000001], np.int32),
               "value": np.array([400, 700, 300, 10, 20, 3, 0], np.int64)}
-    return TraceColumns(t_end=100, n_rows=2, states=states, events=events)
+    messages = {"send_loc": np.array([0, 1], np.int32), "recv_loc": np.array([1, 0], np.int32),
+                "send_time": np.array([45, 55], np.int64), "recv_time": np.array([50, 60], np.int64),
+                "size": np.array([100, 200], np.int64)}
+    return TraceColumns(t_end=100, n_rows=2, states=states, events=events, one_thread_per_task=True,
+                        messages=messages)
 
 
 def survey(root: Path) -> list[FileResult]:
@@ -165,9 +226,12 @@ def render(results: list[FileResult]) -> str:
     histos, histos_full = sum(r.histograms for r in loaded), sum(r.histograms_full for r in loaded)
     files_full = sum(1 for r in loaded if not r.gaps)
     histos_evaluated = sum(r.histograms_evaluated for r in loaded)
+    windows_evaluated = sum(r.windows_evaluated for r in loaded)
     out = [_INTRO, "## Summary", "",
            f"- {len(results)} cfg files: {len(loaded)} read, {len(refused)} refused with a reason.",
            f"- {windows} windows read, {windows_full} described fully, {windows - windows_full} with a named gap.",
+           f"- {windows_evaluated} of the {windows} windows are evaluated by popview's engine (drawn as "
+           f"timelines in the window's Paraver views).",
            f"- {histos} histograms read, {histos_full} described fully, {histos - histos_full} with a named gap.",
            f"- {files_full} of the {len(loaded)} read files are described fully in all their windows and histograms.",
            f"- {histos_evaluated} of the {histos} histograms are evaluated by popview's engine "
@@ -182,13 +246,19 @@ def render(results: list[FileResult]) -> str:
             "Windows and histograms that only inherit a gap from a parent or control/data window are",
             "counted in the file table, not here.", "", "| cause | occurrences |", "|---|---:|"]
     out += [f"| {_cell(reason)} | {count} |" for reason, count in counts.most_common()]
+    causes = collections.Counter(reason for r in loaded for reason in r.window_reasons)
+    out += ["", "## Why windows do not evaluate, by cause", "",
+            "A derived window counts under the cause of the parent it cannot evaluate.", "",
+            "| cause | windows |", "|---|---:|"]
+    out += [f"| {_cell(reason)} | {count} |" for reason, count in causes.most_common()]
     out += ["", "## Per file", "",
             "`wN` is the window at position N, `hN` the N-th histogram.", "",
-            "| file | format | windows fully described | histograms fully described | histograms evaluated "
-            "| not evaluated yet, and why |",
-            "|---|---|---:|---:|---:|---|"]
+            "| file | format | windows fully described | windows evaluated | histograms fully described "
+            "| histograms evaluated | not evaluated yet, and why |",
+            "|---|---|---:|---:|---:|---:|---|"]
     for r in loaded:
-        out.append(f"| `{r.path}` | {r.version} | {r.windows_full}/{r.windows} | {r.histograms_full}/{r.histograms}"
+        out.append(f"| `{r.path}` | {r.version} | {r.windows_full}/{r.windows} | {r.windows_evaluated}/{r.windows}"
+                   f" | {r.histograms_full}/{r.histograms}"
                    f" | {r.histograms_evaluated}/{r.histograms} | {_cell('<br>'.join(r.gaps)) or 'all described'} |")
     out += ["", "## Histograms the engine does not evaluate yet", "",
             "What `popview paramedir` says on stderr and the window's Paraver view lists, per histogram.", "",

@@ -1,19 +1,24 @@
 """Declarative metric models: a tree of Specs evaluated against a Context."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 
 from popview.analysis.inputs import FocusInputs
-from popview.analysis.node import MetricNode
+from popview.analysis.node import RATED, MetricNode
 
 REPLAY_MISSING = "needs the replay engine (ideal-network replay)"
 
 
 class NotAvailable(Exception):
     """A metric whose inputs this experiment / focus does not have; the message says why."""
+
+
+class Unmeasured(NotAvailable):
+    """A metric whose inputs the source did not measure apart (FocusInputs.unmeasured): a Cube
+    profile charges the masters' OpenMP fork and join time to computation in the calling path."""
 
 
 @dataclass
@@ -28,6 +33,7 @@ class Context:
     replay_loader: Callable[[], object] | None = None
     replay_reason: str = REPLAY_MISSING
     no_reference: str | None = None        # why the scalabilities have no reference to compare with
+    lenient: bool = False                  # read unmeasured inputs as the source gives them (for the reason)
     _replay: object | None = None
 
     @property
@@ -47,12 +53,30 @@ class Context:
             raise NotAvailable(self.replay_reason)
         return rp
 
+    def _measured(self, inputs: FocusInputs, quantity: str) -> None:
+        if not self.lenient and quantity in inputs.unmeasured:
+            raise Unmeasured(inputs.unmeasured[quantity])
+
     def runtime(self) -> float:
+        self._measured(self.x, "runtime")
         if self.x.runtime <= 0:
             raise NotAvailable("the focus has no duration")
         return self.x.runtime
 
     def useful(self, inputs: FocusInputs | None = None) -> np.ndarray:
+        """Per location: useful time, when the source measures it apart from the OpenMP runtime."""
+        self._measured(inputs or self.x, "useful")
+        return self.some_useful(inputs)
+
+    def outside_mpi(self) -> np.ndarray:
+        """Per process: the master's time outside MPI (FocusInputs.outside_mpi), when measured."""
+        self.some_useful()
+        self._measured(self.x, "outside_mpi")
+        return self.x.outside_mpi
+
+    def some_useful(self, inputs: FocusInputs | None = None) -> np.ndarray:
+        """Per location: the useful time as the inputs hold it, for metrics that do not depend on how
+        the masters' time outside parallel regions splits into computation and fork / join."""
         u = (inputs or self.x).useful
         if not len(u) or u.max() <= 0:
             raise NotAvailable("no useful computation (state Running) in the focus")
@@ -112,6 +136,8 @@ def evaluate(spec: Spec, ctx: Context) -> MetricNode:
             s = np.asarray(spec.spread(ctx), np.float64)
             if len(s):
                 node.min, node.avg, node.max = float(s.min()), float(s.mean()), float(s.max())
+    except Unmeasured as exc:
+        node.value, node.reason = None, str(exc) + _as_counted(spec, ctx)
     except NotAvailable as exc:
         node.value, node.reason = None, str(exc)
     except ZeroDivisionError:
@@ -122,6 +148,18 @@ def evaluate(spec: Spec, ctx: Context) -> MetricNode:
     if node.value is not None and node.value < -1e-9 and spec.kind == "efficiency":
         node.warnings.append("below 0: the inputs are inconsistent; shown unclipped")
     return node
+
+
+def _as_counted(spec: Spec, ctx: Context) -> str:
+    """The value the source's own reading gives (what Cube's Advisor shows), for the reason."""
+    try:
+        value, _ = spec.compute(replace(ctx, lenient=True))
+    except (NotAvailable, ZeroDivisionError):
+        return ""
+    if value is None or not np.isfinite(value):
+        return ""
+    shown = f"{value:.1%}" if spec.kind in RATED else f"{value:.6g}{(' ' + spec.unit) if spec.unit else ''}"
+    return f"; counting that time as computation, as Cube's Advisor does, gives {shown}"
 
 
 def ratio(a: float, b: float) -> float:

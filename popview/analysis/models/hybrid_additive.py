@@ -27,10 +27,11 @@ from popview.analysis.node import MetricNode
 
 
 def _non_mpi(ctx: Context) -> np.ndarray:
-    return ctx.x.outside_mpi
+    return ctx.outside_mpi()
 
 
 def _avg_non_mpi(ctx: Context) -> float:
+    ctx.outside_mpi()
     return ctx.x.weighted_avg(ctx.x.openmp) + ctx.x.weighted_avg(ctx.x.serial_useful)
 
 
@@ -40,19 +41,19 @@ def parallel(ctx: Context):
 
 
 def process(ctx: Context):
-    ctx.useful()
+    ctx.some_useful()
     a = _avg_non_mpi(ctx)
     return ratio(a, ctx.runtime()), {"avg_openmp_plus_serial_s": a, "runtime_s": ctx.runtime()}
 
 
 def process_lb(ctx: Context):
-    ctx.useful()
+    ctx.some_useful()
     m, a, r = float(_non_mpi(ctx).max()), _avg_non_mpi(ctx), ctx.runtime()
     return 1 - (m - a) / r, {"max_openmp_plus_serial_s": m, "avg_openmp_plus_serial_s": a, "runtime_s": r}
 
 
 def mpi_comm(ctx: Context):
-    ctx.useful()
+    ctx.some_useful()
     m = float(_non_mpi(ctx).max())
     return ratio(m, ctx.runtime()), {"max_openmp_plus_serial_s": m, "runtime_s": ctx.runtime()}
 
@@ -161,11 +162,13 @@ def region_nodes(ctx: Context, parent: MetricNode) -> None:
         return
     parent.children.extend(children)
     if abs(rest) > 1e-12:
+        beyond = (f"; the {x.regions_left_out} parallel regions beyond the listed ones, which have no sums of "
+                  "their own" if x.regions_left_out else "")
         parent.children.append(MetricNode(
             id="openmp_region_efficiency:unattributed", name="Outside the listed regions", kind="efficiency",
             value=1 - max(rest, 0.0),
             description="Thread-level time no single parallel region accounts for: MPI calls inside "
-                        "regions, worker computation outside them, regions cut by the focus",
+                        "regions, worker computation outside them, regions cut by the focus" + beyond,
             formula="parent inefficiency - sum of the regions' inefficiencies"))
     parent.combine = "additive"
 

@@ -7,8 +7,7 @@ from popview.analysis.models.scalability import COMPUTATION, global_efficiency
 
 
 def _outside(ctx: Context):
-    ctx.useful()
-    return ctx.x.outside_mpi
+    return ctx.outside_mpi()
 
 
 def hybrid_pe(ctx):

@@ -39,7 +39,7 @@ from popview.analysis.replay.rma import add_rma
 from popview.analysis.replay.weights import COM, CUE, IDEAL, focus_mask, masters, weighted_pieces
 from popview.cache.progress import Progress
 
-__all__ = ["replay", "ReplayResult", "clear_cache", "MODELS"]
+__all__ = ["replay", "remember", "ReplayResult", "clear_cache", "MODELS"]
 
 # model -> (rendezvous threshold in bytes, every collective a barrier, CUE weighs CPU bursts,
 #          dependencies stamped backwards in time are dropped: Dimemas simulates them as recorded)
@@ -56,9 +56,18 @@ def replay(exp, focus: Focus | None = None, progress=None, model: str = "lamport
         raise ValueError(f"{exp.source}: a profile holds no records to replay; open a trace")
     if model not in MODELS:
         raise ValueError(f"unknown replay model {model!r}: use one of {', '.join(MODELS)}")
+    held = getattr(exp, "__dict__", {}).get("_replays", {}).get((focus, model))
+    if held is not None:
+        return held
     key = (str(exp.cache_path), exp.reader.fingerprint, focus, model)
     progress = progress if isinstance(progress, Progress) else Progress(progress)
     return _CACHE.get(key, lambda: _replay(exp, focus, progress, model))
+
+
+def remember(exp, focus: Focus, result: ReplayResult, model: str = "lamport") -> None:
+    """A replay of `exp` computed elsewhere (a Dask worker: popview.analysis.distributed),
+    kept with the experiment for as long as it lives (the bounded cache could let it go)."""
+    exp.__dict__.setdefault("_replays", {})[(focus, model)] = result
 
 
 def clear_cache() -> None:

@@ -51,9 +51,20 @@ def format_as(node, v: float | None) -> str:
     """`v` written the way `node`'s values are (percent, seconds, GHz...)."""
     if v is None:
         return "n/a"
+    if node.kind == "difference":
+        return signed(v, unit(node))
     if node.id == "speedup":
         return f"{v:.2f}"
     return percent(v) if is_rated(node) or is_share(node) else format_number(v, unit(node))
+
+
+def signed(v: float, unit_text: str) -> str:
+    """A difference (popview.analysis.tree_delta): percentage points for efficiencies, else in its unit."""
+    if unit_text == "pp":
+        return "0.0 pp" if round(v * 100, 1) == 0 else f"{v * 100:+.1f} pp"
+    if unit_text == "s":
+        return ("+" if v >= 0 else "-") + format_seconds(abs(v))
+    return f"{v:+.4g} {unit_text}".strip()
 
 
 def rating_word(node) -> str:

@@ -15,6 +15,7 @@ NodeRole = Qt.UserRole + 1       # the engine's node
 ScaleRole = Qt.UserRole + 2      # upper end of the bar scale shared by the tree
 
 GREY = QColor(140, 140, 140)
+BETTER, WORSE = QColor(0, 120, 40), QColor(190, 30, 30)
 
 
 class _Item:
@@ -90,6 +91,9 @@ class MetricTreeModel(QAbstractItemModel):
             return tooltip_html(node)
         if role == Qt.ForegroundRole and not available:
             return QBrush(GREY)
+        if role == Qt.ForegroundRole and col == VALUE and node.kind == "difference" and node.unit == "pp":
+            v = nodes.value(node)           # a gain in efficiency is good news, a loss bad
+            return QBrush(BETTER if v > 0.0005 else WORSE if v < -0.0005 else GREY)
         if role == Qt.FontRole and not available and col == NAME:
             f = QFont()
             f.setItalic(True)

@@ -9,6 +9,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QFileDialog, QLabel, QMessageBox, QSizePolicy, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
 
+from popview.analysis import algebra_meaning
 from popview.analysis.focus import Focus
 from popview.analysis.report import candidates as cand
 from popview.analysis.report import compute, variants
@@ -22,6 +23,16 @@ from popview.gui.widgets.elided import ElidedLabel
 
 LOW_DOCK = 320
 """Below this height (px) the Advisor keeps its room for the tree."""
+
+
+def algebra_label(exp) -> str:
+    """What an algebra result's figures are (File > Compare runs), for the header."""
+    info = algebra_meaning.algebra_info(exp) if exp is not None else None
+    if info is None:
+        return ""
+    what = ("values are A - B of the two runs' own metrics (percentage points), not efficiencies"
+            if info["operation"] == "difference" else "metrics computed from the combined profile")
+    return f"<br><i>{escape(algebra_meaning.describe(info))}: {escape(what)}</i>"
 
 
 class AdvisorPane(QWidget):
@@ -182,7 +193,7 @@ class AdvisorPane(QWidget):
         self.header.setText(f"<b>Advisor:</b> {escape(focus.label())}" +
                             (f" &mdash; {escape(exp.name)} ({escape(exp.label)})" if exp else "") +
                             (f" &mdash; scalabilities against {escape(reference.name)} ({escape(reference.label)})"
-                             if reference is not None else ""))
+                             if reference is not None else "") + algebra_label(exp))
         if exp is None or tab is None:
             self._show_warnings([], [])
             return

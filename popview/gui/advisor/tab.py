@@ -106,13 +106,15 @@ class VariantTab(QWidget):
         self.tree.header().resizeSection(NAME, min(self.tree.sizeHintForColumn(NAME) + 8, cap))
 
     def _close_unavailable(self, parent) -> None:
-        """Close open rows whose children are all not available (one row says why)."""
+        """Close open rows below which nothing is available (one row says why); a row not
+        available over available ones (a profile's parallel efficiency over its process level)
+        stays open."""
         for row in range(self.model.rowCount(parent)):
             index = self.model.index(row, 0, parent)
             children = [self.model.index(r, 0, index) for r in range(self.model.rowCount(index))]
             if not children or not self.tree.isExpanded(index):
                 continue
-            if all(nodes.value(c.data(NodeRole)) is None for c in children):
+            if all(nodes.value(n) is None for c in children for _, n in c.data(NodeRole).walk()):
                 self.tree.collapse(index)
             else:
                 self._close_unavailable(index)

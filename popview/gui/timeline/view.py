@@ -153,16 +153,19 @@ class TimelineView(pg.PlotWidget):
     locationClicked = Signal(int)
     drawn = Signal()
 
-    def __init__(self, exp, parent=None):
+    def __init__(self, exp, parent=None, data=None, mode: ColourMode | None = None, palette=Palette):
+        """`data` (default: the experiment's TimelineData), its colour `mode` and the `palette`
+        class colouring it: a Paraver view's timeline brings its own (gui/cfgviews.py)."""
         self.vb = TimelineViewBox(self)
         self.time_axis = TimeAxis("bottom")
         self.row_axis = RowAxis("left")
         super().__init__(parent, viewBox=self.vb, axisItems={"bottom": self.time_axis, "left": self.row_axis})
         self.exp = exp
-        self.data = TimelineData(exp)
+        self.data = data if data is not None else TimelineData(exp)
         self.layout_rows = RowLayout(exp.definitions)
-        self.mode = ColourMode("state", label="State")
-        self.palette = Palette(self.data, self.mode)
+        self.mode = mode or ColourMode("state", label="State")
+        self.palette_class = palette
+        self.palette = palette(self.data, self.mode)
         self.comms = AUTO               # AUTO, ON or OFF: see AUTO_LINES
         self.lines_shown = False        # whether the last drawing has communication lines on
         self.show_flags = False
@@ -314,7 +317,7 @@ class TimelineView(pg.PlotWidget):
 
     def set_mode(self, mode: ColourMode) -> None:
         self.mode = mode
-        self.palette = Palette(self.data, mode)
+        self.palette = self.palette_class(self.data, mode)
         self._redraw_timer.start()
 
     # ---- drawing -------------------------------------------------------------------------

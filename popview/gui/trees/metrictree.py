@@ -184,7 +184,10 @@ class MetricTreePane(TreePane):
     def update_legend(self) -> None:
         if self.model.mode in ("absolute", "percent_root") or (self.model.mode == "difference"
                                                               and not self.model.compares()):
-            self.legend.set_range("100 % of the metric's root")     # no reference: the values themselves
+            if self.model.signed:               # an algebra difference: its values gain and lose
+                self.legend.set_range("+100 %", low_text="-100 % of the metric's root", signed=True)
+            else:
+                self.legend.set_range("100 % of the metric's root")     # no reference: the values themselves
         elif self.model.mode == "difference":
             self.legend.set_range("+100 %", low_text="-100 % of the metric's root", signed=True)
         else:

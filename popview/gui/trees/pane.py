@@ -161,6 +161,9 @@ class TreePane(QWidget):
         elif self.model.compares():
             scale = format_value(self.model.diff_scale, unit)
             self.legend.set_range(f"+{scale}", low_text=f"-{scale}", signed=True)
+        elif self.model.signed:                  # values of a difference: the scale both ways
+            scale = format_value(self.model.scale, unit)
+            self.legend.set_range(f"+{scale}", low_text=f"-{scale}", signed=True)
         else:
             self.legend.set_range(format_value(self.model.scale, unit))
 

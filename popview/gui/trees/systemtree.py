@@ -80,6 +80,7 @@ class SystemTreeModel(ValueTreeModel):
         self.layout: SystemLayout | None = None
         self._italic = italic()
         self._level_max = [0.0, 0.0, 0.0]
+        self._diff_level_max = [0.0, 0.0, 0.0]
 
     def build(self, layout: SystemLayout) -> None:
         self.layout = layout
@@ -110,6 +111,9 @@ class SystemTreeModel(ValueTreeModel):
         if self.layout is not None and len(incl) == len(self.layout.level):
             lv = self.layout.level
             self._level_max = [float(np.max(np.abs(incl[lv == k]), initial=0.0)) for k in (NODE, PROCESS, LOCATION)]
+            if ref_incl is not None and len(ref_incl) == len(incl):     # differences: each level its own scale too
+                d = np.nan_to_num(np.abs(np.asarray(incl, float) - np.asarray(ref_incl, float)))
+                self._diff_level_max = [float(np.max(d[lv == k], initial=0.0)) for k in (NODE, PROCESS, LOCATION)]
         super().set_values(incl, excl, unit, ref_incl, ref_excl)
 
     def level_max(self, node: int) -> float:
@@ -119,6 +123,9 @@ class SystemTreeModel(ValueTreeModel):
         if self.mode in ("absolute", "percent_root"):
             top = self.level_max(node)
             return max(-1.0, min(1.0, self.raw(node) / top)) if top else 0.0
+        if self.compares():       # a process's difference is its threads' summed: scaled on its own level
+            top = self._diff_level_max[int(self.layout.level[node])]
+            return max(-1.0, min(1.0, self.shown(node) / top)) if top else 0.0
         return super().fraction(node)
 
     def foreground(self, node: int):
@@ -212,7 +219,13 @@ class SystemTreePane(TreePane):
             total = self.model.root_total()
             largest = (f"{100 * top / total:.3g} %" if self.model.mode == "percent_root" and total
                        else format_value(top, self.model.unit))    # in the unit of the values on show
-            self.legend.set_range(f"{largest} (largest of each level)")
+            if self.model.signed and self.model.mode == "absolute":      # an algebra result's differences
+                self.legend.set_range(f"+{largest} (largest of each level)", low_text=f"-{largest}", signed=True)
+            else:
+                self.legend.set_range(f"{largest} (largest of each level)")
+        elif self.model.compares():
+            scale = format_value(self.model.diff_scale, self.model.unit)
+            self.legend.set_range(f"+{scale} (largest of each level)", low_text=f"-{scale}", signed=True)
         elif not self.model.compares() and self.model.layout is not None:
             self.model.mode, mode = "absolute", self.model.mode       # the legend of the values on show
             self.update_legend()

@@ -8,18 +8,18 @@ in memory; nothing from the archive is ever written to disk.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from popview.cache.profile_store import write_profile
-from popview.model.definitions import Definitions
-from popview.model.profile import Profile
-from popview.readers.cube import hierarchy
-from popview.readers.cube.anchor import Anchor, parse_anchor
-from popview.readers.cube.archive import gunzip_member, read_members
-from popview.readers.cube.build import build_profile
 from popview.readers.errors import InputError
 from popview.readers.format import Format
+
+# The rest is imported when a profile is read: detecting one imports no numpy. (No submodule
+# may be named as a function here: its first import would replace the function, as anchor.xml's
+# parser, anchor_xml.py, once named anchor.py would have replaced anchor().)
+if TYPE_CHECKING:
+    from popview.model.definitions import Definitions
+    from popview.model.profile import Profile
+    from popview.readers.cube.anchor_xml import Anchor
 
 # Preferred report when given a Score-P / Scalasca experiment directory.
 REPORTS = ("scout.cubex", "summary.cubex", "profile.cubex")
@@ -57,6 +57,11 @@ def anchor(path) -> Path:
 
 def load(path) -> tuple[Anchor, Profile, list[str]]:
     """Parse a .cubex into its anchor and Profile, with the warnings raised."""
+    from popview.readers.cube import hierarchy
+    from popview.readers.cube.anchor_xml import parse_anchor
+    from popview.readers.cube.archive import gunzip_member, read_members
+    from popview.readers.cube.build import build_profile
+
     path = Path(path)
     members, warnings = read_members(path)
     if "anchor.xml" not in members:
@@ -76,6 +81,8 @@ def load(path) -> tuple[Anchor, Profile, list[str]]:
 
 
 def convert(path, writer, progress) -> Definitions:
+    from popview.cache.profile_store import write_profile
+
     path = Path(path)
     progress(0.0, f"reading {path.name}")
     parsed, profile, warnings = load(path)
@@ -90,6 +97,10 @@ def convert(path, writer, progress) -> Definitions:
 
 
 def definitions(parsed: Anchor, profile: Profile) -> Definitions:
+    import numpy as np
+
+    from popview.model.definitions import Definitions
+
     used = np.unique(profile.callpath_region)
     paradigms = {parsed.regions[i].paradigm for i in used}
     return Definitions(
@@ -101,8 +112,25 @@ def definitions(parsed: Anchor, profile: Profile) -> Definitions:
         topologies=parsed.topologies,
         paradigms=[p for p in _RUNTIMES if p in paradigms],
         counters=[m.id for m in profile.metrics if _is_counter(m.id, m.unit)],
-        flags={"profile": True, "derived_time_hierarchy": any(m.kind == "derived" for m in profile.metrics)},
+        flags={"profile": True, "derived_time_hierarchy": any(m.kind == "derived" for m in profile.metrics),
+               **_algebra_flags(parsed.attrs)},
     )
+
+
+def _algebra_flags(attrs: dict[str, str]) -> dict:
+    """What a profile popview wrote from runs is the result of (popview.combined writes the
+    popview:: attributes): {"algebra": {operation, runs, sources, collapse}}, or nothing."""
+    op = attrs.get("popview::operation")
+    if not op:
+        return {}
+    import json
+    try:
+        sources = json.loads(attrs.get("popview::sources") or "[]")
+    except ValueError:
+        sources = []
+    runs = [r for r in (attrs.get("popview::runs") or "").split(" | ") if r]
+    return {"algebra": {"operation": op, "runs": runs, "collapse": attrs.get("popview::collapse") or "none",
+                        "sources": [str(x) for x in sources if isinstance(x, str)]}}
 
 
 def _is_counter(metric_id: str, unit: str) -> bool:

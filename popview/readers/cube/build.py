@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from popview.model.profile import MetricDef, MetricValues, Profile, preorder
-from popview.readers.cube.anchor import Anchor, CubeMetric
+from popview.readers.cube.anchor_xml import Anchor, CubeMetric
 from popview.readers.cube.values import UnsupportedType, read_metric
 from popview.readers.errors import InputError
 

@@ -24,4 +24,11 @@ def convert(path, writer, progress):
     return convert_archive(path, writer, progress)
 
 
-__all__ = ["FORMAT", "anchor", "convert", "detect", "source_files"]
+def convert_distributed(path, writer, progress, client):
+    """Convert on Dask workers, a task a location (popview.readers.otf2.distributed)."""
+    from popview.readers.otf2.conversion import convert as convert_archive
+
+    return convert_archive(path, writer, progress, client)
+
+
+__all__ = ["FORMAT", "anchor", "convert", "convert_distributed", "detect", "source_files"]

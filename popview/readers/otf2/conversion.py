@@ -50,11 +50,17 @@ def read_definitions(anchor: Path) -> tuple[Definitions, dd.Tables]:
         raise InputError(f"{anchor}: malformed OTF2 definitions ({type(exc).__name__}: {exc})") from None
 
 
-def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
+def convert(path: Path, writer: Writer, progress: Progress, client=None) -> Definitions:
+    """`client`: a Dask client: the locations are decoded and mapped on its workers
+    (popview.readers.otf2.distributed), the rest is the same."""
     anchor = archive.anchor(Path(path))
     defs, tables = read_definitions(anchor)
     archive.check_event_files(anchor, tables.location_events)
-    run = _Conversion(anchor, defs, tables, writer, progress)
+    if client is None:
+        run = _Conversion(anchor, defs, tables, writer, progress)
+    else:
+        from popview.readers.otf2.distributed import DaskConversion
+        run = DaskConversion(anchor, defs, tables, writer, progress, client)
     try:
         run.first_pass()
         run.link()
@@ -99,13 +105,19 @@ class _Conversion:
         self.cancel = np.zeros(1, np.uint8)      # set when the user cancels: the decoder kernels stop
 
     # -------------------------------------------------------------- passes
-    def first_pass(self) -> None:
+    def decoded(self, refs: list[int], linked: bool):
+        """(ref, result) in the order of `refs`: each location decoded and mapped (`linked`:
+        with its links, the second pass) on this machine's worker threads. DaskConversion
+        runs the same on Dask workers."""
         with ThreadPoolExecutor(WORKERS) as pool:
-            for ref, result in _in_window(pool, self.tables.location_refs, self._decode_first, self._watch):
-                if result is None:
-                    self.slow.append(ref)
-                else:
-                    self._first(ref, *result)
+            yield from _in_window(pool, refs, self._decode_linked if linked else self._decode_first, self._watch)
+
+    def first_pass(self) -> None:
+        for ref, result in self.decoded(self.tables.location_refs, linked=False):
+            if result is None:
+                self.slow.append(ref)
+            else:
+                self._first(ref, *result)
         for refs in _batches(self.slow, self.tables):
             records, counts = events.read_with_bindings(self.anchor, refs)
             for ref in refs:
@@ -114,6 +126,10 @@ class _Conversion:
                 self._first(ref, summary, None if self._waits(ref, summary, rec) else self._map(ref, rec), counts[ref])
 
     def link(self) -> None:
+        unjoined = sum(int(s.fork_unjoined.sum()) for s in self.summaries.values() if s is not None)
+        if unjoined:
+            self.defs.warn(f"{unjoined} OpenMP forks have no ThreadJoin record: each parallel region instance ends "
+                           "at its master's leave of the region (a master's wait for its team after it is not known)")
         if not self.waiting:
             return
         waiting = set(self.waiting)
@@ -135,9 +151,8 @@ class _Conversion:
     def second_pass(self) -> None:
         slow = set(self.slow)
         fast = [ref for ref in self.waiting if ref not in slow]
-        with ThreadPoolExecutor(WORKERS) as pool:
-            for ref, result in _in_window(pool, fast, self._decode_linked, self._watch):
-                self._store(ref, result)
+        for ref, result in self.decoded(fast, linked=True):
+            self._store(ref, result)
         for refs in _batches([ref for ref in self.waiting if ref in slow], self.tables):
             records, _ = events.read_with_bindings(self.anchor, refs)
             for ref in refs:

@@ -161,6 +161,11 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
     forking = False            # between a ThreadFork and the forking thread's next enter / team begin, and
     open_forks = 0             # from its return to the fork's stack level (the leave of the parallel
     fork_depth = np.empty(64, np.int64)    # region, its team end) to its ThreadJoin: joining its team
+    joins = False                          # a location without ThreadJoin records never waits in a join
+    for r in range(n):
+        if kind[r] == raw.THREAD_JOIN:
+            joins = True
+            break
     cur = NOT_CREATED
     t_prev = np.int64(0)
     m = 0
@@ -363,7 +368,7 @@ def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
                 forking = False
                 open_forks = max(open_forks - 1, 0)
             elif k == raw.LEAVE or k == raw.TEAM_END:     # back at the fork's level: waiting for the team
-                forking = 0 < open_forks <= len(fork_depth) and depth == fork_depth[open_forks - 1]
+                forking = joins and 0 < open_forks <= len(fork_depth) and depth == fork_depth[open_forks - 1]
             elif k == raw.ENTER or k == raw.TEAM_BEGIN:
                 forking = False
             cur = FORK_JOIN if forking and not off else _state(st_region, depth, off, region_state, idle_state)

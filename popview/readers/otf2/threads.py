@@ -44,6 +44,7 @@ class Summary:
     fork_in_task: np.ndarray       # forked inside an explicit task: its workers are not grafted
     fork_offsets: np.ndarray       # CSR of the regions open at the fork, outermost first
     fork_regions: np.ndarray
+    fork_unjoined: np.ndarray      # no ThreadJoin: joined at its return to the fork's level (the region's leave)
     team_begin: np.ndarray
     team_end: np.ndarray
     team_comm: np.ndarray
@@ -91,6 +92,8 @@ def _summarize(kind, ticks, a, b, c, region_index, offset, ns_per_tick):
     f_in_task = np.zeros(n_fork, np.bool_)
     f_off = np.zeros(n_fork + 1, np.int64)
     f_reg = np.empty(16, np.int64)
+    f_back = np.full(n_fork, -1, np.int64)     # the thread's first return to the fork's level after it
+    f_unjoined = np.zeros(n_fork, np.bool_)
     i_begin = np.empty(n_team, np.int64)
     i_end = np.empty(n_team, np.int64)
     i_comm = np.empty(n_team, np.int64)
@@ -135,8 +138,19 @@ def _summarize(kind, ticks, a, b, c, region_index, offset, ns_per_tick):
                     g_pops[running] += 1
             elif d_own > 0:
                 d_own -= 1
+                if d_forks > 0:
+                    top = forks[d_forks - 1]
+                    if f_back[top] < 0 and d_own == f_off[top + 1] - f_off[top]:
+                        f_back[top] = _ns(ticks[r], offset, ns_per_tick)
         elif k == raw.THREAD_FORK:
             t = _ns(ticks[r], offset, ns_per_tick)
+            # a fork beside one never joined (a trace without ThreadJoin): that one ended at its
+            # return to its level, the leave of its parallel region
+            while d_forks > 0 and f_off[forks[d_forks - 1] + 1] - f_off[forks[d_forks - 1]] == d_own:
+                top = forks[d_forks - 1]
+                f_join[top] = f_back[top] if f_back[top] >= 0 else t
+                f_unjoined[top] = True
+                d_forks -= 1
             f_time[nf] = t
             f_join[nf] = t_last
             f_in_task[nf] = running >= 0
@@ -190,7 +204,12 @@ def _summarize(kind, ticks, a, b, c, region_index, offset, ns_per_tick):
             g_reg = _grow(g_reg, g_off[running] + d_task)
         g_reg[g_off[running]:g_off[running] + d_task] = task[:d_task]
         g_off[running + 1] = g_off[running] + d_task
+    for i in range(d_forks):            # never joined
+        f_unjoined[forks[i]] = True
+        if f_back[forks[i]] >= 0:
+            f_join[forks[i]] = f_back[forks[i]]
     return (f_time[:nf], f_join[:nf], f_team[:nf], f_in_task[:nf], f_off[:nf + 1], f_reg[:f_off[nf]],
+            f_unjoined[:nf],
             i_begin[:ni], i_end[:ni], i_comm[:ni],
             g_team[:ng], g_thread[:ng], g_id[:ng], g_begin[:ng], g_pops[:ng], g_done[:ng], g_off[:ng + 1],
             g_reg[:g_off[ng]])

@@ -48,4 +48,11 @@ def convert(path, writer, progress):
     return convert_trace(path, writer, progress)
 
 
-__all__ = ["FORMAT", "anchor", "convert", "detect", "source_files"]
+def convert_distributed(path, writer, progress, client, **options):
+    """Convert on Dask workers (popview.readers.paraver.distributed)."""
+    from popview.readers.paraver.distributed import convert as convert_trace
+
+    return convert_trace(path, writer, progress, client, **options)
+
+
+__all__ = ["FORMAT", "anchor", "convert", "convert_distributed", "detect", "source_files"]

@@ -77,15 +77,16 @@ def _header_line(f, path: Path, number: int) -> bytes:
     return line
 
 
-def _blocks(path: Path, skip: int, out: queue.Queue, stop: threading.Event) -> None:
+def _blocks(path: Path, skip: int, out: queue.Queue, stop: threading.Event, block: int = BLOCK) -> None:
     """Producer: whole-line blocks of the body (decompressed), then None. A plain file's
-    blocks are mapped, not read (_mapped_blocks); a compressed one's are read."""
+    blocks are mapped, not read (_mapped_blocks); a compressed one's are read (in blocks of
+    `block` bytes)."""
     try:
         with open(path, "rb") as raw:
             gz = raw.read(2) == b"\x1f\x8b"
             raw.seek(0)
             if gz:
-                _read_blocks(gzip.GzipFile(fileobj=raw), skip, path.stat().st_size, raw, out, stop)
+                _read_blocks(gzip.GzipFile(fileobj=raw), skip, path.stat().st_size, raw, out, stop, block)
             else:
                 _mapped_blocks(raw.fileno(), skip, os.fstat(raw.fileno()).st_size, out, stop)
         out.put(None)
@@ -94,11 +95,17 @@ def _blocks(path: Path, skip: int, out: queue.Queue, stop: threading.Event) -> N
 
 
 def _mapped_blocks(fd: int, skip: int, size: int, out: queue.Queue, stop: threading.Event) -> None:
+    for item in _mapped_block_items(fd, skip, size, stop):
+        out.put(item)
+
+
+def _mapped_block_items(fd: int, skip: int, size: int, stop: threading.Event | None = None):
     """Each block is a mapping of its own, populated at once, handed on as a view: no
     copy of the text (reading it into buffers cost about 0.4 s of CPU a gigabyte). A
-    block's pages leave memory with its last view, when the parser is done with it."""
+    block's pages leave memory with its last view, when the parser is done with it.
+    `size` may be a line boundary short of the file's end (a Dask task's range)."""
     pos = skip
-    while pos < size and not stop.is_set():
+    while pos < size and not (stop is not None and stop.is_set()):
         length = BLOCK
         while True:
             end = min(pos + length, size)
@@ -112,23 +119,24 @@ def _mapped_blocks(fd: int, skip: int, size: int, out: queue.Queue, stop: thread
                 raise LineTooLong(pos)
             length *= 2                 # a line longer than a block
         if cut:
-            out.put((np.frombuffer(mapped, np.uint8, cut - (pos - first), pos - first), (first + cut) / size))
+            yield np.frombuffer(mapped, np.uint8, cut - (pos - first), pos - first), (first + cut) / size
             pos = first + cut
         if end == size and pos < size:
             if size - pos > MAX_LINE:
                 raise LineTooLong(pos)
-            out.put((mapped[pos - first:end - first] + b"\n", 1.0, "truncated"))
+            yield mapped[pos - first:end - first] + b"\n", 1.0, "truncated"
             pos = size
 
 
-def _read_blocks(stream, skip: int, size: int, raw, out: queue.Queue, stop: threading.Event) -> None:
+def _read_blocks(stream, skip: int, size: int, raw, out: queue.Queue, stop: threading.Event,
+                 block: int = BLOCK) -> None:
     """Each block is read into a buffer of its own behind the previous block's unfinished
     line, and handed on without a copy (joining and slicing bytes cost three copies a block)."""
     stream.read(skip)
     carry = b""
     expanded, limit = skip, files.expansion_limit(size)
     while not stop.is_set():
-        buf = np.empty(len(carry) + BLOCK, np.uint8)     # not zeroed, unlike a bytearray
+        buf = np.empty(len(carry) + block, np.uint8)     # not zeroed, unlike a bytearray
         view = memoryview(buf)
         view[:len(carry)] = carry
         n = len(carry) + _read_into(stream, view[len(carry):])
@@ -193,9 +201,65 @@ class _Problems:
         self.first[new] = first[new]
         self.count += count
 
-    def warnings(self, where: str) -> list[str]:
-        return [f"{where}: {n} x {body.PROBLEMS[k]} (first at line {self.first[k]})"
+    def warnings(self, where: str, line: int = 0) -> list[str]:
+        """One a kind of problem, its first line numbered from `line`."""
+        return [f"{where}: {n} x {body.PROBLEMS[k]} (first at line {self.first[k] + line})"
                 for k, n in enumerate(self.count) if n]
+
+
+class _Tally:
+    """What parsed blocks add up to besides their records: problems (their first lines
+    counted from the tally's first line, 0), lines, event types and flags. A Dask task
+    keeps one for its byte range; the driver merges them in file order."""
+
+    def __init__(self):
+        self.problems = _Problems()
+        self.types: set[int] = set()
+        self.lines = 0
+        self.text_bytes = 0
+        self.flags = {"burst_mode": False, "flushing": False, "event_records": 0}
+        self.truncated = False
+
+    def add(self, parsed, length: int) -> dict:
+        """A block's _parse result: counted; its prepared chunks returned."""
+        (count, first, lines, event_records), chunks, types, burst, flushing = parsed
+        self.problems.add(count, np.where(first >= 0, first + self.lines, first))
+        self.lines += int(lines)
+        self.text_bytes += length
+        self.flags["event_records"] += int(event_records)
+        self.types.update(types)
+        self.flags["burst_mode"] |= burst
+        self.flags["flushing"] |= flushing
+        return chunks
+
+    def merge(self, other: "_Tally") -> None:
+        self.problems.add(other.problems.count,
+                          np.where(other.problems.first >= 0, other.problems.first + self.lines, other.problems.first))
+        self.lines += other.lines
+        self.text_bytes += other.text_bytes
+        self.flags["event_records"] += other.flags["event_records"]
+        self.types |= other.types
+        self.flags["burst_mode"] |= other.flags["burst_mode"]
+        self.flags["flushing"] |= other.flags["flushing"]
+        self.truncated |= other.truncated
+
+
+def _no_records(path: Path, tally: _Tally, first_line: int) -> InputError:
+    return InputError(f"{path}: no valid record in its first {tally.text_bytes:,} bytes "
+                      f"(to line {first_line + tally.lines - 1}): not a Paraver trace ("
+                      + "; ".join(tally.problems.warnings(path.name, first_line)) + ")")
+
+
+def _finish_body(defs: Definitions, pcf, path: Path, writer: Writer, tally: _Tally, first_line: int) -> Definitions:
+    """After the last block: the records' count checked, warnings, the definitions completed."""
+    if _records(writer) == 0:
+        raise InputError(f"{path}: no valid records ("
+                         + "; ".join(tally.problems.warnings(path.name, first_line) or ["empty body"]) + ")")
+    for w in tally.problems.warnings(path.name, first_line):
+        defs.warn(w)
+    _finish_definitions(defs, pcf, path, tally.types, tally.flags)
+    writer.set_definitions(defs)
+    return defs
 
 
 def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
@@ -207,31 +271,18 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     stop = threading.Event()
     producer = threading.Thread(target=_blocks, args=(path, skip, q, stop), daemon=True)
     producer.start()
-    problems = _Problems()
-    seen_types: set[int] = set()
-    line = header_lines + 1
-    text_bytes = 0
+    tally = _Tally()
+    first_line = header_lines + 1
     tick = int(round(header.unit_ns))
-    flags = {"burst_mode": False, "flushing": False, "event_records": 0}
 
     def take(job) -> None:
-        """A parsed block, in file order: its line numbers shifted to the file's."""
-        nonlocal line, text_bytes
+        """A parsed block, in file order."""
         future, fraction, length = job
-        (count, first, lines, event_records), chunks, types, burst, flushing = future.result()
-        text_bytes += length
-        progress(fraction * 0.95, f"parsing {path.name}")
-        problems.add(count, np.where(first >= 0, first + line, first))
-        line += int(lines)
-        flags["event_records"] += int(event_records)
-        for table, chunk in chunks.items():
+        for table, chunk in tally.add(future.result(), length).items():
             writer.append(table, chunk)
-        seen_types.update(types)
-        flags["burst_mode"] |= burst
-        flags["flushing"] |= flushing
-        if text_bytes > MAX_BYTES_WITHOUT_RECORDS and _records(writer) == 0:
-            raise InputError(f"{path}: no valid record in its first {text_bytes:,} bytes (to line {line - 1}): "
-                             "not a Paraver trace (" + "; ".join(problems.warnings(path.name)) + ")")
+        progress(fraction * 0.95, f"parsing {path.name}")
+        if tally.text_bytes > MAX_BYTES_WITHOUT_RECORDS and _records(writer) == 0:
+            raise _no_records(path, tally, first_line)
 
     pending: deque = deque()
     try:
@@ -260,13 +311,7 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
                 q.get_nowait()
             except queue.Empty:
                 producer.join(0.05)
-    if _records(writer) == 0:
-        raise InputError(f"{path}: no valid records (" + "; ".join(problems.warnings(path.name) or ["empty body"]) + ")")
-    for w in problems.warnings(path.name):
-        defs.warn(w)
-    _finish_definitions(defs, pcf, path, seen_types, flags)
-    writer.set_definitions(defs)
-    return defs
+    return _finish_body(defs, pcf, path, writer, tally, first_line)
 
 
 def _records(writer: Writer) -> int:

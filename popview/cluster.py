@@ -1,0 +1,154 @@
+"""Dask distributed, the optional engine of conversions and series larger than one
+machine (`pip install popview[dask]`; docs/dask.md).
+
+`connect(spec)` gives a client for what `--dask` names: `local` (a LocalCluster
+of one single-threaded worker process per core), `local:N` (N workers), a
+scheduler's address (`tcp://host:8786`, a dask-jobqueue cluster's
+`scheduler_address`), or a `distributed.Client` / cluster object made by the
+caller. `in_order` runs tasks on it and yields their results in submission
+order: progress comes from the futures, a cancel cancels them, and a task
+whose worker died is rerun by Dask; when Dask gives up on it (it killed
+`distributed.scheduler.allowed-failures` + 1 workers) the error says so in
+one line.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from contextlib import contextmanager
+
+from popview.cache.progress import Progress
+
+POLL_S = 0.2          # how often a cancel is looked for while waiting on a future
+DRAIN_S = 60.0        # how long a cancel waits for the tasks already running to end
+
+
+class ClusterError(RuntimeError):
+    """The Dask cluster could not run the work (unreachable, a task that kills its workers)."""
+
+
+def available() -> bool:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def require() -> None:
+    if not available():
+        raise ClusterError("--dask needs Dask distributed: pip install 'popview[dask]'")
+
+
+@contextmanager
+def connect(spec):
+    """A distributed.Client for `spec` (see the module's text); a LocalCluster made here is
+    closed on exit, a client or cluster given by the caller is left as it was."""
+    require()
+    from distributed import Client
+
+    if isinstance(spec, Client):
+        yield spec
+        return
+    if hasattr(spec, "scheduler_address"):          # a LocalCluster, SLURMCluster... of the caller's
+        with Client(spec) as client:
+            yield client
+        return
+    text = str(spec)
+    if text == "local" or text.startswith("local:"):
+        from distributed import LocalCluster
+
+        try:
+            n = int(text.split(":", 1)[1]) if ":" in text else (os.cpu_count() or 1)
+        except ValueError:
+            raise ClusterError(f"--dask {text}: local:N takes a number of workers") from None
+        if n < 1:
+            raise ClusterError(f"--dask {text}: at least one worker")
+        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+                Client(cluster) as client:
+            yield client
+        return
+    try:
+        client = Client(text, timeout="20s")
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"--dask {text}: cannot reach the Dask scheduler: {exc}") from None
+    with client:
+        yield client
+
+
+def workers(client) -> int:
+    return max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})))
+
+
+def in_order(client, tasks, progress: Progress, window: int, what: str, total: float | None = None):
+    """Results of `tasks`, an iterable of (function, args, weight), in their order; at most
+    `window` submitted and unfinished at once. `progress` gets the weight done over `total`
+    (default: over the weight submitted so far), and its cancel cancels every future."""
+    from distributed import wait
+
+    pending: deque = deque()
+    done = 0.0
+    submitted = 0.0
+    source = iter(tasks)
+    more = True
+    try:
+        while True:
+            while more and len(pending) < window:
+                item = next(source, None)
+                if item is None:
+                    more = False
+                    break
+                fn, args, weight = item
+                pending.append((client.submit(fn, *args, pure=False), weight))
+                submitted += weight
+            if not pending:
+                return
+            future, weight = pending[0]
+            while True:
+                progress.check()
+                try:
+                    wait([future], timeout=POLL_S)
+                except TimeoutError:
+                    pass
+                running = sum(w for f, w in pending if f.done())
+                progress((done + running) / max(total or submitted, 1e-9), what)
+                if future.done():
+                    break
+            pending.popleft()
+            yield _result(future, what)
+            done += weight
+    finally:
+        if pending:
+            futures = [f for f, _ in pending]
+            client.cancel(futures)
+            _drain(client, {f.key for f in futures})
+
+
+def _drain(client, keys: set, timeout: float = DRAIN_S) -> None:
+    """Wait until none of `keys` still runs on a worker: a cancelled task that had started
+    runs to its end (Dask does not interrupt it), and its files must be written before the
+    conversion removes its scratch folder. Gives up after `timeout` (a later conversion then
+    removes what it wrote: popview.cache.scratch)."""
+    def running(dask_worker, keys):
+        return [ts.key for ts in getattr(dask_worker.state, "executing", ()) if ts.key in keys]
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            busy = client.run(running, keys=keys)
+        except Exception:  # noqa: BLE001 - workers gone, a client closing: nothing more to wait for
+            return
+        if not any(busy.values()):
+            return
+        time.sleep(POLL_S / 2)
+
+
+def _result(future, what: str):
+    try:
+        return future.result()
+    except Exception as exc:
+        if type(exc).__name__ == "KilledWorker":
+            raise ClusterError(f"{what}: Dask workers died running one of its tasks ({exc}); "
+                               "abandoned, no cache written") from None
+        raise

@@ -1,0 +1,178 @@
+"""Conversion side by side with BSC's paramedir computing one histogram.
+
+`popview convert --force` (parse, sort, derived data, checksums: the whole
+cache) against `paramedir TRACE CFG OUT` (the Paraver kernel loading the
+trace and computing the cfg's histogram: basicanalysis' timings.cfg, the
+time per state and thread, by default), run in turn A B A B ... on the same
+.prv, each a fresh process. Prints per size the median wall, the MB/s of
+.prv text, the CPU seconds, the joint peak resident memory of each process
+tree (popview's derived-data process included, sampled every 20 ms) and the
+ratio paramedir / popview pair by pair.
+
+    python tests/benchmarks/bench_vs_paramedir.py [--repeat 10,72] [--runs 3] [--out DIR]
+    python tests/benchmarks/bench_vs_paramedir.py --small      # seconds: what CI runs
+
+paramedir is not part of popview: build it from paraver-kernel's public
+source and name it with POPVIEW_PARAMEDIR=/path/to/paramedir (its cfg with
+POPVIEW_PARAMEDIR_CFG). Without it the comparison is skipped with the reason
+and popview's figures alone are printed. The traces are the EPOCH 16-rank
+Extrae trace repeated K times in time (../shared/tools/make_big_epoch.py:
+K=10 is 143 MB, K=72 1.04 GB), written under --out; without ../shared
+(or with --small) a synthetic trace of the same shape is used.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+SHARED = HERE.parents[3] / "shared"
+REPO = HERE.parents[2]
+DEFAULT_CFG = SHARED / "traces" / "paraver-cfgs" / "basicanalysis" / "cfgs" / "timings.cfg"
+
+
+def _children() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            kids.setdefault(ppid, []).append(int(d))
+    return kids
+
+
+def tree_rss(root: int) -> int:
+    """Resident bytes of a process and all its descendants now (Linux /proc)."""
+    kids, todo, total = _children(), [root], 0
+    while todo:
+        pid = todo.pop()
+        todo += kids.get(pid, [])
+        try:
+            with open(f"/proc/{pid}/statm") as f:
+                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except OSError:
+            pass
+    return total
+
+
+def timed(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -> dict:
+    """Wall, CPU (the process's and its waited-for children's) and joint peak RSS of one run."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
+    peak, sampling = 0, os.path.isdir("/proc")
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if sampling:
+            peak = max(peak, tree_rss(proc.pid))
+        time.sleep(0.02)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} exited {proc.returncode}: {err.strip()[-500:]}")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": peak / 1e6}
+
+
+def make_trace(out: Path, k: int) -> Path:
+    prv = out / f"epoch_x{k}.prv"
+    tool = SHARED / "tools" / "make_big_epoch.py"
+    if not prv.exists():
+        subprocess.run([sys.executable, str(tool), str(SHARED / "traces"), str(prv), str(k)], check=True)
+    return prv
+
+
+def small_trace(out: Path) -> Path:
+    """A few MB, EPOCH-like (MPI, counters), from the project's synthetic generator."""
+    sys.path.insert(0, str(REPO))
+    from popview.testing.synthetic import Shape, write
+
+    prv = out / "small.prv"
+    if not prv.exists():
+        write(prv, Shape(processes=16, threads=1, iterations=60, work_ns=400_000))
+    return prv
+
+
+def paramedir() -> tuple[str | None, str]:
+    """The paramedir to compare with, or None and why not."""
+    exe = os.environ.get("POPVIEW_PARAMEDIR") or shutil.which("paramedir")
+    if not exe:
+        return None, ("paramedir not found: build it from paraver-kernel's public source and set "
+                      "POPVIEW_PARAMEDIR=/path/to/paramedir")
+    if not os.access(exe, os.X_OK):
+        return None, f"POPVIEW_PARAMEDIR={exe} is not an executable"
+    return exe, ""
+
+
+def compare(prv: Path, out: Path, runs: int, exe: str | None, cfg: Path, warm_up: bool = True) -> None:
+    size = prv.stat().st_size
+    cache = out / "cache"
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    home = out / "paramedir-home"          # paramedir keeps its preferences in $HOME/.paraver
+    home.mkdir(exist_ok=True)
+    pm_env = dict(os.environ, HOME=str(home))
+    pop_cmd = [sys.executable, "-m", "popview", "convert", "--force", "--cache-dir", str(cache), str(prv)]
+    pm_cmd = [exe, str(prv), str(cfg), str(out / "histogram.txt")] if exe else None
+    if warm_up:                                        # page cache, numba's cached kernels
+        timed(pop_cmd, env)
+        if pm_cmd:
+            timed(pm_cmd, pm_env, out)
+    pop, pm = [], []
+    for _ in range(runs):
+        pop.append(timed(pop_cmd, env))
+        if pm_cmd:
+            pm.append(timed(pm_cmd, pm_env, out))
+    print(f"\n{prv.name}: {size / 1e6:.1f} MB of .prv text, {runs} interleaved runs each "
+          f"(load {os.getloadavg()[0]:.1f} at the end)")
+    rows = [("popview convert", pop)] + ([("paramedir, one histogram", pm)] if pm else [])
+    for name, rs in rows:
+        wall = statistics.median(r["wall"] for r in rs)
+        print(f"  {name:26s} wall {wall:6.2f} s (min {min(r['wall'] for r in rs):.2f}, "
+              f"max {max(r['wall'] for r in rs):.2f}) = {size / 1e6 / wall:5.0f} MB/s, "
+              f"CPU {statistics.median(r['cpu'] for r in rs):6.2f} s, "
+              f"peak RSS {max(r['peak_mb'] for r in rs):5.0f} MB")
+    if pm:
+        ratios = sorted(b["wall"] / a["wall"] for a, b in zip(pop, pm))
+        print(f"  paramedir / popview wall, pair by pair: median {statistics.median(ratios):.2f} "
+              f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f}); target >= 3")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", default="10,72", help="make_big_epoch.py repeat counts, comma-separated")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "popview-bench-vs-paramedir")
+    ap.add_argument("--small", action="store_true", help="one small synthetic trace, one run (CI)")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    exe, why = paramedir()
+    cfg = Path(os.environ.get("POPVIEW_PARAMEDIR_CFG") or DEFAULT_CFG)
+    if exe and not cfg.exists():
+        exe, why = None, f"no cfg for paramedir at {cfg} (set POPVIEW_PARAMEDIR_CFG)"
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"load {os.getloadavg()[0]:.1f}")
+    print(f"paramedir: {exe} with {cfg.name}" if exe else f"SKIPPED the comparison: {why}")
+    if args.small or not (SHARED / "tools" / "make_big_epoch.py").exists():
+        traces = [small_trace(args.out)]
+        args.runs = 1 if args.small else args.runs
+    else:
+        traces = [make_trace(args.out, int(k)) for k in args.repeat.split(",")]
+    for prv in traces:
+        compare(prv, args.out, args.runs, exe, cfg, warm_up=not args.small)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""Box plot and sorted bars of the selected metric over locations (beside the System tree)."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+
+import popview
+from popview.analysis.distribution import sorted_locations, summarise
+from popview.gui.distribution import BARS, BOX, BoxItem, DistributionPane
+from popview.gui.state import AppState
+from popview.testing.synthetic import Shape, write
+
+
+def test_summary_quartiles_whiskers_and_outliers():
+    v = np.array([1.0, 2, 3, 4, 5, 6, 7, 8, 100, np.nan])
+    s = summarise(v)
+    assert (s.n, s.missing) == (9, 1)
+    assert (s.q1, s.median, s.q3) == (3.0, 5.0, 7.0)
+    assert (s.low, s.high) == (1.0, 8.0)                    # 100 is beyond q3 + 1.5 * IQR = 13
+    assert list(s.outliers) == [8] and s.maximum == 100.0
+    assert s.mean == pytest.approx(136 / 9)
+    assert list(sorted_locations(v)[:3]) == [8, 7, 6] and 9 not in sorted_locations(v)
+    assert summarise(np.full(3, np.nan)) is None
+
+
+@pytest.fixture
+def run(tmp_path, cache_dir):
+    trace = tmp_path / "imbalanced.prv"
+    write(trace, Shape(processes=4, iterations=3, work_ns=1_000_000, rank_weights=(1.0, 1.0, 1.0, 3.0)))
+    exp = popview.open(trace, cache_dir=cache_dir)
+    yield exp
+    exp.close()
+
+
+def drawn(pane, kind):
+    return [i for i in pane.plot.getPlotItem().items if isinstance(i, kind)]
+
+
+def test_box_plot_and_sorted_bars_of_the_selected_call_path(qtbot, run):
+    state = AppState()
+    pane = DistributionPane(state)
+    qtbot.addWidget(pane)
+    state.set_current(run)
+    prof = run.profile()
+    cp = next(c for c in range(prof.n_callpaths) if prof.name(c) == "timestep")
+    state.select_metric("time")
+    state.select_callpath(cp)
+    expected = prof.by_location("time", cp, True)           # inclusive time of the call path per location
+    np.testing.assert_allclose(pane.values, expected, rtol=1e-12)
+    box, = drawn(pane, BoxItem)                             # one item for the box and whiskers
+    assert box.summary.maximum == pytest.approx(expected.max())
+    assert "max / mean" in pane.caption.text() and "timestep" in pane.caption.text()
+    worst = run.definitions.locations[int(np.argmax(expected))]
+    assert f"({pane.location_name(int(np.argmax(expected)))})" in pane.caption.text()
+    assert run.definitions.processes[worst.process].name in pane.location_name(int(np.argmax(expected)))
+    pane.set_kind(BARS)
+    bars, = drawn(pane, pg.BarGraphItem)                    # one batched item for every bar
+    heights = bars.opts["height"]
+    np.testing.assert_allclose(heights, np.sort(expected)[::-1], rtol=1e-12)
+    # the longest bar is rank 3's (weight 3): clicking it selects that location everywhere
+    assert pane.location_at(0.1, 0.0) == int(np.argmax(expected))
+    state.select_location(int(np.argmax(expected)))
+    bars, = drawn(pane, pg.BarGraphItem)
+    assert bars.opts["brushes"][0].color().getRgb()[:3] == (230, 0, 200)
+    pane.set_kind(BOX)
+    assert len(drawn(pane, BoxItem)) == 1
+
+
+def test_a_profile_without_the_metric_says_so(qtbot, run):
+    state = AppState()
+    pane = DistributionPane(state)
+    qtbot.addWidget(pane)
+    state.set_current(run)
+    state.select_metric("no_such_metric")
+    assert "not in this profile" in pane.caption.text()
+    assert not drawn(pane, BoxItem)
+
+
+def test_more_locations_than_bars_are_binned_by_rank(qtbot):
+    from popview.gui.distribution import MAX_BARS
+    pane = DistributionPane(AppState())
+    qtbot.addWidget(pane)
+    v = np.random.default_rng(3).gamma(2.0, 1.0, 3 * MAX_BARS + 7)
+    pane.values, pane.summary, pane.order = v, summarise(v), sorted_locations(v)
+    pane.unit, pane.what = "sec", "test"
+    pane.set_kind(BARS)
+    bars, = drawn(pane, pg.BarGraphItem)
+    assert len(bars.opts["height"]) <= MAX_BARS and bars.opts["height"][0] == v.max()
+    assert np.all(np.diff(bars.opts["height"]) <= 0)                 # still sorted, largest first
+    assert sum(bars.opts["width"]) == pytest.approx(len(v))           # every rank in one bin
+    assert pane.location_at(len(v) - 0.5, 0) == int(np.argmin(v))     # the last rank is the smallest
