@@ -97,3 +97,14 @@ def test_a_scaling_table_of_profiles_marks_each_runs_bound(shared_traces, tmp_pa
     assert ge.bounds[0] == "upper" and ge.values[1] is None and "not available" in ge.reasons[1]
     assert json.loads(t.to_json())["metrics"][1]["upper_bounds"] == ["1x2", "2x2"]
     assert "\u2264 " + f"{pe.values[1] * 100:.1f} %" in page.scaling_table(t)
+
+
+def test_candidates_of_a_profile_read_a_bound_as_at_most(shared_traces, tmp_path):
+    """A bound below the threshold is low for sure: a candidate, written "Thread efficiency <= 0.64"."""
+    import popview
+    from popview.analysis.report import candidates
+
+    with popview.open(shared_traces / PROFILE_2X2, cache_dir=tmp_path) as exp:
+        found = candidates.find(exp, "hybrid-additive", threshold=0.8)
+    main_path = next(c for c in found if c.path == "main")
+    assert "Thread efficiency \u2264 0.64" in main_path.summary()
