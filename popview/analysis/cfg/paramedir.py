@@ -229,13 +229,16 @@ def column_totals(v: np.ndarray) -> list[np.ndarray]:
     v = np.asarray(v, np.float64).reshape(-1, v.shape[-1]) if v.size else np.zeros((0, v.shape[-1]))
     has = v != 0
     n = has.sum(axis=0)
-    total = v.sum(axis=0)
+    total, squares = np.zeros(v.shape[1]), np.zeros(v.shape[1])
+    for row in v:                  # row after row, as HistogramTotals adds them (the last digit shows)
+        total += row
+        squares += row * row
     average = np.divide(total, n, out=np.zeros_like(total), where=n > 0)
     maximum = np.where(has, v, -np.inf).max(axis=0, initial=-np.inf)
     minimum = np.where(has, v, np.inf).min(axis=0, initial=np.inf)
     maximum, minimum = np.where(n > 0, maximum, 0.0), np.where(n > 0, minimum, 0.0)
-    square = np.divide((v * v).sum(axis=0), n, out=np.zeros_like(total), where=n > 0)
-    stdev = np.sqrt(np.maximum(square - average * average, 0.0))
+    square = np.divide(squares, n, out=np.zeros_like(total), where=n > 0)
+    stdev = np.sqrt(np.abs(square - average * average))      # HistogramTotals: sqrt(fabs(...))
     with np.errstate(invalid="ignore", divide="ignore"):
         avg_max = np.where(maximum != 0, average / np.where(maximum != 0, maximum, 1.0), np.nan)
     return [total, average, maximum, minimum, stdev, avg_max]
