@@ -63,14 +63,20 @@ def pipit_env() -> tuple[dict | None, str]:
 def pair(name: str, size_note: str, pop_cmd: list[str], peer_name: str, peer_cmd: list[str] | None,
          peer_env: dict | None, runs: int) -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    pop, peer = [], []
+    if peer_cmd:
+        try:
+            first = timed(peer_cmd, peer_env)        # a warm-up, or the first counted run
+        except RuntimeError as exc:                  # pipit reads only archives named traces.otf2
+            print(f"\n{name}: {peer_name} cannot read it ({str(exc).splitlines()[-1][-200:]})")
+            peer_cmd = None
+        else:
+            peer += [] if WARM_UP else [first]
     if WARM_UP:                                      # page cache, numba's cached kernels
         timed(pop_cmd, env)
-        if peer_cmd:
-            timed(peer_cmd, peer_env)
-    pop, peer = [], []
-    for _ in range(runs):
+    for i in range(runs):
         pop.append(timed(pop_cmd, env))
-        if peer_cmd:
+        if peer_cmd and len(peer) < runs:
             peer.append(timed(peer_cmd, peer_env))
     print(f"\n{name} ({size_note}), {runs} interleaved runs each (load {os.getloadavg()[0]:.1f} at the end)")
     for label, rs in [("popview convert", pop)] + ([(peer_name, peer)] if peer else []):
