@@ -14,12 +14,14 @@ one line.
 from __future__ import annotations
 
 import os
+import time
 from collections import deque
 from contextlib import contextmanager
 
 from popview.cache.progress import Progress
 
 POLL_S = 0.2          # how often a cancel is looked for while waiting on a future
+DRAIN_S = 60.0        # how long a cancel waits for the tasks already running to end
 
 
 class ClusterError(RuntimeError):
@@ -118,7 +120,37 @@ def in_order(client, tasks, progress: Progress, window: int, what: str, total: f
             done += weight
     finally:
         if pending:
-            client.cancel([f for f, _ in pending])
+            futures = [f for f, _ in pending]
+            client.cancel(futures)
+            _drain(client, {f.key for f in futures})
+            # again: a cancel (a call of its own) can reach the scheduler before the submission
+            # of a task just submitted (the batched stream), which it then misses
+            client.cancel(futures)
+
+
+# A worker's task states (distributed.worker_state_machine) in which it runs or may start running.
+_MAY_RUN = {"waiting", "ready", "constrained", "executing", "long-running", "cancelled", "resumed"}
+
+
+def _drain(client, keys: set, timeout: float = DRAIN_S) -> None:
+    """Wait until none of `keys` still runs on a worker: a cancelled task that had started
+    runs to its end (Dask does not interrupt it), and its files must be written before the
+    conversion removes its scratch folder. Gives up after `timeout` (a later conversion then
+    removes what it wrote: popview.cache.scratch)."""
+    def running(dask_worker, keys):
+        """Keys this worker runs or may still start (a release not yet handled)."""
+        tasks = dask_worker.state.tasks
+        return [k for k in keys if k in tasks and tasks[k].state in _MAY_RUN]
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            busy = client.run(running, keys=keys)
+        except Exception:  # noqa: BLE001 - workers gone, a client closing: nothing more to wait for
+            return
+        if not any(busy.values()):
+            return
+        time.sleep(POLL_S / 2)
 
 
 def _result(future, what: str):

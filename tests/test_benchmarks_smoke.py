@@ -27,6 +27,7 @@ SMALL = {
     "bench_algebra.py": ([], r"difference: median [\d.]+ s"),
     "bench_distribution.py": ([], r"box +draw \+ paint: median [\d.]+ s[\s\S]*bars +draw \+ paint: median [\d.]+ s"),
     "bench_cancel.py": (["--out", "{tmp}"], r"uncancelled conversion: [\d.]+ s[\s\S]*cancel at .* s: (stopped|finished)"),
+    "bench_dask.py": (["--out", "{tmp}"], r"median wall: Dask 2 workers [\d.]+ s[\s\S]*predicted T\(64\) = [\d.]+ s"),
     "bench_cfg_timeline.py": (["--out", "{tmp}"], r"first evaluation: .* s[\s\S]*redraw at +full view: median .* ms"),
     "bench_first_run.py": ([], r"info median [\d.]+ s"),
     "bench_timeline.py": ([], r"redraw at full view: +median .* ms[\s\S]*peak memory"),

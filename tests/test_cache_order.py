@@ -26,3 +26,19 @@ def test_concat_runs_copies_the_runs_in_order():
     out = np.full(8, -1, np.int64)
     concat_runs(src, starts, lengths, out)
     assert out.tolist() == [*src[4:7], *src[15:20]]
+
+
+def test_concat_runs_copies_the_bytes_of_any_item_type():
+    """float64 (and int16) columns: every bit kept (NaN payloads, -0.0), through one kernel per width."""
+    from popview.cache import order
+
+    bits = np.array([0x7FF8000000000123, 0x8000000000000000, 0x3FF0000000000000, 1, 2**64 - 1], np.uint64).view(np.int64)
+    starts, lengths = np.array([3, 0], np.int64), np.array([2, 2], np.int64)
+    for src in (bits.view(np.float64), bits.astype(np.int16), bits.astype(np.int32)):
+        src.flags.writeable = False                      # a mapped scratch file's columns are read-only
+        out = np.zeros(4, src.dtype)
+        order.concat_runs(src, starts, lengths, out)
+        expect = np.concatenate((src[3:5], src[0:2]))
+        assert out.dtype == src.dtype
+        assert out.tobytes() == expect.tobytes()
+    assert "float64" not in {str(sig[0].dtype) for sig in order._concat_runs.signatures}

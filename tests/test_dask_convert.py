@@ -160,3 +160,30 @@ def test_workers_that_keep_dying_leave_a_clear_error_and_no_cache(shared_traces,
                          ids=["heat-scorep-2x2", "stencil4d-32"])
 def test_otf2_a_task_a_location(shared_traces, tmp_path, client, archive):
     assert_same_cache(*both(shared_traces / archive, tmp_path, client))
+
+
+@pytest.mark.shared
+def test_cancel_cancels_the_futures_and_leaves_no_cache(shared_traces, tmp_path, client):
+    import threading
+    import time
+
+    from popview.cache.progress import Cancelled
+
+    source = shared_traces / "pypop/mpi/epoch_example_traces/epoch_16proc.prv.gz"
+    cancel = threading.Event()
+    seen = []
+
+    def progress(fraction, message):
+        seen.append((fraction, message))
+        if "on Dask" in message:
+            cancel.set()                          # while the tasks run
+
+    with pytest.raises(Cancelled):
+        convert(source, tmp_path / "dask", progress=progress, cancel=cancel, dask=client, task_bytes=256 << 10)
+    assert any("on Dask" in m for _, m in seen)
+    assert not [p.name for p in (tmp_path / "dask").iterdir() if p.suffix == ".h5" or p.name.startswith(".popview")]
+    deadline = time.monotonic() + 10
+    while client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = client.run_on_scheduler(lambda dask_scheduler: {str(k): t.state for k, t in dask_scheduler.tasks.items()})
+    assert not left

@@ -80,9 +80,21 @@ def order_three(locs, counts, a, b, c):
     return out_a, out_b, out_c
 
 
+_SAME_WIDTH = {8: np.dtype(np.int64), 4: np.dtype(np.int32)}
+
+
+def concat_runs(src, starts, lengths, out) -> None:
+    """out = src[starts[0]:+lengths[0]] + src[starts[1]:+lengths[1]] + ...: a copy of the
+    items' bytes, so items of 8 (4) bytes of any type go through the int64 (int32) kernel
+    (float64 columns compiled a third kernel at first use)."""
+    same = _SAME_WIDTH.get(src.dtype.itemsize)
+    if same is not None and src.dtype == out.dtype:
+        src, out = src.view(same), out.view(same)
+    _concat_runs(src, starts, lengths, out)
+
+
 @numba.njit(cache=True, nogil=True)
-def concat_runs(src, starts, lengths, out):
-    """out = src[starts[0]:+lengths[0]] + src[starts[1]:+lengths[1]] + ..."""
+def _concat_runs(src, starts, lengths, out):
     pos = 0
     for r in range(len(starts)):        # element loops: a slice copy compiles numba's shape checks (seconds)
         first = starts[r]

@@ -45,6 +45,9 @@ CATEGORICAL = ("state", "callpath", "mpi", "openmp")
 
 
 # ---- kernels shared with popview.analysis.timeline_data ----------------------
+ZERO = np.int64(0)          # int64 constants for the kernels' counters: a literal 0 or -1 passed to
+NO_INDEX = np.int64(-1)     # a helper compiled it for that literal first, then again for int64
+
 @numba.njit(cache=True)
 def dominant_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, weight, t0, width, n_bins,
                     out_value, out_share):
@@ -60,16 +63,16 @@ def dominant_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, wei
     vals = np.empty(slots, np.int64)
     cover = np.empty(slots, np.float64)
     t_stop = t0 + width * n_bins
-    cur_row = -1
-    cur_bin = -1
-    used = 0
+    cur_row = NO_INDEX          # typed, not literal, constants: numba compiled the helpers twice
+    cur_bin = NO_INDEX          # (first for the literal argument, then for int64)
+    used = ZERO
     cursor = 0.0
     for s in range(len(seg_row)):
         row = seg_row[s]
         if row != cur_row:
             if used > 0:
                 _flush(cur_row, cur_bin, vals, cover, used, width, out_value, out_share)
-            cur_row, cur_bin, used, cursor = row, -1, 0, -1e300
+            cur_row, cur_bin, used, cursor = row, NO_INDEX, ZERO, -1e300
         for i in range(seg_lo[s], seg_hi[s]):
             if begin[i] < skip_before[s] or value[i] < 0:
                 continue
@@ -84,7 +87,7 @@ def dominant_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, wei
                 if k != cur_bin:
                     if used > 0:
                         _flush(cur_row, cur_bin, vals, cover, used, width, out_value, out_share)
-                    cur_bin, used = k, 0
+                    cur_bin, used = k, ZERO
                     if a <= t0 + k * width and b >= t0 + (k + 1) * width:
                         out_value[row, k] = value[i]       # a bin the record covers alone
                         out_share[row, k] = min(weight[i], 1.0)
@@ -146,12 +149,12 @@ def finest_covers(seg_row, seg_lo, seg_hi, begin, end, value, width, n_bins):
     e_cov = np.empty(cap, np.float64)
     vals = np.empty(SLOTS, np.int64)
     cover = np.empty(SLOTS, np.float64)
-    m = 0
+    m = ZERO                    # typed constants: see dominant_kernel
     t_stop = width * n_bins
     for s in range(len(seg_row)):
         row = seg_row[s]
-        cur_bin = -1
-        used = 0
+        cur_bin = NO_INDEX
+        used = ZERO
         cursor = -1e300
         for i in range(seg_lo[s], seg_hi[s]):
             if value[i] < 0:
@@ -168,7 +171,7 @@ def finest_covers(seg_row, seg_lo, seg_hi, begin, end, value, width, n_bins):
                 if k != cur_bin:
                     m = _emit(row, cur_bin, vals, cover, used, e_row, e_bin, e_val, e_cov, m)
                     cur_bin = k
-                    used = 0
+                    used = ZERO
                 c = min(b, (k + 1) * width) - max(a, k * width)
                 if c > 0:
                     used = _add_cover(vals, cover, used, v, c)

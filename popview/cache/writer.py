@@ -51,7 +51,7 @@ class PreparedChunk:
         from popview.cache.order import location_order, order_three, summarize_chunk, take   # numba: only when writing
 
         loc_col, time_col, columns = schema.TABLES[table]
-        locs = np.ascontiguousarray(cols[loc_col])
+        locs = np.ascontiguousarray(cols[loc_col], dict(columns)[loc_col])   # the schema's int32: one signature
         self.n = len(locs)
         if self.n == 0:
             return

@@ -135,7 +135,7 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
     ns = 0
     ne = 0
     n_event_records = 0
-    i = 0
+    i = np.int64(0)             # not a literal 0: _skip_line was compiled for the literal too
     line = line0
     while i < n:
         c = buf[i]

@@ -1,0 +1,165 @@
+"""Benchmark: a Paraver trace converted on a Dask LocalCluster vs the single-process
+path, and the measured scaling model of docs/dask.md.
+
+usage: python tests/benchmarks/bench_dask.py [--prv TRACE] [--out DIR] [--workers 2] [--task-mb 64] [--pairs 2]
+
+Each conversion runs in a process of its own (A B A B: Dask, then single), into a
+fresh cache directory. Printed per run: wall seconds, and the peak memory of each
+process (the driver, the derived-data process it starts, each Dask worker). From
+the Dask runs the model's terms are measured:
+
+- per-task throughput r: the text's bytes over the tasks' compute seconds (the
+  scheduler's task stream), i.e. what one worker parses a second;
+- shuffle volume V: the bytes of the pieces the workers spill and the driver
+  copies into its staging (and the driver's copy rate c);
+- the driver's serial part: the header before the tasks and Writer.finish after
+  them (sort by location, tables, derived data), F.
+
+and the prediction T(W) = S0 + max(L / (W r), V / c) + F for W workers (L: bytes of
+text), printed for W = 2 (checked against the measured run), 16 and 64.
+
+Without --prv the trace is made with ../shared/tools/make_big_epoch.py (K=70, about
+1 GB) under --out; --small makes a synthetic trace of a few MB (figures mean nothing).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from small import add_small
+
+HERE = Path(__file__).resolve()
+SHARED = HERE.parents[3] / "shared"
+
+CHILD = r"""
+import json, resource, sys, time
+mode, prv, out, workers, task_bytes = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+t0 = time.perf_counter()
+import popview, popview.experiment
+from popview.cache import writer as writer_module
+figures = {"adopt_s": 0.0, "piece_bytes": 0, "finish_s": 0.0}
+adopt, finish = writer_module.Writer.adopt, writer_module.Writer.finish
+def timed_adopt(self, piece):
+    figures["piece_bytes"] += piece.bytes()
+    t = time.perf_counter(); adopt(self, piece); figures["adopt_s"] += time.perf_counter() - t
+def timed_finish(self, progress=None):
+    figures["parse_end"] = time.perf_counter()
+    t = time.perf_counter(); r = finish(self, progress); figures["finish_s"] += time.perf_counter() - t
+    return r
+writer_module.Writer.adopt, writer_module.Writer.finish = timed_adopt, timed_finish
+worker_mb = []
+if mode == "dask":
+    import distributed
+    lc = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
+    client = distributed.Client(lc)
+    client.run(lambda: __import__("popview.readers.paraver.distributed"))   # the workers' imports, as on a cluster
+    t_start = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    with distributed.get_task_stream(client) as stream:
+        popview.experiment.convert(prv, out, force=True, dask=client, task_bytes=task_bytes)
+    wall = time.perf_counter() - t1
+    tasks = [s for s in stream.data if "parse_piece" in str(s["key"])]
+    compute = [sum(ss["stop"] - ss["start"] for ss in s["startstops"] if ss["action"] == "compute") for s in tasks]
+    figures.update(tasks=len(tasks), task_compute_s=sum(compute), task_max_s=max(compute, default=0.0))
+    worker_mb = sorted(v / 1024 for v in client.run(
+        lambda: __import__("resource").getrusage(__import__("resource").RUSAGE_SELF).ru_maxrss).values())
+    side_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    client.close(); lc.close()
+else:
+    t_start = 0.0
+    t1 = time.perf_counter()
+    popview.experiment.convert(prv, out, force=True)
+    wall = time.perf_counter() - t1
+    side_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+figures.update(mode=mode, wall_s=wall, cluster_start_s=t_start, parse_s=figures.pop("parse_end", t1) - t1,
+               driver_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, side_mb=side_mb,
+               worker_mb=worker_mb, load=__import__("os").getloadavg()[0])
+print(json.dumps(figures))
+"""
+
+
+def child(mode: str, prv: Path, out: Path, workers: int, task_bytes: int) -> dict:
+    run = subprocess.run([sys.executable, "-c", CHILD, mode, str(prv), str(out), str(workers), str(task_bytes)],
+                         capture_output=True, text=True, timeout=3600)
+    if run.returncode:
+        raise SystemExit(f"{mode} run failed:\n{run.stderr[-3000:]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def make_trace(out: Path, small: bool) -> Path:
+    if small or not (SHARED / "tools" / "make_big_epoch.py").exists():
+        from popview.testing.synthetic import Shape, write
+
+        prv = out / "synthetic.prv"
+        write(prv, Shape(processes=8, iterations=40))
+        return prv
+    prv = out / "big_epoch.prv"
+    if not prv.exists():
+        subprocess.run([sys.executable, str(SHARED / "tools" / "make_big_epoch.py"), str(SHARED / "traces"),
+                        str(prv), "70"], check=True)
+    return prv
+
+
+def median(values):
+    values = sorted(values)
+    return values[len(values) // 2] if len(values) % 2 else (values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--prv", type=Path)
+    ap.add_argument("--out", type=Path, default=Path("/tmp/popview-bench-dask"))
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--task-mb", type=float, default=64)
+    ap.add_argument("--pairs", type=int, default=2)
+    add_small(ap, task_mb=0.25, pairs=1)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    prv = args.prv or make_trace(args.out, args.small)
+    size = prv.stat().st_size
+    task_bytes = int(args.task_mb * (1 << 20))
+    print(f"trace: {prv} ({size / 1e6:.0f} MB); {os.cpu_count()} cores; load before: "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    runs = {"dask": [], "single": []}
+    for i in range(args.pairs):
+        for mode in ("dask", "single"):
+            r = child(mode, prv, args.out / f"cache-{mode}-{i}", args.workers, task_bytes)
+            runs[mode].append(r)
+            workers = ", ".join(f"{m:.0f}" for m in r["worker_mb"])
+            workers = f", workers {workers} MB" if workers else ""
+            start = f" + cluster start {r['cluster_start_s']:.1f} s" if mode == "dask" else ""
+            print(f"{mode:6s} run {i + 1}: wall {r['wall_s']:.2f} s ({size / 1e6 / r['wall_s']:.0f} MB/s){start}; "
+                  f"peak driver {r['driver_mb']:.0f} MB, derived-data process {r['side_mb']:.0f} MB{workers}; "
+                  f"load {r['load']:.2f}")
+    d, s = runs["dask"], runs["single"]
+    wall_d, wall_s = median([r["wall_s"] for r in d]), median([r["wall_s"] for r in s])
+    print(f"median wall: Dask {args.workers} workers {wall_d:.2f} s, single process {wall_s:.2f} s "
+          f"(ratio {wall_d / wall_s:.2f})")
+    # the model, from the Dask runs
+    r_task = median([size / r["task_compute_s"] for r in d if r["task_compute_s"]])        # bytes/s a worker
+    volume = median([r["piece_bytes"] for r in d])
+    copy_rate = median([r["piece_bytes"] / r["adopt_s"] for r in d if r["adopt_s"]])
+    finish = median([r["finish_s"] for r in d])
+    parse = median([r["parse_s"] for r in d])
+    setup = max(0.0, wall_d - parse - finish)
+    print(f"model terms: per-task throughput r = {r_task / 1e6:.1f} MB/s a worker "
+          f"({median([r['tasks'] for r in d])} tasks of {args.task_mb:g} MB); shuffle volume V = {volume / 1e6:.0f} MB "
+          f"({volume / size:.2f} of the text), driver copy rate c = {copy_rate / 1e6:.0f} MB/s; "
+          f"driver serial part: before the tasks {setup:.2f} s, finish F = {finish:.2f} s; "
+          f"measured parse phase {parse:.2f} s")
+    for w in (args.workers, 16, 64):
+        t = setup + max(size / (w * r_task), volume / copy_rate) + finish
+        print(f"predicted T({w}) = {t:.1f} s ({size / 1e6 / t:.0f} MB/s)"
+              + (f"; measured {wall_d:.1f} s" if w == args.workers else ""))
+    print(f"single process: finish {median([r['finish_s'] for r in s]):.2f} s, parse {median([r['parse_s'] for r in s]):.2f} s")
+    print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
