@@ -123,6 +123,13 @@ def in_order(client, tasks, progress: Progress, window: int, what: str, total: f
             futures = [f for f, _ in pending]
             client.cancel(futures)
             _drain(client, {f.key for f in futures})
+            # again: a cancel (a call of its own) can reach the scheduler before the submission
+            # of a task just submitted (the batched stream), which it then misses
+            client.cancel(futures)
+
+
+# A worker's task states (distributed.worker_state_machine) in which it runs or may start running.
+_MAY_RUN = {"waiting", "ready", "constrained", "executing", "long-running", "cancelled", "resumed"}
 
 
 def _drain(client, keys: set, timeout: float = DRAIN_S) -> None:
@@ -131,7 +138,9 @@ def _drain(client, keys: set, timeout: float = DRAIN_S) -> None:
     conversion removes its scratch folder. Gives up after `timeout` (a later conversion then
     removes what it wrote: popview.cache.scratch)."""
     def running(dask_worker, keys):
-        return [ts.key for ts in getattr(dask_worker.state, "executing", ()) if ts.key in keys]
+        """Keys this worker runs or may still start (a release not yet handled)."""
+        tasks = dask_worker.state.tasks
+        return [k for k in keys if k in tasks and tasks[k].state in _MAY_RUN]
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -195,7 +195,7 @@ def test_merge_csv_is_the_metrics_csv_and_the_summary_goes_to_stderr(runs, tmp_p
     out = str(tmp_path / "merged.cubex")
     assert main(["merge", runs["ins"], runs["cyc"], "-o", out, "--cache-dir", runs["cache"], "--format", "csv"]) == 0
     captured = capsys.readouterr()
-    assert captured.out.splitlines()[0] == "run,source,model,metric,name,kind,value,unit,reason"
+    assert captured.out.splitlines()[0] == "run,source,model,metric,name,kind,value,unit,reason,bound"
     assert all(line.split(",")[1] == out for line in captured.out.splitlines()[1:])
     assert "wrote" in captured.err and "merge of 2 runs" in captured.err
     # the merged run has both counters: IPC is computed, as for the run that measured both

@@ -158,8 +158,9 @@ def test_a_run_dominated_by_mpi_init_says_so_next_to_the_figure(shared_traces, c
     assert not any("MPI_Init" in w for w in heat.metrics("pop-mpi", use_replay=False).roots[0].warnings)
 
 
-def _values(tree) -> dict[str, float]:
-    return {n.id: n.value for _, n in tree.walk() if n.value is not None and n.kind == "efficiency"}
+def _values(tree, bound=None) -> dict[str, float]:
+    return {n.id: n.value for _, n in tree.walk() if n.value is not None and n.kind == "efficiency"
+            and n.bound == bound}
 
 
 @pytest.mark.parametrize("run", ["hyb_1x2", "hyb_2x2"])
@@ -167,20 +168,29 @@ def test_scorep_trace_agrees_with_the_profile_of_the_same_run(shared_traces, cac
     """Every efficiency both give agrees within 0.01. The profile counts the masters' fork and join
     time as computation in main (2x2, 4 threads on 2 cores: descheduled masters between ThreadFork
     and their team's begin), so it gives the process level, which does not depend on that split, and
-    withholds the rest with the reason; the useful time differs by that fork and join time."""
+    gives as upper bounds what can only grow with the useful time (the trace's value is at most the
+    bound), withholding the rest with the reason; the useful time differs by that fork and join time."""
     d = shared_traces / HEAT / "scorep" / run
     trace = popview.open(d / "traces.otf2", cache_dir=cache)
     profile = popview.open(d / "profile.cubex", cache_dir=cache)
     process_level = {"process_efficiency", "process_load_balance", "mpi_communication_efficiency",
                      "mpi_parallel_efficiency", "mpi_load_balance"}
-    compared = set()
+    bounded = {"global_efficiency", "parallel_efficiency", "thread_efficiency", "communication_efficiency",
+               "hybrid_parallel_efficiency", "hybrid_communication_efficiency", "openmp_parallel_efficiency",
+               "openmp_communication_efficiency"}
+    compared, below = set(), set()
     for model in ("pop-mpi", *HYBRID):
         t, p = (_values(e.metrics(model, use_replay=False)) for e in (trace, profile))
         for metric in t.keys() & p.keys():
             assert t[metric] == pytest.approx(p[metric], abs=0.01), f"{run} {model} {metric}"
             compared.add(metric)
         assert "parallel_efficiency" in t or "hybrid_parallel_efficiency" in t
+        upper = _values(profile.metrics(model), bound="upper")
+        for metric in t.keys() & upper.keys():
+            assert t[metric] <= upper[metric] + 0.01, f"{run} {model} {metric}: above the profile's bound"
+            below.add(metric)
     assert compared == process_level
+    assert below == bounded
     if run == "hyb_2x2":
         from popview.analysis.metrics import focus_inputs
         from popview.model.categories import CAT

@@ -171,6 +171,12 @@ FORK_JOIN_UNMEASURED = (
     "of the run")
 
 
+USEFUL_INCLUDES = (
+    "Score-P's profile charges the masters' OpenMP fork and join (from THREAD_FORK to the team's begin, from the "
+    "team's end to THREAD_JOIN: waking and waiting for the team, or a descheduled master) to the calling path as "
+    "computation, so the useful time it gives is the true one plus that time")
+
+
 def _stores_fork_join(prof) -> bool:
     """Scalasca's trace analysis (scout) stores the fork time it measured (omp_fork, under its
     omp_management); the remapper's omp_management (a summary.cubex) and popview's derived one are
@@ -191,6 +197,7 @@ def _unmeasured_fork_join(prof, span, locs, x: FocusInputs, focus: Focus) -> dic
         return {}
     out = {"useful": FORK_JOIN_UNMEASURED.format(
         what="the masters' useful time in the focus is not known")}
+    x.useful_includes = USEFUL_INCLUDES
     if forking[0] == span.start and focus.kind == "callpath":
         out["runtime"] = FORK_JOIN_UNMEASURED.format(
             what="in this parallel region, which runs from its masters' forks to their joins, R and the masters' "

@@ -41,6 +41,9 @@ class FocusInputs:
     # quantities the source does not measure apart -> why ("useful": the masters' computation
     # apart from OpenMP fork / join; "runtime": R itself); metrics needing them are not available
     unmeasured: dict[str, str] = field(default_factory=dict)
+    # when "useful" is unmeasured: what the source's useful time includes beyond useful computation
+    # (it is then an upper bound of it), for the reason of the metrics shown as bounds
+    useful_includes: str = ""
     regions_left_out: int = 0              # parallel regions (or outlined functions) without sums of their own
     n_processes: int = 0
 

@@ -35,6 +35,7 @@ class MetricNode:
     min: float | None = None
     avg: float | None = None
     max: float | None = None
+    bound: str | None = None
 
     def walk(self, depth: int = 0):
         yield depth, self
@@ -45,7 +46,7 @@ class MetricNode:
         d = {"id": self.id, "name": self.name, "kind": self.kind, "value": _clean(self.value),
              "description": self.description, "formula": self.formula,
              "inputs": {k: _clean(v) for k, v in self.inputs.items()}}
-        for key in ("reason", "unit", "combine"):
+        for key in ("bound", "reason", "unit", "combine"):
             if getattr(self, key):
                 d[key] = getattr(self, key)
         if not self.factor:
@@ -112,9 +113,10 @@ class MetricTree:
                 "notes": list(self.notes), "metrics": [r.to_dict() for r in self.roots]}
 
     def to_frame(self):
-        """One row per metric: id, name, depth, kind, value, reason, formula."""
+        """One row per metric: id, name, depth, kind, value, bound, reason, formula."""
         import pandas as pd
-        rows = [{"id": n.id, "name": n.name, "depth": d, "kind": n.kind, "value": n.value, "unit": n.unit,
+        rows = [{"id": n.id, "name": n.name, "depth": d, "kind": n.kind, "value": n.value, "bound": n.bound or "",
+                 "unit": n.unit,
                  "reason": n.reason or "", "formula": n.formula, "warnings": "; ".join(n.warnings)}
                 for d, n in self.walk()]
         return pd.DataFrame(rows).set_index("id")

@@ -46,7 +46,10 @@ def _delta(na: MetricNode, found: dict, label_a: str, label_b: str) -> MetricNod
         out.reason = f"{label_a}: {na.reason or 'not available'}"
     elif nb.value is None:
         out.reason = f"{label_b}: {nb.reason or 'not available'}"
+    elif nb.bound:      # minus an upper bound: no provable direction (shown here as no lower bounds are)
+        out.reason = f"{label_b} gives only an upper bound of {na.name}, so the difference has no bound: {nb.reason}"
     else:
+        out.bound, out.reason = na.bound, na.reason      # an upper bound minus an exact value: an upper bound
         out.value = float(na.value) - float(nb.value)
         out.inputs = {label_a: float(na.value), label_b: float(nb.value)}
     out.children = [_delta(c, found, label_a, label_b) for c in na.children]
@@ -67,7 +70,7 @@ def not_available(tree: MetricTree, reason: str, keep=lambda node: False) -> Met
     out = copy.deepcopy(tree)
     for _, n in out.walk():
         if not keep(n):
-            n.value, n.reason, n.min, n.avg, n.max = None, reason, None, None, None
+            n.value, n.reason, n.min, n.avg, n.max, n.bound = None, reason, None, None, None, None
             n.warnings = []
     return out
 

@@ -103,10 +103,7 @@ def dask_client(args):
         return nullcontext(None)
     from popview import cluster
 
-    try:
-        return cluster.connect(args.dask)
-    except cluster.ClusterError as exc:
-        raise InputError(str(exc)) from None
+    return cluster.connect(args.dask)      # its errors (ClusterError) are one line: popview.cli
 
 
 def open_runs(stack, paths, args, focus=None, use_replay: bool = True) -> list:

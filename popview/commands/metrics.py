@@ -113,13 +113,17 @@ def render_table(s: Series, models: list[str], why: str = "", extra=()) -> str:
         reasons = {}
         for t in trees:
             for _, n in t.walk():
-                if n.value is None and n.reason:
+                if n.reason and (n.value is None or n.bound):
                     reasons.setdefault(n.reason, []).append(n.name)
                 for w in n.warnings:
                     reasons.setdefault(f"warning: {w}", []).append(f"{n.name} ({t.experiment})")
         for reason, names in reasons.items():
-            out.write(f"  n/a: {', '.join(sorted(set(names)))}: {reason}\n" if not reason.startswith("warning")
-                      else f"  {reason}: {', '.join(sorted(set(names)))}\n")
+            if reason.startswith("warning"):
+                out.write(f"  {reason}: {', '.join(sorted(set(names)))}\n")
+            elif reason.startswith("upper bound: "):
+                out.write(f"  upper bound (\u2264): {', '.join(sorted(set(names)))}: {reason[len('upper bound: '):]}\n")
+            else:
+                out.write(f"  n/a: {', '.join(sorted(set(names)))}: {reason}\n")
         notes = {note for t in trees for note in t.notes}
         for note in sorted(notes):
             out.write(f"  note: {note}\n")
@@ -141,13 +145,13 @@ def render_json(s: Series, models: list[str], why: str = "", extra=()) -> str:
 def render_csv(s: Series, models: list[str], why: str = "", extra=()) -> str:
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow(["run", "source", "model", "metric", "name", "kind", "value", "unit", "reason"])
+    w.writerow(["run", "source", "model", "metric", "name", "kind", "value", "unit", "reason", "bound"])
     cols = columns(s, models) + list(extra)
     for m in models:
         for lab, src, trees in cols:
             for _, n in trees[m].walk():
                 w.writerow([lab, src, m, n.id, n.name, n.kind, "" if n.value is None else repr(n.value),
-                            n.unit, n.reason or ""])
+                            n.unit, n.reason or "", n.bound or ""])
     return out.getvalue()
 
 

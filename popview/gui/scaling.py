@@ -196,13 +196,15 @@ class ScalingPane(QWidget):
         parents: list[QTreeWidgetItem] = []
         for row in table.rows:
             parents = parents[:row.depth]
-            item = QTreeWidgetItem([row.name] + [nodes.format_as(row.node, v) for v in row.values])
+            item = QTreeWidgetItem([row.name] + [row.text(i) for i in range(len(row.values))])
             item.setToolTip(0, tooltip_html(row.node))
             for c, (v, why) in enumerate(zip(row.values, row.reasons), start=1):
                 item.setTextAlignment(c, Qt.AlignRight | Qt.AlignVCenter)
                 if v is None:
                     item.setForeground(c, QBrush(QColor(140, 140, 140)))
                     item.setToolTip(c, f"not available: {why}")
+                elif c - 1 < len(row.bounds) and row.bounds[c - 1]:
+                    item.setToolTip(c, why)          # why it is only an upper bound
                 elif row.kind in nodes.RATED_KINDS:
                     rgb = colour(v)
                     item.setBackground(c, QBrush(QColor(*rgb)))

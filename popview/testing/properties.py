@@ -5,7 +5,9 @@ checks for every model variant, on the whole run, the automatic focus and
 the largest call paths:
 
 - range: every efficiency lies in [0, 1], or is "not available" with a
-  named cause (scalabilities may exceed 1);
+  named cause (scalabilities may exceed 1); an upper bound (a Score-P
+  profile's useful time includes the masters' fork and join) lies in
+  [0, 1] too and names why it is a bound;
 - additive: a parent's inefficiency is the sum of its children's;
 - product: a multiplicative parent is the product of its factors;
 - identity: the relations of the formula sheet (docs/metrics.md) hold
@@ -94,6 +96,8 @@ def check_tree(tree, trace: str, focus: str) -> list[Violation]:
             if not (n.reason or "").strip():
                 bad(n.id, None, "not available without a named cause")
             continue
+        if n.bound is not None and (n.bound != "upper" or not (n.reason or "").strip()):
+            bad(n.id, n.value, f"a bound ({n.bound}) without the direction 'upper' and its cause")
         if not math.isfinite(n.value):
             bad(n.id, n.value, "not finite")
         elif n.kind == "efficiency" and not -TOLERANCE <= n.value <= 1 + TOLERANCE:

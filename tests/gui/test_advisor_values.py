@@ -194,3 +194,33 @@ def test_runs_are_computed_off_the_gui_thread(qtbot, run, monkeypatch):
         node, text, _ = shown(pane)["parallel_efficiency"]
         assert node.value == pytest.approx(ex.parallel_efficiency(), rel=1e-12)
         pane.runner.wait(60000)
+
+
+def test_an_upper_bound_is_hatched_and_reads_at_most(qtbot):
+    """A bound (MetricNode.bound, a Score-P profile's parallel efficiency) is drawn hatched with a
+    dotted end, its value reads '<= 33.6 %', its rating 'at most ...', its tooltip says why."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QImage, QPainter
+
+    from popview.analysis.node import MetricNode
+    from popview.gui.advisor.bar import paint_bar
+    from popview.gui.advisor.model import MetricTreeModel, tooltip_html
+
+    def draw(bound):
+        img = QImage(200, 20, QImage.Format_RGB32)
+        img.fill(0xFFFFFF)
+        p = QPainter(img)
+        paint_bar(p, QRectF(0, 0, 200, 20), 0.336, 1.0, None, bound)
+        p.end()
+        return [img.pixel(x, y) for x in range(0, 60) for y in range(2, 18)]
+
+    exact, hatched = draw(None), draw("upper")
+    assert len(set(exact)) <= 2 and len(set(hatched)) > len(set(exact))
+    node = MetricNode("parallel_efficiency", "Parallel efficiency", value=0.336, bound="upper",
+                      reason="upper bound: the useful time includes the fork and join")
+    model = MetricTreeModel()
+    model.set_roots([node])
+    index = model.index(0, VALUE)
+    assert model.data(index) == "\u2264 33.6 %"
+    assert model.data(model.index(0, RATING)).startswith("at most ")
+    assert "Upper bound:" in tooltip_html(node) and "fork and join" in tooltip_html(node)

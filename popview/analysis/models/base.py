@@ -20,6 +20,16 @@ class Unmeasured(NotAvailable):
     """A metric whose inputs the source did not measure apart (FocusInputs.unmeasured): a Cube
     profile charges the masters' OpenMP fork and join time to computation in the calling path."""
 
+    def __init__(self, message: str, quantity: str):
+        super().__init__(message)
+        self.quantity = quantity
+
+
+UPPER, EXACT = "upper", "exact"
+"""Spec.bound: how a value read from a useful time that includes the masters' fork and join
+(U_source = U + F, F >= 0; FocusInputs.useful_includes) relates to the true one: UPPER, it can
+only grow with the useful time while its other inputs are exact; EXACT, the useful time cancels."""
+
 
 @dataclass
 class Context:
@@ -33,7 +43,8 @@ class Context:
     replay_loader: Callable[[], object] | None = None
     replay_reason: str = REPLAY_MISSING
     no_reference: str | None = None        # why the scalabilities have no reference to compare with
-    lenient: bool = False                  # read unmeasured inputs as the source gives them (for the reason)
+    # read unmeasured inputs as the source gives them: True (all, for the reason) or the quantities to read
+    lenient: bool | frozenset = False
     _replay: object | None = None
 
     @property
@@ -54,8 +65,8 @@ class Context:
         return rp
 
     def _measured(self, inputs: FocusInputs, quantity: str) -> None:
-        if not self.lenient and quantity in inputs.unmeasured:
-            raise Unmeasured(inputs.unmeasured[quantity])
+        if quantity in inputs.unmeasured and not (self.lenient is True or quantity in (self.lenient or ())):
+            raise Unmeasured(inputs.unmeasured[quantity], quantity)
 
     def runtime(self) -> float:
         self._measured(self.x, "runtime")
@@ -112,6 +123,9 @@ class Spec:
     children: tuple["Spec", ...] = ()
     factor: bool = True
     spread: Callable[[Context], np.ndarray] | None = None
+    # UPPER / EXACT (or a function of the Context giving one, or None): what the value is when the
+    # source's useful time includes the masters' fork and join; None: no provable direction, n/a
+    bound: str | Callable[[Context], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -127,17 +141,10 @@ def evaluate(spec: Spec, ctx: Context) -> MetricNode:
                       kind=spec.kind, unit=spec.unit, combine=spec.combine, factor=spec.factor,
                       children=[evaluate(c, ctx) for c in spec.children])
     try:
-        value, inputs = spec.compute(ctx)
-        node.inputs = {k: float(v) for k, v in inputs.items()}
-        if value is None or not np.isfinite(value):
-            raise NotAvailable("the inputs give no finite value (division by zero)")
-        node.value = float(value)
-        if spec.spread is not None:
-            s = np.asarray(spec.spread(ctx), np.float64)
-            if len(s):
-                node.min, node.avg, node.max = float(s.min()), float(s.mean()), float(s.max())
+        _fill(node, spec, ctx)
     except Unmeasured as exc:
-        node.value, node.reason = None, str(exc) + _as_counted(spec, ctx)
+        if not _as_bound(node, spec, ctx, exc):
+            node.value, node.reason = None, str(exc) + _as_counted(spec, ctx)
     except NotAvailable as exc:
         node.value, node.reason = None, str(exc)
     except ZeroDivisionError:
@@ -148,6 +155,48 @@ def evaluate(spec: Spec, ctx: Context) -> MetricNode:
     if node.value is not None and node.value < -1e-9 and spec.kind == "efficiency":
         node.warnings.append("below 0: the inputs are inconsistent; shown unclipped")
     return node
+
+
+def _fill(node: MetricNode, spec: Spec, ctx: Context) -> None:
+    value, inputs = spec.compute(ctx)
+    node.inputs = {k: float(v) for k, v in inputs.items()}
+    if value is None or not np.isfinite(value):
+        raise NotAvailable("the inputs give no finite value (division by zero)")
+    node.value = float(value)
+    if spec.spread is not None:
+        s = np.asarray(spec.spread(ctx), np.float64)
+        if len(s):
+            node.min, node.avg, node.max = float(s.min()), float(s.mean()), float(s.max())
+
+
+BOUND_REASON = (
+    "upper bound: {includes}; this figure can only grow with the useful time, and its other inputs (R, the "
+    "time outside MPI, the reference) are exact, so the true value is at most this; the trace of the run "
+    "gives it exactly")
+
+
+def _as_bound(node: MetricNode, spec: Spec, ctx: Context, exc: Unmeasured) -> bool:
+    """A metric whose only unmeasured input is the useful time, read as the source gives it when
+    its direction is provable (Spec.bound): an upper bound, or exact where the useful time cancels.
+    Not where R is unmeasured too (a parallel region as the focus: the fork and join lie outside it,
+    its useful time is not the true one plus them, and R is not known)."""
+    direction = spec.bound(ctx) if callable(spec.bound) else spec.bound
+    if direction not in (UPPER, EXACT) or exc.quantity != "useful" or "runtime" in ctx.x.unmeasured:
+        return False
+    try:
+        _fill(node, spec, replace(ctx, lenient=frozenset({"useful"})))
+    except (NotAvailable, ZeroDivisionError):
+        node.value, node.inputs, node.min, node.avg, node.max = None, {}, None, None, None
+        return False
+    if direction == UPPER:
+        includes = ctx.x.useful_includes or ctx.ref.useful_includes or "the useful time includes time that is not"
+        node.bound, node.reason = UPPER, BOUND_REASON.format(includes=includes)
+    return True
+
+
+def self_referenced(direction: str) -> Callable[[Context], str | None]:
+    """Spec.bound of a figure against the reference run: provable only when the run is its own reference."""
+    return lambda ctx: direction if ctx.ref_is_self else None
 
 
 def _as_counted(spec: Spec, ctx: Context) -> str:

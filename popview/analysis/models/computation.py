@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from popview.analysis.models.base import Context, Model, NotAvailable, Spec, ratio
+from popview.analysis.models.base import UPPER, Context, Model, NotAvailable, Spec, ratio
 from popview.analysis.models.scalability import CYC, INS
 
 # (width in bits, counter name patterns) for the FP operation classes of the vectorisation formula.
@@ -82,13 +82,13 @@ MODEL = Model("computation", "Computation", "Instruction-level figures of useful
     Spec("useful_instructions", "Useful instructions", "sum ins", "Instructions during useful computation",
          instructions, kind="value"),
     Spec("useful_time", "Useful computation time", "sum useful", "Useful computation summed over threads",
-         useful_total, kind="value", unit="s"),
+         useful_total, kind="value", unit="s", bound=UPPER),
     Spec("computation_granularity", "Computation granularity", "sum useful / number of MPI calls",
          "Useful computation between two MPI calls, on average", granularity("mpi_calls"), kind="value", unit="s",
-         children=(Spec("computation_granularity_collective", "Granularity (collectives)",
+         bound=UPPER, children=(Spec("computation_granularity_collective", "Granularity (collectives)",
                         "sum useful / number of MPI collective calls",
                         "Useful computation between two collective calls", granularity("mpi_collective_calls"),
-                        kind="value", unit="s"),)),
+                        kind="value", unit="s", bound=UPPER),)),
     Spec("vectorization_efficiency", "Vectorization efficiency",
          "(32 SS + 64 SD + 128 (PS128 + PD128) + 256 (PS256 + PD256) + 512 (PS512 + PD512)) / (512 x FP ins)",
          "Share of the widest vector width the FP instructions use", vectorization),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from popview.analysis.models.base import Context, Model, NotAvailable, Spec, ratio
+from popview.analysis.models.base import UPPER, Context, Model, NotAvailable, Spec, ratio
 
 
 def _team_max(ctx: Context) -> float:
@@ -90,7 +90,7 @@ MODEL = Model("critical-path", "Critical path", "Critical-path based model (MPI 
               roots=(Spec(
                   "parallel_efficiency", "Parallel efficiency", "avg(t) / R = load_balance x communication_efficiency",
                   "Share of the runtime threads spend in useful computation, on average", parallel, combine="product",
-                  children=(
+                  bound=UPPER, children=(
                       Spec("load_balance", "Load balance", "avg(t) / max(t)", "Imbalance of useful computation",
                            lb, combine="product", children=(
                                Spec("load_balance_mpi", "MPI load balance",
@@ -101,9 +101,11 @@ MODEL = Model("critical-path", "Critical path", "Critical-path based model (MPI 
                                     "Imbalance among the threads of each process", lb_omp),
                            )),
                       Spec("communication_efficiency", "Communication efficiency", "max(t) / R",
-                           "Time lost to dependencies and transfers", comm, combine="product", children=(
+                           "Time lost to dependencies and transfers", comm, combine="product", bound=UPPER,
+                           children=(
                                Spec("serialisation_efficiency", "Serialisation efficiency", "max_i t_i / G-CUE",
-                                    "Dependencies along the critical path", ser, combine="product", children=(
+                                    "Dependencies along the critical path", ser, combine="product", bound=UPPER,
+                                    children=(
                                         Spec("serialisation_efficiency_mpi", "MPI serialisation efficiency",
                                              "max_j PL-CUE_j / G-CUE", "Dependencies between processes", ser_mpi),
                                         Spec("serialisation_efficiency_openmp", "OpenMP serialisation efficiency",

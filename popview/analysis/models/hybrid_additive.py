@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from popview.analysis.models.base import Context, Model, NotAvailable, Spec, ratio
+from popview.analysis.models.base import UPPER, Context, Model, NotAvailable, Spec, ratio, self_referenced
 from popview.analysis.models.scalability import COMPUTATION, global_efficiency
 from popview.analysis.node import MetricNode
 
@@ -180,7 +180,7 @@ REGION = Spec("openmp_region_efficiency", "OpenMP region efficiency",
 PARALLEL = Spec(
     "parallel_efficiency", "Parallel efficiency", "avg(useful) / R = process_efficiency + thread_efficiency - 1",
     "Share of the runtime the threads spend in useful computation, on average", parallel, combine="additive",
-    spread=lambda c: c.useful() / c.runtime(), children=(
+    spread=lambda c: c.useful() / c.runtime(), bound=UPPER, children=(
         Spec("process_efficiency", "Process efficiency", "(avg(openmp) + avg(serial_useful)) / R",
              "Efficiency of the MPI level", process, combine="additive", children=(
                  Spec("process_load_balance", "MPI load balance (additive)",
@@ -198,7 +198,7 @@ PARALLEL = Spec(
                       )),
              )),
         Spec("thread_efficiency", "Thread efficiency", "1 - (avg(openmp) + avg(serial_useful) - avg(useful)) / R",
-             "Efficiency of the OpenMP level", thread, combine="additive", children=(
+             "Efficiency of the OpenMP level", thread, combine="additive", bound=UPPER, children=(
                  Spec("amdahl_efficiency", "Amdahl efficiency (serial region)",
                       "1 - (sum_p serial_useful[p] (t_p - 1) / T) / R",
                       "Time worker threads idle while the master computes alone", amdahl),
@@ -209,5 +209,5 @@ PARALLEL = Spec(
 MODEL = Model("hybrid-additive", "Hybrid additive", "POP hybrid MPI+OpenMP model, additive (inefficiencies sum)",
               roots=(Spec("global_efficiency", "Global efficiency", "parallel_efficiency x computation_scalability",
                           "Overall efficiency against the reference run", global_efficiency("parallel_efficiency"),
-                          combine="product", children=(PARALLEL, COMPUTATION)),))
+                          combine="product", bound=self_referenced(UPPER), children=(PARALLEL, COMPUTATION)),))
 POST = {"openmp_region_efficiency": region_nodes}

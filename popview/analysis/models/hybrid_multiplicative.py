@@ -2,7 +2,7 @@
 parent is the product of its children. Any X in MPI+X takes OpenMP's place."""
 from __future__ import annotations
 
-from popview.analysis.models.base import Context, Model, Spec, ratio
+from popview.analysis.models.base import UPPER, Context, Model, Spec, ratio, self_referenced
 from popview.analysis.models.scalability import COMPUTATION, global_efficiency
 
 
@@ -78,7 +78,7 @@ OPENMP = Spec("openmp_parallel_efficiency", "OpenMP parallel efficiency (multipl
               "hybrid_parallel_efficiency / mpi_parallel_efficiency",
               "Efficiency of the threads within the time processes spend outside MPI",
               _quotient(hybrid_pe, mpi_pe, ("hybrid_parallel_efficiency", "mpi_parallel_efficiency")),
-              combine="product", children=(
+              combine="product", bound=UPPER, children=(
                   Spec("openmp_load_balance", "OpenMP load balance (multiplicative)", "hybrid_load_balance / mpi_load_balance",
                        "Imbalance among threads", _quotient(hybrid_lb, mpi_lb, ("hybrid_load_balance",
                                                                                  "mpi_load_balance"))),
@@ -86,24 +86,25 @@ OPENMP = Spec("openmp_parallel_efficiency", "OpenMP parallel efficiency (multipl
                        "hybrid_communication_efficiency / mpi_communication_efficiency",
                        "Time lost to the threading runtime (fork/join, synchronisation, serial parts)",
                        _quotient(hybrid_ce, mpi_ce, ("hybrid_communication_efficiency",
-                                                     "mpi_communication_efficiency"))),
+                                                     "mpi_communication_efficiency")), bound=UPPER),
               ))
 
 HYBRID = Spec("hybrid_parallel_efficiency", "Hybrid parallel efficiency", "avg(useful) / R",
               "Share of the runtime the threads spend in useful computation, on average", hybrid_pe,
-              combine="product", spread=lambda c: c.useful() / c.runtime(), children=(
+              combine="product", spread=lambda c: c.useful() / c.runtime(), bound=UPPER, children=(
                   MPI, OPENMP,
                   Spec("hybrid_load_balance", "Hybrid load balance", "avg(useful) / max(useful)",
                        "How evenly useful computation is spread over all threads", hybrid_lb, factor=False),
                   Spec("hybrid_communication_efficiency", "Hybrid communication efficiency", "max(useful) / R",
-                       "Time the busiest thread loses outside useful computation", hybrid_ce, factor=False),
+                       "Time the busiest thread loses outside useful computation", hybrid_ce, factor=False,
+                       bound=UPPER),
               ))
 
 MODEL = Model("hybrid-multiplicative", "Hybrid multiplicative (BSC)",
               "BSC hybrid model: MPI and OpenMP factors multiply", roots=(
                   Spec("global_efficiency", "Global efficiency", "hybrid_parallel_efficiency x computation_scalability",
                        "Overall efficiency against the reference run", global_efficiency("hybrid_parallel_efficiency"),
-                       combine="product", children=(HYBRID, COMPUTATION)),))
+                       combine="product", bound=self_referenced(UPPER), children=(HYBRID, COMPUTATION)),))
 
 
 def _explain_quotient(ctx: Context, node) -> None:

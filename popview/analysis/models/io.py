@@ -1,7 +1,7 @@
 """I/O efficiency and shares (seed 000 2.2; METRICS.md 5)."""
 from __future__ import annotations
 
-from popview.analysis.models.base import Context, Model, NotAvailable, Spec, ratio
+from popview.analysis.models.base import EXACT, UPPER, Context, Model, NotAvailable, Spec, ratio
 
 # Basic Analysis flags I/O above this share of the time.
 IO_WARNING_SHARE = 0.05
@@ -29,7 +29,8 @@ def share(cat: str):
 
 MODEL = Model("io", "I/O", "File I/O against useful computation", roots=(
     Spec("io_efficiency", "I/O efficiency", "avg(useful) / avg(useful + file_io)",
-         "Useful computation against useful computation plus file I/O (POSIX I/O is not useful)", io_eff),
+         "Useful computation against useful computation plus file I/O (POSIX I/O is not useful)", io_eff,
+         bound=lambda ctx: UPPER if ctx.x.time("io").sum() > 0 else EXACT),
     Spec("mpi_io_share", "MPI-IO share", "time in MPI-IO / total time",
          f"Share of all threads' time in MPI-IO calls (warned above {IO_WARNING_SHARE:.0%})", share("mpi_io"),
          kind="value"),

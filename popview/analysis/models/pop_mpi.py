@@ -1,7 +1,7 @@
 """POP MPI model (multiplicative; seeds 002, 003; METRICS.md 1)."""
 from __future__ import annotations
 
-from popview.analysis.models.base import Context, Model, Spec, ratio
+from popview.analysis.models.base import UPPER, Context, Model, Spec, ratio, self_referenced
 from popview.analysis.models.scalability import COMPUTATION, global_efficiency
 
 
@@ -34,16 +34,17 @@ def transfer(ctx: Context):
 PARALLEL = Spec(
     "parallel_efficiency", "Parallel efficiency", "avg(useful) / R = load_balance x communication_efficiency",
     "Share of the runtime the processing elements spend in useful computation, on average",
-    parallel, combine="product", spread=lambda c: c.useful() / c.runtime(), children=(
+    parallel, combine="product", spread=lambda c: c.useful() / c.runtime(), bound=UPPER, children=(
         Spec("load_balance", "Load balance", "avg(useful) / max(useful)",
              "How evenly useful computation is spread over the processing elements", load_balance,
              spread=lambda c: c.useful() / c.useful().max()),
         Spec("communication_efficiency", "Communication efficiency",
              "max(useful) / R = serialisation_efficiency x transfer_efficiency",
              "Time lost to communication by the most loaded processing element", communication,
-             combine="product", children=(
+             combine="product", bound=UPPER, children=(
                  Spec("serialisation_efficiency", "Serialisation efficiency", "max(useful) / R_ideal",
-                      "Time lost waiting for dependencies even on an ideal network", serialisation),
+                      "Time lost waiting for dependencies even on an ideal network", serialisation,
+                      bound=UPPER),
                  Spec("transfer_efficiency", "Transfer efficiency", "R_ideal / R",
                       "Time lost to data transfer (latency, bandwidth)", transfer),
              )),
@@ -52,5 +53,5 @@ PARALLEL = Spec(
 MODEL = Model("pop-mpi", "POP MPI", "POP parallel efficiency model for MPI (multiplicative)", roots=(
     Spec("global_efficiency", "Global efficiency", "parallel_efficiency x computation_scalability",
          "Overall efficiency against the reference run", global_efficiency("parallel_efficiency"),
-         combine="product", children=(PARALLEL, COMPUTATION)),
+         combine="product", bound=self_referenced(UPPER), children=(PARALLEL, COMPUTATION)),
 ))

@@ -2,7 +2,7 @@
 computation = IPC x instruction x frequency scalability (METRICS.md 1)."""
 from __future__ import annotations
 
-from popview.analysis.models.base import Context, NotAvailable, Spec, ratio
+from popview.analysis.models.base import EXACT, Context, NotAvailable, Spec, ratio, self_referenced
 
 INS, CYC = "PAPI_TOT_INS", "PAPI_TOT_CYC"
 
@@ -48,13 +48,14 @@ COMPUTATION = Spec(
     "computation_scalability", "Computation scalability",
     "strong: sum(useful_ref) / sum(useful); weak: x n / n_ref",
     "How the total useful computation time grows with the processing elements, against the reference run",
-    computation, kind="scalability", combine="product", children=(
+    computation, kind="scalability", combine="product", bound=self_referenced(EXACT), children=(
         Spec("ipc_scalability", "IPC scalability", "IPC / IPC_ref, IPC = sum ins / sum cyc",
              "Instructions per cycle during useful computation, against the reference", ipc, kind="scalability"),
         Spec("instruction_scalability", "Instruction scalability", "strong: sum ins_ref / sum ins; weak: x n / n_ref",
              "Useful instructions executed, against the reference", instruction, kind="scalability"),
         Spec("frequency_scalability", "Frequency scalability", "f / f_ref, f = sum cyc / sum useful",
-             "Clock rate during useful computation, against the reference", frequency, kind="scalability"),
+             "Clock rate during useful computation, against the reference", frequency, kind="scalability",
+             bound=self_referenced(EXACT)),
     ))
 
 

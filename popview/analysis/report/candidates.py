@@ -49,9 +49,10 @@ def _label(node) -> str:
     """The node's name, with the region it belongs to when several nodes share that name
     (a per-region part: "Fork, join and runtime [main._omp_fn.0]")."""
     kind, _, region = node.id.partition(":")
+    at_most = " \u2264" if nodes.bound(node) else ""       # an upper bound below the threshold: low for sure
     if not region or kind == "openmp_region_efficiency":
-        return node.name
-    return f"{node.name} [{region.rsplit('/', 1)[-1]}]"
+        return node.name + at_most
+    return f"{node.name} [{region.rsplit('/', 1)[-1]}]{at_most}"
 
 
 def find(exp, model: str, threshold: float = 0.8, min_share: float = 0.01, limit: int = 40) -> list[Candidate]:

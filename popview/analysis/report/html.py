@@ -23,6 +23,8 @@ td.na { color: #888; font-style: italic; }
 tr.na td { color: #888; }
 .bar { position: relative; width: 200px; height: 12px; background: #ececec; border: 1px solid #bbb; }
 .bar .fill { position: absolute; left: 0; top: 0; bottom: 0; }
+.bar .fill.bound { background-image: repeating-linear-gradient(135deg, rgba(255,255,255,.75) 0 3px,
+  transparent 3px 6px); border-right: 2px dotted #333; }
 .bar .mark { position: absolute; top: -2px; bottom: -2px; border-left: 1px dashed #333; }
 .bar .full { position: absolute; top: -2px; bottom: -2px; border-left: 1px solid #000; }
 .warn { background: #fff4ce; border: 1px solid #e0c060; border-radius: 4px; padding: 0.5em 0.8em; margin: 0.5em 0; }
@@ -86,12 +88,13 @@ def legend() -> str:
             'acceptable; values above 100 % (scalabilities) run past the solid line.</p>')
 
 
-def bar(v: float | None, scale: float) -> str:
+def bar(v: float | None, scale: float, bound: str | None = None) -> str:
     if v is None:
         return ""
     w = min(max(v, 0.0), scale) / scale * 100
     full = f'<div class="full" style="left:{100 / scale:.2f}%"></div>' if scale > 1 else ""
-    return (f'<div class="bar"><div class="fill" style="width:{w:.2f}%;background:{hex_colour(v)}"></div>'
+    cls = "fill bound" if bound else "fill"
+    return (f'<div class="bar"><div class="{cls}" style="width:{w:.2f}%;background:{hex_colour(v)}"></div>'
             f'<div class="mark" style="left:{ACCEPTABLE / scale * 100:.2f}%"></div>{full}</div>')
 
 
@@ -115,11 +118,14 @@ def metric_tree(roots: list) -> str:
             if n.inputs:
                 detail += "<br><span class=\"sub\">" + escape(
                     "; ".join(nodes.format_input(k, x) for k, x in n.inputs.items())) + "</span>"
+            if nodes.bound(n):
+                detail += f"<br><span class=\"sub\">{escape(nodes.reason(n))}</span>"
             rating = escape(nodes.rating_word(n)) if v is not None else escape(f"not available: {nodes.reason(n)}")
             cls = ' class="na"' if v is None else ""
             out.append(f'<tr{cls} title="{escape(_help(n))}"><td style="{_indent(depth)}">{escape(n.name)}</td>'
                        f'<td class="num">{escape(nodes.format_value(n))}</td>'
-                       f'<td>{bar(v, scale) if nodes.is_rated(n) else ""}</td><td>{rating}</td><td>{detail}</td></tr>')
+                       f'<td>{bar(v, scale, nodes.bound(n)) if nodes.is_rated(n) else ""}</td><td>{rating}</td>'
+                       f'<td>{detail}</td></tr>')
     return "".join(out) + "</table>"
 
 
@@ -129,15 +135,16 @@ def scaling_table(t) -> str:
     out = [f"<table><tr><th>Metric</th>{head}</tr>"]
     for r in t.rows:
         cells = []
-        for v, why in zip(r.values, r.reasons):
+        for i, (v, why) in enumerate(zip(r.values, r.reasons)):
             if v is None:
                 cells.append(f'<td class="num na" title="{escape(why)}">n/a</td>')
             elif r.kind in nodes.RATED_KINDS:
                 rgb = colour(v)
-                cells.append(f'<td class="num" style="background:{hex_colour(v)};color:{text_on(rgb)}">'
-                             f'{percent(v)}</td>')
+                tip = f' title="{escape(why)}"' if i < len(r.bounds) and r.bounds[i] else ""
+                cells.append(f'<td class="num"{tip} style="background:{hex_colour(v)};color:{text_on(rgb)}">'
+                             f'{escape(r.text(i))}</td>')
             else:
-                cells.append(f'<td class="num">{escape(nodes.format_as(r.node, v))}</td>')
+                cells.append(f'<td class="num">{escape(r.text(i))}</td>')
         out.append(f'<tr title="{escape(_help(r.node))}"><td style="{_indent(r.depth)}">{escape(r.name)}</td>'
                    + "".join(cells) + "</tr>")
     if any(is_number(v) for v in t.runtimes):

@@ -20,6 +20,15 @@ def reason(node) -> str:
     return node.reason or ""
 
 
+BOUND_SIGN = {"upper": "\u2264 "}
+"""How a bound's value is written: "\u2264 33.6 %" (the true value is at most that)."""
+
+
+def bound(node) -> str | None:
+    """"upper" when the node's value is only an upper bound of the metric (MetricNode.bound)."""
+    return getattr(node, "bound", None) if value(node) is not None else None
+
+
 def unit(node) -> str:
     return node.unit or ""
 
@@ -44,7 +53,7 @@ def is_share(node) -> bool:
 
 
 def format_value(node) -> str:
-    return format_as(node, value(node))
+    return BOUND_SIGN.get(bound(node), "") + format_as(node, value(node))
 
 
 def format_as(node, v: float | None) -> str:
@@ -72,9 +81,11 @@ def rating_word(node) -> str:
     if v is None:
         return "not available"
     if not is_rated(node):
-        return ""
+        return "upper bound" if bound(node) else ""
     if node.kind == "efficiency" and v > 1.0 + ROUNDING_NOISE:
         return "Inconsistent (> 100 %)"
+    if bound(node):       # the true value is at most this: its word is at most this one
+        return f"at most {rating(v)} (upper bound)"
     return rating(v)
 
 
@@ -106,5 +117,7 @@ def help_lines(node) -> list[tuple[str, str]]:
         out.append(("Over locations", f"min {f(sp[0])}, avg {f(sp[1])}, max {f(sp[2])}"))
     if value(node) is None and reason(node):
         out.append(("Not available", reason(node)))
+    elif bound(node) and reason(node):
+        out.append(("Upper bound", reason(node)))
     out += [("Warning", w) for w in node.warnings]
     return out

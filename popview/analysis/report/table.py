@@ -19,6 +19,12 @@ class Row:
     values: list[float | None]
     reasons: list[str]
     node: object = None            # the node of the first run that has it (help text)
+    bounds: list[str | None] = field(default_factory=list)    # per run: "upper" where only a bound is known
+
+    def text(self, i: int) -> str:
+        """Run i's value as shown: '\u2264 33.6 %' for an upper bound, 'n/a' when not available."""
+        bound = self.bounds[i] if i < len(self.bounds) else None
+        return nodes.BOUND_SIGN.get(bound, "") + nodes.format_as(self.node, self.values[i])
 
 
 @dataclass
@@ -54,6 +60,7 @@ class ScalingTable:
                      for lab, n, rt, s in zip(self.labels, self.elements, self.runtimes, self.speedup())],
             "metrics": [{"id": r.id, "name": r.name, "depth": r.depth, "kind": r.kind, "unit": r.unit,
                          "values": dict(zip(self.labels, r.values)),
+                         "upper_bounds": [lab for lab, b in zip(self.labels, r.bounds) if b == "upper"],
                          "not_available": {lab: why for lab, v, why in zip(self.labels, r.values, r.reasons)
                                            if v is None}} for r in self.rows],
         }, indent=2)
@@ -81,11 +88,12 @@ def merge_rows(trees: list) -> list[Row]:
     by_run = [{n.id: n for _, n in t.walk()} for t in trees]
     rows = []
     for node_id, depth, first in order:
-        vals, why = [], []
+        vals, why, bounds = [], [], []
         for run in by_run:
             n = run.get(node_id)
             vals.append(nodes.value(n) if n is not None else None)
             why.append(nodes.reason(n) if n is not None else "not computed for this run")
+            bounds.append(nodes.bound(n) if n is not None else None)
         rows.append(Row(node_id, first.name, depth, first.kind,
-                        nodes.unit(first), vals, why, first))
+                        nodes.unit(first), vals, why, first, bounds))
     return rows

@@ -1,9 +1,11 @@
 """The Advisor's bar: red-to-green fill, the 0.8 "acceptable" mark, the
-100 % line when scalabilities run past it, and the min..max whisker."""
+100 % line when scalabilities run past it, and the min..max whisker. An
+upper bound (MetricNode.bound) is hatched and ends in a dotted edge: the
+true value lies somewhere left of it."""
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPen
+from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
 from popview.analysis.report import nodes
@@ -12,8 +14,8 @@ from popview.gui.advisor.model import NodeRole, ScaleRole
 
 
 def paint_bar(painter, rect: QRectF, value: float | None, scale: float,
-              spread: tuple[float, float, float] | None = None) -> None:
-    """Draw one bar for `value` on [0, scale] into `rect`."""
+              spread: tuple[float, float, float] | None = None, bound: str | None = None) -> None:
+    """Draw one bar for `value` on [0, scale] into `rect`; hatched when `value` is an upper bound."""
     painter.save()
     painter.setRenderHint(painter.RenderHint.Antialiasing, False)
 
@@ -24,6 +26,10 @@ def paint_bar(painter, rect: QRectF, value: float | None, scale: float,
     if value is not None:
         fill = QRectF(rect.left(), rect.top(), x(value) - rect.left(), rect.height())
         painter.fillRect(fill, QColor(*colour(value)))
+        if bound:
+            painter.fillRect(fill, QBrush(QColor(255, 255, 255, 190), Qt.BDiagPattern))
+            painter.setPen(QPen(QColor(40, 40, 40), 2, Qt.DotLine))
+            painter.drawLine(int(fill.right()), int(rect.top()), int(fill.right()), int(rect.bottom()))
     if spread is not None:
         lo, _, hi = spread
         mid = rect.center().y()
@@ -53,7 +59,8 @@ class BarDelegate(QStyledItemDelegate):
         if option.state & QStyle.State_Selected:
             painter.fillRect(option.rect, option.palette.highlight())
         r = QRectF(option.rect).adjusted(4, 4, -4, -4)
-        paint_bar(painter, r, nodes.value(node), float(index.data(ScaleRole) or 1.0), nodes.spread(node))
+        paint_bar(painter, r, nodes.value(node), float(index.data(ScaleRole) or 1.0), nodes.spread(node),
+                  nodes.bound(node))
 
     def sizeHint(self, option, index):
         return QSize(180, max(18, option.fontMetrics.height() + 6))

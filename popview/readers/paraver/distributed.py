@@ -14,8 +14,6 @@ location, sorts and derives exactly as for a single-process conversion.
 from __future__ import annotations
 
 import os
-import queue
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -27,9 +25,8 @@ from popview.cache.writer import Writer
 from popview.model.definitions import Definitions
 from popview.readers.errors import InputError
 from popview.readers.paraver.stream import (MAX_BYTES_WITHOUT_RECORDS, MAX_LINE, ExpansionTooLarge, LineTooLong,
-                                            _blocks, _definitions, _finish_body, _location_index,
-                                            _mapped_block_items, _no_records, _parse, _records, _Tally,
-                                            read_header)
+                                            _definitions, _finish_body, _location_index, _mapped_block_items,
+                                            _no_records, _parse, _records, _Tally, read_header, text_blocks)
 
 # Bytes of text a task parses: ~0.5 s of one core's work at today's rates, and 64 tasks a 4 GB trace.
 TASK_BYTES = 64 << 20
@@ -45,9 +42,8 @@ def convert(path: Path, writer: Writer, progress: Progress, client, task_bytes: 
     n_workers = cluster.workers(client)
     with open(path, "rb") as f:
         gz = f.read(2) == b"\x1f\x8b"
-    stop = threading.Event()
     if gz:
-        tasks, total, window = _gz_tasks(path, skip, pieces, common, task_bytes, stop), 1.0, 2 * n_workers
+        tasks, total, window = _gz_tasks(path, skip, pieces, common, task_bytes), 1.0, 2 * n_workers
     else:
         ranges = line_ranges(path, skip, path.stat().st_size, task_bytes)
         tasks = [(parse_piece, (pieces, i, str(path), a, b, *common), b - a) for i, (a, b) in enumerate(ranges)]
@@ -65,7 +61,8 @@ def convert(path: Path, writer: Writer, progress: Progress, client, task_bytes: 
     except (LineTooLong, ExpansionTooLarge) as exc:
         raise InputError(f"{path}: {exc}") from None
     finally:
-        stop.set()
+        if gz:
+            tasks.close()               # the reader thread stops
     return _finish_body(defs, pcf, path, writer, tally, first_line)
 
 
@@ -122,30 +119,11 @@ def line_ranges(path: Path, skip: int, size: int, step: int) -> list[tuple[int, 
     return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
 
 
-def _gz_tasks(path: Path, skip: int, pieces: Path, common, block: int, stop: threading.Event):
+def _gz_tasks(path: Path, skip: int, pieces: Path, common, block: int):
     """Tasks for a compressed trace: its line-aligned blocks, decompressed here (one reader
     thread, as in the single-process conversion) and sent to the workers; weighed by the
     share of the compressed file each took."""
-    q: queue.Queue = queue.Queue(maxsize=2)
-    producer = threading.Thread(target=_blocks, args=(path, skip, q, stop, block), daemon=True)
-    producer.start()
-    try:
-        index, read = 0, 0.0
-        while True:
-            item = q.get()
-            if item is None:
-                return
-            if isinstance(item, (LineTooLong, ExpansionTooLarge)):
-                raise InputError(f"{path}: {item}")
-            if isinstance(item, Exception):
-                raise InputError(f"{path}: cannot read: {item}")
-            text = bytes(item[0])
-            yield parse_piece, (pieces, index, text, 0, 0, *common, len(item) == 3), item[1] - read
-            index, read = index + 1, item[1]
-    finally:
-        stop.set()
-        while producer.is_alive():
-            try:
-                q.get_nowait()
-            except queue.Empty:
-                producer.join(0.05)
+    read = 0.0
+    for index, item in enumerate(text_blocks(path, skip, block)):
+        yield parse_piece, (pieces, index, bytes(item[0]), 0, 0, *common, len(item) == 3), item[1] - read
+        read = item[1]

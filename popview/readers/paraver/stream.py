@@ -262,15 +262,34 @@ def _finish_body(defs: Definitions, pcf, path: Path, writer: Writer, tally: _Tal
     return defs
 
 
+def text_blocks(path: Path, skip: int, block: int = BLOCK):
+    """The body's whole-line blocks in file order, read by a producer thread (`_blocks`):
+    (text, fraction of the file read[, "truncated"]); a read failure raises InputError."""
+    q: queue.Queue = queue.Queue(maxsize=2)
+    stop = threading.Event()
+    producer = threading.Thread(target=_blocks, args=(path, skip, q, stop, block), daemon=True)
+    producer.start()
+    try:
+        while (item := q.get()) is not None:
+            if isinstance(item, (LineTooLong, ExpansionTooLarge)):
+                raise InputError(f"{path}: {item}")
+            if isinstance(item, Exception):
+                raise InputError(f"{path}: cannot read: {item}")
+            yield item
+    finally:
+        stop.set()
+        while producer.is_alive():
+            try:
+                q.get_nowait()
+            except queue.Empty:
+                producer.join(0.05)
+
+
 def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     path = Path(path)
     header, header_lines, skip = read_header(path)
     defs, pcf = _definitions(path, header)
     appl_first_task, task_first_loc = _location_index(header)
-    q: queue.Queue = queue.Queue(maxsize=2)
-    stop = threading.Event()
-    producer = threading.Thread(target=_blocks, args=(path, skip, q, stop), daemon=True)
-    producer.start()
     tally = _Tally()
     first_line = header_lines + 1
     tick = int(round(header.unit_ns))
@@ -285,16 +304,10 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
             raise _no_records(path, tally, first_line)
 
     pending: deque = deque()
+    blocks = text_blocks(path, skip)
     try:
         with ThreadPoolExecutor(PARSE_THREADS, thread_name_prefix="popview-parse") as pool:
-            while True:
-                item = q.get()
-                if item is None:
-                    break
-                if isinstance(item, (LineTooLong, ExpansionTooLarge)):
-                    raise InputError(f"{path}: {item}")
-                if isinstance(item, Exception):
-                    raise InputError(f"{path}: cannot read: {item}")
+            for item in blocks:
                 if len(item) == 3:
                     defs.warn(f"{path.name}: last line has no newline (truncated file?)")
                 pending.append((pool.submit(_parse, np.frombuffer(item[0], np.uint8),
@@ -305,12 +318,7 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
             while pending:
                 take(pending.popleft())
     finally:
-        stop.set()
-        while producer.is_alive():
-            try:
-                q.get_nowait()
-            except queue.Empty:
-                producer.join(0.05)
+        blocks.close()               # the producer stops
     return _finish_body(defs, pcf, path, writer, tally, first_line)
 
 
