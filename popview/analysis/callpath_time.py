@@ -196,26 +196,10 @@ def subtree(parent, roots) -> np.ndarray:
 
 def _kept_union(b, e, keep) -> tuple[np.ndarray, np.ndarray]:
     """The union of the kept segments (sorted by begin, disjoint), touching ones joined."""
-    return _kept_merge(b, e, keep)
+    return _joined(b, e, keep, _EMPTY, _EMPTY, _NONE)
 
 
-@numba.njit(cache=True)
-def _kept_merge(b, e, keep):
-    """merge_overlaps of the segments where `keep`, in one pass."""
-    out_b = np.empty(len(b), np.int64)
-    out_e = np.empty(len(b), np.int64)
-    m = 0
-    for i in range(len(b)):
-        if not keep[i]:
-            continue
-        if m > 0 and b[i] <= out_e[m - 1]:
-            if e[i] > out_e[m - 1]:
-                out_e[m - 1] = e[i]
-        else:
-            out_b[m] = b[i]
-            out_e[m] = e[i]
-            m += 1
-    return out_b[:m].copy(), out_e[:m].copy()
+_EMPTY, _NONE = np.zeros(0, np.int64), np.zeros(0, np.bool_)
 
 
 def _worker_part(own: dict, mb, me, mcp, inside) -> tuple[np.ndarray, np.ndarray]:
@@ -224,24 +208,26 @@ def _worker_part(own: dict, mb, me, mcp, inside) -> tuple[np.ndarray, np.ndarray
     their call path lies inside."""
     ob, oe, ocp = _innermost(own)
     rb, re_, rcp = _uncovered(mb, me, mcp, ob, oe)
-    return _union2(*_kept_union(ob, oe, inside[ocp]), *_kept_union(rb, re_, inside[rcp]))
+    return _joined(ob, oe, inside[ocp], rb, re_, inside[rcp])
 
 
 @numba.njit(cache=True)
-def _union2(b1, e1, b2, e2):
-    """The union of two sorted, disjoint interval lists, touching intervals joined (as
-    merge_overlaps of both sorted by begin)."""
+def _joined(b1, e1, keep1, b2, e2, keep2):
+    """The union of the kept intervals of two lists, each sorted by begin, touching
+    intervals joined: merge_overlaps of them all sorted by begin, in one pass."""
     n1, n2 = len(b1), len(b2)
     out_b = np.empty(n1 + n2, np.int64)
     out_e = np.empty(n1 + n2, np.int64)
     i = j = m = 0
     while i < n1 or j < n2:
         if j >= n2 or (i < n1 and b1[i] <= b2[j]):
-            b, e = b1[i], e1[i]
+            b, e, kept = b1[i], e1[i], keep1[i]
             i += 1
         else:
-            b, e = b2[j], e2[j]
+            b, e, kept = b2[j], e2[j], keep2[j]
             j += 1
+        if not kept:
+            continue
         if m > 0 and b <= out_e[m - 1]:
             if e > out_e[m - 1]:
                 out_e[m - 1] = e

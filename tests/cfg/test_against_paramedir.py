@@ -54,6 +54,7 @@ EXACT = (
     "pypop/pypop/cfgs/serial_useful_computation_no_omp.cfg",
     "pypop/pypop/cfgs/serial_useful_computation_omp_loop.cfg",
     "pypop/pypop/cfgs/serial_useful_computation_omp_task.cfg",
+    "pypop/pypop/cfgs/total_runtime.cfg",                  # Idle (state 0) up to the trace end, as Paraver
     "pypop/pypop/cfgs/total_runtime_excl_disabled.cfg",
     "pypop/pypop/cfgs/total_useful_computation.cfg",
     "pypop/pypop/cfgs/useful_cycles.cfg",
