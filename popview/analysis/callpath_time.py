@@ -26,12 +26,19 @@ the MPI level would count lost.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
+from popview.analysis.computed_once import ComputedOnce
 from popview.analysis.replay import intervals
-from popview.cache.cumulative import master_segments_of, thread_segments
+from popview.cache.cumulative import _innermost, _parents_first, _uncovered, innermost_segments
+
+# per cache file (as written), fingerprint and call path: the metric trees of every model (each opening
+# the experiment afresh) and the replay's mask share one computation
+_CACHE = ComputedOnce(8)
 
 
 @dataclass
@@ -56,7 +63,20 @@ def callpath_ids(defs, path: str) -> list[int]:
 
 def callpath_time(exp, path: str, own_calls=None) -> CallpathTime:
     """The intervals of `path` per location; `own_calls(loc)` gives a location's visits
-    (begin, end, callpath), read from the cache when not given."""
+    (begin, end, callpath), read from the cache when not given (then computed once per
+    cache file and call path, however many models ask)."""
+    if own_calls is not None:
+        return _callpath_time(exp, path, own_calls)
+    st = os.stat(exp.cache_path)
+    key = (str(exp.cache_path), st.st_mtime_ns, st.st_size, exp.reader.fingerprint, path)
+    return _CACHE.get(key, lambda: _callpath_time(exp, path, None))
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+def _callpath_time(exp, path: str, own_calls) -> CallpathTime:
     from popview.analysis.gather import main_locations
     from popview.analysis.replay.weights import masters
     defs = exp.definitions
@@ -73,15 +93,14 @@ def callpath_time(exp, path: str, own_calls=None) -> CallpathTime:
     extra = [(empty, empty)] * defs.n_locations
     construct = _constructs(defs)
     for p, visits in enumerate(_master_visits(exp, defs.n_processes)):
-        master_segments = master_segments_of(visits)
-        for loc in np.flatnonzero(proc == p):
-            own = own_calls(int(loc)) if grafted and loc != master_of[p] else None
-            b, e, cp = thread_segments(master_segments, own)
-            keep = inside[cp]
-            parts[loc] = intervals.merge_overlaps(np.array([0, int(keep.sum())], np.int64), b[keep], e[keep])[1:]
-        if grafted:
-            m = int(master_of[p])
-            workers = [int(loc) for loc in np.flatnonzero(proc == p) if loc != m]
+        mb, me, mcp = innermost_segments(visits["begin"], visits["end"], visits["callpath"])
+        master_part = _kept_union(mb, me, inside[mcp])
+        m = int(master_of[p])
+        workers = [int(loc) for loc in np.flatnonzero(proc == p) if loc != m]
+        for loc in np.flatnonzero(proc == p):   # without grafted visits, a thread's time is its master's
+            own = grafted and loc != m
+            parts[loc] = _worker_part(own_calls(int(loc)), mb, me, mcp, inside) if own else master_part
+        if grafted and workers:   # OpenMP workers only: a master waiting for its team
             extra[m] = _master_waiting(parts, m, workers, _instances(visits, construct))
             if len(extra[m][0]):
                 parts[m] = _union([parts[m], extra[m]])
@@ -175,16 +194,76 @@ def subtree(parent, roots) -> np.ndarray:
         inside[:-1] = grown
 
 
+def _kept_union(b, e, keep) -> tuple[np.ndarray, np.ndarray]:
+    """The union of the kept segments (sorted by begin, disjoint), touching ones joined."""
+    return _joined(b, e, keep, _EMPTY, _EMPTY, _NONE)
+
+
+_EMPTY, _NONE = np.zeros(0, np.int64), np.zeros(0, np.bool_)
+
+
+def _worker_part(own: dict, mb, me, mcp, inside) -> tuple[np.ndarray, np.ndarray]:
+    """A grafted thread's time inside the call path: its own innermost visits' segments where
+    it has some, its master's segments elsewhere (cumulative.thread_segments), kept where
+    their call path lies inside."""
+    ob, oe, ocp = _innermost(own)
+    rb, re_, rcp = _uncovered(mb, me, mcp, ob, oe)
+    return _joined(ob, oe, inside[ocp], rb, re_, inside[rcp])
+
+
+@numba.njit(cache=True)
+def _joined(b1, e1, keep1, b2, e2, keep2):
+    """The union of the kept intervals of two lists, each sorted by begin, touching
+    intervals joined: merge_overlaps of them all sorted by begin, in one pass."""
+    n1, n2 = len(b1), len(b2)
+    out_b = np.empty(n1 + n2, np.int64)
+    out_e = np.empty(n1 + n2, np.int64)
+    i = j = m = 0
+    while i < n1 or j < n2:
+        if j >= n2 or (i < n1 and b1[i] <= b2[j]):
+            b, e, kept = b1[i], e1[i], keep1[i]
+            i += 1
+        else:
+            b, e, kept = b2[j], e2[j], keep2[j]
+            j += 1
+        if not kept:
+            continue
+        if m > 0 and b <= out_e[m - 1]:
+            if e > out_e[m - 1]:
+                out_e[m - 1] = e
+        else:
+            out_b[m] = b
+            out_e[m] = e
+            m += 1
+    return out_b[:m].copy(), out_e[:m].copy()
+
+
 def _master_visits(exp, n_processes: int) -> list[dict]:
-    """Per process, its master's visits as the profile saw them (the cumulative group's master_calls)."""
+    """Per process, its master's visits as the profile saw them (the cumulative group's
+    master_calls, stored by call path, process, begin), sorted by begin, the longer first
+    on equal begins (cumulative._innermost's order: parents first)."""
     g = exp.reader.group("cumulative")["master_calls"]
     off = g["cp_offsets"][:]
-    cp = np.repeat(np.arange(len(off) - 1, dtype=np.int64), np.diff(off))
     proc, begin, end = g["proc"][:], g["begin"][:], g["end"][:]
-    order = np.argsort(proc, kind="stable")
-    bounds = np.searchsorted(proc[order], np.arange(n_processes + 1))
-    return [{"begin": begin[rows].astype(np.int64), "end": end[rows].astype(np.int64), "callpath": cp[rows]}
-            for rows in (order[bounds[p]:bounds[p + 1]] for p in range(n_processes))]
+    n_cp = len(off) - 1
+    # the rows of process p in call path c: [cut[c, p], cut[c, p + 1])
+    cut = np.stack([off[c] + np.searchsorted(proc[off[c]:off[c + 1]], np.arange(n_processes + 1))
+                    for c in range(n_cp)]) if n_cp else np.zeros((0, n_processes + 1), np.int64)
+    out = []
+    for p in range(n_processes):
+        rows = [(c, int(cut[c, p]), int(cut[c, p + 1])) for c in range(n_cp) if cut[c, p + 1] > cut[c, p]]
+        b = np.concatenate([begin[lo:hi] for _, lo, hi in rows]) if rows else np.zeros(0, np.int64)
+        e = np.concatenate([end[lo:hi] for _, lo, hi in rows]) if rows else np.zeros(0, np.int64)
+        c = np.concatenate([np.full(hi - lo, cp, np.int32) for cp, lo, hi in rows]) if rows else np.zeros(0, np.int32)
+        b, e = b.astype(np.int64, copy=False), e.astype(np.int64, copy=False)
+        if not _parents_first(b, e):     # as _innermost sorts them: by begin, the longer first
+            o = np.argsort(b, kind="stable")
+            b, e, c = b[o], e[o], c[o]
+            if not _parents_first(b, e):
+                o = np.lexsort((-(e - b), b))
+                b, e, c = b[o], e[o], c[o]
+        out.append({"begin": b, "end": e, "callpath": c})
+    return out
 
 
 def _cache_calls(reader):

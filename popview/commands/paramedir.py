@@ -53,7 +53,7 @@ def run(args) -> int:
         rows = row_labels(exp.definitions)
         results = []
         for path, view in views:
-            tables, skipped = evaluate_cfg(view, trace, rows, exp.definitions)
+            tables, skipped = evaluate_cfg(view, trace, rows, exp.definitions, as_paramedir=True)
             for s in skipped:
                 print(f"popview: {path.name}: histogram {s.name!r} not evaluated: {s.reason}", file=sys.stderr)
             results.append((path, tables))

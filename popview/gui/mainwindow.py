@@ -425,7 +425,7 @@ class MainWindow(QMainWindow):
     def save_view_cfg(self, path: Path) -> str | None:
         """The Timeline pane's current view (colour mode, time window, gradient range) as a
         Paraver cfg at `path`; returns None, or why it was not saved (also said in the status bar)."""
-        from popview.analysis.cfg.export import NotExportable, timeline_cfg
+        from popview.analysis.cfg.export import NotExportable, present_event_types, timeline_cfg
         from popview.analysis.cfg.writer import save_cfg
         from popview.failures import one_line
 
@@ -440,7 +440,8 @@ class MainWindow(QMainWindow):
             low, high = (view.palette.low, view.palette.high) if not view.mode.categorical else (None, None)
             try:
                 cfg = timeline_cfg(view.exp.definitions, view.mode, t0, t1, low, high,
-                                   title=f"popview timeline of {view.exp.name}: {view.mode.label}")
+                                   title=f"popview timeline of {view.exp.name}: {view.mode.label}",
+                                   present=present_event_types(view.exp.reader))
                 save_cfg(cfg, path)
             except (NotExportable, OSError, ValueError) as exc:
                 reason = one_line(exc)

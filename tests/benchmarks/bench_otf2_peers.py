@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parent))
-from bench_vs_paramedir import REPO, SHARED, timed  # noqa: E402
+from bench_vs_paramedir import REPO, SHARED, figures, ratio_line, timed  # noqa: E402
 
 REAL = ("pipit/ping-pong-otf2", "pipit/ping-pong-otf2-papi", "tracer-stencil4d/traces-64",
         "popview-heat/scorep/hyb_2x2", "apex-otf2/OTF2_archive", "fastotf2/simple-mi300-example-run")
@@ -63,24 +62,26 @@ def pipit_env() -> tuple[dict | None, str]:
 def pair(name: str, size_note: str, pop_cmd: list[str], peer_name: str, peer_cmd: list[str] | None,
          peer_env: dict | None, runs: int) -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    pop, peer = [], []
+    if peer_cmd:
+        try:
+            first = timed(peer_cmd, peer_env)        # a warm-up, or the first counted run
+        except RuntimeError as exc:                  # pipit reads only archives named traces.otf2
+            print(f"\n{name}: {peer_name} cannot read it ({str(exc).splitlines()[-1][-200:]})")
+            peer_cmd = None
+        else:
+            peer += [] if WARM_UP else [first]
     if WARM_UP:                                      # page cache, numba's cached kernels
         timed(pop_cmd, env)
-        if peer_cmd:
-            timed(peer_cmd, peer_env)
-    pop, peer = [], []
-    for _ in range(runs):
+    for i in range(runs):
         pop.append(timed(pop_cmd, env))
-        if peer_cmd:
+        if peer_cmd and len(peer) < runs:
             peer.append(timed(peer_cmd, peer_env))
     print(f"\n{name} ({size_note}), {runs} interleaved runs each (load {os.getloadavg()[0]:.1f} at the end)")
     for label, rs in [("popview convert", pop)] + ([(peer_name, peer)] if peer else []):
-        print(f"  {label:24s} wall {statistics.median(r['wall'] for r in rs):6.2f} s "
-              f"(min {min(r['wall'] for r in rs):.2f}, max {max(r['wall'] for r in rs):.2f}), "
-              f"CPU {statistics.median(r['cpu'] for r in rs):6.2f} s, peak RSS {max(r['peak_mb'] for r in rs):5.0f} MB")
+        print(figures(label, rs))
     if peer:
-        ratios = sorted(a["wall"] / b["wall"] for a, b in zip(pop, peer))
-        print(f"  popview / {peer_name} wall, pair by pair: median {statistics.median(ratios):.2f} "
-              f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f})")
+        print(ratio_line(pop, peer, f"popview / {peer_name}"))
 
 
 def main() -> int:

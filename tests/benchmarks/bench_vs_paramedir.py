@@ -136,17 +136,26 @@ def compare(prv: Path, out: Path, runs: int, exe: str | None, cfg: Path, warm_up
             pm.append(timed(pm_cmd, pm_env, out))
     print(f"\n{prv.name}: {size / 1e6:.1f} MB of .prv text, {runs} interleaved runs each "
           f"(load {os.getloadavg()[0]:.1f} at the end)")
-    rows = [("popview convert", pop)] + ([("paramedir, one histogram", pm)] if pm else [])
-    for name, rs in rows:
-        wall = statistics.median(r["wall"] for r in rs)
-        print(f"  {name:26s} wall {wall:6.2f} s (min {min(r['wall'] for r in rs):.2f}, "
-              f"max {max(r['wall'] for r in rs):.2f}) = {size / 1e6 / wall:5.0f} MB/s, "
-              f"CPU {statistics.median(r['cpu'] for r in rs):6.2f} s, "
-              f"peak RSS {max(r['peak_mb'] for r in rs):5.0f} MB")
+    for name, rs in [("popview convert", pop)] + ([("paramedir, one histogram", pm)] if pm else []):
+        print(figures(name, rs, size / 1e6))
     if pm:
-        ratios = sorted(b["wall"] / a["wall"] for a, b in zip(pop, pm))
-        print(f"  paramedir / popview wall, pair by pair: median {statistics.median(ratios):.2f} "
-              f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f}); target >= 3")
+        print(ratio_line(pm, pop, "paramedir / popview") + "; target >= 3")
+
+
+def figures(label: str, runs: list[dict], megabytes: float | None = None) -> str:
+    """One line: median wall (min, max), MB/s of `megabytes` when given, median CPU, peak RSS."""
+    wall = statistics.median(r["wall"] for r in runs)
+    rate = f" = {megabytes / wall:5.0f} MB/s" if megabytes else ""
+    return (f"  {label:26s} wall {wall:6.2f} s (min {min(r['wall'] for r in runs):.2f}, "
+            f"max {max(r['wall'] for r in runs):.2f}){rate}, CPU {statistics.median(r['cpu'] for r in runs):6.2f} s, "
+            f"peak RSS {max(r['peak_mb'] for r in runs):5.0f} MB")
+
+
+def ratio_line(num: list[dict], den: list[dict], label: str) -> str:
+    """The walls' ratio num / den, pair by pair (runs in turn): median, min, max."""
+    ratios = sorted(a["wall"] / b["wall"] for a, b in zip(num, den))
+    return (f"  {label} wall, pair by pair: median {statistics.median(ratios):.2f} "
+            f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f})")
 
 
 def main() -> int:

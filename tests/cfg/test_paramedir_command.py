@@ -62,7 +62,7 @@ def test_pypop_cfg_tables_give_modelfactors_and_precomputed(shared_traces, tmp_p
     ins_cols, ins = _per_thread(out / "useful_instructions.txt")
     cyc_cols, cyc = _per_thread(out / "useful_cycles.txt")
     # one column each, as PyPOP's paramedir_analyze(statistic_names=[name]) requires
-    assert useful_cols == ["1"] and len(ins_cols) == 1 and len(cyc_cols) == 1
+    assert useful_cols == ["Running"] and len(ins_cols) == 1      # Useful's column: a state, named and len(cyc_cols) == 1
     assert list(useful) == [f"THREAD 1.{r + 1}.1" for r in range(RANKS[index])] == list(ins) == list(cyc)
     useful_us = np.array([v[0] for v in useful.values()]) / 1e3        # the cfg's window is in ns
     instructions = np.array([v[0] for v in ins.values()])
@@ -93,10 +93,10 @@ def test_the_table_has_paramedirs_layout(shared_traces, tmp_path, capsys):
     cfg = shared_traces / CFGS / "useful_instructions.cfg"
     assert main(["paramedir", str(trace), str(cfg), "--cache-dir", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.split("\n")
-    assert lines[0] == "\t[0.00..1000000000000000000.00]\t"
+    assert lines[0] == "\t[0.00..1,000,000,000,000,000,000.00]\t"        # grouped, as paramedir writes it
     assert lines[1].startswith("THREAD 1.1.1\t") and lines[1].endswith("\t")
     assert lines[3] == "" and [line.split("\t")[0] for line in lines[4:10]] == \
-        ["Total", "Average", "Maximum", "Minimum", "Stdev", "Avg/Max"]
+        ["Total", "Average", "Maximum", "Minimum", "StDev", "Avg/Max"]
     assert lines[4] == "Total\t87640358419.00\t"
 
 
@@ -127,7 +127,7 @@ def test_synthetic_run_per_rank_useful_time_and_counters(tmp_path, capsys):
     assert _errors(capsys.readouterr().err) == ""
     assert sorted(p.name for p in out.iterdir()) == ["cyc.1.txt", "cyc.2.txt", "ins.1.txt", "ins.2.txt"]
     columns, useful = _per_thread(out / "ins.1.txt")
-    assert columns == ["1"]
+    assert columns == ["Running"]
     np.testing.assert_allclose([v[0] for v in useful.values()], expected.useful_ns, rtol=1e-9)
     _, counted = _per_thread(out / "ins.2.txt")
     np.testing.assert_allclose([v[0] for v in counted.values()], expected.instructions, rtol=1e-9)
@@ -163,7 +163,7 @@ def test_a_refused_cfg_is_one_line_and_exit_2_the_others_still_written(tmp_path,
     assert "Traceback" not in captured.err
     lines = _errors(captured.err).strip().split("\n")
     assert len(lines) == 1 and lines[0].startswith("popview: error: ") and "dimemas.cfg" in lines[0]
-    assert captured.out.startswith("# ins.cfg: Useful time\n\t1\t\n")
+    assert captured.out.startswith("# ins.cfg: Useful time\n\tRunning\t\n")
 
 
 def test_a_missing_trace_is_one_line(tmp_path, capsys):

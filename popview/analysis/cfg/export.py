@@ -17,6 +17,8 @@ Call-path modes have no Paraver window (Paraver has no call-path tree): refused 
 """
 from __future__ import annotations
 
+import numpy as np
+
 from popview.analysis.timeline_data import ColourMode
 
 from .model import CfgView, Criterion, Derivation, Function, Window
@@ -62,18 +64,39 @@ def _type_labels(definitions, codes) -> tuple[str, ...]:
     return tuple(names) if all(names) else ()
 
 
+def present_event_types(reader) -> set[int]:
+    """The event types that have records in a trace's cache (what Paraver's loader checks a
+    cfg's event filters against)."""
+    if not reader.has("events"):
+        return set()
+    types = reader.read("events", columns=["type"])["type"]
+    return {int(t) for t in np.unique(types)} if len(types) else set()
+
+
 def timeline_cfg(definitions, mode: ColourMode, t0: int, t1: int, low: float | None = None,
-                 high: float | None = None, title: str = "") -> CfgView:
+                 high: float | None = None, title: str = "", present: set[int] | None = None) -> CfgView:
     """The cfg of a timeline showing `mode` on [t0, t1) of a trace with `definitions`;
-    `low` / `high`: the gradient's range (the view's), for the gradient modes."""
+    `low` / `high`: the gradient's range (the view's), for the gradient modes. `present`: the
+    event types with records in the trace (`present_event_types`); when given, windows filter
+    only on those, and a mode whose event type has no record is refused, since Paraver refuses
+    a cfg none of whose filtered events is in the trace (.pcf types that never occur)."""
     t_end = max(int(definitions.t_end), 1)
     kind = mode.kind
+    if present is not None and kind in ("ipc", "counter", "event"):
+        wanted = [definitions.counter_code(n) for n in ("PAPI_TOT_INS", "PAPI_TOT_CYC")] if kind == "ipc" \
+            else [mode.param]
+        absent = [c for c in wanted if c is not None and c not in present]
+        if absent:
+            raise NotExportable(f"{mode.label or kind}: event type {absent[0]} ({_type_name(definitions, absent[0])}) "
+                                "has no record in the trace: Paraver refuses a cfg whose event filter matches "
+                                "nothing in the trace")
     windows: list[Window]
     if kind == "state":
         windows = [_window("State", 1, Function("State As Is"))]
         windows[0].color_mode = CODE
     elif kind in ("mpi", "openmp"):
-        codes = sorted(c for c, et in definitions.event_types.items() if et.paradigm == kind and et.kind == "region")
+        codes = sorted(c for c, et in definitions.event_types.items() if et.paradigm == kind and et.kind == "region"
+                       and (present is None or c in present))
         if not codes:
             raise NotExportable(f"the trace has no {kind.upper()} event type for a Paraver window to filter on")
         name = "MPI call" if kind == "mpi" else "OpenMP construct"

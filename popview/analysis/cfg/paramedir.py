@@ -4,8 +4,8 @@
 and names, for every other one, the histogram and why not. `format_table` writes one table
 as Paraver's TextOutput::dumpHistogram does (horizontal, with labels): a header line of a tab
 then each column label followed by a tab; one line per row (row label, tab, each value
-followed by a tab); an empty line; the Total, Average, Maximum, Minimum, Stdev and Avg/Max
-lines over the rows; an empty line. Numbers are fixed-point with the histogram precision
+followed by a tab); an empty line; the Total, Average, Maximum, Minimum, StDev and Avg/Max
+lines over the rows' cells that have a value; an empty line. Numbers are fixed-point with the histogram precision
 (Paraver's default, 2 decimals). A Time statistic is in the control window's units,
 an Integral's time in the data window's.
 No Qt.
@@ -53,13 +53,42 @@ def row_labels(definitions) -> list[str]:
     return labels
 
 
+NO_EVENTS = "None of the events specified in the filter appear in the trace (paramedir: File creation aborted)"
+
+
+def no_filtered_event_present(view: CfgView, trace: TraceColumns) -> bool:
+    """Paraver's CFGLoader refuses a cfg (paramedir: 'None of the events specified in the
+    filter appear in the trace. File creation aborted.') when no event it may read is in the
+    trace: every single window filters on event types (a window taking all events lets the
+    cfg load) and none of those types is in the trace. With some present it loads (a warning).
+    Checked with paramedir on EPOCH (PyPOP's omp_total_runtime refused, omp_useful_computation
+    loaded)."""
+    wanted: set[int] = set()
+    for window in view.windows:
+        if window.derived:
+            continue
+        criterion = window.filters.criteria.get("evt_type")
+        if criterion is None or criterion.function == "All":
+            return False
+        wanted.update(int(v) for v in criterion.values)
+    if not wanted:
+        return False
+    types = trace.events.get("type")
+    present = np.unique(types) if types is not None and len(types) else np.zeros(0, np.int64)
+    return not np.isin(np.fromiter(wanted, np.int64), present).any()
+
+
 def evaluate_cfg(view: CfgView, trace: TraceColumns, rows: list[str],
-                 definitions=None) -> tuple[list[CfgTable], list[Skipped]]:
+                 definitions=None, as_paramedir: bool = False) -> tuple[list[CfgTable], list[Skipped]]:
     """Every histogram of `view` on `trace`: the tables evaluated, and the histograms skipped.
-    `definitions` (the trace's) name the columns of states and event values as Paraver does."""
+    `definitions` (the trace's) name the columns of states and event values as Paraver does.
+    `as_paramedir`: refuse, as paramedir does, a cfg none of whose filtered event types is in
+    the trace (every histogram skipped with that reason)."""
     tables, skipped = [], []
     if not view.histograms:
         skipped.append(Skipped(view.source, "the cfg has no histogram (timelines only): paramedir writes nothing"))
+    elif as_paramedir and no_filtered_event_present(view, trace):
+        return [], [Skipped(h.name, NO_EVENTS) for h in view.histograms]
     for histogram in view.histograms:
         try:
             result = evaluate_histogram(view, histogram, trace)
@@ -85,7 +114,9 @@ def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: li
         values = values / UNIT_NS.get(unit, 1.0)
     elif histogram.statistic == "Integral":            # StatIntegral: the data window's time units
         values = values / UNIT_NS.get(data.units or "Nanoseconds", 1.0)
-    if len(rows) != values.shape[-2]:
+    if control.level == "task":                        # task rows (one thread per task): TASK a.t
+        rows = [f"TASK 1.{i + 1}" for i in range(values.shape[-2])]
+    elif len(rows) != values.shape[-2]:
         rows = [f"THREAD 1.{i + 1}.1" for i in range(values.shape[-2])]
     names = value_names(control, definitions)
     labels = list(rows) if result.partners else \
@@ -114,7 +145,7 @@ def value_names(window, definitions) -> dict[int, str]:
     function = window.functions.get("thread")
     if definitions is None or window.derived or function is None:
         return {}
-    if function.name == "State As Is":
+    if function.name in ("State As Is", "Useful"):          # Paraver's STATE_TYPE functions
         return {int(code): str(info["name"]) for code, info in definitions.states.items()
                 if isinstance(info, dict) and info.get("name")}
     criterion = window.filters.criteria.get("evt_type")
@@ -150,14 +181,19 @@ def _column_labels(b, lower: np.ndarray, names: dict[int, str], step: float | No
         if delta == 1.0 and float(minimum).is_integer():
             labels.append(names.get(int(value), f"{int(value)}"))
         elif value + delta >= maximum:
-            labels.append(f"[{_number(value)}..{_number(maximum)}]")
+            labels.append(f"[{_grouped(value)}..{_grouped(maximum)}]")
         else:
-            labels.append(f"[{_number(value)}..{_number(value + delta)})")
+            labels.append(f"[{_grouped(value)}..{_grouped(value + delta)})")
     return labels
 
 
 def _number(v: float) -> str:
     return f"{v:.{PRECISION}f}"
+
+
+def _grouped(v: float) -> str:
+    """A range bound as Paraver's LabelConstructor writes it: thousands grouped by commas."""
+    return f"{v:,.{PRECISION}f}"
 
 
 def format_table(table: CfgTable) -> str:
@@ -175,18 +211,41 @@ def _format_plane(table: CfgTable, v: np.ndarray) -> str:
     for label, row in zip(table.row_labels, v):
         lines.append(f"{label}\t" + "".join(f"{_number(x)}\t" for x in row))
     lines.append("")
-    n = max(v.shape[0], 1)
-    total = v.sum(axis=0)
-    average = total / n
-    maximum = v.max(axis=0, initial=0.0) if v.size else np.zeros(v.shape[1])
-    minimum = v.min(axis=0, initial=np.inf) if v.size else np.zeros(v.shape[1])
-    stdev = v.std(axis=0) if v.size else np.zeros(v.shape[1])
-    avg_max = np.divide(average, maximum, out=np.zeros_like(average), where=maximum != 0)
-    for name, row in (("Total", total), ("Average", average), ("Maximum", maximum), ("Minimum", minimum),
-                      ("Stdev", stdev), ("Avg/Max", avg_max)):
-        lines.append(f"{name}\t" + "".join(f"{_number(x)}\t" for x in row))
+    for name, row in zip(TOTALS, column_totals(v)):
+        lines.append(f"{name}\t" + "".join(f"{_total(x)}\t" for x in row))
     lines.append("")
     return "\n".join(lines) + "\n"
+
+
+TOTALS = ("Total", "Average", "Maximum", "Minimum", "StDev", "Avg/Max")
+
+
+def column_totals(v: np.ndarray) -> list[np.ndarray]:
+    """Paraver's HistogramTotals per column, over the cells that have a value (popview: the
+    non-zero cells; an empty cell, such as a thread's own column in a communication matrix,
+    is left out of the average, minimum and standard deviation, as paramedir leaves it):
+    total, average, maximum, minimum, population standard deviation, average / maximum (NaN,
+    written -nan as paramedir writes it, for a column without values)."""
+    v = np.asarray(v, np.float64).reshape(-1, v.shape[-1]) if v.size else np.zeros((0, v.shape[-1]))
+    has = v != 0
+    n = has.sum(axis=0)
+    total, squares = np.zeros(v.shape[1]), np.zeros(v.shape[1])
+    for row in v:                  # row after row, as HistogramTotals adds them (the last digit shows)
+        total += row
+        squares += row * row
+    average = np.divide(total, n, out=np.zeros_like(total), where=n > 0)
+    maximum = np.where(has, v, -np.inf).max(axis=0, initial=-np.inf)
+    minimum = np.where(has, v, np.inf).min(axis=0, initial=np.inf)
+    maximum, minimum = np.where(n > 0, maximum, 0.0), np.where(n > 0, minimum, 0.0)
+    square = np.divide(squares, n, out=np.zeros_like(total), where=n > 0)
+    stdev = np.sqrt(np.abs(square - average * average))      # HistogramTotals: sqrt(fabs(...))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        avg_max = np.where(maximum != 0, average / np.where(maximum != 0, maximum, 1.0), np.nan)
+    return [total, average, maximum, minimum, stdev, avg_max]
+
+
+def _total(x: float) -> str:
+    return "-nan" if np.isnan(x) else _number(x)
 
 
 def parse_table(text: str) -> tuple[list[str], dict[str, np.ndarray]]:

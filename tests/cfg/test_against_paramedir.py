@@ -1,0 +1,200 @@
+"""`popview paramedir` against BSC's paramedir (paraver-kernel), on the shared traces.
+
+Two kinds of checks:
+
+- frozen: tables real paramedir wrote (paraver-kernel built from its public source, run by hand
+  on the shared traces, 2026-11-27) are stored here and compared byte for byte with what popview
+  writes from the same shared traces, read at test time (skips without /work/shared);
+- live: when POPVIEW_PARAMEDIR names a paramedir binary (or its wrapper script), every cfg of
+  the collection that matches is run through both and compared byte for byte, a cfg paramedir
+  refuses must be refused by popview too, and the cfgs popview saves (File > Save view as
+  Paraver cfg, every colour mode) must load in paramedir without an error or warning.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import popview
+from popview.analysis.cfg import read_cfg
+from popview.analysis.cfg.evaluate import TraceColumns
+from popview.analysis.cfg.export import NotExportable, present_event_types, timeline_cfg
+from popview.analysis.cfg.paramedir import NO_EVENTS, evaluate_cfg, format_table, row_labels
+from popview.analysis.cfg.writer import write_cfg
+from popview.analysis.timeline_data import TimelineData
+
+CFGS = "paraver-cfgs"
+TRACES = {"epoch4": "pypop/mpi/epoch_example_traces/epoch_4proc.prv.gz",
+          "epoch16": "pypop/mpi/epoch_example_traces/epoch_16proc.prv.gz",
+          "heat2x2": "popview-heat/extrae/hyb_2x2/hyb_2x2.prv"}
+
+# Byte for byte the same as paramedir's output on EPOCH 4, EPOCH 16 and popview-heat Extrae 2x2.
+EXACT = (
+    "basicanalysis/cfgs/cycles.cfg",
+    "basicanalysis/cfgs/instructions.cfg",
+    "basicanalysis/cfgs/runtime.cfg",
+    "basicanalysis/cfgs/timings.cfg",
+    "compss/files/paraver/cfgs/comm/communication_matrix.cfg",
+    "parami/cfgs/General/analysis/2dc_cyc_ipc.cfg",
+    "parami/cfgs/General/analysis/3dc_instr_ipc_useful.cfg",
+    "parami/cfgs/General/analysis/efficiency.cfg",
+    "parami/cfgs/counters_PAPI/architecture/3dh_percentpreempted_useful.cfg",
+    "parami/cfgs/mpi/analysis/3dh_duration_MPIcall.cfg",
+    "parami/cfgs/mpi/analysis/connectivity.cfg",
+    "parami/cfgs/mpi/analysis/mpi_stats.cfg",
+    "parami/cfgs/mpi/analysis/other/communication_matrix.cfg",
+    "parami/cfgs/nanox/general/analysis/3dh_ipc_uf.cfg",
+    "pypop/pypop/cfgs/omp_useful_computation.cfg",
+    "pypop/pypop/cfgs/omp_useful_computation_loop.cfg",
+    "pypop/pypop/cfgs/omp_useful_computation_task.cfg",
+    "pypop/pypop/cfgs/serial_useful_computation.cfg",
+    "pypop/pypop/cfgs/serial_useful_computation_no_omp.cfg",
+    "pypop/pypop/cfgs/serial_useful_computation_omp_loop.cfg",
+    "pypop/pypop/cfgs/serial_useful_computation_omp_task.cfg",
+    "pypop/pypop/cfgs/total_runtime.cfg",                  # Idle (state 0) up to the trace end, as Paraver
+    "pypop/pypop/cfgs/total_runtime_excl_disabled.cfg",
+    "pypop/pypop/cfgs/total_useful_computation.cfg",
+    "pypop/pypop/cfgs/useful_cycles.cfg",
+    "pypop/pypop/cfgs/useful_instructions.cfg",
+)
+
+# paramedir: "None of the events specified in the filter appear in the trace. File creation aborted."
+REFUSED = {
+    "epoch4": ("pypop/pypop/cfgs/omp_total_runtime.cfg", "parami/cfgs/OpenMP/analysis/omp_profile.cfg",
+               "parami/cfgs/General/analysis/uf_profile.cfg", "compss/files/paraver/cfgs/3dh_duration_tasks.cfg"),
+    "heat2x2": ("pypop/pypop/cfgs/total_res_stl_cycles.cfg", "parami/cfgs/spectral/periodicity.cfg",
+                "parami/cfgs/clustering/3dh_ipc_clusterID.cfg"),
+}
+
+# Written by paramedir (paraver-kernel, public source) on the shared traces.
+FROZEN = {
+    ("heat2x2", "basicanalysis/cfgs/timings.cfg"):
+        "\tRunning\tNot created\tScheduling and Fork/Join\tWait/WaitAll\tImmediate Send\tImmediate Receive\tI/O"
+        "\tGroup Communication\tOthers\t\n"
+        "THREAD 1.1.1\t629897.54\t24631.18\t2076980.43\t201994.42\t1041.12\t1444.71\t410.17\t343462.18\t55.32\t\n"
+        "THREAD 1.1.2\t335462.63\t264082.43\t0.00\t0.00\t0.00\t0.00\t0.00\t0.00\t0.00\t\n"
+        "THREAD 1.2.1\t814457.48\t0.00\t2089848.51\t219634.88\t1067.65\t1342.59\t419.43\t153079.77\t78.30\t\n"
+        "THREAD 1.2.2\t564241.45\t264083.36\t0.00\t0.00\t0.00\t0.00\t0.00\t0.00\t0.00\t\n\n"
+        "Total\t2344059.10\t552796.98\t4166828.94\t421629.29\t2108.77\t2787.30\t829.60\t496541.96\t133.62\t\n"
+        "Average\t586014.78\t184265.66\t2083414.47\t210814.65\t1054.39\t1393.65\t414.80\t248270.98\t66.81\t\n"
+        "Maximum\t814457.48\t264083.36\t2089848.51\t219634.88\t1067.65\t1444.71\t419.43\t343462.18\t78.30\t\n"
+        "Minimum\t335462.63\t24631.18\t2076980.43\t201994.42\t1041.12\t1342.59\t410.17\t153079.77\t55.32\t\n"
+        "StDev\t171290.85\t112878.62\t6434.04\t8820.23\t13.27\t51.06\t4.63\t95191.20\t11.49\t\n"
+        "Avg/Max\t0.72\t0.70\t1.00\t0.96\t0.99\t0.96\t0.99\t0.72\t0.85\t\n\n",
+    ("heat2x2", "pypop/pypop/cfgs/omp_useful_computation.cfg"):
+        "\t1\t\nTHREAD 1.1.1\t221638819.00\t\nTHREAD 1.1.2\t335462634.00\t\nTHREAD 1.2.1\t376644167.00\t\n"
+        "THREAD 1.2.2\t564241451.00\t\n\nTotal\t1497987071.00\t\nAverage\t374496767.75\t\nMaximum\t564241451.00\t\n"
+        "Minimum\t221638819.00\t\nStDev\t123386458.17\t\nAvg/Max\t0.66\t\n\n",
+    ("heat2x2", "pypop/pypop/cfgs/serial_useful_computation.cfg"):
+        "\t1\t\nTHREAD 1.1.1\t408258720.00\t\nTHREAD 1.1.2\t0.00\t\nTHREAD 1.2.1\t437813310.00\t\nTHREAD 1.2.2\t0.00\t\n\n"
+        "Total\t846072030.00\t\nAverage\t423036015.00\t\nMaximum\t437813310.00\t\nMinimum\t408258720.00\t\n"
+        "StDev\t14777295.00\t\nAvg/Max\t0.97\t\n\n",
+    ("epoch4", "compss/files/paraver/cfgs/comm/communication_matrix.cfg"):
+        "\tTHREAD 1.1.1\tTHREAD 1.2.1\tTHREAD 1.3.1\tTHREAD 1.4.1\t\n"
+        "THREAD 1.1.1\t0.00\t20523648.00\t41760.00\t10961136.00\t\n"
+        "THREAD 1.2.1\t20734824.00\t0.00\t10961136.00\t41760.00\t\n"
+        "THREAD 1.3.1\t41760.00\t10961136.00\t0.00\t20734824.00\t\n"
+        "THREAD 1.4.1\t10961136.00\t41760.00\t20523648.00\t0.00\t\n\n"
+        "Total\t31737720.00\t31526544.00\t31526544.00\t31737720.00\t\n"
+        "Average\t10579240.00\t10508848.00\t10508848.00\t10579240.00\t\n"
+        "Maximum\t20734824.00\t20523648.00\t20523648.00\t20734824.00\t\n"
+        "Minimum\t41760.00\t41760.00\t41760.00\t41760.00\t\n"
+        "StDev\t8452222.90\t8367809.64\t8367809.64\t8452222.90\t\n"
+        "Avg/Max\t0.51\t0.51\t0.51\t0.51\t\n\n",
+    ("epoch16", "basicanalysis/cfgs/runtime.cfg"):          # StDev 0.03 of 16 equal rows: float rounding, kept
+        "\t[0.00..200.00]\t\n" + "".join(f"THREAD 1.{r}.1\t2339560.72\t\n" for r in range(1, 17)) +
+        "\nTotal\t37432971.58\t\nAverage\t2339560.72\t\nMaximum\t2339560.72\t\nMinimum\t2339560.72\t\n"
+        "StDev\t0.03\t\nAvg/Max\t1.00\t\n\n",
+}
+
+
+@pytest.fixture(scope="module")
+def traces(shared_traces, tmp_path_factory):
+    """Each shared trace opened once: (experiment, TraceColumns), opened when first asked for."""
+    cache = tmp_path_factory.mktemp("cache")
+    opened: dict[str, tuple] = {}
+
+    def get(name: str):
+        if name not in opened:
+            exp = popview.open(shared_traces / TRACES[name], cache_dir=cache)
+            opened[name] = (exp, TraceColumns.from_cache(exp.reader, exp.definitions))
+        return opened[name]
+    yield get
+    for exp, _ in opened.values():
+        exp.close()
+
+
+def _popview(traces, shared_traces, name: str, cfg: str):
+    exp, columns = traces(name)
+    tables, skipped = evaluate_cfg(read_cfg(shared_traces / CFGS / cfg), columns, row_labels(exp.definitions),
+                                   exp.definitions, as_paramedir=True)
+    return "".join(format_table(t) for t in tables), skipped
+
+
+@pytest.mark.parametrize("name,cfg", sorted(FROZEN))
+def test_popview_writes_what_paramedir_wrote(shared_traces, traces, name, cfg):
+    text, skipped = _popview(traces, shared_traces, name, cfg)
+    assert skipped == []
+    assert text == FROZEN[name, cfg]
+
+
+@pytest.mark.parametrize("name,cfg", [(n, c) for n, cs in sorted(REFUSED.items()) for c in cs])
+def test_a_cfg_none_of_whose_events_is_in_the_trace_is_refused_as_paramedir_refuses_it(
+        shared_traces, traces, name, cfg):
+    text, skipped = _popview(traces, shared_traces, name, cfg)
+    assert text == "" and skipped and all(s.reason == NO_EVENTS for s in skipped)
+
+
+# -- live, against a paramedir binary ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def paramedir() -> str:
+    binary = os.environ.get("POPVIEW_PARAMEDIR", "")
+    if not binary:
+        pytest.skip("POPVIEW_PARAMEDIR is not set: no paramedir binary (paraver-kernel) to compare with")
+    if not Path(binary).is_file() or not os.access(binary, os.X_OK):
+        pytest.skip(f"POPVIEW_PARAMEDIR={binary} is not an executable file")
+    return binary
+
+
+def _run(paramedir: str, trace: Path, cfg: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([paramedir, str(trace), str(cfg), str(out)], capture_output=True, text=True,
+                          cwd=str(out.parent), timeout=600)
+
+
+@pytest.mark.parametrize("name", ["epoch4", "heat2x2"])
+@pytest.mark.parametrize("cfg", EXACT + tuple(c for cs in REFUSED.values() for c in cs))
+def test_same_bytes_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, cfg):
+    out = tmp_path / "paramedir.txt"
+    run = _run(paramedir, shared_traces / TRACES[name], shared_traces / CFGS / cfg, out)
+    text, skipped = _popview(traces, shared_traces, name, cfg)
+    if "File creation aborted" in run.stdout:
+        assert text == "" and all(s.reason == NO_EVENTS for s in skipped), run.stdout
+        return
+    assert run.returncode == 0 and out.is_file(), run.stdout + run.stderr
+    assert text == out.read_text()
+
+
+@pytest.mark.parametrize("name", ["epoch4", "heat2x2"])
+def test_every_saved_view_loads_in_real_paramedir(paramedir, shared_traces, traces, tmp_path, name):
+    exp, _ = traces(name)
+    present = present_event_types(exp.reader)
+    t_end = int(exp.definitions.t_end)
+    saved = 0
+    for k, mode in enumerate(TimelineData(exp).modes()):
+        try:
+            view = timeline_cfg(exp.definitions, mode, t_end // 4, t_end // 2, 0.0, 2.0, present=present)
+        except NotExportable:
+            continue
+        cfg = tmp_path / f"view{k}.cfg"
+        cfg.write_text(write_cfg(view))
+        run = _run(paramedir, shared_traces / TRACES[name], cfg, tmp_path / f"view{k}.out")
+        assert run.returncode == 0 and run.stderr == "", (mode.label, run.stderr)
+        assert run.stdout.strip().endswith("file written."), (mode.label, run.stdout)      # no warning either
+        assert "appear in the trace" not in run.stdout, (mode.label, run.stdout)
+        saved += 1
+    kinds = {m.kind for m in TimelineData(exp).modes()}
+    assert saved >= len(kinds & {"state", "mpi", "openmp", "useful", "ipc"})
