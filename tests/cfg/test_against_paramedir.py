@@ -38,6 +38,7 @@ EXACT = (
     "basicanalysis/cfgs/runtime.cfg",
     "basicanalysis/cfgs/timings.cfg",
     "compss/files/paraver/cfgs/comm/communication_matrix.cfg",
+    "compss/files/paraver/cfgs/python/3dp_tasks_phase.cfg",   # column 0 named End
     "parami/cfgs/General/analysis/2dc_cyc_ipc.cfg",
     "parami/cfgs/General/analysis/3dc_instr_ipc_useful.cfg",
     "parami/cfgs/General/analysis/efficiency.cfg",
