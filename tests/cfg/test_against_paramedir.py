@@ -40,6 +40,9 @@ EXACT = (
     "compss/files/paraver/cfgs/comm/communication_matrix.cfg",
     "compss/files/paraver/cfgs/python/3dp_tasks_phase.cfg",   # column 0 named End
     "parami/cfgs/General/analysis/2dc_cyc_ipc.cfg",
+    "parami/cfgs/General/analysis/2dh_useful_duration.cfg",    # computed range: the last label's bracket
+    "parami/cfgs/burst_mode/2dh_granularity.cfg",
+    "parami/cfgs/counters_PAPI/performance/2dh_duration_IPC.cfg",
     "parami/cfgs/General/analysis/3dc_instr_ipc_useful.cfg",
     "parami/cfgs/General/analysis/efficiency.cfg",
     "parami/cfgs/counters_PAPI/architecture/3dh_percentpreempted_useful.cfg",

@@ -391,6 +391,8 @@ class HistogramTable:
     counted: np.ndarray | None = None
     column_step: float | None = None      # computed ranges: the columns' width (None: code columns or the cfg's)
     plane_step: float | None = None
+    column_top: float | None = None       # computed ranges: the top of the range (Paraver's control maximum)
+    plane_top: float | None = None
     partners: bool = False                # communication statistics: a column per partner row
 
 
@@ -422,10 +424,11 @@ def evaluate_histogram(view: CfgView, histogram: Histogram, trace: TraceColumns)
     by_window = dict(zip(evaluated, values))
     control, data = by_window[histogram.columns.window], by_window[histogram.data_window]
     n_rows = next(iter(evaluated.values())).n_rows
-    lower, column = _bins(histogram, histogram.columns, view.window(histogram.columns.window), control)
+    lower, column, top = _bins(histogram, histogram.columns, view.window(histogram.columns.window), control)
+    plane_top = None
     if histogram.is_3d:
-        plane_lower, plane = _bins(histogram, histogram.planes, view.window(histogram.planes.window),
-                                   by_window[histogram.planes.window], planes=True)
+        plane_lower, plane, plane_top = _bins(histogram, histogram.planes, view.window(histogram.planes.window),
+                                              by_window[histogram.planes.window], planes=True)
     else:
         plane_lower, plane = np.zeros(1), np.zeros(len(column), np.int64)
     keep = (column >= 0) & (plane >= 0)
@@ -471,9 +474,9 @@ def evaluate_histogram(view: CfgView, histogram: Histogram, trace: TraceColumns)
         table = ratio(time * 100.0, time.sum(axis=2, keepdims=True))
     column_step = _step(histogram.columns, lower)
     if not histogram.is_3d:
-        return HistogramTable(lower, table[0], statistic, column_step=column_step)
+        return HistogramTable(lower, table[0], statistic, column_step=column_step, column_top=top)
     return HistogramTable(lower, table, statistic, plane_lower, count.sum(axis=(1, 2)) > 0, column_step,
-                          _step(histogram.planes, plane_lower))
+                          _step(histogram.planes, plane_lower), column_top=top, plane_top=plane_top)
 
 
 def _step(binning, lower: np.ndarray) -> float | None:
@@ -532,25 +535,26 @@ def code_coloured(window: Window) -> bool:
 
 
 def _bins(histogram: Histogram, b, window: Window, values: np.ndarray,
-          planes: bool = False) -> tuple[np.ndarray, np.ndarray]:
+          planes: bool = False) -> tuple[np.ndarray, np.ndarray, float | None]:
     """Columns (or planes) as Paraver's ColumnTranslator makes them: ceil((max-min)/delta) columns (one more
     when delta is 1 and max is a column's start, at least one); a value in [min, max] falls in
     column floor((value-min)/delta), the last one at most; -1 outside. A computed scale
     (HistogramProxy::compute2DScale / compute3DScale) spans the values: whole values of a
     code-coloured window one column each, other values COMPUTED_COLUMNS columns from the
-    smallest non-zero value to the largest (plus 5 % for columns)."""
+    smallest non-zero value to the largest (plus 5 % for columns). Third: a computed range's top
+    (Paraver's control maximum, which its column labels compare with), else None."""
     if b.compute:
         nonzero = values[values != 0]
         if len(nonzero) == 0 or (code_coloured(window) and np.array_equal(nonzero, np.round(nonzero))
                                  and nonzero.max() - nonzero.min() <= 10_000) or nonzero.min() == nonzero.max():
-            return _code_columns(histogram, values)
+            return (*_code_columns(histogram, values), None)
         low, high = float(nonzero.min()), float(nonzero.max())
         top = high if planes else high + (high - low) * 0.05
         lower = low + (top - low) / COMPUTED_COLUMNS * np.arange(COMPUTED_COLUMNS)
         column = np.minimum(np.floor((values - low) / ((top - low) / COMPUTED_COLUMNS)), COMPUTED_COLUMNS - 1)
         column = column.astype(np.int64)
         column[(values < low) | (values > top)] = -1
-        return lower, column
+        return lower, column, top
     what = "planes" if planes else "columns"
     if b.minimum is None or b.maximum is None or not b.delta:
         raise NotEvaluated(f"histogram {histogram.name!r}: {what} without minimum, maximum and delta")
@@ -563,7 +567,7 @@ def _bins(histogram: Histogram, b, window: Window, values: np.ndarray,
     lower = b.minimum + b.delta * np.arange(count)
     column = np.minimum(np.floor((values - b.minimum) / b.delta), count - 1).astype(np.int64)
     column[(values < b.minimum) | (values > b.maximum)] = -1
-    return lower, column
+    return lower, column, None
 
 
 def _code_columns(histogram: Histogram, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

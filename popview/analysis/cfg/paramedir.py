@@ -120,12 +120,12 @@ def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: li
         rows = [f"THREAD 1.{i + 1}.1" for i in range(values.shape[-2])]
     names = value_names(control, definitions)
     labels = list(rows) if result.partners else \
-        _column_labels(histogram.columns, result.columns, names, result.column_step)
+        _column_labels(histogram.columns, result.columns, names, result.column_step, result.column_top)
     plane_labels, plane_shown = None, 0
     if result.planes is not None:                      # 3D: the planes with values, labelled as columns are
         with_values = np.flatnonzero(result.counted)
         plane_names = value_names(view.window(histogram.planes.window), definitions)
-        all_labels = _column_labels(histogram.planes, result.planes, plane_names, result.plane_step)
+        all_labels = _column_labels(histogram.planes, result.planes, plane_names, result.plane_step, result.plane_top)
         values, plane_labels = values[with_values], [all_labels[i] for i in with_values]
         if histogram.plane_shown is not None:
             lower = result.planes[with_values]
@@ -167,10 +167,17 @@ def value_names(window, definitions) -> dict[int, str]:
     return names
 
 
-def _column_labels(b, lower: np.ndarray, names: dict[int, str], step: float | None = None) -> list[str]:
+def _column_labels(b, lower: np.ndarray, names: dict[int, str], step: float | None = None,
+                   top: float | None = None) -> list[str]:
     """LabelConstructor::histoColumnLabel: a whole minimum and a delta of 1 give discrete
     columns labelled by their value (a state's name for State As Is); otherwise each column is
     the range [lower..upper), the last one [lower..maximum]."""
+    if b.compute and step is not None and top is not None:      # a computed range: Paraver's arithmetic
+        minimum, maximum = float(lower[0]), float(top)
+        delta = (maximum - minimum) / len(lower)
+        bounds = [i * delta + minimum for i in range(len(lower))]
+        return [f"[{_grouped(v)}..{_grouped(maximum)}]" if v + delta >= maximum else
+                f"[{_grouped(v)}..{_grouped(v + delta)})" for v in bounds]
     if b.compute and step is not None:                 # a computed range of COMPUTED_COLUMNS columns
         delta, minimum, maximum = step, float(lower[0]), float(lower[-1] + step)
     elif b.compute or b.delta is None or b.minimum is None:

@@ -125,18 +125,20 @@ shared traces always; with `POPVIEW_PARAMEDIR=/path/to/paramedir` also a live by
 comparison and the saved views below). Byte for byte the same on all three traces (labels, row
 and column names, values, layout): basicanalysis's `cycles`, `instructions`, `runtime`,
 `timings`; COMPSs `comm/communication_matrix`, `python/3dp_tasks_phase`; parami's
-`2dc_cyc_ipc`, `3dc_instr_ipc_useful`, `efficiency`, `3dh_percentpreempted_useful`,
+`2dc_cyc_ipc`, `2dh_useful_duration`, `2dh_granularity`, `2dh_duration_IPC`,
+`3dc_instr_ipc_useful`, `efficiency`, `3dh_percentpreempted_useful`,
 `3dh_duration_MPIcall`, `connectivity`, `mpi_stats`, `other/communication_matrix`,
 `nanox/general/analysis/3dh_ipc_uf`; PyPOP's `total_runtime`, `total_runtime_excl_disabled`,
 `total_useful_computation`, `useful_cycles`, `useful_instructions` and the
 `serial_useful_computation*` and `omp_useful_computation*` ones. On EPOCH also
-`2dh_useful_duration`, `2dh_granularity`, `2dh_duration_IPC`, `clustering/3dh_ipc_clusterID`,
-PyPOP's `total_res_stl_cycles`; on heat 2x2 also PyPOP's `omp_total_runtime*` and parami's
+`clustering/3dh_ipc_clusterID` and PyPOP's `total_res_stl_cycles`; on heat 2x2 also PyPOP's `omp_total_runtime*` and parami's
 `OpenMP/analysis/omp_profile` and `3dh_duration_pf`. To get there popview's tables now follow
 paramedir: `StDev`; Average, Minimum, StDev and Avg/Max over the cells that have a value (a
 thread's own column of a communication matrix is left out; `-nan` for a column without values);
 rows added one after the other and `sqrt(fabs(...))` (paramedir's StDev of 16 equal rows is
-0.03 or 32.00, not 0); range labels with thousands grouped (`[1,026.00..1,053.00)`); Useful's
+0.03 or 32.00, not 0); range labels with thousands grouped (`[1,026.00..1,053.00)`), a
+computed range's bounds as paramedir computes them (column x delta + minimum, the last one
+closed only when it reaches the range's top in floating point); Useful's
 columns named by state (`Running`), an unnamed event value 0 named `End`; task-level rows
 `TASK 1.n`; every thread in state Idle (0) where it has no state record, up to the trace's end;
 and a cfg whose windows all filter on event types none of which is in the trace is refused
@@ -147,9 +149,7 @@ relies on it to pick the cfg that fits). Refused alike by both on these traces: 
 Differences kept or not fixed yet: a cfg with several histograms: paramedir writes only the
 last one into its output (each overwrites the previous), popview writes each (`<cfg>.k.txt`);
 popview's last table is byte for byte paramedir's (`LB_analysis`, `histograms_HW_counters`).
-A computed scale's last column label ends in `]` in popview where paramedir's floating point
-gives `)` (heat 2x2: `2dh_useful_duration`, `2dh_granularity`, `2dh_duration_IPC`; the values
-are the same). Columns of a derived window or a composed event window on a computed scale are
+Columns of a derived window or a composed event window on a computed scale are
 not yet as paramedir makes them: `2dp_sampled_function`, `2dp_MPItime_line` (paramedir names
 the values from the .pcf and shows only those present), `mapping` (topcompose `Add`),
 `3dh_instructions` (3D planes). Not evaluated by popview (the functions named below):
