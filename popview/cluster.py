@@ -14,6 +14,7 @@ one line.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections import deque
 from contextlib import contextmanager
@@ -85,8 +86,6 @@ def in_order(client, tasks, progress: Progress, window: int, what: str, total: f
     """Results of `tasks`, an iterable of (function, args, weight), in their order; at most
     `window` submitted and unfinished at once. `progress` gets the weight done over `total`
     (default: over the weight submitted so far), and its cancel cancels every future."""
-    from distributed import wait
-
     pending: deque = deque()
     done = 0.0
     submitted = 0.0
@@ -105,18 +104,21 @@ def in_order(client, tasks, progress: Progress, window: int, what: str, total: f
             if not pending:
                 return
             future, weight = pending[0]
+            finished = threading.Event()
+            future.add_done_callback(lambda _: finished.set())
             while True:
                 progress.check()
-                try:
-                    wait([future], timeout=POLL_S)
-                except TimeoutError:
-                    pass
+                # an event, not distributed.wait's timeout: that exception's traceback sits in a
+                # reference cycle that kept this frame, and so its futures' results, until a collection
+                finished.wait(POLL_S)
                 running = sum(w for f, w in pending if f.done())
                 progress((done + running) / max(total or submitted, 1e-9), what)
                 if future.done():
                     break
             pending.popleft()
-            yield _result(future, what)
+            result = _result(future, what)
+            future = None                 # the result is the caller's: the task's data may go
+            yield result
             done += weight
     finally:
         if pending:
@@ -142,14 +144,13 @@ def _drain(client, keys: set, timeout: float = DRAIN_S) -> None:
         tasks = dask_worker.state.tasks
         return [k for k in keys if k in tasks and tasks[k].state in _MAY_RUN]
 
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    deadline, clean = time.monotonic() + timeout, 0
+    while time.monotonic() < deadline and clean < 2:     # twice: a task on its way to a worker shows later
         try:
             busy = client.run(running, keys=keys)
         except Exception:  # noqa: BLE001 - workers gone, a client closing: nothing more to wait for
             return
-        if not any(busy.values()):
-            return
+        clean = 0 if any(busy.values()) else clean + 1
         time.sleep(POLL_S / 2)
 
 

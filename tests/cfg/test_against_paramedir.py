@@ -38,6 +38,7 @@ EXACT = (
     "basicanalysis/cfgs/runtime.cfg",
     "basicanalysis/cfgs/timings.cfg",
     "compss/files/paraver/cfgs/comm/communication_matrix.cfg",
+    "compss/files/paraver/cfgs/python/3dp_tasks_phase.cfg",   # column 0 named End
     "parami/cfgs/General/analysis/2dc_cyc_ipc.cfg",
     "parami/cfgs/General/analysis/3dc_instr_ipc_useful.cfg",
     "parami/cfgs/General/analysis/efficiency.cfg",
@@ -54,6 +55,7 @@ EXACT = (
     "pypop/pypop/cfgs/serial_useful_computation_no_omp.cfg",
     "pypop/pypop/cfgs/serial_useful_computation_omp_loop.cfg",
     "pypop/pypop/cfgs/serial_useful_computation_omp_task.cfg",
+    "pypop/pypop/cfgs/total_runtime.cfg",                  # Idle (state 0) up to the trace end, as Paraver
     "pypop/pypop/cfgs/total_runtime_excl_disabled.cfg",
     "pypop/pypop/cfgs/total_useful_computation.cfg",
     "pypop/pypop/cfgs/useful_cycles.cfg",

@@ -75,7 +75,7 @@ def test_a_dropped_cfg_opens_its_histograms_as_tables_on_the_trace(qtbot, window
     assert pane.error is None and window.errors == []
     assert [pane.tabs.tabText(i) for i in range(pane.tabs.count())] == ["Useful duration", "Useful instructions"]
     duration, instructions = (t for _name, _caption, t in pane.result.tables)
-    assert duration.col_labels == ["1"] and duration.row_labels == ["THREAD 1.1.1", "THREAD 1.2.1", "THREAD 1.3.1"]
+    assert duration.col_labels == ["Running"] and duration.row_labels == ["THREAD 1.1.1", "THREAD 1.2.1", "THREAD 1.3.1"]
     np.testing.assert_allclose(duration.stats["Time"][:, 0], expected.useful_ns, rtol=1e-9)
     np.testing.assert_allclose(instructions.stats["Sum bursts"][:, 0], expected.instructions, rtol=1e-9)
     view = pane.tabs.widget(1).findChild(QTableView)
@@ -176,7 +176,7 @@ def test_a_cfgs_timelines_are_timeline_tabs_with_its_names_colours_and_range(qtb
     pane.tabs.setCurrentWidget(code)
     code.view.redraw_now()
     legend = [code.legend.item(i).text().rsplit("  ", 1)[0] for i in range(code.legend.count())]
-    assert set(legend) == {"0", "1"}                  # useful: 1 running, 0 not, in Paraver's code colours
+    assert set(legend) == {"Idle", "Running"}         # useful: named by state (Paraver: STATE_TYPE)
     slot = int(np.flatnonzero(code.view.palette.keys == 1.0)[0]) + 1
     assert tuple(code.view.palette.lut[slot]) == (0, 0, 255)
     gradient.fit_scale()
@@ -245,11 +245,11 @@ def test_a_3d_histogram_shows_one_plane_at_a_time_and_communications_per_partner
     model = page.findChild(QTableView).model()
     planes, shown = pane.result.planes[0]
     plane = planes[shown][1]
-    assert plane.col_labels == ["0", "1"]
+    assert plane.col_labels == ["Idle", "Running"]
     np.testing.assert_allclose(plane.stats["Time"][:, 1], expected.useful_ns, rtol=1e-9)   # running is useful
     other = next(i for i, text in enumerate(labels) if text != "Running")
     chooser.setCurrentIndex(other)
-    assert model.headerData(0, Qt.Orientation.Horizontal) == "0"            # not useful: column 0 of the plane
+    assert model.headerData(0, Qt.Orientation.Horizontal) == "Idle"         # not useful: column 0 (a state name) of the plane
     sends = pane.tabs.widget(1).findChild(QTableView).model()
     assert [sends.headerData(c, Qt.Orientation.Horizontal) for c in range(sends.columnCount())] == \
         ["THREAD 1.1.1", "THREAD 1.2.1", "THREAD 1.3.1"]

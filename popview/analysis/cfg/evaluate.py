@@ -177,11 +177,38 @@ def window_unit_ns(window: Window) -> float:
 TOP_COMPOSE = ("topcompose1", "topcompose2")
 
 
+def tiled_states(trace: TraceColumns) -> dict[str, np.ndarray]:
+    """The trace's state records with Paraver's state 0 (Idle) where a thread has none: before
+    its first record, between records and after its last one up to the trace's end (a Paraver
+    thread has a state at every instant; paramedir's total_runtime.cfg counts the whole run per
+    thread)."""
+    s = trace.states
+    loc, begin, end = s["loc"].astype(np.int64), s["begin"].astype(np.int64), s["end"].astype(np.int64)
+    first = np.r_[True, loc[1:] != loc[:-1]] if len(loc) else np.zeros(0, bool)
+    last = np.r_[loc[1:] != loc[:-1], True] if len(loc) else np.zeros(0, bool)
+    previous = np.r_[0, end[:-1]] if len(end) else np.zeros(0, np.int64)
+    previous[first] = 0
+    before = begin > previous
+    after = last & (end < trace.t_end)
+    empty = np.setdiff1d(np.arange(trace.n_rows), loc)
+    gap_loc = np.r_[loc[before], loc[after], empty]
+    if len(gap_loc) == 0:
+        return s
+    gap_begin = np.r_[previous[before], end[after], np.zeros(len(empty), np.int64)]
+    gap_end = np.r_[begin[before], np.full(int(after.sum()) + len(empty), trace.t_end, np.int64)]
+    all_loc = np.r_[loc, gap_loc]
+    all_begin = np.r_[begin, gap_begin]
+    order = np.lexsort((all_begin, all_loc))
+    return {"loc": all_loc[order].astype(s["loc"].dtype), "begin": all_begin[order],
+            "end": np.r_[end, gap_end][order],
+            "state": np.r_[s["state"], np.zeros(len(gap_loc), s["state"].dtype)][order]}
+
+
 def _single(window: Window, trace: TraceColumns) -> Timeline:
     function = window.functions.get("thread")
     name = function.name if function else None
     if name in ("Useful", "State As Is", "State Sign", "Given State", "State Record Dur."):
-        s = trace.states
+        s = tiled_states(trace)
         value = s["state"].astype(np.float64)
         if name == "State Record Dur.":      # the state's duration in the window's units when it is a given one
             given = np.asarray(function.params[0] if function.params else (RUNNING,), np.float64)

@@ -141,7 +141,8 @@ def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: li
 
 def value_names(window, definitions) -> dict[int, str]:
     """What Paraver's semanticLabel calls a whole value of `window`: a state's name (State As
-    Is), an event value's name from the .pcf (Last / Next Evt Val of given event types)."""
+    Is, Useful), an event value's name from the .pcf (Last / Next Evt Val of given event
+    types; 0 is 'End' when the .pcf does not name it, as paramedir labels it)."""
     function = window.functions.get("thread")
     if definitions is None or window.derived or function is None:
         return {}
@@ -158,7 +159,7 @@ def value_names(window, definitions) -> dict[int, str]:
         codes = [c for c in definitions.event_types if wanted[0] <= c <= wanted[1]]
     else:
         return {}
-    names: dict[int, str] = {}
+    names: dict[int, str] = {0: "End"}          # Paraver's name of an event value 0 the .pcf does not name
     for code in sorted(codes):
         event_type = definitions.event_types.get(code)
         if event_type is not None:

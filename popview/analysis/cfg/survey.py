@@ -95,10 +95,16 @@ What evaluates is usable two ways:
   intervals of the visible window (zoomed in) or an in-memory pyramid of them built once
   (zoomed out, `popview.analysis.cfg.timeline`): on the 1 GB make_big_epoch trace a full-view
   redraw of PyPOP-style IPC (instructions / cycles) takes well under the 100 ms budget
-  (tests/benchmarks/bench_cfg_timeline.py). On EPOCH (4 ranks) the collection's
-  `state_as_is.cfg`, `MPI_call.cfg` (by the .pcf's names), `useful_duration.cfg` and `IPC.cfg`
-  drawn this way agree pixel by pixel with popview's State, MPI call, Useful duration and IPC
-  colour modes wherever a pixel holds one interval (tests/cfg/test_generic_cfgs.py).
+  (tests/benchmarks/bench_cfg_timeline.py). On the shared Paraver traces EPOCH (MPI, 4 ranks),
+  popview-heat Extrae 2x2 (MPI+OpenMP), PyPOP's ImageMagick (OpenMP, 4 threads) and the Extrae
+  course's prime (MPI, 16 ranks) and correlation (OpenMP, 24 threads) the collection's
+  `state_as_is.cfg` (zoomed in), `MPI_call.cfg` (by the .pcf's names), `useful_duration.cfg`,
+  `IPC.cfg` and `OpenMP/views/parallel_functions.cfg` drawn this way agree with popview's
+  State, MPI call, Useful duration, IPC and OpenMP construct / call path colour modes wherever
+  both exist and a pixel holds one interval: the same state (> 99.9 % of pixels), the same MPI
+  call name and End outside (> 99 %), the same useful burst duration (1e-9 relative), IPC
+  (1e-6 relative, > 95 %), and a parallel function where popview draws an OpenMP construct and
+  that function in popview's call path (> 99 %) (tests/cfg/test_generic_cfgs.py).
 
 On PyPOP's EPOCH traces (1-16 ranks) PyPOP's `total_useful_computation.cfg`,
 `useful_instructions.cfg`, `useful_cycles.cfg`, `serial_useful_computation_no_omp.cfg` and
@@ -112,6 +118,44 @@ frequency, within 1e-6 relative (tests/cfg/test_paramedir_command.py); basicanal
 serial and OpenMP useful time the generator put in, to the nanosecond, and on PyPOP's
 ImageMagick traces serial + OpenMP useful time = each thread's useful time.
 
+**Compared with BSC's paramedir.** paramedir built from paraver-kernel's public source was run
+on every collected cfg with a histogram, on EPOCH 4 and 16 ranks and on popview-heat Extrae 2x2,
+beside `popview paramedir` (tests/cfg/test_against_paramedir.py: frozen paramedir tables of
+shared traces always; with `POPVIEW_PARAMEDIR=/path/to/paramedir` also a live byte-for-byte
+comparison and the saved views below). Byte for byte the same on all three traces (labels, row
+and column names, values, layout): basicanalysis's `cycles`, `instructions`, `runtime`,
+`timings`; COMPSs `comm/communication_matrix`, `python/3dp_tasks_phase`; parami's
+`2dc_cyc_ipc`, `3dc_instr_ipc_useful`, `efficiency`, `3dh_percentpreempted_useful`,
+`3dh_duration_MPIcall`, `connectivity`, `mpi_stats`, `other/communication_matrix`,
+`nanox/general/analysis/3dh_ipc_uf`; PyPOP's `total_runtime`, `total_runtime_excl_disabled`,
+`total_useful_computation`, `useful_cycles`, `useful_instructions` and the
+`serial_useful_computation*` and `omp_useful_computation*` ones. On EPOCH also
+`2dh_useful_duration`, `2dh_granularity`, `2dh_duration_IPC`, `clustering/3dh_ipc_clusterID`,
+PyPOP's `total_res_stl_cycles`; on heat 2x2 also PyPOP's `omp_total_runtime*` and parami's
+`OpenMP/analysis/omp_profile` and `3dh_duration_pf`. To get there popview's tables now follow
+paramedir: `StDev`; Average, Minimum, StDev and Avg/Max over the cells that have a value (a
+thread's own column of a communication matrix is left out; `-nan` for a column without values);
+rows added one after the other and `sqrt(fabs(...))` (paramedir's StDev of 16 equal rows is
+0.03 or 32.00, not 0); range labels with thousands grouped (`[1,026.00..1,053.00)`); Useful's
+columns named by state (`Running`), an unnamed event value 0 named `End`; task-level rows
+`TASK 1.n`; every thread in state Idle (0) where it has no state record, up to the trace's end;
+and a cfg whose windows all filter on event types none of which is in the trace is refused
+("None of the events specified in the filter appear in the trace", as paramedir aborts; PyPOP
+relies on it to pick the cfg that fits). Refused alike by both on these traces: PyPOP's
+`omp_total_runtime*` and parami's OpenMP analyses on EPOCH, `uf_profile`, `3dh_ufduration`,
+`periodicity`, `3dh_duration_tasks`, `3dh_folded_mips_per_caller`, `ompss/general`.
+Differences kept or not fixed yet: a cfg with several histograms: paramedir writes only the
+last one into its output (each overwrites the previous), popview writes each (`<cfg>.k.txt`);
+popview's last table is byte for byte paramedir's (`LB_analysis`, `histograms_HW_counters`).
+A computed scale's last column label ends in `]` in popview where paramedir's floating point
+gives `)` (heat 2x2: `2dh_useful_duration`, `2dh_granularity`, `2dh_duration_IPC`; the values
+are the same). Columns of a derived window or a composed event window on a computed scale are
+not yet as paramedir makes them: `2dp_sampled_function`, `2dp_MPItime_line` (paramedir names
+the values from the .pcf and shows only those present), `mapping` (topcompose `Add`),
+`3dh_instructions` (3D planes). Not evaluated by popview (the functions named below):
+`process_bandwidth`, `Amdahl`, `3dh_size_call`, `CommComp_overlap`, `2dt_brwds_nbbwrds`, and on
+heat 2x2 `call_duration_histogram` (task rows of tasks with two threads).
+
 File > Save view as Paraver cfg... writes the Timeline pane's current view (its colour mode,
 time window and gradient range) as a version 3.4 cfg in the layout Paraver writes windows
 (`popview.analysis.cfg.export`): State as `State As Is`; MPI call / OpenMP construct as
@@ -119,7 +163,11 @@ time window and gradient range) as a version 3.4 cfg in the layout Paraver write
 Dur.` of Running; IPC as Instructions and Cycles (`Next Evt Val`, hidden) divided; a counter
 rate as `Avg Next Evt Val` x 1e9; an event type as `Last Evt Val`; code colours or a null
 gradient over the view's range; the time window relative and absolute. Call-path colours
-have no Paraver window and are refused with the reason. The saved cfg reads back into the same
+have no Paraver window and are refused with the reason; windows filter only on event types
+that have records in the trace (Paraver refuses a cfg whose filter matches no event, so a .pcf
+type that never occurs is refused with that reason). Every colour mode saved this way on EPOCH
+4 and popview-heat Extrae 2x2 loads in paramedir without an error or a warning
+(tests/cfg/test_against_paramedir.py, with POPVIEW_PARAMEDIR). The saved cfg reads back into the same
 description, opens in popview as the same view (its time window, colours and range), and
 zoomed in its values agree with popview's own colour mode pixel by pixel
 (tests/cfg/test_export.py, tests/gui/test_cfg_views.py).

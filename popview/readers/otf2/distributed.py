@@ -43,8 +43,8 @@ class DaskConversion(_Conversion):
         waiting = Progress(None, self.progress.cancel)
         window = max(4 * cluster.workers(self.client), 8)
         results = cluster.in_order(self.client, tasks, waiting, window, f"reading {self.anchor.name} on Dask")
-        for ref, path in zip(refs, results):
-            yield ref, _take(Path(path))
+        for i, path in enumerate(results):       # to its end: in_order lets go of its last future
+            yield refs[i], _take(Path(path))
 
 
 def decode_location(anchor: str, ref: int, linked: bool, links, pieces: str) -> str:
