@@ -69,7 +69,8 @@ def timed_command(tree: Path, args: list[str]) -> dict:
         env = fresh_env(tree, tmp)
         t0, cpu0 = time.perf_counter(), children_cpu()
         out = subprocess.run([sys.executable, "-m", "popview", *args, "--cache-dir", os.path.join(tmp, "cache")],
-                             env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+                             env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+                             cwd=tmp)     # not the caller's folder: `-m` puts it before PYTHONPATH (--tree)
         took, cpu = time.perf_counter() - t0, children_cpu() - cpu0
     if out.returncode:
         raise RuntimeError(f"popview {' '.join(args)} failed:\n{out.stderr[-2000:]}")
@@ -82,7 +83,7 @@ def timed_demo(tree: Path) -> dict:
         env = fresh_env(tree, tmp)
         t0, cpu0 = time.time(), children_cpu()
         out = subprocess.run([sys.executable, "-c", PROBE, repr(t0)], env=env, capture_output=True, text=True,
-                             timeout=600, stdin=subprocess.DEVNULL)
+                             timeout=600, stdin=subprocess.DEVNULL, cwd=tmp)     # as above
         cpu = children_cpu() - cpu0
     lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
     if not lines:
