@@ -118,6 +118,9 @@ def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: li
         rows = [f"TASK 1.{i + 1}" for i in range(values.shape[-2])]
     elif len(rows) != values.shape[-2]:
         rows = [f"THREAD 1.{i + 1}.1" for i in range(values.shape[-2])]
+    selected = selected_rows(histogram, len(rows))
+    if selected is not None:                           # Analyzer2D.Objects: the rows the histogram shows
+        values, rows = values[..., selected, :], [rows[i] for i in selected]
     names = value_names(control, definitions)
     labels = list(rows) if result.partners else \
         _column_labels(histogram.columns, result.columns, names, result.column_step, result.column_top)
@@ -137,6 +140,23 @@ def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: li
         values, labels = values[..., shown], [labels[i] for i in shown]
     return CfgTable(histogram.name, control.name, histogram.statistic or "", unit, list(rows), labels, values,
                     plane_labels, plane_shown)
+
+
+def selected_rows(histogram: Histogram, n_rows: int) -> np.ndarray | None:
+    """The rows a histogram's `Analyzer2D.Objects` selects (0-based, those the trace has), as
+    paramedir writes only them (parami's 3dh_instructions.cfg: 'Objects: 0' is THREAD 1.1.1
+    alone); None for all rows (no tag, `All`, or a selection naming none of the trace's rows)."""
+    text = histogram.gui.get("Analyzer2D.Objects", "").strip()
+    if not text or text.lower() == "all":
+        return None
+    try:
+        wanted = np.array(sorted({int(x) for x in text.split(",") if x.strip()}), np.int64)
+    except ValueError:
+        return None
+    wanted = wanted[(wanted >= 0) & (wanted < n_rows)]
+    if len(wanted) == 0 or len(wanted) == n_rows:
+        return None
+    return wanted
 
 
 def value_names(window, definitions) -> dict[int, str]:

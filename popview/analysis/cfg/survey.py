@@ -140,7 +140,8 @@ rows added one after the other and `sqrt(fabs(...))` (paramedir's StDev of 16 eq
 computed range's bounds as paramedir computes them (column x delta + minimum, the last one
 closed only when it reaches the range's top in floating point); Useful's
 columns named by state (`Running`), an unnamed event value 0 named `End`; task-level rows
-`TASK 1.n`; every thread in state Idle (0) where it has no state record, up to the trace's end;
+`TASK 1.n`; only the rows a histogram's `Analyzer2D.Objects` selects (parami's
+`3dh_instructions`: THREAD 1.1.1 alone, byte for byte on heat 2x2); every thread in state Idle (0) where it has no state record, up to the trace's end;
 and a cfg whose windows all filter on event types none of which is in the trace is refused
 ("None of the events specified in the filter appear in the trace", as paramedir aborts; PyPOP
 relies on it to pick the cfg that fits). Refused alike by both on these traces: PyPOP's
@@ -151,8 +152,10 @@ last one into its output (each overwrites the previous), popview writes each (`<
 popview's last table is byte for byte paramedir's (`LB_analysis`, `histograms_HW_counters`).
 Columns of a derived window or a composed event window on a computed scale are
 not yet as paramedir makes them: `2dp_sampled_function`, `2dp_MPItime_line` (paramedir names
-the values from the .pcf and shows only those present), `mapping` (topcompose `Add`),
-`3dh_instructions` (3D planes). Not evaluated by popview (the functions named below):
+the values from the .pcf and shows only those present), `mapping` (topcompose `Add`).
+A 3D histogram with one plane with values: paramedir writes that plane's label line for
+`3dh_instructions` (100 planes) but not for `3dh_ipc_uf` (12 planes); popview writes it for
+neither (the rule is not found yet), so `3dh_instructions` differs on EPOCH by that line. Not evaluated by popview (the functions named below):
 `process_bandwidth`, `Amdahl`, `3dh_size_call`, `CommComp_overlap`, `2dt_brwds_nbbwrds`, and on
 heat 2x2 `call_duration_histogram` (task rows of tasks with two threads).
 
