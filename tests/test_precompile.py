@@ -103,7 +103,7 @@ def _helper_env(tmp_path, monkeypatch, manifest):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
     monkeypatch.setenv("PYTHONPATH", str(PACKAGE.parent))
     monkeypatch.delenv("POPVIEW_PRECOMPILE", raising=False)
-    monkeypatch.setattr(precompile.os, "getloadavg", lambda: (0.0, 0.0, 0.0))     # an idle machine
+    monkeypatch.setattr(precompile, "_idle_cores", lambda: 2.0)     # an idle machine
 
 
 def test_the_helper_compiles_tells_and_leaves_a_stamp(tmp_path, monkeypatch):
@@ -157,5 +157,23 @@ def test_recording_lists_each_compile_with_its_argument_types(tmp_path):
 
 def test_no_helper_on_a_busy_machine(tmp_path, monkeypatch):
     _helper_env(tmp_path, monkeypatch, {"info": [KERNEL]})
-    monkeypatch.setattr(precompile.os, "getloadavg", lambda: (float(os.cpu_count() or 1), 0.0, 0.0))
+    monkeypatch.setattr(precompile, "_idle_cores", lambda: 0.2)
     assert not precompile.start_helper("info")
+
+
+def test_a_free_core_is_measured_now_not_by_the_load_average(monkeypatch):
+    """A load average of 1.0 left by a minute of past work kept the helper off on an idle
+    2-core machine (first `metrics` 19.9 s instead of 11.5 s)."""
+    monkeypatch.setattr(precompile.os, "getloadavg", lambda: (float(os.cpu_count() or 1), 0.0, 0.0))
+    monkeypatch.setattr(precompile, "_idle_cores", lambda: 1.6)
+    assert precompile._a_core_is_free()
+    monkeypatch.setattr(precompile, "_idle_cores", lambda: None)       # no /proc/stat: the load average
+    assert not precompile._a_core_is_free()
+
+
+def test_cpu_times_read_busy_and_idle_ticks():
+    assert precompile._cpu_times("cpu  100 5 50 1000 20 3 2 1 0 0\n") == (161, 1020)
+    assert precompile._cpu_times("intr 1 2 3") is None
+    assert precompile._cpu_times("cpu  x") is None
+    idle = precompile._idle_cores()
+    assert idle is None or 0.0 <= idle <= (os.cpu_count() or 1) + 0.5
