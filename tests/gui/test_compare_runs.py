@@ -43,14 +43,7 @@ def shown(advisor) -> dict:
 
 
 def test_the_difference_opens_as_a_run_whose_advisor_shows_differences(qtbot, tmp_path, cache_dir, monkeypatch):
-    monkeypatch.setenv("POPVIEW_STATE_DIR", str(tmp_path / "state"))
-    fast, slow = _pair(tmp_path)
-    window, binding = make_window(qtbot, tmp_path, cache_dir)
-    window.open_paths([fast, slow])
-    wait_runs(qtbot, window, 2)
-    a, b = by_name(window, "fast"), by_name(window, "slow")
-    window.state.set_current(a)
-    window.panes["Experiments"].pick([a, b])
+    window, binding, a, b = _picked_pair(qtbot, tmp_path, cache_dir, monkeypatch)
     assert window.compare_runs.picked() == [a, b]                  # the current run is A
     assert window.compare_runs.menu.menuAction() in window.menus["File"].actions()
     window.compare_runs.actions["difference"].trigger()
@@ -98,14 +91,7 @@ def test_the_difference_opens_as_a_run_whose_advisor_shows_differences(qtbot, tm
 
 
 def test_mean_and_merge_open_as_runs_with_efficiencies(qtbot, tmp_path, cache_dir, monkeypatch):
-    monkeypatch.setenv("POPVIEW_STATE_DIR", str(tmp_path / "state"))
-    fast, slow = _pair(tmp_path)
-    window, _ = make_window(qtbot, tmp_path, cache_dir)
-    window.open_paths([fast, slow])
-    wait_runs(qtbot, window, 2)
-    a, b = by_name(window, "fast"), by_name(window, "slow")
-    window.state.set_current(a)
-    window.panes["Experiments"].pick([a, b])
+    window, _, a, b = _picked_pair(qtbot, tmp_path, cache_dir, monkeypatch)
     window.compare_runs.run("mean")
     wait_runs(qtbot, window, 3)
     mean = window.state.current
@@ -133,6 +119,19 @@ def test_a_difference_needs_two_picked_runs(qtbot, tmp_path, cache_dir, monkeypa
     assert len(window.state.experiments) == 1
 
 
+def _picked_pair(qtbot, tmp_path, cache_dir, monkeypatch, current="fast"):
+    """A window with the fast and the slow run open, `current` the current run (A), both picked."""
+    monkeypatch.setenv("POPVIEW_STATE_DIR", str(tmp_path / "state"))
+    fast, slow = _pair(tmp_path)
+    window, binding = make_window(qtbot, tmp_path, cache_dir)
+    window.open_paths([fast, slow])
+    wait_runs(qtbot, window, 2)
+    a, b = by_name(window, "fast"), by_name(window, "slow")
+    window.state.set_current(by_name(window, current))
+    window.panes["Experiments"].pick([a, b])
+    return window, binding, a, b
+
+
 def _pair(tmp_path):
     slow, fast = tmp_path / "runs" / "slow.prv", tmp_path / "runs" / "fast.prv"
     slow.parent.mkdir(exist_ok=True)
@@ -142,14 +141,7 @@ def _pair(tmp_path):
 
 
 def test_side_by_side_opens_the_compare_view_of_the_picked_runs(qtbot, tmp_path, cache_dir, monkeypatch):
-    monkeypatch.setenv("POPVIEW_STATE_DIR", str(tmp_path / "state"))
-    fast, slow = _pair(tmp_path)
-    window, _ = make_window(qtbot, tmp_path, cache_dir)
-    window.open_paths([fast, slow])
-    wait_runs(qtbot, window, 2)
-    a, b = by_name(window, "fast"), by_name(window, "slow")
-    window.state.set_current(b)
-    window.panes["Experiments"].pick([a, b])
+    window, _, a, b = _picked_pair(qtbot, tmp_path, cache_dir, monkeypatch, current="slow")
     window.compare_runs.actions["side"].trigger()
     view, = window.compare_runs.views
     assert (view.a, view.b) == (b, a) and view.isVisible()            # the current run is A
