@@ -22,7 +22,7 @@ import popview
 from popview.analysis.cfg import read_cfg
 from popview.analysis.cfg.evaluate import TraceColumns
 from popview.analysis.cfg.export import NotExportable, present_event_types, timeline_cfg
-from popview.analysis.cfg.paramedir import NO_EVENTS, evaluate_cfg, format_table, row_labels
+from popview.analysis.cfg.paramedir import NO_EVENTS, evaluate_cfg, format_table, parse_table, row_labels
 from popview.analysis.cfg.writer import write_cfg
 from popview.analysis.timeline_data import TimelineData
 
@@ -38,6 +38,8 @@ EXACT = (
     "basicanalysis/cfgs/runtime.cfg",
     "basicanalysis/cfgs/timings.cfg",
     "compss/files/paraver/cfgs/comm/communication_matrix.cfg",
+    "compss/files/paraver/cfgs/comm/process_bandwidth.cfg",    # Send + Recv BandWidth, no window_units: us
+    "parami/cfgs/mpi/analysis/other/CommComp_overlap.cfg",     # Recv Messages in Transit
     "compss/files/paraver/cfgs/python/3dp_tasks_phase.cfg",   # column 0 named End
     "parami/cfgs/General/analysis/2dc_cyc_ipc.cfg",
     "parami/cfgs/General/analysis/2dh_useful_duration.cfg",    # computed range: the last label's bracket
@@ -112,6 +114,10 @@ FROZEN = {
         "Minimum\t41760.00\t41760.00\t41760.00\t41760.00\t\n"
         "StDev\t8452222.90\t8367809.64\t8367809.64\t8452222.90\t\n"
         "Avg/Max\t0.51\t0.51\t0.51\t0.51\t\n\n",
+    ("epoch4", "parami/cfgs/mpi/analysis/other/CommComp_overlap.cfg"):      # Recv Messages in Transit
+        "\t1\t2\t\nTHREAD 1.1.1\t0.46\t0.88\t\nTHREAD 1.2.1\t0.67\t0.92\t\nTHREAD 1.3.1\t0.43\t0.01\t\n"
+        "THREAD 1.4.1\t0.46\t0.05\t\n\nTotal\t2.02\t1.86\t\nAverage\t0.50\t0.46\t\n"
+        "Maximum\t0.67\t0.92\t\nMinimum\t0.43\t0.01\t\nStDev\t0.10\t0.44\t\nAvg/Max\t0.75\t0.51\t\n\n",
     ("epoch16", "basicanalysis/cfgs/runtime.cfg"):          # StDev 0.03 of 16 equal rows: float rounding, kept
         "\t[0.00..200.00]\t\n" + "".join(f"THREAD 1.{r}.1\t2339560.72\t\n" for r in range(1, 17)) +
         "\nTotal\t37432971.58\t\nAverage\t2339560.72\t\nMaximum\t2339560.72\t\nMinimum\t2339560.72\t\n"
@@ -220,3 +226,19 @@ def test_every_saved_view_loads_in_real_paramedir(paramedir, shared_traces, trac
         saved += 1
     kinds = {m.kind for m in TimelineData(exp).modes()}
     assert saved >= len(kinds & {"state", "mpi", "openmp", "useful", "ipc"})
+
+
+def test_process_bandwidth_cells_are_what_paramedir_wrote(shared_traces, traces):
+    """COMPSs comm/process_bandwidth on EPOCH 4: Integral of Send + Recv BandWidth (MB/s, the
+    cfg has no window_units: microseconds) in 200 columns of 5 MB/s; paramedir's first cells."""
+    text, skipped = _popview(traces, shared_traces, "epoch4", "compss/files/paraver/cfgs/comm/process_bandwidth.cfg")
+    assert not skipped
+    columns, rows = parse_table(text)
+    assert len(columns) == 200 and columns[0] == "[0.01..5.01)" and columns[-1] == "[995.01..1,000.00]"
+    paramedir_wrote = {"THREAD 1.1.1": [922.45, 42193.42, 41133.19, 361.94, 38903.05, 20880.0],
+                       "THREAD 1.2.1": [1001.1, 82757.61, 754.45, 432.34, 39656.05, 20880.0],
+                       "THREAD 1.3.1": [1031.93, 3023.62, 81864.68, 0.0, 103243.71, 0.0],
+                       "THREAD 1.4.1": [1024.01, 1432.45, 83123.55, 0.0, 104744.57, 0.0]}
+    for row, cells in paramedir_wrote.items():
+        assert rows[row][:6].tolist() == cells, row
+    assert round(float(rows["Total"].sum()), 2) == 13953236.43

@@ -65,8 +65,8 @@ def test_what_is_not_evaluated_is_named():
     view = _view("Stdev Burst Time")
     with pytest.raises(NotEvaluated, match="statistic 'Stdev Burst Time'"):
         evaluate_histogram(view, view.histograms[0], _trace())
-    view.windows[1].functions["thread"] = Function("Recv BandWidth")
-    with pytest.raises(NotEvaluated, match="thread function 'Recv BandWidth'"):
+    view.windows[1].functions["thread"] = Function("Event Bytes")
+    with pytest.raises(NotEvaluated, match="thread function 'Event Bytes'"):
         evaluate_window(view, 3, _trace())
 
 
@@ -156,6 +156,7 @@ def test_average_value_percent_time_and_integral():
 def test_interval_between_events_in_the_windows_units():
     view, trace = _view(), _trace()
     view.window(1).functions["thread"] = Function("Int. Between Evt")
+    view.window(1).units = "Nanoseconds"
     # row 0: events at 40 and 100 -> [40,100) is 60; row 1: at 50 and 100 -> [50,100) is 50
     timeline = evaluate_window(view, 1, trace)
     assert list(zip(timeline.row.tolist(), timeline.begin.tolist(), timeline.value.tolist())) == \
@@ -189,8 +190,8 @@ def test_average_event_values_per_unit_of_time(name, expected):
 
 
 def _states_view(*histograms, windows=()):
-    useful = Window("Useful", 1, functions={"thread": Function("Useful")})
-    states = Window("States", 2, functions={"thread": Function("State As Is")})
+    useful = Window("Useful", 1, functions={"thread": Function("Useful")}, units="Nanoseconds")
+    states = Window("States", 2, functions={"thread": Function("State As Is")}, units="Nanoseconds")
     duration = Window("Running duration", 3, functions={"thread": Function("State Record Dur.", ((1.0,),))},
                       units="Nanoseconds", color_mode="window_in_gradient_mode")
     view = CfgView("t", "3.4", "new", windows=[useful, states, duration, *windows], histograms=list(histograms))
@@ -251,7 +252,7 @@ def test_communication_statistics_are_per_partner():
 def test_stateless_compose_functions():
     sign = Window("In MPI", 4, functions={"thread": Function("State As Is")},
                   compose={"compose_thread": Function("Is Equal (Sign)", ((3.0,),))})
-    ranged = Window("Long running", 5, functions={"thread": Function("State Record Dur.", ((1.0,),))},
+    ranged = Window("Long running", 5, functions={"thread": Function("State Record Dur.", ((1.0,),))}, units="Nanoseconds",
                     compose={"topcompose1": Function("Select Range", ((100.0,), (50.0,))),
                              "topcompose2": Function("Div", ((10.0,),))})
     equal = Window("Running or MPI + 1", 6, functions={"thread": Function("State As Is")},
@@ -315,3 +316,53 @@ def test_stacked_val_in_any_one_slot_with_as_is_before_it():
     window.compose["compose_thread"] = Function("Sign")         # a stack of signs: not the same sequence
     with pytest.raises(NotEvaluated, match="Stacked Val"):
         evaluate_window(view, 1, trace)
+
+
+def _messages_view(function: Function, units="Microseconds") -> CfgView:
+    window = Window("in transit", 1, functions={"thread": function}, units=units)
+    return CfgView("t", "3.4", "new", windows=[window])
+
+
+def _messages(trace: TraceColumns) -> TraceColumns:
+    # 0 -> 1: 1000 bytes, sent at 10, received at 30 (physical 20): in transit [10, 30), 50 bytes/ns;
+    # 1 -> 0: 400 bytes, sent at 50, received at 40 (physical 45): negative, received before sent
+    trace.messages = {"send_loc": np.array([0, 1], np.int32), "recv_loc": np.array([1, 0], np.int32),
+                      "send_time": np.array([10, 50]), "send_phys": np.array([10, 50]),
+                      "recv_time": np.array([30, 40]), "recv_phys": np.array([20, 45]),
+                      "size": np.array([1000, 400])}
+    return trace
+
+
+def _steps(timeline):
+    return list(zip(timeline.row.tolist(), timeline.begin.tolist(), timeline.end.tolist(),
+                    np.round(timeline.value, 9).tolist()))
+
+
+@pytest.mark.parametrize("name,row,value", [
+    ("Send BandWidth", 0, 50000.0), ("Recv BandWidth", 1, 50000.0),          # bytes per microsecond
+    ("Send Bytes in Transit", 0, 1000.0), ("Recv Bytes in Transit", 1, 1000.0),
+    ("Send Messages in Transit", 0, 1.0), ("Recv Messages in Transit", 1, 1.0)])
+def test_what_is_in_transit_counts_from_the_send_to_the_later_receive(name, row, value):
+    trace = _messages(_trace())
+    timeline = evaluate_window(_messages_view(Function(name)), 1, trace)
+    other = 1 - row
+    assert [s for s in _steps(timeline) if s[0] == row] == [(row, 0, 10, 0.0), (row, 10, 30, value),
+                                                            (row, 30, 100, 0.0)]
+    assert [s for s in _steps(timeline) if s[0] == other] == [(other, 0, 100, 0.0)]   # negative: left out
+
+
+def test_bandwidth_factor_units_and_the_negative_message_counters():
+    trace = _messages(_trace())
+    kib_per_ns = evaluate_window(_messages_view(Function("Recv BandWidth", ((1024.0,),)), "Nanoseconds"), 1, trace)
+    assert _steps(kib_per_ns)[2] == (1, 10, 30, round(1000 / 1024 / 20, 9))
+    negative = evaluate_window(_messages_view(Function("Recv Negative Messages")), 1, trace)
+    # the 1 -> 0 message on its receiver (row 0): +1 at its (later, physical) receive 45, -1 at its send 50
+    assert [s for s in _steps(negative) if s[0] == 0] == [(0, 0, 45, 0.0), (0, 45, 50, 1.0), (0, 50, 100, 0.0)]
+    assert [s for s in _steps(negative) if s[0] == 1] == [(1, 0, 100, 0.0)]
+    physical = _messages_view(Function("Recv Negative Bytes"))
+    physical.window(1).filters.logical = False
+    assert _steps(evaluate_window(physical, 1, trace)) == [(0, 0, 45, 0.0), (0, 45, 50, 400.0), (0, 50, 100, 0.0),
+                                                           (1, 0, 100, 0.0)]
+    trace.messages = None
+    with pytest.raises(NotEvaluated, match="no communications"):
+        evaluate_window(_messages_view(Function("Send BandWidth")), 1, trace)

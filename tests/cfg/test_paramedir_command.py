@@ -105,7 +105,7 @@ def test_the_table_has_paramedirs_layout(shared_traces, tmp_path, capsys):
 def _useful_counter_cfg(path, counter: int, statistic="Sum bursts"):
     counter_window = Window("Counter", 1, functions={"thread": Function("Next Evt Val")})
     counter_window.filters.criteria["evt_type"] = Criterion("=", (counter,))
-    useful = Window("Useful", 2, functions={"thread": Function("Useful")})
+    useful = Window("Useful", 2, functions={"thread": Function("Useful")}, units="Nanoseconds")
     product = Window("Useful counter", 3, derivation=Derivation("product", (1, 2)))
     useful_time = Histogram("Useful time", Binning(2, True, 1, 1, 1), 2, "Time",
                             data_range=(-DBL_MAX, DBL_MAX), burst_range=(-DBL_MAX, DBL_MAX))
@@ -173,6 +173,7 @@ def test_a_missing_trace_is_one_line(tmp_path, capsys):
     assert err.count("\n") == 1 and err.startswith("popview: error: ") and "Traceback" not in err
 
 
+NS = "Nanoseconds"          # a cfg window without window_units is in microseconds, as in Paraver
 OMP_TYPES = (60000001, 60000005, 60000018, 60000023)      # the event types PyPOP's OpenMP cfgs stack
 
 
@@ -180,13 +181,13 @@ def _openmp_cfg(path):
     """PyPOP's serial / OpenMP useful computation and OpenMP runtime, built here: the OpenMP
     function stack (Last Evt Val, Stacked Val), useful inside it (product, Sign) and outside
     it (substract, Sign)."""
-    useful = Window("Total Useful", 1, functions={"thread": Function("Useful")})
-    functions = Window("OMP Functions", 2, functions={"thread": Function("Last Evt Val")},
+    useful = Window("Total Useful", 1, functions={"thread": Function("Useful")}, units=NS)
+    functions = Window("OMP Functions", 2, functions={"thread": Function("Last Evt Val")}, units=NS,
                        compose={"compose_thread": Function("Stacked Val")})
     functions.filters.criteria["evt_type"] = Criterion("=", OMP_TYPES)
-    omp_useful = Window("OMP Useful", 3, derivation=Derivation("product", (1, 2)),
+    omp_useful = Window("OMP Useful", 3, derivation=Derivation("product", (1, 2)), units=NS,
                         compose={"topcompose1": Function("Sign")})
-    serial = Window("Serial Useful", 4, derivation=Derivation("substract", (1, 3)),
+    serial = Window("Serial Useful", 4, derivation=Derivation("substract", (1, 3)), units=NS,
                     compose={"topcompose1": Function("Sign")})
     full = (-DBL_MAX, DBL_MAX)
     view = CfgView("t", "3.4", "new", windows=[useful, functions, omp_useful, serial], histograms=[

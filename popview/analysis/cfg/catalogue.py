@@ -43,6 +43,8 @@ ENGINE_FUNCTIONS = frozenset((
     "Thread i", "Sign", "1-Sign", "Useful", "State As Is", "Stacked Val", "Int. Between Evt", "In Activity",
     "Select Range", "Is Equal", "Is Equal (Sign)", "Recv BandWidth", "Prod", "Div", "Add", "Subs", "Mod",
     "Mod+1", "Is In Range", "State Record Dur.", "Given State", "Average", "Maximum", "Minimum",
+    "Send BandWidth", "Send Bytes in Transit", "Send Messages in Transit", "Recv Bytes in Transit",
+    "Recv Messages in Transit", "Recv Negative Messages", "Recv Negative Bytes",
 ))
 ENGINE_OPERATIONS = frozenset(("add", "product", "substract", "divide", "maximum", "minimum",
                                "controlled: clear by"))

@@ -41,7 +41,7 @@ class TraceColumns:
     states: dict[str, np.ndarray]     # loc, begin, end, state
     events: dict[str, np.ndarray]     # loc, time, type, value
     one_thread_per_task: bool = False  # task rows are thread rows
-    messages: dict[str, np.ndarray] | None = None   # send_loc, recv_loc, send_time, recv_time, size
+    messages: dict[str, np.ndarray] | None = None   # send_loc, recv_loc, send_ and recv_ time, phys, size
 
     @classmethod
     def from_cache(cls, reader, definitions) -> "TraceColumns":
@@ -50,7 +50,8 @@ class TraceColumns:
             raise NotEvaluated("thread locations are not the first locations of the trace")
         every = None if len(threads) == len(definitions.locations) else threads   # None: whole columns at once
         per_task = np.bincount([definitions.locations[i].process for i in threads]) if threads else np.zeros(0)
-        messages = reader.read("messages", columns=["send_loc", "recv_loc", "send_time", "recv_time", "size"]) \
+        messages = reader.read("messages", columns=["send_loc", "recv_loc", "send_time", "send_phys", "recv_time",
+                                                 "recv_phys", "size"]) \
             if reader.has("messages") else None
         return cls(int(definitions.t_end), len(threads), reader.read("states", locations=every),
                    reader.read("events", locations=every), bool(len(per_task)) and bool((per_task == 1).all()),
@@ -167,11 +168,21 @@ UNIT_NS = {"Nanoseconds": 1.0, "Microseconds": 1e3, "Milliseconds": 1e6, "Second
            "Hours": 3600e9, "Days": 86400e9}
 
 
+# A cfg window without window_units is in microseconds: the kernel's cfg loader sets US when it
+# reads window_type ("Default value from old paraver code", api/cfg.cpp), before any window_units.
+CFG_DEFAULT_UNITS = "Microseconds"
+
+
+def window_units(window: Window) -> str:
+    """The window's time unit: its window_units, else the cfg loader's default."""
+    return window.units or CFG_DEFAULT_UNITS
+
+
 def window_unit_ns(window: Window) -> float:
-    """Nanoseconds per unit of the window's time unit (window_units; ns when not given)."""
+    """Nanoseconds per unit of the window's time unit (window_units; microseconds when not given)."""
     if window.units is not None and window.units not in UNIT_NS:
         raise NotEvaluated(f"window {window.position} {window.name!r}: time unit {window.units!r}")
-    return UNIT_NS.get(window.units or "Nanoseconds")
+    return UNIT_NS[window_units(window)]
 
 
 TOP_COMPOSE = ("topcompose1", "topcompose2")
@@ -234,7 +245,82 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
     if name in ("Avg Next Evt Val", "Avg Last Evt Val"):     # the value x factor per window time unit
         factor = float(function.params[0][0]) if function.params and function.params[0] else 1.0
         return _event_values(window, trace, following=name == "Avg Next Evt Val", per_time=factor)
+    if name in COMM_IN_TRANSIT:
+        return _in_transit(window, function, trace)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
+
+
+# Thread functions of messages in transit (semanticthreadfunctions.cpp): (row is the sender,
+# weight: "bw" bandwidth, "size" bytes, "one" messages, negative messages only)
+COMM_IN_TRANSIT = {
+    "Send BandWidth": (True, "bw", False), "Recv BandWidth": (False, "bw", False),
+    "Send Bytes in Transit": (True, "size", False), "Recv Bytes in Transit": (False, "size", False),
+    "Send Messages in Transit": (True, "one", False), "Recv Messages in Transit": (False, "one", False),
+    "Recv Negative Messages": (False, "one", True), "Recv Negative Bytes": (False, "size", True),
+}
+
+
+def _in_transit(window: Window, function: Function, trace: TraceColumns) -> Timeline:
+    """What is in transit at each instant per row, as the kernel's SendBandWidth ...
+    RecvNegativeBytes add it up record by record: a message counts from its (logical, with the
+    logical filter; else physical) send to its receive, the later of logical and physical with
+    the logical filter; its weight is 1, its size, or size / factor per window time unit of
+    transfer (the bandwidth, added as the kernel's whole 1e-12 steps). Messages received no
+    later than sent (negative) count only in Recv Negative *, with the opposite sign."""
+    name = f"window {window.position} {window.name!r}"
+    for key in ("from_obj", "to_obj", "tag_msg", "size_msg", "bw_msg"):
+        criterion = window.filters.criteria.get(key)
+        if criterion is not None and criterion.function != "All":
+            raise NotEvaluated(f"{name}: communication filter {key} {criterion.function!r}")
+    if trace.messages is None:
+        raise NotEvaluated(f"{name}: the trace has no communications")
+    sender, weight, negatives = COMM_IN_TRANSIT[function.name]
+    logical, physical = window.filters.logical is not False, window.filters.physical is True
+    m = trace.messages
+    log_send, phy_send = m["send_time"].astype(np.int64), m["send_phys"].astype(np.int64)
+    log_recv, phy_recv = m["recv_time"].astype(np.int64), m["recv_phys"].astype(np.int64)
+    if logical:
+        start, stop = log_send, np.maximum(log_recv, phy_recv)
+        negative = stop <= log_send
+        duration = np.where(log_recv > phy_recv, log_recv - log_send,
+                            phy_recv - (phy_send if physical else log_send))
+    else:
+        start, stop = phy_send, phy_recv
+        negative = phy_recv <= phy_send
+        duration = phy_recv - (phy_send if physical else log_send)
+    row = (m["send_loc"] if sender else m["recv_loc"]).astype(np.int64)
+    keep = (row >= 0) & (row < trace.n_rows) & (negative if negatives else ~negative)
+    if weight == "bw":
+        keep &= duration != 0
+        factor = float(_param(function.params, 0, 1.0)[0])
+        length = np.abs(duration) / window_unit_ns(window)
+        step = (m["size"].astype(np.float64) / factor / np.where(length > 0, length, 1.0) * 1e12).astype(np.int64)
+    else:
+        step = m["size"].astype(np.int64) if weight == "size" else np.ones(len(row), np.int64)
+    if negatives:
+        step = -step
+    row, start, stop, step = row[keep], start[keep], stop[keep], step[keep]
+    loc = np.r_[row, row]
+    time = np.r_[start, stop]
+    delta = np.r_[step, -step]
+    order = np.lexsort((time, loc))
+    loc, time, delta = loc[order], time[order], delta[order]
+    starts = np.r_[True, loc[1:] != loc[:-1]] if len(loc) else np.zeros(0, bool)
+    total = np.cumsum(delta)
+    total = total - np.r_[0, total[:-1]][starts][np.cumsum(starts) - 1] if len(loc) else total
+    value = total * 1e-12 if weight == "bw" else total.astype(np.float64)
+    # the value after each instant's last record, from that instant to the row's next one
+    last = np.r_[(loc[1:] != loc[:-1]) | (time[1:] != time[:-1]), True] if len(loc) else np.zeros(0, bool)
+    loc, time, value = loc[last], time[last], value[last]
+    per_row = np.bincount(loc, minlength=trace.n_rows)
+    first = np.r_[0, np.cumsum(per_row + 1)][:-1]
+    n = int((per_row + 1).sum())
+    out_row = np.repeat(np.arange(trace.n_rows), per_row + 1).astype(np.int32)
+    begin, end, vals = np.zeros(n, np.int64), np.full(n, trace.t_end, np.int64), np.zeros(n, np.float64)
+    index = np.arange(len(loc)) - np.r_[0, np.cumsum(per_row)][loc] + first[loc]
+    end[index], begin[index + 1], vals[index + 1] = time, time, value
+    inside = end > begin
+    return Timeline(out_row[inside], begin[inside], end[inside], vals[inside], trace.n_rows)
 
 
 def _selected_types(criterion: Criterion | None, types: np.ndarray, name: str, what: str = "type") -> np.ndarray:

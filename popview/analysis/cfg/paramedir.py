@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .evaluate import TIME_STATISTICS, UNIT_NS, HistogramTable, NotEvaluated, TraceColumns, evaluate_histogram
+from .evaluate import (TIME_STATISTICS, UNIT_NS, HistogramTable, NotEvaluated, TraceColumns, evaluate_histogram,
+                       window_units)
 from .model import CfgView, Histogram
 
 PRECISION = 2          # ParaverConfig's default histogram precision
@@ -110,10 +111,10 @@ def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: li
     values = np.asarray(result.table, np.float64)
     unit = ""
     if histogram.statistic in TIME_STATISTICS:         # StatTime, StatAvgBurstTime: the control window's units
-        unit = control.units or "Nanoseconds"
+        unit = window_units(control)
         values = values / UNIT_NS.get(unit, 1.0)
     elif histogram.statistic == "Integral":            # StatIntegral: the data window's time units
-        values = values / UNIT_NS.get(data.units or "Nanoseconds", 1.0)
+        values = values / UNIT_NS.get(window_units(data), 1.0)
     if control.level == "task":                        # task rows (one thread per task): TASK a.t
         rows = [f"TASK 1.{i + 1}" for i in range(values.shape[-2])]
     elif len(rows) != values.shape[-2]:

@@ -55,6 +55,11 @@ The engine covers: thread-level rows, and task-level rows on traces with one thr
 `State Sign`, `Given State`, `State Record Dur.`, `Int. Between Evt`, `Avg Next Evt Val`,
 `Avg Last Evt Val`, `Last Evt Val` (also composed by `Stacked Val`, Paraver's per-thread stack
 of values, in one compose slot) and `Next Evt Val` with event-type and event-value filters;
+what is in transit per thread as the kernel's communication functions add it up record by
+record: `Send BandWidth`, `Recv BandWidth` (size / factor per window time unit, in the kernel's
+1e-12 steps), `Send` / `Recv Bytes in Transit`, `Send` / `Recv Messages in Transit`,
+`Recv Negative Messages`, `Recv Negative Bytes` (logical or physical filter); a window without
+`window_units` in microseconds, as the kernel's cfg loader sets it;
 the compose functions without memory (`Sign`, `1-Sign`, `Div`, `Prod`, `Add`, `Subs`,
 `Select Range`, `Is In Range`, `Is Equal`, `Is Equal (Sign)`, `Abs`, `Floor`, `Ceil`, `Round`)
 at thread, task and top
@@ -124,8 +129,8 @@ beside `popview paramedir` (tests/cfg/test_against_paramedir.py: frozen paramedi
 shared traces always; with `POPVIEW_PARAMEDIR=/path/to/paramedir` also a live byte-for-byte
 comparison and the saved views below). Byte for byte the same on all three traces (labels, row
 and column names, values, layout): basicanalysis's `cycles`, `instructions`, `runtime`,
-`timings`; COMPSs `comm/communication_matrix`, `python/3dp_tasks_phase`; parami's
-`2dc_cyc_ipc`, `2dh_useful_duration`, `2dh_granularity`, `2dh_duration_IPC`,
+`timings`; COMPSs `comm/communication_matrix`, `comm/process_bandwidth`, `python/3dp_tasks_phase`;
+parami's `other/CommComp_overlap`, `2dc_cyc_ipc`, `2dh_useful_duration`, `2dh_granularity`, `2dh_duration_IPC`,
 `3dc_instr_ipc_useful`, `efficiency`, `3dh_percentpreempted_useful`,
 `3dh_duration_MPIcall`, `connectivity`, `mpi_stats`, `other/communication_matrix`,
 `nanox/general/analysis/3dh_ipc_uf`; PyPOP's `total_runtime`, `total_runtime_excl_disabled`,

@@ -30,7 +30,7 @@ import numpy as np
 
 from popview.analysis.timeline_data import ColourMode, Picture, TimelineData
 
-from .evaluate import Timeline
+from .evaluate import Timeline, window_units
 from .export import initial_window
 from .model import CfgView, Criterion, Window
 
@@ -305,7 +305,7 @@ def window_timeline(view: CfgView, window: Window, timeline: Timeline, t_end: in
 def window_unit(window: Window) -> str:
     function = window.functions.get("thread")
     if function is not None and function.name in ("Int. Between Evt", "State Record Dur."):
-        return window.units or "Nanoseconds"
+        return window_units(window)
     return ""
 
 
