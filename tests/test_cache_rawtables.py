@@ -46,15 +46,17 @@ def test_a_table_begun_again_replaces_the_first(tmp_path):
     assert RawTables(tmp_path)["states"]["begin"][:].tolist() == [7]
 
 
+@pytest.mark.parametrize("pread_min", [0, 1 << 62])
 @pytest.mark.parametrize("batch_rows", [7, 1 << 20])
-def test_a_spill_adopted_with_its_run_index_reads_as_the_sorted_table(tmp_path, monkeypatch, batch_rows):
+def test_a_spill_adopted_with_its_run_index_reads_as_the_sorted_table(tmp_path, monkeypatch, batch_rows, pread_min):
     """Rows that arrived interleaved across locations, in time order per location,
     read back by location from the spill, for whole and partial locations, in one
-    batch of runs or many."""
+    batch of runs or many, through the memory map or with one pread per run."""
     from popview.cache import runs
     from popview.cache.writer import PreparedChunk, _Staging
 
     monkeypatch.setattr(runs, "BATCH_ROWS", batch_rows)
+    monkeypatch.setattr(runs, "PREAD_MIN_RUN_BYTES", pread_min)
     stage = _Staging(tmp_path, "states", n_locations_hint=4)
     rng = np.random.default_rng(7)
     locs = rng.choice([0, 1, 3], size=300).astype(np.int32)       # location 2 has no rows

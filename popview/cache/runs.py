@@ -4,8 +4,11 @@ The writer spills every appended chunk ordered by location, so a location's
 rows are a run in each chunk that holds some (the location column itself is
 not spilled: the runs tell it). The run index lists those runs
 by location then chunk: the rows of locations [a, b) in arrival order are the
-concatenation of one slice of the index. Reads go through a memory map whose
-pages are let go as the read goes, so only what a read returns counts as memory.
+concatenation of one slice of the index. Long runs are read with one pread per
+run straight into the result (the kernel copies from the page cache: 2-3x
+faster than faulting a memory map in page by page); short runs go through a
+memory map whose pages are let go as the read goes. Either way only what a
+read returns counts as memory.
 """
 from __future__ import annotations
 
@@ -67,8 +70,15 @@ class RunIndex:
 # to the process's resident memory besides what it returns.
 BATCH_ROWS = 1 << 20
 
+# Mean bytes per run from which runs are read with pread, one call per run (a
+# Python loop over runs, so only where runs are long).
+PREAD_MIN_RUN_BYTES = 1 << 16
+
 
 def _read_runs(path: Path, starts: np.ndarray, lengths: np.ndarray, out: np.ndarray) -> None:
+    if out.nbytes >= PREAD_MIN_RUN_BYTES * len(starts):
+        _pread_runs(path, starts, lengths, out)
+        return
     fd = os.open(path, os.O_RDONLY)
     try:
         m = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
@@ -86,3 +96,22 @@ def _read_runs(path: Path, starts: np.ndarray, lengths: np.ndarray, out: np.ndar
             concat_runs(src, starts[r0:r1], lengths[r0:r1], out[first:first + n])
             m.madvise(mmap.MADV_DONTNEED)     # the pages stay cached; this process lets go of them
             first += n
+
+
+def _pread_runs(path: Path, starts: np.ndarray, lengths: np.ndarray, out: np.ndarray) -> None:
+    """out = the runs of `path` one after another, each read into its place in `out`."""
+    size = out.dtype.itemsize
+    dst = memoryview(out.reshape(-1).view(np.uint8))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        pos = 0
+        for start, length in zip(starts.tolist(), lengths.tolist()):
+            view, offset = dst[pos:pos + length * size], start * size
+            while len(view):
+                got = os.preadv(fd, [view], offset)
+                if got <= 0:
+                    raise EOFError(f"{path}: {len(view)} bytes missing at offset {offset}")
+                view, offset = view[got:], offset + got
+            pos += length * size
+    finally:
+        os.close(fd)
