@@ -2,7 +2,8 @@
 
 A first, deliberately small engine: thread-level rows; thread functions Useful, State As Is,
 State Sign, Given State, State Record Dur., Int. Between Evt, Avg Next / Last Evt Val,
-Last / Next Evt Val (with the event-type filter; Last composed by Stacked Val); the `As Is`
+Last / Next Evt Val (with the event-type filter; Last composed by Stacked Val), what is in
+transit (Send / Recv BandWidth, Bytes and Messages in Transit, Recv Negative *); the `As Is`
 compose, `Sign` as topcompose; derived add, product,
 substract, divide, maximum, minimum; histogram statistics Time, % Time, Sum bursts, # Bursts, Integral and Average value over
 binned columns. Anything else raises NotEvaluated naming what popview cannot evaluate yet.

@@ -161,7 +161,7 @@ the values from the .pcf and shows only those present), `mapping` (topcompose `A
 A 3D histogram with one plane with values: paramedir writes that plane's label line for
 `3dh_instructions` (100 planes) but not for `3dh_ipc_uf` (12 planes); popview writes it for
 neither (the rule is not found yet), so `3dh_instructions` differs on EPOCH by that line. Not evaluated by popview (the functions named below):
-`process_bandwidth`, `Amdahl`, `3dh_size_call`, `CommComp_overlap`, `2dt_brwds_nbbwrds`, and on
+`Amdahl`, `3dh_size_call` (`Event Bytes`), `2dt_brwds_nbbwrds`, and on
 heat 2x2 `call_duration_histogram` (task rows of tasks with two threads).
 
 File > Save view as Paraver cfg... writes the Timeline pane's current view (its colour mode,
@@ -261,7 +261,8 @@ def _probe() -> TraceColumns:
               "type": np.array([42000050, 42000059, 42000050, 42000050, 42000059, 50000001, 50000001], np.int32),
               "value": np.array([400, 700, 300, 10, 20, 3, 0], np.int64)}
     messages = {"send_loc": np.array([0, 1], np.int32), "recv_loc": np.array([1, 0], np.int32),
-                "send_time": np.array([45, 55], np.int64), "recv_time": np.array([50, 60], np.int64),
+                "send_time": np.array([45, 55], np.int64), "send_phys": np.array([45, 55], np.int64),
+                "recv_time": np.array([50, 60], np.int64), "recv_phys": np.array([50, 60], np.int64),
                 "size": np.array([100, 200], np.int64)}
     return TraceColumns(t_end=100, n_rows=2, states=states, events=events, one_thread_per_task=True,
                         messages=messages)
