@@ -261,6 +261,17 @@ COMM_IN_TRANSIT = {
 }
 
 
+def _require_all_messages(name: str, window, trace) -> None:
+    """The communication functions and statistics count every message: a message filter other
+    than "All", or a trace without communications, is named, not guessed."""
+    for key in ("from_obj", "to_obj", "tag_msg", "size_msg", "bw_msg"):
+        criterion = window.filters.criteria.get(key)
+        if criterion is not None and criterion.function != "All":
+            raise NotEvaluated(f"{name}: communication filter {key} {criterion.function!r}")
+    if trace.messages is None:
+        raise NotEvaluated(f"{name}: the trace has no communications")
+
+
 def _in_transit(window: Window, function: Function, trace: TraceColumns) -> Timeline:
     """What is in transit at each instant per row, as the kernel's SendBandWidth ...
     RecvNegativeBytes add it up record by record: a message counts from its (logical, with the
@@ -269,12 +280,7 @@ def _in_transit(window: Window, function: Function, trace: TraceColumns) -> Time
     transfer (the bandwidth, added as the kernel's whole 1e-12 steps). Messages received no
     later than sent (negative) count only in Recv Negative *, with the opposite sign."""
     name = f"window {window.position} {window.name!r}"
-    for key in ("from_obj", "to_obj", "tag_msg", "size_msg", "bw_msg"):
-        criterion = window.filters.criteria.get(key)
-        if criterion is not None and criterion.function != "All":
-            raise NotEvaluated(f"{name}: communication filter {key} {criterion.function!r}")
-    if trace.messages is None:
-        raise NotEvaluated(f"{name}: the trace has no communications")
+    _require_all_messages(name, window, trace)
     sender, weight, negatives = COMM_IN_TRANSIT[function.name]
     logical, physical = window.filters.logical is not False, window.filters.physical is True
     m = trace.messages
@@ -590,12 +596,7 @@ def _communications(view: CfgView, histogram: Histogram, trace: TraceColumns) ->
         raise NotEvaluated(f"{name}: communications between {control.level} rows")
     if histogram.limits not in (None, "Alltrace"):
         raise NotEvaluated(f"{name}: analysis limits {histogram.limits!r}")
-    for key in ("from_obj", "to_obj", "tag_msg", "size_msg", "bw_msg"):
-        criterion = control.filters.criteria.get(key)
-        if criterion is not None and criterion.function != "All":
-            raise NotEvaluated(f"{name}: communication filter {key} {criterion.function!r}")
-    if trace.messages is None:
-        raise NotEvaluated(f"{name}: the trace has no communications")
+    _require_all_messages(name, control, trace)
     sending, sized = COMM_STATISTICS[histogram.statistic]
     m = trace.messages
     row, partner = (m["send_loc"], m["recv_loc"]) if sending else (m["recv_loc"], m["send_loc"])
