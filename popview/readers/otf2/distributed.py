@@ -13,14 +13,13 @@ the cache is the same.
 """
 from __future__ import annotations
 
-import os
-import pickle
 import secrets
 import threading
 from pathlib import Path
 
 from popview import cluster
 from popview.cache.progress import Progress
+from popview.readers.otf2 import location_file
 from popview.readers.otf2.conversion import _Conversion, read_definitions
 
 _definitions: dict[tuple[str, int], tuple] = {}
@@ -57,11 +56,8 @@ def decode_location(anchor: str, ref: int, linked: bool, links, pieces: str) -> 
         result = run._decode_linked(ref)
     else:
         result = run._decode_first(ref)
-    path = Path(pieces) / f"location-{ref}-{secrets.token_hex(4)}.pickle"
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "wb") as f:
-        pickle.dump(result, f, protocol=5)
-    os.rename(tmp, path)             # a worker killed while writing leaves no file of that name
+    path = Path(pieces) / f"location-{ref}-{secrets.token_hex(4)}.npz"
+    location_file.write(path, result)      # a worker killed while writing leaves no file of that name
     return str(path)
 
 
@@ -76,7 +72,6 @@ def _read(anchor: Path):
 
 
 def _take(path: Path):
-    with open(path, "rb") as f:
-        result = pickle.load(f)       # written by this conversion's own task, in its own scratch folder
+    result = location_file.read(path)
     path.unlink()
     return result
