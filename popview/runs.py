@@ -23,7 +23,9 @@ def _is_run(path: Path) -> bool:
 def runs_in(path) -> list[tuple[Path, str | None]]:
     """The runs a dropped path stands for, each with its series name.
 
-    A trace, profile or OTF2 directory is one run (no series); any other
+    A trace, profile or OTF2 directory is one run (no series), and so is a folder
+    holding one run (Extrae's run folders: hyb_1x2/ with its .prv, .pcf, .row): runs
+    dropped that way form a series by their names, as loose files do; any other
     folder is a series named after it, holding every run directly inside."""
     path = Path(path)
     if not path.exists():
@@ -35,6 +37,8 @@ def runs_in(path) -> list[tuple[Path, str | None]]:
     runs = [child for child in sorted(path.iterdir(), key=natural_key) if _is_run(child)]
     if not runs:
         raise InputError(f"{path}: no trace or profile in this folder")
+    if len(runs) == 1:
+        return [(runs[0], None)]
     return [(run, path.name) for run in runs]
 
 

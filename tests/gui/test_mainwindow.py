@@ -204,6 +204,23 @@ def test_dropped_files_named_alike_form_a_series(traces):
     assert runs_in(traces / "alone.prv") == [(traces / "alone.prv", None)]
 
 
+def test_run_folders_dropped_together_form_one_series(qtbot, window, tmp_path):
+    """Extrae writes each run into a folder of its own (hyb_1x1/, hyb_1x2/, hyb_2x2/): dropped
+    together they were three series of one run, each its own reference (scalabilities 100 %)."""
+    folders = []
+    for procs in (1, 2, 4):
+        folder = tmp_path / f"run_{procs}x1"
+        folder.mkdir()
+        write(folder / "app.prv", Shape(processes=procs, iterations=2))
+        folders.append(folder)
+    assert runs_in(folders[0]) == [(folders[0] / "app.prv", None)]
+    drop(window, folders)
+    wait_idle(qtbot, window)
+    assert len(window.state.experiments) == 3
+    assert set(window.state.series.values()) == {"run_NxN"}
+    assert window.panes["Experiments"].tree.topLevelItemCount() == 1
+
+
 def test_failed_open_shows_a_dialog_and_logs_details(qtbot, window, traces):
     drop(window, [traces / "broken.prv"])
     wait_idle(qtbot, window)
