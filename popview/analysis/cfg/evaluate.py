@@ -574,7 +574,7 @@ def evaluate_histogram(view: CfgView, histogram: Histogram, trace: TraceColumns)
 
 def _step(binning, lower: np.ndarray) -> float | None:
     """The width of computed columns spanning a range (not one per whole value)."""
-    if binning.compute and len(lower) == COMPUTED_COLUMNS and not np.array_equal(lower, np.round(lower)):
+    if binning.computed and len(lower) == COMPUTED_COLUMNS and not np.array_equal(lower, np.round(lower)):
         return float(lower[1] - lower[0])
     return None
 
@@ -631,7 +631,7 @@ def _bins(histogram: Histogram, b, window: Window, values: np.ndarray,
     code-coloured window one column each, other values COMPUTED_COLUMNS columns from the
     smallest non-zero value to the largest (plus 5 % for columns). Third: a computed range's top
     (Paraver's control maximum, which its column labels compare with), else None."""
-    if b.compute:
+    if b.computed:
         nonzero = values[values != 0]
         if len(nonzero) == 0 or (code_coloured(window) and np.array_equal(nonzero, np.round(nonzero))
                                  and nonzero.max() - nonzero.min() <= 10_000) or nonzero.min() == nonzero.max():

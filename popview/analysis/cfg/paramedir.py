@@ -35,6 +35,7 @@ class CfgTable:
     values: np.ndarray           # (rows, columns) float64; 3D: (planes, rows, columns)
     plane_labels: list[str] | None = None     # 3D: each plane's label (the planes with values)
     plane_shown: int = 0                      # 3D: the plane Paraver shows first (3D_FixedValue's, if it has values)
+    plane_count: int = 0                      # 3D: how many planes the histogram has (with values or not)
 
 
 @dataclass
@@ -140,7 +141,7 @@ def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: li
         shown = np.flatnonzero((values != 0).any(axis=tuple(range(values.ndim - 1))))
         values, labels = values[..., shown], [labels[i] for i in shown]
     return CfgTable(histogram.name, control.name, histogram.statistic or "", unit, list(rows), labels, values,
-                    plane_labels, plane_shown)
+                    plane_labels, plane_shown, 0 if result.planes is None else len(result.planes))
 
 
 def selected_rows(histogram: Histogram, n_rows: int) -> np.ndarray | None:
@@ -193,15 +194,15 @@ def _column_labels(b, lower: np.ndarray, names: dict[int, str], step: float | No
     """LabelConstructor::histoColumnLabel: a whole minimum and a delta of 1 give discrete
     columns labelled by their value (a state's name for State As Is); otherwise each column is
     the range [lower..upper), the last one [lower..maximum]."""
-    if b.compute and step is not None and top is not None:      # a computed range: Paraver's arithmetic
+    if b.computed and step is not None and top is not None:      # a computed range: Paraver's arithmetic
         minimum, maximum = float(lower[0]), float(top)
         delta = (maximum - minimum) / len(lower)
         bounds = [i * delta + minimum for i in range(len(lower))]
         return [f"[{_grouped(v)}..{_grouped(maximum)}]" if v + delta >= maximum else
                 f"[{_grouped(v)}..{_grouped(v + delta)})" for v in bounds]
-    if b.compute and step is not None:                 # a computed range of COMPUTED_COLUMNS columns
+    if b.computed and step is not None:                 # a computed range of COMPUTED_COLUMNS columns
         delta, minimum, maximum = step, float(lower[0]), float(lower[-1] + step)
-    elif b.compute or b.delta is None or b.minimum is None:
+    elif b.computed or b.delta is None or b.minimum is None:
         delta, minimum, maximum = 1.0, 0.0, float(lower[-1]) + 1 if len(lower) else 1.0
     else:
         delta, minimum, maximum = float(b.delta), float(b.minimum), float(b.maximum)
@@ -227,9 +228,10 @@ def _grouped(v: float) -> str:
 
 def format_table(table: CfgTable) -> str:
     """The text paramedir writes for one histogram (horizontal, with labels); a 3D one is each
-    plane with values, its label on a line before it (TextOutput::dumpHistogram)."""
+    plane with values, its label on a line before it when the histogram has more than one plane,
+    with values or not (TextOutput::dumpHistogram: numPlanes > 1)."""
     if table.plane_labels is not None:
-        many = len(table.plane_labels) > 1
+        many = table.plane_count > 1
         return "".join((f"{label}\n" if many else "") + _format_plane(table, plane)
                        for label, plane in zip(table.plane_labels, table.values))
     return _format_plane(table, table.values)
