@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import comms
 from .model import CfgView, Criterion, Function, Histogram, Window
 
 RUNNING = 1      # Paraver state 1: running, the "useful" state
@@ -52,7 +53,7 @@ class TraceColumns:
         every = None if len(threads) == len(definitions.locations) else threads   # None: whole columns at once
         per_task = np.bincount([definitions.locations[i].process for i in threads]) if threads else np.zeros(0)
         messages = reader.read("messages", columns=["send_loc", "recv_loc", "send_time", "send_phys", "recv_time",
-                                                 "recv_phys", "size"]) \
+                                                 "recv_phys", "size", "tag"]) \
             if reader.has("messages") else None
         return cls(int(definitions.t_end), len(threads), reader.read("states", locations=every),
                    reader.read("events", locations=every), bool(len(per_task)) and bool((per_task == 1).all()),
@@ -248,6 +249,12 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         return _event_values(window, trace, following=name == "Avg Next Evt Val", per_time=factor)
     if name in COMM_IN_TRANSIT:
         return _in_transit(window, function, trace)
+    if name in ("Event Bytes", "Event Sent Bytes"):
+        _require_messages(window, trace)
+        loc, time, _ = selected_events(window, trace)
+        return point_intervals(loc, time, _comms_call(comms.event_bytes, window, trace, loc, time,
+                                                      sent_only=name == "Event Sent Bytes"),
+                               trace.n_rows, trace.t_end)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
 
 
@@ -270,6 +277,19 @@ def _require_all_messages(name: str, window, trace) -> None:
             raise NotEvaluated(f"{name}: communication filter {key} {criterion.function!r}")
     if trace.messages is None:
         raise NotEvaluated(f"{name}: the trace has no communications")
+
+
+def _require_messages(window, trace) -> None:
+    if trace.messages is None:
+        raise NotEvaluated(f"window {window.position} {window.name!r}: the trace has no communications")
+
+
+def _comms_call(function, window, trace, *args, **kwargs):
+    """A communication function of comms.py; a filter it cannot apply is named, not guessed."""
+    try:
+        return function(window, trace, *args, **kwargs)
+    except comms.FilterError as exc:
+        raise NotEvaluated(f"window {window.position} {window.name!r}: {exc}") from None
 
 
 def _in_transit(window: Window, function: Function, trace: TraceColumns) -> Timeline:
@@ -377,12 +397,9 @@ def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
     return np.where(found, value[pushes[order][np.clip(at, 0, None)]], 0.0)
 
 
-def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False,
-                  between: bool = False, per_time: float | None = None) -> Timeline:
-    """Intervals between consecutive selected events of each row; the value of the event that
-    ends (Next) or starts (Last) each interval, 0 where there is none. With `stacked`, each
-    event's value is first composed by Stacked Val over all the row's events (several at one
-    instant included)."""
+def selected_events(window: Window, trace: TraceColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The events the window's event filter passes: (row, time, value) sorted by row and time,
+    events at one instant in the trace's order."""
     name = f"window {window.position} {window.name!r}"
     criteria = window.filters.criteria
     e = trace.events
@@ -394,7 +411,33 @@ def _event_values(window: Window, trace: TraceColumns, following: bool, stacked:
         keep &= _selected_types(by_value, e["value"].astype(np.int64), name, "value")
     loc, time, value = e["loc"][keep].astype(np.int64), e["time"][keep], e["value"][keep].astype(np.float64)
     order = np.lexsort((time, loc))          # stable: events at one instant keep the trace's order
-    loc, time, value = loc[order], time[order], value[order]
+    return loc[order], time[order], value[order]
+
+
+def point_intervals(loc: np.ndarray, time: np.ndarray, value: np.ndarray, n_rows: int, t_end: int) -> Timeline:
+    """Intervals from points sorted by row and time, each holding its value up to the row's next
+    point (the last one up to the trace's end), 0 before a row's first point; of points at one
+    instant the last one's value holds (the intervals between them have no duration)."""
+    last = np.r_[(loc[1:] != loc[:-1]) | (time[1:] != time[:-1]), True] if len(loc) else np.zeros(0, bool)
+    loc, time, value = loc[last], time[last].astype(np.int64), value[last]
+    per_row = np.bincount(loc, minlength=n_rows)
+    first = np.r_[0, np.cumsum(per_row + 1)][:-1]
+    n = int((per_row + 1).sum())
+    row = np.repeat(np.arange(n_rows), per_row + 1).astype(np.int32)
+    begin, end, vals = np.zeros(n, np.int64), np.full(n, t_end, np.int64), np.zeros(n, np.float64)
+    index = np.arange(len(loc)) - np.r_[0, np.cumsum(per_row)][loc] + first[loc]
+    end[index], begin[index + 1], vals[index + 1] = time, time, value
+    inside = end > begin
+    return Timeline(row[inside], begin[inside], end[inside], vals[inside], n_rows)
+
+
+def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False,
+                  between: bool = False, per_time: float | None = None) -> Timeline:
+    """Intervals between consecutive selected events of each row; the value of the event that
+    ends (Next) or starts (Last) each interval, 0 where there is none. With `stacked`, each
+    event's value is first composed by Stacked Val over all the row's events (several at one
+    instant included)."""
+    loc, time, value = selected_events(window, trace)
     if stacked:
         value = _stacked(loc, value)
     # several events at one instant: the first ends the interval before it (Next), the last
