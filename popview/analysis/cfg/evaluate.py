@@ -249,6 +249,10 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         return _event_values(window, trace, following=name == "Avg Next Evt Val", per_time=factor)
     if name in COMM_IN_TRANSIT:
         return _in_transit(window, function, trace)
+    if name in comms.RECORD_FUNCTIONS:
+        _require_messages(window, trace)
+        loc, time, value = _comms_call(comms.record_function, window, trace, name, window_unit_ns(window))
+        return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
     if name in ("Event Bytes", "Event Sent Bytes"):
         _require_messages(window, trace)
         loc, time, _ = selected_events(window, trace)
@@ -266,17 +270,6 @@ COMM_IN_TRANSIT = {
     "Send Messages in Transit": (True, "one", False), "Recv Messages in Transit": (False, "one", False),
     "Recv Negative Messages": (False, "one", True), "Recv Negative Bytes": (False, "size", True),
 }
-
-
-def _require_all_messages(name: str, window, trace) -> None:
-    """The communication functions and statistics count every message: a message filter other
-    than "All", or a trace without communications, is named, not guessed."""
-    for key in ("from_obj", "to_obj", "tag_msg", "size_msg", "bw_msg"):
-        criterion = window.filters.criteria.get(key)
-        if criterion is not None and criterion.function != "All":
-            raise NotEvaluated(f"{name}: communication filter {key} {criterion.function!r}")
-    if trace.messages is None:
-        raise NotEvaluated(f"{name}: the trace has no communications")
 
 
 def _require_messages(window, trace) -> None:
@@ -300,7 +293,8 @@ def _in_transit(window: Window, function: Function, trace: TraceColumns) -> Time
     transfer (the bandwidth, added as the kernel's whole 1e-12 steps). Messages received no
     later than sent (negative) count only in Recv Negative *, with the opposite sign."""
     name = f"window {window.position} {window.name!r}"
-    _require_all_messages(name, window, trace)
+    _require_messages(window, trace)
+    passes = _comms_call(comms.message_mask, window, trace)        # from / to, tag / size, bandwidth
     sender, weight, negatives = COMM_IN_TRANSIT[function.name]
     logical, physical = window.filters.logical is not False, window.filters.physical is True
     m = trace.messages
@@ -316,7 +310,7 @@ def _in_transit(window: Window, function: Function, trace: TraceColumns) -> Time
         negative = phy_recv <= phy_send
         duration = phy_recv - (phy_send if physical else log_send)
     row = (m["send_loc"] if sender else m["recv_loc"]).astype(np.int64)
-    keep = (row >= 0) & (row < trace.n_rows) & (negative if negatives else ~negative)
+    keep = (row >= 0) & (row < trace.n_rows) & (negative if negatives else ~negative) & passes
     if weight == "bw":
         keep &= duration != 0
         factor = float(_param(function.params, 0, 1.0)[0])
@@ -669,12 +663,23 @@ def _communications(view: CfgView, histogram: Histogram, trace: TraceColumns) ->
         raise NotEvaluated(f"{name}: communications between {control.level} rows")
     if histogram.limits not in (None, "Alltrace"):
         raise NotEvaluated(f"{name}: analysis limits {histogram.limits!r}")
-    _require_all_messages(name, control, trace)
+    if trace.messages is None:
+        raise NotEvaluated(f"{name}: the trace has no communications")
+    if control.derived:
+        raise NotEvaluated(f"{name}: communications of a derived control window")
+    if control.filters.logical is not False and control.filters.physical is True:
+        raise NotEvaluated(f"{name}: communications both logically and physically filtered")
     sending, sized = COMM_STATISTICS[histogram.statistic]
     m = trace.messages
     row, partner = (m["send_loc"], m["recv_loc"]) if sending else (m["recv_loc"], m["send_loc"])
     row, partner = row.astype(np.int64), partner.astype(np.int64)
     keep = (row < trace.n_rows) & (partner < trace.n_rows) & (row >= 0) & (partner >= 0)
+    try:        # the records the control window's filter lets into its record list: each message once a side
+        keep &= comms.message_mask(control, trace)
+    except comms.FilterError as exc:
+        raise NotEvaluated(f"{name}: {exc}") from None
+    if control.filters.logical is False and control.filters.physical is not True:
+        keep[:] = False                                  # neither logical nor physical: no record passes
     weight = m["size"].astype(np.float64) if sized else np.ones(len(row))
     cell = row[keep] * trace.n_rows + partner[keep]
     table = np.bincount(cell, weights=weight[keep], minlength=trace.n_rows * trace.n_rows).reshape(trace.n_rows, -1)
