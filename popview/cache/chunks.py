@@ -99,31 +99,36 @@ def pipeline(dset: h5py.Dataset) -> tuple[bool, int, bool]:
 
 
 class ChunkedWriter:
-    """Appends rows to a pre-sized chunked dataset from its first row on; close()
-    writes the last, partial chunk (padded, as HDF5 stores edge chunks)."""
+    """Appends rows to a pre-sized chunked dataset from its first row on (or rows
+    [start, stop): start on a chunk's first row); close() writes the last, partial
+    chunk (padded, as HDF5 stores edge chunks)."""
 
     AHEAD = 8     # chunks being compressed at once, per column
 
-    def __init__(self, dset: h5py.Dataset):
+    def __init__(self, dset: h5py.Dataset, start: int = 0, stop: int | None = None):
         self.dset = dset
         self.shuffle, self.level, self.checksum = pipeline(dset)
         self.rows = dset.chunks[0]
         self.shape = dset.shape
+        if start % self.rows:
+            raise ValueError(f"{dset.name}: row {start} does not begin a chunk")
+        self.stop = self.shape[0] if stop is None else stop
+        self.start = start
         if dset.chunks[1:] != dset.shape[1:]:
             raise ValueError(f"{dset.name}: a chunk must span whole rows")
         self.dtype = dset.dtype       # h5py's property costs a call into HDF5 each time
         self._pending: deque[tuple[int, Future]] = deque()
         self._partial = np.empty((self.rows,) + self.shape[1:], self.dtype)
         self._held = 0        # rows in _partial
-        self._next = 0        # first row of the next chunk submitted
+        self._next = start    # first row of the next chunk submitted
         self._written = 0
 
     def write(self, rows: np.ndarray) -> None:
         if rows.dtype != self.dtype:
             rows = rows.astype(self.dtype)
         self._written += len(rows)
-        if self._written > self.shape[0]:
-            raise ValueError(f"{self.dset.name}: more rows than its {self.shape[0]}")
+        if self._written > self.stop - self.start:
+            raise ValueError(f"{self.dset.name}: more rows than its {self.stop - self.start}")
         i = 0
         if self._held:
             i = min(len(rows), self.rows - self._held)
@@ -150,8 +155,8 @@ class ChunkedWriter:
             self._held = 0
         while self._pending:
             self._store_oldest()
-        if self._written < self.shape[0]:
-            raise ValueError(f"{self.dset.name}: {self.shape[0] - self._written} rows never written")
+        if self._written < self.stop - self.start:
+            raise ValueError(f"{self.dset.name}: {self.stop - self.start - self._written} rows never written")
 
     def _submit(self, block: np.ndarray) -> None:
         self._pending.append((self._next, _threads().submit(_encode, block, self.shuffle, self.level, self.checksum)))
@@ -163,3 +168,36 @@ class ChunkedWriter:
         first, job = self._pending.popleft()
         offset = (first,) + (0,) * (len(self.shape) - 1)
         self.dset.id.write_direct_chunk(offset, job.result())
+
+
+class WindowWriter:
+    """Rows [lo, hi) of a pre-sized chunked dataset, appended in order: the rows before the
+    first chunk boundary through HDF5 (the chunk is shared with the rows before lo), the
+    rest by ChunkedWriter. What a task of a distributed finish writes of a table into a
+    file of its own, which the driver joins (popview.cache.groups.copy_rows)."""
+
+    def __init__(self, dset: h5py.Dataset, lo: int, hi: int):
+        self.dset, self.lo, self.hi = dset, lo, hi
+        c = dset.chunks[0]
+        self.head = min(hi, -(-lo // c) * c)
+        self.pos = lo
+        self._head = np.empty((self.head - lo,) + dset.shape[1:], dset.dtype)
+        self._sink = ChunkedWriter(dset, start=self.head, stop=hi) if hi > self.head else None
+
+    def write(self, rows: np.ndarray) -> None:
+        if self.pos < self.head:
+            k = min(len(rows), self.head - self.pos)
+            self._head[self.pos - self.lo:self.pos - self.lo + k] = rows[:k]
+            rows = rows[k:]
+            self.pos += k
+            if self.pos == self.head and self.head > self.lo:
+                self.dset[self.lo:self.head] = self._head
+        if len(rows):
+            self._sink.write(rows)
+            self.pos += len(rows)
+
+    def close(self) -> None:
+        if self.pos != self.hi:
+            raise ValueError(f"{self.dset.name}: {self.hi - self.pos} rows of [{self.lo}, {self.hi}) never written")
+        if self._sink is not None:
+            self._sink.close()
