@@ -689,16 +689,28 @@ def _fill_numeric(levels, spread: bool, recs, a: int, b: int, base: int, bins: l
     """Level 0 of a numeric channel from the records; each coarser level from the one
     below (sums add up, maxima of maxima are maxima: exact either way)."""
     loc, begin, end, value = recs
-    rows, lo, hi, skip = segments_by_location(loc, a, b)
-    out = np.full((b - a, bins[0]), np.nan, np.float64)
-    reduce_kernel(rows, lo, hi, skip, begin, end, np.asarray(value, np.float64), 0.0, float(base), bins[0], spread,
-                  out)
-    levels[0][0][a:b] = out.astype(np.float32)
+    _, lo, hi, skip = segments_by_location(loc, a, b)
+    active = np.flatnonzero(hi > lo)      # rows with records; the others are NaN at every level
+    out = np.full((len(active), bins[0]), np.nan, np.float64)
+    reduce_kernel(np.arange(len(active), dtype=np.int64), lo[active], hi[active], skip[active], begin, end,
+                  np.asarray(value, np.float64), 0.0, float(base), bins[0], spread, out)
+    levels[0][0][a:b] = _all_rows(out, active, b - a)
     for level in range(1, len(bins)):
         if out.shape[1] % 2:
             out = np.pad(out, ((0, 0), (0, 1)), constant_values=np.nan)
         out = _pair_bins(out[:, 0::2], out[:, 1::2], spread)[:, : bins[level]]
-        levels[level][0][a:b] = out.astype(np.float32)
+        levels[level][0][a:b] = _all_rows(out, active, b - a)
+
+
+def _all_rows(values: np.ndarray, active: np.ndarray, n: int) -> np.ndarray:
+    """A level's rows as stored (float32): those computed at `active`, NaN elsewhere. A
+    counter is read on its own locations only (the mi300 archive: each of its 29 metrics
+    on one location of 32), so only their rows are reduced and paired."""
+    if len(active) == n:
+        return values.astype(np.float32)
+    rows = np.full((n, values.shape[1]), np.nan, np.float32)
+    rows[active] = values
+    return rows
 
 
 def _pair_bins(left: np.ndarray, right: np.ndarray, spread: bool) -> np.ndarray:
