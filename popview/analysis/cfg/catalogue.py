@@ -45,6 +45,7 @@ ENGINE_FUNCTIONS = frozenset((
     "Mod+1", "Is In Range", "State Record Dur.", "Given State", "Average", "Maximum", "Minimum",
     "Send BandWidth", "Send Bytes in Transit", "Send Messages in Transit", "Recv Bytes in Transit",
     "Recv Messages in Transit", "Recv Negative Messages", "Recv Negative Bytes",
+    "AddingSign", "Activity", "Mode", "Add Tasks",
 ))
 ENGINE_OPERATIONS = frozenset(("add", "product", "substract", "divide", "maximum", "minimum",
                                "controlled: clear by"))
