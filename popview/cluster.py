@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 from collections import deque
 from contextlib import contextmanager
 
@@ -99,7 +100,7 @@ def in_order(client, tasks, progress: Progress, window: int, what: str, total: f
                     more = False
                     break
                 fn, args, weight = item
-                pending.append((client.submit(fn, *args, pure=False), weight))
+                pending.append((_submit(client, fn, args), weight))
                 submitted += weight
             if not pending:
                 return
@@ -128,6 +129,15 @@ def in_order(client, tasks, progress: Progress, window: int, what: str, total: f
             # again: a cancel (a call of its own) can reach the scheduler before the submission
             # of a task just submitted (the batched stream), which it then misses
             client.cancel(futures)
+
+
+def _submit(client, fn, args):
+    """A task whose arguments carry its data (a decompressed block of a .prv.gz, tens of
+    MB): sent once, to one worker, so Dask's advice to scatter repeated large graphs does
+    not apply, and its warning would only alarm the user."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+        return client.submit(fn, *args, pure=False)
 
 
 # A worker's task states (distributed.worker_state_machine) in which it runs or may start running.

@@ -6,6 +6,7 @@ import errno
 import logging
 import os
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -124,8 +125,8 @@ def _convert(path, cache_dir, progress, cancel, force, beside, dask=None,
             return target, False, reader
         with signals.sigterm_interrupts():
             before = stats(files)
-            with Writer(target, "", source_bytes=size) as writer:
-                _read_source(module, anchor, writer, prog.sub(0.0, 0.7), dask, dask_options or {})
+            with Writer(target, "", source_bytes=size) as writer, _engine(module, anchor, dask) as client:
+                _read_source(module, anchor, writer, prog.sub(0.0, 0.7), client, dask_options or {})
                 writer.fingerprint = fingerprint(files, before)
                 writer.finish(prog.sub(0.7, 1.0))
     except OSError as exc:
@@ -143,19 +144,30 @@ def _convert(path, cache_dir, progress, cancel, force, beside, dask=None,
     return target, True, None
 
 
-def _read_source(module, anchor: Path, writer: Writer, progress: Progress, dask, options: dict) -> None:
-    """The reader's conversion into `writer`: on this machine, or on the Dask cluster `dask`
-    names when the format has a distributed conversion (the others convert here: their
-    sources are small, a profile)."""
+@contextmanager
+def _engine(module, anchor: Path, dask):
+    """A client of the Dask cluster `dask` names when the format has a distributed
+    conversion, else None (the others convert here: their sources are small, a profile)."""
     if dask is None or not hasattr(module, "convert_distributed"):
         if dask is not None:
             log.info("popview: %s has no distributed conversion: converted on this machine", anchor.name)
-        module.convert(anchor, writer, progress)
+        yield None
         return
     from popview import cluster
 
     with cluster.connect(dask) as client:
-        module.convert_distributed(anchor, writer, progress, client, **options)
+        yield client
+
+
+def _read_source(module, anchor: Path, writer: Writer, progress: Progress, client, options: dict) -> None:
+    """The reader's conversion into `writer`: on this machine, or on the Dask cluster of
+    `client`, which then also sorts and writes the tables (Writer.finish_on)."""
+    if client is None:
+        module.convert(anchor, writer, progress)
+        return
+    options = dict(options)
+    writer.finish_on(client, options.pop("group_rows", None))
+    module.convert_distributed(anchor, writer, progress, client, **options)
 
 
 def _tidy(target: Path) -> None:

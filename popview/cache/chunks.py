@@ -99,31 +99,36 @@ def pipeline(dset: h5py.Dataset) -> tuple[bool, int, bool]:
 
 
 class ChunkedWriter:
-    """Appends rows to a pre-sized chunked dataset from its first row on; close()
-    writes the last, partial chunk (padded, as HDF5 stores edge chunks)."""
+    """Appends rows to a pre-sized chunked dataset from its first row on (or rows
+    [start, stop): start on a chunk's first row); close() writes the last, partial
+    chunk (padded, as HDF5 stores edge chunks)."""
 
     AHEAD = 8     # chunks being compressed at once, per column
 
-    def __init__(self, dset: h5py.Dataset):
+    def __init__(self, dset: h5py.Dataset, start: int = 0, stop: int | None = None):
         self.dset = dset
         self.shuffle, self.level, self.checksum = pipeline(dset)
         self.rows = dset.chunks[0]
         self.shape = dset.shape
+        if start % self.rows:
+            raise ValueError(f"{dset.name}: row {start} does not begin a chunk")
+        self.stop = self.shape[0] if stop is None else stop
+        self.start = start
         if dset.chunks[1:] != dset.shape[1:]:
             raise ValueError(f"{dset.name}: a chunk must span whole rows")
         self.dtype = dset.dtype       # h5py's property costs a call into HDF5 each time
         self._pending: deque[tuple[int, Future]] = deque()
         self._partial = np.empty((self.rows,) + self.shape[1:], self.dtype)
         self._held = 0        # rows in _partial
-        self._next = 0        # first row of the next chunk submitted
+        self._next = start    # first row of the next chunk submitted
         self._written = 0
 
     def write(self, rows: np.ndarray) -> None:
         if rows.dtype != self.dtype:
             rows = rows.astype(self.dtype)
         self._written += len(rows)
-        if self._written > self.shape[0]:
-            raise ValueError(f"{self.dset.name}: more rows than its {self.shape[0]}")
+        if self._written > self.stop - self.start:
+            raise ValueError(f"{self.dset.name}: more rows than its {self.stop - self.start}")
         i = 0
         if self._held:
             i = min(len(rows), self.rows - self._held)
@@ -150,8 +155,8 @@ class ChunkedWriter:
             self._held = 0
         while self._pending:
             self._store_oldest()
-        if self._written < self.shape[0]:
-            raise ValueError(f"{self.dset.name}: {self.shape[0] - self._written} rows never written")
+        if self._written < self.stop - self.start:
+            raise ValueError(f"{self.dset.name}: {self.stop - self.start - self._written} rows never written")
 
     def _submit(self, block: np.ndarray) -> None:
         self._pending.append((self._next, _threads().submit(_encode, block, self.shuffle, self.level, self.checksum)))

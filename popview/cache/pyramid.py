@@ -18,7 +18,6 @@ groups; numba kernels do the per-record work.
 """
 from __future__ import annotations
 
-import mmap
 import tempfile
 from pathlib import Path
 
@@ -713,8 +712,10 @@ class _Tiles:
 
     def _write_columns(self, name: str) -> None:
         """Block by block, each group's run of the block (the groups are in location
-        order), gathered by a kernel a few million rows at a time."""
-        from popview.cache.order import concat_runs
+        order), read a few million rows at a time: long runs by one pread each (the kernel
+        copies from the page cache; faulting a memory map in cost twice that), short ones
+        through a memory map (runs.read_runs)."""
+        from popview.cache.runs import _pread_runs as read_runs
 
         runs = np.array(self.runs[name], np.int64).reshape(len(self.runs[name]), -1)   # (groups, blocks + 1)
         bases = np.cumsum([0] + [int(r[-1]) for r in runs])
@@ -725,8 +726,7 @@ class _Tiles:
         starts, lengths = starts[keep], lengths[keep]
         batch_ends = np.searchsorted(np.cumsum(lengths), np.arange(1, n // self.BATCH_ROWS + 2) * self.BATCH_ROWS)
         for c, dt in _tile_dtypes(name).items():
-            mapped = np.memmap(self.scratch / f"{name}.{c}", dt, "r") if n else None
-            src = np.asarray(mapped) if n else np.zeros(0, dt)     # plain views: slicing a memmap is slow
+            path = self.scratch / f"{name}.{c}"
             ds = self.group[name].create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
                                                  chunks=(max(1, min(n, schema.CHUNK)),), **compression())
             sink, first = ChunkedWriter(ds), 0
@@ -735,13 +735,11 @@ class _Tiles:
                 if last <= first:
                     continue
                 batch = np.empty(int(lengths[first:last].sum()), dt)
-                concat_runs(src, starts[first:last], lengths[first:last], batch)
+                read_runs(path, starts[first:last], lengths[first:last], batch)
                 sink.write(batch)
-                mapped._mmap.madvise(mmap.MADV_DONTNEED)      # what was read need not stay resident
                 first = last
             sink.close()
-            del src, mapped
-            (self.scratch / f"{name}.{c}").unlink()
+            path.unlink()
 
 
 @numba.njit(cache=True)

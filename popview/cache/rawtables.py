@@ -58,6 +58,18 @@ class SortedCopy:
         runs.save(self.folder / f"{table}.runs.i64")
         self.finish(table, offsets)
 
+    def adopt_segments(self, table: str, segments: list[dict[str, Path]], rows: list[int],
+                       offsets: np.ndarray) -> None:
+        """The table is the sorted column files of consecutive location groups (written by Dask
+        tasks: popview.cache.groups), `rows[k]` rows each: linked here, read as one column."""
+        self.end()
+        for k, files in enumerate(segments):
+            for name, path in files.items():
+                os.link(path, self.folder / f"{table}.{name}.{k}")
+        np.concatenate(([0], np.cumsum(rows, dtype=np.int64))).astype("<i8").tofile(
+            self.folder / f"{table}.segments.i64")
+        self.finish(table, offsets)
+
     def end(self) -> None:
         for f in self._files.values():
             f.close()
@@ -89,6 +101,8 @@ class RawTable:
         self._dtypes = dict(schema.columns(table))
         runs = folder / f"{table}.runs.i64"
         self._runs = RunIndex.load(runs) if runs.exists() else None
+        segments = folder / f"{table}.segments.i64"
+        self._segments = np.fromfile(segments, "<i8").astype(np.int64) if segments.exists() else None
 
     def __contains__(self, name: str) -> bool:
         return name == "offsets" or name in self._dtypes
@@ -100,6 +114,8 @@ class RawTable:
         if self._runs is not None:
             spilled = name != schema.TABLES[self.table][0]      # the locations are told by the runs
             return SpillColumn(path, self._dtypes[name], self._offsets, self._runs, spilled)
+        if self._segments is not None:
+            return SegmentedColumn(path, self._dtypes[name], self._segments)
         return RawColumn(path, self._dtypes[name], int(self._offsets[-1]))
 
 
@@ -138,6 +154,29 @@ class SpillColumn(RawColumn):
         rows = self.runs.read(self.path if self.spilled else None, self.dtype, a, b)
         first = lo - int(self.offsets[a])
         return rows if first == 0 and len(rows) == hi - lo else rows[first:first + hi - lo].copy()
+
+
+class SegmentedColumn(RawColumn):
+    """One column kept as consecutive segment files (`<path>.0`, `<path>.1`, ...; segment
+    k holds rows [starts[k], starts[k + 1]))."""
+
+    def __init__(self, path: Path, dtype, starts: np.ndarray):
+        super().__init__(path, dtype, int(starts[-1]))
+        self.starts = starts
+
+    def __getitem__(self, key) -> np.ndarray:
+        lo, hi = _bounds(self.path, key, self.shape[0])
+        out = np.empty(hi - lo, self.dtype)
+        k = int(np.searchsorted(self.starts, lo, side="right")) - 1
+        pos = lo
+        while pos < hi:
+            end = min(hi, int(self.starts[k + 1]))
+            if end > pos:
+                _read_into(self.path.with_name(f"{self.path.name}.{k}"), out[pos - lo:end - lo],
+                           (pos - int(self.starts[k])) * self.dtype.itemsize)
+            pos = end
+            k += 1
+        return out
 
 
 def _bounds(path: Path, key, n: int) -> tuple[int, int]:

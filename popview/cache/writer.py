@@ -13,7 +13,7 @@ import numpy as np
 
 from popview import atomic
 from popview._version import __version__
-from popview.cache import schema
+from popview.cache import heap, schema
 from popview.cache.chunks import ChunkedWriter
 from popview.cache.integrity import checked, seal, sign, writing
 from popview.cache.progress import Progress
@@ -94,6 +94,12 @@ class _Staging:
         self._last_loc = -1
         self.t_max = np.iinfo(np.int64).min
         self.chunks: list[tuple[int, int, np.ndarray, np.ndarray]] = []   # first row, rows, locations, starts
+        # pieces adopted where they lie (a finish on Dask reads them there), each (its column
+        # files, its chunks with rows counted from its files' start); `chunks` then numbers the
+        # rows of every source one after the other, as if they had been copied here
+        self.sources: list[tuple[dict[str, Path], list[tuple[int, int, np.ndarray, np.ndarray]]]] = []
+        self.own_rows = 0
+        self.own_chunks: list[tuple[int, int, np.ndarray, np.ndarray]] = []
         self.loc_col = schema.TABLES[table][0]      # not spilled: the run index tells it
         self.paths = {name: scratch / f"{table}.{name}" for name, _ in schema.columns(table) if name != self.loc_col}
         self._files = {name: open(path, "w+b") for name, path in self.paths.items()}
@@ -103,18 +109,36 @@ class _Staging:
         if chunk.n == 0:
             return
         self._note(chunk)
+        self._note_own(chunk)
         for name, f in self._files.items():
             f.seek(0, os.SEEK_END)
             f.write(chunk.columns[name].data)
         self.n += chunk.n
 
-    def append_spilled(self, chunks: "list[PreparedChunk]", paths: dict[str, Path]) -> None:
+    def _note_own(self, chunk: "PreparedChunk") -> None:
+        self.own_chunks.append((self.own_rows, chunk.n, chunk.present, chunk.starts))
+        self.own_rows += chunk.n
+
+    def append_spilled(self, chunks: "list[PreparedChunk]", paths: dict[str, Path], copy: bool = True) -> None:
         """Chunks another staging spilled (a piece a Dask worker wrote: popview.cache.pieces),
-        their column files copied behind this staging's: as if appended here in that order."""
+        their column files copied behind this staging's: as if appended here in that order.
+        Without `copy` (a finish on Dask, which reads them where they lie) they are noted as a
+        source of their own, unless this staging holds rows of its own already (then copied,
+        so that the arrival order stays that of the sources then this staging's file)."""
+        copy = copy or self.own_rows > 0
+        local, first = [], 0
         for chunk in chunks:
             if chunk.n:
                 self._note(chunk)
                 self.n += chunk.n
+                if copy:
+                    self._note_own(chunk)
+                else:
+                    local.append((first, chunk.n, chunk.present, chunk.starts))
+                    first += chunk.n
+        if not copy:
+            self.sources.append((dict(paths), local))
+            return
         for name, f in self._files.items():
             f.seek(0, os.SEEK_END)
             _copy_file(paths[name], f)
@@ -137,8 +161,17 @@ class _Staging:
         self.t_max = max(self.t_max, chunk.t_max)
         self.chunks.append((self.n, chunk.n, present, chunk.starts))
 
+    def all_sources(self) -> list[tuple[dict[str, Path], list[tuple[int, int, np.ndarray, np.ndarray]]]]:
+        """Every source of rows in arrival order: the pieces adopted where they lie, then this
+        staging's own files (flushed)."""
+        for f in self._files.values():
+            f.flush()
+        return self.sources + ([(dict(self.paths), self.own_chunks)] if self.own_rows else [])
+
     def runs(self, n_loc: int) -> RunIndex:
         """Where each location's rows lie in the spill files (made once all is appended)."""
+        if self.sources:
+            raise RuntimeError(f"{self.table}: pieces adopted where they lie are read by the finish on Dask")
         if self._runs is None:
             for f in self._files.values():
                 f.flush()
@@ -181,6 +214,14 @@ class Writer:
         # A source this large will want the derived-data process: started now, its start
         # (imports, numba's) overlaps this process's own, before the parsing uses both cores.
         self._side = _start_side_builder(None) if source_bytes >= SIDE_AT_START_BYTES else None
+        self._client = None        # a Dask client: finish() sorts and writes by location groups there
+
+    def finish_on(self, client, group_rows: int | None = None) -> None:
+        """Sort and write the tables on the Dask cluster of `client` (popview.cache.groups),
+        by location groups of at most `group_rows` rows (default: SORT_BUDGET_ROWS, the groups
+        of the one-machine finish); adopted pieces then stay where they lie, read there."""
+        self._client = client
+        self._group_rows = group_rows or SORT_BUDGET_ROWS
 
     # ---- input ----------------------------------------------------------
     def append(self, table: str, cols: "dict[str, np.ndarray] | PreparedChunk") -> None:
@@ -195,8 +236,9 @@ class Writer:
         for table, (paths, chunks) in piece.tables.items():
             if table not in self._tables:
                 self._tables[table] = _Staging(self._staging_dir, table, self._hint)
-            self._tables[table].append_spilled(chunks, paths)
-        piece.remove()
+            self._tables[table].append_spilled(chunks, paths, copy=self._client is None)
+        if self._client is None:
+            piece.remove()
 
     def pieces_folder(self) -> Path:
         """A folder in this conversion's scratch folder for the pieces Dask workers write
@@ -222,6 +264,10 @@ class Writer:
         progress = progress or Progress()
         if self.definitions is None:
             raise ValueError("definitions were never set")
+        if self._client is not None:
+            from popview.cache.groups import finish_on_dask
+
+            return finish_on_dask(self, self._client, progress)
         tmp_path = self._scratch.path / "cache.h5"
         side = self._side = self._side or _start_side_builder(sum(t.n for t in self._tables.values()))
         copy = SortedCopy(self._staging_dir / "sorted")
@@ -231,25 +277,31 @@ class Writer:
                 if side is not None and "events" in adopted else None
             with writing(tmp_path, "w", self.abort) as out:
                 calls = self._write_tables(out, copy, progress.sub(0.0, 0.6), adopted)
+                heap.release_free_memory()   # the sort's freed arrays: the derived data peaks next
                 derived.build_core(out, self.definitions, progress.sub(0.6, 0.65), calls, copy)
                 if side is None:
                     derived.build_all(RawTables(copy.folder), out, self.definitions, progress.sub(0.65, 0.98))
             if side is not None:
                 derived.build_optional_in_parallel(copy.folder, tmp_path, self.definitions,
                                                    progress.sub(0.65, 0.98), side, early, self.abort)
-            with writing(tmp_path, "r+", self.abort) as out:
-                _write_definitions(out, self.definitions)
-                out.attrs["schema_version"] = schema.SCHEMA_VERSION
-                out.attrs["popview_version"] = __version__
-                out.attrs["fingerprint"] = self.fingerprint
-                out.attrs["complete"] = True
-                sign(out)
-            seal(tmp_path, _summary(tmp_path, self.fingerprint))
-            atomic.put_in_place(tmp_path, self.final_path)   # made 0600 in a private folder; shared as the umask says
+            self._complete(tmp_path)
         finally:
             self.abort()
         progress(1.0, "done")
         return self.final_path
+
+    def _complete(self, tmp_path: Path) -> None:
+        """The definitions and attributes written last, the digests signed, the file renamed
+        into place: only a cache that got here is ever found."""
+        with writing(tmp_path, "r+", self.abort) as out:
+            _write_definitions(out, self.definitions)
+            out.attrs["schema_version"] = schema.SCHEMA_VERSION
+            out.attrs["popview_version"] = __version__
+            out.attrs["fingerprint"] = self.fingerprint
+            out.attrs["complete"] = True
+            sign(out)
+        seal(tmp_path, _summary(tmp_path, self.fingerprint))
+        atomic.put_in_place(tmp_path, self.final_path)   # made 0600 in a private folder; shared as the umask says
 
     def _adopt_in_order(self, copy: SortedCopy) -> set[str]:
         """The tables whose rows arrived in time order per location: they read back from the

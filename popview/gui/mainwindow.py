@@ -24,6 +24,7 @@ exists.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import re
@@ -36,10 +37,12 @@ from PySide6.QtWidgets import (
     QComboBox, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QSizePolicy, QToolBar, QWidget,
 )
 
+import popview
 from popview.analysis.focus import Focus
 from popview import readers
 from popview.gui import collector, docking, layouts
 from popview.gui.cache_setting import CacheBesideAction
+from popview.gui.dask_setting import DaskAction, scheduler
 from popview.gui.state import AppState
 from popview.gui.widgets.progress import JobProgress
 from popview.gui.workers import OpenJob
@@ -200,6 +203,8 @@ class MainWindow(QMainWindow):
                                          QKeySequence.StandardKey.Close)
         self.cache_beside_action = CacheBesideAction(self.settings, self)
         file_menu.addAction(self.cache_beside_action)
+        self.dask_action = DaskAction(self.settings, self)
+        file_menu.addAction(self.dask_action)
         self.quit_separator = file_menu.addSeparator()   # pane File actions go above it
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         view = self.menus["View"]
@@ -459,7 +464,7 @@ class MainWindow(QMainWindow):
             self.open_cfg(path)
 
     def _start_job(self, path: Path, series: str | None) -> None:
-        job = OpenJob(path, opener=self.opener, cache_dir=self.cache_dir, series=series, parent=self)
+        job = OpenJob(path, opener=self._opener(), cache_dir=self.cache_dir, series=series, parent=self)
         widget = JobProgress(job)
         self.statusBar().addPermanentWidget(widget)
         job.opened.connect(lambda exp, j=job: self._on_opened(j, exp))
@@ -469,6 +474,13 @@ class MainWindow(QMainWindow):
         self.jobs.append(job)
         log.info("opening %s", path)
         job.start()           # queued on the opening pool, which bounds the conversions at once
+
+    def _opener(self):
+        """How a file is opened: popview.open (or the test's opener), converting on the Dask
+        cluster of the File menu's setting when there is one."""
+        where = scheduler(self.settings)
+        opener = self.opener or popview.open
+        return opener if where is None else functools.partial(opener, dask=where)
 
     def _on_opened(self, job: OpenJob, exp) -> None:
         self.state.add_experiment(exp, series=job.series)

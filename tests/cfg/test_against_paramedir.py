@@ -12,6 +12,7 @@ Two kinds of checks:
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from pathlib import Path
@@ -19,8 +20,8 @@ from pathlib import Path
 import pytest
 
 import popview
-from popview.analysis.cfg import read_cfg
-from popview.analysis.cfg.evaluate import TraceColumns
+from popview.analysis.cfg import parse_cfg, read_cfg
+from popview.analysis.cfg.evaluate import TraceColumns, evaluate_window
 from popview.analysis.cfg.export import NotExportable, present_event_types, timeline_cfg
 from popview.analysis.cfg.paramedir import NO_EVENTS, evaluate_cfg, format_table, parse_table, row_labels
 from popview.analysis.cfg.writer import write_cfg
@@ -49,6 +50,7 @@ EXACT = (
     "parami/cfgs/General/analysis/efficiency.cfg",
     "parami/cfgs/counters_PAPI/architecture/3dh_percentpreempted_useful.cfg",
     "parami/cfgs/mpi/analysis/3dh_duration_MPIcall.cfg",
+    "parami/cfgs/mpi/analysis/3dh_size_call.cfg",              # Event Bytes, 3D
     "parami/cfgs/mpi/analysis/connectivity.cfg",
     "parami/cfgs/mpi/analysis/mpi_stats.cfg",
     "parami/cfgs/mpi/analysis/other/communication_matrix.cfg",
@@ -125,6 +127,116 @@ FROZEN = {
 }
 
 
+# Digests (SHA-256 of the UTF-8 text) of tables too long to keep here, as paramedir wrote them.
+FROZEN_SHA256 = {
+    ("epoch4", "parami/cfgs/mpi/analysis/3dh_size_call.cfg"):          # Event Bytes (+ collective size), 3D
+        "56abe427c9aa94fa3ac6f0fd65c196e0dc711ff3a2c47d9f40a83d09b453f65d",
+    ("heat2x2", "parami/cfgs/mpi/analysis/3dh_size_call.cfg"):
+        "ff0ad940da732ea2e94a6b91481fb27815eb914730dbf1157c94e01fea7a8785",
+}
+
+# Timeline cfgs (no histogram: paramedir writes the cfg's last window, `-tu`: in trace units)
+# whose last window popview evaluates to the same values everywhere on EPOCH 4, EPOCH 16 and
+# popview-heat Extrae 2x2 (compared in the canonical form below).
+TIMELINES = (
+    "parami/cfgs/mpi/views/point2point/p2p_size.cfg",          # Event Bytes
+    "parami/cfgs/mpi/views/mpi_msg_size.cfg",                  # Event Bytes + collective size
+    "parami/cfgs/mpi/views/point2point/late_receivers.cfg",    # Event Bytes / MPI call duration
+)
+
+# Digests of paramedir's timeline dumps (-tu) in canonical form.
+FROZEN_TIMELINE_SHA256 = {
+    ("epoch4", "parami/cfgs/mpi/views/point2point/p2p_size.cfg"): "4fec258d1a76401dba3fd9a92c42f32cef2be121d497d5d55095c099462d48a1",
+    ("heat2x2", "parami/cfgs/mpi/views/point2point/late_receivers.cfg"): "7b0a5f59d92f77196d6ca59c9fa670129145e1a74af0a9266ac74903394a3ab7",
+}
+
+
+# The communication-record functions on a cfg of the collection (parami's p2p_size: MPI
+# point-to-point and other calls) whose function and message filter are changed:
+# (function, logical, physical, extra filter line or None)
+VARIANT_BASE = "parami/cfgs/mpi/views/point2point/p2p_size.cfg"
+RECORD_FUNCTIONS = ("Number Of Sends", "Number Of Send Bytes", "Number Of Receives", "Number Of Receive Bytes",
+                    "Comm Partner", "Comm Recv. Partner", "Last Tag", "Comm Size", "Last Send Dur.",
+                    "Next Recv Dur.", "Last Send Size", "Event Sent Bytes", "Event Bytes", "Recv BandWidth",
+                    "Send Messages in Transit")
+FILTERS = {"logical": (True, False, None), "physical": (False, True, None), "both": (True, True, None),
+           "tag != 0": (True, False, ("tag_msg", "!=", "1 0")), "from 1 or 3": (True, False, ("from_obj", "=", "2 1 3")),
+           "bandwidth > 100": (True, False, ("bw_msg", ">", "1 100.0"))}
+
+FROZEN_VARIANT_SHA256 = {
+    ("epoch4", "Comm Recv. Partner", "logical"): "683e945186581ce05da5748b16c3e9b6a8625b4cc5d1ac460c737e38910cd821",
+    ("epoch4", "Number Of Receive Bytes", "physical"): "d00e5839e0f0ac33a86e50da13cd1555406e1dbfdf8cea7e6379a79ef4ee41b8",
+    ("heat2x2", "Event Bytes", "from 1 or 3"): "9131a66d24562c297187ec7d3dcbd11fc35b2be50441b9404fd84c5cc71ac16f",
+}
+
+
+def variant_cfg(shared_traces: Path, function: str, variant: str) -> str:
+    logical, physical, extra = FILTERS[variant]
+    text = (shared_traces / CFGS / VARIANT_BASE).read_text()
+    text = text.replace("{thread, Event Bytes}", "{thread, %s}" % function)
+    text = text.replace("window_logical_filtered true", f"window_logical_filtered {str(logical).lower()}")
+    text = text.replace("window_physical_filtered false", f"window_physical_filtered {str(physical).lower()}")
+    if extra is not None:
+        key, function_name, values = extra
+        text = text.replace("{%s, All}" % key, "{%s, %s}" % (key, function_name))
+        text += f"window_filter_module {key} {values}\n"
+    return text
+
+
+def _popview_variant(traces, name: str, text: str) -> str:
+    _, columns = traces(name)
+    view = parse_cfg(text, "variant.cfg")
+    return _canonical(evaluate_window(view, len(view.windows), columns))
+
+
+def canonical_timeline(rows) -> str:
+    """A timeline as text that does not depend on how it is cut into intervals: per row (in
+    order, numbered from 0) each run of equal values (2 decimals, as paramedir writes them)
+    with a duration: `row<TAB>begin<TAB>duration<TAB>value`. `rows`: per row, its
+    (begin, duration, value text) in time order."""
+    out = []
+    for r, intervals in enumerate(rows):
+        current = None
+        for begin, duration, value in intervals:
+            if duration <= 0:
+                continue
+            if current is not None and current[2] == value and current[0] + current[1] == begin:
+                current[1] += duration
+                continue
+            if current is not None:
+                out.append(f"{r}\t{current[0]}\t{current[1]}\t{current[2]}\n")
+            current = [begin, duration, value]
+        if current is not None:
+            out.append(f"{r}\t{current[0]}\t{current[1]}\t{current[2]}\n")
+    return "".join(out)
+
+
+def paramedir_timeline(path: Path) -> str:
+    """paramedir's window dump (label, begin, duration, value per line) in canonical form."""
+    rows: dict[str, list] = {}
+    for line in path.read_text().splitlines():
+        label, begin, duration, value = line.split("\t")
+        rows.setdefault(label, []).append((int(begin), int(duration), value))
+    return canonical_timeline(rows.values())
+
+
+def _popview_timeline(traces, shared_traces, name: str, cfg: str) -> str:
+    _, columns = traces(name)
+    view = read_cfg(shared_traces / CFGS / cfg)
+    return _canonical(evaluate_window(view, len(view.windows), columns))
+
+
+def _canonical(t) -> str:
+    rows = [[] for _ in range(t.n_rows)]
+    for r, b, e, v in zip(t.row.tolist(), t.begin.tolist(), t.end.tolist(), t.value.tolist()):
+        rows[r].append((b, e - b, f"{v:.2f}"))
+    return canonical_timeline(rows)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 @pytest.fixture(scope="module")
 def traces(shared_traces, tmp_path_factory):
     """Each shared trace opened once: (experiment, TraceColumns), opened when first asked for."""
@@ -153,6 +265,29 @@ def test_popview_writes_what_paramedir_wrote(shared_traces, traces, name, cfg):
     text, skipped = _popview(traces, shared_traces, name, cfg)
     assert skipped == []
     assert text == FROZEN[name, cfg]
+
+
+@pytest.mark.parametrize("name,cfg", sorted(FROZEN_SHA256))
+def test_popview_writes_the_digest_of_what_paramedir_wrote(shared_traces, traces, name, cfg):
+    text, skipped = _popview(traces, shared_traces, name, cfg)
+    assert skipped == []
+    assert _sha256(text) == FROZEN_SHA256[name, cfg]
+
+
+@pytest.mark.parametrize("name,cfg", sorted(FROZEN_TIMELINE_SHA256))
+def test_popview_timeline_is_what_paramedir_dumped(shared_traces, traces, name, cfg):
+    assert _sha256(_popview_timeline(traces, shared_traces, name, cfg)) == FROZEN_TIMELINE_SHA256[name, cfg]
+
+
+@pytest.mark.parametrize("name,function,variant", sorted(FROZEN_VARIANT_SHA256))
+def test_communication_function_is_what_paramedir_dumped(shared_traces, traces, name, function, variant):
+    text = _popview_variant(traces, name, variant_cfg(shared_traces, function, variant))
+    assert _sha256(text) == FROZEN_VARIANT_SHA256[name, function, variant]
+
+
+def test_canonical_timeline_joins_equal_runs_and_drops_instants():
+    rows = [[(0, 5, "0.00"), (5, 0, "7.00"), (5, 3, "0.00"), (8, 2, "1.50")], [(0, 10, "2.00")]]
+    assert canonical_timeline(rows) == "0\t0\t8\t0.00\n0\t8\t2\t1.50\n1\t0\t10\t2.00\n"
 
 
 @pytest.mark.parametrize("name,cfg", [(n, c) for n, cs in sorted(REFUSED.items()) for c in cs])
@@ -190,6 +325,31 @@ def test_same_bytes_as_real_paramedir(paramedir, shared_traces, traces, tmp_path
         return
     assert run.returncode == 0 and out.is_file(), run.stdout + run.stderr
     assert text == out.read_text()
+
+
+@pytest.mark.parametrize("name", ["epoch4", "epoch16", "heat2x2"])
+@pytest.mark.parametrize("cfg", TIMELINES)
+def test_same_timeline_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, cfg):
+    out = tmp_path / "paramedir"
+    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(shared_traces / CFGS / cfg),
+                          str(out)], capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
+    dump = tmp_path / "paramedir.csv"
+    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
+    assert _popview_timeline(traces, shared_traces, name, cfg) == paramedir_timeline(dump)
+
+
+@pytest.mark.parametrize("name", ["epoch4", "heat2x2"])
+@pytest.mark.parametrize("variant", sorted(FILTERS))
+@pytest.mark.parametrize("function", RECORD_FUNCTIONS)
+def test_communication_function_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, function,
+                                                  variant):
+    cfg = tmp_path / "variant.cfg"
+    cfg.write_text(variant_cfg(shared_traces, function, variant))
+    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
+    dump = tmp_path / "out.csv"
+    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
+    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
 
 
 @pytest.mark.parametrize("name,cfg", [(n, c) for n, cs in sorted(EXACT_ON.items()) for c in cs])

@@ -65,8 +65,8 @@ def test_what_is_not_evaluated_is_named():
     view = _view("Stdev Burst Time")
     with pytest.raises(NotEvaluated, match="statistic 'Stdev Burst Time'"):
         evaluate_histogram(view, view.histograms[0], _trace())
-    view.windows[1].functions["thread"] = Function("Event Bytes")
-    with pytest.raises(NotEvaluated, match="thread function 'Event Bytes'"):
+    view.windows[1].functions["thread"] = Function("Node ID")
+    with pytest.raises(NotEvaluated, match="thread function 'Node ID'"):
         evaluate_window(view, 3, _trace())
 
 
@@ -204,9 +204,11 @@ FULL = dict(data_range=(-DBL_MAX, DBL_MAX), burst_range=(-DBL_MAX, DBL_MAX))
 def test_a_3d_histogram_has_a_plane_per_value_of_its_third_window():
     h = Histogram("3D", Binning(1, False, 0, 1, 1), 1, "Time", planes=Binning(2, True), **FULL)
     t = evaluate_histogram(_states_view(h), _states_view(h).histograms[0], _trace())
-    assert t.planes.tolist() == [1, 3] and t.counted.tolist() == [True, True]
+    # Paraver's computed 3D scale of a code-coloured window: a plane per whole value from the
+    # smallest non-zero one to the largest, the values between included (state 2 has no time)
+    assert t.planes.tolist() == [1, 2, 3] and t.counted.tolist() == [True, False, True]
     # plane state 1 (running): useful column 1 holds 80 ns on row 0, 100 on row 1; plane 3: 20 ns not useful
-    assert t.table[0].tolist() == [[0, 80], [0, 100]] and t.table[1].tolist() == [[20, 0], [0, 0]]
+    assert t.table[0].tolist() == [[0, 80], [0, 100]] and t.table[2].tolist() == [[20, 0], [0, 0]]
 
 
 def test_a_computed_scale_of_a_gradient_window_has_paraver_s_200_columns():
@@ -214,7 +216,7 @@ def test_a_computed_scale_of_a_gradient_window_has_paraver_s_200_columns():
     view = _states_view(h)
     t = evaluate_histogram(view, view.histograms[0], _trace())
     # from the smallest non-zero value, 40, to the largest plus 5 % of the range: 100 + 3
-    assert len(t.columns) == 200 and t.columns[0] == 40 and t.column_step == pytest.approx(63 / 200)
+    assert len(t.columns) == 200 and t.columns[0] == 40 and t.column_axis.delta == pytest.approx(63 / 200)
     assert t.table[0, 0] == 2 and t.table[1, int((100 - 40) / (63 / 200))] == 1 and t.table.sum() == 3
 
 

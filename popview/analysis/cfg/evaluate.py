@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import comms
 from .levels import (ADD_OBJECTS, COMPOSE_SLOT, CPU_FUNCTIONS, LEVEL_ORDER, PROCESS_LEVELS, RESOURCE_LEVELS,
                      Hierarchy, LevelError, broadcast_rows, not_thread_code, on_thread_rows, reduce_rows)
 from .model import CfgView, Criterion, Function, Histogram, Window
@@ -63,7 +64,7 @@ class TraceColumns:
         every = None if len(threads) == len(definitions.locations) else threads   # None: whole columns at once
         per_task = np.bincount([definitions.locations[i].process for i in threads]) if threads else np.zeros(0)
         messages = reader.read("messages", columns=["send_loc", "recv_loc", "send_time", "send_phys", "recv_time",
-                                                 "recv_phys", "size"]) \
+                                                 "recv_phys", "size", "tag"]) \
             if reader.has("messages") else None
         return cls(int(definitions.t_end), len(threads), reader.read("states", locations=every),
                    reader.read("events", locations=every), bool(len(per_task)) and bool((per_task == 1).all()),
@@ -337,7 +338,6 @@ def window_unit_ns(window: Window) -> float:
     return UNIT_NS[window_units(window)]
 
 
-TOP_COMPOSE = ("topcompose1", "topcompose2")
 
 
 def tiled_states(trace: TraceColumns) -> dict[str, np.ndarray]:
@@ -398,6 +398,16 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         return _event_values(window, trace, following=name == "Avg Next Evt Val", per_time=factor)
     if name in COMM_IN_TRANSIT:
         return _in_transit(window, function, trace)
+    if name in comms.RECORD_FUNCTIONS:
+        _require_messages(window, trace)
+        loc, time, value = _comms_call(comms.record_function, window, trace, name, window_unit_ns(window))
+        return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
+    if name in ("Event Bytes", "Event Sent Bytes"):
+        _require_messages(window, trace)
+        loc, time, _ = selected_events(window, trace)
+        return point_intervals(loc, time, _comms_call(comms.event_bytes, window, trace, loc, time,
+                                                      sent_only=name == "Event Sent Bytes"),
+                               trace.n_rows, trace.t_end)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
 
 
@@ -411,15 +421,17 @@ COMM_IN_TRANSIT = {
 }
 
 
-def _require_all_messages(name: str, window, trace) -> None:
-    """The communication functions and statistics count every message: a message filter other
-    than "All", or a trace without communications, is named, not guessed."""
-    for key in ("from_obj", "to_obj", "tag_msg", "size_msg", "bw_msg"):
-        criterion = window.filters.criteria.get(key)
-        if criterion is not None and criterion.function != "All":
-            raise NotEvaluated(f"{name}: communication filter {key} {criterion.function!r}")
+def _require_messages(window, trace) -> None:
     if trace.messages is None:
-        raise NotEvaluated(f"{name}: the trace has no communications")
+        raise NotEvaluated(f"window {window.position} {window.name!r}: the trace has no communications")
+
+
+def _comms_call(function, window, trace, *args, **kwargs):
+    """A communication function of comms.py; a filter it cannot apply is named, not guessed."""
+    try:
+        return function(window, trace, *args, **kwargs)
+    except comms.FilterError as exc:
+        raise NotEvaluated(f"window {window.position} {window.name!r}: {exc}") from None
 
 
 def _in_transit(window: Window, function: Function, trace: TraceColumns) -> Timeline:
@@ -430,7 +442,8 @@ def _in_transit(window: Window, function: Function, trace: TraceColumns) -> Time
     transfer (the bandwidth, added as the kernel's whole 1e-12 steps). Messages received no
     later than sent (negative) count only in Recv Negative *, with the opposite sign."""
     name = f"window {window.position} {window.name!r}"
-    _require_all_messages(name, window, trace)
+    _require_messages(window, trace)
+    passes = _comms_call(comms.message_mask, window, trace)        # from / to, tag / size, bandwidth
     sender, weight, negatives = COMM_IN_TRANSIT[function.name]
     logical, physical = window.filters.logical is not False, window.filters.physical is True
     m = trace.messages
@@ -446,7 +459,7 @@ def _in_transit(window: Window, function: Function, trace: TraceColumns) -> Time
         negative = phy_recv <= phy_send
         duration = phy_recv - (phy_send if physical else log_send)
     row = (m["send_loc"] if sender else m["recv_loc"]).astype(np.int64)
-    keep = (row >= 0) & (row < trace.n_rows) & (negative if negatives else ~negative)
+    keep = (row >= 0) & (row < trace.n_rows) & (negative if negatives else ~negative) & passes
     if weight == "bw":
         keep &= duration != 0
         factor = float(_param(function.params, 0, 1.0)[0])
@@ -468,9 +481,9 @@ def _in_transit(window: Window, function: Function, trace: TraceColumns) -> Time
     value = total * 1e-12 if weight == "bw" else total.astype(np.float64)
     # the value after each instant's last record, from that instant to the row's next one
     last = np.r_[(loc[1:] != loc[:-1]) | (time[1:] != time[:-1]), True] if len(loc) else np.zeros(0, bool)
+    on_row = np.where(passes, (m["send_loc"] if sender else m["recv_loc"]).astype(np.int64), -1)
     loc, time, value = _at_records(loc[last], time[last], value[last], *_comm_records(
-        (m["send_loc"] if sender else m["recv_loc"]).astype(np.int64), log_send, phy_send, log_recv, phy_recv,
-        logical, physical, trace.n_rows))
+        on_row, log_send, phy_send, log_recv, phy_recv, logical, physical, trace.n_rows))
     per_row = np.bincount(loc, minlength=trace.n_rows)
     first = np.r_[0, np.cumsum(per_row + 1)][:-1]
     n = int((per_row + 1).sum())
@@ -566,12 +579,9 @@ def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
     return np.where(found, value[pushes[order][np.clip(at, 0, None)]], 0.0)
 
 
-def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False,
-                  between: bool = False, per_time: float | None = None) -> Timeline:
-    """Intervals between consecutive selected events of each row; the value of the event that
-    ends (Next) or starts (Last) each interval, 0 where there is none. With `stacked`, each
-    event's value is first composed by Stacked Val over all the row's events (several at one
-    instant included)."""
+def selected_events(window: Window, trace: TraceColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The events the window's event filter passes: (row, time, value) sorted by row and time,
+    events at one instant in the trace's order."""
     name = f"window {window.position} {window.name!r}"
     criteria = window.filters.criteria
     e = trace.events
@@ -583,7 +593,33 @@ def _event_values(window: Window, trace: TraceColumns, following: bool, stacked:
         keep &= _selected_types(by_value, e["value"].astype(np.int64), name, "value")
     loc, time, value = e["loc"][keep].astype(np.int64), e["time"][keep], e["value"][keep].astype(np.float64)
     order = np.lexsort((time, loc))          # stable: events at one instant keep the trace's order
-    loc, time, value = loc[order], time[order], value[order]
+    return loc[order], time[order], value[order]
+
+
+def point_intervals(loc: np.ndarray, time: np.ndarray, value: np.ndarray, n_rows: int, t_end: int) -> Timeline:
+    """Intervals from points sorted by row and time, each holding its value up to the row's next
+    point (the last one up to the trace's end), 0 before a row's first point; of points at one
+    instant the last one's value holds (the intervals between them have no duration)."""
+    last = np.r_[(loc[1:] != loc[:-1]) | (time[1:] != time[:-1]), True] if len(loc) else np.zeros(0, bool)
+    loc, time, value = loc[last], time[last].astype(np.int64), value[last]
+    per_row = np.bincount(loc, minlength=n_rows)
+    first = np.r_[0, np.cumsum(per_row + 1)][:-1]
+    n = int((per_row + 1).sum())
+    row = np.repeat(np.arange(n_rows), per_row + 1).astype(np.int32)
+    begin, end, vals = np.zeros(n, np.int64), np.full(n, t_end, np.int64), np.zeros(n, np.float64)
+    index = np.arange(len(loc)) - np.r_[0, np.cumsum(per_row)][loc] + first[loc]
+    end[index], begin[index + 1], vals[index + 1] = time, time, value
+    inside = end > begin
+    return Timeline(row[inside], begin[inside], end[inside], vals[inside], n_rows)
+
+
+def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False,
+                  between: bool = False, per_time: float | None = None) -> Timeline:
+    """Intervals between consecutive selected events of each row; the value of the event that
+    ends (Next) or starts (Last) each interval, 0 where there is none. With `stacked`, each
+    event's value is first composed by Stacked Val over all the row's events (several at one
+    instant included)."""
+    loc, time, value = selected_events(window, trace)
     if stacked:
         value = _stacked(loc, value)
     # several events at one instant: the first ends the interval before it (Next), the last
@@ -671,11 +707,45 @@ class HistogramTable:
     statistic: str
     planes: np.ndarray | None = None
     counted: np.ndarray | None = None
-    column_step: float | None = None      # computed ranges: the columns' width (None: code columns or the cfg's)
-    plane_step: float | None = None
-    column_top: float | None = None       # computed ranges: the top of the range (Paraver's control maximum)
-    plane_top: float | None = None
+    column_axis: "Axis | None" = None     # Paraver's control minimum, maximum and delta (None: partner rows)
+    plane_axis: "Axis | None" = None      # 3D: the extra control's
     partners: bool = False                # communication statistics: a column per partner row
+    present: np.ndarray | None = None     # the cells Paraver has (a burst or message counted), as `table`
+
+
+@dataclass
+class Axis:
+    """Paraver's ColumnTranslator: `count` columns of width `delta` from `minimum`; a value in
+    [minimum, maximum] falls in column floor((value - minimum) / delta), the last one at most."""
+    minimum: float
+    maximum: float
+    delta: float
+    count: int
+
+    @classmethod
+    def fixed(cls, minimum: float, maximum: float, delta: float) -> "Axis":
+        """ColumnTranslator(min, max, delta): ceil((max - min) / delta) columns, one more when
+        delta is 1 and max starts a column, at least one."""
+        count = int(np.ceil((maximum - minimum) / delta)) if delta else 1
+        if delta == 1 and count * delta + minimum <= maximum:
+            count += 1
+        return cls(float(minimum), float(maximum), float(delta), max(count, 1))
+
+    @classmethod
+    def spread(cls, minimum: float, maximum: float, count: int) -> "Axis":
+        """ColumnTranslator(min, max, numColumns): delta = (max - min) / count."""
+        return cls(float(minimum), float(maximum), (maximum - minimum) / count, count)
+
+    def lower(self) -> np.ndarray:
+        """Each column's lower bound, column x delta + minimum as Paraver computes it."""
+        return np.arange(self.count) * self.delta + self.minimum
+
+    def index(self, values: np.ndarray) -> np.ndarray:
+        """Each value's column (ColumnTranslator::getColumn), -1 outside [minimum, maximum]."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            column = np.minimum(np.floor((values - self.minimum) / self.delta), self.count - 1)
+        column = np.where((values < self.minimum) | (values > self.maximum), -1, column)
+        return column.astype(np.int64)
 
 
 def evaluate_histogram(view: CfgView, histogram: Histogram, trace: TraceColumns) -> HistogramTable:
@@ -706,11 +776,15 @@ def evaluate_histogram(view: CfgView, histogram: Histogram, trace: TraceColumns)
     by_window = dict(zip(evaluated, values))
     control, data = by_window[histogram.columns.window], by_window[histogram.data_window]
     n_rows = next(iter(evaluated.values())).n_rows
-    lower, column, top = _bins(histogram, histogram.columns, view.window(histogram.columns.window), control)
-    plane_top = None
+    axis = _axis(histogram, histogram.columns, view.window(histogram.columns.window),
+                 scale_values(evaluated[histogram.columns.window], t0, t1, end_value(view, histogram.columns.window)))
+    lower, column = axis.lower(), axis.index(control)
+    plane_axis = None
     if histogram.is_3d:
-        plane_lower, plane, plane_top = _bins(histogram, histogram.planes, view.window(histogram.planes.window),
-                                              by_window[histogram.planes.window], planes=True)
+        plane_axis = _axis(histogram, histogram.planes, view.window(histogram.planes.window),
+                           scale_values(evaluated[histogram.planes.window], t0, t1,
+                                        end_value(view, histogram.planes.window)), planes=True)
+        plane_lower, plane = plane_axis.lower(), plane_axis.index(by_window[histogram.planes.window])
     else:
         plane_lower, plane = np.zeros(1), np.zeros(len(column), np.int64)
     keep = (column >= 0) & (plane >= 0)
@@ -754,18 +828,10 @@ def evaluate_histogram(view: CfgView, histogram: Histogram, trace: TraceColumns)
     else:                                               # % Time: of the row's counted time
         time = cells(duration)
         table = ratio(time * 100.0, time.sum(axis=2, keepdims=True))
-    column_step = _step(histogram.columns, lower)
     if not histogram.is_3d:
-        return HistogramTable(lower, table[0], statistic, column_step=column_step, column_top=top)
-    return HistogramTable(lower, table, statistic, plane_lower, count.sum(axis=(1, 2)) > 0, column_step,
-                          _step(histogram.planes, plane_lower), column_top=top, plane_top=plane_top)
-
-
-def _step(binning, lower: np.ndarray) -> float | None:
-    """The width of computed columns spanning a range (not one per whole value)."""
-    if binning.compute and len(lower) == COMPUTED_COLUMNS and not np.array_equal(lower, np.round(lower)):
-        return float(lower[1] - lower[0])
-    return None
+        return HistogramTable(lower, table[0], statistic, column_axis=axis, present=count[0] > 0)
+    return HistogramTable(lower, table, statistic, plane_lower, count.sum(axis=(1, 2)) > 0, column_axis=axis,
+                          plane_axis=plane_axis, present=count > 0)
 
 
 # Communication statistics: (row is the sender, weighted by the size)
@@ -785,16 +851,29 @@ def _communications(view: CfgView, histogram: Histogram, trace: TraceColumns) ->
         raise NotEvaluated(f"{name}: communications between {control.level} rows")
     if histogram.limits not in (None, "Alltrace"):
         raise NotEvaluated(f"{name}: analysis limits {histogram.limits!r}")
-    _require_all_messages(name, control, trace)
+    if trace.messages is None:
+        raise NotEvaluated(f"{name}: the trace has no communications")
+    if control.derived:
+        raise NotEvaluated(f"{name}: communications of a derived control window")
+    if control.filters.logical is not False and control.filters.physical is True:
+        raise NotEvaluated(f"{name}: communications both logically and physically filtered")
     sending, sized = COMM_STATISTICS[histogram.statistic]
     m = trace.messages
     row, partner = (m["send_loc"], m["recv_loc"]) if sending else (m["recv_loc"], m["send_loc"])
     row, partner = row.astype(np.int64), partner.astype(np.int64)
     keep = (row < trace.n_rows) & (partner < trace.n_rows) & (row >= 0) & (partner >= 0)
+    try:        # the records the control window's filter lets into its record list: each message once a side
+        keep &= comms.message_mask(control, trace)
+    except comms.FilterError as exc:
+        raise NotEvaluated(f"{name}: {exc}") from None
+    if control.filters.logical is False and control.filters.physical is not True:
+        keep[:] = False                                  # neither logical nor physical: no record passes
     weight = m["size"].astype(np.float64) if sized else np.ones(len(row))
-    table = np.bincount(row[keep] * trace.n_rows + partner[keep], weights=weight[keep],
-                        minlength=trace.n_rows * trace.n_rows).reshape(trace.n_rows, trace.n_rows)
-    return HistogramTable(np.arange(trace.n_rows, dtype=np.float64), table, histogram.statistic, partners=True)
+    cell = row[keep] * trace.n_rows + partner[keep]
+    table = np.bincount(cell, weights=weight[keep], minlength=trace.n_rows * trace.n_rows).reshape(trace.n_rows, -1)
+    present = np.bincount(cell, minlength=trace.n_rows * trace.n_rows).reshape(trace.n_rows, -1) > 0
+    return HistogramTable(np.arange(trace.n_rows, dtype=np.float64), table, histogram.statistic, partners=True,
+                          present=present)
 
 
 def _one_thread_each(trace: TraceColumns) -> bool:
@@ -819,56 +898,71 @@ def code_coloured(window: Window) -> bool:
     return window.color_mode in (None, "window_in_code_mode")
 
 
-def _bins(histogram: Histogram, b, window: Window, values: np.ndarray,
-          planes: bool = False) -> tuple[np.ndarray, np.ndarray, float | None]:
-    """Columns (or planes) as Paraver's ColumnTranslator makes them: ceil((max-min)/delta) columns (one more
-    when delta is 1 and max is a column's start, at least one); a value in [min, max] falls in
-    column floor((value-min)/delta), the last one at most; -1 outside. A computed scale
-    (HistogramProxy::compute2DScale / compute3DScale) spans the values: whole values of a
-    code-coloured window one column each, other values COMPUTED_COLUMNS columns from the
-    smallest non-zero value to the largest (plus 5 % for columns). Third: a computed range's top
-    (Paraver's control maximum, which its column labels compare with), else None."""
-    if b.compute:
-        nonzero = values[values != 0]
-        if len(nonzero) == 0 or (code_coloured(window) and np.array_equal(nonzero, np.round(nonzero))
-                                 and nonzero.max() - nonzero.min() <= 10_000) or nonzero.min() == nonzero.max():
-            return (*_code_columns(histogram, values), None)
-        low, high = float(nonzero.min()), float(nonzero.max())
-        top = high if planes else high + (high - low) * 0.05
-        lower = low + (top - low) / COMPUTED_COLUMNS * np.arange(COMPUTED_COLUMNS)
-        column = np.minimum(np.floor((values - low) / ((top - low) / COMPUTED_COLUMNS)), COMPUTED_COLUMNS - 1)
-        column = column.astype(np.int64)
-        column[(values < low) | (values > top)] = -1
-        return lower, column, top
-    what = "planes" if planes else "columns"
-    if b.minimum is None or b.maximum is None or not b.delta:
-        raise NotEvaluated(f"histogram {histogram.name!r}: {what} without minimum, maximum and delta")
-    count = int(np.ceil((b.maximum - b.minimum) / b.delta))
-    if b.delta == 1 and count * b.delta + b.minimum <= b.maximum:
-        count += 1
-    count = max(count, 1)
-    if count > 100_000:
-        raise NotEvaluated(f"histogram {histogram.name!r}: {count} {what}")
-    lower = b.minimum + b.delta * np.arange(count)
-    column = np.minimum(np.floor((values - b.minimum) / b.delta), count - 1).astype(np.int64)
-    column[(values < b.minimum) | (values > b.maximum)] = -1
-    return lower, column, None
+def scale_values(timeline: Timeline, t0: int, t1: int, after_end: float = 0.0) -> np.ndarray:
+    """The values Paraver's computeYScale reads to compute a histogram's range: each row's
+    intervals from the one holding the histogram's begin time up to the first one that begins at
+    or after its end time (TimelineProxy::computeYScale calls calcNext while the current interval
+    begins before the end: the interval after the end is read too); a row with no interval
+    beginning at or after the end reads the one past the trace's end, `after_end`
+    (`end_value`: parami's mapping.cfg, Executing CPU + 1, has a column 1 from it)."""
+    seen = (timeline.end > t0) & (timeline.begin < t1)
+    after = timeline.begin >= t1
+    rows_after = timeline.row[after]
+    if after.any():                         # each row's first interval beginning at or after t1
+        first = np.r_[True, rows_after[1:] != rows_after[:-1]]
+        seen[np.flatnonzero(after)[first]] = True
+    past_end = np.setdiff1d(np.arange(timeline.n_rows), rows_after).size > 0
+    return np.r_[timeline.value[seen], [after_end] if past_end else []]
 
 
-def _code_columns(histogram: Histogram, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """ComputeYScale on a window of whole values: one column per value present (code columns).
+def end_value(view: CfgView, position: int) -> float:
+    """A window's value past the trace's end: the functions' 0 through the window's compose
+    functions (a derived window: its operation on its parents' values there)."""
+    window = view.window(position)
+    value = np.zeros(1)
+    if window.derived:
+        d = window.derivation
+        left, right = (np.array([end_value(view, parent)]) for parent in d.parents)
+        value = _OPERATIONS[d.operation](left * d.factors[0], right * d.factors[1]) \
+            if d.operation in _OPERATIONS else value
+    slots = [COMPOSE_SLOT[window.level], "topcompose2", "topcompose1"] if window.derived else _single_slots(window)
+    for slot in slots:                      # the kernel's order: each level's compose, topcompose2, topcompose1
+        function = window.compose.get(slot)
+        if function is not None and function.name in COMPOSE_FUNCTIONS:
+            value = COMPOSE_FUNCTIONS[function.name](value, function.params)
+    return float(value[0])
 
-    Paraver's computed scale starts at the window's smallest non-zero value (TimelineProxy::
-    computeYScale skips zeros): the zero intervals of a Useful window are no column, which is
-    why PyPOP reads a single column from its useful-duration cfgs."""
-    nonzero = values[values != 0]
-    smallest = nonzero.min() if len(nonzero) else 0.0
-    lower = _sorted_unique(values[values >= smallest])
-    if len(lower) > 10_000:
-        raise NotEvaluated(f"histogram {histogram.name!r}: {len(lower)} columns computed")
-    column = np.searchsorted(lower, values).astype(np.int64)
-    column[values < smallest] = -1
-    return lower, column
+
+def _axis(histogram: Histogram, b, window: Window, scale: np.ndarray, planes: bool = False) -> Axis:
+    """Columns (or planes) as Paraver makes them. The cfg's minimum, maximum and delta; or, when
+    the scale is computed (HistogramProxy::compute2DScale / compute3DScale), from the control
+    window's values `scale` (computeYScale: the smallest non-zero value, the largest one and
+    0): columns up to the largest value plus 5 % (planes: up to the largest), one per whole
+    value from the smallest (delta 1) when they are all one value or the window is code
+    coloured (columns: and spans at most 10,000, the top rounded down), else COMPUTED_COLUMNS
+    columns (planes: delta (max - min) / COMPUTED_COLUMNS)."""
+    if b.computed:
+        nonzero = scale[scale != 0]
+        low = float(nonzero.min()) if len(nonzero) else 0.0
+        high = max(0.0, float(scale.max())) if len(scale) else 0.0
+        span = high - low
+        if planes:
+            delta = 1.0 if span == 0 or code_coloured(window) else span / COMPUTED_COLUMNS
+            axis = Axis.fixed(low, high, delta)
+        elif span == 0:
+            axis = Axis.fixed(low, high, 1.0)
+        elif code_coloured(window) and span <= 10_000:
+            axis = Axis.fixed(low, float(np.floor(high + span * 0.05)), 1.0)
+        else:
+            axis = Axis.spread(low, high + span * 0.05, COMPUTED_COLUMNS)
+    else:
+        what = "planes" if planes else "columns"
+        if b.minimum is None or b.maximum is None or not b.delta:
+            raise NotEvaluated(f"histogram {histogram.name!r}: {what} without minimum, maximum and delta")
+        axis = Axis.fixed(b.minimum, b.maximum, b.delta)
+    if axis.count > 100_000:
+        raise NotEvaluated(f"histogram {histogram.name!r}: {axis.count} {'planes' if planes else 'columns'}")
+    return axis
 
 
 def _within(histogram: Histogram, values: np.ndarray, durations: np.ndarray) -> np.ndarray:

@@ -96,6 +96,13 @@ class Binning:
     maximum: float | None = None
     delta: float | None = None
 
+    @property
+    def computed(self) -> bool:
+        """Whether Paraver computes the range from the values: ComputeYScale, True when the cfg
+        does not say (ParaverConfig's autofit control and third-dimension scales default to on;
+        parami's 3dh_ipc_uf.cfg gives no Analyzer3D.ComputeYScale)."""
+        return self.compute is None or bool(self.compute)
+
 
 @dataclass
 class Histogram:

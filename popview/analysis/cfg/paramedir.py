@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .evaluate import (TIME_STATISTICS, UNIT_NS, HistogramTable, NotEvaluated, TraceColumns, evaluate_histogram,
-                       window_units)
+from .evaluate import (TIME_STATISTICS, UNIT_NS, HistogramTable, NotEvaluated, TraceColumns, _sorted_unique,
+                       evaluate_histogram, window_units)
+from .labels import Namer
 from .levels import Hierarchy, LevelError
 from .model import CfgView, Histogram
 
@@ -36,6 +37,9 @@ class CfgTable:
     values: np.ndarray           # (rows, columns) float64; 3D: (planes, rows, columns)
     plane_labels: list[str] | None = None     # 3D: each plane's label (the planes with values)
     plane_shown: int = 0                      # 3D: the plane Paraver shows first (3D_FixedValue's, if it has values)
+    plane_count: int = 0                      # 3D: how many planes the histogram has (with values or not)
+    printed: list[list[int]] | None = None    # per plane: the columns paramedir prints, in its order (None: all)
+    present: np.ndarray | None = None         # the cells Paraver has, as `values` (None: the non-zero ones)
 
 
 @dataclass
@@ -75,9 +79,17 @@ def no_filtered_event_present(view: CfgView, trace: TraceColumns) -> bool:
         wanted.update(int(v) for v in criterion.values)
     if not wanted:
         return False
-    types = trace.events.get("type")
-    present = np.unique(types) if types is not None and len(types) else np.zeros(0, np.int64)
+    present = trace_event_types(trace)
     return not np.isin(np.fromiter(wanted, np.int64), present).any()
+
+
+def trace_event_types(trace: TraceColumns) -> np.ndarray:
+    """The event types the trace has records of (Paraver's loaded events), sorted; read once per trace."""
+    if getattr(trace, "_event_types", None) is None:
+        types = trace.events.get("type")
+        trace._event_types = _sorted_unique(np.asarray(types, np.int64)) if types is not None and len(types) \
+            else np.zeros(0, np.int64)
+    return trace._event_types
 
 
 def evaluate_cfg(view: CfgView, trace: TraceColumns, rows: list[str],
@@ -87,6 +99,7 @@ def evaluate_cfg(view: CfgView, trace: TraceColumns, rows: list[str],
     `as_paramedir`: refuse, as paramedir does, a cfg none of whose filtered event types is in
     the trace (every histogram skipped with that reason)."""
     tables, skipped = [], []
+    present = lambda: trace_event_types(trace)      # noqa: E731  (read only when a label needs it)
     if not view.histograms:
         skipped.append(Skipped(view.source, "the cfg has no histogram (timelines only): paramedir writes nothing"))
     elif as_paramedir and no_filtered_event_present(view, trace):
@@ -101,7 +114,7 @@ def evaluate_cfg(view: CfgView, trace: TraceColumns, rows: list[str],
         except KeyError as exc:         # a window position the cfg does not have
             skipped.append(Skipped(histogram.name, str(exc.args[0])))
             continue
-        tables.append(_table(view, histogram, result, rows, definitions, _levels_or_none(trace)))
+        tables.append(_table(view, histogram, result, rows, definitions, present, _levels_or_none(trace)))
     return tables, skipped
 
 
@@ -136,7 +149,7 @@ def level_labels(level: str, n_rows: int, hierarchy: Hierarchy | None, definitio
 
 
 def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: list[str],
-           definitions, hierarchy: Hierarchy | None = None) -> CfgTable:
+           definitions, present_types=None, hierarchy: Hierarchy | None = None) -> CfgTable:
     control = view.window(histogram.columns.window)
     data = view.window(histogram.data_window)
     values = np.asarray(result.table, np.float64)
@@ -150,28 +163,85 @@ def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: li
         rows = level_labels(control.level, values.shape[-2], hierarchy, definitions)
     elif len(rows) != values.shape[-2]:
         rows = [f"THREAD 1.{i + 1}.1" for i in range(values.shape[-2])]
+    present = np.asarray(result.present if result.present is not None else values != 0, bool)
     selected = selected_rows(histogram, len(rows))
     if selected is not None:                           # Analyzer2D.Objects: the rows the histogram shows
         values, rows = values[..., selected, :], [rows[i] for i in selected]
-    names = value_names(control, definitions)
+        present = present[..., selected, :]
+    short = histogram.gui.get("Analyzer2D.ShortHeaderLabels", "True").lower() != "false"
     labels = list(rows) if result.partners else \
-        _column_labels(histogram.columns, result.columns, names, result.column_step, result.column_top)
-    plane_labels, plane_shown = None, 0
+        column_labels(result.column_axis, Namer(view, control, definitions, present_types), short)
+    plane_labels, plane_shown, plane_count = None, 0, 0
+    planes = values[None] if result.planes is None else values
+    with_values = np.arange(1) if result.planes is None else np.flatnonzero(result.counted)
+    shown = shown_plane(histogram, result)
     if result.planes is not None:                      # 3D: the planes with values, labelled as columns are
-        with_values = np.flatnonzero(result.counted)
-        plane_names = value_names(view.window(histogram.planes.window), definitions)
-        all_labels = _column_labels(histogram.planes, result.planes, plane_names, result.plane_step, result.plane_top)
-        values, plane_labels = values[with_values], [all_labels[i] for i in with_values]
-        if histogram.plane_shown is not None:
-            lower = result.planes[with_values]
-            step = np.r_[np.diff(result.planes), 1.0][with_values]
-            hit = np.flatnonzero((lower <= histogram.plane_shown) & (histogram.plane_shown < lower + step))
-            plane_shown = int(hit[0]) if len(hit) else 0
+        plane_window = view.window(histogram.planes.window)
+        all_labels = column_labels(result.plane_axis, Namer(view, plane_window, definitions, present_types), short)
+        plane_labels, plane_count = [all_labels[i] for i in with_values], len(result.planes)
+        plane_shown = int(np.searchsorted(with_values, shown)) if shown in with_values else 0
+    printed = [] if result.partners else printed_columns(histogram, planes, present if result.planes is not None
+                                                         else present[None], with_values, shown)
+    if result.planes is not None:
+        values, present = planes[with_values], present[with_values]
     if histogram.gui.get("Analyzer2D.HideCols", "").lower() == "true":      # the cfg hides empty columns
-        shown = np.flatnonzero((values != 0).any(axis=tuple(range(values.ndim - 1))))
-        values, labels = values[..., shown], [labels[i] for i in shown]
+        kept = (values != 0).any(axis=tuple(range(values.ndim - 1)))
+        kept[[c for plane in printed for c in plane]] = True        # paramedir may print an empty one
+        kept = np.flatnonzero(kept)
+        where = {c: i for i, c in enumerate(kept)}
+        values, present, labels = values[..., kept], present[..., kept], [labels[i] for i in kept]
+        printed = [[where[c] for c in plane] for plane in printed]
     return CfgTable(histogram.name, control.name, histogram.statistic or "", unit, list(rows), labels, values,
-                    plane_labels, plane_shown)
+                    plane_labels, plane_shown, plane_count, printed or None, present)
+
+
+def shown_plane(histogram: Histogram, result: HistogramTable) -> int:
+    """The plane Paraver selects after computing (HistogramProxy::execute): the first plane with
+    values, or the last one with values whose [min + delta x i, min + delta x i + 1) holds the
+    cfg's 3D_FixedValue."""
+    if result.planes is None:
+        return 0
+    with_values = np.flatnonzero(result.counted)
+    shown = int(with_values[0]) if len(with_values) else 0
+    if histogram.plane_shown is not None:
+        axis = result.plane_axis
+        low = axis.minimum + axis.delta * np.arange(axis.count)
+        hit = np.flatnonzero((low <= histogram.plane_shown) & (histogram.plane_shown < low + 1) & result.counted)
+        shown = int(hit[-1]) if len(hit) else shown
+    return shown
+
+
+SORT_CRITERIA = {"Total": 0, "Average": 1, "Maximum": 2, "Minimum": 3, "StDev": 4, "Avg/Max": 5}
+
+
+def printed_columns(histogram: Histogram, planes: np.ndarray, present: np.ndarray, with_values: np.ndarray,
+                    shown: int) -> list[list[int]]:
+    """Per plane with values, the columns paramedir prints, in its order (TextOutput::dumpHistogram
+    with HistogramProxy::getSemanticRealColumn and getSemanticSortedColumn): HideCols keeps the
+    plane's columns whose total is not 0; SortCols orders the columns by the shown plane's column
+    totals (SortCriteria, stable, largest first unless SortReverse) and prints, in every plane,
+    the first k of that order, k the plane's number of columns kept."""
+    gui = histogram.gui
+    hide = gui.get("Analyzer2D.HideCols", "").lower() == "true"
+    sort = gui.get("Analyzer2D.SortCols", "").lower() == "true"
+    reverse = gui.get("Analyzer2D.SortReverse", "").lower() == "true"
+    n = planes.shape[-1]
+    order = None
+    if sort:
+        criterion = column_totals(planes[shown], present[shown])[SORT_CRITERIA.get(gui.get("Analyzer2D.SortCriteria", "Average"), 1)]
+        order = np.argsort(criterion, kind="stable")
+    out = []
+    for p in with_values:
+        kept = np.flatnonzero(planes[p].sum(axis=0) != 0) if hide else np.arange(n)
+        k = len(kept)
+        if sort:
+            real = range(n - k, n) if (hide and reverse) else range(k)
+            out.append([int(order[c]) if reverse else int(order[n - c - 1]) for c in real])
+        elif reverse:
+            out.append([int(c) for c in kept[::-1]] if hide else list(range(n - 1, -1, -1)))
+        else:
+            out.append([int(c) for c in kept])
+    return out
 
 
 def selected_rows(histogram: Histogram, n_rows: int) -> np.ndarray | None:
@@ -194,7 +264,7 @@ def selected_rows(histogram: Histogram, n_rows: int) -> np.ndarray | None:
 def value_names(window, definitions) -> dict[int, str]:
     """What Paraver's semanticLabel calls a whole value of `window`: a state's name (State As
     Is, Useful), an event value's name from the .pcf (Last / Next Evt Val of given event
-    types; 0 is 'End' when the .pcf does not name it, as paramedir labels it)."""
+    types; 0 is 'End' when the .pcf does not name it). The timelines' legends use it."""
     function = window.functions.get("thread")
     if definitions is None or window.derived or function is None:
         return {}
@@ -211,7 +281,7 @@ def value_names(window, definitions) -> dict[int, str]:
         codes = [c for c in definitions.event_types if wanted[0] <= c <= wanted[1]]
     else:
         return {}
-    names: dict[int, str] = {0: "End"}          # Paraver's name of an event value 0 the .pcf does not name
+    names: dict[int, str] = {0: "End"}
     for code in sorted(codes):
         event_type = definitions.event_types.get(code)
         if event_type is not None:
@@ -219,31 +289,21 @@ def value_names(window, definitions) -> dict[int, str]:
     return names
 
 
-def _column_labels(b, lower: np.ndarray, names: dict[int, str], step: float | None = None,
-                   top: float | None = None) -> list[str]:
-    """LabelConstructor::histoColumnLabel: a whole minimum and a delta of 1 give discrete
-    columns labelled by their value (a state's name for State As Is); otherwise each column is
-    the range [lower..upper), the last one [lower..maximum]."""
-    if b.compute and step is not None and top is not None:      # a computed range: Paraver's arithmetic
-        minimum, maximum = float(lower[0]), float(top)
-        delta = (maximum - minimum) / len(lower)
-        bounds = [i * delta + minimum for i in range(len(lower))]
-        return [f"[{_grouped(v)}..{_grouped(maximum)}]" if v + delta >= maximum else
-                f"[{_grouped(v)}..{_grouped(v + delta)})" for v in bounds]
-    if b.compute and step is not None:                 # a computed range of COMPUTED_COLUMNS columns
-        delta, minimum, maximum = step, float(lower[0]), float(lower[-1] + step)
-    elif b.compute or b.delta is None or b.minimum is None:
-        delta, minimum, maximum = 1.0, 0.0, float(lower[-1]) + 1 if len(lower) else 1.0
-    else:
-        delta, minimum, maximum = float(b.delta), float(b.minimum), float(b.maximum)
+def column_labels(axis, namer: Namer, short: bool = True) -> list[str]:
+    """LabelConstructor::histoColumnLabel for every column of `axis`: a whole minimum and a delta
+    of 1 give one column per whole value, named as the window names it (semanticLabel, short
+    labels: an event value's name without its [...]); otherwise each column is the range
+    [column x delta + min..+ delta), the last one (reaching the maximum) [...max]."""
+    minimum, maximum, delta = axis.minimum, axis.maximum, axis.delta
     labels = []
-    for value in lower:
-        if delta == 1.0 and float(minimum).is_integer():
-            labels.append(names.get(int(value), f"{int(value)}"))
-        elif value + delta >= maximum:
-            labels.append(f"[{_grouped(value)}..{_grouped(maximum)}]")
+    for column in range(axis.count):
+        low = column * delta + minimum
+        if float(minimum).is_integer() and delta == 1.0:
+            labels.append(namer.short(low) if short else namer(low))
+        elif low + delta >= maximum:
+            labels.append(f"[{_grouped(low)}..{_grouped(maximum)}]")
         else:
-            labels.append(f"[{_grouped(value)}..{_grouped(value + delta)})")
+            labels.append(f"[{_grouped(low)}..{_grouped(low + delta)})")
     return labels
 
 
@@ -258,20 +318,25 @@ def _grouped(v: float) -> str:
 
 def format_table(table: CfgTable) -> str:
     """The text paramedir writes for one histogram (horizontal, with labels); a 3D one is each
-    plane with values, its label on a line before it (TextOutput::dumpHistogram)."""
+    plane with values, its label on a line before it when the histogram has more than one plane,
+    with values or not (TextOutput::dumpHistogram: numPlanes > 1); in each plane the columns
+    paramedir prints (`printed`)."""
+    printed = table.printed or [list(range(len(table.col_labels)))] * max(1, len(table.plane_labels or ()))
+    present = table.present if table.present is not None else table.values != 0
     if table.plane_labels is not None:
-        many = len(table.plane_labels) > 1
-        return "".join((f"{label}\n" if many else "") + _format_plane(table, plane)
-                       for label, plane in zip(table.plane_labels, table.values))
-    return _format_plane(table, table.values)
+        many = table.plane_count > 1
+        return "".join((f"{label}\n" if many else "") + _format_plane(table, plane, has, columns)
+                       for label, plane, has, columns in zip(table.plane_labels, table.values, present, printed))
+    return _format_plane(table, table.values, present, printed[0])
 
 
-def _format_plane(table: CfgTable, v: np.ndarray) -> str:
-    lines = ["\t" + "".join(f"{label}\t" for label in table.col_labels)]
+def _format_plane(table: CfgTable, v: np.ndarray, present: np.ndarray, columns: list[int]) -> str:
+    v, present = v[:, columns], present[:, columns]
+    lines = ["\t" + "".join(f"{table.col_labels[c]}\t" for c in columns)]
     for label, row in zip(table.row_labels, v):
         lines.append(f"{label}\t" + "".join(f"{_number(x)}\t" for x in row))
     lines.append("")
-    for name, row in zip(TOTALS, column_totals(v)):
+    for name, row in zip(TOTALS, column_totals(v, present)):
         lines.append(f"{name}\t" + "".join(f"{_total(x)}\t" for x in row))
     lines.append("")
     return "\n".join(lines) + "\n"
@@ -280,32 +345,36 @@ def _format_plane(table: CfgTable, v: np.ndarray) -> str:
 TOTALS = ("Total", "Average", "Maximum", "Minimum", "StDev", "Avg/Max")
 
 
-def column_totals(v: np.ndarray) -> list[np.ndarray]:
-    """Paraver's HistogramTotals per column, over the cells that have a value (popview: the
-    non-zero cells; an empty cell, such as a thread's own column in a communication matrix,
-    is left out of the average, minimum and standard deviation, as paramedir leaves it):
-    total, average, maximum, minimum, population standard deviation, average / maximum (NaN,
-    written -nan as paramedir writes it, for a column without values)."""
+def column_totals(v: np.ndarray, present: np.ndarray | None = None) -> list[np.ndarray]:
+    """Paraver's HistogramTotals per column (KHistogramTotals::newValue and finish), over the
+    cells Paraver has (`present`: a burst or message counted there; default the non-zero
+    cells): total, average, maximum, minimum of the non-zero ones, population standard
+    deviation sqrt(|(sum of squares - n avg^2) / n|), average / maximum (0 / 0 is NaN, written
+    -nan as paramedir writes it). A column without cells is all 0 (average / maximum NaN)."""
     v = np.asarray(v, np.float64).reshape(-1, v.shape[-1]) if v.size else np.zeros((0, v.shape[-1]))
-    has = v != 0
+    has = (v != 0) if present is None else np.asarray(present, bool).reshape(v.shape)
     n = has.sum(axis=0)
     total, squares = np.zeros(v.shape[1]), np.zeros(v.shape[1])
-    for row in v:                  # row after row, as HistogramTotals adds them (the last digit shows)
-        total += row
-        squares += row * row
+    for row, row_has in zip(v, has):     # row after row, as HistogramTotals adds them (the last digit shows)
+        total += np.where(row_has, row, 0.0)
+        squares += np.where(row_has, row * row, 0.0)
     average = np.divide(total, n, out=np.zeros_like(total), where=n > 0)
     maximum = np.where(has, v, -np.inf).max(axis=0, initial=-np.inf)
-    minimum = np.where(has, v, np.inf).min(axis=0, initial=np.inf)
-    maximum, minimum = np.where(n > 0, maximum, 0.0), np.where(n > 0, minimum, 0.0)
-    square = np.divide(squares, n, out=np.zeros_like(total), where=n > 0)
-    stdev = np.sqrt(np.abs(square - average * average))      # HistogramTotals: sqrt(fabs(...))
+    nonzero = has & (v != 0)
+    minimum = np.where(nonzero, v, np.inf).min(axis=0, initial=np.inf)
+    maximum = np.where(n > 0, maximum, 0.0)
+    minimum = np.where((n > 0) & nonzero.any(axis=0), minimum, 0.0)
+    total = np.where(n > 0, total, 0.0)
+    stdev = np.sqrt(np.abs(np.divide(squares - n * (average * average), n, out=np.zeros_like(total), where=n > 0)))
     with np.errstate(invalid="ignore", divide="ignore"):
-        avg_max = np.where(maximum != 0, average / np.where(maximum != 0, maximum, 1.0), np.nan)
+        avg_max = average / maximum
     return [total, average, maximum, minimum, stdev, avg_max]
 
 
 def _total(x: float) -> str:
-    return "-nan" if np.isnan(x) else _number(x)
+    if np.isnan(x):
+        return "-nan"                   # glibc's text of 0.0 / 0.0
+    return ("inf" if x > 0 else "-inf") if np.isinf(x) else _number(x)
 
 
 def parse_table(text: str) -> tuple[list[str], dict[str, np.ndarray]]:

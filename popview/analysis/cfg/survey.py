@@ -63,7 +63,19 @@ of values, in one compose slot) and `Next Evt Val` with event-type and event-val
 what is in transit per thread as the kernel's communication functions add it up record by
 record: `Send BandWidth`, `Recv BandWidth` (size / factor per window time unit, in the kernel's
 1e-12 steps), `Send` / `Recv Bytes in Transit`, `Send` / `Recv Messages in Transit`,
-`Recv Negative Messages`, `Recv Negative Bytes` (logical or physical filter); a window without
+`Recv Negative Messages`, `Recv Negative Bytes` (logical or physical filter); `Event Bytes`
+and `Event Sent Bytes` (the sizes of the row's communication records from one selected event
+to the next, as the kernel's getTotalCommSize walks them: the sends at the event, the records
+between, at the next event the later of each message's logical and physical receive); the
+functions of a thread's communication records, each record the filter passes starting an
+interval in the kernel's order of a thread's records (by time, then physical receive, logical
+send, physical send, logical receive): `Number Of Sends`, `Number Of Send Bytes`,
+`Number Of Receives`, `Number Of Receive Bytes` (added up from the trace's start),
+`Comm Partner`, `Comm Recv. Partner`, `Last Tag`, `Comm Size`, `Last Send Dur.`,
+`Next Recv Dur.`, `Last Send Size`; every communication function and statistic with the
+window's message filters as KFilter applies them (from / to objects, tag / size with `and` or
+`or`, bandwidth; `All`, `None`, `=`, `!=`, `<`, `>`, `[x,y]`; any function but `All` passes
+nothing without values); a window without
 `window_units` in microseconds, as the kernel's cfg loader sets it;
 the compose functions without memory (`Sign`, `1-Sign`, `Div`, `Prod`, `Add`, `Subs`,
 `Select Range`, `Is In Range`, `Is Equal`, `Is Equal (Sign)`, `Abs`, `Floor`, `Ceil`, `Round`)
@@ -137,7 +149,7 @@ and column names, values, layout): basicanalysis's `cycles`, `instructions`, `ru
 `timings`; COMPSs `comm/communication_matrix`, `comm/process_bandwidth`, `python/3dp_tasks_phase`;
 parami's `other/CommComp_overlap`, `2dc_cyc_ipc`, `2dh_useful_duration`, `2dh_granularity`, `2dh_duration_IPC`,
 `3dc_instr_ipc_useful`, `efficiency`, `3dh_percentpreempted_useful`,
-`3dh_duration_MPIcall`, `connectivity`, `mpi_stats`, `other/communication_matrix`,
+`3dh_duration_MPIcall`, `3dh_size_call`, `connectivity`, `mpi_stats`, `other/communication_matrix`,
 `nanox/general/analysis/3dh_ipc_uf`; PyPOP's `total_runtime`, `total_runtime_excl_disabled`,
 `total_useful_computation`, `useful_cycles`, `useful_instructions` and the
 `serial_useful_computation*` and `omp_useful_computation*` ones. On EPOCH also
@@ -166,8 +178,8 @@ the values from the .pcf and shows only those present), `mapping` (topcompose `A
 A 3D histogram with one plane with values: paramedir writes that plane's label line for
 `3dh_instructions` (100 planes) but not for `3dh_ipc_uf` (12 planes); popview writes it for
 neither (the rule is not found yet), so `3dh_instructions` differs on EPOCH by that line. Not evaluated by popview (the functions named below):
-`3dh_size_call` (`Event Bytes`), `2dt_brwds_nbbwrds`, and on heat 2x2 `Amdahl` and
-`call_duration_histogram` (`Stacked Val` over task rows of two threads).
+`2dt_brwds_nbbwrds`, and on heat 2x2 `Amdahl` and `call_duration_histogram` (`Stacked Val`
+over task rows of two threads).
 
 **Task and application rows against paramedir** (tests/cfg/test_levels_paramedir.py, frozen
 and, with POPVIEW_PARAMEDIR, live): the timeline paramedir writes for a cfg's last window
@@ -180,6 +192,16 @@ communication functions' intervals start at every communication record of the ro
 window's filter passes, whether the value changes or not, as the kernel's do). A histogram
 added to `in_MPI_call` (Time per task) and to `receive_bandwidth_appl` (Average value per
 application) gives paramedir's cells and row labels (`TASK 1.2`, `APPL 1`).
+
+Timelines are compared with paramedir too: a cfg without a histogram makes paramedir write its
+last window (`-tu`: each interval's row, begin and duration in trace units, and value); that
+text and popview's evaluated window, both as runs of equal values with a duration, are the same
+on EPOCH 4, EPOCH 16 and heat 2x2 for parami's `p2p_size`, `mpi_msg_size` and
+`late_receivers` (Event Bytes and the windows derived from it), and so is `p2p_size` with its
+function changed to each communication-record function above (and Event Bytes, Event Sent
+Bytes, Recv BandWidth, Send Messages in Transit) under six message filters each (logical,
+physical, both, tag != 0, from objects 1 or 3, bandwidth > 100) on EPOCH 4 and heat 2x2
+(tests/cfg/test_against_paramedir.py, digests of paramedir's dumps frozen).
 
 File > Save view as Paraver cfg... writes the Timeline pane's current view (its colour mode,
 time window and gradient range) as a version 3.4 cfg in the layout Paraver writes windows
@@ -198,7 +220,8 @@ zoomed in its values agree with popview's own colour mode pixel by pixel
 (tests/cfg/test_export.py, tests/gui/test_cfg_views.py).
 
 Not done yet: the functions and statistics named in the tables below, the resource model's
-rows (CPU, node, system), communication statistics in 3D or with communication filters.
+rows (CPU, node, system), communication statistics in 3D, of a derived control window or of one
+filtered both logically and physically.
 
 This page is generated by `python -m popview.analysis.cfg.survey
 ../shared/traces/paraver-cfgs -o docs/paraver-cfg.md` over the 120 collected real cfgs.
@@ -280,7 +303,7 @@ def _probe() -> TraceColumns:
     messages = {"send_loc": np.array([0, 1], np.int32), "recv_loc": np.array([1, 0], np.int32),
                 "send_time": np.array([45, 55], np.int64), "send_phys": np.array([45, 55], np.int64),
                 "recv_time": np.array([50, 60], np.int64), "recv_phys": np.array([50, 60], np.int64),
-                "size": np.array([100, 200], np.int64)}
+                "size": np.array([100, 200], np.int64), "tag": np.array([1, 2], np.int64)}
     return TraceColumns(t_end=100, n_rows=2, states=states, events=events, one_thread_per_task=True,
                         messages=messages)
 

@@ -1,0 +1,316 @@
+"""The end of a conversion on Dask: the tables sorted and written by location groups,
+each group a task (docs/dask.md).
+
+`Writer.finish` regroups every table by location, sorts it, compresses it and
+derives from it, on one machine. With a Dask client (`Writer.finish_on`) the
+regrouping, sorting and compressing run on the workers instead: a task a
+group of consecutive locations of a table (the groups of the one-machine
+finish: at most `SORT_BUDGET_ROWS` rows each), which
+
+- gathers its locations' rows from every source where it lies (the pieces the
+  parse tasks spilled, or the driver's own staging: all in the conversion's
+  scratch folder, which the workers share), in arrival order within each
+  location, and sorts them by time where they did not arrive in order;
+- writes its rows into an HDF5 file of its own holding the table's columns at
+  their final size (only its rows stored: whole chunks compressed and
+  Fletcher32-checksummed exactly as the cache's, the chunk it shares with the
+  group before or after it, if any, partially), and a raw copy of them for the
+  derived builders;
+- returns the sparse index of its rows and, for the events of a Paraver trace,
+  the call-path visits of its region events with a call-path table of its own.
+
+The driver joins the groups' files into the cache in location order: every
+whole chunk is copied as it is stored (`read_direct_chunk` /
+`write_direct_chunk`: nothing decompressed), only the chunks two groups share
+are read and written through HDF5. The call-path tables are merged in group
+order, which numbers every call path as the one-machine builder does (a path
+new to the merge gets the next number, in the order its group met it). The
+derived data are then built as on one machine from the groups' raw copies
+(linked as segments of one column: `rawtables.SortedCopy.adopt_segments`).
+The cache is renamed into place only once signed, as always; a task rerun
+after a lost worker writes files of new names, and only those named by the
+results that reached the driver are read.
+"""
+from __future__ import annotations
+
+import pickle
+import secrets
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from popview.cache import schema
+from popview.cache.integrity import LIBVER, writing
+from popview.cache.progress import Progress
+from popview.cache.rawtables import RawTables, SortedCopy
+from popview.cache.runs import RunIndex
+from popview.cache.sparse import SparseIndex
+from popview.cache.writer import (_location_groups, _offsets, _start_side_builder, _write_sorted,
+                                  create_column)
+
+
+# ---- on a worker -------------------------------------------------------------------------
+def gather_sources(table: str, sources, a: int, b: int, n_loc: int) -> dict[str, np.ndarray]:
+    """The rows of locations [a, b) of `table` from its sources (each: column files, chunks
+    with their rows counted from the files' start), by location, in arrival order within
+    each (sources in their order): what `_Staging.gather` reads from one spill."""
+    from popview.cache.order import place_runs
+
+    loc_col, _, cols = schema.TABLES[table]
+    reads = []
+    for paths, chunks in sources:
+        runs = RunIndex.from_chunks(chunks, n_loc)
+        r0, r1 = int(runs.loc_first_run[a]), int(runs.loc_first_run[b])
+        if r1 == r0:
+            continue
+        counts = np.bincount(runs.loc[r0:r1] - a, weights=runs.length[r0:r1], minlength=b - a).astype(np.int64)
+        reads.append(({name: runs.read(None if name == loc_col else Path(paths[name]), dtype, a, b)
+                       for name, dtype in cols}, counts))
+    if not reads:
+        return schema.empty(table)
+    if len(reads) == 1:
+        return reads[0][0]
+    counts = np.stack([c for _, c in reads])                       # (sources, locations)
+    per_loc = counts.sum(axis=0)
+    loc_start = np.concatenate(([0], np.cumsum(per_loc)[:-1]))
+    dst = loc_start + np.concatenate((np.zeros((1, b - a), np.int64), np.cumsum(counts, axis=0)[:-1]))
+    src = np.concatenate((np.zeros((len(reads), 1), np.int64), np.cumsum(counts, axis=1)[:, :-1]), axis=1)
+    out = {name: np.empty(int(per_loc.sum()), dtype) for name, dtype in cols}
+    for s, (data, _) in enumerate(reads):
+        for name, _ in cols:
+            place_runs(data[name], src[s], counts[s], out[name], dst[s])
+    return out
+
+
+def write_window(dset: h5py.Dataset, lo: int, rows: np.ndarray) -> None:
+    """Rows [lo, lo + len(rows)) of a chunked dataset (sized for the whole table): the whole
+    chunks compressed in threads and stored directly, a first chunk shared with the rows
+    before through HDF5."""
+    from popview.cache.chunks import ChunkedWriter
+
+    c = dset.chunks[0]
+    hi = lo + len(rows)
+    head = min(hi, -(-lo // c) * c)
+    if head > lo:
+        dset[lo:head] = rows[:head - lo]
+    if hi > head:
+        sink = ChunkedWriter(dset, start=head, stop=hi)
+        sink.write(rows[head - lo:])
+        sink.close()
+
+
+def sort_group(spec: dict) -> dict:
+    """A Dask task: one location group of one table gathered, sorted, written (see the
+    module's text). Returns the names of its files and what the driver joins."""
+    table, a, b, lo, hi = spec["table"], spec["a"], spec["b"], spec["lo"], spec["hi"]
+    loc_col, time_col, cols = schema.TABLES[table]
+    data = gather_sources(table, spec["sources"], a, b, spec["n_loc"])
+    if len(data[loc_col]) != hi - lo:
+        raise RuntimeError(f"{table}: locations [{a}, {b}) gave {len(data[loc_col])} rows, not {hi - lo}")
+    if not spec["time_sorted"]:
+        order = np.lexsort((data[time_col], data[loc_col]))
+        data = {name: column[order] for name, column in data.items()}
+    stem = Path(spec["folder"]) / f"{table}.{spec['index']:05d}-{secrets.token_hex(4)}"
+    h5 = stem.with_name(stem.name + ".h5")
+    with h5py.File(h5, "w", libver=LIBVER) as f:
+        for name, dtype in cols:
+            write_window(create_column(f, name, dtype, spec["total"]), lo, data[name])
+    raw = {}
+    for name, dtype in cols:
+        raw[name] = str(stem.with_name(f"{stem.name}.{name}"))
+        np.ascontiguousarray(data[name], dtype).tofile(raw[name])
+    index = SparseIndex(table)
+    index.add(lo, data)
+    result = {"h5": str(h5), "raw": raw, "lo": lo, "hi": hi, "sparse": (index._times, index._ends)}
+    if spec.get("defs") is not None:
+        result["calls"] = _local_call_paths(pickle.loads(spec["defs"]), data)
+    return result
+
+
+def _local_call_paths(defs, events: dict) -> dict:
+    """The call-path visits of a group's region events, numbered by a table of the group's
+    own, with the regions the group found undeclared (the driver renumbers both)."""
+    from popview.cache.derived import CallPathCollector
+
+    declared = len(defs.regions)
+    collector = CallPathCollector(defs)
+    collector.add(events)
+    parent, region = collector.builder.table()
+    return {"parts": collector.parts, "parent": parent, "region": region, "unmatched": collector.builder.unmatched,
+            "unclosed": collector.builder.unclosed, "new_regions": defs.regions[declared:]}
+
+
+# ---- on the driver ---------------------------------------------------------------------------
+def copy_rows(src: h5py.Dataset, dst: h5py.Dataset, lo: int, hi: int) -> None:
+    """Rows [lo, hi) of `src` into `dst` (the same shape, chunks and filters): whole chunks
+    copied as stored, without decompressing; a chunk only partly in [lo, hi) through HDF5."""
+    c, n = dst.chunks[0], dst.shape[0]
+    if hi <= lo:
+        return
+    for k in range(lo // c, (hi - 1) // c + 1):
+        c0, c1 = k * c, min((k + 1) * c, n)
+        if lo <= c0 and c1 <= hi:
+            mask, raw = src.id.read_direct_chunk((c0,))
+            dst.id.write_direct_chunk((c0,), raw, mask)
+        else:
+            a, b = max(lo, c0), min(hi, c1)
+            dst[a:b] = src[a:b]
+
+
+class _CallPathMerge:
+    """The groups' call-path tables merged in group order (see the module's text)."""
+
+    def __init__(self, defs):
+        self.defs = defs
+        self.declared = len(defs.regions)
+        self.added: dict[tuple[int, int], int] = {}
+        self.ids: dict[tuple[int, int], int] = {}
+        self.parent: list[int] = []
+        self.region: list[int] = []
+        self.parts: list[dict] = []
+        self.unmatched = 0
+        self.unclosed: list[np.ndarray] = []
+
+    def add(self, found: dict) -> None:
+        regions = np.arange(self.declared + len(found["new_regions"]), dtype=np.int64)
+        for k, r in enumerate(found["new_regions"]):
+            key = (r.event_type, r.event_value)
+            if key not in self.added:
+                self.defs.regions.append(r)
+                self.added[key] = len(self.defs.regions) - 1
+            regions[self.declared + k] = self.added[key]
+        renumber = np.empty(len(found["parent"]), np.int32)
+        for i, (p, r) in enumerate(zip(found["parent"].tolist(), found["region"].tolist())):   # call paths
+            key = (int(renumber[p]) if p >= 0 else -1, int(regions[r]))
+            if key not in self.ids:
+                self.ids[key] = len(self.parent)
+                self.parent.append(key[0])
+                self.region.append(key[1])
+            renumber[i] = self.ids[key]
+        for part in found["parts"]:
+            part["callpath"] = renumber[part["callpath"]] if len(part["callpath"]) else part["callpath"]
+            self.parts.append(part)
+        self.unmatched += found["unmatched"]
+        self.unclosed.extend(renumber[u] for u in found["unclosed"])
+
+    def collector(self):
+        """A CallPathCollector holding the merged visits and table, to write them."""
+        from popview.cache.derived import CallPathCollector
+
+        collector = CallPathCollector(self.defs)
+        b = collector.builder
+        b.parent, b.region = np.asarray(self.parent, np.int32), np.asarray(self.region, np.int32)
+        b.n, b.unmatched, b.unclosed = len(self.parent), self.unmatched, self.unclosed
+        collector.parts = self.parts
+        return collector
+
+
+def finish_on_dask(writer, client, progress: Progress) -> Path:
+    """Writer.finish with the tables sorted and written by location groups on the Dask
+    cluster of `client`; the derived data built here as in Writer.finish."""
+    from popview import cluster
+    from popview.cache import derived
+
+    defs = writer.definitions
+    n_loc = max(defs.n_locations, 1)
+    tmp_path = writer._scratch.path / "cache.h5"
+    folder = writer._scratch.path / "groups"
+    folder.mkdir(exist_ok=True)
+    stages = writer._tables
+    side = writer._side = writer._side or _start_side_builder(sum(t.n for t in stages.values()))
+    copy = SortedCopy(writer._staging_dir / "sorted")
+    merge = _CallPathMerge(defs) if not writer.count("calls") else None
+    try:
+        tasks, planned = _tasks(writer, n_loc, folder, merge is not None)
+        with writing(tmp_path, "w", writer.abort) as out:
+            for table in schema.TABLES:
+                stage = stages.get(table)
+                if table not in planned:
+                    _write_sorted(out, table, stage, n_loc, Progress(), copy)
+                elif not stage.time_sorted:
+                    writer.unsorted_tables.append(table)
+            outs = {table: _TableOut(out, table, _offsets(stages[table], n_loc)) for table in planned}
+            window = max(4 * cluster.workers(client), 8)
+            results = cluster.in_order(client, tasks, progress.sub(0.0, 0.55), window,
+                                       "sorting the tables on Dask", sum(w for _, _, w in tasks))
+            for (_, (spec,), _), result in zip(tasks, results):
+                outs[spec["table"]].add(result)
+                if "calls" in result:
+                    merge.add(result["calls"])
+            for table, table_out in outs.items():
+                table_out.close(copy)
+            for table in writer.unsorted_tables:
+                defs.warn(f"{table} records were not in time order per location; sorted")
+            for write in writer.extra_writers:
+                write(out)
+            if merge is not None:
+                progress(0.55, "writing call paths")
+                merge.collector().write(out, n_loc, copy)
+            if side is None:
+                derived.build_all(RawTables(copy.folder), out, defs, progress.sub(0.6, 0.98))
+        if side is not None:
+            derived.build_optional_in_parallel(copy.folder, tmp_path, defs, progress.sub(0.6, 0.98), side, None,
+                                               writer.abort)
+        writer._complete(tmp_path)
+    finally:
+        writer.abort()
+    progress(1.0, "done")
+    return writer.final_path
+
+
+def _tasks(writer, n_loc: int, folder: Path, call_paths: bool):
+    """A task (sort_group, (spec,), rows) a location group of each table with rows, in the
+    tables' order; and the tables they cover."""
+    tasks, planned = [], []
+    defs_blob = pickle.dumps(writer.definitions) if call_paths else None
+    for table in schema.TABLES:
+        stage = writer._tables.get(table)
+        if stage is None or stage.n == 0:
+            continue
+        planned.append(table)
+        offsets = _offsets(stage, n_loc)
+        sources = [({k: str(v) for k, v in paths.items()}, chunks) for paths, chunks in stage.all_sources()]
+        for gi, (a, b) in enumerate(_location_groups(np.diff(offsets), writer._group_rows)):
+            lo, hi = int(offsets[a]), int(offsets[b])
+            if lo == hi:
+                continue
+            spec = {"table": table, "index": gi, "a": a, "b": b, "lo": lo, "hi": hi, "total": stage.n,
+                    "n_loc": len(offsets) - 1, "sources": sources, "time_sorted": stage.time_sorted,
+                    "folder": str(folder), "defs": defs_blob if table == "events" else None}
+            tasks.append((sort_group, (spec,), hi - lo))
+    return tasks, planned
+
+
+class _TableOut:
+    """One table of the cache, joined from its groups' files in location order."""
+
+    def __init__(self, out: h5py.File, table: str, offsets: np.ndarray):
+        from popview.cache.integrity import checked
+
+        self.table, self.offsets = table, offsets
+        self.group = out.create_group(table)
+        self.group.create_dataset("offsets", data=offsets, **checked())
+        total = int(offsets[-1])
+        self.dsets = {name: create_column(self.group, name, dtype, total) for name, dtype in schema.columns(table)}
+        self.index = SparseIndex(table)
+        self.segments: list[dict[str, Path]] = []
+        self.rows: list[int] = []
+
+    def add(self, result: dict) -> None:
+        lo, hi = result["lo"], result["hi"]
+        with h5py.File(result["h5"], "r") as f:
+            for name, dset in self.dsets.items():
+                copy_rows(f[name], dset, lo, hi)
+        times, ends = result["sparse"]
+        self.index._times.extend(times)
+        self.index._ends.extend(ends)
+        self.segments.append({name: Path(p) for name, p in result["raw"].items()})
+        self.rows.append(hi - lo)
+        Path(result["h5"]).unlink()
+
+    def close(self, copy: SortedCopy) -> None:
+        if sum(self.rows) != int(self.offsets[-1]):
+            raise RuntimeError(f"{self.table}: {sum(self.rows)} rows joined of {int(self.offsets[-1])}")
+        self.index.write(self.group)
+        copy.adopt_segments(self.table, self.segments, self.rows, self.offsets)
