@@ -255,14 +255,17 @@ def test_stateless_compose_functions():
     sign = Window("In MPI", 4, functions={"thread": Function("State As Is")},
                   compose={"compose_thread": Function("Is Equal (Sign)", ((3.0,),))})
     ranged = Window("Long running", 5, functions={"thread": Function("State Record Dur.", ((1.0,),))}, units="Nanoseconds",
-                    compose={"topcompose1": Function("Select Range", ((100.0,), (50.0,))),
-                             "topcompose2": Function("Div", ((10.0,),))})
+                    compose={"topcompose2": Function("Select Range", ((100.0,), (50.0,))),
+                             "topcompose1": Function("Div", ((10.0,),))})      # topcompose2 first
     equal = Window("Running or MPI + 1", 6, functions={"thread": Function("State As Is")},
                    compose={"compose_thread": Function("Is Equal", ((3.0,),)), "topcompose1": Function("Add", ((1.0,),))})
     view = _states_view(windows=[sign, ranged, equal])
     assert evaluate_window(view, 4, _trace()).value.tolist() == [0, 1, 0, 0]
     assert evaluate_window(view, 5, _trace()).value.tolist() == [0, 0, 0, 10]
     assert evaluate_window(view, 6, _trace()).value.tolist() == [1, 4, 1, 1]
+    swapped = view.window(5).compose
+    swapped["topcompose1"], swapped["topcompose2"] = swapped["topcompose2"], swapped["topcompose1"]
+    assert evaluate_window(view, 5, _trace()).value.tolist() == [0, 0, 0, 0]   # 100 / 10 is not in [50, 100]
 
 
 def test_task_rows_of_single_threaded_tasks():
@@ -305,7 +308,7 @@ def test_paramedir_writes_each_plane_with_values_under_its_label():
     assert "\n3\n\t0\t1\t\nTHREAD 1.1.1\t20.00\t0.00\t\n" in text
 
 
-def test_stacked_val_in_any_one_slot_with_as_is_before_it():
+def test_stacked_val_in_any_slot_composes_the_row_s_sequence_of_values():
     view, trace = _view(), _trace()
     window = view.window(1)
     window.functions["thread"] = Function("Last Evt Val")
@@ -315,9 +318,10 @@ def test_stacked_val_in_any_one_slot_with_as_is_before_it():
     window.compose["topcompose2"] = Function("Sign")            # composes the stack's top
     assert evaluate_window(view, 1, trace).value.tolist() == [0, 1, 0, 1]
     window.compose["topcompose2"] = Function("Stacked Val")
-    window.compose["compose_thread"] = Function("Sign")         # a stack of signs: not the same sequence
-    with pytest.raises(NotEvaluated, match="Stacked Val"):
-        evaluate_window(view, 1, trace)
+    window.compose["compose_thread"] = Function("Sign")         # a stack of signs, event by event
+    assert evaluate_window(view, 1, trace).value.tolist() == [0, 1, 0, 1]
+    window.compose["topcompose1"] = Function("1-Sign")          # after topcompose2's stack
+    assert evaluate_window(view, 1, trace).value.tolist() == [1, 0, 1, 0]
 
 
 def _messages_view(function: Function, units="Microseconds") -> CfgView:

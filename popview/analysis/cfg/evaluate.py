@@ -77,15 +77,18 @@ def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeli
         if function is not None and function.name not in TASK_OF_ONE_THREAD:
             raise NotEvaluated(f"{name}: task function {function.name!r}")
     levels = ("compose_thread", "compose_task") if task else ("compose_thread",)
-    stacked = [slot for slot, f in window.compose.items() if f.name == "Stacked Val"]
+    by_points = not window.derived and _point_function(window) is not None
     for slot, function in window.compose.items():
         if function.name == "As Is" or (slot in levels + TOP_COMPOSE and function.name in COMPOSE_FUNCTIONS):
             continue
-        if function.name == "Stacked Val" and not window.derived and _stacked_ok(window, stacked):
+        if function.name in SEQUENCE_COMPOSE and by_points:
             continue
         if slot not in levels + TOP_COMPOSE:
             continue                      # a level above the window's rows: not applied (as in Paraver)
         raise NotEvaluated(f"{name}: compose {function.name!r} ({slot})")
+    if by_points and any(window.compose.get(slot, Function("As Is")).name in SEQUENCE_COMPOSE
+                         for slot in levels + TOP_COMPOSE):
+        return _point_window(window, trace, levels)
     if window.derived:
         d = window.derivation
         if any(d.shifts):
@@ -94,25 +97,13 @@ def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeli
         timeline = _combine(d.operation, left, right, d.factors, name)
     else:
         timeline = _single(window, trace)
-    for slot in levels + TOP_COMPOSE:         # compose_thread (compose_task) then topcompose1, 2
+    for slot in levels + TOP_COMPOSE:         # compose_thread (compose_task) then topcompose2, 1
         function = window.compose.get(slot)
         if function is not None and function.name in COMPOSE_FUNCTIONS and function.name != "As Is":
             timeline.value = COMPOSE_FUNCTIONS[function.name](timeline.value, function.params)
         if slot == "compose_thread" and task and _task_is_zero(window.functions.get("task")):
             timeline.value = np.zeros_like(timeline.value)
     return timeline
-
-
-def _stacked_ok(window: Window, stacked: list[str]) -> bool:
-    """Stacked Val composes the values of a Last Evt Val window event by event: in one slot,
-    at thread level or on top (the same sequence of values at thread rows) when the slots
-    before it pass the values as they are; the slots after it compose its result."""
-    function = window.functions.get("thread")
-    order = ("compose_thread",) + TOP_COMPOSE
-    if len(stacked) != 1 or stacked[0] not in order or function is None or function.name != "Last Evt Val":
-        return False
-    before = order[:order.index(stacked[0])]        # what composes before it must leave the values as they are
-    return all(window.compose.get(slot, Function("As Is")).name == "As Is" for slot in before)
 
 
 def _param(params, index: int, default: float) -> np.ndarray:
@@ -187,7 +178,10 @@ def window_unit_ns(window: Window) -> float:
     return UNIT_NS[window_units(window)]
 
 
-TOP_COMPOSE = ("topcompose1", "topcompose2")
+# The top compose slots in the order they apply: topcompose2 composes the window's level value,
+# topcompose1 composes topcompose2's (kwindow.cpp: a row's value is intervalTopCompose1's, whose
+# child is intervalTopCompose2).
+TOP_COMPOSE = ("topcompose2", "topcompose1")
 
 
 def tiled_states(trace: TraceColumns) -> dict[str, np.ndarray]:
@@ -237,11 +231,7 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
             value = np.where(np.isin(value, given), value, 0.0)
         return Timeline(s["loc"].astype(np.int32), s["begin"], s["end"], value, trace.n_rows)
     if name in ("Next Evt Val", "Last Evt Val"):
-        stacked = any(f.name == "Stacked Val" for slot, f in window.compose.items()
-                      if slot in ("compose_thread",) + TOP_COMPOSE)
-        if stacked and name != "Last Evt Val":
-            raise NotEvaluated(f"window {window.position} {window.name!r}: compose 'Stacked Val' over {name!r}")
-        return _event_values(window, trace, following=name == "Next Evt Val", stacked=stacked)
+        return _event_values(window, trace, following=name == "Next Evt Val")
     if name == "Int. Between Evt":
         return _event_values(window, trace, following=False, between=True)
     if name in ("Avg Next Evt Val", "Avg Last Evt Val"):     # the value x factor per window time unit
@@ -361,6 +351,24 @@ def _selected_types(criterion: Criterion | None, types: np.ndarray, name: str, w
     raise NotEvaluated(f"{name}: event {what} filter {criterion.function!r} with {len(wanted)} values")
 
 
+def _depth(loc: np.ndarray, push: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row in order, one up for each push and one down (not below 0) for each other:
+    the depth after each step (Paraver's Nesting level), and each step's row number. The walk
+    of +1 / -1 steps reflected at 0: depth = S - min(0, running min of S) per row."""
+    n = len(loc)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    step = np.where(push, 1, -1).astype(np.int64)
+    total = np.cumsum(step)
+    starts = np.r_[True, loc[1:] != loc[:-1]]
+    row_index = np.cumsum(starts) - 1
+    before = np.r_[0, total[:-1]][starts][row_index]          # the walk before each row
+    walk = total - before
+    big = 4 * n + 4                                              # rows kept apart in one running minimum
+    lowest = np.minimum.accumulate(walk - row_index * big) + row_index * big
+    return walk - np.minimum(lowest, 0), row_index
+
+
 def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
     """Paraver's Stacked Val compose over each row's events in order: a non-zero value is
     pushed, a zero pops (nothing when the stack is empty); the result after each event is the
@@ -371,15 +379,7 @@ def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
     push = value != 0
     if not push.any():
         return np.zeros(n, np.float64)
-    step = np.where(push, 1, -1).astype(np.int64)
-    total = np.cumsum(step)
-    starts = np.r_[True, loc[1:] != loc[:-1]]
-    row_index = np.cumsum(starts) - 1
-    before = np.r_[0, total[:-1]][starts][row_index]          # the walk before each row
-    walk = total - before
-    big = 4 * n + 4                                              # rows kept apart in one running minimum
-    lowest = np.minimum.accumulate(walk - row_index * big) + row_index * big
-    depth = walk - np.minimum(lowest, 0)
+    depth, row_index = _depth(loc, push)
     # the top: the last push j <= i of the row with depth[j] == depth[i]
     span = int(depth.max()) + 1
     group = row_index * span + depth
@@ -425,15 +425,107 @@ def point_intervals(loc: np.ndarray, time: np.ndarray, value: np.ndarray, n_rows
     return Timeline(row[inside], begin[inside], end[inside], vals[inside], n_rows)
 
 
-def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False,
+# Compose functions with a memory of the row's sequence of intervals (semanticcomposefunctions.cpp,
+# intervalcompose.cpp: Join Bursts joins intervals): evaluated on the sequence of the row's
+# intervals, those of no duration included, for windows whose intervals start at records
+# popview has one by one (events, communication records).
+SEQUENCE_COMPOSE = ("Stacked Val", "Nesting level", "Join Bursts", "Burst Time", "Delta")
+EVENT_FUNCTIONS = ("Last Evt Val", "Next Evt Val", "Int. Between Evt", "Avg Next Evt Val", "Avg Last Evt Val",
+                   "Event Bytes", "Event Sent Bytes")
+
+
+def _point_function(window: Window) -> str | None:
+    function = window.functions.get("thread")
+    if function is not None and (function.name in EVENT_FUNCTIONS or function.name in comms.RECORD_FUNCTIONS):
+        return function.name
+    return None
+
+
+def _points(window: Window, trace: TraceColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The row's intervals as the kernel walks them, one per record that starts one: (row, time,
+    value) sorted by row, each row starting with the interval from the trace's start (the
+    kernel's empty first record), then one per selected event (or communication record),
+    several at one instant included; each lasts up to the next one (the last to the trace's end)."""
+    function = window.functions.get("thread")
+    name = function.name
+    if name in comms.RECORD_FUNCTIONS:
+        _require_messages(window, trace)
+        loc, time, value = _comms_call(comms.record_function, window, trace, name, window_unit_ns(window))
+        first = np.zeros(trace.n_rows)
+    else:
+        loc, time, value = selected_events(window, trace)
+        time, raw = time.astype(np.int64), value
+        n = len(loc)
+        has_next = np.r_[loc[1:] == loc[:-1], False] if n else np.zeros(0, bool)
+        following = np.r_[value[1:], 0.0] if n else value
+        gap = (np.r_[time[1:], 0] - time) / window_unit_ns(window) if n else np.zeros(0)
+        per_row = np.bincount(loc, minlength=trace.n_rows)
+        row_first = np.r_[0, np.cumsum(per_row)][:-1]
+        has_first = per_row > 0
+        first = np.zeros(trace.n_rows)
+        factor = float(function.params[0][0]) if function.params and function.params[0] else 1.0
+        if name == "Last Evt Val":
+            pass
+        elif name == "Next Evt Val":              # the next event from the empty first record too
+            value = np.where(has_next, following, 0.0)
+            first[has_first] = raw[row_first[has_first]]
+        elif name == "Int. Between Evt":
+            value = np.where(has_next, gap, 0.0)
+        elif name in ("Avg Next Evt Val", "Avg Last Evt Val"):
+            ok = has_next & (gap != 0)
+            source = following if name == "Avg Next Evt Val" else value
+            value = np.where(ok, source * factor / np.where(ok, gap, 1.0), 0.0)
+            if name == "Avg Next Evt Val":        # from the empty first record to the row's first event
+                t0 = time[row_first[has_first]] / window_unit_ns(window)
+                v0 = raw[row_first[has_first]]
+                first[has_first] = np.where(t0 != 0, v0 * factor / np.where(t0 != 0, t0, 1.0), 0.0)
+        else:                                     # Event Bytes, Event Sent Bytes
+            _require_messages(window, trace)
+            value = _comms_call(comms.event_bytes, window, trace, loc, time, sent_only=name == "Event Sent Bytes")
+    rows = np.arange(trace.n_rows)
+    all_loc = np.r_[rows, loc.astype(np.int64)]
+    all_time = np.r_[np.zeros(trace.n_rows, np.int64), time.astype(np.int64)]
+    all_value = np.r_[first, value.astype(np.float64)]
+    order = np.argsort(all_loc, kind="stable")            # each row's start first, then its records in order
+    return all_loc[order], all_time[order], all_value[order]
+
+
+def _point_window(window: Window, trace: TraceColumns, levels: tuple[str, ...]) -> Timeline:
+    """A window whose compose functions remember the row's sequence of intervals, computed on
+    that sequence (_points): compose_thread (task rows: the task function over the one thread,
+    compose_task), then topcompose2 and topcompose1, as the kernel composes interval by interval."""
+    loc, time, value = _points(window, trace)
+    task_function = window.functions.get("task")
+    for slot in levels + TOP_COMPOSE:
+        function = window.compose.get(slot)
+        name = function.name if function is not None else "As Is"
+        if name in COMPOSE_FUNCTIONS:
+            value = COMPOSE_FUNCTIONS[name](value, function.params if function is not None else ())
+        elif name == "Stacked Val":
+            value = _stacked(loc, value)
+        elif name == "Nesting level":
+            value = _depth(loc, value != 0)[0].astype(np.float64)
+        elif name == "Delta":              # the change from the row's previous value (0 before its first)
+            starts = np.r_[True, loc[1:] != loc[:-1]] if len(loc) else np.zeros(0, bool)
+            previous = np.where(starts, 0.0, np.r_[0.0, value[:-1]])
+            value = value - previous
+        elif name == "Join Bursts":        # consecutive intervals of one value are one
+            keep = np.r_[True, (loc[1:] != loc[:-1]) | (value[1:] != value[:-1])] if len(loc) else np.zeros(0, bool)
+            loc, time, value = loc[keep], time[keep], value[keep]
+        elif name == "Burst Time":         # the interval's duration in the window's units
+            ends = np.r_[(loc[1:] != loc[:-1]), True] if len(loc) else np.zeros(0, bool)
+            following = np.where(ends, trace.t_end, np.r_[time[1:], 0])
+            value = (following - time) / window_unit_ns(window)
+        if slot == "compose_thread" and len(levels) > 1 and _task_is_zero(task_function):
+            value = np.zeros_like(value)
+    return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
+
+
+def _event_values(window: Window, trace: TraceColumns, following: bool,
                   between: bool = False, per_time: float | None = None) -> Timeline:
     """Intervals between consecutive selected events of each row; the value of the event that
-    ends (Next) or starts (Last) each interval, 0 where there is none. With `stacked`, each
-    event's value is first composed by Stacked Val over all the row's events (several at one
-    instant included)."""
+    ends (Next) or starts (Last) each interval, 0 where there is none."""
     loc, time, value = selected_events(window, trace)
-    if stacked:
-        value = _stacked(loc, value)
     # several events at one instant: the first ends the interval before it (Next), the last
     # starts the one after it (Last); the zero-length intervals between them hold no time
     change = (loc[1:] != loc[:-1]) | (time[1:] != time[:-1])
