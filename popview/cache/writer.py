@@ -222,6 +222,7 @@ class Writer:
         of the one-machine finish); adopted pieces then stay where they lie, read there."""
         self._client = client
         self._group_rows = group_rows or SORT_BUDGET_ROWS
+        self._part_rows = group_rows          # the derived data's parts too (None: their own budgets)
 
     # ---- input ----------------------------------------------------------
     def append(self, table: str, cols: "dict[str, np.ndarray] | PreparedChunk") -> None:

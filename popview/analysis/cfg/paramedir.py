@@ -19,6 +19,7 @@ import numpy as np
 from .evaluate import (TIME_STATISTICS, UNIT_NS, HistogramTable, NotEvaluated, TraceColumns, _sorted_unique,
                        evaluate_histogram, window_units)
 from .labels import Namer
+from .levels import Hierarchy, LevelError
 from .model import CfgView, Histogram
 
 PRECISION = 2          # ParaverConfig's default histogram precision
@@ -113,12 +114,42 @@ def evaluate_cfg(view: CfgView, trace: TraceColumns, rows: list[str],
         except KeyError as exc:         # a window position the cfg does not have
             skipped.append(Skipped(histogram.name, str(exc.args[0])))
             continue
-        tables.append(_table(view, histogram, result, rows, definitions, present))
+        tables.append(_table(view, histogram, result, rows, definitions, present, _levels_or_none(trace)))
     return tables, skipped
 
 
+def _levels_or_none(trace: TraceColumns) -> Hierarchy | None:
+    try:
+        return trace.levels()
+    except LevelError:
+        return None
+
+
+def level_labels(level: str, n_rows: int, hierarchy: Hierarchy | None, definitions=None) -> list[str]:
+    """Paraver's row labels above the thread level (LabelConstructor::objectLabel with its
+    level tag): TASK a.t, APPL a, WORKLOAD; NODE and CPU rows by the .row file's names when
+    it has them, else NODE n (0-based, as the kernel writes it) and CPU n.c; SYSTEM."""
+    if level == "task":
+        appl = hierarchy.task_appl if hierarchy is not None else np.zeros(n_rows, np.int64)
+        first = {int(a): i for i, a in reversed(list(enumerate(appl)))}
+        return [f"TASK {int(appl[i]) + 1}.{i - first[int(appl[i])] + 1}" for i in range(n_rows)]
+    if level == "appl":
+        return [f"APPL {i + 1}" for i in range(n_rows)]
+    if level in ("workload", "system"):
+        return [level.upper()] * n_rows
+    names = list((getattr(definitions, "flags", None) or {}).get(f"{level}_names") or [])
+    if len(names) == n_rows:
+        return [str(n) for n in names]
+    if level == "node":
+        return [f"NODE {i}" for i in range(n_rows)]
+    node_cpus = hierarchy.node_cpus if hierarchy is not None and hierarchy.node_cpus else (n_rows,)
+    node = np.repeat(np.arange(len(node_cpus)), node_cpus)
+    first = np.r_[0, np.cumsum(node_cpus)][:-1]
+    return [f"CPU {node[i] + 1}.{i - first[node[i]] + 1}" for i in range(n_rows)]
+
+
 def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: list[str],
-           definitions, present_types=None) -> CfgTable:
+           definitions, present_types=None, hierarchy: Hierarchy | None = None) -> CfgTable:
     control = view.window(histogram.columns.window)
     data = view.window(histogram.data_window)
     values = np.asarray(result.table, np.float64)
@@ -128,8 +159,8 @@ def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: li
         values = values / UNIT_NS.get(unit, 1.0)
     elif histogram.statistic == "Integral":            # StatIntegral: the data window's time units
         values = values / UNIT_NS.get(window_units(data), 1.0)
-    if control.level == "task":                        # task rows (one thread per task): TASK a.t
-        rows = [f"TASK 1.{i + 1}" for i in range(values.shape[-2])]
+    if control.level != "thread":                      # TASK a.t, APPL a, ... (Paraver's level tags)
+        rows = level_labels(control.level, values.shape[-2], hierarchy, definitions)
     elif len(rows) != values.shape[-2]:
         rows = [f"THREAD 1.{i + 1}.1" for i in range(values.shape[-2])]
     present = np.asarray(result.present if result.present is not None else values != 0, bool)
