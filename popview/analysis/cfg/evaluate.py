@@ -724,12 +724,21 @@ def end_value(view: CfgView, position: int) -> float:
         left, right = (np.array([end_value(view, parent)]) for parent in d.parents)
         value = _OPERATIONS[d.operation](left * d.factors[0], right * d.factors[1]) \
             if d.operation in _OPERATIONS else value
+    return float(compose_values(window, value)[0])
+
+
+def compose_values(window: Window, value: np.ndarray) -> np.ndarray:
+    """Values of the window's function (or operation) through its compose functions, as
+    evaluate_window composes them: compose_thread (task rows: then the task function of one
+    thread, compose_task), topcompose1, topcompose2."""
     task = window.level == "task"
     for slot in (("compose_thread", "compose_task") if task else ("compose_thread",)) + TOP_COMPOSE:
         function = window.compose.get(slot)
         if function is not None and function.name in COMPOSE_FUNCTIONS:
             value = COMPOSE_FUNCTIONS[function.name](value, function.params)
-    return float(value[0])
+        if slot == "compose_thread" and task and _task_is_zero(window.functions.get("task")):
+            value = np.zeros_like(value)
+    return value
 
 
 def _axis(histogram: Histogram, b, window: Window, scale: np.ndarray, planes: bool = False) -> Axis:
