@@ -59,3 +59,24 @@ def series_name(paths) -> str | None:
     if len(paths) > 1 and len(set(names)) == len(names) and len(patterns) == 1:
         return patterns.pop()
     return None
+
+
+def run_key(exp) -> tuple:
+    """(folder, shape): a trace and a profile with the same key are two views of one run
+    (Score-P writes traces.otf2 and profile.cubex of a run into one folder)."""
+    source = getattr(exp, "source", None)
+    folder = str(Path(source).resolve().parent) if source is not None else id(exp)
+    try:
+        shape = exp.shape()
+    except Exception:  # noqa: BLE001 - a run whose shape is unknown is its own run
+        shape = id(exp)
+    return folder, shape
+
+
+def view_kind(exp) -> str:
+    return "trace" if getattr(exp, "is_trace", False) else "profile"
+
+
+def same_run(a, b) -> bool:
+    """A trace and a profile of one run (never each other's reference)."""
+    return a is not b and view_kind(a) != view_kind(b) and run_key(a) == run_key(b)

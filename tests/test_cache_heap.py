@@ -33,3 +33,22 @@ def test_opening_a_trace_leaves_the_callers_allocator_alone(tmp_path, cache_dir,
 def test_without_glibc_nothing_is_called(monkeypatch):
     monkeypatch.setattr(heap, "_glibc", lambda: None)
     heap.keep_freed_memory()
+
+
+class TrimmingLibc(FakeLibc):
+    def malloc_trim(self, pad):
+        self.calls.append(("trim", pad))
+        return 1
+
+
+def test_a_conversion_hands_freed_memory_back_without_setting_anything(tmp_path, cache_dir, monkeypatch):
+    """After the tables are written (before the derived data peaks) the converting process
+    returns what its allocator holds free: malloc_trim, never a mallopt setting."""
+    libc = TrimmingLibc()
+    monkeypatch.setattr(heap, "_glibc", lambda: libc)
+    popview.open(write_trace(tmp_path), cache_dir=cache_dir).close()
+    assert libc.calls and set(libc.calls) == {("trim", 0)}
+
+
+def test_release_free_memory_runs_on_this_c_library():
+    heap.release_free_memory()          # glibc: malloc_trim; elsewhere nothing

@@ -149,3 +149,22 @@ def test_call_paths_of_groups_merged_number_them_as_one_builder(tmp_path):
         for k in s:
             assert np.array_equal(p[k], s[k]), k
     assert np.array_equal(np.concatenate(parallel.builder.unclosed), np.concatenate(serial.builder.unclosed))
+
+
+def test_rows_of_a_two_dimensional_dataset_joined_by_chunk_rows(tmp_path):
+    """The pyramid's levels: chunks of (64 locations, 1024 bins); groups of locations."""
+    from popview.cache.writer import compression
+
+    rng = np.random.default_rng(5)
+    values = rng.integers(-5, 100, (300, 2500)).astype(np.int32)
+    cuts = [0, 64, 100, 101, 256, 300]
+    with h5py.File(tmp_path / "joined.h5", "w") as g:
+        joined = g.create_dataset("v", shape=values.shape, dtype=np.int32, chunks=(64, 1024), fillvalue=-1,
+                                  **compression())
+        for i, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
+            with h5py.File(tmp_path / f"part{i}.h5", "w") as f:
+                part = f.create_dataset("v", shape=values.shape, dtype=np.int32, chunks=(64, 1024), fillvalue=-1,
+                                        **compression())
+                part[lo:hi] = values[lo:hi]
+                copy_rows(part, joined, lo, hi)
+        assert np.array_equal(joined[:], values)

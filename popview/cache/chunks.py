@@ -168,3 +168,36 @@ class ChunkedWriter:
         first, job = self._pending.popleft()
         offset = (first,) + (0,) * (len(self.shape) - 1)
         self.dset.id.write_direct_chunk(offset, job.result())
+
+
+class WindowWriter:
+    """Rows [lo, hi) of a pre-sized chunked dataset, appended in order: the rows before the
+    first chunk boundary through HDF5 (the chunk is shared with the rows before lo), the
+    rest by ChunkedWriter. What a task of a distributed finish writes of a table into a
+    file of its own, which the driver joins (popview.cache.groups.copy_rows)."""
+
+    def __init__(self, dset: h5py.Dataset, lo: int, hi: int):
+        self.dset, self.lo, self.hi = dset, lo, hi
+        c = dset.chunks[0]
+        self.head = min(hi, -(-lo // c) * c)
+        self.pos = lo
+        self._head = np.empty((self.head - lo,) + dset.shape[1:], dset.dtype)
+        self._sink = ChunkedWriter(dset, start=self.head, stop=hi) if hi > self.head else None
+
+    def write(self, rows: np.ndarray) -> None:
+        if self.pos < self.head:
+            k = min(len(rows), self.head - self.pos)
+            self._head[self.pos - self.lo:self.pos - self.lo + k] = rows[:k]
+            rows = rows[k:]
+            self.pos += k
+            if self.pos == self.head and self.head > self.lo:
+                self.dset[self.lo:self.head] = self._head
+        if len(rows):
+            self._sink.write(rows)
+            self.pos += len(rows)
+
+    def close(self) -> None:
+        if self.pos != self.hi:
+            raise ValueError(f"{self.dset.name}: {self.hi - self.pos} rows of [{self.lo}, {self.hi}) never written")
+        if self._sink is not None:
+            self._sink.close()

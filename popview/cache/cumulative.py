@@ -61,6 +61,73 @@ def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File 
     _Builder(out, defs).run(progress, out if dst is None else dst)
 
 
+# ------------------------------------------------------------------ by parts (a finish on Dask)
+
+def plan_parts(src, defs: Definitions, budget: int | None = None) -> list[dict] | None:
+    """The work cut into parts of whole processes (its groups within the row budget), each
+    a task of a distributed finish (popview.cache.groups): [] when there is nothing to
+    build, None when the parts' rows would not be consecutive (a process's threads numbered
+    apart: then built in one piece)."""
+    if "states" not in src or src["states"]["loc"].shape[0] == 0:
+        return []
+    b = _Builder(src, defs)
+    procs = b._process_groups(budget or BUDGET_ROWS)
+    order = [loc for group in procs for p_locs in group for loc in p_locs]
+    if order != sorted(order):
+        return None
+    parts = []
+    for group in procs:
+        locs = [loc for p_locs in group for loc in p_locs]
+        parts.append({"procs": [group], "lo": int(b.offsets[min(locs)]), "hi": int(b.offsets[max(locs) + 1])})
+    return parts
+
+
+def build_part(src, defs: Definitions, part: dict, path) -> dict:
+    """One part (see plan_parts): its rows of `seg` into a file of its own at `path` (the
+    dataset at its whole size, its rows only), and the sums, checkpoints and profile of its
+    processes."""
+    from popview.cache.chunks import WindowWriter
+    from popview.cache.integrity import LIBVER
+
+    b = _Builder(src, defs)
+    with h5py.File(path, "w", libver=LIBVER) as f:
+        _, seg = b.create(f)
+        built = b.part(part["procs"], _WindowSink(WindowWriter(seg, part["lo"], part["hi"])), Progress())
+    return {**built, "procs": part["procs"], "lo": part["lo"], "hi": part["hi"], "h5": str(path)}
+
+
+def join_parts(src, defs: Definitions, dst: h5py.File, built: list[dict], copy_rows) -> None:
+    """The group from the parts' results, in their order: `seg` joined by `copy_rows`, the
+    sums added, the checkpoints and profile parts concatenated: what build() writes."""
+    b = _Builder(src, defs)
+    g, seg = b.create(dst)
+    whole = {"totals": np.zeros((b.n_loc, b.width)), "ctr_totals": np.zeros((b.n_loc, b.n_ctr)),
+             "ck": {"row": [], "begin": [], "cum": [], "ctr": []}, "prof": _ProfileParts(b.n_loc)}
+    for part in built:
+        with h5py.File(part["h5"], "r") as f:
+            copy_rows(f["cumulative/seg"], seg, part["lo"], part["hi"])
+        locs = [loc for group in part["procs"] for p_locs in group for loc in p_locs]
+        whole["totals"][locs] = part["totals"][locs]
+        whole["ctr_totals"][locs] = part["ctr_totals"][locs]
+        for k, v in part["ck"].items():
+            whole["ck"][k].extend(v)
+        whole["prof"].extend(part["prof"])
+    b.write(g, whole)
+
+
+class _WindowSink:
+    """A part's rows of `seg`, location after location, into a WindowWriter."""
+
+    def __init__(self, window):
+        self.window = window
+
+    def write(self, lo: int, hi: int, block: np.ndarray) -> None:
+        self.window.write(block)
+
+    def close(self) -> None:
+        self.window.close()
+
+
 # ------------------------------------------------------------------ kernels
 
 @numba.njit(cache=True)
@@ -273,8 +340,15 @@ class _Builder:
 
     # -------------------------------------------------------------- run
     def run(self, progress: Progress, dst: h5py.File) -> None:
+        g, seg = self.create(dst)
+        procs = self._process_groups()
+        part = self.part(procs, _SegmentSink(seg, procs), progress)
+        self.write(g, part)
+
+    def create(self, dst: h5py.File) -> tuple[h5py.Group, h5py.Dataset]:
+        """The group with its attributes and its `seg` dataset, sized for every state row."""
         n = int(self.offsets[-1])
-        n_ctr = len(self.counter_codes) + len(PSEUDO_COUNTERS)
+        n_ctr = self.n_ctr
         g = dst.create_group("cumulative")
         g.attrs["categories"] = json.dumps(CATEGORIES)
         g.attrs["counters"] = json.dumps([self.defs.event_types[c].name for c in self.counter_codes]
@@ -289,12 +363,20 @@ class _Builder:
         # level -1 compresses these rows 1.6x faster than 1 (2.2x than 3), for 5 % more bytes
         seg = g.create_dataset("seg", shape=(n, 2 + n_ctr), dtype=np.int64,
                                chunks=(min(CHECK, max(n, 1)), 2 + n_ctr), **hdf5plugin.Zstd(clevel=-1), **checked())
+        return g, seg
+
+    @property
+    def n_ctr(self) -> int:
+        return len(self.counter_codes) + len(PSEUDO_COUNTERS)
+
+    def part(self, procs: list[list[list[int]]], sink, progress: Progress) -> dict:
+        """The rows of `seg` of the processes `procs` (groups of processes, each its locations,
+        master first) into `sink`, and what the other datasets gather of them."""
+        n_ctr = self.n_ctr
         totals = np.zeros((self.n_loc, self.width))
         ctr_totals = np.zeros((self.n_loc, n_ctr))
         ck = {"row": [], "begin": [], "cum": [], "ctr": []}
         prof = _ProfileParts(self.n_loc)
-        procs = self._process_groups()
-        sink = _SegmentSink(seg, procs)
         for gi, locs in enumerate(procs):
             progress(gi / max(len(procs), 1), "cumulative sums")
             for p_locs in locs:
@@ -317,10 +399,14 @@ class _Builder:
                     _checkpoints(ck, lo, rows)
                 self._profile_process(p_locs, per_loc, master, prof)
         sink.close()
-        _write_checkpoints(g, ck, n_ctr, self.width)
-        g.create_dataset("totals", data=totals, **checked())
-        g.create_dataset("ctr_totals", data=ctr_totals, **checked())
-        prof.write(g, self)
+        return {"totals": totals, "ctr_totals": ctr_totals, "ck": ck, "prof": prof}
+
+    def write(self, g: h5py.Group, part: dict) -> None:
+        """The datasets besides `seg` from the part (or the parts joined: join_parts)."""
+        _write_checkpoints(g, part["ck"], self.n_ctr, self.width)
+        g.create_dataset("totals", data=part["totals"], **checked())
+        g.create_dataset("ctr_totals", data=part["ctr_totals"], **checked())
+        part["prof"].write(g, self)
 
     def _fork_rows(self, loc: int) -> tuple[np.ndarray, np.ndarray]:
         """(begin, end) of the location's Scheduling and Fork/Join state rows."""
@@ -407,7 +493,7 @@ class _Builder:
         outer[1:] = calls["begin"][idx[1:]] >= runmax[:-1]
         return idx[outer]
 
-    def _process_groups(self) -> list[list[list[int]]]:
+    def _process_groups(self, budget: int = BUDGET_ROWS) -> list[list[list[int]]]:
         """Processes (their locations, master first) in groups within the row budget."""
         proc = self.defs.location_process() if self.defs.locations else np.arange(self.n_loc)
         counts = np.diff(self.offsets)
@@ -416,7 +502,7 @@ class _Builder:
         for p in np.unique(proc):
             locs = np.flatnonzero(proc == p)
             processes.append(locs[np.argsort(thread[locs], kind="stable")].tolist())
-        return by_budget(processes, [int(counts[locs].sum()) for locs in processes], BUDGET_ROWS)
+        return by_budget(processes, [int(counts[locs].sum()) for locs in processes], budget)
 
     # -------------------------------------------------------------- per location
     def _location_rows(self, loc: int, lo: int, hi: int, instances: dict) -> dict:
@@ -713,6 +799,13 @@ class _ProfileParts:
         self.cp, self.loc, self.cat_values, self.ctr_values = [], [], [], []
         self.visits_cp, self.visits_loc = [], []
         self.master = {k: [] for k in ("callpath", "proc", "begin", "end")}
+
+    def extend(self, other: "_ProfileParts") -> None:
+        """Another part's processes after these (a distributed finish's parts, in order)."""
+        for name in ("cp", "loc", "cat_values", "ctr_values", "visits_cp", "visits_loc"):
+            getattr(self, name).extend(getattr(other, name))
+        for k, v in other.master.items():
+            self.master[k].extend(v)
 
     def add_master_calls(self, p: int, master: dict) -> None:
         self.master["callpath"].append(master["callpath"].astype(np.int32))

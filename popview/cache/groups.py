@@ -46,7 +46,7 @@ from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.runs import RunIndex
 from popview.cache.sparse import SparseIndex
-from popview.cache.writer import (_location_groups, _offsets, _start_side_builder, _write_sorted,
+from popview.cache.writer import (_location_groups, _offsets, _write_sorted,
                                   create_column)
 
 
@@ -84,20 +84,12 @@ def gather_sources(table: str, sources, a: int, b: int, n_loc: int) -> dict[str,
 
 
 def write_window(dset: h5py.Dataset, lo: int, rows: np.ndarray) -> None:
-    """Rows [lo, lo + len(rows)) of a chunked dataset (sized for the whole table): the whole
-    chunks compressed in threads and stored directly, a first chunk shared with the rows
-    before through HDF5."""
-    from popview.cache.chunks import ChunkedWriter
+    """Rows [lo, lo + len(rows)) of a chunked dataset sized for the whole table (WindowWriter)."""
+    from popview.cache.chunks import WindowWriter
 
-    c = dset.chunks[0]
-    hi = lo + len(rows)
-    head = min(hi, -(-lo // c) * c)
-    if head > lo:
-        dset[lo:head] = rows[:head - lo]
-    if hi > head:
-        sink = ChunkedWriter(dset, start=head, stop=hi)
-        sink.write(rows[head - lo:])
-        sink.close()
+    sink = WindowWriter(dset, lo, lo + len(rows))
+    sink.write(rows)
+    sink.close()
 
 
 def sort_group(spec: dict) -> dict:
@@ -143,16 +135,20 @@ def _local_call_paths(defs, events: dict) -> dict:
 
 # ---- on the driver ---------------------------------------------------------------------------
 def copy_rows(src: h5py.Dataset, dst: h5py.Dataset, lo: int, hi: int) -> None:
-    """Rows [lo, hi) of `src` into `dst` (the same shape, chunks and filters): whole chunks
-    copied as stored, without decompressing; a chunk only partly in [lo, hi) through HDF5."""
+    """Rows [lo, hi) (first axis) of `src` into `dst` (the same shape, chunks and filters):
+    whole chunks copied as stored, without decompressing; the chunks only partly in
+    [lo, hi) through HDF5."""
     c, n = dst.chunks[0], dst.shape[0]
     if hi <= lo:
         return
+    across = [(0,) * (len(dst.shape) - 1)] if len(dst.shape) < 2 else \
+        [(j,) + (0,) * (len(dst.shape) - 2) for j in range(0, max(dst.shape[1], 1), dst.chunks[1])]
     for k in range(lo // c, (hi - 1) // c + 1):
         c0, c1 = k * c, min((k + 1) * c, n)
         if lo <= c0 and c1 <= hi:
-            mask, raw = src.id.read_direct_chunk((c0,))
-            dst.id.write_direct_chunk((c0,), raw, mask)
+            for rest in across:
+                mask, raw = src.id.read_direct_chunk((c0,) + rest)
+                dst.id.write_direct_chunk((c0,) + rest, raw, mask)
         else:
             a, b = max(lo, c0), min(hi, c1)
             dst[a:b] = src[a:b]
@@ -210,7 +206,6 @@ def finish_on_dask(writer, client, progress: Progress) -> Path:
     """Writer.finish with the tables sorted and written by location groups on the Dask
     cluster of `client`; the derived data built here as in Writer.finish."""
     from popview import cluster
-    from popview.cache import derived
 
     defs = writer.definitions
     n_loc = max(defs.n_locations, 1)
@@ -218,7 +213,9 @@ def finish_on_dask(writer, client, progress: Progress) -> Path:
     folder = writer._scratch.path / "groups"
     folder.mkdir(exist_ok=True)
     stages = writer._tables
-    side = writer._side = writer._side or _start_side_builder(sum(t.n for t in stages.values()))
+    if writer._side is not None:        # the derived data are built on the workers
+        writer._side.close()
+        writer._side = None
     copy = SortedCopy(writer._staging_dir / "sorted")
     merge = _CallPathMerge(defs) if not writer.count("calls") else None
     try:
@@ -247,16 +244,67 @@ def finish_on_dask(writer, client, progress: Progress) -> Path:
             if merge is not None:
                 progress(0.55, "writing call paths")
                 merge.collector().write(out, n_loc, copy)
-            if side is None:
-                derived.build_all(RawTables(copy.folder), out, defs, progress.sub(0.6, 0.98))
-        if side is not None:
-            derived.build_optional_in_parallel(copy.folder, tmp_path, defs, progress.sub(0.6, 0.98), side, None,
-                                               writer.abort)
+            _derived_on_dask(client, copy.folder, out, defs, folder, progress.sub(0.6, 0.98), writer._part_rows)
         writer._complete(tmp_path)
     finally:
         writer.abort()
     progress(1.0, "done")
     return writer.final_path
+
+
+def _derived_on_dask(client, tables: Path, out: h5py.File, defs, folder: Path, progress: Progress,
+                     budget: int | None = None) -> None:
+    """The derived data (derived.OPTIONAL_BUILDERS: the cumulative sums, the timeline
+    pyramid) built by parts on the workers from the raw sorted tables in `tables` (in the
+    shared scratch folder), joined here into `out`; a builder that cannot be cut into parts
+    is built here. `budget`: rows a part (default: the builders' own groups)."""
+    from popview import cluster
+    from popview.cache import cumulative, derived, pyramid
+
+    if tuple(derived.optional_builders()) != ("popview.cache.cumulative", "popview.cache.pyramid"):
+        derived.build_all(RawTables(tables), out, defs, progress)      # builders this module does not know
+        return
+    src = RawTables(tables)
+    blob = pickle.dumps(defs)
+    sums = cumulative.plan_parts(src, defs, budget)
+    plan = pyramid.layout(src, defs, budget=budget)
+    tasks = [(_pyramid_part, (str(tables), blob, plan, gi, str(folder)), b - a)
+             for gi, (a, b) in enumerate(plan["groups"])]
+    tasks += [(_cumulative_part, (str(tables), blob, part, str(folder)), part["hi"] - part["lo"])
+              for part in sums or []]
+    results = list(cluster.in_order(client, tasks, progress.sub(0.0, 0.7), max(4 * cluster.workers(client), 8),
+                                    "building derived data on Dask", sum(w for _, _, w in tasks)))
+    built_pyramid, built_sums = results[:len(plan["groups"])], results[len(plan["groups"]):]
+    if sums is None:
+        cumulative.build(src, defs, progress.sub(0.7, 0.8), dst=out)
+    elif sums:
+        cumulative.join_parts(src, defs, out, built_sums, copy_rows)
+        for part in built_sums:
+            Path(part["h5"]).unlink()
+    pyramid.join_parts(src, defs, out, plan, built_pyramid, copy_rows, _fresh(folder, "tiles"), progress.sub(0.8, 1.0))
+
+
+def _fresh(folder: Path, name: str) -> Path:
+    path = folder / f"{name}-{secrets.token_hex(4)}"
+    path.mkdir()
+    return path
+
+
+def _cumulative_part(tables: str, defs_blob: bytes, part: dict, folder: str) -> dict:
+    """A Dask task: one part of the cumulative sums (cumulative.build_part)."""
+    from popview.cache import cumulative
+
+    path = Path(folder) / f"cumulative.{part['lo']}-{secrets.token_hex(4)}.h5"
+    return cumulative.build_part(RawTables(Path(tables)), pickle.loads(defs_blob), part, path)
+
+
+def _pyramid_part(tables: str, defs_blob: bytes, plan: dict, gi: int, folder: str) -> dict:
+    """A Dask task: one location group of the timeline pyramid (pyramid.build_part)."""
+    from popview.cache import pyramid
+
+    token = secrets.token_hex(4)
+    return pyramid.build_part(RawTables(Path(tables)), pickle.loads(defs_blob), plan, gi,
+                              Path(folder) / f"pyramid.{gi:05d}-{token}.h5", Path(folder) / f"tiles.{gi:05d}-{token}")
 
 
 def _tasks(writer, n_loc: int, folder: Path, call_paths: bool):

@@ -11,6 +11,14 @@ glibc's dynamic threshold off in that process only.
 Never called in the process that uses popview as a library (a notebook, the
 window and its Qt threads): the allocator of a caller's process is not
 popview's to change. No-op where the C library is not glibc.
+
+`release_free_memory` changes no setting: it hands the memory glibc holds free
+back to the system (malloc_trim), between the steps of a conversion whose
+peaks come at different moments. Arrays under glibc's mmap threshold (up to
+32 MB) are served from its heaps, whose freed pages glibc keeps: after the
+tables of the 1 GB trace are written the converting process holds about
+180 MB of them, and the derived-data process what its previous job freed,
+both while the cumulative sums bring the two processes to their joint peak.
 """
 from __future__ import annotations
 
@@ -37,3 +45,11 @@ def keep_freed_memory() -> None:
         return
     libc.mallopt(M_MMAP_THRESHOLD, _CONVERTING[0])
     libc.mallopt(M_TRIM_THRESHOLD, _CONVERTING[1])
+
+
+def release_free_memory() -> None:
+    """Give the memory the allocator holds free back to the system, now (any process:
+    this sets nothing)."""
+    libc = _glibc()
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)

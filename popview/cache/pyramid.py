@@ -18,7 +18,6 @@ groups; numba kernels do the per-record work.
 """
 from __future__ import annotations
 
-import mmap
 import tempfile
 from pathlib import Path
 
@@ -350,38 +349,115 @@ def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File 
     counters read the events, the others the states, calls and messages) for
     processes that build shares at once; `merge` joins them."""
     dst = out if dst is None else dst
-    if GROUP in dst:
-        del dst[GROUP]
-    g = dst.create_group(GROUP)
+    plan = layout(out, defs, channels)
+    g, dsets = _create(dst, plan)
+    if dsets is None:
+        return
+    sources = _Sources(out, defs)
+    groups, base, bins = plan["groups"], plan["base"], plan["bins"]
+    parent = Path(g.file.filename).resolve().parent
+    with tempfile.TemporaryDirectory(dir=parent, prefix=".popview-tiles-") as scratch:
+        tiles = _Tiles(g, sources, plan["t_end"], plan["n_loc"], Path(scratch), plan["sizes"], _share(channels))
+        for gi, (a, b) in enumerate(groups):
+            progress(0.8 * gi / len(groups), "building the timeline pyramid")
+            _fill_group(dsets, plan, sources, a, b)
+            tiles.add(a, b)
+        tiles.write(progress.sub(0.8, 1.0))
+
+
+def layout(src, defs: Definitions, channels: str = "all", budget: int | None = None) -> dict:
+    """What every location group of the build shares: bins, channels, the groups (of
+    `budget` rows: default, a third of the writer's), the tiles' sizes (from the first
+    default group, whatever the budget: see _Sources.sizes); no groups for a profile."""
     n_loc = max(len(defs.locations), 1)
     t_end = max(int(defs.t_end), 1)
     base = base_width(t_end)
-    bins = level_bins(t_end, base)
-    g.attrs.update(base_ns=base, t_end=t_end, n_levels=len(bins))
-    if not any(t in out and out[t][schema.TABLES[t][0]].shape[0] for t in ("states", "events", "messages")):
-        g.attrs.update(channels="", numeric="")      # a profile: no records, no timeline
-        return
-    sources = _Sources(out, defs)
+    plan = {"n_loc": n_loc, "t_end": t_end, "base": base, "bins": level_bins(t_end, base), "share": channels,
+            "channels": [], "numeric": [], "groups": []}
+    if not any(t in src and src[t][schema.TABLES[t][0]].shape[0] for t in ("states", "events", "messages")):
+        return plan                                  # a profile: no records, no timeline
+    sources = _Sources(src, defs)
     mine = _share(channels)
-    channels = [c for c in CATEGORICAL if sources.has(c) and mine(c)]
-    numeric = [c for c in (["useful"] if sources.has("state") else []) + [f"counter_{c}" for c in sources.counters]
-               if mine(c)]
-    g.attrs["channels"] = ",".join(channels)
-    g.attrs["numeric"] = ",".join(numeric)
-    dsets = _create_levels(g, channels, numeric, n_loc, bins)
-    groups = _location_groups(sources.counts(), SORT_BUDGET_ROWS // 3)
-    parent = Path(g.file.filename).resolve().parent
-    with tempfile.TemporaryDirectory(dir=parent, prefix=".popview-tiles-") as scratch:
-        tiles = _Tiles(g, sources, t_end, n_loc, Path(scratch), sources.sizes(*groups[0]), mine)
-        for gi, (a, b) in enumerate(groups):
-            progress(0.8 * gi / len(groups), "building the timeline pyramid")
-            for name in channels:
-                _fill_categorical(dsets[name], sources.records(name, a, b), a, b, base, bins)
-            for name in numeric:
-                _fill_numeric(dsets[name], name.startswith("counter_"), sources.records(name, a, b), a, b, base,
-                              bins)
-            tiles.add(a, b)
-        tiles.write(progress.sub(0.8, 1.0))
+    plan["channels"] = [c for c in CATEGORICAL if sources.has(c) and mine(c)]
+    plan["numeric"] = [c for c in (["useful"] if sources.has("state") else [])
+                       + [f"counter_{c}" for c in sources.counters] if mine(c)]
+    counts = sources.counts()
+    plan["sizes"] = sources.sizes(*_location_groups(counts, SORT_BUDGET_ROWS // 3)[0])
+    plan["groups"] = _location_groups(counts, budget or SORT_BUDGET_ROWS // 3)
+    return plan
+
+
+def _create(dst: h5py.File, plan: dict):
+    """The group, its attributes and its levels' datasets (None for a profile)."""
+    if GROUP in dst:
+        del dst[GROUP]
+    g = dst.create_group(GROUP)
+    g.attrs.update(base_ns=plan["base"], t_end=plan["t_end"], n_levels=len(plan["bins"]))
+    g.attrs["channels"] = ",".join(plan["channels"])
+    g.attrs["numeric"] = ",".join(plan["numeric"])
+    if not plan["groups"]:
+        return g, None
+    return g, _create_levels(g, plan["channels"], plan["numeric"], plan["n_loc"], plan["bins"])
+
+
+def _fill_group(dsets: dict, plan: dict, sources: "_Sources", a: int, b: int) -> None:
+    base, bins = plan["base"], plan["bins"]
+    for name in plan["channels"]:
+        _fill_categorical(dsets[name], sources.records(name, a, b), a, b, base, bins)
+    for name in plan["numeric"]:
+        _fill_numeric(dsets[name], name.startswith("counter_"), sources.records(name, a, b), a, b, base, bins)
+
+
+# ---- by parts (a finish on Dask: popview.cache.groups) ---------------------------------------
+def build_part(src, defs: Definitions, plan: dict, gi: int, path, scratch) -> dict:
+    """Location group `gi` of `plan` (see layout): its rows of every level into a file of its
+    own at `path` (the datasets at their whole size), its tile records into raw files in the
+    folder `scratch` (block after block, as _Tiles.add appends them)."""
+    from popview.cache.integrity import LIBVER
+
+    a, b = plan["groups"][gi]
+    sources = _Sources(src, defs)
+    scratch = Path(scratch)
+    scratch.mkdir()
+    with h5py.File(path, "w", libver=LIBVER) as f:
+        g, dsets = _create(f, plan)
+        _fill_group(dsets, plan, sources, a, b)
+        tiles = _Tiles(g, sources, plan["t_end"], plan["n_loc"], scratch, plan["sizes"], _share(plan["share"]))
+        tiles.add(a, b)
+        tiles.close()
+    return {"h5": str(path), "a": a, "b": b,
+            "tiles": {name: {"counts": tiles.counts[name][:, a:b], "runs": tiles.runs[name][0],
+                             "files": {c: str(scratch / f"{name}.{c}") for c in _tile_dtypes(name)}}
+                      for name in tiles.names}}
+
+
+def join_parts(src, defs: Definitions, dst: h5py.File, plan: dict, built: list[dict], copy_rows, scratch: Path,
+               progress: Progress) -> None:
+    """The group from its parts' results, in location order: the levels' rows joined by
+    `copy_rows`, the tile records appended to the tiles' files here, then written."""
+    from popview.cache.writer import _copy_file
+
+    g, dsets = _create(dst, plan)
+    if dsets is None:
+        return
+    sources = _Sources(src, defs)
+    tiles = _Tiles(g, sources, plan["t_end"], plan["n_loc"], scratch, plan["sizes"], _share(plan["share"]))
+    for i, part in enumerate(built):
+        progress(0.5 * i / max(len(built), 1), "joining the timeline pyramid")
+        a, b = part["a"], part["b"]
+        with h5py.File(part["h5"], "r") as f:
+            for name, levels in dsets.items():
+                for level, datasets in enumerate(levels):
+                    for dset in datasets:
+                        copy_rows(f[dset.name], dset, a, b)
+        for name, got in part["tiles"].items():
+            tiles.counts[name][:, a:b] += got["counts"]
+            tiles.runs[name].append(got["runs"])
+            for c, f in tiles.files[name].items():
+                _copy_file(Path(got["files"][c]), f)
+                Path(got["files"][c]).unlink()
+        Path(part["h5"]).unlink()
+    tiles.write(progress.sub(0.5, 1.0))
 
 
 def _share(channels: str):
@@ -693,9 +769,12 @@ class _Tiles:
             for c, f in self.files[name].items():
                 f.write(out[c].data)
 
-    def write(self, progress: Progress) -> None:
+    def close(self) -> None:
         for f in (f for files in self.files.values() for f in files.values()):
             f.close()
+
+    def write(self, progress: Progress) -> None:
+        self.close()
         for ni, name in enumerate(self.names):
             progress(ni / len(self.names), f"writing {name} tiles")
             self._write_offsets(name)
@@ -713,8 +792,10 @@ class _Tiles:
 
     def _write_columns(self, name: str) -> None:
         """Block by block, each group's run of the block (the groups are in location
-        order), gathered by a kernel a few million rows at a time."""
-        from popview.cache.order import concat_runs
+        order), read a few million rows at a time: long runs by one pread each (the kernel
+        copies from the page cache; faulting a memory map in cost twice that), short ones
+        through a memory map (runs.read_runs)."""
+        from popview.cache.runs import _pread_runs as read_runs
 
         runs = np.array(self.runs[name], np.int64).reshape(len(self.runs[name]), -1)   # (groups, blocks + 1)
         bases = np.cumsum([0] + [int(r[-1]) for r in runs])
@@ -725,8 +806,7 @@ class _Tiles:
         starts, lengths = starts[keep], lengths[keep]
         batch_ends = np.searchsorted(np.cumsum(lengths), np.arange(1, n // self.BATCH_ROWS + 2) * self.BATCH_ROWS)
         for c, dt in _tile_dtypes(name).items():
-            mapped = np.memmap(self.scratch / f"{name}.{c}", dt, "r") if n else None
-            src = np.asarray(mapped) if n else np.zeros(0, dt)     # plain views: slicing a memmap is slow
+            path = self.scratch / f"{name}.{c}"
             ds = self.group[name].create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
                                                  chunks=(max(1, min(n, schema.CHUNK)),), **compression())
             sink, first = ChunkedWriter(ds), 0
@@ -735,13 +815,11 @@ class _Tiles:
                 if last <= first:
                     continue
                 batch = np.empty(int(lengths[first:last].sum()), dt)
-                concat_runs(src, starts[first:last], lengths[first:last], batch)
+                read_runs(path, starts[first:last], lengths[first:last], batch)
                 sink.write(batch)
-                mapped._mmap.madvise(mmap.MADV_DONTNEED)      # what was read need not stay resident
                 first = last
             sink.close()
-            del src, mapped
-            (self.scratch / f"{name}.{c}").unlink()
+            path.unlink()
 
 
 @numba.njit(cache=True)

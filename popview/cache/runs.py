@@ -62,7 +62,7 @@ class RunIndex:
             return np.repeat(self.loc[r0:r1], self.length[r0:r1]).astype(dtype)
         out = np.empty(int(self.length[r0:r1].sum()), dtype)
         if len(out):
-            _read_runs(path, self.start[r0:r1], self.length[r0:r1], out)
+            read_runs(path, self.start[r0:r1], self.length[r0:r1], out)
         return out
 
 
@@ -75,7 +75,9 @@ BATCH_ROWS = 1 << 20
 PREAD_MIN_RUN_BYTES = 1 << 16
 
 
-def _read_runs(path: Path, starts: np.ndarray, lengths: np.ndarray, out: np.ndarray) -> None:
+def read_runs(path: Path, starts: np.ndarray, lengths: np.ndarray, out: np.ndarray) -> None:
+    """out = the runs [start, start + length) of the file at `path` (items of out's type), one
+    after another."""
     if out.nbytes >= PREAD_MIN_RUN_BYTES * len(starts):
         _pread_runs(path, starts, lengths, out)
         return

@@ -176,6 +176,7 @@ def serve() -> int:
     for line in _lines_read_ahead(sys.stdin):
         try:
             _run(json.loads(line), report)
+            heap.release_free_memory()    # the next job's peak comes while the other process peaks
             send(kind="done")
         except Exception as exc:      # reported to the parent, which raises it
             send(kind="error", text=f"{type(exc).__name__}: {exc}", errno=getattr(exc, "errno", None))

@@ -13,7 +13,7 @@ import numpy as np
 
 from popview import atomic
 from popview._version import __version__
-from popview.cache import schema
+from popview.cache import heap, schema
 from popview.cache.chunks import ChunkedWriter
 from popview.cache.integrity import checked, seal, sign, writing
 from popview.cache.progress import Progress
@@ -222,6 +222,7 @@ class Writer:
         of the one-machine finish); adopted pieces then stay where they lie, read there."""
         self._client = client
         self._group_rows = group_rows or SORT_BUDGET_ROWS
+        self._part_rows = group_rows          # the derived data's parts too (None: their own budgets)
 
     # ---- input ----------------------------------------------------------
     def append(self, table: str, cols: "dict[str, np.ndarray] | PreparedChunk") -> None:
@@ -277,6 +278,7 @@ class Writer:
                 if side is not None and "events" in adopted else None
             with writing(tmp_path, "w", self.abort) as out:
                 calls = self._write_tables(out, copy, progress.sub(0.0, 0.6), adopted)
+                heap.release_free_memory()   # the sort's freed arrays: the derived data peaks next
                 derived.build_core(out, self.definitions, progress.sub(0.6, 0.65), calls, copy)
                 if side is None:
                     derived.build_all(RawTables(copy.folder), out, self.definitions, progress.sub(0.65, 0.98))

@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMenu,
                                QSplitter, QToolButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
@@ -29,12 +29,31 @@ PLOT_DEPTH = 1
 """Efficiencies down to this depth of the tree are drawn in the plot."""
 
 
+LEGEND_COLUMNS = 3
+
+
 def legend_below(plot) -> pg.LegendItem:
     """The plot's legend under its axis, in columns: in a small dock it never covers the curves."""
-    legend = pg.LegendItem(colCount=3)
+    legend = pg.LegendItem(colCount=LEGEND_COLUMNS)
     plot.plotItem.layout.addItem(legend, 4, 1)
     plot.plotItem.legend = legend
     return legend
+
+
+def fit_legend(plot) -> None:
+    """As many legend columns (up to LEGEND_COLUMNS) as the plot's width holds: the legend
+    shares the layout column of the axes, so a legend wider than the widget widened the
+    axes past its right edge and cut off the last runs (three efficiencies in three
+    columns need some 470 px)."""
+    legend = plot.plotItem.legend
+    room = plot.width() - plot.plotItem.getAxis("left").width() - 16
+    n = max(1, min(LEGEND_COLUMNS, len(legend.items)))
+    while n > 1:
+        legend.setColumnCount(n)
+        if legend.layout.effectiveSizeHint(Qt.SizeHint.PreferredSize).width() <= room:
+            break
+        n -= 1
+    legend.setColumnCount(n)
 
 
 class ScalingPane(QWidget):
@@ -77,6 +96,7 @@ class ScalingPane(QWidget):
             p.setLabel("left", ylabel)
             p.showGrid(x=True, y=True, alpha=0.25)
             legend_below(p)
+            p.installEventFilter(self)      # a new width: as many legend columns as fit
 
         controls = QHBoxLayout()
         for label, w in (("Model", self.model_box), ("Reference", self.reference_box), ("Scaling", self.mode_box)):
@@ -258,6 +278,13 @@ class ScalingPane(QWidget):
                 c = PALETTE[i % len(PALETTE)]
                 self.efficiency_plot.plot([p[0] for p in pts], [p[1] for p in pts], pen=pg.mkPen(c, width=2),
                                           symbol="o", symbolBrush=c, name=row.name)
+        for p in (self.speedup_plot, self.efficiency_plot):
+            fit_legend(p)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Resize and obj in (self.speedup_plot, self.efficiency_plot):
+            fit_legend(obj)
+        return super().eventFilter(obj, event)
 
     def copy(self) -> None:
         """Ctrl+C: the table as CSV text."""

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import popview
-from popview.analysis.cfg import read_cfg
+from popview.analysis.cfg import parse_cfg, read_cfg
 from popview.analysis.cfg.evaluate import TraceColumns, evaluate_window
 from popview.analysis.cfg.export import NotExportable, present_event_types, timeline_cfg
 from popview.analysis.cfg.paramedir import NO_EVENTS, evaluate_cfg, format_table, parse_table, row_labels
@@ -151,6 +151,44 @@ FROZEN_TIMELINE_SHA256 = {
 }
 
 
+# The communication-record functions on a cfg of the collection (parami's p2p_size: MPI
+# point-to-point and other calls) whose function and message filter are changed:
+# (function, logical, physical, extra filter line or None)
+VARIANT_BASE = "parami/cfgs/mpi/views/point2point/p2p_size.cfg"
+RECORD_FUNCTIONS = ("Number Of Sends", "Number Of Send Bytes", "Number Of Receives", "Number Of Receive Bytes",
+                    "Comm Partner", "Comm Recv. Partner", "Last Tag", "Comm Size", "Last Send Dur.",
+                    "Next Recv Dur.", "Last Send Size", "Event Sent Bytes", "Event Bytes", "Recv BandWidth",
+                    "Send Messages in Transit")
+FILTERS = {"logical": (True, False, None), "physical": (False, True, None), "both": (True, True, None),
+           "tag != 0": (True, False, ("tag_msg", "!=", "1 0")), "from 1 or 3": (True, False, ("from_obj", "=", "2 1 3")),
+           "bandwidth > 100": (True, False, ("bw_msg", ">", "1 100.0"))}
+
+FROZEN_VARIANT_SHA256 = {
+    ("epoch4", "Comm Recv. Partner", "logical"): "683e945186581ce05da5748b16c3e9b6a8625b4cc5d1ac460c737e38910cd821",
+    ("epoch4", "Number Of Receive Bytes", "physical"): "d00e5839e0f0ac33a86e50da13cd1555406e1dbfdf8cea7e6379a79ef4ee41b8",
+    ("heat2x2", "Event Bytes", "from 1 or 3"): "9131a66d24562c297187ec7d3dcbd11fc35b2be50441b9404fd84c5cc71ac16f",
+}
+
+
+def variant_cfg(shared_traces: Path, function: str, variant: str) -> str:
+    logical, physical, extra = FILTERS[variant]
+    text = (shared_traces / CFGS / VARIANT_BASE).read_text()
+    text = text.replace("{thread, Event Bytes}", "{thread, %s}" % function)
+    text = text.replace("window_logical_filtered true", f"window_logical_filtered {str(logical).lower()}")
+    text = text.replace("window_physical_filtered false", f"window_physical_filtered {str(physical).lower()}")
+    if extra is not None:
+        key, function_name, values = extra
+        text = text.replace("{%s, All}" % key, "{%s, %s}" % (key, function_name))
+        text += f"window_filter_module {key} {values}\n"
+    return text
+
+
+def _popview_variant(traces, name: str, text: str) -> str:
+    _, columns = traces(name)
+    view = parse_cfg(text, "variant.cfg")
+    return _canonical(evaluate_window(view, len(view.windows), columns))
+
+
 def canonical_timeline(rows) -> str:
     """A timeline as text that does not depend on how it is cut into intervals: per row (in
     order, numbered from 0) each run of equal values (2 decimals, as paramedir writes them)
@@ -185,7 +223,10 @@ def paramedir_timeline(path: Path) -> str:
 def _popview_timeline(traces, shared_traces, name: str, cfg: str) -> str:
     _, columns = traces(name)
     view = read_cfg(shared_traces / CFGS / cfg)
-    t = evaluate_window(view, len(view.windows), columns)
+    return _canonical(evaluate_window(view, len(view.windows), columns))
+
+
+def _canonical(t) -> str:
     rows = [[] for _ in range(t.n_rows)]
     for r, b, e, v in zip(t.row.tolist(), t.begin.tolist(), t.end.tolist(), t.value.tolist()):
         rows[r].append((b, e - b, f"{v:.2f}"))
@@ -236,6 +277,12 @@ def test_popview_writes_the_digest_of_what_paramedir_wrote(shared_traces, traces
 @pytest.mark.parametrize("name,cfg", sorted(FROZEN_TIMELINE_SHA256))
 def test_popview_timeline_is_what_paramedir_dumped(shared_traces, traces, name, cfg):
     assert _sha256(_popview_timeline(traces, shared_traces, name, cfg)) == FROZEN_TIMELINE_SHA256[name, cfg]
+
+
+@pytest.mark.parametrize("name,function,variant", sorted(FROZEN_VARIANT_SHA256))
+def test_communication_function_is_what_paramedir_dumped(shared_traces, traces, name, function, variant):
+    text = _popview_variant(traces, name, variant_cfg(shared_traces, function, variant))
+    assert _sha256(text) == FROZEN_VARIANT_SHA256[name, function, variant]
 
 
 def test_canonical_timeline_joins_equal_runs_and_drops_instants():
@@ -289,6 +336,20 @@ def test_same_timeline_as_real_paramedir(paramedir, shared_traces, traces, tmp_p
     dump = tmp_path / "paramedir.csv"
     assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
     assert _popview_timeline(traces, shared_traces, name, cfg) == paramedir_timeline(dump)
+
+
+@pytest.mark.parametrize("name", ["epoch4", "heat2x2"])
+@pytest.mark.parametrize("variant", sorted(FILTERS))
+@pytest.mark.parametrize("function", RECORD_FUNCTIONS)
+def test_communication_function_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, function,
+                                                  variant):
+    cfg = tmp_path / "variant.cfg"
+    cfg.write_text(variant_cfg(shared_traces, function, variant))
+    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
+    dump = tmp_path / "out.csv"
+    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
+    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
 
 
 @pytest.mark.parametrize("name,cfg", [(n, c) for n, cs in sorted(EXACT_ON.items()) for c in cs])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from popview.analysis.cfg import CfgView, Criterion, Function, Window
+from popview.analysis.cfg import Binning, CfgView, Criterion, Function, Histogram, Window
 from popview.analysis.cfg.comms import message_mask
-from popview.analysis.cfg.evaluate import TraceColumns, evaluate_window
+from popview.analysis.cfg.evaluate import TraceColumns, evaluate_histogram, evaluate_window
 
 MPI = 50000001
 
@@ -87,3 +87,25 @@ def test_message_mask_follows_kfilter():
     assert message_mask(tag_or_size, trace).tolist() == [False, False, True, False, True]
     between = _window(size_msg=Criterion("[x,y]", (5, 100)))
     assert message_mask(between, trace).tolist() == [True, True, False, True, False]
+
+
+def test_number_of_receives_adds_each_message_once_at_its_later_receive():
+    # row 0: m1 at 30 (logical, later), m2 at 55 (physical), m4 at 70 (both: the physical record);
+    # row 1: m0 at 20 (logical), m3 at 40
+    assert _intervals(_window("Number Of Receives")) == [
+        (0, 0, 30, 0.0), (0, 30, 50, 1.0), (0, 50, 55, 1.0), (0, 55, 70, 2.0), (0, 70, 100, 3.0),
+        (1, 0, 20, 0.0), (1, 20, 40, 1.0), (1, 40, 100, 2.0)]
+
+
+def test_comm_partner_is_the_receiver_of_the_last_send():
+    assert _intervals(_window("Comm Partner")) == [
+        (0, 0, 10, 0.0), (0, 10, 30, 2.0), (0, 30, 100, 2.0),
+        (1, 0, 25, 0.0), (1, 25, 40, 1.0), (1, 40, 80, 1.0), (1, 80, 100, 1.0)]
+
+
+def test_send_statistic_counts_what_the_control_window_filter_passes():
+    window = _window("State As Is", tag_msg=Criterion("=", (1,)))
+    histogram = Histogram("h", Binning(1, False, 0, 1, 1), 1, "#Sends")
+    view = CfgView("t", "3.4", "new", windows=[window], histograms=[histogram])
+    table = evaluate_histogram(view, histogram, _trace())
+    assert table.table.tolist() == [[0, 2], [0, 0]]            # m0 and m3, tag 1, from row 0 to row 1

@@ -49,6 +49,7 @@ HISTOGRAMS = (
     "parami/cfgs/counters_PAPI/performance/2dh_duration_IPC.cfg", "parami/cfgs/mpi/analysis/3dh_duration_MPIcall.cfg",
     "parami/cfgs/mpi/analysis/3dh_size_call.cfg", "parami/cfgs/mpi/analysis/connectivity.cfg",
     "parami/cfgs/mpi/analysis/mpi_stats.cfg", "parami/cfgs/mpi/analysis/other/CommComp_overlap.cfg",
+    "parami/cfgs/mpi/analysis/other/call_duration_histogram.cfg",     # task rows, Stacked Val
     "parami/cfgs/mpi/analysis/other/communication_matrix.cfg", "parami/cfgs/nanox/general/analysis/3dh_ipc_uf.cfg",
     "parami/cfgs/sampling+folding/2dp_sampled_function.cfg",        # derived: columns named from the .pcf
     "pypop/pypop/cfgs/omp_useful_computation.cfg", "pypop/pypop/cfgs/omp_useful_computation_loop.cfg",
@@ -66,21 +67,33 @@ TIMELINES = (
     "parami/cfgs/General/views/executing_cpu.cfg", "parami/cfgs/General/views/state_as_is.cfg",
     "parami/cfgs/General/views/useful.cfg", "parami/cfgs/General/views/useful_duration.cfg",
     "parami/cfgs/counters_PAPI/performance/Useful_ipc.cfg", "parami/cfgs/mpi/views/MPI_call.cfg",
-    "parami/cfgs/mpi/views/MPI_call_duration.cfg", "parami/cfgs/mpi/views/collectives/MPI_collective_call.cfg",
+    "parami/cfgs/mpi/views/MPI_call_duration.cfg", "parami/cfgs/mpi/views/advanced/in_MPI_call.cfg",
+    "parami/cfgs/mpi/views/advanced/receive_bandwidth_appl.cfg",           # application rows: '1'
+    "parami/cfgs/mpi/views/collectives/MPI_collective_call.cfg",
     "parami/cfgs/mpi/views/mpi_msg_size.cfg", "parami/cfgs/mpi/views/point2point/MPI_p2p_call.cfg",
     "parami/cfgs/mpi/views/point2point/p2p_size.cfg", "parami/cfgs/nanox/general/views/state_as_is.cfg",
+    "paraver-kernel/test/cutter/qsort_beo3.prv.cfg",
     "paraver-kernel/test/cutter/state_as_is.zoom_original.cfg",           # a zoomed time window
+    "paraver-kernel/test/cutter/zoom.state_as_is.originaltime-0.cfg",
     "paraver-kernel/test/cutter/zoom.state_as_is.originaltime-1.cfg",
 )
 # byte for byte where paramedir writes something (it refuses them on the other traces, as popview)
+# or, for the communication windows, on EPOCH 4 only (see docs/paraver-cfg.md)
+_COUNTERS = ("parami/cfgs/counters_PAPI/architecture/L1D_misses.cfg",
+             "parami/cfgs/counters_PAPI/architecture/L2_Total_miss_ratio.cfg",
+             "parami/cfgs/counters_PAPI/performance/Cycles.cfg", "parami/cfgs/counters_PAPI/performance/IPC.cfg",
+             "parami/cfgs/counters_PAPI/performance/MIPS.cfg", "parami/cfgs/counters_PAPI/performance/instructions.cfg",
+             "parami/cfgs/counters_PAPI/program/L_S_mix.cfg", "parami/cfgs/OpenMP/views/states_only_useful_openmp.cfg",
+             "compss/files/paraver/cfgs/histograms_HW_counters.cfg", "parami/cfgs/OpenMP/analysis/Amdahl.cfg",
+             "parami/cfgs/clustering/3dh_ipc_clusterID.cfg", "pypop/pypop/cfgs/total_res_stl_cycles.cfg")
 ON_SOME = {
-    "epoch4": ("compss/files/paraver/cfgs/histograms_HW_counters.cfg", "parami/cfgs/clustering/3dh_ipc_clusterID.cfg",
-               "parami/cfgs/mpi/analysis/other/call_duration_histogram.cfg", "pypop/pypop/cfgs/total_res_stl_cycles.cfg",
-               "parami/cfgs/counters_PAPI/performance/IPC.cfg", "parami/cfgs/counters_PAPI/performance/MIPS.cfg",
-               "parami/cfgs/counters_PAPI/performance/Cycles.cfg", "parami/cfgs/counters_PAPI/program/L_S_mix.cfg",
-               "parami/cfgs/mpi/views/advanced/in_MPI_call.cfg", "parami/cfgs/OpenMP/views/states_only_useful_openmp.cfg"),
+    "epoch4": _COUNTERS + ("compss/files/paraver/cfgs/comm/receive_bandwidth.cfg",
+                           "parami/cfgs/mpi/views/point2point/late_receivers.cfg",
+                           "parami/cfgs/mpi/views/point2point/s_r_bandwidth.cfg"),
+    "epoch16": _COUNTERS,
     "heat2x2": ("parami/cfgs/OpenMP/analysis/3dh_duration_pf.cfg", "parami/cfgs/OpenMP/analysis/omp_profile.cfg",
-                "pypop/pypop/cfgs/omp_total_runtime.cfg", "parami/cfgs/OpenMP/views/parallel_functions.cfg"),
+                "pypop/pypop/cfgs/omp_total_runtime.cfg", "pypop/pypop/cfgs/omp_total_runtime_loop.cfg",
+                "pypop/pypop/cfgs/omp_total_runtime_task.cfg", "parami/cfgs/OpenMP/views/parallel_functions.cfg"),
 }
 CASES = sorted({(name, cfg) for name in TRACES for cfg in HISTOGRAMS + TIMELINES}
                | {(name, cfg) for name, cfgs in ON_SOME.items() for cfg in cfgs})

@@ -96,6 +96,25 @@ def test_plot_shows_ideal_and_measured_speedup(pane):
     assert "Parallel efficiency" in names and "Global efficiency" in names
 
 
+@pytest.mark.parametrize("width", [900, 1400])
+def test_every_run_of_the_plot_is_on_show_in_a_narrow_pane(qtbot, pane, width):
+    """The legend shares the axes' layout column: three efficiencies in three columns (some
+    470 px) widened the axes past the plot's right edge, so the largest runs were cut off
+    (heat 1x1 / 1x2 / 2x2 in the Timeline-first strip: only x = 1 on show)."""
+    pane.resize(width, 320)
+    pane.show()
+    qtbot.waitExposed(pane)
+    qtbot.waitUntil(lambda: pane.table is not None, timeout=60_000)
+    QApplication.processEvents()
+    for plot in (pane.speedup_plot, pane.efficiency_plot):
+        vb = plot.getPlotItem().getViewBox()
+        right = vb.mapRectToScene(vb.boundingRect()).right()
+        assert right <= plot.width() + 0.5, f"axes end at {right:.0f} px in a {plot.width()} px plot"
+        x0, x1 = vb.viewRange()[0]
+        xs = [i.getData()[0] for i in plot.getPlotItem().listDataItems()]
+        assert x0 <= min(min(x) for x in xs) and max(max(x) for x in xs) <= x1
+
+
 def test_exports(pane, tmp_path):
     pane.export_csv(tmp_path / "t.csv")
     pane.export_json(tmp_path / "t.json")

@@ -130,6 +130,20 @@ def test_the_info_bar_forgets_the_critical_path_when_it_is_unticked(pane, qtbot)
     assert "critical path" not in pane.info.text()
 
 
+def test_the_critical_path_note_is_the_current_runs(pane, qtbot):
+    """Every stacked run draws its path; the note said whichever run's replay finished last
+    (heat 2x2 current: "critical path 0 s - 2.04279 s ... 1 pieces of work", the 1x1 run's)."""
+    pane.path_box.setChecked(True)
+    qtbot.waitUntil(lambda: all(v.critical_path is not None for v in pane.views.values()), timeout=120_000)
+    for exp in (pane.state.by_size()[0], pane.state.by_size()[-1]):
+        pane.state.set_current(exp)
+        end = pane.views[id(exp)].critical_path["end"][-1] * 1e-9
+        text = pane.info.text()
+        assert text.startswith(f"critical path of {exp.name} ({exp.label}): ")
+        assert f"- {end:.6g} s:" in text and ("pieces of work" in text or "1 piece of work" in text)
+    pane.path_box.setChecked(False)
+
+
 def test_hover_where_there_is_no_record_shows_no_value(pane):
     view = pane.view
     view.redraw_now()

@@ -45,6 +45,9 @@ ENGINE_FUNCTIONS = frozenset((
     "Mod+1", "Is In Range", "State Record Dur.", "Given State", "Average", "Maximum", "Minimum",
     "Send BandWidth", "Send Bytes in Transit", "Send Messages in Transit", "Recv Bytes in Transit",
     "Recv Messages in Transit", "Recv Negative Messages", "Recv Negative Bytes", "Event Bytes", "Event Sent Bytes",
+    "Number Of Sends", "Number Of Send Bytes", "Number Of Receives", "Number Of Receive Bytes", "Comm Partner",
+    "Comm Recv. Partner", "Last Tag", "Comm Size", "Last Send Dur.", "Next Recv Dur.", "Last Send Size",
+    "AddingSign", "Activity", "Mode", "Add Tasks",
 ))
 ENGINE_OPERATIONS = frozenset(("add", "product", "substract", "divide", "maximum", "minimum",
                                "controlled: clear by"))
@@ -52,6 +55,7 @@ ENGINE_LEVELS = frozenset(("thread", "task", "appl", "workload"))
 ENGINE_STATISTICS = frozenset((
     "Time", "% Time", "# Bursts", "% # Bursts", "# Bursts != 0", "Average value", "Maximum", "Minimum",
     "Sum bursts", "Average Burst Time", "Integral", "% Window Time", "Average per Burst",
+    "#Sends", "#Receives", "Bytes sent", "Bytes received",
 ))
 ENGINE_EVENT_FILTERS = frozenset(("All", "None", "=", "!=", "[x,y]", "<", ">"))
 
@@ -124,7 +128,8 @@ COMMUNICATION_FUNCTIONS = frozenset((
     "Last Tag", "Comm Size", "Comm Recv. Partner", "Comm Partner", "Last Send Dur.", "Next Recv Dur.",
     "Send Bytes in Transit", "Send Messages in Transit", "Send BandWidth", "Recv Bytes in Transit",
     "Recv Messages in Transit", "Recv BandWidth", "Recv Negative Messages", "Recv Negative Bytes",
-    "Number Of Receives", "Number Of Receive Bytes",
+    "Number Of Receives", "Number Of Receive Bytes", "Number Of Sends", "Number Of Send Bytes", "Last Send Size",
+    "Event Bytes", "Event Sent Bytes",
 ))
 
 
@@ -137,7 +142,7 @@ def _filter_gaps(window: Window) -> list[str]:
         if key in ("evt_type", "evt_value"):
             if criterion.function not in ENGINE_EVENT_FILTERS:
                 gaps.append(f"event filter {key} {criterion.function!r} is not evaluated")
-        elif reads_communications and criterion.function != "All":
+        elif reads_communications and criterion.function not in ENGINE_EVENT_FILTERS:
             gaps.append(f"communication filter {key} {criterion.function!r} is not evaluated")
     return gaps
 

@@ -212,3 +212,98 @@ def event_bytes(window, trace, loc: np.ndarray, time: np.ndarray, sent_only: boo
     later = has_next & (following > here)
     value = value + np.where(later, total("inside", here + 1, following) + total("end", following, following + 1), 0.0)
     return np.where(has_next, value, 0.0)
+
+
+# The order of a thread's records at one instant (plaintypes.h getTypeOrdered): physical
+# receive 1, logical send 4, physical send 5, logical receive 6.
+RANK = {PHY_RECV: 1, LOG_SEND: 4, PHY_SEND: 5, LOG_RECV: 6}
+
+# Thread functions reading communication records, as semanticthreadfunctions.cpp computes them:
+# the records that start an interval (validateMask), and whether the value adds up from the
+# trace's start (initFromBegin).
+RECORD_FUNCTIONS = {
+    "Number Of Sends": ((LOG_SEND, PHY_SEND), True), "Number Of Send Bytes": ((LOG_SEND, PHY_SEND), True),
+    "Number Of Receives": ((LOG_RECV, PHY_RECV), True), "Number Of Receive Bytes": ((LOG_RECV, PHY_RECV), True),
+    "Comm Partner": ((LOG_SEND, PHY_SEND), False), "Comm Recv. Partner": ((LOG_RECV, PHY_RECV), False),
+    "Last Tag": ((PHY_RECV,), False), "Comm Size": ((LOG_SEND, PHY_SEND, LOG_RECV, PHY_RECV), False),
+    "Last Send Dur.": ((LOG_SEND,), False), "Next Recv Dur.": ((LOG_RECV,), False),
+    "Last Send Size": ((LOG_SEND,), False),
+}
+
+
+def _stream(trace, kinds) -> dict[str, np.ndarray]:
+    """Every record of the given kinds of every message on its thread, in the kernel's order of a
+    thread's records: by time, then kind (RANK), then the message's place in the trace (its send
+    time, then its place in the columns)."""
+    m = trace.messages
+    parts = []
+    for kind in kinds:
+        row_column, time_column = RECORD_AT[kind]
+        n = len(m["size"])
+        parts.append((m[row_column].astype(np.int64), m[time_column].astype(np.int64), np.full(n, RANK[kind]),
+                      np.arange(n), np.full(n, list(RECORD_AT).index(kind))))
+    row, time, rank, message, kind = (np.concatenate(p) for p in zip(*parts))
+    inside = (row >= 0) & (row < trace.n_rows)
+    row, time, rank, message, kind = row[inside], time[inside], rank[inside], message[inside], kind[inside]
+    order = np.lexsort((message, m["send_time"][message], rank, time, row))
+    return {"row": row[order], "time": time[order], "message": message[order], "kind": kind[order]}
+
+
+def record_function(window, trace, name: str, unit_ns: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The points (row, time, value) at which a communication-record function's intervals start:
+    each record of its kinds the window's filter passes, in the kernel's order (the first interval,
+    from the trace's start, holds 0)."""
+    kinds, from_begin = RECORD_FUNCTIONS[name]
+    m = trace.messages
+    filters = window.filters
+    logical, physical = filters.logical is not False, filters.physical is True
+    mask = message_mask(window, trace)
+    every = list(RECORD_AT)
+    s = _stream(trace, every)
+    kind_name = np.asarray(every)[s["kind"]]
+    message = s["message"]
+    passes = np.zeros(len(message), bool)
+    for kind in kinds:
+        here = kind_name == kind
+        passes[here] = (mask & record_passes(window, trace, kind))[message[here]]
+    size = m["size"].astype(np.float64)[message]
+    log_recv, phy_recv = m["recv_time"].astype(np.int64)[message], m["recv_phys"].astype(np.int64)[message]
+    if from_begin:                      # added up record after record from the trace's start
+        if name.startswith("Number Of Send"):
+            counted = passes
+        else:
+            counted = passes & (((kind_name == PHY_RECV) & (physical | (phy_recv >= log_recv)))
+                                | ((kind_name == LOG_RECV) & (log_recv > phy_recv)))
+        weight = np.where(counted, size if name.endswith("Bytes") else 1.0, 0.0)
+        starts = np.r_[True, s["row"][1:] != s["row"][:-1]] if len(message) else np.zeros(0, bool)
+        total = np.cumsum(weight)
+        total -= (np.r_[0.0, total[:-1]][starts])[np.cumsum(starts) - 1] if len(message) else 0.0
+        value = total
+    elif name == "Comm Partner":
+        value = m["recv_loc"].astype(np.float64)[message] + 1.0
+    elif name in ("Comm Recv. Partner", "Next Recv Dur."):
+        if name == "Comm Recv. Partner":      # the next receive record that is the message's later one
+            target = (((kind_name == LOG_RECV) & (log_recv >= phy_recv))
+                      | ((kind_name == PHY_RECV) & (phy_recv > log_recv)))
+        else:                                 # the next receive record
+            target = np.isin(kind_name, (LOG_RECV, PHY_RECV))
+        n = len(message)
+        after = np.r_[np.where(target, np.arange(n), n)[1:], n]          # a target strictly after
+        nxt = np.minimum.accumulate(after[::-1])[::-1] if n else after    # the first one after
+        ok = nxt < n
+        ok[ok] &= s["row"][nxt[ok]] == s["row"][ok]                      # on the same row
+        j = np.where(ok, nxt, 0)
+        if name == "Comm Recv. Partner":
+            value = np.where(ok, m["send_loc"].astype(np.float64)[message[j]] + 1.0, 0.0)
+        else:
+            value = np.where(ok, (m["send_time"].astype(np.float64)[message[j]] - s["time"]) / unit_ns, 0.0)
+    elif name == "Last Tag":
+        if "tag" not in m:
+            raise FilterError("message tags are not in the trace's columns")
+        value = m["tag"].astype(np.float64)[message]
+    elif name == "Last Send Dur.":
+        value = (np.maximum(log_recv, phy_recv) - s["time"]) / unit_ns
+    else:                                     # Comm Size, Last Send Size
+        value = size
+    return s["row"][passes], s["time"][passes], value[passes]
+

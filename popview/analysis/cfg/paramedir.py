@@ -17,9 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .evaluate import (TIME_STATISTICS, UNIT_NS, HistogramTable, NotEvaluated, Timeline, TraceColumns, _sorted_unique,
-                       compose_values, evaluate_histogram, evaluate_window, selected_events, window_units)
+                       COMPOSE_FUNCTIONS, COMPOSE_SLOT, _single_slots, evaluate_histogram, evaluate_window,
+                       selected_events, window_units)
 from .labels import Namer
-from .model import CfgView, Histogram
+from .levels import Hierarchy, LevelError
+from .model import CfgView, Function, Histogram
 
 PRECISION = 2          # ParaverConfig's default histogram precision
 
@@ -121,7 +123,7 @@ def evaluate_one(view: CfgView, histogram: Histogram, trace: TraceColumns, rows:
         return Skipped(histogram.name, str(exc.args[0]))
     if present is None:
         present = lambda: trace_event_types(trace)      # noqa: E731
-    return _table(view, histogram, result, rows, definitions, present)
+    return _table(view, histogram, result, rows, definitions, present, _levels_or_none(trace))
 
 
 @dataclass
@@ -155,12 +157,42 @@ def paramedir_job(view: CfgView, trace: TraceColumns, definitions, rows: list[st
         reason, prefix = str(exc.args[0] if isinstance(exc, KeyError) else exc), f"window {window.position} {window.name!r}: "
         return JobOutput(None, True, [Skipped(window.name, reason[len(prefix):] if reason.startswith(prefix) else reason)])
     text = format_timeline(window, with_instants(view, window, timeline, trace), trace.t_end,
-                           object_labels(definitions, window.level))
+                           object_labels(definitions, window.level, timeline.n_rows))
     return JobOutput(text, True, [])
 
 
+def _levels_or_none(trace: TraceColumns) -> Hierarchy | None:
+    try:
+        return trace.levels()
+    except LevelError:
+        return None
+
+
+def level_labels(level: str, n_rows: int, hierarchy: Hierarchy | None, definitions=None) -> list[str]:
+    """Paraver's row labels above the thread level (LabelConstructor::objectLabel with its
+    level tag): TASK a.t, APPL a, WORKLOAD; NODE and CPU rows by the .row file's names when
+    it has them, else NODE n (0-based, as the kernel writes it) and CPU n.c; SYSTEM."""
+    if level == "task":
+        appl = hierarchy.task_appl if hierarchy is not None else np.zeros(n_rows, np.int64)
+        first = {int(a): i for i, a in reversed(list(enumerate(appl)))}
+        return [f"TASK {int(appl[i]) + 1}.{i - first[int(appl[i])] + 1}" for i in range(n_rows)]
+    if level == "appl":
+        return [f"APPL {i + 1}" for i in range(n_rows)]
+    if level in ("workload", "system"):
+        return [level.upper()] * n_rows
+    names = list((getattr(definitions, "flags", None) or {}).get(f"{level}_names") or [])
+    if len(names) == n_rows:
+        return [str(n) for n in names]
+    if level == "node":
+        return [f"NODE {i}" for i in range(n_rows)]
+    node_cpus = hierarchy.node_cpus if hierarchy is not None and hierarchy.node_cpus else (n_rows,)
+    node = np.repeat(np.arange(len(node_cpus)), node_cpus)
+    first = np.r_[0, np.cumsum(node_cpus)][:-1]
+    return [f"CPU {node[i] + 1}.{i - first[node[i]] + 1}" for i in range(n_rows)]
+
+
 def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: list[str],
-           definitions, present_types=None) -> CfgTable:
+           definitions, present_types=None, hierarchy: Hierarchy | None = None) -> CfgTable:
     control = view.window(histogram.columns.window)
     data = view.window(histogram.data_window)
     values = np.asarray(result.table, np.float64)
@@ -170,8 +202,8 @@ def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: li
         values = values / UNIT_NS.get(unit, 1.0)
     elif histogram.statistic == "Integral":            # StatIntegral: the data window's time units
         values = values / UNIT_NS.get(window_units(data), 1.0)
-    if control.level == "task":                        # task rows (one thread per task): TASK a.t
-        rows = [f"TASK 1.{i + 1}" for i in range(values.shape[-2])]
+    if control.level != "thread":                      # TASK a.t, APPL a, ... (Paraver's level tags)
+        rows = level_labels(control.level, values.shape[-2], hierarchy, definitions)
     elif len(rows) != values.shape[-2]:
         rows = [f"THREAD 1.{i + 1}.1" for i in range(values.shape[-2])]
     present = np.asarray(result.present if result.present is not None else values != 0, bool)
@@ -407,12 +439,16 @@ def parse_table(text: str) -> tuple[list[str], dict[str, np.ndarray]]:
 TIMELINE_PRECISION = 2        # ParaverConfig's default timeline precision
 
 
-def object_labels(definitions, level: str = "thread") -> list[str]:
-    """LabelConstructor::objectLabel without the level tag: a.t.th per thread (a.t per task),
-    numbered from 1 (the .row names are not used)."""
+def object_labels(definitions, level: str = "thread", n_rows: int | None = None) -> list[str]:
+    """LabelConstructor::objectLabel without the level tag: a.t.th per thread, a.t per task, a
+    per application, nothing for the workload (numbered from 1; the .row names are not used)."""
     threads = [loc for loc in definitions.locations if loc.kind == "thread"]
     if level == "task":
         return [f"1.{p + 1}" for p in sorted({loc.process for loc in threads})]
+    if level == "appl":
+        return [f"{a + 1}" for a in range(n_rows if n_rows is not None else 1)]
+    if level == "workload":
+        return [""] * (n_rows if n_rows is not None else 1)
     return [f"1.{loc.process + 1}.{loc.thread + 1}" for loc in threads]
 
 
@@ -458,7 +494,7 @@ def with_instants(view: CfgView, window, timeline, trace: TraceColumns):
     (Last / Next Evt Val) or 0, composed as the window composes. A derived window has them
     where a parent has them, its operation on that value and the other parent's (its
     zero-length one at the same instant, in order, else the one holding the instant)."""
-    row, time, value = _instants(view, window.position, trace)
+    row, time, value = _instants(view, window.position, trace) if window.level in ("thread", "task") else _NONE
     if len(row) == 0:
         return timeline
     rows = np.r_[timeline.row, row.astype(timeline.row.dtype)]
@@ -477,7 +513,7 @@ def _instants(view: CfgView, position: int, trace: TraceColumns):
     if window.derived:
         return _derived_instants(view, window, trace)
     function = window.functions.get("thread")
-    if function is None or function.name not in EVENT_INTERVALS or window.level not in ("thread", "task") \
+    if function is None or function.name not in EVENT_INTERVALS or not _thread_rows(window, trace) \
             or any(f.name == "Stacked Val" for f in window.compose.values()):
         return _NONE
     following, valued = EVENT_INTERVALS[function.name]
@@ -490,10 +526,33 @@ def _instants(view: CfgView, position: int, trace: TraceColumns):
     return loc[extra].astype(np.int64), time[extra].astype(np.int64), compose_values(window, value)
 
 
+def _thread_rows(window, trace: TraceColumns) -> bool:
+    """Whether a window's rows are the threads: thread level, or tasks of one thread whose task
+    function gives the thread's value (Adding, Average, Maximum, Minimum, Thread i of thread 1)."""
+    if window.level == "thread":
+        return True
+    function = window.functions.get("task", Function("Adding"))
+    first = not function.params or not function.params[0] or function.params[0][0] == 1
+    return window.level == "task" and trace.one_thread_per_task and (
+        function.name in ("Adding", "Average", "Maximum", "Minimum") or (function.name == "Thread i" and first))
+
+
+def compose_values(window, value: np.ndarray) -> np.ndarray:
+    """Values of a thread-level (or one-thread task) window's function, or of a derived window's
+    operation, through its compose functions in the kernel's order (evaluate_window's)."""
+    slots = [COMPOSE_SLOT[window.level], "topcompose2", "topcompose1"] if window.derived else _single_slots(window)
+    for slot in slots:
+        function = window.compose.get(slot)
+        if function is not None and function.name in COMPOSE_FUNCTIONS:
+            value = COMPOSE_FUNCTIONS[function.name](value, function.params)
+    return value
+
+
 def _derived_instants(view: CfgView, window, trace: TraceColumns):
     from .evaluate import _OPERATIONS
     d = window.derivation
-    if d.operation not in _OPERATIONS:
+    if d.operation not in _OPERATIONS or not _thread_rows(window, trace) or \
+            not all(_thread_rows(view.window(p), trace) for p in d.parents):
         return _NONE
     (ra, ta, va), (rb, tb, vb) = (_instants(view, p, trace) for p in d.parents)
     if len(ra) + len(rb) == 0:

@@ -50,8 +50,13 @@ otherwise each gap is named. **Evaluated** means the engine that evaluates the d
 on a trace's cache (`popview.analysis.cfg.evaluate`, vectorised numpy) computes the histogram
 (checked here on a small probe trace of two single-threaded tasks with two messages; the
 columns "windows evaluated" and "histograms evaluated", and the last table).
-The engine covers: thread-level rows, and task-level rows on traces with one thread per task
-(task functions `Adding`, `Average`, `Maximum`, `Minimum`, `Thread i`); `Useful`, `State As Is`,
+The engine covers: thread, task, application and workload rows (`popview.analysis.cfg.levels`:
+a task's intervals cut at every boundary of its threads', each with the task function of their
+values in thread order, as the kernel's IntervalNotThread: `Adding`, `AddingSign`, `Average`,
+`Maximum`, `Minimum`, `Activity`, `In Activity`, `Mode`, `Thread i`, `Add Tasks`, then the
+level's compose; a derived window combines its parents at the finer of their levels, a task
+parent giving each of its threads its value; topcompose2 before topcompose1, as the kernel
+nests them); `Useful`, `State As Is`,
 `State Sign`, `Given State`, `State Record Dur.`, `Int. Between Evt`, `Avg Next Evt Val`,
 `Avg Last Evt Val`, `Last Evt Val` (also composed by `Stacked Val`, Paraver's per-thread stack
 of values, in one compose slot) and `Next Evt Val` with event-type and event-value filters;
@@ -61,7 +66,16 @@ record: `Send BandWidth`, `Recv BandWidth` (size / factor per window time unit, 
 `Recv Negative Messages`, `Recv Negative Bytes` (logical or physical filter); `Event Bytes`
 and `Event Sent Bytes` (the sizes of the row's communication records from one selected event
 to the next, as the kernel's getTotalCommSize walks them: the sends at the event, the records
-between, at the next event the later of each message's logical and physical receive); a window without
+between, at the next event the later of each message's logical and physical receive); the
+functions of a thread's communication records, each record the filter passes starting an
+interval in the kernel's order of a thread's records (by time, then physical receive, logical
+send, physical send, logical receive): `Number Of Sends`, `Number Of Send Bytes`,
+`Number Of Receives`, `Number Of Receive Bytes` (added up from the trace's start),
+`Comm Partner`, `Comm Recv. Partner`, `Last Tag`, `Comm Size`, `Last Send Dur.`,
+`Next Recv Dur.`, `Last Send Size`; every communication function and statistic with the
+window's message filters as KFilter applies them (from / to objects, tag / size with `and` or
+`or`, bandwidth; `All`, `None`, `=`, `!=`, `<`, `>`, `[x,y]`; any function but `All` passes
+nothing without values); a window without
 `window_units` in microseconds, as the kernel's cfg loader sets it;
 the compose functions without memory (`Sign`, `1-Sign`, `Div`, `Prod`, `Add`, `Subs`,
 `Select Range`, `Is In Range`, `Is Equal`, `Is Equal (Sign)`, `Abs`, `Floor`, `Ceil`, `Round`)
@@ -171,26 +185,43 @@ Byte for byte checked by tests/cfg/test_paramedir_outputs.py (SHA-256 of each fi
 wrote, frozen in tests/cfg/paramedir_digests.json; live with POPVIEW_PARAMEDIR), as
 `popview paramedir` writes it: a cfg with several histograms gives, as paramedir, only its last
 one (`--all-histograms` for every one). Not evaluated by popview (the functions named below):
-`Amdahl`, `2dt_brwds_nbbwrds`, and on
-heat 2x2 `call_duration_histogram` (task rows of tasks with two threads).
+`2dt_brwds_nbbwrds`, and on heat 2x2 `Amdahl` and `call_duration_histogram` (`Stacked Val`
+over task rows of two threads).
+
+**Task and application rows against paramedir** (tests/cfg/test_levels_paramedir.py, frozen
+and, with POPVIEW_PARAMEDIR, live): the timeline paramedir writes for a cfg's last window
+(`-tu`, trace units) is popview's, interval for interval, once paramedir's intervals of no
+duration (several records at one instant, which popview does not keep) are left out, on EPOCH
+4, EPOCH 16 and heat 2x2: `in_MPI_call` (task rows, `Thread i`: two threads per task on heat),
+`receive_bandwidth_appl` (application rows), `states_only_useful_openmp` (a derived window of a
+thread and a task parent; EPOCH), COMPSs `receive_bandwidth` and `s_r_bandwidth` (the
+communication functions' intervals start at every communication record of the row the
+window's filter passes, whether the value changes or not, as the kernel's do). A histogram
+added to `in_MPI_call` (Time per task) and to `receive_bandwidth_appl` (Average value per
+application) gives paramedir's cells and row labels (`TASK 1.2`, `APPL 1`).
 
 Timelines are compared with paramedir too: a cfg without a histogram makes `popview paramedir`
 write, as paramedir, its last window's intervals (row, begin and duration in the window's
 units, value), byte for byte paramedir's file on all three traces for parami's `state_as_is`,
 `useful`, `useful_duration`, `executing_cpu`, `MPI_call`, `MPI_call_duration`, `MPI_p2p_call`,
-`MPI_collective_call`, `MPI_caller`, `Events_too_close`, `Useful_ipc`, `p2p_size`,
-`mpi_msg_size`, `cuda_views`, `nanox state_as_is` and two of paraver-kernel's zoomed
-`state_as_is` tests, and on EPOCH also `IPC`, `MIPS`, `Cycles`, `L_S_mix`, `in_MPI_call`,
-`states_only_useful_openmp` (the zero-length intervals of several events at one instant
-included, a derived window's from its parents'). Not the same yet: the communication
-functions' windows (`receive_bandwidth`, `s_r_bandwidth`, heat's `late_receivers`: Paraver
-starts an interval at each communication record of the row, popview where the value changes)
-and `state_duration` (Paraver gives a row's last state record its begin time as value). Also
+`MPI_collective_call`, `MPI_caller`, `in_MPI_call`, `receive_bandwidth_appl` (application rows),
+`Events_too_close`, `Useful_ipc`, `p2p_size`, `mpi_msg_size`, `cuda_views`, nanox's `state_as_is`
+and paraver-kernel's four cutter test views; on EPOCH 4 and 16 also `IPC`, `MIPS`, `Cycles`,
+`instructions`, `L1D_misses`, `L2_Total_miss_ratio`, `L_S_mix`, `states_only_useful_openmp`, and
+on EPOCH 4 COMPSs `receive_bandwidth`, `s_r_bandwidth` and `late_receivers` (the zero-length
+intervals of several events at one instant included, a derived window's from its parents';
+tests/cfg/test_paramedir_outputs.py). Not the same yet: on heat 2x2 and EPOCH 16 those three
+communication windows (paramedir has a zero-length interval at each of several communication
+records of a row at one instant; popview one interval per instant there) and `state_duration`
+(Paraver gives a row's last state record its begin time as value). Also
 paramedir's dump `-tu` (each interval's row, begin and duration in trace units, and value); that
 text and popview's evaluated window, both as runs of equal values with a duration, are the same
 on EPOCH 4, EPOCH 16 and heat 2x2 for parami's `p2p_size`, `mpi_msg_size` and
-`late_receivers` (Event Bytes and the windows derived from it; tests/cfg/test_against_paramedir.py,
-digests of paramedir's dumps frozen).
+`late_receivers` (Event Bytes and the windows derived from it), and so is `p2p_size` with its
+function changed to each communication-record function above (and Event Bytes, Event Sent
+Bytes, Recv BandWidth, Send Messages in Transit) under six message filters each (logical,
+physical, both, tag != 0, from objects 1 or 3, bandwidth > 100) on EPOCH 4 and heat 2x2
+(tests/cfg/test_against_paramedir.py, digests of paramedir's dumps frozen).
 
 File > Save view as Paraver cfg... writes the Timeline pane's current view (its colour mode,
 time window and gradient range) as a version 3.4 cfg in the layout Paraver writes windows
@@ -208,8 +239,9 @@ description, opens in popview as the same view (its time window, colours and ran
 zoomed in its values agree with popview's own colour mode pixel by pixel
 (tests/cfg/test_export.py, tests/gui/test_cfg_views.py).
 
-Not done yet: the functions and statistics named in the tables below, levels above task,
-communication statistics in 3D or with communication filters.
+Not done yet: the functions and statistics named in the tables below, the resource model's
+rows (CPU, node, system), communication statistics in 3D, of a derived control window or of one
+filtered both logically and physically.
 
 This page is generated by `python -m popview.analysis.cfg.survey
 ../shared/traces/paraver-cfgs -o docs/paraver-cfg.md` over the 120 collected real cfgs.

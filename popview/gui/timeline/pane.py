@@ -58,15 +58,21 @@ def swatch(colour: QColor, size: int = 14) -> QPixmap:
     return pix
 
 
-def critical_path_summary(path: dict) -> str:
-    """One line: where the path runs and how much of it is work, how much waiting."""
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def critical_path_summary(path: dict, run: str = "") -> str:
+    """One line: whose path it is, where it runs and how much of it is work, how much waiting."""
+    whose = f"critical path of {run}" if run else "critical path"
     if len(path["loc"]) == 0:
-        return "critical path: empty"
+        return f"{whose}: empty"
     span = (path["end"] - path["begin"]) * 1e-9
     waiting = np.asarray(path.get("waiting", np.zeros(len(span), bool)), bool)
-    return (f"critical path {path['begin'][0] * 1e-9:.6g} s - {path['end'][-1] * 1e-9:.6g} s: "
-            f"{span[~waiting].sum():.6g} s on {int((~waiting).sum())} pieces of work, "
-            f"{span[waiting].sum():.6g} s waiting for {int(waiting.sum())} dependencies (thin)")
+    return (f"{whose}: {path['begin'][0] * 1e-9:.6g} s - {path['end'][-1] * 1e-9:.6g} s: "
+            f"{span[~waiting].sum():.6g} s on {_count(int((~waiting).sum()), 'piece', 'pieces')} of work, "
+            f"{span[waiting].sum():.6g} s waiting for "
+            f"{_count(int(waiting.sum()), 'dependency', 'dependencies')} (thin)")
 
 
 class TimelinePane(QWidget):
@@ -276,6 +282,8 @@ class TimelinePane(QWidget):
         self._show_runs()
         self._fill_modes()
         self._apply_view_state()
+        if self.path_box.isChecked() and self.view is not None:
+            self._show_path_note(self.view)
 
     def _show_message(self, text: str) -> None:
         """No timeline: the reason in its place, and no tool that would act on nothing."""
@@ -422,6 +430,7 @@ class TimelinePane(QWidget):
         if not on and self.info.text().startswith(("critical path", "computing the critical path")):
             self.info.setText("")
         for view in self.views.values():
+            view.critical_path_error = None
             if not on:
                 view.set_critical_path(None)
                 continue
@@ -442,11 +451,22 @@ class TimelinePane(QWidget):
     def _path_ready(self, view, path) -> None:
         if view not in self.views.values() or not self.path_box.isChecked():
             return
-        if path and "error" in path:
-            self.info.setText(f"critical path not available: {html.escape(path['error'])}")
-            return
-        view.set_critical_path(path)
-        self.info.setText(critical_path_summary(path))
+        view.critical_path_error = path["error"] if path and "error" in path else None
+        if view.critical_path_error is None:
+            view.set_critical_path(path)
+        if view is self.view:               # the note is the current run's, whichever run's path came last
+            self._show_path_note(view)
+
+    def _show_path_note(self, view) -> None:
+        """The info line says the critical path of the current run (each stacked run draws its own)."""
+        run = f"{view.exp.name} ({view.exp.label})"
+        error = getattr(view, "critical_path_error", None)
+        if error is not None:
+            self.info.setText(f"critical path of {html.escape(run)} not available: {html.escape(error)}")
+        elif view.critical_path is not None:
+            self.info.setText(html.escape(critical_path_summary(view.critical_path, run)))
+        else:
+            self.info.setText("computing the critical path…")
 
     # ---- AppState ----------------------------------------------------------------------------
     def _window_selected(self, t0: int, t1: int) -> None:

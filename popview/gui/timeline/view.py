@@ -170,6 +170,7 @@ class TimelineView(pg.PlotWidget):
         self.lines_shown = False        # whether the last drawing has communication lines on
         self.show_flags = False
         self.critical_path = None
+        self.critical_path_error: str | None = None     # why the replay gave no path
         self.last_picture = None
         self.last_index = None
         self.last_rows = np.zeros(0, np.int64)
