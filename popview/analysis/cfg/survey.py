@@ -58,8 +58,7 @@ level's compose; a derived window combines its parents at the finer of their lev
 parent giving each of its threads its value; topcompose2 before topcompose1, as the kernel
 nests them); `Useful`, `State As Is`,
 `State Sign`, `Given State`, `State Record Dur.`, `Int. Between Evt`, `Avg Next Evt Val`,
-`Avg Last Evt Val`, `Last Evt Val` (also composed by `Stacked Val`, Paraver's per-thread stack
-of values, in one compose slot) and `Next Evt Val` with event-type and event-value filters;
+`Avg Last Evt Val`, `Last Evt Val` and `Next Evt Val` with event-type and event-value filters;
 what is in transit per thread as the kernel's communication functions add it up record by
 record: `Send BandWidth`, `Recv BandWidth` (size / factor per window time unit, in the kernel's
 1e-12 steps), `Send` / `Recv Bytes in Transit`, `Send` / `Recv Messages in Transit`,
@@ -80,7 +79,12 @@ nothing without values); a window without
 the compose functions without memory (`Sign`, `1-Sign`, `Div`, `Prod`, `Add`, `Subs`,
 `Select Range`, `Is In Range`, `Is Equal`, `Is Equal (Sign)`, `Abs`, `Floor`, `Ceil`, `Round`)
 at thread, task and top
-level; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`; 2D and 3D
+level (topcompose2 first, then topcompose1, as the kernel nests them); the compose functions
+with a memory of the row's sequence of intervals, on windows of event or communication-record
+functions, in any slot and after any other: `Stacked Val` (Paraver's per-thread stack of
+values), `Nesting level`, `Delta`, `Join Bursts` (consecutive intervals of one value joined)
+and `Burst Time` (an interval's duration), over every interval the kernel walks, those of no
+duration at one instant included; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`; 2D and 3D
 histograms (a table per plane of the 3D control window's values that has values) over the
 whole trace or the control window's time window (`Allwindow`), with the `Time`, `% Time`,
 `% Window Time`, `Sum bursts`, `# Bursts`, `# Bursts != 0`, `% # Bursts`, `Integral`,
@@ -186,7 +190,9 @@ wrote, frozen in tests/cfg/paramedir_digests.json; live with POPVIEW_PARAMEDIR),
 `popview paramedir` writes it: a cfg with several histograms gives, as paramedir, only its last
 one (`--all-histograms` for every one). Not evaluated by popview (the functions named below):
 `2dt_brwds_nbbwrds`, and on heat 2x2 `Amdahl` and `call_duration_histogram` (`Stacked Val`
-over task rows of two threads).
+over task rows of two threads). `Amdahl` (Stacked Val, then 1-Sign on top) is byte for byte on
+EPOCH 4 and 16 and on the bsc-folding 444.namd trace (user functions), so is `3dh_ufduration`
+(Int. Between Evt composed by Stacked Val) on 444.namd.
 
 **Task and application rows against paramedir** (tests/cfg/test_levels_paramedir.py, frozen
 and, with POPVIEW_PARAMEDIR, live): the timeline paramedir writes for a cfg's last window
@@ -221,6 +227,8 @@ on EPOCH 4, EPOCH 16 and heat 2x2 for parami's `p2p_size`, `mpi_msg_size` and
 function changed to each communication-record function above (and Event Bytes, Event Sent
 Bytes, Recv BandWidth, Send Messages in Transit) under six message filters each (logical,
 physical, both, tag != 0, from objects 1 or 3, bandwidth > 100) on EPOCH 4 and heat 2x2
+and so are eleven windows composing them with `Stacked Val`, `Nesting level`, `Delta`,
+`Join Bursts`, `Burst Time`, `Sign`, `1-Sign` and `Add` in the thread and top slots
 (tests/cfg/test_against_paramedir.py, digests of paramedir's dumps frozen).
 
 File > Save view as Paraver cfg... writes the Timeline pane's current view (its colour mode,
