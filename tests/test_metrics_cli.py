@@ -132,3 +132,18 @@ def test_a_series_of_traces_and_profiles_compares_like_with_like(shared_traces, 
            for e in s.experiments}
     assert ref["hyb_1x2/traces.otf2"] == ref["hyb_2x2/traces.otf2"] == scorep / "hyb_1x2" / "traces.otf2"
     assert ref["hyb_1x2/profile.cubex"] == ref["hyb_2x2/profile.cubex"] == scorep / "hyb_1x2" / "profile.cubex"
+
+
+def test_a_folder_of_run_folders_is_a_series(tmp_path, capsys):
+    """Extrae writes each run into a folder of its own: `popview metrics extrae/` (holding
+    hyb_1x1/, hyb_1x2/, hyb_2x2/) said "no trace or profile in this folder"."""
+    from popview.runs import runs_in
+    top = tmp_path / "extrae"
+    for procs in (1, 2, 4):
+        (top / f"run_{procs}x1").mkdir(parents=True)
+        write(top / f"run_{procs}x1" / f"run_{procs}x1.prv", Shape(processes=procs, iterations=2))
+    (top / "notes").mkdir()                               # a folder without a run is no run
+    assert runs_in(top) == [(top / f"run_{p}x1" / f"run_{p}x1.prv", "extrae") for p in (1, 2, 4)]
+    assert main(["metrics", str(top), "--cache-dir", str(tmp_path / "cache"), "--no-replay",
+                 "--format", "csv"]) == 0
+    assert {row["run"] for row in csv.DictReader(io.StringIO(capsys.readouterr().out))} == {"1x1", "2x1", "4x1"}
