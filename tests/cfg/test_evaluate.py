@@ -265,6 +265,9 @@ def test_stateless_compose_functions():
     assert evaluate_window(view, 4, _trace()).value.tolist() == [0, 1, 0, 0]
     assert evaluate_window(view, 5, _trace()).value.tolist() == [0, 0, 0, 10]
     assert evaluate_window(view, 6, _trace()).value.tolist() == [1, 4, 1, 1]
+    swapped = view.window(5).compose
+    swapped["topcompose1"], swapped["topcompose2"] = swapped["topcompose2"], swapped["topcompose1"]
+    assert evaluate_window(view, 5, _trace()).value.tolist() == [0, 0, 0, 0]   # Select Range first: 100 is not in [5, 10]
 
 
 def test_task_rows_of_single_threaded_tasks():
@@ -307,7 +310,7 @@ def test_paramedir_writes_each_plane_with_values_under_its_label():
     assert "\n3\n\t0\t1\t\nTHREAD 1.1.1\t20.00\t0.00\t\n" in text
 
 
-def test_stacked_val_in_any_one_slot_with_as_is_before_it():
+def test_stacked_val_in_any_slot_composes_the_row_s_sequence_of_values():
     view, trace = _view(), _trace()
     window = view.window(1)
     window.functions["thread"] = Function("Last Evt Val")
@@ -317,11 +320,13 @@ def test_stacked_val_in_any_one_slot_with_as_is_before_it():
     window.compose["topcompose2"] = Function("Sign")            # composes the stack's top
     assert evaluate_window(view, 1, trace).value.tolist() == [0, 1, 0, 1]
     window.compose["topcompose2"] = Function("Stacked Val")
-    window.compose["compose_thread"] = Function("Sign")         # a stack of signs: the sign of the stack's top
+    window.compose["compose_thread"] = Function("Sign")         # a stack of signs, event by event
     assert evaluate_window(view, 1, trace).value.tolist() == [0, 1, 0, 1]
-    window.compose["compose_thread"] = Function("1-Sign")       # pushes where the values pop: not evaluated
-    with pytest.raises(NotEvaluated, match="Stacked Val"):
-        evaluate_window(view, 1, trace)
+    window.compose["topcompose1"] = Function("1-Sign")          # after topcompose2's stack
+    assert evaluate_window(view, 1, trace).value.tolist() == [1, 0, 1, 0]
+    window.compose["topcompose1"] = Function("As Is")
+    window.compose["compose_thread"] = Function("1-Sign")       # 1 at the row's start is pushed, each event pops
+    assert evaluate_window(view, 1, trace).value.tolist() == [1, 0, 1, 0]
 
 
 def _messages_view(function: Function, units="Microseconds") -> CfgView:

@@ -118,6 +118,13 @@ def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeli
         raise NotEvaluated(f"{name}: rows at {window.level} level from rows at {first[-1]} level")
     slots = [COMPOSE_SLOT[level] for level in first + up] + ["topcompose2", "topcompose1"]
     stacked = [slot for slot, f in window.compose.items() if f.name == "Stacked Val"]
+    by_points = not window.derived and _point_function(window) is not None and _rows_of_one_thread(window, trace)
+    if by_points and any(window.compose.get(slot, Function("As Is")).name in SEQUENCE_COMPOSE for slot in slots):
+        for slot in slots:
+            function = window.compose.get(slot)
+            if function is not None and function.name not in COMPOSE_FUNCTIONS and function.name not in SEQUENCE_COMPOSE:
+                raise NotEvaluated(f"{name}: compose {function.name!r} ({slot})")
+        return _point_window(window, trace, slots)
     for slot, function in window.compose.items():
         if function.name == "As Is" or (slot in slots and function.name in COMPOSE_FUNCTIONS):
             continue
@@ -196,6 +203,14 @@ def _rise(timeline: Timeline, window: Window, hierarchy: Hierarchy, below: str, 
           name: str) -> Timeline:
     """The rows of `level` from those of `below`: its function over each row's children."""
     function = window.functions.get(level) or Function("Adding")
+    if function.name == "Changed value":     # the value of the child that changed last: of one child, its own
+        try:
+            children = np.bincount(hierarchy.parent_of(below), minlength=hierarchy.n_rows(level))
+        except LevelError as exc:
+            raise NotEvaluated(f"{name}: {exc}") from None
+        if (children != 1).any():
+            raise NotEvaluated(f"{name}: {level} function 'Changed value' over rows of several {below}s")
+        function = Function("Adding")
     code = not_thread_code(function.name)
     if code is None:
         raise NotEvaluated(f"{name}: {level} function {function.name!r}")
@@ -549,6 +564,24 @@ def _selected_types(criterion: Criterion | None, types: np.ndarray, name: str, w
     raise NotEvaluated(f"{name}: event {what} filter {criterion.function!r} with {len(wanted)} values")
 
 
+def _depth(loc: np.ndarray, push: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row in order, one up for each push and one down (not below 0) for each other:
+    the depth after each step (Paraver's Nesting level), and each step's row number. The walk
+    of +1 / -1 steps reflected at 0: depth = S - min(0, running min of S) per row."""
+    n = len(loc)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    step = np.where(push, 1, -1).astype(np.int64)
+    total = np.cumsum(step)
+    starts = np.r_[True, loc[1:] != loc[:-1]]
+    row_index = np.cumsum(starts) - 1
+    before = np.r_[0, total[:-1]][starts][row_index]          # the walk before each row
+    walk = total - before
+    big = 4 * n + 4                                              # rows kept apart in one running minimum
+    lowest = np.minimum.accumulate(walk - row_index * big) + row_index * big
+    return walk - np.minimum(lowest, 0), row_index
+
+
 def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
     """Paraver's Stacked Val compose over each row's events in order: a non-zero value is
     pushed, a zero pops (nothing when the stack is empty); the result after each event is the
@@ -559,15 +592,7 @@ def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
     push = value != 0
     if not push.any():
         return np.zeros(n, np.float64)
-    step = np.where(push, 1, -1).astype(np.int64)
-    total = np.cumsum(step)
-    starts = np.r_[True, loc[1:] != loc[:-1]]
-    row_index = np.cumsum(starts) - 1
-    before = np.r_[0, total[:-1]][starts][row_index]          # the walk before each row
-    walk = total - before
-    big = 4 * n + 4                                              # rows kept apart in one running minimum
-    lowest = np.minimum.accumulate(walk - row_index * big) + row_index * big
-    depth = walk - np.minimum(lowest, 0)
+    depth, row_index = _depth(loc, push)
     # the top: the last push j <= i of the row with depth[j] == depth[i]
     span = int(depth.max()) + 1
     group = row_index * span + depth
@@ -611,6 +636,126 @@ def point_intervals(loc: np.ndarray, time: np.ndarray, value: np.ndarray, n_rows
     end[index], begin[index + 1], vals[index + 1] = time, time, value
     inside = end > begin
     return Timeline(row[inside], begin[inside], end[inside], vals[inside], n_rows)
+
+
+# Compose functions with a memory of the row's sequence of intervals (semanticcomposefunctions.cpp,
+# intervalcompose.cpp: Join Bursts joins intervals): evaluated on the sequence of the row's
+# intervals, those of no duration included, for windows whose intervals start at records
+# popview has one by one (events, communication records).
+SEQUENCE_COMPOSE = ("Stacked Val", "Nesting level", "Join Bursts", "Burst Time", "Delta")
+EVENT_FUNCTIONS = ("Last Evt Val", "Next Evt Val", "Int. Between Evt", "Avg Next Evt Val", "Avg Last Evt Val",
+                   "Event Bytes", "Event Sent Bytes")
+
+
+def _point_function(window: Window) -> str | None:
+    function = window.functions.get("thread")
+    if function is not None and (function.name in EVENT_FUNCTIONS or function.name in comms.RECORD_FUNCTIONS):
+        return function.name
+    return None
+
+
+def _points(window: Window, trace: TraceColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The row's intervals as the kernel walks them, one per record that starts one: (row, time,
+    value) sorted by row, each row starting with the interval from the trace's start (the
+    kernel's empty first record), then one per selected event (or communication record),
+    several at one instant included; each lasts up to the next one (the last to the trace's end)."""
+    function = window.functions.get("thread")
+    name = function.name
+    if name in comms.RECORD_FUNCTIONS:
+        _require_messages(window, trace)
+        loc, time, value = _comms_call(comms.record_function, window, trace, name, window_unit_ns(window))
+        first = np.zeros(trace.n_rows)
+    else:
+        loc, time, value = selected_events(window, trace)
+        time, raw = time.astype(np.int64), value
+        n = len(loc)
+        has_next = np.r_[loc[1:] == loc[:-1], False] if n else np.zeros(0, bool)
+        following = np.r_[value[1:], 0.0] if n else value
+        gap = (np.r_[time[1:], 0] - time) / window_unit_ns(window) if n else np.zeros(0)
+        per_row = np.bincount(loc, minlength=trace.n_rows)
+        row_first = np.r_[0, np.cumsum(per_row)][:-1]
+        has_first = per_row > 0
+        first = np.zeros(trace.n_rows)
+        factor = float(function.params[0][0]) if function.params and function.params[0] else 1.0
+        if name == "Last Evt Val":
+            pass
+        elif name == "Next Evt Val":              # the next event from the empty first record too
+            value = np.where(has_next, following, 0.0)
+            first[has_first] = raw[row_first[has_first]]
+        elif name == "Int. Between Evt":
+            value = np.where(has_next, gap, 0.0)
+        elif name in ("Avg Next Evt Val", "Avg Last Evt Val"):
+            ok = has_next & (gap != 0)
+            source = following if name == "Avg Next Evt Val" else value
+            value = np.where(ok, source * factor / np.where(ok, gap, 1.0), 0.0)
+            if name == "Avg Next Evt Val":        # from the empty first record to the row's first event
+                t0 = time[row_first[has_first]] / window_unit_ns(window)
+                v0 = raw[row_first[has_first]]
+                first[has_first] = np.where(t0 != 0, v0 * factor / np.where(t0 != 0, t0, 1.0), 0.0)
+        else:                                     # Event Bytes, Event Sent Bytes
+            _require_messages(window, trace)
+            value = _comms_call(comms.event_bytes, window, trace, loc, time, sent_only=name == "Event Sent Bytes")
+    rows = np.arange(trace.n_rows)
+    all_loc = np.r_[rows, loc.astype(np.int64)]
+    all_time = np.r_[np.zeros(trace.n_rows, np.int64), time.astype(np.int64)]
+    all_value = np.r_[first, value.astype(np.float64)]
+    order = np.argsort(all_loc, kind="stable")            # each row's start first, then its records in order
+    return all_loc[order], all_time[order], all_value[order]
+
+
+# Task functions that give a task of one thread its thread's value ("Thread i": of thread 1)
+TASK_OF_ONE_THREAD = ("Adding", "Average", "Maximum", "Minimum", "Thread i")
+
+
+def _rows_of_one_thread(window: Window, trace: TraceColumns) -> bool:
+    """The window's rows are threads, or tasks of one thread each whose task function passes
+    that thread's value (or 0: Thread i of another thread)."""
+    if window.level == "thread":
+        return True
+    if window.level != "task" or not trace.one_thread_per_task:
+        return False
+    function = window.functions.get("task")
+    return function is None or function.name in TASK_OF_ONE_THREAD
+
+
+def _task_is_zero(function: Function | None) -> bool:
+    """ObjectI ("Thread i") takes the i-th thread, 1-based: 0 for any i but 1 in a one-thread task."""
+    if function is None or function.name != "Thread i":
+        return False
+    i = function.params[0][0] if function.params and function.params[0] else 0
+    return i != 1
+
+
+def _point_window(window: Window, trace: TraceColumns, slots: list[str]) -> Timeline:
+    """A window whose compose functions remember the row's sequence of intervals, computed on
+    that sequence (_points): compose_thread (task rows of one thread each: the task function
+    over the one thread, compose_task), then topcompose2 and topcompose1, as the kernel composes
+    interval by interval."""
+    loc, time, value = _points(window, trace)
+    task_function = window.functions.get("task")
+    for slot in slots:
+        function = window.compose.get(slot)
+        name = function.name if function is not None else "As Is"
+        if name in COMPOSE_FUNCTIONS:
+            value = COMPOSE_FUNCTIONS[name](value, function.params if function is not None else ())
+        elif name == "Stacked Val":
+            value = _stacked(loc, value)
+        elif name == "Nesting level":
+            value = _depth(loc, value != 0)[0].astype(np.float64)
+        elif name == "Delta":              # the change from the row's previous value (0 before its first)
+            starts = np.r_[True, loc[1:] != loc[:-1]] if len(loc) else np.zeros(0, bool)
+            previous = np.where(starts, 0.0, np.r_[0.0, value[:-1]])
+            value = value - previous
+        elif name == "Join Bursts":        # consecutive intervals of one value are one
+            keep = np.r_[True, (loc[1:] != loc[:-1]) | (value[1:] != value[:-1])] if len(loc) else np.zeros(0, bool)
+            loc, time, value = loc[keep], time[keep], value[keep]
+        elif name == "Burst Time":         # the interval's duration in the window's units
+            ends = np.r_[(loc[1:] != loc[:-1]), True] if len(loc) else np.zeros(0, bool)
+            following = np.where(ends, trace.t_end, np.r_[time[1:], 0])
+            value = (following - time) / window_unit_ns(window)
+        if slot == "compose_thread" and "compose_task" in slots and _task_is_zero(task_function):
+            value = np.zeros_like(value)
+    return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
 
 
 def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False,
@@ -687,8 +832,60 @@ def _align(timelines: list[Timeline]) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return row.astype(np.int32), begin_key - row * span, end_key - row * span, values
 
 
+CONTROLLED = ("controlled: maximum", "controlled: clear by")
+
+
+def _controlled(operation: str, data: Timeline, control: Timeline, factor: float) -> Timeline:
+    """A controlled derived window (IntervalControlDerived): the intervals of the second parent
+    (the control), each valued from the first parent's (the data's) intervals that overlap it,
+    taken in time order. `controlled: maximum`: the largest of 0 and the data values there.
+    `controlled: clear by`: as paramedir computes it (checked against it on EPOCH and heat 2x2):
+    a control value lower than the one before clears (0) and marks the data interval then current;
+    otherwise the data value, unless that data interval is the marked one."""
+    span = np.int64(max(int(data.end.max(initial=0)), int(control.end.max(initial=0))) + 1)
+    row, begin, end, _ = _align([data, control])
+    key = row.astype(np.int64) * span + begin
+    c_key = control.row.astype(np.int64) * span + control.begin
+    d_key = data.row.astype(np.int64) * span + data.begin
+    ci = np.searchsorted(c_key, key, side="right") - 1
+    di = np.searchsorted(d_key, key, side="right") - 1
+    c_ok = (ci >= 0) & (control.row[np.clip(ci, 0, None)] == row) & (control.end[np.clip(ci, 0, None)] > begin)
+    d_ok = (di >= 0) & (data.row[np.clip(di, 0, None)] == row) & (data.end[np.clip(di, 0, None)] > begin)
+    row, begin, ci, di, d_ok = row[c_ok], begin[c_ok], ci[c_ok], np.clip(di[c_ok], 0, None), d_ok[c_ok]
+    dv = np.where(d_ok, data.value[di], 0.0) * factor
+    db = np.where(d_ok, data.begin[di], -1)
+    n = len(ci)
+    if operation == "controlled: maximum":
+        result = np.maximum(dv, 0.0)
+    else:
+        cv = control.value[ci]
+        first = np.r_[True, row[1:] != row[:-1]] if n else np.zeros(0, bool)
+        last_cv = np.where(first, 0.0, np.r_[0.0, cv[:-1]])
+        clear = cv < last_cv
+        # the data interval marked by the row's latest clear before each step (0: none yet)
+        marked_at = np.maximum.accumulate(np.where(clear, np.arange(n), -1)) if n else np.zeros(0, np.int64)
+        before = np.r_[-1, marked_at[:-1]] if n else marked_at
+        row_start = np.maximum.accumulate(np.where(first, np.arange(n), 0)) if n else marked_at
+        before = np.where(before >= row_start, before, -1)
+        marked = np.where(before >= 0, db[np.clip(before, 0, None)], 0)
+        result = np.where(clear, 0.0, np.where((marked != db) | (db == 0), dv, 0.0))
+    # each control interval: the value after its last step (maximum: over all its steps)
+    values = np.zeros(len(control.value))
+    if n:
+        starts = np.r_[0, np.flatnonzero(ci[1:] != ci[:-1]) + 1]
+        if operation == "controlled: maximum":
+            values[ci[starts]] = np.maximum.reduceat(result, starts)
+        else:
+            ends = np.r_[starts[1:] - 1, n - 1]
+            values[ci[ends]] = result[ends]
+    return Timeline(control.row.copy(), control.begin.copy(), control.end.copy(), values, control.n_rows)
+
+
 def _combine(operation: str, left: Timeline, right: Timeline, factors, name: str) -> Timeline:
-    """Pointwise op(f0 * left, f1 * right) on the union of both windows' boundaries."""
+    """Pointwise op(f0 * left, f1 * right) on the union of both windows' boundaries; a
+    controlled operation on the second window's intervals (_controlled)."""
+    if operation in CONTROLLED:
+        return _controlled(operation, left, right, factors[0])
     if operation not in _OPERATIONS:
         raise NotEvaluated(f"{name}: derived operation {operation!r}")
     row, begin, end, (a, b) = _align([left, right])
