@@ -84,7 +84,10 @@ with a memory of the row's sequence of intervals, on windows of event or communi
 functions, in any slot and after any other: `Stacked Val` (Paraver's per-thread stack of
 values), `Nesting level`, `Delta`, `Join Bursts` (consecutive intervals of one value joined)
 and `Burst Time` (an interval's duration), over every interval the kernel walks, those of no
-duration at one instant included; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`; 2D and 3D
+duration at one instant included; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`,
+`controlled: maximum` (on the control window's intervals, the largest of 0 and the data values
+there) and `controlled: clear by` (the data value, cleared where the control value falls, as
+paramedir computes it); the task function `Changed value` on tasks of one thread; 2D and 3D
 histograms (a table per plane of the 3D control window's values that has values) over the
 whole trace or the control window's time window (`Allwindow`), with the `Time`, `% Time`,
 `% Window Time`, `Sum bursts`, `# Bursts`, `# Bursts != 0`, `% # Bursts`, `Integral`,
@@ -228,7 +231,10 @@ function changed to each communication-record function above (and Event Bytes, E
 Bytes, Recv BandWidth, Send Messages in Transit) under six message filters each (logical,
 physical, both, tag != 0, from objects 1 or 3, bandwidth > 100) on EPOCH 4 and heat 2x2
 and so are eleven windows composing them with `Stacked Val`, `Nesting level`, `Delta`,
-`Join Bursts`, `Burst Time`, `Sign`, `1-Sign` and `Add` in the thread and top slots
+`Join Bursts`, `Burst Time`, `Sign`, `1-Sign` and `Add` in the thread and top slots, and
+parami's `received_from_delayed` (Comm Recv. Partner, `controlled: clear by`) with its data window
+made Event Bytes and its control the MPI call, for `controlled: clear by` and `controlled:
+maximum`, on EPOCH 4, EPOCH 16 and heat 2x2
 (tests/cfg/test_against_paramedir.py, digests of paramedir's dumps frozen).
 
 File > Save view as Paraver cfg... writes the Timeline pane's current view (its colour mode,
