@@ -84,7 +84,10 @@ with a memory of the row's sequence of intervals, on windows of event or communi
 functions, in any slot and after any other: `Stacked Val` (Paraver's per-thread stack of
 values), `Nesting level`, `Delta`, `Join Bursts` (consecutive intervals of one value joined)
 and `Burst Time` (an interval's duration), over every interval the kernel walks, those of no
-duration at one instant included; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`; 2D and 3D
+duration at one instant included; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`,
+`controlled: maximum` (on the control window's intervals, the largest of 0 and the data values
+there) and `controlled: clear by` (the data value, cleared where the control value falls, as
+paramedir computes it); the task function `Changed value` on tasks of one thread; 2D and 3D
 histograms (a table per plane of the 3D control window's values that has values) over the
 whole trace or the control window's time window (`Allwindow`), with the `Time`, `% Time`,
 `% Window Time`, `Sum bursts`, `# Bursts`, `# Bursts != 0`, `% # Bursts`, `Integral`,
@@ -228,7 +231,10 @@ function changed to each communication-record function above (and Event Bytes, E
 Bytes, Recv BandWidth, Send Messages in Transit) under six message filters each (logical,
 physical, both, tag != 0, from objects 1 or 3, bandwidth > 100) on EPOCH 4 and heat 2x2
 and so are eleven windows composing them with `Stacked Val`, `Nesting level`, `Delta`,
-`Join Bursts`, `Burst Time`, `Sign`, `1-Sign` and `Add` in the thread and top slots
+`Join Bursts`, `Burst Time`, `Sign`, `1-Sign` and `Add` in the thread and top slots, and
+parami's `received_from_delayed` (Comm Recv. Partner, `controlled: clear by`) with its data window
+made Event Bytes and its control the MPI call, for `controlled: clear by` and `controlled:
+maximum`, on EPOCH 4, EPOCH 16 and heat 2x2
 (tests/cfg/test_against_paramedir.py, digests of paramedir's dumps frozen).
 
 File > Save view as Paraver cfg... writes the Timeline pane's current view (its colour mode,
@@ -246,6 +252,25 @@ type that never occurs is refused with that reason). Every colour mode saved thi
 description, opens in popview as the same view (its time window, colours and range), and
 zoomed in its values agree with popview's own colour mode pixel by pixel
 (tests/cfg/test_export.py, tests/gui/test_cfg_views.py).
+
+File > Save histogram as Paraver cfg... (or the Histograms pane's "Paraver cfg..." button) writes
+the pane's table and statistic as a 2D histogram cfg (`export.histogram_cfg`): State x location
+as `State As Is` with a column per state code present, MPI call x location as `Last Evt Val` of
+the trace's MPI event types with a column per MPI call value (outside MPI, 0, left out), empty
+columns hidden, over the table's time window (`Allwindow`) or the whole run; `time` as `Time`
+in nanoseconds, `% time` as `% Window Time`, `bursts` / `count` as `# Bursts`, average durations
+as `Average Burst Time`. On EPOCH 4 and heat 2x2, each of these tables (every statistic, the
+whole run and a quarter of it) evaluates in popview's cfg engine to the same cells (1e-9), and
+paramedir loads the cfg and writes the same cells to its 2 decimals; the one difference is a
+column of calls of no duration (EPOCH's two MPI_Cart_create per rank): popview counts them,
+Paraver has no burst there (tests/cfg/test_histogram_export.py). Useful duration bins
+(logarithmic), burst duration x IPC (IPC-range rows) and the OpenMP construct table (a worker
+counted inside its master's construct) have no Paraver histogram and are refused with the
+reason. File > Save Paraver view as cfg... (or "Save as cfg..." in a Paraver view pane) writes an
+opened cfg's windows and histograms back as popview reads them: every cfg of the collection
+written back this way gives paramedir the same bytes as the original on EPOCH 4 and heat 2x2
+(the frozen digests without paramedir; live with POPVIEW_PARAMEDIR), and the view reopens with
+the same tables (tests/gui/test_cfg_views.py).
 
 Not done yet: the functions and statistics named in the tables below, the resource model's
 rows (CPU, node, system), communication statistics in 3D, of a derived control window or of one
