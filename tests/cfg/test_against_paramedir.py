@@ -202,6 +202,32 @@ def sequence_cfg(shared_traces: Path, case: tuple[str, str, str, str]) -> str:
     return text
 
 
+# Controlled derived windows on parami's received_from_delayed (an old-format cfg): its window 3
+# with the data window's function changed to Event Bytes of MPI calls and the control window to
+# the MPI call itself (a value that falls back to 0 after each call), the cfg cut after window 3.
+CONTROLLED = ("controlled: clear by", "controlled: maximum")
+CONTROLLED_BASE = "parami/cfgs/nanox/mpi/scalasca_properties/received_from_delayed.cfg"
+FROZEN_CONTROLLED_SHA256 = {
+    ("epoch4", "controlled: clear by"): "4fec258d1a76401dba3fd9a92c42f32cef2be121d497d5d55095c099462d48a1",
+    ("epoch16", "controlled: maximum"): "e8fc69005b87cbc9fbcabff1803f5b5a68c45ca15d2fcf8971e4db705526a818",
+}
+
+
+def controlled_cfg(shared_traces: Path, operation: str) -> str:
+    text = (shared_traces / CFGS / CONTROLLED_BASE).read_text()
+    text = text.replace("{thread, Comm Recv. Partner}", "{thread, Event Bytes}", 1)
+    text = text.replace("{evt_type, None}", "{evt_type, [x,y]}", 1)
+    at = text.index("window_analyzer_executed")
+    text = text[:at] + "window_filter_module evt_type 2 50000001 50000003\n" + text[at:]
+    text = text.replace("{compose_thread, Sign}", "{compose_thread, As Is}", 1)
+    text = text.replace("window_operation controlled: clear by", f"window_operation {operation}", 1)
+    text = text[:text.index("< NEW DISPLAYING WINDOW MPI call_c1_c1 >")].rstrip("#\n") + "\n"
+    text = text.replace("number_of_windows 5", "number_of_windows 3")
+    # the whole run in paramedir's dump too (the old-format windows give only a relative scale)
+    return text.replace("window_open false", "window_open false\nwindow_begin_time_relative 0.000000000000\n"
+                        "window_end_time_relative 1.000000000000")
+
+
 def variant_cfg(shared_traces: Path, function: str, variant: str) -> str:
     logical, physical, extra = FILTERS[variant]
     text = (shared_traces / CFGS / VARIANT_BASE).read_text()
@@ -323,6 +349,12 @@ def test_sequence_compose_is_what_paramedir_dumped(shared_traces, traces, name, 
     assert _sha256(text) == FROZEN_SEQUENCE_SHA256[name, case]
 
 
+@pytest.mark.parametrize("name,operation", sorted(FROZEN_CONTROLLED_SHA256))
+def test_controlled_window_is_what_paramedir_dumped(shared_traces, traces, name, operation):
+    text = _popview_variant(traces, name, controlled_cfg(shared_traces, operation))
+    assert _sha256(text) == FROZEN_CONTROLLED_SHA256[name, operation]
+
+
 def test_canonical_timeline_joins_equal_runs_and_drops_instants():
     rows = [[(0, 5, "0.00"), (5, 0, "7.00"), (5, 3, "0.00"), (8, 2, "1.50")], [(0, 10, "2.00")]]
     assert canonical_timeline(rows) == "0\t0\t8\t0.00\n0\t8\t2\t1.50\n1\t0\t10\t2.00\n"
@@ -395,6 +427,18 @@ def test_communication_function_as_real_paramedir(paramedir, shared_traces, trac
 def test_sequence_compose_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, case):
     cfg = tmp_path / "sequence.cfg"
     cfg.write_text(sequence_cfg(shared_traces, case))
+    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
+    dump = tmp_path / "out.csv"
+    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
+    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+
+
+@pytest.mark.parametrize("name", ["epoch4", "epoch16", "heat2x2"])
+@pytest.mark.parametrize("operation", CONTROLLED)
+def test_controlled_window_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, operation):
+    cfg = tmp_path / "controlled.cfg"
+    cfg.write_text(controlled_cfg(shared_traces, operation))
     run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
                          capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
     dump = tmp_path / "out.csv"

@@ -204,6 +204,14 @@ def _rise(timeline: Timeline, window: Window, hierarchy: Hierarchy, below: str, 
           name: str) -> Timeline:
     """The rows of `level` from those of `below`: its function over each row's children."""
     function = window.functions.get(level) or Function("Adding")
+    if function.name == "Changed value":     # the value of the child that changed last: of one child, its own
+        try:
+            children = np.bincount(hierarchy.parent_of(below), minlength=hierarchy.n_rows(level))
+        except LevelError as exc:
+            raise NotEvaluated(f"{name}: {exc}") from None
+        if (children != 1).any():
+            raise NotEvaluated(f"{name}: {level} function 'Changed value' over rows of several {below}s")
+        function = Function("Adding")
     code = not_thread_code(function.name)
     if code is None:
         raise NotEvaluated(f"{name}: {level} function {function.name!r}")
@@ -825,8 +833,60 @@ def _align(timelines: list[Timeline]) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return row.astype(np.int32), begin_key - row * span, end_key - row * span, values
 
 
+CONTROLLED = ("controlled: maximum", "controlled: clear by")
+
+
+def _controlled(operation: str, data: Timeline, control: Timeline, factor: float) -> Timeline:
+    """A controlled derived window (IntervalControlDerived): the intervals of the second parent
+    (the control), each valued from the first parent's (the data's) intervals that overlap it,
+    taken in time order. `controlled: maximum`: the largest of 0 and the data values there.
+    `controlled: clear by`: as paramedir computes it (checked against it on EPOCH and heat 2x2):
+    a control value lower than the one before clears (0) and marks the data interval then current;
+    otherwise the data value, unless that data interval is the marked one."""
+    span = np.int64(max(int(data.end.max(initial=0)), int(control.end.max(initial=0))) + 1)
+    row, begin, end, _ = _align([data, control])
+    key = row.astype(np.int64) * span + begin
+    c_key = control.row.astype(np.int64) * span + control.begin
+    d_key = data.row.astype(np.int64) * span + data.begin
+    ci = np.searchsorted(c_key, key, side="right") - 1
+    di = np.searchsorted(d_key, key, side="right") - 1
+    c_ok = (ci >= 0) & (control.row[np.clip(ci, 0, None)] == row) & (control.end[np.clip(ci, 0, None)] > begin)
+    d_ok = (di >= 0) & (data.row[np.clip(di, 0, None)] == row) & (data.end[np.clip(di, 0, None)] > begin)
+    row, begin, ci, di, d_ok = row[c_ok], begin[c_ok], ci[c_ok], np.clip(di[c_ok], 0, None), d_ok[c_ok]
+    dv = np.where(d_ok, data.value[di], 0.0) * factor
+    db = np.where(d_ok, data.begin[di], -1)
+    n = len(ci)
+    if operation == "controlled: maximum":
+        result = np.maximum(dv, 0.0)
+    else:
+        cv = control.value[ci]
+        first = np.r_[True, row[1:] != row[:-1]] if n else np.zeros(0, bool)
+        last_cv = np.where(first, 0.0, np.r_[0.0, cv[:-1]])
+        clear = cv < last_cv
+        # the data interval marked by the row's latest clear before each step (0: none yet)
+        marked_at = np.maximum.accumulate(np.where(clear, np.arange(n), -1)) if n else np.zeros(0, np.int64)
+        before = np.r_[-1, marked_at[:-1]] if n else marked_at
+        row_start = np.maximum.accumulate(np.where(first, np.arange(n), 0)) if n else marked_at
+        before = np.where(before >= row_start, before, -1)
+        marked = np.where(before >= 0, db[np.clip(before, 0, None)], 0)
+        result = np.where(clear, 0.0, np.where((marked != db) | (db == 0), dv, 0.0))
+    # each control interval: the value after its last step (maximum: over all its steps)
+    values = np.zeros(len(control.value))
+    if n:
+        starts = np.r_[0, np.flatnonzero(ci[1:] != ci[:-1]) + 1]
+        if operation == "controlled: maximum":
+            values[ci[starts]] = np.maximum.reduceat(result, starts)
+        else:
+            ends = np.r_[starts[1:] - 1, n - 1]
+            values[ci[ends]] = result[ends]
+    return Timeline(control.row.copy(), control.begin.copy(), control.end.copy(), values, control.n_rows)
+
+
 def _combine(operation: str, left: Timeline, right: Timeline, factors, name: str) -> Timeline:
-    """Pointwise op(f0 * left, f1 * right) on the union of both windows' boundaries."""
+    """Pointwise op(f0 * left, f1 * right) on the union of both windows' boundaries; a
+    controlled operation on the second window's intervals (_controlled)."""
+    if operation in CONTROLLED:
+        return _controlled(operation, left, right, factors[0])
     if operation not in _OPERATIONS:
         raise NotEvaluated(f"{name}: derived operation {operation!r}")
     row, begin, end, (a, b) = _align([left, right])
