@@ -213,9 +213,6 @@ def finish_on_dask(writer, client, progress: Progress) -> Path:
     folder = writer._scratch.path / "groups"
     folder.mkdir(exist_ok=True)
     stages = writer._tables
-    if writer._side is not None:        # the derived data are built on the workers
-        writer._side.close()
-        writer._side = None
     copy = SortedCopy(writer._staging_dir / "sorted")
     merge = _CallPathMerge(defs) if not writer.count("calls") else None
     try:
