@@ -55,22 +55,26 @@ def timed_finish(self, progress=None):
     t = time.perf_counter(); r = finish(self, progress); figures["finish_s"] += time.perf_counter() - t
     return r
 writer_module.Writer.adopt, writer_module.Writer.finish = timed_adopt, timed_finish
-def serial(owner, name):
+def serial(owner, attr):
+    name = f"{getattr(owner, '__name__', owner)}.{attr}".split("cache.")[-1]
     # what the driver does alone in the finish on Dask: joining the groups' files, the call
     # paths, the derived data's join and the tiles, the definitions, digests and rename
-    f = getattr(owner, name)
+    f = getattr(owner, attr)
     def timed(*a, **k):
         t = time.perf_counter()
         try:
             return f(*a, **k)
         finally:
             figures["driver_serial_s"] += time.perf_counter() - t
-    setattr(owner, name, timed)
+            parts = figures.setdefault("serial_parts", {})
+            parts[name] = parts.get(name, 0.0) + time.perf_counter() - t
+    setattr(owner, attr, timed)
 for owner, name in ((groups._TableOut, "add"), (groups._TableOut, "close"), (groups._CallPathMerge, "add"),
-                    (groups._CallPathMerge, "collector"), (cumulative, "join_parts"), (pyramid, "join_parts"),
+                    (groups._CallPathMerge, "collector"), (derived.CallPathCollector, "write"),
+                    (cumulative, "join_parts"), (pyramid, "join_parts"), (pyramid, "join_tile_parts"),
                     (writer_module.Writer, "_complete")):
     serial(owner, name)
-serial(derived.CallPathCollector, "write")
+cpu0 = resource.getrusage(resource.RUSAGE_SELF)
 worker_mb = []
 if mode == "dask":
     import distributed
@@ -78,19 +82,40 @@ if mode == "dask":
     client = distributed.Client(lc)
     client.run(lambda: __import__("popview.readers.paraver.distributed"))   # the workers' imports, as on a cluster
     client.run(lambda: __import__("popview.cache.groups"))
+    class CpuPerTask(distributed.WorkerPlugin):
+        """The CPU seconds of the worker process while each task executes (one thread a worker)."""
+        def setup(self, worker):
+            self.start, self.cpu = {}, {}
+        def transition(self, key, start, finish, **kwargs):
+            import resource as r
+            u = r.getrusage(r.RUSAGE_SELF)
+            if finish == "executing":
+                self.start[key] = u.ru_utime + u.ru_stime
+            elif start == "executing" and key in self.start:
+                self.cpu[str(key)] = u.ru_utime + u.ru_stime - self.start.pop(key)
+    client.register_plugin(CpuPerTask(), name="cpu")
     t_start = time.perf_counter() - t0
+    worker_cpu0 = sum(client.run(lambda: sum(__import__("resource").getrusage(
+        __import__("resource").RUSAGE_SELF)[:2])).values())
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     t1 = time.perf_counter()
     with distributed.get_task_stream(client) as stream:
         popview.experiment.convert(prv, out, force=True, dask=client, task_bytes=task_bytes)
     wall = time.perf_counter() - t1
     kinds = {}
+    cpu = {}
+    for got in client.run(lambda dask_worker: dask_worker.plugins["cpu"].cpu).values():
+        cpu.update(got)
     for s in stream.data:
         kind = str(s["key"]).split("-")[0].strip("('_")
         c = sum(ss["stop"] - ss["start"] for ss in s["startstops"] if ss["action"] == "compute")
-        k = kinds.setdefault(kind, {"tasks": 0, "compute_s": 0.0, "max_s": 0.0})
+        k = kinds.setdefault(kind, {"tasks": 0, "compute_s": 0.0, "max_s": 0.0, "cpu_s": 0.0, "max_cpu_s": 0.0})
         k["tasks"] += 1; k["compute_s"] += c; k["max_s"] = max(k["max_s"], c)
+        k["cpu_s"] += cpu.get(str(s["key"]), 0.0); k["max_cpu_s"] = max(k["max_cpu_s"], cpu.get(str(s["key"]), 0.0))
     parse = kinds.get("parse_piece", {"tasks": 0, "compute_s": 0.0, "max_s": 0.0})
     figures.update(tasks=parse["tasks"], task_compute_s=parse["compute_s"], task_max_s=parse["max_s"], kinds=kinds)
+    figures["worker_cpu_s"] = sum(client.run(lambda: sum(__import__("resource").getrusage(
+        __import__("resource").RUSAGE_SELF)[:2])).values()) - worker_cpu0
     worker_mb = sorted(v / 1024 for v in client.run(
         lambda: __import__("resource").getrusage(__import__("resource").RUSAGE_SELF).ru_maxrss).values())
     side_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -101,6 +126,10 @@ else:
     popview.experiment.convert(prv, out, force=True)
     wall = time.perf_counter() - t1
     side_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+children = resource.getrusage(resource.RUSAGE_CHILDREN)
+figures["driver_cpu_s"] = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
+figures["children_cpu_s"] = children.ru_utime + children.ru_stime
 figures.update(mode=mode, wall_s=wall, cluster_start_s=t_start, parse_s=figures.pop("parse_end", t1) - t1,
                driver_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, side_mb=side_mb,
                worker_mb=worker_mb, load=__import__("os").getloadavg()[0])
