@@ -110,14 +110,39 @@ def test_messages_match_in_fifo_order_per_key():
     assert (lost_sends, lost_recvs) == (2, 1)   # tag 6 and 1 -> 0 unanswered; comm 2 receive unsent
 
 
-@pytest.mark.parametrize("tag_span", [50, 1 << 62], ids=["packed key", "ranges too wide to pack"])
-def test_fifo_order_equals_the_full_sort(tag_span):
-    from popview.readers.otf2.mapping import _fifo_order
+def _fifo_reference(sends: dict, recvs: dict) -> list[tuple[int, int]]:
+    """(send, receive) row pairs as the matching is defined, one Python step at a time: per key
+    (comm, src, dst, tag) the k-th send by (time, row) with the k-th receive by (time, row);
+    ordered by sender location, send time, then key and FIFO rank."""
+    def by_key(h):
+        out = {}
+        for i in sorted(range(len(h["time"])), key=lambda i: (int(h["time"][i]), i)):
+            out.setdefault(tuple(int(h[c][i]) for c in ("comm", "src", "dst", "tag")), []).append(i)
+        return out
+    s_keys, r_keys = by_key(sends), by_key(recvs)
+    pairs = [(int(sends["loc"][i]), int(sends["time"][i]), key, rank, i, j)
+             for key in s_keys.keys() & r_keys.keys() for rank, (i, j) in enumerate(zip(s_keys[key], r_keys[key]))]
+    return [(i, j) for *_, i, j in sorted(pairs)]
 
+
+@pytest.mark.parametrize("tag_span", [50, 1 << 62, (1 << 64) - 4], ids=["packed key", "ranges too wide to pack",
+                                                                        "the whole int64 range"])
+def test_matching_equals_the_fifo_definition(tag_span):
+    """Order included (the cache's messages table keeps it): times and locations tie often."""
     rng = np.random.default_rng(7)
-    n = 5000
-    both = {"comm": rng.integers(0, 3, n), "src": rng.integers(0, 8, n), "dst": rng.integers(0, 8, n),
-            "tag": rng.integers(-1, 3, n) * (tag_span // 4), "time": rng.integers(0, 100, n)}
-    side = rng.integers(0, 2, n).astype(np.int8)
-    want = np.lexsort((np.arange(n), both["time"], side, both["tag"], both["dst"], both["src"], both["comm"]))
-    np.testing.assert_array_equal(_fifo_order(both, side), want)
+
+    def halves(n):
+        return {"loc": rng.integers(0, 4, n), "comm": rng.integers(0, 3, n), "src": rng.integers(0, 4, n),
+                "dst": rng.integers(0, 4, n), "tag": rng.integers(-2, 2, n) * (tag_span // 4),
+                "time": rng.integers(0, 60, n), "size": rng.integers(0, 1 << 40, n)}
+    sends, recvs = halves(3000), halves(2500)
+    msgs, lost_sends, lost_recvs = match_messages(sends, recvs)
+    pairs = _fifo_reference(sends, recvs)
+    i_s, i_r = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    assert 1000 < len(pairs) < 2500
+    assert (lost_sends, lost_recvs) == (3000 - len(pairs), 2500 - len(pairs))
+    for column, want in (("send_loc", sends["loc"][i_s]), ("recv_loc", recvs["loc"][i_r]),
+                         ("send_time", sends["time"][i_s]), ("recv_time", recvs["time"][i_r]),
+                         ("size", sends["size"][i_s]), ("tag", sends["tag"][i_s]), ("comm", sends["comm"][i_s]),
+                         ("send_phys", sends["time"][i_s]), ("recv_phys", recvs["time"][i_r])):
+        np.testing.assert_array_equal(msgs[column], want, err_msg=column)

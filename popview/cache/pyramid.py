@@ -610,14 +610,16 @@ class _Sources:
                 total[: len(c)] += c
         return total
 
-    def _slab(self, table: str, a: int, b: int, cols: tuple[str, ...]) -> dict[str, np.ndarray]:
-        """Columns of locations [a, b); the last location group's columns are kept, since
-        every channel and level of the group reads them again."""
-        if self._slab_group != (a, b):
-            self._slab_group, self._slabs = (a, b), {}
+    def _slab(self, table: str, a: int, b: int, cols: tuple[str, ...], keep: bool = True) -> dict[str, np.ndarray]:
+        """Columns of locations [a, b); the last location group's columns are kept (unless
+        `keep` is False), since every channel and level of the group reads them again."""
         g = self.out[table]
         off = g["offsets"]
         lo, hi = int(off[a]), int(off[min(b, len(off) - 1)])
+        if not keep:
+            return {c: g[c][lo:hi] for c in cols}
+        if self._slab_group != (a, b):
+            self._slab_group, self._slabs = (a, b), {}
         for c in cols:
             if (table, c) not in self._slabs:
                 self._slabs[(table, c)] = g[c][lo:hi]
@@ -654,13 +656,16 @@ class _Sources:
     def counter_intervals(self, code: int, a: int, b: int):
         """Each reading as the interval since the previous one on its location."""
         if self._counter_group != (a, b):
-            self._counter_group, self._counter_runs = (a, b), self._split_counters(a, b)
+            self._counter_group, self._counter_runs = None, {}      # the last group's go first
+            self._counter_runs, self._counter_group = self._split_counters(a, b), (a, b)
         return self._counter_runs.get(code, (np.zeros(0, np.int32),) + (np.zeros(0, np.int64),) * 2
                                       + (np.zeros(0, np.float64),))
 
     def _split_counters(self, a: int, b: int) -> dict:
-        """All counters' intervals of a location group in one pass over its events."""
-        e = self._slab("events", a, b, ("loc", "time", "type", "value"))
+        """All counters' intervals of a location group in one pass over its events (read
+        for this pass only: kept, they held 82 MB a location of the 1 GB trace while the
+        group's channels were built from these intervals)."""
+        e = self._slab("events", a, b, ("loc", "time", "type", "value"), keep=False)
         codes = np.asarray(self.counters, np.int64)
         starts, loc, prev, t, raw = split_counters(e["loc"], e["time"], code_index(e["type"], codes), e["value"],
                                                    len(codes))

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QLis
 
 from popview.analysis import histograms
 from popview.analysis.cfg import CfgError, read_cfg
-from popview.analysis.cfg.evaluate import PERCENT_STATISTICS, NotEvaluated, TraceColumns, evaluate_window
+from popview.analysis.cfg.evaluate import PERCENT_STATISTICS, NotEvaluated, TraceColumns, evaluate_window, on_threads
 from popview.analysis.cfg.timeline import (ABOVE_OUTLIER, BACKGROUND, BELOW_OUTLIER, GRADIENT_BEGIN, GRADIENT_END,
                                            CfgTimeline, CfgTimelineData, code_colour, shown_windows,
                                            window_timeline)
@@ -65,7 +65,7 @@ def evaluate(path: Path, exp) -> Evaluated:
                        skipped=[(s.name, s.reason) for s in skipped if view.histograms])
     for window in shown_windows(view):
         try:
-            timeline = evaluate_window(view, window.position, trace)
+            timeline = on_threads(evaluate_window(view, window.position, trace), window, trace)
         except (NotEvaluated, KeyError) as exc:
             reason, prefix = one_line(exc), f"window {window.position} {window.name!r}: "
             result.timelines_skipped.append((window.name, reason[len(prefix):] if reason.startswith(prefix) else reason))

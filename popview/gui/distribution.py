@@ -44,18 +44,27 @@ class BoxItem(pg.GraphicsObject):
         pen.setWidth(1)
         p.setPen(pen)
         p.setBrush(BOX_FILL)
-        p.drawRect(QRectF(-0.3, s.q1, 0.6, s.q3 - s.q1))
+        if s.q3 > s.q1:              # an empty box (q1 = q3) is only its median line
+            p.drawRect(QRectF(-0.3, s.q1, 0.6, s.q3 - s.q1))
         lines = [(-0.3, s.median, 0.3, s.median), (0, s.q3, 0, s.high), (0, s.q1, 0, s.low),
                  (-0.15, s.high, 0.15, s.high), (-0.15, s.low, 0.15, s.low)]
         for x0, y0, x1, y1 in lines:
-            p.drawLine(QPointF(x0, y0), QPointF(x1, y1))
+            if (x0, y0) != (x1, y1):    # a whisker of length 0 (q3 = high) painted as a dark band
+                p.drawLine(QPointF(x0, y0), QPointF(x1, y1))
         mean_pen = QPen(MEAN, 2, Qt.PenStyle.DashLine)
         mean_pen.setCosmetic(True)
         p.setPen(mean_pen)
         p.drawLine(QPointF(-0.3, s.mean), QPointF(0.3, s.mean))
         p.end()
-        span = max(s.maximum - s.minimum, abs(s.maximum) * 1e-9, 1e-30)
-        self._bounds = QRectF(-0.5, s.minimum - 0.02 * span, 1.0, span * 1.04)
+        span = s.maximum - s.minimum
+        if span <= abs(s.maximum) * 1e-9:
+            # one value everywhere (every location 0 s): a range of 10 % of it (or 1) around it, not
+            # 1e-30 wide, which drew a dark band over the plot and ticks such as 3.2800000035
+            span = 0.1 * abs(s.maximum) or 1.0
+            low = s.minimum - span / 2 if s.minimum != 0 else -0.02 * span     # 0 s: no negative times
+            self._bounds = QRectF(-0.5, low, 1.0, span)
+        else:
+            self._bounds = QRectF(-0.5, s.minimum - 0.02 * span, 1.0, span * 1.04)
 
     def paint(self, painter, *_args):
         painter.drawPicture(0, 0, self.picture)

@@ -7,7 +7,11 @@
 
 popview's figure is `popview convert --force`: the whole cache (events,
 call paths, derived data, checksums). Prints the median wall, CPU seconds,
-joint peak resident memory and the ratio popview / peer pair by pair.
+joint peak resident memory and the ratios popview / peer pair by pair, of the
+wall and of the CPU (the steadier figure on a loaded machine). Both run with
+Python's bytecode cache on, as an installed package runs (a shell with
+PYTHONDONTWRITEBYTECODE=1 would otherwise have each compile its own source,
+0.2 s of popview's start, every run).
 
     python tests/benchmarks/bench_otf2_peers.py [--events 10000000] [--runs 3] [--dir DIR]
     python tests/benchmarks/bench_otf2_peers.py --small     # seconds: what CI runs
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,9 +50,16 @@ def anchor(folder: Path) -> Path:
     return found[0]
 
 
+def installed_env(**extra) -> dict:
+    """The environment of a command as installed: bytecode cached like an installed package."""
+    env = dict(os.environ, **extra)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def pipit_env() -> tuple[dict | None, str]:
     """The environment pipit imports in, or None and why not."""
-    env = dict(os.environ)
+    env = installed_env()
     where = os.environ.get("POPVIEW_PIPIT")
     if where:
         env["PYTHONPATH"] = where + os.pathsep + env.get("PYTHONPATH", "")
@@ -61,7 +73,7 @@ def pipit_env() -> tuple[dict | None, str]:
 
 def pair(name: str, size_note: str, pop_cmd: list[str], peer_name: str, peer_cmd: list[str] | None,
          peer_env: dict | None, runs: int) -> None:
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = installed_env(PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     pop, peer = [], []
     if peer_cmd:
         try:
@@ -82,6 +94,14 @@ def pair(name: str, size_note: str, pop_cmd: list[str], peer_name: str, peer_cmd
         print(figures(label, rs))
     if peer:
         print(ratio_line(pop, peer, f"popview / {peer_name}"))
+        print(cpu_ratio_line(pop, peer, f"popview / {peer_name}"))
+
+
+def cpu_ratio_line(num: list[dict], den: list[dict], label: str) -> str:
+    """The CPU seconds' ratio num / den, pair by pair: median, min, max."""
+    ratios = sorted(a["cpu"] / b["cpu"] for a, b in zip(num, den))
+    return (f"  {label} CPU, pair by pair: median {statistics.median(ratios):.2f} "
+            f"(min {ratios[0]:.2f}, max {ratios[-1]:.2f})")
 
 
 def main() -> int:
@@ -91,6 +111,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "popview-bench-otf2-peers")
     ap.add_argument("--small", action="store_true", help="a 100 k-event archive and one real one, one run (CI)")
+    ap.add_argument("--only", choices=("synthetic", "real"), help="one half: the synthetic archive or the real ones")
     args = ap.parse_args()
     if args.small:
         args.events, args.runs, WARM_UP = 100_000, 1, False
@@ -98,6 +119,18 @@ def main() -> int:
     cache = args.dir / "cache"
     print(f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, load {os.getloadavg()[0]:.1f}")
 
+    if args.only != "real":
+        synthetic(args, cache)
+    if args.only != "synthetic":
+        real(args, cache)
+    return 0
+
+
+def popview_cmd(cache: Path) -> list[str]:
+    return [sys.executable, "-m", "popview", "convert", "--force", "--cache-dir", str(cache)]
+
+
+def synthetic(args, cache: Path) -> None:
     sys.path.insert(0, str(REPO))
     import bench_otf2
 
@@ -106,22 +139,24 @@ def main() -> int:
     printer = shutil.which("otf2-print")
     if not printer:
         print("SKIPPED otf2-print: not installed (Debian's otf2-tools)")
-    pop = [sys.executable, "-m", "popview", "convert", "--force", "--cache-dir", str(cache)]
+    pop = popview_cmd(cache)
     pair(f"synthetic OTF2 archive ({archive.name})", f"{total:,} events", pop + [str(anchor(archive))],
          "otf2-print --silent", [printer, "--silent", str(anchor(archive))] if printer else None, None, args.runs)
 
+
+def real(args, cache: Path) -> None:
+    pop = popview_cmd(cache)
     env, why = pipit_env()
     if env is None:
         print(f"\nSKIPPED pipit: {why}")
-    real = [SHARED / "traces" / r for r in (REAL[-1:] if args.small else REAL)]
-    for folder in real:
+    folders = [SHARED / "traces" / r for r in (REAL[-1:] if args.small else REAL)]
+    for folder in folders:
         if not folder.exists():
             print(f"\nSKIPPED {folder}: absent (../shared/traces)")
             continue
         pair(str(folder.relative_to(SHARED / "traces")), f"{sum(f.stat().st_size for f in folder.rglob('*') if f.is_file()) / 1e6:.1f} MB",
              pop + [str(anchor(folder))], "pipit", [sys.executable, "-c", PIPIT_READ, str(folder)] if env else None,
              env, args.runs)
-    return 0
 
 
 if __name__ == "__main__":

@@ -67,6 +67,31 @@ def test_box_plot_and_sorted_bars_of_the_selected_call_path(qtbot, run):
     assert len(drawn(pane, BoxItem)) == 1
 
 
+@pytest.mark.parametrize("value", [0.0, 3.28])
+def test_one_value_at_every_location_is_a_line_on_a_readable_axis(qtbot, value):
+    """Every location 0 s (an expanded node's exclusive time): the y range was 1e-30 wide, ticks read
+    1e-31 ... 1e-30 or 3.2800000035, and the whiskers of length 0 painted a dark band over the plot."""
+    values = np.full(4, value)
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    plot.resize(300, 300)
+    plot.addItem(BoxItem(summarise(values), values))
+    plot.setXRange(-1, 1, padding=0)
+    plot.enableAutoRange(axis="y")
+    plot.show()
+    qtbot.waitExposed(plot)
+    y0, y1 = plot.getPlotItem().getViewBox().viewRange()[1]
+    assert y1 - y0 >= 0.05 * max(value, 1.0) and y0 <= value <= y1 and (value > 0 or y0 > -0.1)
+    vb = plot.getPlotItem().getViewBox()
+    image = plot.grab().toImage()
+
+    def pixel(x, y):
+        at = plot.mapFromScene(vb.mapViewToScene(pg.QtCore.QPointF(x, y)))
+        return image.pixelColor(at.x(), at.y()).name()
+    above = y0 + 0.85 * (y1 - y0)
+    assert pixel(0.0, above) == pixel(0.0, y0 + 0.1 * (y1 - y0)) == pixel(0.8, above), "a band over the box"
+
+
 def test_a_profile_without_the_metric_says_so(qtbot, run):
     state = AppState()
     pane = DistributionPane(state)

@@ -276,10 +276,9 @@ def _batches(refs: list[int], tables: dd.Tables) -> list[list[int]]:
 
 
 def _finish_messages(defs: Definitions, writer: Writer, sends: Halves, recvs: Halves) -> None:
-    msgs, lost_sends, lost_recvs = match_messages(sends.arrays(), recvs.arrays())
+    msgs, lost_sends, lost_recvs = match_messages(sends.arrays(), recvs.arrays())   # by sender, then time
     if len(msgs["send_loc"]):
-        order = np.lexsort((msgs["send_time"], msgs["send_loc"]))
-        writer.append("messages", {k: v[order] for k, v in msgs.items()})
+        writer.append("messages", msgs)
     defs.flags["unmatched_sends"], defs.flags["unmatched_receives"] = int(lost_sends), int(lost_recvs)
     if lost_sends or lost_recvs:
         defs.warn(f"{lost_sends} MPI sends and {lost_recvs} receives without a matching partner were left out")
