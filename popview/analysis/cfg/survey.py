@@ -253,6 +253,25 @@ description, opens in popview as the same view (its time window, colours and ran
 zoomed in its values agree with popview's own colour mode pixel by pixel
 (tests/cfg/test_export.py, tests/gui/test_cfg_views.py).
 
+File > Save histogram as Paraver cfg... (or the Histograms pane's "Paraver cfg..." button) writes
+the pane's table and statistic as a 2D histogram cfg (`export.histogram_cfg`): State x location
+as `State As Is` with a column per state code present, MPI call x location as `Last Evt Val` of
+the trace's MPI event types with a column per MPI call value (outside MPI, 0, left out), empty
+columns hidden, over the table's time window (`Allwindow`) or the whole run; `time` as `Time`
+in nanoseconds, `% time` as `% Window Time`, `bursts` / `count` as `# Bursts`, average durations
+as `Average Burst Time`. On EPOCH 4 and heat 2x2, each of these tables (every statistic, the
+whole run and a quarter of it) evaluates in popview's cfg engine to the same cells (1e-9), and
+paramedir loads the cfg and writes the same cells to its 2 decimals; the one difference is a
+column of calls of no duration (EPOCH's two MPI_Cart_create per rank): popview counts them,
+Paraver has no burst there (tests/cfg/test_histogram_export.py). Useful duration bins
+(logarithmic), burst duration x IPC (IPC-range rows) and the OpenMP construct table (a worker
+counted inside its master's construct) have no Paraver histogram and are refused with the
+reason. File > Save Paraver view as cfg... (or "Save as cfg..." in a Paraver view pane) writes an
+opened cfg's windows and histograms back as popview reads them: every cfg of the collection
+written back this way gives paramedir the same bytes as the original on EPOCH 4 and heat 2x2
+(the frozen digests without paramedir; live with POPVIEW_PARAMEDIR), and the view reopens with
+the same tables (tests/gui/test_cfg_views.py).
+
 Not done yet: the functions and statistics named in the tables below, the resource model's
 rows (CPU, node, system), communication statistics in 3D, of a derived control window or of one
 filtered both logically and physically.
