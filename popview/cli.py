@@ -8,7 +8,7 @@
     popview diff A B [-o OUT.cubex]   where two runs differ (A - B per call path)
     popview merge A B ... -o OUT      runs with different counters merged into one .cubex
     popview mean A B ... -o OUT       the mean of repetitions as one .cubex
-    popview paramedir TRACE CFG...    Paraver cfg histograms, as paramedir writes them
+    popview paramedir TRACE CFG...    Paraver cfg files, written as paramedir writes them
 """
 from __future__ import annotations
 

@@ -26,7 +26,8 @@ def runs_in(path) -> list[tuple[Path, str | None]]:
     A trace, profile or OTF2 directory is one run (no series), and so is a folder
     holding one run (Extrae's run folders: hyb_1x2/ with its .prv, .pcf, .row): runs
     dropped that way form a series by their names, as loose files do; any other
-    folder is a series named after it, holding every run directly inside."""
+    folder is a series named after it, holding every run directly inside or alone in a
+    folder inside (extrae/ holding hyb_1x1/, hyb_1x2/, hyb_2x2/)."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file or directory")
@@ -34,12 +35,27 @@ def runs_in(path) -> list[tuple[Path, str | None]]:
         return [(path, None)]
     if not path.is_dir():
         reader_for(path)                      # raises the reader's message
-    runs = [child for child in sorted(path.iterdir(), key=natural_key) if _is_run(child)]
+    runs = [run for child in sorted(path.iterdir(), key=natural_key) if (run := _run_of(child)) is not None]
     if not runs:
-        raise InputError(f"{path}: no trace or profile in this folder")
+        raise InputError(f"{path}: no trace or profile in this folder, nor in a folder of one run inside it")
     if len(runs) == 1:
         return [(runs[0], None)]
     return [(run, path.name) for run in runs]
+
+
+def _run_of(child: Path) -> Path | None:
+    """A run directly inside a folder: a trace, a profile, an OTF2 experiment, or a folder
+    holding one run (Extrae writes each run into its own: extrae/hyb_1x1/hyb_1x1.prv, ...)."""
+    if _is_run(child):
+        return child
+    if child.is_dir():
+        try:
+            inside = [c for c in child.iterdir() if _is_run(c)]
+        except OSError:
+            return None
+        if len(inside) == 1:
+            return inside[0]
+    return None
 
 
 def natural_key(path: Path) -> list:
@@ -59,3 +75,24 @@ def series_name(paths) -> str | None:
     if len(paths) > 1 and len(set(names)) == len(names) and len(patterns) == 1:
         return patterns.pop()
     return None
+
+
+def run_key(exp) -> tuple:
+    """(folder, shape): a trace and a profile with the same key are two views of one run
+    (Score-P writes traces.otf2 and profile.cubex of a run into one folder)."""
+    source = getattr(exp, "source", None)
+    folder = str(Path(source).resolve().parent) if source is not None else id(exp)
+    try:
+        shape = exp.shape()
+    except Exception:  # noqa: BLE001 - a run whose shape is unknown is its own run
+        shape = id(exp)
+    return folder, shape
+
+
+def view_kind(exp) -> str:
+    return "trace" if getattr(exp, "is_trace", False) else "profile"
+
+
+def same_run(a, b) -> bool:
+    """A trace and a profile of one run (never each other's reference)."""
+    return a is not b and view_kind(a) != view_kind(b) and run_key(a) == run_key(b)

@@ -75,6 +75,15 @@ def test_a_spill_adopted_with_its_run_index_reads_as_the_sorted_table(tmp_path, 
     assert st["loc"][:].tolist() == locs[order].tolist()
     assert st["begin"][:].tolist() == begins[order].tolist()
     for lo, hi in ((offsets[1], offsets[2]), (offsets[3], offsets[4]), (5, 250), (offsets[1] - 3, offsets[1] + 2),
-                   (17, 17)):
+                   (17, 17)) + tuple(sorted(rng.integers(0, 301, 2)) for _ in range(40)):
         assert st["begin"][lo:hi].tolist() == begins[order][lo:hi].tolist()
         assert st["state"][lo:hi].tolist() == state[order][lo:hi].tolist()
+        assert st["loc"][lo:hi].tolist() == locs[order][lo:hi].tolist()
+    # a slice inside a location reads those rows only (a location's counters are read in slices)
+    read = []
+    real = runs.read_runs
+    monkeypatch.setattr(runs, "read_runs", lambda path, starts, lengths, out: (read.append(int(lengths.sum())),
+                                                                               real(path, starts, lengths, out)))
+    lo = int(offsets[1]) + 5
+    assert st["begin"][lo:lo + 20].tolist() == begins[order][lo:lo + 20].tolist()
+    assert read == [20]

@@ -39,7 +39,12 @@ def test_the_slower_compute_is_the_largest_change(pair, capsys):
 def test_different_shapes_are_refused_then_collapsed(pair, capsys):
     slow, _, wide, cache = pair
     assert main(["diff", slow, wide, "--cache-dir", cache]) == 2
-    assert "different numbers of locations (2, 4)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "different numbers of locations (2, 4)" in err and err.rstrip().endswith(
+        "(--collapse process or --collapse run)"), "the option that compares them is named"
+    assert main(["diff", wide, slow, "--cache-dir", cache, "--collapse", "process"]) == 2
+    err = capsys.readouterr().err          # in the runs' order (A has 4 processes), was sorted: [2, 4]
+    assert "different numbers of processes (4, 2)" in err and err.rstrip().endswith("(--collapse run)")
     assert main(["diff", slow, wide, "--cache-dir", cache, "--collapse", "run", "--format", "csv"]) == 0
     assert capsys.readouterr().out.startswith("callpath,a,b,a_minus_b,in")
 

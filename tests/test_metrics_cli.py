@@ -103,3 +103,47 @@ def test_an_unknown_option_for_the_window_is_refused_not_opened_as_a_file(capsys
     monkeypatch.setattr(popview.gui.app, "run_gui", lambda argv: pytest.fail("the window must not open"))
     assert main(["--cache-dir", "/tmp/x", "run.prv"]) == 2
     assert "unknown option --cache-dir" in capsys.readouterr().err
+
+
+def test_a_trace_and_its_profile_are_two_views_of_one_run(shared_traces, tmp_path, capsys):
+    """Score-P heat 2x2 traces.otf2 and profile.cubex given together: both columns were headed
+    "hyb_2x2 (2x2)", and the profile was the trace's reference (the trace's global efficiency
+    "not available from this profile", computation scalability 154 %, in `diff --show metrics`)."""
+    run = shared_traces / "popview-heat" / "scorep" / "hyb_2x2"
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--format", "json"]
+    assert main(["metrics", str(run / "traces.otf2"), *cache]) == 0
+    alone = json.loads(capsys.readouterr().out)["runs"][0]["models"]["hybrid-additive"]
+    for order in ((run / "profile.cubex", run / "traces.otf2"), (run / "traces.otf2", run / "profile.cubex")):
+        assert main(["metrics", *map(str, order), *cache]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        labels = {Path(r["source"]).name: r["label"] for r in doc["runs"]}
+        assert labels == {"traces.otf2": "2x2 trace", "profile.cubex": "2x2 profile"}
+        trace = next(r for r in doc["runs"] if r["source"].endswith("traces.otf2"))["models"]["hybrid-additive"]
+        assert trace["metrics"] == alone["metrics"], "the trace's figures are its own, whatever else is given with it"
+
+
+def test_a_series_of_traces_and_profiles_compares_like_with_like(shared_traces, tmp_path):
+    import popview
+    scorep = shared_traces / "popview-heat" / "scorep"
+    paths = [scorep / r / f for r in ("hyb_1x2", "hyb_2x2") for f in ("traces.otf2", "profile.cubex")]
+    s = popview.series(paths, cache_dir=tmp_path / "cache")
+    assert s.labels == ["1x2 trace", "1x2 profile", "2x2 trace", "2x2 profile"]
+    ref = {Path(e.source).parent.name + "/" + Path(e.source).name: Path(s.reference_of(e).source)
+           for e in s.experiments}
+    assert ref["hyb_1x2/traces.otf2"] == ref["hyb_2x2/traces.otf2"] == scorep / "hyb_1x2" / "traces.otf2"
+    assert ref["hyb_1x2/profile.cubex"] == ref["hyb_2x2/profile.cubex"] == scorep / "hyb_1x2" / "profile.cubex"
+
+
+def test_a_folder_of_run_folders_is_a_series(tmp_path, capsys):
+    """Extrae writes each run into a folder of its own: `popview metrics extrae/` (holding
+    hyb_1x1/, hyb_1x2/, hyb_2x2/) said "no trace or profile in this folder"."""
+    from popview.runs import runs_in
+    top = tmp_path / "extrae"
+    for procs in (1, 2, 4):
+        (top / f"run_{procs}x1").mkdir(parents=True)
+        write(top / f"run_{procs}x1" / f"run_{procs}x1.prv", Shape(processes=procs, iterations=2))
+    (top / "notes").mkdir()                               # a folder without a run is no run
+    assert runs_in(top) == [(top / f"run_{p}x1" / f"run_{p}x1.prv", "extrae") for p in (1, 2, 4)]
+    assert main(["metrics", str(top), "--cache-dir", str(tmp_path / "cache"), "--no-replay",
+                 "--format", "csv"]) == 0
+    assert {row["run"] for row in csv.DictReader(io.StringIO(capsys.readouterr().out))} == {"1x1", "2x1", "4x1"}

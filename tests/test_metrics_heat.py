@@ -208,3 +208,19 @@ def test_candidates_show_efficiencies_in_range_and_name_their_region(shared_trac
         for c in cands:
             assert all(0 <= v <= 1 for _, v in c.low), c.summary()
             assert not any(name == "Fork, join and runtime" for name, _ in c.low), c.summary()
+
+
+def test_a_name_shared_by_two_models_means_one_quantity(series):
+    """docs/metrics.md, Labels: a name says its model where two models define a quantity of the
+    same name differently. On heat 2x2 the critical-path model's "Serialisation efficiency" was
+    73.3 % and its "Transfer efficiency" 33.9 % beside POP MPI's 27.3 % and 90.9 % (G-CUE, the
+    critical path with free runtimes, against R_ideal, the ideal network), in one `--model all`
+    table and report."""
+    from popview.analysis.models import ALL
+    seen: dict[str, dict[str, float]] = {}
+    for model in ALL:
+        for _, node in series.trees(model)[-1].walk():
+            if ":" not in node.id and node.value is not None:
+                seen.setdefault(node.name, {}).setdefault(model, node.value)
+    clashes = {name: v for name, v in seen.items() if len(v) > 1 and max(v.values()) - min(v.values()) > 1e-9}
+    assert not clashes, clashes

@@ -157,11 +157,11 @@ def _locations(profiles, collapse: str, loc_process) -> tuple[list[np.ndarray], 
     if collapse == "process":
         if loc_process is None or len(loc_process) != len(profiles):
             raise AlgebraError("collapsing to processes needs each run's location -> process map")
-        n_proc = {int(np.max(m)) + 1 if len(m) else 0 for m in loc_process}
-        if len(n_proc) != 1:
-            raise AlgebraError(f"the runs have different numbers of processes ({sorted(n_proc)}): "
+        per_run = [int(np.max(m)) + 1 if len(m) else 0 for m in loc_process]
+        if len(set(per_run)) != 1:
+            raise AlgebraError(f"the runs have different numbers of processes ({', '.join(map(str, per_run))}): "
                                "collapse to one value per run instead")
-        return [np.asarray(m, np.int64) for m in loc_process], n_proc.pop(), [
+        return [np.asarray(m, np.int64) for m in loc_process], per_run[0], [
             "locations collapsed: one value per process"]
     if collapse != "none":
         raise AlgebraError(f"unknown collapse {collapse!r} (none, process or run)")

@@ -63,16 +63,35 @@ class Series:
 
     @property
     def labels(self) -> list[str]:
-        labels = [e.label for e in self.experiments]
-        if len(set(labels)) < len(labels):
-            labels = [f"{e.name} ({e.label})" for e in self.experiments]
-        return labels
+        """The shapes (1x2, 2x2), else with the runs' names; a trace and the profile of one run
+        (same folder and shape) apart by their kind: "2x2 trace", "2x2 profile"."""
+        from popview.runs import view_kind
+        for labels in ([e.label for e in self.experiments],
+                       [f"{e.name} ({e.label})" for e in self.experiments],
+                       [f"{e.label} {view_kind(e)}" for e in self.experiments]):
+            if len(set(labels)) == len(labels):
+                return labels
+        return [f"{e.name} {view_kind(e)} ({e.label})" for e in self.experiments]
+
+    def reference_of(self, exp):
+        """The run `exp` is compared with: the reference run, seen the way `exp` is. A trace and
+        the profile of one run are two views of it, never each other's reference (the trace's
+        global efficiency read "not available from this profile" and its computation scalability
+        154 %, against its own profile): a profile is compared with the reference run's profile
+        when it is among the runs, a trace with its trace."""
+        from popview.runs import same_run, view_kind
+        if same_run(exp, self.reference):
+            return exp
+        twin = next((e for e in self.experiments if same_run(e, self.reference)), None)
+        if twin is not None and view_kind(twin) == view_kind(exp):
+            return twin
+        return self.reference
 
     def trees(self, model: str = "pop-mpi") -> list[MetricTree]:
         if model not in self._trees:
             out = []
             for e in self.experiments:
-                t = metrics(e, model, self.focus, reference=self.reference, scaling=self.scaling,
+                t = metrics(e, model, self.focus, reference=self.reference_of(e), scaling=self.scaling,
                             use_replay=self.use_replay)
                 t.notes.insert(0, self.scaling_reason)
                 if self.focus_note:
@@ -85,7 +104,7 @@ class Series:
 
     def _speedup(self, exp) -> MetricNode:
         x = self.inputs[self.experiments.index(exp)]
-        ref = self.inputs[self.experiments.index(self.reference)]
+        ref = self.inputs[self.experiments.index(self.reference_of(exp))]
         weak = x.n_threads / ref.n_threads if self.scaling == "weak" else 1.0
         node = MetricNode("speedup", "Speedup", "How much faster than the reference run",
                           "strong: R_ref / R; weak: R_ref / R x n / n_ref", kind="value")

@@ -47,6 +47,7 @@ from popview.model.states import FORK_JOIN, StateClass, class_lookup
 CHECK = 1024               # rows between checkpoints (and rows per chunk)
 MAX_REGIONS = 64           # parallel regions with their own sums (outlined functions first, by call-path id)
 BUDGET_ROWS = 1_000_000    # state rows held in memory at once
+EVENT_SLICE = 1 << 20      # a location's events read at once for its counters (one slice: 20 MB)
 OUTSIDE = "(outside any region)"
 # Counts kept like counters (per row, cumulative) so windows get them too.
 PSEUDO_COUNTERS = ("mpi_calls", "mpi_collective_calls")
@@ -561,10 +562,11 @@ class _Builder:
             return out
         ev = self.out["events"]
         off = self._event_offsets()
-        lo, hi = int(off[loc]), int(off[loc + 1])
-        etype, time, raw = ev["type"][lo:hi], ev["time"][lo:hi], ev["value"][lo:hi]
-        add_readings(code_index(etype, self.counter_codes_array), time, np.ascontiguousarray(raw, np.int64),
-                     self.counter_doubles, begin, end, cat, CAT["comp_parallel"], out)
+        for lo in range(int(off[loc]), int(off[loc + 1]), EVENT_SLICE):   # in slices: bounded memory
+            hi = min(lo + EVENT_SLICE, int(off[loc + 1]))
+            etype, time, raw = ev["type"][lo:hi], ev["time"][lo:hi], ev["value"][lo:hi]
+            add_readings(code_index(etype, self.counter_codes_array), time, np.ascontiguousarray(raw, np.int64),
+                         self.counter_doubles, begin, end, cat, CAT["comp_parallel"], out)
         return out
 
     def _mpi_call_counts(self, begin, calls) -> np.ndarray:

@@ -9,7 +9,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from popview.cache import schema
+from popview.cache import heap, schema
 from popview.cache.callpaths import LEAVE, CallPathBuilder
 from popview.cache.chunks import ChunkedWriter
 from popview.cache.codes import member_rows
@@ -109,6 +109,7 @@ def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, prog
             with writing(parts[i], "w", make_room) as dst:
                 step = progress.sub(0.6 * i / len(jobs), 0.6 * (i + 1) / len(jobs))
                 importlib.import_module(name).build(src, defs, step, dst=dst, **options)
+            heap.release_free_memory()       # what this builder freed: the next one peaks with the other process
         side.wait(progress.sub(0.6, 0.95))
         progress(0.95, "gathering derived data")
         with writing(path, "r+", make_room) as out:

@@ -384,6 +384,7 @@ def layout(src, defs: Definitions, channels: str = "all", budget: int | None = N
     counts = sources.counts()
     plan["sizes"] = sources.sizes(*_location_groups(counts, SORT_BUDGET_ROWS // 3)[0])
     plan["groups"] = _location_groups(counts, budget or SORT_BUDGET_ROWS // 3)
+    plan["tile_rows"] = budget or _Tiles.BATCH_ROWS        # rows of a part of the tiles (join_parts)
     return plan
 
 
@@ -431,33 +432,93 @@ def build_part(src, defs: Definitions, plan: dict, gi: int, path, scratch) -> di
                       for name in tiles.names}}
 
 
-def join_parts(src, defs: Definitions, dst: h5py.File, plan: dict, built: list[dict], copy_rows, scratch: Path,
-               progress: Progress) -> None:
+def join_parts(src, defs: Definitions, dst: h5py.File, plan: dict, built: list[dict], join_rows,
+               progress: Progress) -> list[dict]:
     """The group from its parts' results, in location order: the levels' rows joined by
-    `copy_rows`, the tile records appended to the tiles' files here, then written."""
-    from popview.cache.writer import _copy_file
+    `join_rows` (a dataset from its parts' windows), the tiles' offsets written and their
+    columns created, empty. Returns the tiles' parts to write (write_tile_part: a range of
+    blocks of one channel each), whose files join_tile_parts then joins."""
+    from contextlib import ExitStack
 
     g, dsets = _create(dst, plan)
     if dsets is None:
-        return
-    sources = _Sources(src, defs)
-    tiles = _Tiles(g, sources, plan["t_end"], plan["n_loc"], scratch, plan["sizes"], _share(plan["share"]))
-    for i, part in enumerate(built):
-        progress(0.5 * i / max(len(built), 1), "joining the timeline pyramid")
-        a, b = part["a"], part["b"]
-        with h5py.File(part["h5"], "r") as f:
-            for name, levels in dsets.items():
-                for level, datasets in enumerate(levels):
-                    for dset in datasets:
-                        copy_rows(f[dset.name], dset, a, b)
-        for name, got in part["tiles"].items():
-            tiles.counts[name][:, a:b] += got["counts"]
-            tiles.runs[name].append(got["runs"])
-            for c, f in tiles.files[name].items():
-                _copy_file(Path(got["files"][c]), f)
-                Path(got["files"][c]).unlink()
+        return []
+    with ExitStack() as stack:
+        files = [stack.enter_context(h5py.File(part["h5"], "r")) for part in built]
+        for i, (name, levels) in enumerate(dsets.items()):
+            progress(i / max(len(dsets), 1), "joining the timeline pyramid")
+            for datasets in levels:
+                for dset in datasets:
+                    join_rows(dset, [(f[dset.name], part["a"], part["b"]) for f, part in zip(files, built)])
+    for part in built:
         Path(part["h5"]).unlink()
-    tiles.write(progress.sub(0.5, 1.0))
+    tiles = _Tiles(g, _Sources(src, defs), plan["t_end"], plan["n_loc"], None, plan["sizes"], _share(plan["share"]))
+    specs = []
+    for name in tiles.names:
+        for part in built:
+            tiles.counts[name][:, part["a"]:part["b"]] += part["tiles"][name]["counts"]
+            tiles.runs[name].append(part["tiles"][name]["runs"])
+        tiles._write_offsets(name)
+        runs = np.array(tiles.runs[name], np.int64).reshape(len(built), -1)       # (parts, blocks + 1)
+        block_rows = runs.sum(axis=0)                                              # rows before each block
+        n = int(block_rows[-1])
+        for c, dt in _tile_dtypes(name).items():
+            tiles.group[name].create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
+                                             chunks=(max(1, min(n, schema.CHUNK)),), **compression())
+        k0 = 0
+        n_blocks = len(block_rows) - 1
+        while k0 < n_blocks:
+            k1 = k0 + 1
+            while k1 < n_blocks and block_rows[k1 + 1] - block_rows[k0] <= plan["tile_rows"]:
+                k1 += 1
+            if block_rows[k1] > block_rows[k0]:
+                specs.append({"name": name, "k0": k0, "k1": k1, "lo": int(block_rows[k0]), "hi": int(block_rows[k1]),
+                              "n": n, "runs": runs[:, k0:k1 + 1].copy(),
+                              "files": [part["tiles"][name]["files"] for part in built]})
+            k0 = k1
+    return specs
+
+
+def write_tile_part(spec: dict, path) -> dict:
+    """Blocks [k0, k1) of one tile channel: each part's run of those blocks (one contiguous
+    range of its file) taken block by block, part after part, as _Tiles._write_columns
+    does, into a file of its own (the columns at their whole size, these rows only)."""
+    from popview.cache.chunks import WindowWriter
+    from popview.cache.integrity import LIBVER
+    from popview.cache.order import concat_runs
+    from popview.cache.runs import read_runs
+
+    runs = np.asarray(spec["runs"], np.int64)                     # (parts, blocks + 1), rows in each file
+    sizes = runs[:, -1] - runs[:, 0]
+    bases = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    starts = (bases[:, None] + runs[:, :-1] - runs[:, :1]).T.ravel()       # block-major, then part
+    lengths = (runs[:, 1:] - runs[:, :-1]).T.ravel()
+    lo, hi, n = spec["lo"], spec["hi"], spec["n"]
+    with h5py.File(path, "w", libver=LIBVER) as f:
+        for c, dt in _tile_dtypes(spec["name"]).items():
+            src = np.empty(int(sizes.sum()), dt)
+            for files, first, size, base in zip(spec["files"], runs[:, 0], sizes, bases):
+                if size:
+                    read_runs(Path(files[c]), np.array([first]), np.array([size]), src[base:base + size])
+            batch = np.empty(hi - lo, dt)
+            concat_runs(src, starts, lengths, batch)
+            del src
+            ds = f.create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt, chunks=(max(1, min(n, schema.CHUNK)),),
+                                  **compression())
+            sink = WindowWriter(ds, lo, hi)
+            sink.write(batch)
+            sink.close()
+    return {"h5": str(path), "name": spec["name"], "lo": lo, "hi": hi}
+
+
+def join_tile_parts(dst: h5py.File, built: list[dict], copy_rows) -> None:
+    """The tiles' columns from write_tile_part's files."""
+    for part in built:
+        columns = dst[GROUP]["tiles"][part["name"]]
+        with h5py.File(part["h5"], "r") as f:
+            for c in _tile_dtypes(part["name"]):
+                copy_rows(f[c], columns[c], part["lo"], part["hi"])
+        Path(part["h5"]).unlink()
 
 
 def _share(channels: str):
@@ -549,14 +610,16 @@ class _Sources:
                 total[: len(c)] += c
         return total
 
-    def _slab(self, table: str, a: int, b: int, cols: tuple[str, ...]) -> dict[str, np.ndarray]:
-        """Columns of locations [a, b); the last location group's columns are kept, since
-        every channel and level of the group reads them again."""
-        if self._slab_group != (a, b):
-            self._slab_group, self._slabs = (a, b), {}
+    def _slab(self, table: str, a: int, b: int, cols: tuple[str, ...], keep: bool = True) -> dict[str, np.ndarray]:
+        """Columns of locations [a, b); the last location group's columns are kept (unless
+        `keep` is False), since every channel and level of the group reads them again."""
         g = self.out[table]
         off = g["offsets"]
         lo, hi = int(off[a]), int(off[min(b, len(off) - 1)])
+        if not keep:
+            return {c: g[c][lo:hi] for c in cols}
+        if self._slab_group != (a, b):
+            self._slab_group, self._slabs = (a, b), {}
         for c in cols:
             if (table, c) not in self._slabs:
                 self._slabs[(table, c)] = g[c][lo:hi]
@@ -593,13 +656,16 @@ class _Sources:
     def counter_intervals(self, code: int, a: int, b: int):
         """Each reading as the interval since the previous one on its location."""
         if self._counter_group != (a, b):
-            self._counter_group, self._counter_runs = (a, b), self._split_counters(a, b)
+            self._counter_group, self._counter_runs = None, {}      # the last group's go first
+            self._counter_runs, self._counter_group = self._split_counters(a, b), (a, b)
         return self._counter_runs.get(code, (np.zeros(0, np.int32),) + (np.zeros(0, np.int64),) * 2
                                       + (np.zeros(0, np.float64),))
 
     def _split_counters(self, a: int, b: int) -> dict:
-        """All counters' intervals of a location group in one pass over its events."""
-        e = self._slab("events", a, b, ("loc", "time", "type", "value"))
+        """All counters' intervals of a location group in one pass over its events (read
+        for this pass only: kept, they held 82 MB a location of the 1 GB trace while the
+        group's channels were built from these intervals)."""
+        e = self._slab("events", a, b, ("loc", "time", "type", "value"), keep=False)
         codes = np.asarray(self.counters, np.int64)
         starts, loc, prev, t, raw = split_counters(e["loc"], e["time"], code_index(e["type"], codes), e["value"],
                                                    len(codes))
@@ -761,7 +827,7 @@ class _Tiles:
         self.counts = {name: np.zeros((self.blocks[name][0], n_loc), np.int64) for name in self.names}
         self.runs: dict[str, list[np.ndarray]] = {name: [] for name in self.names}   # per group: block starts
         self.files = {name: {c: open(scratch / f"{name}.{c}", "wb") for c in _tile_dtypes(name)}
-                      for name in self.names}
+                      for name in self.names} if scratch is not None else {}     # None: the layout only
 
     def add(self, a: int, b: int) -> None:
         """One location group's records, placed in (block, location, time) order."""

@@ -138,8 +138,8 @@ class RawColumn:
 
 
 class SpillColumn(RawColumn):
-    """One column of a spill: sorted rows [lo, hi) gathered from the runs of the
-    locations they belong to (reads of whole locations cost nothing extra)."""
+    """One column of a spill: sorted rows [lo, hi) gathered from the parts of the runs
+    of the locations they belong to that hold them."""
 
     def __init__(self, path: Path, dtype, offsets: np.ndarray, runs: RunIndex, spilled: bool = True):
         super().__init__(path, dtype, int(offsets[-1]))
@@ -151,9 +151,8 @@ class SpillColumn(RawColumn):
             return np.zeros(0, self.dtype)
         a = int(np.searchsorted(self.offsets, lo, side="right")) - 1
         b = int(np.searchsorted(self.offsets, hi, side="left"))
-        rows = self.runs.read(self.path if self.spilled else None, self.dtype, a, b)
-        first = lo - int(self.offsets[a])
-        return rows if first == 0 and len(rows) == hi - lo else rows[first:first + hi - lo].copy()
+        return self.runs.read(self.path if self.spilled else None, self.dtype, a, b, lo - int(self.offsets[a]),
+                              hi - lo)
 
 
 class SegmentedColumn(RawColumn):

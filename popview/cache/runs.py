@@ -54,16 +54,30 @@ class RunIndex:
         loc, start, length = (data[2 + k * n:2 + (k + 1) * n] for k in range(3))
         return cls(loc, start, length, n_loc)
 
-    def read(self, path: Path | None, dtype, a: int, b: int) -> np.ndarray:
-        """The rows of locations [a, b) from the column file at `path`; the location column
-        itself (path None) is not spilled but told by the runs."""
+    def read(self, path: Path | None, dtype, a: int, b: int, skip: int = 0, take: int | None = None) -> np.ndarray:
+        """The rows of locations [a, b) from the column file at `path` (only `take` of them
+        after the first `skip`, when given); the location column itself (path None) is not
+        spilled but told by the runs."""
         r0, r1 = int(self.loc_first_run[a]), int(self.loc_first_run[b])
+        loc, start, length = self.loc[r0:r1], self.start[r0:r1], self.length[r0:r1]
+        if skip or take is not None:
+            loc, start, length = _clip_runs(loc, start, length, skip, take)
         if path is None:
-            return np.repeat(self.loc[r0:r1], self.length[r0:r1]).astype(dtype)
-        out = np.empty(int(self.length[r0:r1].sum()), dtype)
+            return np.repeat(loc, length).astype(dtype)
+        out = np.empty(int(length.sum()), dtype)
         if len(out):
-            read_runs(path, self.start[r0:r1], self.length[r0:r1], out)
+            read_runs(path, start, length, out)
         return out
+
+
+def _clip_runs(loc: np.ndarray, start: np.ndarray, length: np.ndarray, skip: int, take: int | None):
+    """The runs cut to rows [skip, skip + take) of their concatenation."""
+    ends = np.cumsum(length)
+    begins = ends - length
+    stop = int(ends[-1]) if take is None or not len(ends) else skip + take
+    lo, hi = np.clip(begins, skip, stop), np.clip(ends, skip, stop)
+    keep = hi > lo
+    return loc[keep], (start + (lo - begins))[keep], (hi - lo)[keep]
 
 
 # Rows copied between two releases of the mapped pages: a read adds at most this much

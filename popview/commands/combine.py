@@ -22,6 +22,14 @@ COLLAPSE_HELP = ("runs with different numbers of locations: combine per process 
 MODEL_HELP = "metric model of the result's metrics, as for `popview metrics` (default auto)"
 
 
+def refusal(runs, exc, collapse: str) -> str:
+    """A refusal of the algebra with the option that gets past it (the window names its menu)."""
+    text = f"{' vs '.join(map(str, runs))}: {exc}"
+    if "collapse" in str(exc):
+        text += " (--collapse run)" if collapse == "process" else " (--collapse process or --collapse run)"
+    return text
+
+
 def add_output(parser, required: bool, what: str) -> None:
     fmt = readers.profile_writer().FORMAT
     parser.add_argument("-o", "--output", metavar=f"OUT{fmt.profile_suffix}", required=required,
@@ -107,7 +115,7 @@ def run(args, operation: str) -> int:
             try:
                 result = combined.combine(operation, exps, args.collapse)
             except algebra.AlgebraError as exc:
-                return fail(f"{' vs '.join(args.runs)}: {exc}")
+                return fail(refusal(args.runs, exc, args.collapse))
             e = export(args.output, result, exps, args.collapse)
             doc, text = written(e, result, exps), summary(e, result, exps)
         sys.stdout.write(result_metrics(args.output, args.cache_dir, args.model, args.format, doc, text))

@@ -59,7 +59,7 @@ def run(args) -> int:
         try:
             d = algebra.difference(pa, pb, collapse=args.collapse, loc_process=loc_process)
         except algebra.AlgebraError as exc:
-            return fail(f"{args.a} vs {args.b}: {exc}")
+            return fail(combine.refusal([args.a, args.b], exc, args.collapse))
         if args.metric not in d.profile.values:
             return fail(f"metric {args.metric!r} is not in both runs (both have: "
                         f"{', '.join(sorted(d.profile.values)) or 'none'})")

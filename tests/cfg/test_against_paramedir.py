@@ -30,7 +30,8 @@ from popview.analysis.timeline_data import TimelineData
 CFGS = "paraver-cfgs"
 TRACES = {"epoch4": "pypop/mpi/epoch_example_traces/epoch_4proc.prv.gz",
           "epoch16": "pypop/mpi/epoch_example_traces/epoch_16proc.prv.gz",
-          "heat2x2": "popview-heat/extrae/hyb_2x2/hyb_2x2.prv"}
+          "heat2x2": "popview-heat/extrae/hyb_2x2/hyb_2x2.prv",
+          "namd": "bsc-folding/user-functions/444.namd.prv"}            # user functions (60000019)
 
 # Byte for byte the same as paramedir's output on EPOCH 4, EPOCH 16 and popview-heat Extrae 2x2.
 EXACT = (
@@ -71,7 +72,10 @@ EXACT = (
 
 # Byte for byte on one trace only (the others differ for a reason given in docs/paraver-cfg.md).
 EXACT_ON = {"heat2x2": ("parami/cfgs/counters_PAPI/3dh_instructions.cfg",),      # Analyzer2D.Objects: 0
-            "epoch4": ("parami/cfgs/clustering/3dh_ipc_clusterID.cfg", "pypop/pypop/cfgs/total_res_stl_cycles.cfg")}
+            "epoch4": ("parami/cfgs/clustering/3dh_ipc_clusterID.cfg", "pypop/pypop/cfgs/total_res_stl_cycles.cfg",
+                       "parami/cfgs/OpenMP/analysis/Amdahl.cfg"),        # Stacked Val, then 1-Sign on top
+            "namd": ("parami/cfgs/General/analysis/3dh_ufduration.cfg",  # Int. Between Evt, Stacked Val
+                     "parami/cfgs/OpenMP/analysis/Amdahl.cfg")}
 
 # paramedir: "None of the events specified in the filter appear in the trace. File creation aborted."
 REFUSED = {
@@ -131,6 +135,8 @@ FROZEN = {
 FROZEN_SHA256 = {
     ("epoch4", "parami/cfgs/mpi/analysis/3dh_size_call.cfg"):          # Event Bytes (+ collective size), 3D
         "56abe427c9aa94fa3ac6f0fd65c196e0dc711ff3a2c47d9f40a83d09b453f65d",
+    ("namd", "parami/cfgs/General/analysis/3dh_ufduration.cfg"): "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    ("epoch4", "parami/cfgs/OpenMP/analysis/Amdahl.cfg"): "faa6894402d8b67bb5b22641ed561f8552e4ed9e0b5ec5cd0f552609d53b735f",
     ("heat2x2", "parami/cfgs/mpi/analysis/3dh_size_call.cfg"):
         "ff0ad940da732ea2e94a6b91481fb27815eb914730dbf1157c94e01fea7a8785",
 }
@@ -168,6 +174,58 @@ FROZEN_VARIANT_SHA256 = {
     ("epoch4", "Number Of Receive Bytes", "physical"): "d00e5839e0f0ac33a86e50da13cd1555406e1dbfdf8cea7e6379a79ef4ee41b8",
     ("heat2x2", "Event Bytes", "from 1 or 3"): "9131a66d24562c297187ec7d3dcbd11fc35b2be50441b9404fd84c5cc71ac16f",
 }
+
+
+# Compose functions that remember the row's sequence of intervals, on the same cfg: (thread
+# function, compose_thread, topcompose2, topcompose1); the kernel applies topcompose2 first.
+SEQUENCES = (("Last Evt Val", "Sign", "Stacked Val", "As Is"), ("Last Evt Val", "As Is", "Stacked Val", "1-Sign"),
+             ("Next Evt Val", "As Is", "Stacked Val", "As Is"), ("Int. Between Evt", "As Is", "Nesting level", "As Is"),
+             ("Last Evt Val", "Sign", "Join Bursts", "Burst Time"), ("Avg Next Evt Val", "As Is", "Delta", "As Is"),
+             ("Event Bytes", "Sign", "Join Bursts", "As Is"), ("Number Of Receives", "As Is", "Burst Time", "As Is"),
+             ("Comm Partner", "As Is", "Stacked Val", "Sign"), ("Avg Last Evt Val", "As Is", "Burst Time", "As Is"),
+             ("Last Evt Val", "As Is", "Sign", "Add"))
+FROZEN_SEQUENCE_SHA256 = {
+    ("epoch4", ("Last Evt Val", "Sign", "Join Bursts", "Burst Time")): "c88c1157dc020f0774518202b7325daf59f0335308a26997b61ae7fee70e1d21",
+    ("heat2x2", ("Int. Between Evt", "As Is", "Nesting level", "As Is")): "da5f847f52e4d0bec1df1ef0f0936ebcdfd011d7483929a340ac44082b237fb6",
+    ("epoch4", ("Last Evt Val", "As Is", "Stacked Val", "1-Sign")): "3af2a307323e489ddf214ab0d53e20fe0c94ab19111fe3cb73b61f14d6c5ccc2",
+}
+
+
+def sequence_cfg(shared_traces: Path, case: tuple[str, str, str, str]) -> str:
+    function, thread, top2, top1 = case
+    text = variant_cfg(shared_traces, function, "logical")
+    text = text.replace("{compose_thread, As Is}", "{compose_thread, %s}" % thread)
+    text = text.replace("{topcompose2, As Is}", "{topcompose2, %s}" % top2)
+    text = text.replace("{topcompose1, As Is}", "{topcompose1, %s}" % top1)
+    if top1 == "Add":
+        text += "window_semantic_module topcompose1 Add { 1, { 1 5.000000000000 } }\n"
+    return text
+
+
+# Controlled derived windows on parami's received_from_delayed (an old-format cfg): its window 3
+# with the data window's function changed to Event Bytes of MPI calls and the control window to
+# the MPI call itself (a value that falls back to 0 after each call), the cfg cut after window 3.
+CONTROLLED = ("controlled: clear by", "controlled: maximum")
+CONTROLLED_BASE = "parami/cfgs/nanox/mpi/scalasca_properties/received_from_delayed.cfg"
+FROZEN_CONTROLLED_SHA256 = {
+    ("epoch4", "controlled: clear by"): "4fec258d1a76401dba3fd9a92c42f32cef2be121d497d5d55095c099462d48a1",
+    ("epoch16", "controlled: maximum"): "e8fc69005b87cbc9fbcabff1803f5b5a68c45ca15d2fcf8971e4db705526a818",
+}
+
+
+def controlled_cfg(shared_traces: Path, operation: str) -> str:
+    text = (shared_traces / CFGS / CONTROLLED_BASE).read_text()
+    text = text.replace("{thread, Comm Recv. Partner}", "{thread, Event Bytes}", 1)
+    text = text.replace("{evt_type, None}", "{evt_type, [x,y]}", 1)
+    at = text.index("window_analyzer_executed")
+    text = text[:at] + "window_filter_module evt_type 2 50000001 50000003\n" + text[at:]
+    text = text.replace("{compose_thread, Sign}", "{compose_thread, As Is}", 1)
+    text = text.replace("window_operation controlled: clear by", f"window_operation {operation}", 1)
+    text = text[:text.index("< NEW DISPLAYING WINDOW MPI call_c1_c1 >")].rstrip("#\n") + "\n"
+    text = text.replace("number_of_windows 5", "number_of_windows 3")
+    # the whole run in paramedir's dump too (the old-format windows give only a relative scale)
+    return text.replace("window_open false", "window_open false\nwindow_begin_time_relative 0.000000000000\n"
+                        "window_end_time_relative 1.000000000000")
 
 
 def variant_cfg(shared_traces: Path, function: str, variant: str) -> str:
@@ -285,6 +343,18 @@ def test_communication_function_is_what_paramedir_dumped(shared_traces, traces, 
     assert _sha256(text) == FROZEN_VARIANT_SHA256[name, function, variant]
 
 
+@pytest.mark.parametrize("name,case", sorted(FROZEN_SEQUENCE_SHA256))
+def test_sequence_compose_is_what_paramedir_dumped(shared_traces, traces, name, case):
+    text = _popview_variant(traces, name, sequence_cfg(shared_traces, case))
+    assert _sha256(text) == FROZEN_SEQUENCE_SHA256[name, case]
+
+
+@pytest.mark.parametrize("name,operation", sorted(FROZEN_CONTROLLED_SHA256))
+def test_controlled_window_is_what_paramedir_dumped(shared_traces, traces, name, operation):
+    text = _popview_variant(traces, name, controlled_cfg(shared_traces, operation))
+    assert _sha256(text) == FROZEN_CONTROLLED_SHA256[name, operation]
+
+
 def test_canonical_timeline_joins_equal_runs_and_drops_instants():
     rows = [[(0, 5, "0.00"), (5, 0, "7.00"), (5, 3, "0.00"), (8, 2, "1.50")], [(0, 10, "2.00")]]
     assert canonical_timeline(rows) == "0\t0\t8\t0.00\n0\t8\t2\t1.50\n1\t0\t10\t2.00\n"
@@ -345,6 +415,30 @@ def test_communication_function_as_real_paramedir(paramedir, shared_traces, trac
                                                   variant):
     cfg = tmp_path / "variant.cfg"
     cfg.write_text(variant_cfg(shared_traces, function, variant))
+    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
+    dump = tmp_path / "out.csv"
+    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
+    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+
+
+@pytest.mark.parametrize("name", ["epoch4", "heat2x2"])
+@pytest.mark.parametrize("case", SEQUENCES)
+def test_sequence_compose_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, case):
+    cfg = tmp_path / "sequence.cfg"
+    cfg.write_text(sequence_cfg(shared_traces, case))
+    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
+    dump = tmp_path / "out.csv"
+    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
+    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+
+
+@pytest.mark.parametrize("name", ["epoch4", "epoch16", "heat2x2"])
+@pytest.mark.parametrize("operation", CONTROLLED)
+def test_controlled_window_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, operation):
+    cfg = tmp_path / "controlled.cfg"
+    cfg.write_text(controlled_cfg(shared_traces, operation))
     run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
                          capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
     dump = tmp_path / "out.csv"

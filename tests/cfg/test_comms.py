@@ -109,3 +109,35 @@ def test_send_statistic_counts_what_the_control_window_filter_passes():
     view = CfgView("t", "3.4", "new", windows=[window], histograms=[histogram])
     table = evaluate_histogram(view, histogram, _trace())
     assert table.table.tolist() == [[0, 2], [0, 0]]            # m0 and m3, tag 1, from row 0 to row 1
+
+
+def test_join_bursts_is_broken_by_an_interval_of_no_duration():
+    # row 0's MPI values 1 at 10, 0 and 1 at 30, 0 at 60: the 0 that lasts no time at 30 keeps
+    # [10,30) and [30,60) apart, as the kernel walks the records; Burst Time then gives durations
+    window = _window("Last Evt Val")
+    window.units = "Nanoseconds"
+    window.compose = {"topcompose2": Function("Join Bursts"), "topcompose1": Function("Burst Time")}
+    assert _intervals(window)[:4] == [(0, 0, 10, 10.0), (0, 10, 30, 20.0), (0, 30, 60, 30.0), (0, 60, 100, 40.0)]
+    window.compose = {"topcompose2": Function("Nesting level")}
+    assert _intervals(window)[:4] == [(0, 0, 10, 0.0), (0, 10, 30, 1.0), (0, 30, 60, 1.0), (0, 60, 100, 0.0)]
+
+
+def test_controlled_operations_on_the_control_window_s_intervals():
+    from popview.analysis.cfg.evaluate import Timeline, _controlled
+    control = Timeline(np.zeros(4, np.int32), np.array([0, 10, 20, 40]), np.array([10, 20, 40, 100]),
+                       np.array([1.0, 0.0, 2.0, 1.0]), 1)
+    data = Timeline(np.zeros(3, np.int32), np.array([0, 5, 30]), np.array([5, 30, 100]), np.array([3.0, 7.0, 4.0]), 1)
+    assert _controlled("controlled: maximum", data, control, 1.0).value.tolist() == [7, 7, 7, 4]
+    # a control value below the one before clears and marks the data interval then current:
+    # [10,20) clears (7's interval marked), [20,40) shows 4 (a new data interval), [40,100) clears
+    cleared = _controlled("controlled: clear by", data, control, 1.0)
+    assert cleared.begin.tolist() == [0, 10, 20, 40] and cleared.value.tolist() == [7, 0, 4, 0]
+
+
+def test_changed_value_of_a_task_of_one_thread_is_its_thread_s_value():
+    trace = _trace()
+    trace.one_thread_per_task = True
+    window = _window("Last Evt Val")
+    window.level = "task"
+    window.functions["task"] = Function("Changed value")
+    assert _intervals(window, trace)[:4] == [(0, 0, 10, 0.0), (0, 10, 30, 1.0), (0, 30, 60, 1.0), (0, 60, 100, 0.0)]

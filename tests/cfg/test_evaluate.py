@@ -254,8 +254,10 @@ def test_communication_statistics_are_per_partner():
 def test_stateless_compose_functions():
     sign = Window("In MPI", 4, functions={"thread": Function("State As Is")},
                   compose={"compose_thread": Function("Is Equal (Sign)", ((3.0,),))})
+    # topcompose2 first, then topcompose1 (the kernel's nesting; paramedir on heat 2x2 gives
+    # Useful with topcompose1 Add 5 and topcompose2 Prod 2 as 5 and 7, not 10 and 12)
     ranged = Window("Long running", 5, functions={"thread": Function("State Record Dur.", ((1.0,),))}, units="Nanoseconds",
-                    compose={"topcompose1": Function("Select Range", ((100.0,), (50.0,))),
+                    compose={"topcompose1": Function("Select Range", ((10.0,), (5.0,))),
                              "topcompose2": Function("Div", ((10.0,),))})
     equal = Window("Running or MPI + 1", 6, functions={"thread": Function("State As Is")},
                    compose={"compose_thread": Function("Is Equal", ((3.0,),)), "topcompose1": Function("Add", ((1.0,),))})
@@ -263,6 +265,9 @@ def test_stateless_compose_functions():
     assert evaluate_window(view, 4, _trace()).value.tolist() == [0, 1, 0, 0]
     assert evaluate_window(view, 5, _trace()).value.tolist() == [0, 0, 0, 10]
     assert evaluate_window(view, 6, _trace()).value.tolist() == [1, 4, 1, 1]
+    swapped = view.window(5).compose
+    swapped["topcompose1"], swapped["topcompose2"] = swapped["topcompose2"], swapped["topcompose1"]
+    assert evaluate_window(view, 5, _trace()).value.tolist() == [0, 0, 0, 0]   # Select Range first: 100 is not in [5, 10]
 
 
 def test_task_rows_of_single_threaded_tasks():
@@ -272,7 +277,7 @@ def test_task_rows_of_single_threaded_tasks():
                   functions={"thread": Function("Useful"), "task": Function("Thread i", ((0.0,),))})
     view = _states_view(windows=[task, zero])
     trace = _trace()
-    with pytest.raises(NotEvaluated, match="several threads"):
+    with pytest.raises(NotEvaluated, match="tasks of the trace's threads are not known"):
         evaluate_window(view, 4, trace)
     trace.one_thread_per_task = True
     assert evaluate_window(view, 4, trace).value.tolist() == [1, 0, 1, 1]
@@ -305,7 +310,7 @@ def test_paramedir_writes_each_plane_with_values_under_its_label():
     assert "\n3\n\t0\t1\t\nTHREAD 1.1.1\t20.00\t0.00\t\n" in text
 
 
-def test_stacked_val_in_any_one_slot_with_as_is_before_it():
+def test_stacked_val_in_any_slot_composes_the_row_s_sequence_of_values():
     view, trace = _view(), _trace()
     window = view.window(1)
     window.functions["thread"] = Function("Last Evt Val")
@@ -315,9 +320,13 @@ def test_stacked_val_in_any_one_slot_with_as_is_before_it():
     window.compose["topcompose2"] = Function("Sign")            # composes the stack's top
     assert evaluate_window(view, 1, trace).value.tolist() == [0, 1, 0, 1]
     window.compose["topcompose2"] = Function("Stacked Val")
-    window.compose["compose_thread"] = Function("Sign")         # a stack of signs: not the same sequence
-    with pytest.raises(NotEvaluated, match="Stacked Val"):
-        evaluate_window(view, 1, trace)
+    window.compose["compose_thread"] = Function("Sign")         # a stack of signs, event by event
+    assert evaluate_window(view, 1, trace).value.tolist() == [0, 1, 0, 1]
+    window.compose["topcompose1"] = Function("1-Sign")          # after topcompose2's stack
+    assert evaluate_window(view, 1, trace).value.tolist() == [1, 0, 1, 0]
+    window.compose["topcompose1"] = Function("As Is")
+    window.compose["compose_thread"] = Function("1-Sign")       # 1 at the row's start is pushed, each event pops
+    assert evaluate_window(view, 1, trace).value.tolist() == [1, 0, 1, 0]
 
 
 def _messages_view(function: Function, units="Microseconds") -> CfgView:
@@ -336,8 +345,25 @@ def _messages(trace: TraceColumns) -> TraceColumns:
 
 
 def _steps(timeline):
-    return list(zip(timeline.row.tolist(), timeline.begin.tolist(), timeline.end.tolist(),
-                    np.round(timeline.value, 9).tolist()))
+    """The intervals with consecutive equal values of a row merged (the values, not where the
+    kernel's intervals start: at every communication record of the row)."""
+    steps = list(zip(timeline.row.tolist(), timeline.begin.tolist(), timeline.end.tolist(),
+                     np.round(timeline.value, 9).tolist()))
+    merged = steps[:1]
+    for row, begin, end, value in steps[1:]:
+        if merged[-1][0] == row and merged[-1][3] == value and merged[-1][2] == begin:
+            merged[-1] = (row, merged[-1][1], end, value)
+        else:
+            merged.append((row, begin, end, value))
+    return merged
+
+
+def test_in_transit_intervals_start_at_each_communication_record_of_the_row():
+    """The kernel's send functions take the sender's logical send and receive records (and the
+    physical receive when it is not earlier than the logical one), whatever they change."""
+    timeline = evaluate_window(_messages_view(Function("Send Messages in Transit")), 1, _messages(_trace()))
+    assert list(zip(timeline.row.tolist(), timeline.begin.tolist(), timeline.value.tolist())) == [
+        (0, 0, 0), (0, 10, 1), (0, 30, 0), (1, 0, 0), (1, 40, 0), (1, 45, 0), (1, 50, 0)]
 
 
 @pytest.mark.parametrize("name,row,value", [

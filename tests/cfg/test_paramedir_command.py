@@ -58,9 +58,9 @@ def test_pypop_cfg_tables_give_modelfactors_and_precomputed(shared_traces, tmp_p
     out = tmp_path / "out"
     assert main(["paramedir", str(trace), *cfgs, "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
     assert _errors(capsys.readouterr().err) == ""
-    useful_cols, useful = _per_thread(out / "total_useful_computation.txt")
-    ins_cols, ins = _per_thread(out / "useful_instructions.txt")
-    cyc_cols, cyc = _per_thread(out / "useful_cycles.txt")
+    useful_cols, useful = _per_thread(out / "total_useful_computation")
+    ins_cols, ins = _per_thread(out / "useful_instructions")
+    cyc_cols, cyc = _per_thread(out / "useful_cycles")
     # one column each, as PyPOP's paramedir_analyze(statistic_names=[name]) requires
     assert useful_cols == ["Running"] and len(ins_cols) == 1      # Useful's column: a state, named and len(cyc_cols) == 1
     assert list(useful) == [f"THREAD 1.{r + 1}.1" for r in range(RANKS[index])] == list(ins) == list(cyc)
@@ -78,8 +78,8 @@ def test_pypop_cfg_tables_give_modelfactors_and_precomputed(shared_traces, tmp_p
     assert cycles.sum() / useful_us.sum() / 1e3 == pytest.approx(float(pre["Average Frequency (Ghz)"]), rel=1e-6)
     # the cfgs PyPOP's PRVTrace runs first on an MPI-only trace: serial useful computation and
     # the runtime without tracing-disabled time give its parallel efficiency and load balance
-    _, serial = _per_thread(out / "serial_useful_computation_no_omp.txt")
-    _, runtime = _per_thread(out / "total_runtime_excl_disabled.txt")
+    _, serial = _per_thread(out / "serial_useful_computation_no_omp")
+    _, runtime = _per_thread(out / "total_runtime_excl_disabled")
     serial = np.array([v[0] for v in serial.values()])
     runtime = np.array([v[0] for v in runtime.values()])
     np.testing.assert_allclose(serial / 1e3, useful_us, rtol=1e-12)
@@ -123,15 +123,17 @@ def test_synthetic_run_per_rank_useful_time_and_counters(tmp_path, capsys):
     ins = _useful_counter_cfg(tmp_path / "ins.cfg", synthetic.INS)
     cyc = _useful_counter_cfg(tmp_path / "cyc.cfg", synthetic.CYC)
     out = tmp_path / "out"
-    assert main(["paramedir", str(trace), str(ins), str(cyc), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    assert main(["paramedir", str(trace), str(ins), str(cyc), "-o", str(out), "--all-histograms",
+                 "--cache-dir", str(tmp_path / "c")]) == 0
     assert _errors(capsys.readouterr().err) == ""
-    assert sorted(p.name for p in out.iterdir()) == ["cyc.1.txt", "cyc.2.txt", "ins.1.txt", "ins.2.txt"]
-    columns, useful = _per_thread(out / "ins.1.txt")
+    # every histogram: the first as <name>.1, the last as <name>, the file paramedir writes
+    assert sorted(p.name for p in out.iterdir()) == ["cyc", "cyc.1", "ins", "ins.1"]
+    columns, useful = _per_thread(out / "ins.1")
     assert columns == ["Running"]
     np.testing.assert_allclose([v[0] for v in useful.values()], expected.useful_ns, rtol=1e-9)
-    _, counted = _per_thread(out / "ins.2.txt")
+    _, counted = _per_thread(out / "ins")
     np.testing.assert_allclose([v[0] for v in counted.values()], expected.instructions, rtol=1e-9)
-    _, counted = _per_thread(out / "cyc.2.txt")
+    _, counted = _per_thread(out / "cyc")
     np.testing.assert_allclose([v[0] for v in counted.values()], expected.cycles, rtol=1e-9)
 
 
@@ -146,10 +148,10 @@ def test_what_cannot_be_evaluated_is_one_line_each_and_exit_2_when_nothing_is_wr
     assert captured.out == ""
     err = _errors(captured.err).strip().split("\n")
     assert "Traceback" not in captured.err
-    assert err[0].startswith("popview: avg.cfg: histogram 'Useful time' not evaluated: ") and "'Stdev Burst Time'" in err[0]
-    assert err[1].startswith("popview: avg.cfg: histogram 'Useful counter' not evaluated: ")
-    assert "'Stdev Burst Time'" in err[1]
-    assert err[2] == "popview: error: no histogram of the given cfgs could be evaluated: nothing written"
+    # paramedir writes the last histogram only: the one line says why it is not evaluated
+    assert err[0].startswith("popview: avg.cfg: histogram 'Useful counter' not evaluated: ")
+    assert "'Stdev Burst Time'" in err[0]
+    assert err[1] == "popview: error: nothing of the given cfgs could be evaluated: nothing written"
 
 
 def test_a_refused_cfg_is_one_line_and_exit_2_the_others_still_written(tmp_path, capsys):
@@ -163,7 +165,7 @@ def test_a_refused_cfg_is_one_line_and_exit_2_the_others_still_written(tmp_path,
     assert "Traceback" not in captured.err
     lines = _errors(captured.err).strip().split("\n")
     assert len(lines) == 1 and lines[0].startswith("popview: error: ") and "dimemas.cfg" in lines[0]
-    assert captured.out.startswith("# ins.cfg: Useful time\n\tRunning\t\n")
+    assert captured.out.startswith("\t[0.00..1,000,000,000,000,000,000.00]\t\n")     # the last histogram
 
 
 def test_a_missing_trace_is_one_line(tmp_path, capsys):
@@ -205,9 +207,11 @@ def test_synthetic_hybrid_run_serial_and_openmp_useful_time(tmp_path, capsys):
     expected = synthetic.write(trace, shape)
     out = tmp_path / "out"
     cfg = _openmp_cfg(tmp_path / "omp.cfg")
-    assert main(["paramedir", str(trace), str(cfg), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    assert main(["paramedir", str(trace), str(cfg), "-o", str(out), "--all-histograms",
+                 "--cache-dir", str(tmp_path / "c")]) == 0
     assert _errors(capsys.readouterr().err) == ""
-    serial, omp_useful, omp_runtime = ([v[0] for v in _per_thread(out / f"omp.{k}.txt")[1].values()] for k in (1, 2, 3))
+    serial, omp_useful, omp_runtime = ([v[0] for v in _per_thread(out / name)[1].values()]
+                                       for name in ("omp.1", "omp.2", "omp"))
     masters = np.arange(0, 6, 3)
     np.testing.assert_array_equal(np.asarray(serial)[masters], expected.serial_useful_ns)
     assert np.delete(serial, masters).tolist() == [0.0] * 4           # workers: useful only in parallel regions
@@ -226,7 +230,7 @@ def test_imagemagick_openmp_useful_time_adds_up(shared_traces, tmp_path, capsys)
     assert main(["paramedir", str(trace), *cfgs, "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
     assert _errors(capsys.readouterr().err) == ""
     serial, omp_useful, omp_runtime, total = (
-        np.array([v[0] for v in _per_thread(out / f"{name}.txt")[1].values()])
+        np.array([v[0] for v in _per_thread(out / name)[1].values()])
         for name in ("serial_useful_computation", "omp_useful_computation", "omp_total_runtime",
                      "total_useful_computation"))
     assert len(total) == 4 and serial[0] > 0 and (omp_useful > 0).all()
@@ -275,3 +279,78 @@ def test_a_profile_is_refused_in_one_line(tmp_path, capsys):
     captured = capsys.readouterr()
     err = _errors(captured.err)
     assert captured.out == "" and err.count("\n") == 1 and "a profile has no timeline" in err
+
+
+# -- paramedir's outputs: the last histogram, timelines, names ---------------------------------
+
+def test_a_cfg_with_several_histograms_gives_its_last_one_named_as_paramedir_names_it(tmp_path, capsys):
+    trace = tmp_path / "run.prv"
+    expected = synthetic.write(trace, synthetic.Shape(processes=2, iterations=2))
+    cfg = _useful_counter_cfg(tmp_path / "ins.cfg", synthetic.INS)          # Useful time, then Useful counter
+    out = tmp_path / "out"
+    out.mkdir()                                                # -o: a folder (one output, no folder: that file)
+    assert main(["paramedir", str(trace), str(cfg), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    assert [p.name for p in out.iterdir()] == ["ins"]          # the cfg's name without .cfg, as paramedir
+    _, counted = _per_thread(out / "ins")                      # the last histogram only
+    np.testing.assert_allclose([v[0] for v in counted.values()], expected.instructions, rtol=1e-9)
+    # an output name right after the cfg, as paramedir takes it
+    assert main(["paramedir", str(trace), str(cfg), "mine.txt", "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    assert (out / "mine.txt").read_text() == (out / "ins").read_text()
+
+
+def test_cfgs_are_taken_in_path_order_and_a_later_output_replaces_an_earlier_one(tmp_path, capsys):
+    trace = tmp_path / "run.prv"
+    expected = synthetic.write(trace, synthetic.Shape(processes=2, iterations=2))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    ins = _useful_counter_cfg(tmp_path / "b" / "x.cfg", synthetic.INS)
+    cyc = _useful_counter_cfg(tmp_path / "a" / "x.cfg", synthetic.CYC)
+    out = tmp_path / "out"
+    # given b before a: paramedir's std::map takes a/x.cfg first, b/x.cfg's output replaces it
+    assert main(["paramedir", str(trace), str(ins), str(cyc), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    _, counted = _per_thread(out / "x")
+    np.testing.assert_allclose([v[0] for v in counted.values()], expected.instructions, rtol=1e-9)
+
+
+def _event_trace(path):
+    """One thread, 1000 ns: events of type 50000001 at 100 (5, then 7 at the same instant) and 400 (0)."""
+    path.write_text("#Paraver (01/01/26 at 00:00):1000_ns:1(1):1:1(1:1)\n"
+                    "1:1:1:1:1:0:1000:1\n"
+                    "2:1:1:1:1:100:50000001:5\n"
+                    "2:1:1:1:1:100:50000001:7\n"
+                    "2:1:1:1:1:400:50000001:0\n")
+    return path
+
+
+def _event_window_cfg(path, function="Last Evt Val", units="Nanoseconds"):
+    states = Window("States", 1, functions={"thread": Function("State As Is")}, units=units)
+    last = Window("Calls", 2, functions={"thread": Function(function)}, units=units)
+    last.filters.criteria["evt_type"] = Criterion("=", (50000001,))
+    path.write_text(write_cfg(CfgView("t", "3.4", "new", windows=[states, last])))
+    return path
+
+
+@pytest.mark.parametrize("function, lines", [
+    # Last Evt Val: an interval starts at each event; the first of two at one instant lasts no time
+    ("Last Evt Val", ["1.1.1\t0.00\t100.00\t0.00", "1.1.1\t100.00\t0.00\t5.00", "1.1.1\t100.00\t300.00\t7.00",
+                      "1.1.1\t400.00\t600.00\t0.00"]),
+    # Next Evt Val: an interval ends at each event; the second of two at one instant lasts no time
+    ("Next Evt Val", ["1.1.1\t0.00\t100.00\t5.00", "1.1.1\t100.00\t0.00\t7.00", "1.1.1\t100.00\t300.00\t0.00",
+                      "1.1.1\t400.00\t600.00\t0.00"]),
+])
+def test_a_timeline_only_cfg_writes_its_last_window_as_paramedir_s_csv(tmp_path, capsys, function, lines):
+    trace = _event_trace(tmp_path / "ev.prv")
+    cfg = _event_window_cfg(tmp_path / "calls.cfg", function)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["paramedir", str(trace), str(cfg), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    assert [p.name for p in out.iterdir()] == ["calls.csv"]     # dumpWindow adds .csv
+    # row (a.t.th), begin and duration in the window's units, the value; 2 decimals
+    assert (out / "calls.csv").read_text().splitlines() == lines
+
+
+def test_a_timeline_in_microseconds_and_an_output_name_with_csv(tmp_path, capsys):
+    trace = _event_trace(tmp_path / "ev.prv")
+    cfg = _event_window_cfg(tmp_path / "calls.cfg", units="Microseconds")
+    assert main(["paramedir", str(trace), str(cfg), str(tmp_path / "v.csv"), "--cache-dir", str(tmp_path / "c")]) == 0
+    assert (tmp_path / "v.csv").read_text().splitlines()[:2] == ["1.1.1\t0.00\t0.10\t0.00", "1.1.1\t0.10\t0.00\t5.00"]

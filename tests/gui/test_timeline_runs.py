@@ -130,6 +130,22 @@ def test_the_info_bar_forgets_the_critical_path_when_it_is_unticked(pane, qtbot)
     assert "critical path" not in pane.info.text()
 
 
+def test_each_stacked_run_is_titled_with_its_run(pane):
+    """Stacked runs all have rows named THREAD 1.1.1 ...: without a title an analyst could not
+    tell the heat 1x1, 1x2 and 2x2 timelines apart but by their lengths."""
+    current = pane.state.current
+    for view in pane.views.values():
+        text = view.plotItem.titleLabel.text
+        assert f"{view.exp.name} ({view.exp.label})" in text and view.plotItem.titleLabel.isVisible()
+        assert ("<b>" in text) == (view.exp is current), "the current run is the bold one"
+    pane.state.set_current(pane.state.by_size()[0])
+    assert "<b>" in pane.views[id(pane.state.current)].plotItem.titleLabel.text
+    assert "<b>" not in pane.views[id(current)].plotItem.titleLabel.text
+    pane.one_run_box.setChecked(True)           # alone, the run needs no title
+    assert not pane.view.plotItem.titleLabel.isVisible()
+    pane.one_run_box.setChecked(False)
+
+
 def test_the_critical_path_note_is_the_current_runs(pane, qtbot):
     """Every stacked run draws its path; the note said whichever run's replay finished last
     (heat 2x2 current: "critical path 0 s - 2.04279 s ... 1 pieces of work", the 1x1 run's)."""

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import comms
+from .levels import (ADD_OBJECTS, COMPOSE_SLOT, CPU_FUNCTIONS, LEVEL_ORDER, PROCESS_LEVELS, RESOURCE_LEVELS,
+                     Hierarchy, LevelError, broadcast_rows, not_thread_code, on_thread_rows, reduce_rows)
 from .model import CfgView, Criterion, Function, Histogram, Window
 
 RUNNING = 1      # Paraver state 1: running, the "useful" state
@@ -42,8 +44,17 @@ class TraceColumns:
     n_rows: int
     states: dict[str, np.ndarray]     # loc, begin, end, state
     events: dict[str, np.ndarray]     # loc, time, type, value
-    one_thread_per_task: bool = False  # task rows are thread rows
+    one_thread_per_task: bool = False  # task rows are thread rows (when no hierarchy is given)
     messages: dict[str, np.ndarray] | None = None   # send_loc, recv_loc, send_ and recv_ time, phys, size
+    hierarchy: Hierarchy | None = None   # each thread's task, each task's application (and CPUs)
+
+    def levels(self) -> Hierarchy:
+        """Where each thread row sits (tasks, applications, CPUs); LevelError when not known."""
+        if self.hierarchy is not None:
+            return self.hierarchy
+        if self.one_thread_per_task:
+            return Hierarchy.one_thread_per_task(self.n_rows)
+        raise LevelError("the tasks of the trace's threads are not known")
 
     @classmethod
     def from_cache(cls, reader, definitions) -> "TraceColumns":
@@ -57,62 +68,230 @@ class TraceColumns:
             if reader.has("messages") else None
         return cls(int(definitions.t_end), len(threads), reader.read("states", locations=every),
                    reader.read("events", locations=every), bool(len(per_task)) and bool((per_task == 1).all()),
-                   messages)
+                   messages, hierarchy_of(definitions))
+
+
+def hierarchy_of(definitions) -> Hierarchy:
+    """The thread rows' tasks (popview's processes, in Paraver's global task order) and the
+    tasks' applications; the CPUs where the reader recorded them (each location's CPU in
+    `flags['thread_cpus']`, each node's number of CPUs in `flags['cpus_per_node']`)."""
+    threads = [loc for loc in definitions.locations if loc.kind == "thread"]
+    thread_task = np.array([loc.process for loc in threads], np.int64)
+    task_appl = np.array([p.appl for p in definitions.processes], np.int64)
+    if len(thread_task) and len(task_appl) <= thread_task.max():
+        task_appl = np.r_[task_appl, np.zeros(int(thread_task.max()) + 1 - len(task_appl), np.int64)]
+    flags = definitions.flags or {}
+    cpus, node_cpus = flags.get("thread_cpus"), flags.get("cpus_per_node")
+    thread_cpu = None
+    if cpus is not None and len(cpus) == len(definitions.locations):
+        thread_cpu = np.array([c for c, loc in zip(cpus, definitions.locations) if loc.kind == "thread"], np.int64)
+    return Hierarchy(thread_task, task_appl, thread_cpu, tuple(int(c) for c in node_cpus) if node_cpus else None)
 
 
 # -- windows ---------------------------------------------------------------------------------
 
 def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeline:
-    """A window's values per row: the thread function, compose_thread, (task rows: the task
-    function over its one thread, compose_task), then topcompose1 and topcompose2."""
+    """A window's values per row, as the kernel's intervals nest: the thread function and
+    compose_thread (a derived window: its parents combined at the finer of their levels, then
+    that level's compose); for the resource model each CPU's thread (Active Thd ...) and
+    compose_cpu; then level by level up to the window's own (task, appl, workload; node,
+    system) that level's function over the rows below and its compose; then topcompose2 and
+    last topcompose1 (IntervalCompose: topcompose1's child is topcompose2)."""
     window = view.window(position)
     name = f"window {position} {window.name!r}"
-    task = window.level == "task"
-    if window.level != "thread" and not task:
+    if window.level not in LEVEL_ORDER:
         raise NotEvaluated(f"{name}: rows at {window.level} level")
-    if task:
-        if not trace.one_thread_per_task:
-            raise NotEvaluated(f"{name}: rows at task level of tasks with several threads")
-        function = window.functions.get("task")
-        if function is not None and function.name not in TASK_OF_ONE_THREAD:
-            raise NotEvaluated(f"{name}: task function {function.name!r}")
-    levels = ("compose_thread", "compose_task") if task else ("compose_thread",)
-    stacked = [slot for slot, f in window.compose.items() if f.name == "Stacked Val"]
-    for slot, function in window.compose.items():
-        if function.name == "As Is" or (slot in levels + TOP_COMPOSE and function.name in COMPOSE_FUNCTIONS):
-            continue
-        if function.name == "Stacked Val" and not window.derived and _stacked_ok(window, stacked):
-            continue
-        if slot not in levels + TOP_COMPOSE:
-            continue                      # a level above the window's rows: not applied (as in Paraver)
-        raise NotEvaluated(f"{name}: compose {function.name!r} ({slot})")
+    parents = []
     if window.derived:
         d = window.derivation
         if any(d.shifts):
             raise NotEvaluated(f"{name}: interval shifts")
-        left, right = (evaluate_window(view, parent, trace) for parent in d.parents)
-        timeline = _combine(d.operation, left, right, d.factors, name)
+        parents = [view.window(p) for p in d.parents]
+        base = max((p.level for p in parents), key=lambda level: LEVEL_ORDER.get(level, 0))
+        if any(_model(p.level) != _model(base) for p in parents):
+            raise NotEvaluated(f"{name}: parents at {parents[0].level} and {parents[1].level} levels")
+        first = [base]
     else:
-        timeline = _single(window, trace)
-    for slot in levels + TOP_COMPOSE:         # compose_thread (compose_task) then topcompose1, 2
-        function = window.compose.get(slot)
-        if function is not None and function.name in COMPOSE_FUNCTIONS and function.name != "As Is":
-            timeline.value = COMPOSE_FUNCTIONS[function.name](timeline.value, function.params)
-        if slot == "compose_thread" and task and _task_is_zero(window.functions.get("task")):
-            timeline.value = np.zeros_like(timeline.value)
+        base = "thread"
+        first = ["thread", "cpu"] if _model(window.level) == "resource" else ["thread"]
+    up = _levels_up(first[-1], window.level)
+    if up is None:
+        raise NotEvaluated(f"{name}: rows at {window.level} level from rows at {first[-1]} level")
+    slots = [COMPOSE_SLOT[level] for level in first + up] + ["topcompose2", "topcompose1"]
+    stacked = [slot for slot, f in window.compose.items() if f.name == "Stacked Val"]
+    by_points = not window.derived and _point_function(window) is not None and _rows_of_one_thread(window, trace)
+    if by_points and any(window.compose.get(slot, Function("As Is")).name in SEQUENCE_COMPOSE for slot in slots):
+        for slot in slots:
+            function = window.compose.get(slot)
+            if function is not None and function.name not in COMPOSE_FUNCTIONS and function.name not in SEQUENCE_COMPOSE:
+                raise NotEvaluated(f"{name}: compose {function.name!r} ({slot})")
+        return _point_window(window, trace, slots)
+    for slot, function in window.compose.items():
+        if function.name == "As Is" or (slot in slots and function.name in COMPOSE_FUNCTIONS):
+            continue
+        if function.name == "Stacked Val" and not window.derived and _stacked_ok(window, stacked, slots, trace):
+            continue
+        if slot not in slots:
+            continue                      # a level the window's values do not pass: not applied (as in Paraver)
+        raise NotEvaluated(f"{name}: compose {function.name!r} ({slot})")
+    if window.derived:
+        timelines = []
+        for parent in parents:
+            timeline = evaluate_window(view, parent.position, trace)
+            if parent.level != base:
+                timeline = _broadcast(timeline, _hierarchy(trace, name), parent.level, base)
+            timelines.append(timeline)
+        timeline = _compose(_combine(d.operation, *timelines, d.factors, name), window, COMPOSE_SLOT[base])
+    else:
+        timeline = _compose(_single(window, trace), window, "compose_thread")
+        if first[-1] == "cpu":
+            timeline = _compose(_to_cpus(timeline, window, _hierarchy(trace, name), trace, name), window,
+                                "compose_cpu")
+    below = first[-1]
+    for level in up:
+        timeline = _compose(_rise(timeline, window, _hierarchy(trace, name), below, level, trace, name), window,
+                            COMPOSE_SLOT[level])
+        below = level
+    return _compose(_compose(timeline, window, "topcompose2"), window, "topcompose1")
+
+
+def on_threads(timeline: Timeline, window: Window, trace: TraceColumns) -> Timeline:
+    """A window's rows drawn on the trace's thread rows (popview's timeline rows): each thread
+    shows the values of its task (application, ...; CPU, node, ...) row."""
+    if window.level == "thread":
+        return timeline
+    index, row = on_thread_rows(timeline.row, window.level, _hierarchy(trace, f"window {window.position}"))
+    return Timeline(row.astype(np.int32), timeline.begin[index], timeline.end[index], timeline.value[index],
+                    trace.n_rows)
+
+
+def _single_slots(window: Window) -> list[str]:
+    """The compose slots a single window's values pass, in the kernel's order."""
+    first = ["thread", "cpu"] if _model(window.level) == "resource" else ["thread"]
+    up = _levels_up(first[-1], window.level) or []
+    return [COMPOSE_SLOT[level] for level in first + up] + ["topcompose2", "topcompose1"]
+
+
+def _model(level: str) -> str:
+    return "resource" if level in RESOURCE_LEVELS else "process"
+
+
+def _levels_up(base: str, level: str) -> list[str] | None:
+    """The levels above `base` up to `level` in base's model, in order; None if `level` is not one."""
+    chain = RESOURCE_LEVELS if base in RESOURCE_LEVELS else PROCESS_LEVELS
+    if level not in chain or chain.index(level) < chain.index(base):
+        return None
+    return list(chain[chain.index(base) + 1:chain.index(level) + 1])
+
+
+def _hierarchy(trace: TraceColumns, name: str) -> Hierarchy:
+    try:
+        return trace.levels()
+    except LevelError as exc:
+        raise NotEvaluated(f"{name}: {exc}") from None
+
+
+def _compose(timeline: Timeline, window: Window, slot: str) -> Timeline:
+    """A compose function without memory applied to every interval (Stacked Val is applied
+    to the events, As Is leaves the values)."""
+    function = window.compose.get(slot)
+    if function is not None and function.name in COMPOSE_FUNCTIONS and function.name != "As Is":
+        timeline.value = COMPOSE_FUNCTIONS[function.name](timeline.value, function.params)
     return timeline
 
 
-def _stacked_ok(window: Window, stacked: list[str]) -> bool:
-    """Stacked Val composes the values of a Last Evt Val window event by event: in one slot,
-    at thread level or on top (the same sequence of values at thread rows) when the slots
-    before it pass the values as they are; the slots after it compose its result."""
+def _rise(timeline: Timeline, window: Window, hierarchy: Hierarchy, below: str, level: str, trace: TraceColumns,
+          name: str) -> Timeline:
+    """The rows of `level` from those of `below`: its function over each row's children."""
+    function = window.functions.get(level) or Function("Adding")
+    if function.name == "Changed value":     # the value of the child that changed last: of one child, its own
+        try:
+            children = np.bincount(hierarchy.parent_of(below), minlength=hierarchy.n_rows(level))
+        except LevelError as exc:
+            raise NotEvaluated(f"{name}: {exc}") from None
+        if (children != 1).any():
+            raise NotEvaluated(f"{name}: {level} function 'Changed value' over rows of several {below}s")
+        function = Function("Adding")
+    code = not_thread_code(function.name)
+    if code is None:
+        raise NotEvaluated(f"{name}: {level} function {function.name!r}")
+    try:
+        parent_of, n_parents = hierarchy.parent_of(below), hierarchy.n_rows(level)
+    except LevelError as exc:
+        raise NotEvaluated(f"{name}: {exc}") from None
+    params = np.asarray(function.params[0] if function.params else (), np.float64)
+    if code == ADD_OBJECTS and len(params) and (params.min() < 0 or
+                                                params.max() >= np.bincount(parent_of, minlength=n_parents).min()):
+        raise NotEvaluated(f"{name}: {level} function {function.name!r} names a {below} the rows do not all have")
+    row, begin, end, value = reduce_rows(timeline.row, timeline.begin, timeline.end, timeline.value, parent_of,
+                                         n_parents, trace.t_end, code, params)
+    return Timeline(row.astype(np.int32), begin, end, value, n_parents)
+
+
+def _broadcast(timeline: Timeline, hierarchy: Hierarchy, level: str, finer: str) -> Timeline:
+    """A coarser parent of a derived window at the finer rows: each row its own ancestor's values."""
+    owner = hierarchy.ancestor(np.arange(hierarchy.n_rows(finer)), finer, level)
+    index, row = broadcast_rows(timeline.row, owner)
+    return Timeline(row.astype(np.int32), timeline.begin[index], timeline.end[index], timeline.value[index],
+                    hierarchy.n_rows(finer))
+
+
+def _to_cpus(timeline: Timeline, window: Window, hierarchy: Hierarchy, trace: TraceColumns, name: str) -> Timeline:
+    """CPU rows: the values of the thread that runs on each CPU, through the CPU function
+    (Active Thd: as they are; Sign: 1 where not 0; Val: only the given values; Val Sign: 1 there)."""
+    function = window.functions.get("cpu") or Function("Active Thd")
+    if function.name not in CPU_FUNCTIONS:
+        raise NotEvaluated(f"{name}: cpu function {function.name!r}")
+    try:
+        threads = hierarchy.cpu_threads()
+    except LevelError as exc:
+        raise NotEvaluated(f"{name}: {exc}") from None
+    idle = np.flatnonzero(threads < 0)
+    owner = np.where(threads < 0, 0, threads)
+    index, row = broadcast_rows(timeline.row, owner)
+    value = timeline.value[index]
+    begin, end = timeline.begin[index], timeline.end[index]
+    keep = threads[row] >= 0
+    row, begin, end, value = row[keep], begin[keep], end[keep], value[keep]
+    if len(idle):                       # a CPU no thread runs on: 0 throughout
+        row, begin = np.r_[row, idle], np.r_[begin, np.zeros(len(idle), np.int64)]
+        end, value = np.r_[end, np.full(len(idle), trace.t_end, np.int64)], np.r_[value, np.zeros(len(idle))]
+        order = np.lexsort((begin, row))
+        row, begin, end, value = row[order], begin[order], end[order], value[order]
+    given = np.asarray(function.params[0] if function.params else (), np.float64)
+    if function.name == "Active Thd Sign":
+        value = (value != 0).astype(np.float64)
+    elif function.name == "Active Thd Val":
+        value = np.where(np.isin(value, given), value, 0.0)
+    elif function.name == "Active Thd Val Sign":
+        value = np.isin(value, given).astype(np.float64)
+    return Timeline(row.astype(np.int32), begin, end, value, len(threads))
+
+
+def _stacked_ok(window: Window, stacked: list[str], slots: list[str], trace: TraceColumns) -> bool:
+    """Stacked Val composes the values of a Last Evt Val window event by event: in one slot the
+    window's values pass through when the slots before it (in the kernel's order) pass the
+    values as they are (or their Sign), and above the thread level only when each row is one thread (a row of
+    several threads is cut at each of their boundaries: a sequence of values Stacked Val is not
+    evaluated on yet); the slots after it compose its result."""
     function = window.functions.get("thread")
-    order = ("compose_thread",) + TOP_COMPOSE
-    if len(stacked) != 1 or stacked[0] not in order or function is None or function.name != "Last Evt Val":
+    if len(stacked) != 1 or stacked[0] not in slots or function is None or function.name != "Last Evt Val":
         return False
-    before = order[:order.index(stacked[0])]        # what composes before it must leave the values as they are
-    return all(window.compose.get(slot, Function("As Is")).name == "As Is" for slot in before)
+    before = slots[:slots.index(stacked[0])]
+    # As Is, or Sign: a stack of signs pushes and pops as the stack of the values does, so its
+    # top is the sign of their top (Sign is then applied after it, in its own slot)
+    if not all(window.compose.get(slot, Function("As Is")).name in ("As Is", "Sign") for slot in before):
+        return False
+    if window.level == "thread" or stacked[0] == "compose_thread":
+        return True
+    if window.level not in PROCESS_LEVELS:
+        return False
+    try:
+        hierarchy = trace.levels()
+        owners = hierarchy.ancestor(np.arange(hierarchy.n_rows("thread")), "thread", window.level)
+    except LevelError:
+        return False
+    return len(np.unique(owners)) == len(owners)
 
 
 def _param(params, index: int, default: float) -> np.ndarray:
@@ -154,18 +333,6 @@ COMPOSE_FUNCTIONS = {
     "Ceil": lambda v, p: np.ceil(v),
     "Round": lambda v, p: np.round(v),
 }
-# Task functions that give a task of one thread its thread's value ("Thread i": of thread 1)
-TASK_OF_ONE_THREAD = ("Adding", "Average", "Maximum", "Minimum", "Thread i")
-
-
-def _task_is_zero(function: Function | None) -> bool:
-    """ObjectI ("Thread i") takes the i-th thread, 1-based: 0 for any i but 1 in a one-thread task."""
-    if function is None or function.name != "Thread i":
-        return False
-    i = function.params[0][0] if function.params and function.params[0] else 0
-    return i != 1
-
-
 UNIT_NS = {"Nanoseconds": 1.0, "Microseconds": 1e3, "Milliseconds": 1e6, "Seconds": 1e9,
            "Hours": 3600e9, "Days": 86400e9}
 
@@ -187,7 +354,6 @@ def window_unit_ns(window: Window) -> float:
     return UNIT_NS[window_units(window)]
 
 
-TOP_COMPOSE = ("topcompose1", "topcompose2")
 
 
 def tiled_states(trace: TraceColumns) -> dict[str, np.ndarray]:
@@ -237,8 +403,7 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
             value = np.where(np.isin(value, given), value, 0.0)
         return Timeline(s["loc"].astype(np.int32), s["begin"], s["end"], value, trace.n_rows)
     if name in ("Next Evt Val", "Last Evt Val"):
-        stacked = any(f.name == "Stacked Val" for slot, f in window.compose.items()
-                      if slot in ("compose_thread",) + TOP_COMPOSE)
+        stacked = any(f.name == "Stacked Val" for slot, f in window.compose.items() if slot in _single_slots(window))
         if stacked and name != "Last Evt Val":
             raise NotEvaluated(f"window {window.position} {window.name!r}: compose 'Stacked Val' over {name!r}")
         return _event_values(window, trace, following=name == "Next Evt Val", stacked=stacked)
@@ -332,7 +497,9 @@ def _in_transit(window: Window, function: Function, trace: TraceColumns) -> Time
     value = total * 1e-12 if weight == "bw" else total.astype(np.float64)
     # the value after each instant's last record, from that instant to the row's next one
     last = np.r_[(loc[1:] != loc[:-1]) | (time[1:] != time[:-1]), True] if len(loc) else np.zeros(0, bool)
-    loc, time, value = loc[last], time[last], value[last]
+    on_row = np.where(passes, (m["send_loc"] if sender else m["recv_loc"]).astype(np.int64), -1)
+    loc, time, value = _at_records(loc[last], time[last], value[last], *_comm_records(
+        on_row, log_send, phy_send, log_recv, phy_recv, logical, physical, trace.n_rows))
     per_row = np.bincount(loc, minlength=trace.n_rows)
     first = np.r_[0, np.cumsum(per_row + 1)][:-1]
     n = int((per_row + 1).sum())
@@ -342,6 +509,43 @@ def _in_transit(window: Window, function: Function, trace: TraceColumns) -> Time
     end[index], begin[index + 1], vals[index + 1] = time, time, value
     inside = end > begin
     return Timeline(out_row[inside], begin[inside], end[inside], vals[inside], trace.n_rows)
+
+
+def _comm_records(row, log_send, phy_send, log_recv, phy_recv, logical: bool, physical: bool, n_rows: int):
+    """(row, time) of the communication records a send (recv) function's intervals start at
+    on the sender (receiver) row: each message's logical and physical send and receive records
+    on that row, those the window's filter passes (KFilter::filterComms: logical records with
+    the logical filter, physical ones with the physical filter, and a physical receive also
+    with the logical filter when the logical receive is not later)."""
+    rows, times = [], []
+    if logical:
+        rows += [row, row]
+        times += [log_send, log_recv]
+    if physical:
+        rows += [row, row]
+        times += [phy_send, phy_recv]
+    elif logical:
+        late = log_recv <= phy_recv
+        rows.append(row[late])
+        times.append(phy_recv[late])
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    row, time = np.concatenate(rows), np.concatenate(times)
+    ok = (row >= 0) & (row < n_rows)
+    return row[ok], time[ok]
+
+
+def _at_records(loc, time, value, marks_loc, marks_time):
+    """The changes (loc, time, value) with an instant added at every record mark: the value
+    after the row's last change not later than it (0 before its first)."""
+    if len(marks_loc) == 0:
+        return loc, time, value
+    span = np.int64(max(int(time.max(initial=0)), int(marks_time.max(initial=0))) + 1)
+    keys = loc * span + time
+    every = _sorted_unique(np.r_[keys, marks_loc * span + marks_time])
+    at = np.searchsorted(keys, every, side="right") - 1
+    same = (at >= 0) & (keys[np.clip(at, 0, None)] // span == every // span)
+    return every // span, every % span, np.where(same, value[np.clip(at, 0, None)], 0.0)
 
 
 def _selected_types(criterion: Criterion | None, types: np.ndarray, name: str, what: str = "type") -> np.ndarray:
@@ -361,6 +565,24 @@ def _selected_types(criterion: Criterion | None, types: np.ndarray, name: str, w
     raise NotEvaluated(f"{name}: event {what} filter {criterion.function!r} with {len(wanted)} values")
 
 
+def _depth(loc: np.ndarray, push: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row in order, one up for each push and one down (not below 0) for each other:
+    the depth after each step (Paraver's Nesting level), and each step's row number. The walk
+    of +1 / -1 steps reflected at 0: depth = S - min(0, running min of S) per row."""
+    n = len(loc)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    step = np.where(push, 1, -1).astype(np.int64)
+    total = np.cumsum(step)
+    starts = np.r_[True, loc[1:] != loc[:-1]]
+    row_index = np.cumsum(starts) - 1
+    before = np.r_[0, total[:-1]][starts][row_index]          # the walk before each row
+    walk = total - before
+    big = 4 * n + 4                                              # rows kept apart in one running minimum
+    lowest = np.minimum.accumulate(walk - row_index * big) + row_index * big
+    return walk - np.minimum(lowest, 0), row_index
+
+
 def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
     """Paraver's Stacked Val compose over each row's events in order: a non-zero value is
     pushed, a zero pops (nothing when the stack is empty); the result after each event is the
@@ -371,15 +593,7 @@ def _stacked(loc: np.ndarray, value: np.ndarray) -> np.ndarray:
     push = value != 0
     if not push.any():
         return np.zeros(n, np.float64)
-    step = np.where(push, 1, -1).astype(np.int64)
-    total = np.cumsum(step)
-    starts = np.r_[True, loc[1:] != loc[:-1]]
-    row_index = np.cumsum(starts) - 1
-    before = np.r_[0, total[:-1]][starts][row_index]          # the walk before each row
-    walk = total - before
-    big = 4 * n + 4                                              # rows kept apart in one running minimum
-    lowest = np.minimum.accumulate(walk - row_index * big) + row_index * big
-    depth = walk - np.minimum(lowest, 0)
+    depth, row_index = _depth(loc, push)
     # the top: the last push j <= i of the row with depth[j] == depth[i]
     span = int(depth.max()) + 1
     group = row_index * span + depth
@@ -423,6 +637,126 @@ def point_intervals(loc: np.ndarray, time: np.ndarray, value: np.ndarray, n_rows
     end[index], begin[index + 1], vals[index + 1] = time, time, value
     inside = end > begin
     return Timeline(row[inside], begin[inside], end[inside], vals[inside], n_rows)
+
+
+# Compose functions with a memory of the row's sequence of intervals (semanticcomposefunctions.cpp,
+# intervalcompose.cpp: Join Bursts joins intervals): evaluated on the sequence of the row's
+# intervals, those of no duration included, for windows whose intervals start at records
+# popview has one by one (events, communication records).
+SEQUENCE_COMPOSE = ("Stacked Val", "Nesting level", "Join Bursts", "Burst Time", "Delta")
+EVENT_FUNCTIONS = ("Last Evt Val", "Next Evt Val", "Int. Between Evt", "Avg Next Evt Val", "Avg Last Evt Val",
+                   "Event Bytes", "Event Sent Bytes")
+
+
+def _point_function(window: Window) -> str | None:
+    function = window.functions.get("thread")
+    if function is not None and (function.name in EVENT_FUNCTIONS or function.name in comms.RECORD_FUNCTIONS):
+        return function.name
+    return None
+
+
+def _points(window: Window, trace: TraceColumns) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The row's intervals as the kernel walks them, one per record that starts one: (row, time,
+    value) sorted by row, each row starting with the interval from the trace's start (the
+    kernel's empty first record), then one per selected event (or communication record),
+    several at one instant included; each lasts up to the next one (the last to the trace's end)."""
+    function = window.functions.get("thread")
+    name = function.name
+    if name in comms.RECORD_FUNCTIONS:
+        _require_messages(window, trace)
+        loc, time, value = _comms_call(comms.record_function, window, trace, name, window_unit_ns(window))
+        first = np.zeros(trace.n_rows)
+    else:
+        loc, time, value = selected_events(window, trace)
+        time, raw = time.astype(np.int64), value
+        n = len(loc)
+        has_next = np.r_[loc[1:] == loc[:-1], False] if n else np.zeros(0, bool)
+        following = np.r_[value[1:], 0.0] if n else value
+        gap = (np.r_[time[1:], 0] - time) / window_unit_ns(window) if n else np.zeros(0)
+        per_row = np.bincount(loc, minlength=trace.n_rows)
+        row_first = np.r_[0, np.cumsum(per_row)][:-1]
+        has_first = per_row > 0
+        first = np.zeros(trace.n_rows)
+        factor = float(function.params[0][0]) if function.params and function.params[0] else 1.0
+        if name == "Last Evt Val":
+            pass
+        elif name == "Next Evt Val":              # the next event from the empty first record too
+            value = np.where(has_next, following, 0.0)
+            first[has_first] = raw[row_first[has_first]]
+        elif name == "Int. Between Evt":
+            value = np.where(has_next, gap, 0.0)
+        elif name in ("Avg Next Evt Val", "Avg Last Evt Val"):
+            ok = has_next & (gap != 0)
+            source = following if name == "Avg Next Evt Val" else value
+            value = np.where(ok, source * factor / np.where(ok, gap, 1.0), 0.0)
+            if name == "Avg Next Evt Val":        # from the empty first record to the row's first event
+                t0 = time[row_first[has_first]] / window_unit_ns(window)
+                v0 = raw[row_first[has_first]]
+                first[has_first] = np.where(t0 != 0, v0 * factor / np.where(t0 != 0, t0, 1.0), 0.0)
+        else:                                     # Event Bytes, Event Sent Bytes
+            _require_messages(window, trace)
+            value = _comms_call(comms.event_bytes, window, trace, loc, time, sent_only=name == "Event Sent Bytes")
+    rows = np.arange(trace.n_rows)
+    all_loc = np.r_[rows, loc.astype(np.int64)]
+    all_time = np.r_[np.zeros(trace.n_rows, np.int64), time.astype(np.int64)]
+    all_value = np.r_[first, value.astype(np.float64)]
+    order = np.argsort(all_loc, kind="stable")            # each row's start first, then its records in order
+    return all_loc[order], all_time[order], all_value[order]
+
+
+# Task functions that give a task of one thread its thread's value ("Thread i": of thread 1)
+TASK_OF_ONE_THREAD = ("Adding", "Average", "Maximum", "Minimum", "Thread i")
+
+
+def _rows_of_one_thread(window: Window, trace: TraceColumns) -> bool:
+    """The window's rows are threads, or tasks of one thread each whose task function passes
+    that thread's value (or 0: Thread i of another thread)."""
+    if window.level == "thread":
+        return True
+    if window.level != "task" or not trace.one_thread_per_task:
+        return False
+    function = window.functions.get("task")
+    return function is None or function.name in TASK_OF_ONE_THREAD
+
+
+def _task_is_zero(function: Function | None) -> bool:
+    """ObjectI ("Thread i") takes the i-th thread, 1-based: 0 for any i but 1 in a one-thread task."""
+    if function is None or function.name != "Thread i":
+        return False
+    i = function.params[0][0] if function.params and function.params[0] else 0
+    return i != 1
+
+
+def _point_window(window: Window, trace: TraceColumns, slots: list[str]) -> Timeline:
+    """A window whose compose functions remember the row's sequence of intervals, computed on
+    that sequence (_points): compose_thread (task rows of one thread each: the task function
+    over the one thread, compose_task), then topcompose2 and topcompose1, as the kernel composes
+    interval by interval."""
+    loc, time, value = _points(window, trace)
+    task_function = window.functions.get("task")
+    for slot in slots:
+        function = window.compose.get(slot)
+        name = function.name if function is not None else "As Is"
+        if name in COMPOSE_FUNCTIONS:
+            value = COMPOSE_FUNCTIONS[name](value, function.params if function is not None else ())
+        elif name == "Stacked Val":
+            value = _stacked(loc, value)
+        elif name == "Nesting level":
+            value = _depth(loc, value != 0)[0].astype(np.float64)
+        elif name == "Delta":              # the change from the row's previous value (0 before its first)
+            starts = np.r_[True, loc[1:] != loc[:-1]] if len(loc) else np.zeros(0, bool)
+            previous = np.where(starts, 0.0, np.r_[0.0, value[:-1]])
+            value = value - previous
+        elif name == "Join Bursts":        # consecutive intervals of one value are one
+            keep = np.r_[True, (loc[1:] != loc[:-1]) | (value[1:] != value[:-1])] if len(loc) else np.zeros(0, bool)
+            loc, time, value = loc[keep], time[keep], value[keep]
+        elif name == "Burst Time":         # the interval's duration in the window's units
+            ends = np.r_[(loc[1:] != loc[:-1]), True] if len(loc) else np.zeros(0, bool)
+            following = np.where(ends, trace.t_end, np.r_[time[1:], 0])
+            value = (following - time) / window_unit_ns(window)
+        if slot == "compose_thread" and "compose_task" in slots and _task_is_zero(task_function):
+            value = np.zeros_like(value)
+    return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
 
 
 def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False,
@@ -499,8 +833,60 @@ def _align(timelines: list[Timeline]) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return row.astype(np.int32), begin_key - row * span, end_key - row * span, values
 
 
+CONTROLLED = ("controlled: maximum", "controlled: clear by")
+
+
+def _controlled(operation: str, data: Timeline, control: Timeline, factor: float) -> Timeline:
+    """A controlled derived window (IntervalControlDerived): the intervals of the second parent
+    (the control), each valued from the first parent's (the data's) intervals that overlap it,
+    taken in time order. `controlled: maximum`: the largest of 0 and the data values there.
+    `controlled: clear by`: as paramedir computes it (checked against it on EPOCH and heat 2x2):
+    a control value lower than the one before clears (0) and marks the data interval then current;
+    otherwise the data value, unless that data interval is the marked one."""
+    span = np.int64(max(int(data.end.max(initial=0)), int(control.end.max(initial=0))) + 1)
+    row, begin, end, _ = _align([data, control])
+    key = row.astype(np.int64) * span + begin
+    c_key = control.row.astype(np.int64) * span + control.begin
+    d_key = data.row.astype(np.int64) * span + data.begin
+    ci = np.searchsorted(c_key, key, side="right") - 1
+    di = np.searchsorted(d_key, key, side="right") - 1
+    c_ok = (ci >= 0) & (control.row[np.clip(ci, 0, None)] == row) & (control.end[np.clip(ci, 0, None)] > begin)
+    d_ok = (di >= 0) & (data.row[np.clip(di, 0, None)] == row) & (data.end[np.clip(di, 0, None)] > begin)
+    row, begin, ci, di, d_ok = row[c_ok], begin[c_ok], ci[c_ok], np.clip(di[c_ok], 0, None), d_ok[c_ok]
+    dv = np.where(d_ok, data.value[di], 0.0) * factor
+    db = np.where(d_ok, data.begin[di], -1)
+    n = len(ci)
+    if operation == "controlled: maximum":
+        result = np.maximum(dv, 0.0)
+    else:
+        cv = control.value[ci]
+        first = np.r_[True, row[1:] != row[:-1]] if n else np.zeros(0, bool)
+        last_cv = np.where(first, 0.0, np.r_[0.0, cv[:-1]])
+        clear = cv < last_cv
+        # the data interval marked by the row's latest clear before each step (0: none yet)
+        marked_at = np.maximum.accumulate(np.where(clear, np.arange(n), -1)) if n else np.zeros(0, np.int64)
+        before = np.r_[-1, marked_at[:-1]] if n else marked_at
+        row_start = np.maximum.accumulate(np.where(first, np.arange(n), 0)) if n else marked_at
+        before = np.where(before >= row_start, before, -1)
+        marked = np.where(before >= 0, db[np.clip(before, 0, None)], 0)
+        result = np.where(clear, 0.0, np.where((marked != db) | (db == 0), dv, 0.0))
+    # each control interval: the value after its last step (maximum: over all its steps)
+    values = np.zeros(len(control.value))
+    if n:
+        starts = np.r_[0, np.flatnonzero(ci[1:] != ci[:-1]) + 1]
+        if operation == "controlled: maximum":
+            values[ci[starts]] = np.maximum.reduceat(result, starts)
+        else:
+            ends = np.r_[starts[1:] - 1, n - 1]
+            values[ci[ends]] = result[ends]
+    return Timeline(control.row.copy(), control.begin.copy(), control.end.copy(), values, control.n_rows)
+
+
 def _combine(operation: str, left: Timeline, right: Timeline, factors, name: str) -> Timeline:
-    """Pointwise op(f0 * left, f1 * right) on the union of both windows' boundaries."""
+    """Pointwise op(f0 * left, f1 * right) on the union of both windows' boundaries; a
+    controlled operation on the second window's intervals (_controlled)."""
+    if operation in CONTROLLED:
+        return _controlled(operation, left, right, factors[0])
     if operation not in _OPERATIONS:
         raise NotEvaluated(f"{name}: derived operation {operation!r}")
     row, begin, end, (a, b) = _align([left, right])
@@ -659,7 +1045,7 @@ def _communications(view: CfgView, histogram: Histogram, trace: TraceColumns) ->
     if histogram.is_3d:
         raise NotEvaluated(f"{name}: communication statistic {histogram.statistic!r} in 3D planes")
     control = view.window(histogram.columns.window)
-    if control.level != "thread" and not (control.level == "task" and trace.one_thread_per_task):
+    if control.level != "thread" and not (control.level == "task" and _one_thread_each(trace)):
         raise NotEvaluated(f"{name}: communications between {control.level} rows")
     if histogram.limits not in (None, "Alltrace"):
         raise NotEvaluated(f"{name}: analysis limits {histogram.limits!r}")
@@ -686,6 +1072,14 @@ def _communications(view: CfgView, histogram: Histogram, trace: TraceColumns) ->
     present = np.bincount(cell, minlength=trace.n_rows * trace.n_rows).reshape(trace.n_rows, -1) > 0
     return HistogramTable(np.arange(trace.n_rows, dtype=np.float64), table, histogram.statistic, partners=True,
                           present=present)
+
+
+def _one_thread_each(trace: TraceColumns) -> bool:
+    try:
+        tasks = trace.levels().thread_task
+    except LevelError:
+        return False
+    return len(np.unique(tasks)) == len(tasks)
 
 
 # The statistics evaluated, as Paraver's histogramstatistic.cpp computes them; Time, Average
@@ -729,8 +1123,8 @@ def end_value(view: CfgView, position: int) -> float:
         left, right = (np.array([end_value(view, parent)]) for parent in d.parents)
         value = _OPERATIONS[d.operation](left * d.factors[0], right * d.factors[1]) \
             if d.operation in _OPERATIONS else value
-    task = window.level == "task"
-    for slot in (("compose_thread", "compose_task") if task else ("compose_thread",)) + TOP_COMPOSE:
+    slots = [COMPOSE_SLOT[window.level], "topcompose2", "topcompose1"] if window.derived else _single_slots(window)
+    for slot in slots:                      # the kernel's order: each level's compose, topcompose2, topcompose1
         function = window.compose.get(slot)
         if function is not None and function.name in COMPOSE_FUNCTIONS:
             value = COMPOSE_FUNCTIONS[function.name](value, function.params)

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .evaluate import (TIME_STATISTICS, UNIT_NS, HistogramTable, NotEvaluated, TraceColumns, _sorted_unique,
-                       evaluate_histogram, window_units)
+from .evaluate import (TIME_STATISTICS, UNIT_NS, HistogramTable, NotEvaluated, Timeline, TraceColumns, _sorted_unique,
+                       COMPOSE_FUNCTIONS, COMPOSE_SLOT, _single_slots, evaluate_histogram, evaluate_window,
+                       selected_events, window_units)
 from .labels import Namer
-from .model import CfgView, Histogram
+from .levels import Hierarchy, LevelError
+from .model import CfgView, Function, Histogram
 
 PRECISION = 2          # ParaverConfig's default histogram precision
 
@@ -67,18 +69,27 @@ def no_filtered_event_present(view: CfgView, trace: TraceColumns) -> bool:
     trace: every single window filters on event types (a window taking all events lets the
     cfg load) and none of those types is in the trace. With some present it loads (a warning).
     Checked with paramedir on EPOCH (PyPOP's omp_total_runtime refused, omp_useful_computation
-    loaded)."""
+    loaded). A range filter [x,y] counts any type of the range the trace has (cfg.cpp's
+    pickSymbols: anyEventLoaded), as on Extrae-course prime, which has no type at the ends of
+    in_MPI_call.cfg's 50000001-50000005."""
     wanted: set[int] = set()
+    present = None
     for window in view.windows:
         if window.derived:
             continue
         criterion = window.filters.criteria.get("evt_type")
-        if criterion is None or criterion.function == "All":
+        if criterion is None or criterion.function in ("All", "None"):
             return False
+        if criterion.function == "[x,y]" and len(criterion.values) >= 2:    # any type in the range (anyEventLoaded)
+            present = trace_event_types(trace) if present is None else present
+            low, high = int(criterion.values[0]), int(criterion.values[1])
+            if ((present >= low) & (present <= high)).any():
+                return False
+            continue
         wanted.update(int(v) for v in criterion.values)
     if not wanted:
-        return False
-    present = trace_event_types(trace)
+        return present is not None
+    present = trace_event_types(trace) if present is None else present
     return not np.isin(np.fromiter(wanted, np.int64), present).any()
 
 
@@ -100,25 +111,97 @@ def evaluate_cfg(view: CfgView, trace: TraceColumns, rows: list[str],
     tables, skipped = [], []
     present = lambda: trace_event_types(trace)      # noqa: E731  (read only when a label needs it)
     if not view.histograms:
-        skipped.append(Skipped(view.source, "the cfg has no histogram (timelines only): paramedir writes nothing"))
+        skipped.append(Skipped(view.source, "the cfg has no histogram (timelines only)"))
     elif as_paramedir and no_filtered_event_present(view, trace):
         return [], [Skipped(h.name, NO_EVENTS) for h in view.histograms]
     for histogram in view.histograms:
-        try:
-            result = evaluate_histogram(view, histogram, trace)
-        except NotEvaluated as exc:
-            reason, prefix = str(exc), f"histogram {histogram.name!r}: "
-            skipped.append(Skipped(histogram.name, reason[len(prefix):] if reason.startswith(prefix) else reason))
-            continue
-        except KeyError as exc:         # a window position the cfg does not have
-            skipped.append(Skipped(histogram.name, str(exc.args[0])))
-            continue
-        tables.append(_table(view, histogram, result, rows, definitions, present))
+        result = evaluate_one(view, histogram, trace, rows, definitions, present)
+        (tables if isinstance(result, CfgTable) else skipped).append(result)
     return tables, skipped
 
 
+def evaluate_one(view: CfgView, histogram: Histogram, trace: TraceColumns, rows: list[str], definitions=None,
+                 present=None) -> CfgTable | Skipped:
+    """One histogram of `view`: its table, or why it is not evaluated."""
+    try:
+        result = evaluate_histogram(view, histogram, trace)
+    except NotEvaluated as exc:
+        reason, prefix = str(exc), f"histogram {histogram.name!r}: "
+        return Skipped(histogram.name, reason[len(prefix):] if reason.startswith(prefix) else reason)
+    except KeyError as exc:         # a window position the cfg does not have
+        return Skipped(histogram.name, str(exc.args[0]))
+    if present is None:
+        present = lambda: trace_event_types(trace)      # noqa: E731
+    return _table(view, histogram, result, rows, definitions, present, _levels_or_none(trace))
+
+
+@dataclass
+class JobOutput:
+    """What paramedir writes for one cfg (api/paramedir.cpp, loadCFGs): the cfg's last histogram
+    as a table, or, when it has none, its last window's timeline (a .csv); None and why not."""
+    text: str | None
+    timeline: bool = False
+    skipped: list[Skipped] | None = None
+
+
+def paramedir_job(view: CfgView, trace: TraceColumns, definitions, rows: list[str] | None = None) -> JobOutput:
+    """The output paramedir writes for `view` on `trace`: only the last histogram (the others
+    are computed and dropped), else the last window as TextOutput::dumpWindow writes it; a cfg
+    none of whose filtered event types is in the trace is refused (nothing written)."""
+    rows = row_labels(definitions) if rows is None else rows
+    if no_filtered_event_present(view, trace):
+        return JobOutput(None, not view.histograms, [Skipped(h.name, NO_EVENTS) for h in view.histograms]
+                         or [Skipped(view.windows[-1].name if view.windows else view.source, NO_EVENTS)])
+    if view.histograms:
+        result = evaluate_one(view, view.histograms[-1], trace, rows, definitions)
+        if isinstance(result, Skipped):
+            return JobOutput(None, False, [result])
+        return JobOutput(format_table(result), False, [])
+    if not view.windows:
+        return JobOutput(None, True, [Skipped(view.source, "the cfg has neither a histogram nor a window")])
+    window = view.windows[-1]
+    try:
+        timeline = evaluate_window(view, window.position, trace)
+    except (NotEvaluated, KeyError) as exc:
+        reason, prefix = str(exc.args[0] if isinstance(exc, KeyError) else exc), f"window {window.position} {window.name!r}: "
+        return JobOutput(None, True, [Skipped(window.name, reason[len(prefix):] if reason.startswith(prefix) else reason)])
+    text = format_timeline(window, with_instants(view, window, timeline, trace), trace.t_end,
+                           object_labels(definitions, window.level, timeline.n_rows))
+    return JobOutput(text, True, [])
+
+
+def _levels_or_none(trace: TraceColumns) -> Hierarchy | None:
+    try:
+        return trace.levels()
+    except LevelError:
+        return None
+
+
+def level_labels(level: str, n_rows: int, hierarchy: Hierarchy | None, definitions=None) -> list[str]:
+    """Paraver's row labels above the thread level (LabelConstructor::objectLabel with its
+    level tag): TASK a.t, APPL a, WORKLOAD; NODE and CPU rows by the .row file's names when
+    it has them, else NODE n and CPU n.c; SYSTEM."""
+    if level == "task":
+        appl = hierarchy.task_appl if hierarchy is not None else np.zeros(n_rows, np.int64)
+        first = {int(a): i for i, a in reversed(list(enumerate(appl)))}
+        return [f"TASK {int(appl[i]) + 1}.{i - first[int(appl[i])] + 1}" for i in range(n_rows)]
+    if level == "appl":
+        return [f"APPL {i + 1}" for i in range(n_rows)]
+    if level in ("workload", "system"):
+        return [level.upper()] * n_rows
+    names = list((getattr(definitions, "flags", None) or {}).get(f"{level}_names") or [])
+    if len(names) == n_rows:
+        return [str(n) for n in names]
+    if level == "node":
+        return [f"NODE {i + 1}" for i in range(n_rows)]
+    node_cpus = hierarchy.node_cpus if hierarchy is not None and hierarchy.node_cpus else (n_rows,)
+    node = np.repeat(np.arange(len(node_cpus)), node_cpus)
+    first = np.r_[0, np.cumsum(node_cpus)][:-1]
+    return [f"CPU {node[i] + 1}.{i - first[node[i]] + 1}" for i in range(n_rows)]
+
+
 def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: list[str],
-           definitions, present_types=None) -> CfgTable:
+           definitions, present_types=None, hierarchy: Hierarchy | None = None) -> CfgTable:
     control = view.window(histogram.columns.window)
     data = view.window(histogram.data_window)
     values = np.asarray(result.table, np.float64)
@@ -128,8 +211,8 @@ def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: li
         values = values / UNIT_NS.get(unit, 1.0)
     elif histogram.statistic == "Integral":            # StatIntegral: the data window's time units
         values = values / UNIT_NS.get(window_units(data), 1.0)
-    if control.level == "task":                        # task rows (one thread per task): TASK a.t
-        rows = [f"TASK 1.{i + 1}" for i in range(values.shape[-2])]
+    if control.level != "thread":                      # TASK a.t, APPL a, ... (Paraver's level tags)
+        rows = level_labels(control.level, values.shape[-2], hierarchy, definitions)
     elif len(rows) != values.shape[-2]:
         rows = [f"THREAD 1.{i + 1}.1" for i in range(values.shape[-2])]
     present = np.asarray(result.present if result.present is not None else values != 0, bool)
@@ -358,3 +441,169 @@ def parse_table(text: str) -> tuple[list[str], dict[str, np.ndarray]]:
         parts = line.rstrip("\n").split("\t")
         rows[parts[0]] = np.array([float(x) for x in parts[1:] if x != ""])
     return columns, rows
+
+
+# -- timelines: what paramedir writes for a cfg without a histogram -------------------------------
+
+TIMELINE_PRECISION = 2        # ParaverConfig's default timeline precision
+
+
+def object_labels(definitions, level: str = "thread", n_rows: int | None = None) -> list[str]:
+    """LabelConstructor::objectLabel without the level tag: a.t.th per thread, a.t per task, a
+    per application, nothing for the workload (numbered from 1; the .row names are not used)."""
+    threads = [loc for loc in definitions.locations if loc.kind == "thread"]
+    if level == "task":
+        return [f"1.{p + 1}" for p in sorted({loc.process for loc in threads})]
+    if level == "appl":
+        return [f"{a + 1}" for a in range(n_rows if n_rows is not None else 1)]
+    if level == "workload":
+        return [""] * (n_rows if n_rows is not None else 1)
+    return [f"1.{loc.process + 1}.{loc.thread + 1}" for loc in threads]
+
+
+def format_timeline(window, timeline, t_end: int, labels: list[str]) -> str:
+    """The text paramedir writes for a timeline (TextOutput::dumpWindow, one file): per row, from
+    the interval holding the window's begin time up to the first one reaching its end time, a line
+    'row label, begin, duration (both in the window's units), value', tab-separated, numbers
+    fixed-point with the timeline precision."""
+    from .export import initial_window
+    t0, t1 = initial_window(window, t_end) or (0, t_end)
+    t1 = min(t1, t_end)
+    unit = window_unit_ns_or_us(window)
+    row, begin, end, value = timeline.row, timeline.begin, timeline.end, timeline.value
+    shown = end > t0
+    # each row's intervals up to the first one whose end reaches t1
+    reach = shown & (end >= t1)
+    first_reach = np.full(timeline.n_rows, np.iinfo(np.int64).max)
+    np.minimum.at(first_reach, row[reach], begin[reach])
+    shown &= begin <= first_reach[row]
+    row, begin, end, value = row[shown], begin[shown], end[shown], value[shown]
+    p = TIMELINE_PRECISION
+    line = ("{}\t{:." + str(p) + "f}\t{:." + str(p) + "f}\t{:." + str(p) + "f}\n").format
+    return "".join(map(line, (labels[r] for r in row.tolist()), (begin / unit).tolist(),
+                       ((end - begin) / unit).tolist(), value.tolist()))
+
+
+def window_unit_ns_or_us(window) -> float:
+    """Nanoseconds per unit of the window (traceUnitsToWindowUnits on a trace in ns)."""
+    return UNIT_NS.get(window_units(window), 1e3)
+
+
+# Event functions whose interval starts (Last-like) or ends (Next-like) at each event, and whether
+# a zero-length interval holds the event's value (else 0: no time to average or measure)
+EVENT_INTERVALS = {"Last Evt Val": (False, True), "Next Evt Val": (True, True), "Int. Between Evt": (False, False),
+                   "Avg Last Evt Val": (False, False), "Avg Next Evt Val": (True, False), "Event Bytes": (False, False)}
+
+
+def with_instants(view: CfgView, window, timeline, trace: TraceColumns):
+    """The timeline with the zero-length intervals Paraver has where a row has several of a
+    window's events at one instant (the engine keeps one interval per instant): a Last-like
+    function starts an interval at each event (the earlier ones at that instant last no time), a
+    Next-like one ends one at each (the later ones last no time); they hold the event's value
+    (Last / Next Evt Val) or 0, composed as the window composes. A derived window has them
+    where a parent has them, its operation on that value and the other parent's (its
+    zero-length one at the same instant, in order, else the one holding the instant)."""
+    row, time, value = _instants(view, window.position, trace) if window.level in ("thread", "task") else _NONE
+    if len(row) == 0:
+        return timeline
+    rows = np.r_[timeline.row, row.astype(timeline.row.dtype)]
+    begin = np.r_[timeline.begin, time]
+    end = np.r_[timeline.end, time]
+    order = np.lexsort((end, begin, rows))          # at one instant: the zero-length ones first, in order
+    return Timeline(rows[order], begin[order], end[order], np.r_[timeline.value, value][order], timeline.n_rows)
+
+
+_NONE = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+
+
+def _instants(view: CfgView, position: int, trace: TraceColumns):
+    """(row, time, value) of a window's zero-length intervals, sorted by row and time, in order."""
+    window = view.window(position)
+    if window.derived:
+        return _derived_instants(view, window, trace)
+    function = window.functions.get("thread")
+    if function is None or function.name not in EVENT_INTERVALS or not _thread_rows(window, trace) \
+            or any(f.name == "Stacked Val" for f in window.compose.values()):
+        return _NONE
+    following, valued = EVENT_INTERVALS[function.name]
+    loc, time, value = selected_events(window, trace)
+    same = (loc[1:] == loc[:-1]) & (time[1:] == time[:-1])
+    if not same.any():
+        return _NONE
+    extra = np.r_[False, same] if following else np.r_[same, False]
+    value = value[extra] if valued else np.zeros(int(extra.sum()))
+    return loc[extra].astype(np.int64), time[extra].astype(np.int64), compose_values(window, value)
+
+
+def _thread_rows(window, trace: TraceColumns) -> bool:
+    """Whether a window's rows are the threads: thread level, or tasks of one thread whose task
+    function gives the thread's value (Adding, Average, Maximum, Minimum, Thread i of thread 1)."""
+    if window.level == "thread":
+        return True
+    function = window.functions.get("task", Function("Adding"))
+    first = not function.params or not function.params[0] or function.params[0][0] == 1
+    return window.level == "task" and trace.one_thread_per_task and (
+        function.name in ("Adding", "Average", "Maximum", "Minimum") or (function.name == "Thread i" and first))
+
+
+def compose_values(window, value: np.ndarray) -> np.ndarray:
+    """Values of a thread-level (or one-thread task) window's function, or of a derived window's
+    operation, through its compose functions in the kernel's order (evaluate_window's)."""
+    slots = [COMPOSE_SLOT[window.level], "topcompose2", "topcompose1"] if window.derived else _single_slots(window)
+    for slot in slots:
+        function = window.compose.get(slot)
+        if function is not None and function.name in COMPOSE_FUNCTIONS:
+            value = COMPOSE_FUNCTIONS[function.name](value, function.params)
+    return value
+
+
+def _derived_instants(view: CfgView, window, trace: TraceColumns):
+    from .evaluate import _OPERATIONS
+    d = window.derivation
+    if d.operation not in _OPERATIONS or not _thread_rows(window, trace) or \
+            not all(_thread_rows(view.window(p), trace) for p in d.parents):
+        return _NONE
+    (ra, ta, va), (rb, tb, vb) = (_instants(view, p, trace) for p in d.parents)
+    if len(ra) + len(rb) == 0:
+        return _NONE
+    parents = [evaluate_window(view, p, trace) for p in d.parents]
+    span = np.int64(trace.t_end + 2)
+    ka, kb = ra * span + ta, rb * span + tb
+    rank_a, rank_b = _rank(ka), _rank(kb)
+    # pair the i-th zero-length interval of one parent at an instant with the other's i-th there
+    width = np.int64(max(int(rank_a.max(initial=0)), int(rank_b.max(initial=0))) + 1)
+    pa, pb = ka * width + rank_a, kb * width + rank_b
+    at = np.clip(np.searchsorted(pb, pa), 0, max(len(pb) - 1, 0))
+    matched_a = (len(pb) > 0) & (pb[at] == pa) if len(pb) else np.zeros(len(pa), bool)
+    right = np.where(matched_a, vb[at] if len(vb) else 0.0, _holding(parents[1], ra, ta, span))
+    matched_b = np.isin(pb, pa[matched_a])
+    left_b = _holding(parents[0], rb[~matched_b], tb[~matched_b], span)
+    row = np.r_[ra, rb[~matched_b]]
+    time = np.r_[ta, tb[~matched_b]]
+    left = np.r_[va, left_b]
+    right = np.r_[right, vb[~matched_b]]
+    rank = np.r_[rank_a, rank_b[~matched_b]]
+    order = np.lexsort((rank, time, row))
+    value = _OPERATIONS[d.operation](left * d.factors[0], right * d.factors[1])
+    return row[order], time[order], compose_values(window, value[order])
+
+
+def _rank(keys: np.ndarray) -> np.ndarray:
+    """Each item's position among the equal keys before it (keys sorted)."""
+    if len(keys) == 0:
+        return np.zeros(0, np.int64)
+    start = np.r_[True, keys[1:] != keys[:-1]]
+    first = np.flatnonzero(start)
+    return np.arange(len(keys)) - first[np.cumsum(start) - 1]
+
+
+def _holding(timeline, row: np.ndarray, time: np.ndarray, span: np.int64) -> np.ndarray:
+    """The value of the interval of `timeline` holding each (row, time) (begin <= time < end), 0 if none."""
+    keys = timeline.row.astype(np.int64) * span + timeline.begin
+    at = np.searchsorted(keys, row * span + time, side="right") - 1
+    ok = at >= 0
+    at = np.clip(at, 0, None)
+    if len(keys) == 0:
+        return np.zeros(len(row))
+    ok &= (timeline.row[at] == row) & (timeline.end[at] > time)
+    return np.where(ok, timeline.value[at], 0.0)

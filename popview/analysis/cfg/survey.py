@@ -17,6 +17,7 @@ import numpy as np
 
 from .catalogue import histogram_gaps, window_gaps
 from .evaluate import NotEvaluated, TraceColumns, evaluate_histogram, evaluate_window
+from .levels import Hierarchy
 from .reader import CfgError, read_cfg
 
 _INTRO = """\
@@ -50,11 +51,19 @@ otherwise each gap is named. **Evaluated** means the engine that evaluates the d
 on a trace's cache (`popview.analysis.cfg.evaluate`, vectorised numpy) computes the histogram
 (checked here on a small probe trace of two single-threaded tasks with two messages; the
 columns "windows evaluated" and "histograms evaluated", and the last table).
-The engine covers: thread-level rows, and task-level rows on traces with one thread per task
-(task functions `Adding`, `Average`, `Maximum`, `Minimum`, `Thread i`); `Useful`, `State As Is`,
+The engine covers: thread, task, application and workload rows (`popview.analysis.cfg.levels`:
+a task's intervals cut at every boundary of its threads', each with the task function of their
+values in thread order, as the kernel's IntervalNotThread: `Adding`, `AddingSign`, `Average`,
+`Maximum`, `Minimum`, `Activity`, `In Activity`, `Mode`, `Thread i`, `Add Tasks`, then the
+level's compose; a derived window combines its parents at the finer of their levels, a task
+parent giving each of its threads its value; topcompose2 before topcompose1, as the kernel
+nests them) and the resource model's CPU, node and system rows (a CPU's value is the thread's
+that runs on it, through `Active Thd`, `Active Thd Sign`, `Active Thd Val` or `Active Thd Val
+Sign`; a node's the node function over its CPUs, idle ones included; the Paraver reader records
+each thread's CPU and each node's CPU count, and a thread whose records carry several CPUs, or
+a CPU shared by threads, is named as not evaluated); `Useful`, `State As Is`,
 `State Sign`, `Given State`, `State Record Dur.`, `Int. Between Evt`, `Avg Next Evt Val`,
-`Avg Last Evt Val`, `Last Evt Val` (also composed by `Stacked Val`, Paraver's per-thread stack
-of values, in one compose slot) and `Next Evt Val` with event-type and event-value filters;
+`Avg Last Evt Val`, `Last Evt Val` and `Next Evt Val` with event-type and event-value filters;
 what is in transit per thread as the kernel's communication functions add it up record by
 record: `Send BandWidth`, `Recv BandWidth` (size / factor per window time unit, in the kernel's
 1e-12 steps), `Send` / `Recv Bytes in Transit`, `Send` / `Recv Messages in Transit`,
@@ -75,7 +84,15 @@ nothing without values); a window without
 the compose functions without memory (`Sign`, `1-Sign`, `Div`, `Prod`, `Add`, `Subs`,
 `Select Range`, `Is In Range`, `Is Equal`, `Is Equal (Sign)`, `Abs`, `Floor`, `Ceil`, `Round`)
 at thread, task and top
-level; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`; 2D and 3D
+level (topcompose2 first, then topcompose1, as the kernel nests them); the compose functions
+with a memory of the row's sequence of intervals, on windows of event or communication-record
+functions, in any slot and after any other: `Stacked Val` (Paraver's per-thread stack of
+values), `Nesting level`, `Delta`, `Join Bursts` (consecutive intervals of one value joined)
+and `Burst Time` (an interval's duration), over every interval the kernel walks, those of no
+duration at one instant included; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`,
+`controlled: maximum` (on the control window's intervals, the largest of 0 and the data values
+there) and `controlled: clear by` (the data value, cleared where the control value falls, as
+paramedir computes it); the task function `Changed value` on tasks of one thread; 2D and 3D
 histograms (a table per plane of the 3D control window's values that has values) over the
 whole trace or the control window's time window (`Allwindow`), with the `Time`, `% Time`,
 `% Window Time`, `Sum bursts`, `# Bursts`, `# Bursts != 0`, `% # Bursts`, `Integral`,
@@ -84,16 +101,22 @@ statistics (as Paraver's histogramstatistic.cpp computes them) and the communica
 statistics `#Sends`, `#Receives`, `Bytes sent`, `Bytes received` (per row, a column per partner
 thread, as KHistogram counts the row's send or receive records). Columns are made as
 Paraver's ColumnTranslator makes them (ceil((max-min)/delta) columns, one more when delta is 1
-and max starts a column, a value in [min, max]); a computed scale (`ComputeYScale`) starts,
-as Paraver's does, at the control window's smallest non-zero value: one column per whole value
-present for a code-coloured window (Paraver also shows the empty whole values between them),
-else Paraver's 200 columns up to the largest value plus 5 %. Anything else raises
-`NotEvaluated` naming it.
+and max starts a column, a value in [min, max]); a computed scale (`ComputeYScale`, on when the cfg does not
+say) spans, as Paraver's computeYScale reads them, the control window's values from the
+histogram's begin to one interval past its end (past the trace's end: the window's compose of 0),
+from the smallest non-zero one: for a code-coloured window every whole value up to the largest
+plus 5 % rounded down, else Paraver's 200 columns up to the largest value plus 5 % (3D planes: up
+to the largest). Whole-value columns and planes are named by the window's semantic info type
+(labels.py: a state, a .pcf event value through the window's filter, a derived window's first
+parent's, `value N` when unnamed). Anything else raises `NotEvaluated` naming it.
 
 What evaluates is usable two ways:
 
-- `popview paramedir TRACE CFG... [-o OUT]` (docs/cli.md) writes each evaluated histogram as
-  the tab-separated table paramedir writes; what is not evaluated is one line each on stderr.
+- `popview paramedir TRACE CFG [OUT]... [-o OUT]` (docs/cli.md) writes what paramedir writes
+  for each cfg, named as paramedir names it: its last histogram as paramedir's tab-separated
+  table (`--all-histograms`: every one), or, for a cfg without a histogram, its last window's
+  timeline (paramedir's .csv: row, begin, duration, value per interval); what is not evaluated
+  is one line each on stderr.
 - In the window, File > Open Paraver view (.cfg)... or a `.cfg` dropped on the window (or
   given beside a trace: `popview run.prv view.cfg`) opens a "Paraver view" pane beside the
   Histograms: a tab per evaluated histogram, named as in the cfg, with its control window and
@@ -145,17 +168,23 @@ and column names, values, layout): basicanalysis's `cycles`, `instructions`, `ru
 parami's `other/CommComp_overlap`, `2dc_cyc_ipc`, `2dh_useful_duration`, `2dh_granularity`, `2dh_duration_IPC`,
 `3dc_instr_ipc_useful`, `efficiency`, `3dh_percentpreempted_useful`,
 `3dh_duration_MPIcall`, `3dh_size_call`, `connectivity`, `mpi_stats`, `other/communication_matrix`,
-`nanox/general/analysis/3dh_ipc_uf`; PyPOP's `total_runtime`, `total_runtime_excl_disabled`,
+`nanox/general/analysis/3dh_ipc_uf`, `LB_analysis` (its last histogram, all paramedir writes),
+`mapping`, `2dp_MPItime_line`, `sampling+folding/2dp_sampled_function`, `3dh_instructions`; PyPOP's `total_runtime`, `total_runtime_excl_disabled`,
 `total_useful_computation`, `useful_cycles`, `useful_instructions` and the
 `serial_useful_computation*` and `omp_useful_computation*` ones. On EPOCH also
-`clustering/3dh_ipc_clusterID` and PyPOP's `total_res_stl_cycles`; on heat 2x2 also PyPOP's `omp_total_runtime*` and parami's
+`clustering/3dh_ipc_clusterID`, `call_duration_histogram`, COMPSs `histograms_HW_counters` and
+PyPOP's `total_res_stl_cycles`; on heat 2x2 also PyPOP's `omp_total_runtime*` and parami's
 `OpenMP/analysis/omp_profile` and `3dh_duration_pf`. To get there popview's tables now follow
 paramedir: `StDev`; Average, Minimum, StDev and Avg/Max over the cells that have a value (a
 thread's own column of a communication matrix is left out; `-nan` for a column without values);
 rows added one after the other and `sqrt(fabs(...))` (paramedir's StDev of 16 equal rows is
 0.03 or 32.00, not 0); range labels with thousands grouped (`[1,026.00..1,053.00)`), a
 computed range's bounds as paramedir computes them (column x delta + minimum, the last one
-closed only when it reaches the range's top in floating point); Useful's
+closed only when it reaches the range's top in floating point); the totals over the cells
+Paraver has (a burst counted there, even of value 0), StDev as HistogramTotals computes it;
+`HideCols` per plane and `SortCols` (stable, by the shown plane's column totals, the first k of
+that order in every plane: 2dp_MPItime_line's planes show columns empty there); a plane label
+line when the histogram has more than one plane; Useful's
 columns named by state (`Running`), an unnamed event value 0 named `End`; task-level rows
 `TASK 1.n`; only the rows a histogram's `Analyzer2D.Objects` selects (parami's
 `3dh_instructions`: THREAD 1.1.1 alone, byte for byte on heat 2x2); every thread in state Idle (0) where it has no state record, up to the trace's end;
@@ -164,26 +193,57 @@ and a cfg whose windows all filter on event types none of which is in the trace 
 relies on it to pick the cfg that fits). Refused alike by both on these traces: PyPOP's
 `omp_total_runtime*` and parami's OpenMP analyses on EPOCH, `uf_profile`, `3dh_ufduration`,
 `periodicity`, `3dh_duration_tasks`, `3dh_folded_mips_per_caller`, `ompss/general`.
-Differences kept or not fixed yet: a cfg with several histograms: paramedir writes only the
-last one into its output (each overwrites the previous), popview writes each (`<cfg>.k.txt`);
-popview's last table is byte for byte paramedir's (`LB_analysis`, `histograms_HW_counters`).
-Columns of a derived window or a composed event window on a computed scale are
-not yet as paramedir makes them: `2dp_sampled_function`, `2dp_MPItime_line` (paramedir names
-the values from the .pcf and shows only those present), `mapping` (topcompose `Add`).
-A 3D histogram with one plane with values: paramedir writes that plane's label line for
-`3dh_instructions` (100 planes) but not for `3dh_ipc_uf` (12 planes); popview writes it for
-neither (the rule is not found yet), so `3dh_instructions` differs on EPOCH by that line. Not evaluated by popview (the functions named below):
-`Amdahl`, `2dt_brwds_nbbwrds`, and on
-heat 2x2 `call_duration_histogram` (task rows of tasks with two threads).
+Byte for byte checked by tests/cfg/test_paramedir_outputs.py (SHA-256 of each file paramedir
+wrote, frozen in tests/cfg/paramedir_digests.json; live with POPVIEW_PARAMEDIR), as
+`popview paramedir` writes it: a cfg with several histograms gives, as paramedir, only its last
+one (`--all-histograms` for every one). Not evaluated by popview (the functions named below):
+`2dt_brwds_nbbwrds`, and on heat 2x2 `Amdahl` and `call_duration_histogram` (`Stacked Val`
+over task rows of two threads). `Amdahl` (Stacked Val, then 1-Sign on top) is byte for byte on
+EPOCH 4 and 16 and on the bsc-folding 444.namd trace (user functions), so is `3dh_ufduration`
+(Int. Between Evt composed by Stacked Val) on 444.namd.
 
-Timelines are compared with paramedir too: a cfg without a histogram makes paramedir write its
-last window (`-tu`: each interval's row, begin and duration in trace units, and value); that
+**Task and application rows against paramedir** (tests/cfg/test_levels_paramedir.py, frozen
+and, with POPVIEW_PARAMEDIR, live): the timeline paramedir writes for a cfg's last window
+(`-tu`, trace units) is popview's, interval for interval, once paramedir's intervals of no
+duration (several records at one instant, which popview does not keep) are left out, on EPOCH
+4, EPOCH 16 and heat 2x2: `in_MPI_call` (task rows, `Thread i`: two threads per task on heat),
+`receive_bandwidth_appl` (application rows), `states_only_useful_openmp` (a derived window of a
+thread and a task parent; EPOCH), COMPSs `receive_bandwidth` and `s_r_bandwidth` (the
+communication functions' intervals start at every communication record of the row the
+window's filter passes, whether the value changes or not, as the kernel's do). A histogram
+added to `in_MPI_call` (Time per task) and to `receive_bandwidth_appl` (Average value per
+application) gives paramedir's cells and row labels (`TASK 1.2`, `APPL 1`). parami's
+`node_bandwidth` (node rows) is paramedir's timeline on EPOCH 4, EPOCH 16 and heat 2x2, and
+`in_MPI_call` moved to CPU, node and system rows (Adding; node Average; CPU Active Thd Sign,
+node Minimum, system Maximum; CPU Active Thd Val) is too, also on Extrae-course prime (16 ranks
+on 4 nodes of 13, 1, 1, 1 CPUs), its Time histogram per node and per CPU with the .row's names.
+
+Timelines are compared with paramedir too: a cfg without a histogram makes `popview paramedir`
+write, as paramedir, its last window's intervals (row, begin and duration in the window's
+units, value), byte for byte paramedir's file on all three traces for parami's `state_as_is`,
+`useful`, `useful_duration`, `executing_cpu`, `MPI_call`, `MPI_call_duration`, `MPI_p2p_call`,
+`MPI_collective_call`, `MPI_caller`, `in_MPI_call`, `receive_bandwidth_appl` (application rows),
+`Events_too_close`, `Useful_ipc`, `p2p_size`, `mpi_msg_size`, `cuda_views`, nanox's `state_as_is`
+and paraver-kernel's four cutter test views; on EPOCH 4 and 16 also `IPC`, `MIPS`, `Cycles`,
+`instructions`, `L1D_misses`, `L2_Total_miss_ratio`, `L_S_mix`, `states_only_useful_openmp`, and
+on EPOCH 4 COMPSs `receive_bandwidth`, `s_r_bandwidth` and `late_receivers` (the zero-length
+intervals of several events at one instant included, a derived window's from its parents';
+tests/cfg/test_paramedir_outputs.py). Not the same yet: on heat 2x2 and EPOCH 16 those three
+communication windows (paramedir has a zero-length interval at each of several communication
+records of a row at one instant; popview one interval per instant there) and `state_duration`
+(Paraver gives a row's last state record its begin time as value). Also
+paramedir's dump `-tu` (each interval's row, begin and duration in trace units, and value); that
 text and popview's evaluated window, both as runs of equal values with a duration, are the same
 on EPOCH 4, EPOCH 16 and heat 2x2 for parami's `p2p_size`, `mpi_msg_size` and
 `late_receivers` (Event Bytes and the windows derived from it), and so is `p2p_size` with its
 function changed to each communication-record function above (and Event Bytes, Event Sent
 Bytes, Recv BandWidth, Send Messages in Transit) under six message filters each (logical,
 physical, both, tag != 0, from objects 1 or 3, bandwidth > 100) on EPOCH 4 and heat 2x2
+and so are eleven windows composing them with `Stacked Val`, `Nesting level`, `Delta`,
+`Join Bursts`, `Burst Time`, `Sign`, `1-Sign` and `Add` in the thread and top slots, and
+parami's `received_from_delayed` (Comm Recv. Partner, `controlled: clear by`) with its data window
+made Event Bytes and its control the MPI call, for `controlled: clear by` and `controlled:
+maximum`, on EPOCH 4, EPOCH 16 and heat 2x2
 (tests/cfg/test_against_paramedir.py, digests of paramedir's dumps frozen).
 
 File > Save view as Paraver cfg... writes the Timeline pane's current view (its colour mode,
@@ -202,9 +262,28 @@ description, opens in popview as the same view (its time window, colours and ran
 zoomed in its values agree with popview's own colour mode pixel by pixel
 (tests/cfg/test_export.py, tests/gui/test_cfg_views.py).
 
-Not done yet: the functions and statistics named in the tables below, levels above task,
-communication statistics in 3D, of a derived control window or of one filtered both logically
-and physically.
+File > Save histogram as Paraver cfg... (or the Histograms pane's "Paraver cfg..." button) writes
+the pane's table and statistic as a 2D histogram cfg (`export.histogram_cfg`): State x location
+as `State As Is` with a column per state code present, MPI call x location as `Last Evt Val` of
+the trace's MPI event types with a column per MPI call value (outside MPI, 0, left out), empty
+columns hidden, over the table's time window (`Allwindow`) or the whole run; `time` as `Time`
+in nanoseconds, `% time` as `% Window Time`, `bursts` / `count` as `# Bursts`, average durations
+as `Average Burst Time`. On EPOCH 4 and heat 2x2, each of these tables (every statistic, the
+whole run and a quarter of it) evaluates in popview's cfg engine to the same cells (1e-9), and
+paramedir loads the cfg and writes the same cells to its 2 decimals; the one difference is a
+column of calls of no duration (EPOCH's two MPI_Cart_create per rank): popview counts them,
+Paraver has no burst there (tests/cfg/test_histogram_export.py). Useful duration bins
+(logarithmic), burst duration x IPC (IPC-range rows) and the OpenMP construct table (a worker
+counted inside its master's construct) have no Paraver histogram and are refused with the
+reason. File > Save Paraver view as cfg... (or "Save as cfg..." in a Paraver view pane) writes an
+opened cfg's windows and histograms back as popview reads them: every cfg of the collection
+written back this way gives paramedir the same bytes as the original on EPOCH 4 and heat 2x2
+(the frozen digests without paramedir; live with POPVIEW_PARAMEDIR), and the view reopens with
+the same tables (tests/gui/test_cfg_views.py).
+
+Not done yet: the functions and statistics named in the tables below, CPU rows of threads that
+move between CPUs or share one, communication statistics in 3D, of a derived control window or of one
+filtered both logically and physically.
 
 This page is generated by `python -m popview.analysis.cfg.survey
 ../shared/traces/paraver-cfgs -o docs/paraver-cfg.md` over the 120 collected real cfgs.
@@ -275,7 +354,8 @@ def _own_reason(reason: str) -> str:
 
 
 def _probe() -> TraceColumns:
-    """A small trace for the engine check: two single-threaded tasks, running and MPI states,
+    """A small trace for the engine check: two single-threaded tasks (one application, each
+    thread on its own CPU of one node), running and MPI states,
     hardware counter readings (PAPI_TOT_INS, PAPI_TOT_CYC), an MPI call event and two messages."""
     states = {"loc": np.array([0, 0, 0, 1], np.int32), "begin": np.array([0, 40, 60, 0], np.int64),
               "end": np.array([40, 60, 100, 100], np.int64), "state": np.array([1, 3, 1, 1], np.int32)}
@@ -288,7 +368,8 @@ def _probe() -> TraceColumns:
                 "recv_time": np.array([50, 60], np.int64), "recv_phys": np.array([50, 60], np.int64),
                 "size": np.array([100, 200], np.int64), "tag": np.array([1, 2], np.int64)}
     return TraceColumns(t_end=100, n_rows=2, states=states, events=events, one_thread_per_task=True,
-                        messages=messages)
+                        messages=messages, hierarchy=Hierarchy(np.arange(2), np.zeros(2, np.int64),
+                                                               thread_cpu=np.arange(2), node_cpus=(2,)))
 
 
 def survey(root: Path) -> list[FileResult]:

@@ -103,15 +103,16 @@ MODEL = Model("critical-path", "Critical path", "Critical-path based model (MPI 
                       Spec("communication_efficiency", "Communication efficiency", "max(t) / R",
                            "Time lost to dependencies and transfers", comm, combine="product", bound=UPPER,
                            children=(
-                               Spec("serialisation_efficiency", "Serialisation efficiency", "max_i t_i / G-CUE",
-                                    "Dependencies along the critical path", ser, combine="product", bound=UPPER,
+                               Spec("serialisation_efficiency", "Serialisation efficiency (critical path)",
+                                    "max_i t_i / G-CUE", "Dependencies along the critical path", ser,
+                                    combine="product", bound=UPPER,
                                     children=(
                                         Spec("serialisation_efficiency_mpi", "MPI serialisation efficiency",
                                              "max_j PL-CUE_j / G-CUE", "Dependencies between processes", ser_mpi),
                                         Spec("serialisation_efficiency_openmp", "OpenMP serialisation efficiency",
                                              "max_i t_i / max_j PL-CUE_j", "Dependencies among threads", ser_omp),
                                     )),
-                               Spec("transfer_efficiency", "Transfer efficiency", "G-CUE / R",
+                               Spec("transfer_efficiency", "Transfer efficiency (critical path)", "G-CUE / R",
                                     "Time spent in runtimes along the critical path", te, combine="product",
                                     children=(
                                         Spec("transfer_efficiency_mpi", "MPI transfer efficiency", "G-CUE / G-COO",

@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 from popview.analysis.report import series
+from popview.runs import run_key
 
 
 def series_runs(state) -> list:
@@ -29,17 +30,6 @@ def _one_view_per_run(runs: list, current) -> list:
     dropped = {id(profiles[k]) if traces[k] is current or profiles[k] is not current else id(traces[k])
                for k in twins}
     return [e for e in runs if id(e) not in dropped]
-
-
-def run_key(exp) -> tuple:
-    """(folder, shape): a trace and a profile with the same key are two views of one run."""
-    source = getattr(exp, "source", None)
-    folder = str(Path(source).resolve().parent) if source is not None else id(exp)
-    try:
-        shape = exp.shape()
-    except Exception:  # noqa: BLE001 - a run whose shape is unknown is its own run
-        shape = id(exp)
-    return folder, shape
 
 
 def series_name(state) -> str | None:

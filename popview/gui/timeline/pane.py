@@ -29,6 +29,7 @@ VIEW_MIN_HEIGHT = 70      # px per stacked run: a few rows and the time axis sta
 READABLE_ROWS = 8         # a stacked run shows at least this many rows (or all it has), each labelled
 ROW_PX = 15               # the row axis labels rows at least 14 px apart
 AXIS_PX = 40              # time axis and margins of a view
+TITLE_PX = 20             # a stacked run's title line
 COMMS_AUTO_TEXT = "Comms (auto)"
 COMMS_TIP = ("Communication lines: by default on when zoomed in far enough to tell them apart "
              f"(at most one message per {AUTO_PX_PER_LINE} pixels of width, {AUTO_LINES:,} in all), off "
@@ -301,10 +302,20 @@ class TimelinePane(QWidget):
             self.forward_button.setEnabled(False)
 
     def _show_runs(self) -> None:
-        """Only the current run, or the series stacked with the current run scrolled into view."""
+        """Only the current run, or the series stacked with the current run scrolled into view;
+        stacked, each is titled with its run (the current one in bold): their rows are all named
+        THREAD 1.1.1 ... and told nothing of which run they were."""
         current = self.view
+        stacked = len(self.views) > 1 and not self.one_run_box.isChecked()
         for view in self.views.values():
             view.setVisible(view is current or not self.one_run_box.isChecked())
+            title = (run_title(view.exp), view is current) if stacked else None
+            if title != getattr(view, "run_title", None):
+                view.run_title = title
+                text = None if title is None else html.escape(title[0])
+                view.setTitle(f"<b>{text}</b>" if title and title[1] else text,
+                              size=f"{view.font().pointSizeF():g}pt", justify="left")
+                view.setMinimumHeight(readable_height(view) + (TITLE_PX if title else 0))
         if current is not None:
             QTimer.singleShot(0, self, lambda: self._scroll_to(current))
 
@@ -581,6 +592,11 @@ def legend_chrome(legend) -> int:
     icon = legend.iconSize().width()
     scroll = legend.style().pixelMetric(legend.style().PixelMetric.PM_ScrollBarExtent)
     return icon + 4 * legend.spacing() + 16 + 2 * legend.frameWidth() + scroll
+
+
+def run_title(exp) -> str:
+    """A stacked timeline's title: the run's name and shape."""
+    return f"{exp.name} ({exp.label})"
 
 
 def readable_height(view) -> int:
