@@ -158,3 +158,24 @@ def test_fletcher32_is_hdf5s():
                 ds = f.create_dataset(f"d{length}-{data[0]}-{len(f)}", data=data, chunks=(length,), fletcher32=True)
                 raw = ds.id.read_direct_chunk((0,))[1]
                 assert fletcher32(np.frombuffer(raw[:-4], np.uint8)) == int.from_bytes(raw[-4:], "little")
+
+
+def test_chunks_of_different_sizes_shuffled_in_one_reused_buffer(tmp_path):
+    """Each compression thread shuffles into one buffer it keeps: a longer chunk after a
+    shorter one, and one of another item size, are still stored as HDF5 reads them."""
+    from popview.cache import chunks
+
+    with h5py.File(tmp_path / "c.h5", "w") as f:
+        data = {}
+        for name, dtype, rows in (("a", np.int32, 700), ("b", np.int64, 1000), ("c", np.int32, 3000)):
+            data[name] = np.random.default_rng(len(name) + rows).integers(-1 << 30, 1 << 30, 3000).astype(dtype)
+            ds = f.create_dataset(name, shape=(3000,), dtype=dtype, chunks=(rows,), shuffle=True,
+                                  **hdf5plugin.Zstd(clevel=1))
+            out = ChunkedWriter(ds)
+            out.write(data[name])
+            out.close()
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        for name, values in data.items():
+            np.testing.assert_array_equal(f[name][:], values)
+    assert chunks.byte_shuffle(np.arange(3, dtype=np.int32), np.full(20, 7, np.uint8)).tolist() == \
+        [0, 1, 2] + [0] * 9

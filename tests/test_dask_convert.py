@@ -134,8 +134,9 @@ def process_client():
     ("popview-heat/scorep/hyb_2x2/traces.otf2", "decode_location", 3, {}),
     # the finish's tasks: a table's location group, a part of the pyramid
     ("popview-heat/extrae/hyb_2x2/hyb_2x2.prv", "sort_group", 3, {"group_rows": 3000}),
-    ("popview-heat/scorep/hyb_2x2/traces.otf2", "pyramid_part", 2, {"group_rows": 3000})],
-    ids=["paraver", "otf2", "paraver-sort-group", "otf2-pyramid-part"])
+    ("popview-heat/scorep/hyb_2x2/traces.otf2", "pyramid_part", 2, {"group_rows": 3000}),
+    ("popview-heat/extrae/hyb_2x2/hyb_2x2.prv", "tile_part", 2, {"group_rows": 3000})],
+    ids=["paraver", "otf2", "paraver-sort-group", "otf2-pyramid-part", "paraver-tile-part"])
 def test_a_worker_killed_in_the_middle_its_task_reruns(shared_traces, tmp_path, process_client, source, task,
                                                        after, options):
     marks = tmp_path / "marks"

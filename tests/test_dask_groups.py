@@ -168,3 +168,27 @@ def test_rows_of_a_two_dimensional_dataset_joined_by_chunk_rows(tmp_path):
                 part[lo:hi] = values[lo:hi]
                 copy_rows(part, joined, lo, hi)
         assert np.array_equal(joined[:], values)
+
+
+@pytest.mark.parametrize("cuts", [[0, 1, 2, 3, 300], [0, 64, 128, 300], [0, 10, 64, 70, 199, 300]])
+def test_windows_joined_at_once_write_a_shared_chunk_once(tmp_path, cuts):
+    from popview.cache.groups import join_rows
+    from popview.cache.writer import compression
+
+    rng = np.random.default_rng(11)
+    values = rng.random((300, 1500)).astype(np.float32)
+    files, windows = [], []
+    for i, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
+        f = h5py.File(tmp_path / f"part{i}.h5", "w")
+        part = f.create_dataset("v", shape=values.shape, dtype=np.float32, chunks=(64, 1024), fillvalue=np.nan,
+                                **compression())
+        part[lo:hi] = values[lo:hi]
+        files.append(f)
+        windows.append((part, lo, hi))
+    with h5py.File(tmp_path / "joined.h5", "w") as g:
+        joined = g.create_dataset("v", shape=values.shape, dtype=np.float32, chunks=(64, 1024), fillvalue=np.nan,
+                                  **compression())
+        join_rows(joined, windows)
+        assert np.array_equal(joined[:], values)
+    for f in files:
+        f.close()

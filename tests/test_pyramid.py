@@ -155,3 +155,31 @@ def test_a_cache_without_records_gets_an_empty_pyramid(tmp_path):
     with Reader(tmp_path / "p.h5") as reader:
         g = reader.h5["pyramid"]
         assert g.attrs["channels"] == "" and g.attrs["numeric"] == "" and len(g) == 0
+
+
+def test_a_counter_of_some_locations_fills_only_their_rows(tmp_path):
+    """Rows of locations without readings stay NaN at every level, and the others are what
+    reducing and pairing every row gives (only the rows with readings are computed: each
+    metric of the mi300 OTF2 archive is read on one location of 32)."""
+    rng = np.random.default_rng(3)
+    t_end = 4096
+    states = {"loc": [0, 1, 2, 3], "begin": [0] * 4, "end": [t_end] * 4, "state": [1] * 4}
+    times = np.sort(rng.integers(1, t_end, 40))
+    events = {"loc": [2] * 40, "time": times.tolist(), "type": [INS] * 40, "value": rng.integers(0, 1000, 40).tolist()}
+    with make_cache(tmp_path / "c.h5", states, events, t_end, n_loc=4) as reader:
+        g = reader.h5["pyramid"]
+        base, n_levels = int(g.attrs["base_ns"]), int(g.attrs["n_levels"])
+        bins = [g[f"counter_{INS}"][str(k)]["value"].shape[1] for k in range(n_levels)]
+        prev = np.r_[0, times[:-1]]
+        dense = np.full((4, bins[0]), np.nan)
+        pyramid.reduce_kernel(np.array([2], np.int64), np.array([0], np.int64), np.array([40], np.int64),
+                              np.array([np.iinfo(np.int64).min]), prev, times,
+                              np.asarray(events["value"], np.float64), 0.0, float(base), bins[0], True, dense)
+        for k in range(n_levels):
+            if k:
+                if dense.shape[1] % 2:
+                    dense = np.pad(dense, ((0, 0), (0, 1)), constant_values=np.nan)
+                dense = pyramid._pair_bins(dense[:, 0::2], dense[:, 1::2], True)[:, : bins[k]]
+            got = g[f"counter_{INS}"][str(k)]["value"][:]
+            np.testing.assert_array_equal(got, dense.astype(np.float32), err_msg=f"level {k}")
+            assert np.isnan(got[[0, 1, 3]]).all() and not np.isnan(got[2]).all()

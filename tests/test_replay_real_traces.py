@@ -102,6 +102,7 @@ def test_extrae_placeholder_messages_are_not_followed(shared_traces, cache):
     result = replay(exp)
     notes = " ".join(result.notes)
     assert "100 receives from MPI_PROC_NULL" in notes and "cyclic" not in notes
+    assert "of 1 channel paired again" in notes          # was "1 channels"
     assert "before they were sent" not in notes
     mult = exp.metrics("hybrid-multiplicative", "whole")
     for metric in ("mpi_serialisation_efficiency", "mpi_transfer_efficiency"):

@@ -123,6 +123,7 @@ def test_gpu_and_openmp_runs_preselect_their_model_and_profiles_skip_the_critica
     best, why = variants.preferred(_Run(["openmp"], (1, 8)))
     assert best.key == "hybrid-additive" and "one process (8 threads)" in why and "MPI" not in why
     assert "pop-mpi" not in [v.key for v in variants.applicable(_Run(["openmp"], (1, 8)))]
+    assert "one process (1 thread)" in variants.preferred(_Run(["openmp"], (1, 1)))[1]   # ImageMagick omp1
     assert "pop-mpi" in [v.key for v in variants.applicable(_Run(["openmp"], (2, 8)))]
     assert "pop-mpi" in [v.key for v in variants.applicable(_Run([], (1, 1)))]
     profile = _Run(["mpi"], (8, 1), is_trace=False)

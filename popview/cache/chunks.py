@@ -52,21 +52,47 @@ def _shuffle8(raw, out):
         out[7 * n + i] = raw[j + 7]
 
 
-def byte_shuffle(block: np.ndarray) -> np.ndarray:
-    """The bytes of `block` grouped by their position in each item (HDF5's shuffle filter)."""
+@numba.njit(cache=True, nogil=True)
+def _shuffle4(raw, out):
+    """The same for 4-byte items (event types, locations, states, call paths): numpy's
+    transpose of them cost as much as the 8-byte kernel on twice the bytes."""
+    n = len(raw) // 4
+    for i in range(n):
+        j = i * 4
+        out[i] = raw[j]
+        out[n + i] = raw[j + 1]
+        out[2 * n + i] = raw[j + 2]
+        out[3 * n + i] = raw[j + 3]
+
+
+def byte_shuffle(block: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """The bytes of `block` grouped by their position in each item (HDF5's shuffle filter),
+    into `out` (uint8, at least as long as the block's bytes) when given."""
     raw = np.ascontiguousarray(block).view(np.uint8).reshape(-1)
     size = block.dtype.itemsize
-    if size == 8:
-        out = np.empty_like(raw)
-        _shuffle8(raw, out)
-        return out
-    return np.ascontiguousarray(raw.reshape(-1, size).T).reshape(-1)
+    if size == 1:
+        return raw                       # one byte an item: nothing moves
+    out = np.empty_like(raw) if out is None else out[:len(raw)]
+    if size in (4, 8):
+        (_shuffle8 if size == 8 else _shuffle4)(raw, out)
+    else:
+        out[:] = raw.reshape(-1, size).T.reshape(-1)
+    return out
+
+
+def _scratch(nbytes: int) -> np.ndarray:
+    """This thread's buffer for shuffled chunks: a fresh array for every chunk cost more in
+    page faults (glibc maps arrays of this size afresh) than the shuffle itself."""
+    buf = getattr(_local, "shuffled", None)
+    if buf is None or len(buf) < nbytes:
+        buf = _local.shuffled = np.empty(nbytes, np.uint8)
+    return buf
 
 
 def _encode(block: np.ndarray, shuffle: bool, level: int, checksum: bool = False) -> bytes:
     """One chunk as the filter pipeline stores it: shuffled bytes, one Zstd frame, its
     Fletcher32 checksum."""
-    raw = byte_shuffle(block) if shuffle else block.view(np.uint8).reshape(-1)
+    raw = byte_shuffle(block, _scratch(block.nbytes)) if shuffle else block.view(np.uint8).reshape(-1)
     compressors = getattr(_local, "compressors", None)
     if compressors is None:
         compressors = _local.compressors = {}

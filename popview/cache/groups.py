@@ -154,6 +154,40 @@ def copy_rows(src: h5py.Dataset, dst: h5py.Dataset, lo: int, hi: int) -> None:
             dst[a:b] = src[a:b]
 
 
+def join_rows(dst: h5py.Dataset, windows: list[tuple[h5py.Dataset, int, int]]) -> None:
+    """`dst` from consecutive windows (source dataset, lo, hi) covering its rows (first
+    axis): a chunk inside one window copied as stored; a chunk shared by several gathered
+    from them and written once (not once a window: a chunk of 64 locations of a pyramid
+    level, when every part holds one location, would be read and compressed again 64 times)."""
+    c, n = dst.chunks[0], dst.shape[0]
+    across = [(0,) * (len(dst.shape) - 1)] if len(dst.shape) < 2 else \
+        [(j,) + (0,) * (len(dst.shape) - 2) for j in range(0, max(dst.shape[1], 1), dst.chunks[1])]
+    w = 0
+    for c0 in range(0, n, c):
+        c1 = min(c0 + c, n)
+        while w < len(windows) and windows[w][2] <= c0:
+            w += 1
+        if w == len(windows):
+            break
+        src, lo, hi = windows[w]
+        if lo <= c0 and c1 <= hi:
+            for rest in across:
+                mask, raw = src.id.read_direct_chunk((c0,) + rest)
+                dst.id.write_direct_chunk((c0,) + rest, raw, mask)
+            continue
+        slab = None
+        for src, lo, hi in windows[w:]:
+            if lo >= c1:
+                break
+            a, b = max(lo, c0), min(hi, c1)
+            if b > a:
+                if slab is None:
+                    slab = np.full((c1 - c0,) + dst.shape[1:], dst.fillvalue, dst.dtype)
+                slab[a - c0:b - c0] = src[a:b]
+        if slab is not None:
+            dst[c0:c1] = slab
+
+
 class _CallPathMerge:
     """The groups' call-path tables merged in group order (see the module's text)."""
 
@@ -213,9 +247,6 @@ def finish_on_dask(writer, client, progress: Progress) -> Path:
     folder = writer._scratch.path / "groups"
     folder.mkdir(exist_ok=True)
     stages = writer._tables
-    if writer._side is not None:        # the derived data are built on the workers
-        writer._side.close()
-        writer._side = None
     copy = SortedCopy(writer._staging_dir / "sorted")
     merge = _CallPathMerge(defs) if not writer.count("calls") else None
     try:
@@ -281,13 +312,18 @@ def _derived_on_dask(client, tables: Path, out: h5py.File, defs, folder: Path, p
         cumulative.join_parts(src, defs, out, built_sums, copy_rows)
         for part in built_sums:
             Path(part["h5"]).unlink()
-    pyramid.join_parts(src, defs, out, plan, built_pyramid, copy_rows, _fresh(folder, "tiles"), progress.sub(0.8, 1.0))
+    specs = pyramid.join_parts(src, defs, out, plan, built_pyramid, join_rows, progress.sub(0.7, 0.75))
+    tasks = [(_tile_part, (spec, str(folder)), spec["hi"] - spec["lo"]) for spec in specs]
+    tiles = cluster.in_order(client, tasks, progress.sub(0.75, 1.0), max(4 * cluster.workers(client), 8),
+                             "writing the timeline's tiles on Dask", sum(w for _, _, w in tasks))
+    pyramid.join_tile_parts(out, list(tiles), copy_rows)
 
 
-def _fresh(folder: Path, name: str) -> Path:
-    path = folder / f"{name}-{secrets.token_hex(4)}"
-    path.mkdir()
-    return path
+def _tile_part(spec: dict, folder: str) -> dict:
+    """A Dask task: a range of blocks of one tile channel (pyramid.write_tile_part)."""
+    from popview.cache import pyramid
+
+    return pyramid.write_tile_part(spec, Path(folder) / f"tiles.{spec['name']}.{spec['k0']}-{secrets.token_hex(4)}.h5")
 
 
 def _cumulative_part(tables: str, defs_blob: bytes, part: dict, folder: str) -> dict:

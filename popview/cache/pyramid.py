@@ -384,6 +384,7 @@ def layout(src, defs: Definitions, channels: str = "all", budget: int | None = N
     counts = sources.counts()
     plan["sizes"] = sources.sizes(*_location_groups(counts, SORT_BUDGET_ROWS // 3)[0])
     plan["groups"] = _location_groups(counts, budget or SORT_BUDGET_ROWS // 3)
+    plan["tile_rows"] = budget or _Tiles.BATCH_ROWS        # rows of a part of the tiles (join_parts)
     return plan
 
 
@@ -431,33 +432,93 @@ def build_part(src, defs: Definitions, plan: dict, gi: int, path, scratch) -> di
                       for name in tiles.names}}
 
 
-def join_parts(src, defs: Definitions, dst: h5py.File, plan: dict, built: list[dict], copy_rows, scratch: Path,
-               progress: Progress) -> None:
+def join_parts(src, defs: Definitions, dst: h5py.File, plan: dict, built: list[dict], join_rows,
+               progress: Progress) -> list[dict]:
     """The group from its parts' results, in location order: the levels' rows joined by
-    `copy_rows`, the tile records appended to the tiles' files here, then written."""
-    from popview.cache.writer import _copy_file
+    `join_rows` (a dataset from its parts' windows), the tiles' offsets written and their
+    columns created, empty. Returns the tiles' parts to write (write_tile_part: a range of
+    blocks of one channel each), whose files join_tile_parts then joins."""
+    from contextlib import ExitStack
 
     g, dsets = _create(dst, plan)
     if dsets is None:
-        return
-    sources = _Sources(src, defs)
-    tiles = _Tiles(g, sources, plan["t_end"], plan["n_loc"], scratch, plan["sizes"], _share(plan["share"]))
-    for i, part in enumerate(built):
-        progress(0.5 * i / max(len(built), 1), "joining the timeline pyramid")
-        a, b = part["a"], part["b"]
-        with h5py.File(part["h5"], "r") as f:
-            for name, levels in dsets.items():
-                for level, datasets in enumerate(levels):
-                    for dset in datasets:
-                        copy_rows(f[dset.name], dset, a, b)
-        for name, got in part["tiles"].items():
-            tiles.counts[name][:, a:b] += got["counts"]
-            tiles.runs[name].append(got["runs"])
-            for c, f in tiles.files[name].items():
-                _copy_file(Path(got["files"][c]), f)
-                Path(got["files"][c]).unlink()
+        return []
+    with ExitStack() as stack:
+        files = [stack.enter_context(h5py.File(part["h5"], "r")) for part in built]
+        for i, (name, levels) in enumerate(dsets.items()):
+            progress(i / max(len(dsets), 1), "joining the timeline pyramid")
+            for datasets in levels:
+                for dset in datasets:
+                    join_rows(dset, [(f[dset.name], part["a"], part["b"]) for f, part in zip(files, built)])
+    for part in built:
         Path(part["h5"]).unlink()
-    tiles.write(progress.sub(0.5, 1.0))
+    tiles = _Tiles(g, _Sources(src, defs), plan["t_end"], plan["n_loc"], None, plan["sizes"], _share(plan["share"]))
+    specs = []
+    for name in tiles.names:
+        for part in built:
+            tiles.counts[name][:, part["a"]:part["b"]] += part["tiles"][name]["counts"]
+            tiles.runs[name].append(part["tiles"][name]["runs"])
+        tiles._write_offsets(name)
+        runs = np.array(tiles.runs[name], np.int64).reshape(len(built), -1)       # (parts, blocks + 1)
+        block_rows = runs.sum(axis=0)                                              # rows before each block
+        n = int(block_rows[-1])
+        for c, dt in _tile_dtypes(name).items():
+            tiles.group[name].create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
+                                             chunks=(max(1, min(n, schema.CHUNK)),), **compression())
+        k0 = 0
+        n_blocks = len(block_rows) - 1
+        while k0 < n_blocks:
+            k1 = k0 + 1
+            while k1 < n_blocks and block_rows[k1 + 1] - block_rows[k0] <= plan["tile_rows"]:
+                k1 += 1
+            if block_rows[k1] > block_rows[k0]:
+                specs.append({"name": name, "k0": k0, "k1": k1, "lo": int(block_rows[k0]), "hi": int(block_rows[k1]),
+                              "n": n, "runs": runs[:, k0:k1 + 1].copy(),
+                              "files": [part["tiles"][name]["files"] for part in built]})
+            k0 = k1
+    return specs
+
+
+def write_tile_part(spec: dict, path) -> dict:
+    """Blocks [k0, k1) of one tile channel: each part's run of those blocks (one contiguous
+    range of its file) taken block by block, part after part, as _Tiles._write_columns
+    does, into a file of its own (the columns at their whole size, these rows only)."""
+    from popview.cache.chunks import WindowWriter
+    from popview.cache.integrity import LIBVER
+    from popview.cache.order import concat_runs
+    from popview.cache.runs import read_runs
+
+    runs = np.asarray(spec["runs"], np.int64)                     # (parts, blocks + 1), rows in each file
+    sizes = runs[:, -1] - runs[:, 0]
+    bases = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    starts = (bases[:, None] + runs[:, :-1] - runs[:, :1]).T.ravel()       # block-major, then part
+    lengths = (runs[:, 1:] - runs[:, :-1]).T.ravel()
+    lo, hi, n = spec["lo"], spec["hi"], spec["n"]
+    with h5py.File(path, "w", libver=LIBVER) as f:
+        for c, dt in _tile_dtypes(spec["name"]).items():
+            src = np.empty(int(sizes.sum()), dt)
+            for files, first, size, base in zip(spec["files"], runs[:, 0], sizes, bases):
+                if size:
+                    read_runs(Path(files[c]), np.array([first]), np.array([size]), src[base:base + size])
+            batch = np.empty(hi - lo, dt)
+            concat_runs(src, starts, lengths, batch)
+            del src
+            ds = f.create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt, chunks=(max(1, min(n, schema.CHUNK)),),
+                                  **compression())
+            sink = WindowWriter(ds, lo, hi)
+            sink.write(batch)
+            sink.close()
+    return {"h5": str(path), "name": spec["name"], "lo": lo, "hi": hi}
+
+
+def join_tile_parts(dst: h5py.File, built: list[dict], copy_rows) -> None:
+    """The tiles' columns from write_tile_part's files."""
+    for part in built:
+        columns = dst[GROUP]["tiles"][part["name"]]
+        with h5py.File(part["h5"], "r") as f:
+            for c in _tile_dtypes(part["name"]):
+                copy_rows(f[c], columns[c], part["lo"], part["hi"])
+        Path(part["h5"]).unlink()
 
 
 def _share(channels: str):
@@ -694,16 +755,28 @@ def _fill_numeric(levels, spread: bool, recs, a: int, b: int, base: int, bins: l
     """Level 0 of a numeric channel from the records; each coarser level from the one
     below (sums add up, maxima of maxima are maxima: exact either way)."""
     loc, begin, end, value = recs
-    rows, lo, hi, skip = segments_by_location(loc, a, b)
-    out = np.full((b - a, bins[0]), np.nan, np.float64)
-    reduce_kernel(rows, lo, hi, skip, begin, end, np.asarray(value, np.float64), 0.0, float(base), bins[0], spread,
-                  out)
-    levels[0][0][a:b] = out.astype(np.float32)
+    _, lo, hi, skip = segments_by_location(loc, a, b)
+    active = np.flatnonzero(hi > lo)      # rows with records; the others are NaN at every level
+    out = np.full((len(active), bins[0]), np.nan, np.float64)
+    reduce_kernel(np.arange(len(active), dtype=np.int64), lo[active], hi[active], skip[active], begin, end,
+                  np.asarray(value, np.float64), 0.0, float(base), bins[0], spread, out)
+    levels[0][0][a:b] = _all_rows(out, active, b - a)
     for level in range(1, len(bins)):
         if out.shape[1] % 2:
             out = np.pad(out, ((0, 0), (0, 1)), constant_values=np.nan)
         out = _pair_bins(out[:, 0::2], out[:, 1::2], spread)[:, : bins[level]]
-        levels[level][0][a:b] = out.astype(np.float32)
+        levels[level][0][a:b] = _all_rows(out, active, b - a)
+
+
+def _all_rows(values: np.ndarray, active: np.ndarray, n: int) -> np.ndarray:
+    """A level's rows as stored (float32): those computed at `active`, NaN elsewhere. A
+    counter is read on its own locations only (the mi300 archive: each of its 29 metrics
+    on one location of 32), so only their rows are reduced and paired."""
+    if len(active) == n:
+        return values.astype(np.float32)
+    rows = np.full((n, values.shape[1]), np.nan, np.float32)
+    rows[active] = values
+    return rows
 
 
 def _pair_bins(left: np.ndarray, right: np.ndarray, spread: bool) -> np.ndarray:
@@ -754,7 +827,7 @@ class _Tiles:
         self.counts = {name: np.zeros((self.blocks[name][0], n_loc), np.int64) for name in self.names}
         self.runs: dict[str, list[np.ndarray]] = {name: [] for name in self.names}   # per group: block starts
         self.files = {name: {c: open(scratch / f"{name}.{c}", "wb") for c in _tile_dtypes(name)}
-                      for name in self.names}
+                      for name in self.names} if scratch is not None else {}     # None: the layout only
 
     def add(self, a: int, b: int) -> None:
         """One location group's records, placed in (block, location, time) order."""

@@ -223,6 +223,9 @@ class Writer:
         self._client = client
         self._group_rows = group_rows or SORT_BUDGET_ROWS
         self._part_rows = group_rows          # the derived data's parts too (None: their own budgets)
+        if self._side is not None:            # the derived data are built on the workers
+            self._side.close()
+            self._side = None
 
     # ---- input ----------------------------------------------------------
     def append(self, table: str, cols: "dict[str, np.ndarray] | PreparedChunk") -> None:

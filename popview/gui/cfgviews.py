@@ -256,7 +256,13 @@ class CfgViewPane(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         self.header = QLabel(f"<b>{html.escape(self.path.name)}</b> on {html.escape(exp.name)}: evaluating…")
         self.header.setWordWrap(True)
-        layout.addWidget(self.header)
+        self.save_button = QPushButton("Save as cfg…", toolTip="Write this view's windows and histograms back as "
+                                       "a Paraver cfg (version 3.4) that Paraver and paramedir load")
+        self.save_button.clicked.connect(self._save_dialog)
+        top = QHBoxLayout()
+        top.addWidget(self.header, 1)
+        top.addWidget(self.save_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(top)
         self.tabs = QTabWidget()
         layout.addWidget(self.tabs, 1)
         self.not_evaluated = QLabel()
@@ -266,6 +272,28 @@ class CfgViewPane(QWidget):
         layout.addWidget(self.not_evaluated)
         self.lane.submit(lambda: evaluate(self.path, exp), self._show)
         state.experimentsChanged.connect(self._experiments_changed)
+
+    def save_cfg(self, path) -> str | None:
+        """This view's cfg written back at `path` (its windows and histograms as popview read
+        them, in the layout Paraver writes: analysis.cfg.writer); None, or why not."""
+        from popview.analysis.cfg.writer import save_cfg
+
+        try:
+            save_cfg(read_cfg(self.path), Path(path))
+        except (CfgError, OSError, ValueError) as exc:
+            reason = one_line(exc)
+            self.header.setToolTip(f"{Path(path).name} not saved: {reason}")
+            return reason
+        self.header.setToolTip(f"saved as {Path(path)}")
+        return None
+
+    def _save_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        path, _ = QFileDialog.getSaveFileName(self, "Save Paraver view as cfg", str(self.path.name),
+                                              "Paraver configuration files (*.cfg)")
+        if path:
+            self.save_cfg(path if path.lower().endswith(".cfg") else path + ".cfg")
 
     def _experiments_changed(self) -> None:
         """The run closed: its timelines stop (they read its cache on hover) and the pane goes."""

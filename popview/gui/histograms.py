@@ -108,6 +108,10 @@ class HistogramPane(QWidget):
             self.window_box.addItem(WINDOW_LABELS[key], key)
         self.export_button = QToolButton(text="CSV…", toolTip="Export the table as CSV")
         self.export_button.clicked.connect(self._export_dialog)
+        self.cfg_button = QToolButton(text="Paraver cfg…",
+                                      toolTip="Save the table as a Paraver cfg: a 2D histogram Paraver and paramedir "
+                                              "compute into the same cells")
+        self.cfg_button.clicked.connect(self._cfg_dialog)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setStyleSheet("color: gray")
@@ -147,23 +151,25 @@ class HistogramPane(QWidget):
 
     def _bar_width(self) -> int:
         """The width the toolbar needs on one row."""
-        widgets = (self.kind_box, self.stat_box, self.window_box, self.export_button)
-        return sum(w.sizeHint().width() for w in widgets) + 3 * self.bar.horizontalSpacing() + 8
+        widgets = self._bar_widgets()
+        return sum(w.sizeHint().width() for w in widgets) + 4 * self.bar.horizontalSpacing() + 8
+
+    def _bar_widgets(self) -> tuple:
+        return self.kind_box, self.stat_box, self.window_box, self.export_button, self.cfg_button
 
     def _lay_out_bar(self, rows: int) -> None:
         if rows == self._bar_rows:
             return
         self._bar_rows = rows
-        for w in (self.kind_box, self.stat_box, self.window_box, self.export_button):
+        for w in self._bar_widgets():
             self.bar.removeWidget(w)
         # two rows: the table's kind (the longest names) alone on the first
-        places = ((0, 0, 1), (0, 1, 1), (0, 2, 1), (0, 3, 1)) if rows == 1 else \
-            ((0, 0, 3), (1, 0, 1), (1, 1, 1), (1, 2, 1))
-        for w, (row, column, span) in zip((self.kind_box, self.stat_box, self.window_box, self.export_button),
-                                          places):
+        places = ((0, 0, 1), (0, 1, 1), (0, 2, 1), (0, 3, 1), (0, 4, 1)) if rows == 1 else \
+            ((0, 0, 4), (1, 0, 1), (1, 1, 1), (1, 2, 1), (1, 3, 1))
+        for w, (row, column, span) in zip(self._bar_widgets(), places):
             self.bar.addWidget(w, row, column, 1, span, Qt.AlignmentFlag.AlignLeft)
-        for column in range(5):
-            self.bar.setColumnStretch(column, 1 if column == (4 if rows == 1 else 3) else 0)
+        for column in range(6):
+            self.bar.setColumnStretch(column, 1 if column == (5 if rows == 1 else 4) else 0)
 
     # ---- computing ------------------------------------------------------------
     def window(self) -> tuple[int | None, int | None]:
@@ -214,6 +220,7 @@ class HistogramPane(QWidget):
         self.stat_box.blockSignals(False)
         self.model.set_table(table, self.stat_box.currentText())
         self.export_button.setEnabled(table is not None)
+        self.cfg_button.setEnabled(table is not None)
         self.stat_box.setEnabled(table is not None)
         self.pages.setCurrentWidget(self.view if table is not None else self.message)
         self.status.setVisible(table is not None)
@@ -242,6 +249,36 @@ class HistogramPane(QWidget):
     def export_csv(self, path) -> None:
         with open(path, "w", newline="", encoding="utf-8") as f:
             histograms.write_csv(self.table, self.stat_box.currentText(), f)
+
+    def save_cfg(self, path) -> str | None:
+        """The table and statistic shown as a Paraver cfg at `path` (analysis.cfg.export.histogram_cfg);
+        None, or why it was not saved (also shown under the table)."""
+        from pathlib import Path
+
+        from popview.analysis.cfg.export import NotExportable, histogram_cfg, present_event_types
+        from popview.analysis.cfg.writer import save_cfg
+        from popview.failures import one_line
+
+        exp, stat = self.state.current, self.stat_box.currentText()
+        if self.table is None or exp is None:
+            return "no table is shown"
+        try:
+            save_cfg(histogram_cfg(exp.definitions, self.table, stat, present_event_types(exp.reader),
+                                   title=f"popview histogram of {exp.name}: {self.table.title}, {stat}"), Path(path))
+        except (NotExportable, OSError, ValueError) as exc:
+            reason = one_line(exc)
+            self.status.setText(f"{html.escape(Path(path).name)} not saved: {html.escape(reason)}")
+            return reason
+        self.status.setText(f"saved as the Paraver cfg {html.escape(Path(path).name)}")
+        return None
+
+    def _cfg_dialog(self) -> None:
+        if self.table is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Save table as Paraver cfg", f"{self.table.kind}.cfg",
+                                              "Paraver configuration files (*.cfg)")
+        if path:
+            self.save_cfg(path if path.lower().endswith(".cfg") else path + ".cfg")
 
     def _export_dialog(self) -> None:
         if self.table is None:

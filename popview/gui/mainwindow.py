@@ -197,6 +197,8 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "Open &folder...", self.open_folder_dialog, "Ctrl+Shift+O")
         self._action(file_menu, "Open Paraver &view (.cfg)...", self.open_cfg_dialog)
         self._action(file_menu, "Save view as &Paraver cfg...", self.save_view_cfg_dialog)
+        self._action(file_menu, "Save &histogram as Paraver cfg...", self.save_histogram_cfg_dialog)
+        self._action(file_menu, "Save Paraver vie&w as cfg...", self.save_cfg_view_dialog)
         self.recent_menu = file_menu.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self.close_action = self._action(file_menu, "&Close experiment", self.close_experiment,
@@ -450,13 +452,57 @@ class MainWindow(QMainWindow):
                 save_cfg(cfg, path)
             except (NotExportable, OSError, ValueError) as exc:
                 reason = one_line(exc)
+        self._saved(path, "the timeline view", reason)
+        return reason
+
+    def save_histogram_cfg_dialog(self) -> None:
+        pane = self.panes.get("Histograms")
+        if pane is None or pane.table is None:
+            self.statusBar().showMessage("No histogram is shown: open a trace and the Histograms pane", 8000)
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Save histogram as Paraver cfg", f"{pane.table.kind}.cfg",
+                                              "Paraver configuration files (*.cfg)")
+        if path:
+            self.save_histogram_cfg(Path(path if path.lower().endswith(CFG_SUFFIX) else path + CFG_SUFFIX))
+
+    def save_histogram_cfg(self, path: Path) -> str | None:
+        """The Histograms pane's table and statistic as a Paraver cfg at `path` (a 2D histogram
+        Paraver computes into the same cells); None, or why not (also in the status bar)."""
+        pane = self.panes.get("Histograms")
+        reason = "no histogram is shown" if pane is None else pane.save_cfg(path)
+        self._saved(path, "the histogram", reason)
+        return reason
+
+    def save_cfg_view_dialog(self) -> None:
+        pane = self.current_cfg_pane()
+        if pane is None:
+            self.statusBar().showMessage("No Paraver view is open: File > Open Paraver view (.cfg)...", 8000)
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Save Paraver view as cfg", pane.path.name,
+                                              "Paraver configuration files (*.cfg)")
+        if path:
+            self.save_cfg_view(Path(path if path.lower().endswith(CFG_SUFFIX) else path + CFG_SUFFIX), pane)
+
+    def current_cfg_pane(self):
+        """The Paraver view pane shown last (its dock visible), else the last one opened."""
+        visible = [p for p in self.cfg_panes if p.isVisible()]
+        return (visible or self.cfg_panes or [None])[-1]
+
+    def save_cfg_view(self, path: Path, pane=None) -> str | None:
+        """A Paraver view pane's cfg (its windows and histograms) written back at `path`."""
+        pane = pane or self.current_cfg_pane()
+        reason = "no Paraver view is open" if pane is None else pane.save_cfg(path)
+        self._saved(path, f"the Paraver view {pane.path.name}" if pane is not None else "", reason)
+        return reason
+
+    def _saved(self, path: Path, what: str, reason: str | None) -> None:
+        path = Path(path)
         if reason is None:
-            self.statusBar().showMessage(f"Saved the timeline view as {path.name}", 8000)
-            log.info("saved the timeline view as the Paraver cfg %s", path)
+            self.statusBar().showMessage(f"Saved {what} as {path.name}", 8000)
+            log.info("saved %s as the Paraver cfg %s", what, path)
         else:
             self.statusBar().showMessage(f"{path.name} not saved: {reason}", 12000)
             log.warning("%s not saved: %s", path, reason)
-        return reason
 
     def _open_waiting_cfgs(self) -> None:
         waiting, self._waiting_cfgs = self._waiting_cfgs, []

@@ -8,15 +8,18 @@ fresh cache directory. Printed per run: wall seconds, and the peak memory of eac
 process (the driver, the derived-data process it starts, each Dask worker). From
 the Dask runs the model's terms are measured:
 
-- per-task throughput r: the text's bytes over the tasks' compute seconds (the
-  scheduler's task stream), i.e. what one worker parses a second;
-- shuffle volume V: the bytes of the pieces the workers spill and the driver
-  copies into its staging (and the driver's copy rate c);
-- the driver's serial part: the header before the tasks and Writer.finish after
-  them (sort by location, tables, derived data), F.
+- per round of tasks (parse_piece; sort_group: a table's location group; pyramid_part
+  and cumulative_part: the derived data), the tasks' compute seconds in all, C, and
+  the longest task, m (the scheduler's task stream); r = the text's bytes over the
+  parse tasks' seconds, what one worker parses a second;
+- shuffle volume V: the bytes of the pieces the parse tasks spill (the sort tasks
+  read them back where they lie);
+- the driver's serial part J: joining the groups' files into the cache, the call
+  paths, the derived data's join and the tiles, the definitions, digests and
+  rename; and S0, the header before the tasks.
 
-and the prediction T(W) = S0 + max(L / (W r), V / c) + F for W workers (L: bytes of
-text), printed for W = 2 (checked against the measured run), 16 and 64.
+and the prediction T(W) = S0 + sum over rounds of max(C / W, m) + J for W workers,
+printed for W = 2 (checked against the measured run), 16 and 64.
 
 Without --prv the trace is made with ../shared/tools/make_big_epoch.py (K=70, about
 1 GB) under --out; --small makes a synthetic trace of a few MB (figures mean nothing).
@@ -41,31 +44,78 @@ import json, resource, sys, time
 mode, prv, out, workers, task_bytes = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 t0 = time.perf_counter()
 import popview, popview.experiment
-from popview.cache import writer as writer_module
-figures = {"adopt_s": 0.0, "piece_bytes": 0, "finish_s": 0.0}
+from popview.cache import cumulative, derived, groups, pyramid, writer as writer_module
+figures = {"piece_bytes": 0, "finish_s": 0.0, "driver_serial_s": 0.0}
 adopt, finish = writer_module.Writer.adopt, writer_module.Writer.finish
 def timed_adopt(self, piece):
     figures["piece_bytes"] += piece.bytes()
-    t = time.perf_counter(); adopt(self, piece); figures["adopt_s"] += time.perf_counter() - t
+    adopt(self, piece)
 def timed_finish(self, progress=None):
     figures["parse_end"] = time.perf_counter()
     t = time.perf_counter(); r = finish(self, progress); figures["finish_s"] += time.perf_counter() - t
     return r
 writer_module.Writer.adopt, writer_module.Writer.finish = timed_adopt, timed_finish
+def serial(owner, attr):
+    name = f"{getattr(owner, '__name__', owner)}.{attr}".split("cache.")[-1]
+    # what the driver does alone in the finish on Dask: joining the groups' files, the call
+    # paths, the derived data's join and the tiles, the definitions, digests and rename
+    f = getattr(owner, attr)
+    def timed(*a, **k):
+        t = time.perf_counter()
+        try:
+            return f(*a, **k)
+        finally:
+            figures["driver_serial_s"] += time.perf_counter() - t
+            parts = figures.setdefault("serial_parts", {})
+            parts[name] = parts.get(name, 0.0) + time.perf_counter() - t
+    setattr(owner, attr, timed)
+for owner, name in ((groups._TableOut, "add"), (groups._TableOut, "close"), (groups._CallPathMerge, "add"),
+                    (groups._CallPathMerge, "collector"), (derived.CallPathCollector, "write"),
+                    (cumulative, "join_parts"), (pyramid, "join_parts"), (pyramid, "join_tile_parts"),
+                    (writer_module.Writer, "_complete")):
+    serial(owner, name)
+cpu0 = resource.getrusage(resource.RUSAGE_SELF)
 worker_mb = []
 if mode == "dask":
     import distributed
     lc = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
     client = distributed.Client(lc)
     client.run(lambda: __import__("popview.readers.paraver.distributed"))   # the workers' imports, as on a cluster
+    client.run(lambda: __import__("popview.cache.groups"))
+    class CpuPerTask(distributed.WorkerPlugin):
+        """The CPU seconds of the worker process while each task executes (one thread a worker)."""
+        def setup(self, worker):
+            self.start, self.cpu = {}, {}
+        def transition(self, key, start, finish, **kwargs):
+            import resource as r
+            u = r.getrusage(r.RUSAGE_SELF)
+            if finish == "executing":
+                self.start[key] = u.ru_utime + u.ru_stime
+            elif start == "executing" and key in self.start:
+                self.cpu[str(key)] = u.ru_utime + u.ru_stime - self.start.pop(key)
+    client.register_plugin(CpuPerTask(), name="cpu")
     t_start = time.perf_counter() - t0
+    worker_cpu0 = sum(client.run(lambda: sum(__import__("resource").getrusage(
+        __import__("resource").RUSAGE_SELF)[:2])).values())
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     t1 = time.perf_counter()
     with distributed.get_task_stream(client) as stream:
         popview.experiment.convert(prv, out, force=True, dask=client, task_bytes=task_bytes)
     wall = time.perf_counter() - t1
-    tasks = [s for s in stream.data if "parse_piece" in str(s["key"])]
-    compute = [sum(ss["stop"] - ss["start"] for ss in s["startstops"] if ss["action"] == "compute") for s in tasks]
-    figures.update(tasks=len(tasks), task_compute_s=sum(compute), task_max_s=max(compute, default=0.0))
+    kinds = {}
+    cpu = {}
+    for got in client.run(lambda dask_worker: dask_worker.plugins["cpu"].cpu).values():
+        cpu.update(got)
+    for s in stream.data:
+        kind = str(s["key"]).split("-")[0].strip("('_")
+        c = sum(ss["stop"] - ss["start"] for ss in s["startstops"] if ss["action"] == "compute")
+        k = kinds.setdefault(kind, {"tasks": 0, "compute_s": 0.0, "max_s": 0.0, "cpu_s": 0.0, "max_cpu_s": 0.0})
+        k["tasks"] += 1; k["compute_s"] += c; k["max_s"] = max(k["max_s"], c)
+        k["cpu_s"] += cpu.get(str(s["key"]), 0.0); k["max_cpu_s"] = max(k["max_cpu_s"], cpu.get(str(s["key"]), 0.0))
+    parse = kinds.get("parse_piece", {"tasks": 0, "compute_s": 0.0, "max_s": 0.0})
+    figures.update(tasks=parse["tasks"], task_compute_s=parse["compute_s"], task_max_s=parse["max_s"], kinds=kinds)
+    figures["worker_cpu_s"] = sum(client.run(lambda: sum(__import__("resource").getrusage(
+        __import__("resource").RUSAGE_SELF)[:2])).values()) - worker_cpu0
     worker_mb = sorted(v / 1024 for v in client.run(
         lambda: __import__("resource").getrusage(__import__("resource").RUSAGE_SELF).ru_maxrss).values())
     side_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -76,6 +126,10 @@ else:
     popview.experiment.convert(prv, out, force=True)
     wall = time.perf_counter() - t1
     side_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+children = resource.getrusage(resource.RUSAGE_CHILDREN)
+figures["driver_cpu_s"] = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
+figures["children_cpu_s"] = children.ru_utime + children.ru_stime
 figures.update(mode=mode, wall_s=wall, cluster_start_s=t_start, parse_s=figures.pop("parse_end", t1) - t1,
                driver_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, side_mb=side_mb,
                worker_mb=worker_mb, load=__import__("os").getloadavg()[0])
@@ -140,20 +194,28 @@ def main() -> int:
     wall_d, wall_s = median([r["wall_s"] for r in d]), median([r["wall_s"] for r in s])
     print(f"median wall: Dask {args.workers} workers {wall_d:.2f} s, single process {wall_s:.2f} s "
           f"(ratio {wall_d / wall_s:.2f})")
-    # the model, from the Dask runs
+    # the model, from the Dask runs: three rounds of tasks, then the driver's serial part
+    kinds = sorted({k for r in d for k in r["kinds"]})
+    rounds = {}
+    for k in kinds:
+        tasks = median([r["kinds"].get(k, {}).get("tasks", 0) for r in d])
+        compute = median([r["kinds"].get(k, {}).get("compute_s", 0.0) for r in d])
+        longest = median([r["kinds"].get(k, {}).get("max_s", 0.0) for r in d])
+        rounds[k] = (compute, longest)
+        print(f"tasks {k}: {tasks} tasks, {compute:.2f} s of compute in all (longest {longest:.2f} s)")
     r_task = median([size / r["task_compute_s"] for r in d if r["task_compute_s"]])        # bytes/s a worker
     volume = median([r["piece_bytes"] for r in d])
-    copy_rate = median([r["piece_bytes"] / r["adopt_s"] for r in d if r["adopt_s"]])
     finish = median([r["finish_s"] for r in d])
+    serial_s = median([r["driver_serial_s"] for r in d])
     parse = median([r["parse_s"] for r in d])
     setup = max(0.0, wall_d - parse - finish)
-    print(f"model terms: per-task throughput r = {r_task / 1e6:.1f} MB/s a worker "
+    print(f"model terms: per-task parse throughput r = {r_task / 1e6:.1f} MB/s a worker "
           f"({median([r['tasks'] for r in d])} tasks of {args.task_mb:g} MB); shuffle volume V = {volume / 1e6:.0f} MB "
-          f"({volume / size:.2f} of the text), driver copy rate c = {copy_rate / 1e6:.0f} MB/s; "
-          f"driver serial part: before the tasks {setup:.2f} s, finish F = {finish:.2f} s; "
-          f"measured parse phase {parse:.2f} s")
+          f"({volume / size:.2f} of the text: written by the parse tasks, read by the sort tasks); "
+          f"driver: before the tasks {setup:.2f} s, serial part of the finish J = {serial_s:.2f} s "
+          f"(finish {finish:.2f} s in all); measured parse phase {parse:.2f} s")
     for w in (args.workers, 16, 64):
-        t = setup + max(size / (w * r_task), volume / copy_rate) + finish
+        t = setup + sum(max(compute / w, longest) for compute, longest in rounds.values()) + serial_s
         print(f"predicted T({w}) = {t:.1f} s ({size / 1e6 / t:.0f} MB/s)"
               + (f"; measured {wall_d:.1f} s" if w == args.workers else ""))
     print(f"single process: finish {median([r['finish_s'] for r in s]):.2f} s, parse {median([r['parse_s'] for r in s]):.2f} s")

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QLabel, QTableView
 
-from popview.analysis.cfg import Binning, CfgView, Criterion, Derivation, Function, Histogram, Window
+from popview.analysis.cfg import Binning, CfgView, Criterion, Derivation, Function, Histogram, Window, read_cfg
 from popview.analysis.cfg.writer import write_cfg
 from popview.gui.cfgviews import CfgViewPane
 from popview.gui.mainwindow import PANES, MainWindow
@@ -269,3 +269,56 @@ def test_closing_the_run_closes_its_paraver_views(qtbot, window, run, tmp_path):
     window.close_experiment()
     qtbot.waitUntil(lambda: window.cfg_panes == [], timeout=10_000)
     assert tab.view._closed
+
+
+def test_the_histograms_table_saved_as_a_cfg_opens_as_the_same_table(qtbot, window, run, tmp_path):
+    trace, _ = run
+    assert {"Save &histogram as Paraver cfg...", "Save Paraver vie&w as cfg..."} <= \
+        {a.text() for a in window.menus["File"].actions()}
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    pane = window.panes["Histograms"]
+    pane.window_box.setCurrentIndex(pane.window_box.findData("whole"))
+    pane.kind_box.setCurrentIndex(pane.kind_box.findData("states"))
+    pane.refresh(wait=True)
+    qtbot.waitUntil(lambda: pane.table is not None and pane.table.kind == "states", timeout=60_000)
+    assert pane.cfg_button.isEnabled()
+    pane.stat_box.setCurrentText("bursts")
+    table = pane.table
+    saved = tmp_path / "states.cfg"
+    assert window.save_histogram_cfg(saved) is None and saved.exists()
+    window.open_cfg(saved)
+    cfg_pane = _pane(window)
+    qtbot.waitUntil(lambda: cfg_pane.result is not None or cfg_pane.error is not None, timeout=60_000)
+    assert cfg_pane.error is None
+    ((name, _caption, shown),) = cfg_pane.result.tables
+    assert name == "State × location: bursts" and shown.col_labels == table.col_labels
+    np.testing.assert_allclose(shown.stats["# Bursts"], table.stats["bursts"])       # the same cells
+    # a table Paraver cannot compute: refused with the reason, nothing written
+    pane.kind_box.setCurrentIndex(pane.kind_box.findData("useful"))
+    pane.refresh(wait=True)
+    qtbot.waitUntil(lambda: pane.table is not None and pane.table.kind == "useful", timeout=60_000)
+    reason = window.save_histogram_cfg(tmp_path / "useful.cfg")
+    assert reason is not None and "logarithmic" in reason and not (tmp_path / "useful.cfg").exists()
+
+
+def test_a_paraver_view_saved_back_opens_as_the_same_view(qtbot, window, run, tmp_path):
+    trace, expected = run
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    original = _cfg(tmp_path / "useful.cfg")
+    window.open_cfg(original)
+    first = _pane(window)
+    qtbot.waitUntil(lambda: first.result is not None or first.error is not None, timeout=60_000)
+    assert window.current_cfg_pane() is first
+    saved = tmp_path / "back.cfg"
+    assert window.save_cfg_view(saved) is None
+    assert read_cfg(saved) == read_cfg(original)            # the same windows and histograms
+    window.open_cfg(saved)
+    second = window.cfg_panes[-1]
+    qtbot.waitUntil(lambda: second.result is not None or second.error is not None, timeout=60_000)
+    assert [n for n, _c, _t in second.result.tables] == [n for n, _c, _t in first.result.tables]
+    for (_n, _c, a), (_m, _d, b) in zip(first.result.tables, second.result.tables):
+        assert a.col_labels == b.col_labels
+        for stat in a.stats:
+            np.testing.assert_array_equal(a.stats[stat], b.stats[stat])

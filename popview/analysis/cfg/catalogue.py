@@ -49,11 +49,12 @@ ENGINE_FUNCTIONS = frozenset((
     "Comm Recv. Partner", "Last Tag", "Comm Size", "Last Send Dur.", "Next Recv Dur.", "Last Send Size",
     "Nesting level", "Join Bursts", "Burst Time", "Delta", "In Evt Range", "In Evt Val", "Not In Evt Val",
     "Given Evt Val",
-    "AddingSign", "Activity", "Mode", "Add Tasks", "Changed value",
+    "AddingSign", "Activity", "Mode", "Add Tasks", "Changed value", "Active Thd Sign", "Active Thd Val",
+    "Active Thd Val Sign",
 ))
 ENGINE_OPERATIONS = frozenset(("add", "product", "substract", "divide", "maximum", "minimum",
                                "controlled: clear by", "controlled: maximum"))
-ENGINE_LEVELS = frozenset(("thread", "task", "appl", "workload"))
+ENGINE_LEVELS = frozenset(("thread", "task", "appl", "workload", "cpu", "node", "system"))
 ENGINE_STATISTICS = frozenset((
     "Time", "% Time", "# Bursts", "% # Bursts", "# Bursts != 0", "Average value", "Maximum", "Minimum",
     "Sum bursts", "Average Burst Time", "Integral", "% Window Time", "Average per Burst",

@@ -73,18 +73,19 @@ class TraceColumns:
 
 def hierarchy_of(definitions) -> Hierarchy:
     """The thread rows' tasks (popview's processes, in Paraver's global task order) and the
-    tasks' applications; the CPUs where the reader recorded them (each thread's `cpu`, each
-    node's number of CPUs in `flags['cpus_per_node']`)."""
+    tasks' applications; the CPUs where the reader recorded them (each location's CPU in
+    `flags['thread_cpus']`, each node's number of CPUs in `flags['cpus_per_node']`)."""
     threads = [loc for loc in definitions.locations if loc.kind == "thread"]
     thread_task = np.array([loc.process for loc in threads], np.int64)
     task_appl = np.array([p.appl for p in definitions.processes], np.int64)
     if len(thread_task) and len(task_appl) <= thread_task.max():
         task_appl = np.r_[task_appl, np.zeros(int(thread_task.max()) + 1 - len(task_appl), np.int64)]
-    cpus = [getattr(loc, "cpu", None) for loc in threads]
-    node_cpus = (definitions.flags or {}).get("cpus_per_node")
-    return Hierarchy(thread_task, task_appl,
-                     None if any(c is None for c in cpus) else np.array(cpus, np.int64),
-                     tuple(int(c) for c in node_cpus) if node_cpus else None)
+    flags = definitions.flags or {}
+    cpus, node_cpus = flags.get("thread_cpus"), flags.get("cpus_per_node")
+    thread_cpu = None
+    if cpus is not None and len(cpus) == len(definitions.locations):
+        thread_cpu = np.array([c for c, loc in zip(cpus, definitions.locations) if loc.kind == "thread"], np.int64)
+    return Hierarchy(thread_task, task_appl, thread_cpu, tuple(int(c) for c in node_cpus) if node_cpus else None)
 
 
 # -- windows ---------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import numpy as np
 
 from popview.analysis.timeline_data import ColourMode
 
-from .model import CfgView, Criterion, Derivation, Function, Window
+from .model import Binning, CfgView, Criterion, Derivation, Function, Histogram, Window
 
 SINGLE_FUNCTIONS = (("cpu", "Active Thd"), ("appl", "Adding"), ("task", "Adding"), ("node", "Adding"),
                     ("system", "Adding"), ("workload", "Adding"))
@@ -137,6 +137,71 @@ def timeline_cfg(definitions, mode: ColourMode, t0: int, t1: int, low: float | N
         window.begin_time, window.end_time = float(int(t0)), float(min(int(t1), t_end))
     description = title or f"popview timeline: {mode.label or kind}"
     return CfgView("popview", "3.4", "new", description=description, windows=windows)
+
+
+# popview's Histograms pane statistics as Paraver statistics (histogramstatistic.cpp)
+TABLE_STATISTICS = {"time": "Time", "% time": "% Window Time", "bursts": "# Bursts", "count": "# Bursts",
+                    "average burst": "Average Burst Time", "average duration": "Average Burst Time"}
+DBL_MAX = 1.7976931348623157e308
+
+
+def histogram_cfg(definitions, table, stat: str, present: set[int] | None = None, title: str = "") -> CfgView:
+    """The cfg of a Histograms pane table (popview.analysis.histograms.Table) showing `stat`: a
+    2D histogram Paraver computes into the same cells, over the table's time window.
+
+    State x location: `State As Is` (code colours), a column per state code from the table's
+    smallest to its largest, empty columns hidden. MPI call x location: `Last Evt Val` of the
+    trace's MPI event types, a column per MPI call value from 1 (outside MPI, 0, is left out).
+    Time in nanoseconds; `% time` is Paraver's `% Window Time`, `bursts` / `count` `# Bursts`,
+    average durations `Average Burst Time`. The other tables are refused with the reason:
+    popview's duration bins are logarithmic and the IPC histogram's rows are IPC ranges (a
+    Paraver histogram has equal-width columns and a row per object); the OpenMP construct
+    table counts the constructs a thread is inside through its master, which no Paraver window
+    of the OpenMP events does."""
+    if stat not in table.stats:
+        raise NotExportable(f"the table has no statistic {stat!r}")
+    if stat not in TABLE_STATISTICS:
+        raise NotExportable(f"{stat}: no Paraver histogram statistic computes popview's {stat!r}")
+    t_end = max(int(definitions.t_end), 1)
+    if table.kind == "states":
+        control = _window("State", 1, Function("State As Is"))
+        codes = [int(c) for c in table.col_keys]
+    elif table.kind == "mpi":
+        types = sorted(c for c, et in definitions.event_types.items() if et.paradigm == "mpi" and et.kind == "region"
+                       and (present is None or c in present))
+        if not types:
+            raise NotExportable("the trace has no MPI event type with records for a Paraver window to filter on")
+        control = _window("MPI call", 1, Function("Last Evt Val"), tuple(types), labels=_type_labels(definitions, types))
+        codes = [_value_code(definitions, types, name) for name in table.col_labels]
+    elif table.kind == "openmp":
+        raise NotExportable("OpenMP construct x location counts the constructs a worker is inside through its "
+                            "master's region, which no Paraver window of the OpenMP events computes")
+    elif table.kind == "useful":
+        raise NotExportable("the useful-burst duration bins are logarithmic: a Paraver histogram's columns have "
+                            "one width")
+    else:
+        raise NotExportable(f"{table.title}: its rows are not Paraver objects (threads)")
+    control.color_mode = CODE
+    t0, t1 = int(table.t0), min(int(table.t1), t_end)
+    whole = t0 <= 0 and t1 >= t_end
+    control.begin_relative, control.end_relative = t0 / t_end, t1 / t_end
+    control.begin_time, control.end_time = float(t0), float(t1)
+    histogram = Histogram(f"{table.title}: {stat}", Binning(1, False, float(min(codes)), float(max(codes)), 1.0), 1,
+                          TABLE_STATISTICS[stat], calculate_all=True, accumulator="Semantic",
+                          data_range=(-DBL_MAX, DBL_MAX), burst_range=(-DBL_MAX, DBL_MAX),
+                          limits="Alltrace" if whole else "Allwindow",
+                          gui={"Analyzer2D.HideCols": "True", "Analyzer2D.HorizVert": "Horizontal"})
+    description = title or f"popview histogram: {table.title}, {stat}"
+    return CfgView("popview", "3.4", "new", description=description, windows=[control], histograms=[histogram])
+
+
+def _value_code(definitions, types: list[int], name: str) -> int:
+    """The event value the .pcf names `name` in one of `types` (a column of popview's MPI table)."""
+    for code in types:
+        for value, text in definitions.event_types[code].values.items():
+            if int(value) != 0 and str(text) == name:
+                return int(value)
+    raise NotExportable(f"{name}: no value of the trace's MPI event types has this name")
 
 
 def _type_name(definitions, code: int) -> str:

@@ -169,8 +169,8 @@ def _notes(msg, coll, omp, rma, forced: int, backwards: int, model: str, focus: 
             approximate = True
     if msg.placeholders or msg.repaired_channels:
         notes.append(f"{msg.placeholders} receives from MPI_PROC_NULL recorded as messages (size 0, tag "
-                     f"MPI_ANY_TAG) dropped; sends and receives of {msg.repaired_channels} channels paired again "
-                     "in order")
+                     f"MPI_ANY_TAG) dropped; sends and receives of {msg.repaired_channels} "
+                     f"channel{'' if msg.repaired_channels == 1 else 's'} paired again in order")
     if focus.kind == "callpath" and defs_processes > 1:
         notes.append("call-path focus: dependencies between processes are not followed (each process's time in "
                      "the call path lies elsewhere in the run), so MPI serialisation reads 1; focus on "

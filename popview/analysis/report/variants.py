@@ -65,6 +65,6 @@ def preferred(exp) -> tuple[Variant, str]:
                 f"MPI + {what} ({procs} x {threads}): the additive model splits the loss between "
                 "the process and the thread level.")
         return BY_KEY["hybrid-additive"], (
-            f"{what} in one process ({threads} threads): the additive model's thread level "
+            f"{what} in one process ({threads} thread{'' if threads == 1 else 's'}): the additive model's thread level "
             "(serial region, parallel regions) is where the loss lies.")
     return BY_KEY["pop-mpi"], f"Pure MPI ({procs} processes, 1 thread each): the POP MPI model applies."
