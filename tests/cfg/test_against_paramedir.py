@@ -13,15 +13,13 @@ Two kinds of checks:
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-import popview
 from popview.analysis.cfg import parse_cfg, read_cfg
-from popview.analysis.cfg.evaluate import TraceColumns, evaluate_window
+from popview.analysis.cfg.evaluate import evaluate_window
 from popview.analysis.cfg.export import NotExportable, present_event_types, timeline_cfg
 from popview.analysis.cfg.paramedir import NO_EVENTS, evaluate_cfg, format_table, parse_table, row_labels
 from popview.analysis.cfg.writer import write_cfg
@@ -323,20 +321,6 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-@pytest.fixture(scope="module")
-def traces(shared_traces, tmp_path_factory):
-    """Each shared trace opened once: (experiment, TraceColumns), opened when first asked for."""
-    cache = tmp_path_factory.mktemp("cache")
-    opened: dict[str, tuple] = {}
-
-    def get(name: str):
-        if name not in opened:
-            exp = popview.open(shared_traces / TRACES[name], cache_dir=cache)
-            opened[name] = (exp, TraceColumns.from_cache(exp.reader, exp.definitions))
-        return opened[name]
-    yield get
-    for exp, _ in opened.values():
-        exp.close()
 
 
 def _popview(traces, shared_traces, name: str, cfg: str):
@@ -402,14 +386,6 @@ def test_a_cfg_none_of_whose_events_is_in_the_trace_is_refused_as_paramedir_refu
 
 # -- live, against a paramedir binary ------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def paramedir() -> str:
-    binary = os.environ.get("POPVIEW_PARAMEDIR", "")
-    if not binary:
-        pytest.skip("POPVIEW_PARAMEDIR is not set: no paramedir binary (paraver-kernel) to compare with")
-    if not Path(binary).is_file() or not os.access(binary, os.X_OK):
-        pytest.skip(f"POPVIEW_PARAMEDIR={binary} is not an executable file")
-    return binary
 
 
 def _run(paramedir: str, trace: Path, cfg: Path, out: Path) -> subprocess.CompletedProcess:

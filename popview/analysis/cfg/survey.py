@@ -226,6 +226,7 @@ write, as paramedir, its last window's intervals (row, begin and duration in the
 units, value), byte for byte paramedir's file on all three traces for parami's `state_as_is`,
 `useful`, `useful_duration`, `executing_cpu`, `MPI_call`, `MPI_call_duration`, `MPI_p2p_call`,
 `MPI_collective_call`, `MPI_caller`, `in_MPI_call`, `receive_bandwidth_appl` (application rows),
+`state_duration`,
 `Events_too_close`, `Useful_ipc`, `p2p_size`, `mpi_msg_size`, `cuda_views`, nanox's `state_as_is`
 and paraver-kernel's four cutter test views; on EPOCH 4 and 16 also `IPC`, `MIPS`, `Cycles`,
 `instructions`, `L1D_misses`, `L2_Total_miss_ratio`, `L_S_mix`, `states_only_useful_openmp`, and
@@ -233,8 +234,9 @@ on EPOCH 4 COMPSs `receive_bandwidth`, `s_r_bandwidth` and `late_receivers` (the
 intervals of several events at one instant included, a derived window's from its parents';
 tests/cfg/test_paramedir_outputs.py). Not the same yet: on heat 2x2 and EPOCH 16 those three
 communication windows (paramedir has a zero-length interval at each of several communication
-records of a row at one instant; popview one interval per instant there) and `state_duration`
-(Paraver gives a row's last state record its begin time as value). Also
+records of a row at one instant; popview one interval per instant there). `state_duration` is
+the same since State Record Dur. of Idle after a row's last state record is, as in the kernel's
+timeToNextState, that interval's begin time. Also
 paramedir's dump `-tu` (each interval's row, begin and duration in trace units, and value); that
 text and popview's evaluated window, both as runs of equal values with a duration, are the same
 on EPOCH 4, EPOCH 16 and heat 2x2 for parami's `p2p_size`, `mpi_msg_size` and
