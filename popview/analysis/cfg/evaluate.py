@@ -435,6 +435,8 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         _require_messages(window, trace)
         loc, time, value = _comms_call(comms.in_transit_points, window, trace, name, window_unit_ns(window))
         return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
+    if name == "Node ID":
+        return _node_id(window, trace)
     if name in ("In Evt Range", "In Evt Val", "Not In Evt Val", "Given Evt Val"):
         loc, time, value = _points(window, trace)
         return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
@@ -449,6 +451,30 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
                                                       sent_only=name == "Event Sent Bytes"),
                                trace.n_rows, trace.t_end)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
+
+
+def _node_id(window: Window, trace: TraceColumns) -> Timeline:
+    """Node ID (semanticthreadfunctions.cpp): from each state or selected event record of the
+    row, the node (1-based) of the CPU the record ran on; 0 before the row's first record. Where
+    every record of a thread carries its one CPU (the cache's thread CPU); else named."""
+    name = f"window {window.position} {window.name!r}"
+    hierarchy = _hierarchy(trace, f"{name}: thread function 'Node ID'")
+    if hierarchy.thread_cpu is None:
+        raise NotEvaluated(f"{name}: thread function 'Node ID': the CPU of each thread is not known")
+    cpu = np.asarray(hierarchy.thread_cpu, np.int64)
+    if (cpu < 0).any():
+        raise NotEvaluated(f"{name}: thread function 'Node ID' of threads whose records carry several CPUs (or none)")
+    try:
+        node_cpus = np.asarray(hierarchy.node_cpus if hierarchy.node_cpus is not None else hierarchy._node_cpus())
+    except LevelError as exc:
+        raise NotEvaluated(f"{name}: {exc}") from None
+    node = np.searchsorted(np.cumsum(node_cpus), cpu, side="right") + 1.0
+    s, (loc, time, _) = trace.states, selected_events(window, trace)
+    first = np.full(trace.n_rows, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(first, s["loc"].astype(np.int64), s["begin"].astype(np.int64))
+    np.minimum.at(first, loc.astype(np.int64), time.astype(np.int64))
+    rows = np.flatnonzero(first < np.iinfo(np.int64).max)
+    return point_intervals(rows, first[rows], node[rows], trace.n_rows, trace.t_end)
 
 
 def _require_messages(window, trace) -> None:

@@ -94,7 +94,8 @@ and `Burst Time` (an interval's duration; on any other window too), over every i
 kernel walks, those of no duration at one instant included; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`,
 `controlled: maximum` (on the control window's intervals, the largest of 0 and the data values
 there) and `controlled: clear by` (the data value, cleared where the control value falls, as
-paramedir computes it); the task function `Changed value` on tasks of one thread; 2D and 3D
+paramedir computes it); the task function `Changed value` on tasks of one thread; `Node ID` where each thread's records carry
+its one CPU (the 16 ranks of the Extrae course's prime on their 4 nodes as paramedir gives them); 2D and 3D
 histograms (a table per plane of the 3D control window's values that has values) over the
 whole trace or the control window's time window (`Allwindow`), with the `Time`, `% Time`,
 `% Window Time`, `Sum bursts`, `# Bursts`, `# Bursts != 0`, `% # Bursts`, `Integral`,
