@@ -901,18 +901,27 @@ class _Tiles:
 
 
 @numba.njit(cache=True)
-def _block_span(begin, end, block_ns, n_blocks):
-    first = min(max(begin // block_ns, 0), n_blocks - 1)
-    last = min(max(max(end - 1, begin) // block_ns, 0), n_blocks - 1)
-    return first, last
+def _block_bounds(x, block_ns, q, lo, hi):
+    """(x // block_ns, its block's bounds [lo, hi)), reusing the last ones (q, lo, hi) when
+    x lies in that block: records come in time order per location, so most fall in the
+    blocks of the one before and need no division (two 64-bit divisions a record were most
+    of the tile kernels' time). Exact: a quotient is reused only inside its block."""
+    if x < lo or x >= hi:
+        q = x // block_ns
+        lo = q * block_ns
+        hi = lo + block_ns
+    return q, lo, hi
 
 
 @numba.njit(cache=True)
 def count_blocks(loc, begin, end, block_ns, n_blocks, n_loc, counts):
     """counts[block * n_loc + loc] += 1 for every block each record overlaps."""
+    q0, lo0, hi0 = ZERO, ZERO, ZERO        # empty blocks: the first record divides
+    q1, lo1, hi1 = ZERO, ZERO, ZERO
     for i in range(len(loc)):
-        first, last = _block_span(begin[i], end[i], block_ns, n_blocks)
-        for k in range(first, last + 1):
+        q0, lo0, hi0 = _block_bounds(begin[i], block_ns, q0, lo0, hi0)
+        q1, lo1, hi1 = _block_bounds(max(end[i] - 1, begin[i]), block_ns, q1, lo1, hi1)
+        for k in range(min(max(q0, 0), n_blocks - 1), min(max(q1, 0), n_blocks - 1) + 1):
             counts[k * n_loc + loc[i]] += 1
 
 
@@ -922,9 +931,12 @@ def scatter_tiles(loc, begin, end, value, block_ns, n_blocks, cursor, a, o_loc, 
     (block, location): records come sorted by location then time, so that
     order holds inside each block without sorting. Returns the copies made."""
     m = 0
+    q0, lo0, hi0 = ZERO, ZERO, ZERO
+    q1, lo1, hi1 = ZERO, ZERO, ZERO
     for i in range(len(loc)):
-        first, last = _block_span(begin[i], end[i], block_ns, n_blocks)
-        for k in range(first, last + 1):
+        q0, lo0, hi0 = _block_bounds(begin[i], block_ns, q0, lo0, hi0)
+        q1, lo1, hi1 = _block_bounds(max(end[i] - 1, begin[i]), block_ns, q1, lo1, hi1)
+        for k in range(min(max(q0, 0), n_blocks - 1), min(max(q1, 0), n_blocks - 1) + 1):
             dst = cursor[k, loc[i] - a]
             cursor[k, loc[i] - a] += 1
             o_loc[dst] = loc[i]
