@@ -132,6 +132,10 @@ def test_a_series_of_traces_and_profiles_compares_like_with_like(shared_traces, 
            for e in s.experiments}
     assert ref["hyb_1x2/traces.otf2"] == ref["hyb_2x2/traces.otf2"] == scorep / "hyb_1x2" / "traces.otf2"
     assert ref["hyb_1x2/profile.cubex"] == ref["hyb_2x2/profile.cubex"] == scorep / "hyb_1x2" / "profile.cubex"
+    # the traces given as their experiment folders (popview metrics scorep/ hyb_*/profile.cubex)
+    s = popview.series([scorep / "hyb_1x2", scorep / "hyb_1x2" / "profile.cubex"], cache_dir=tmp_path / "cache")
+    assert s.labels == ["1x2 trace", "1x2 profile"]
+    assert [s.reference_of(e) is e for e in s.experiments] == [True, True]
 
 
 def test_a_folder_of_run_folders_is_a_series(tmp_path, capsys):

@@ -52,6 +52,7 @@ EXACT = (
     "parami/cfgs/counters_PAPI/architecture/3dh_percentpreempted_useful.cfg",
     "parami/cfgs/mpi/analysis/3dh_duration_MPIcall.cfg",
     "parami/cfgs/mpi/analysis/3dh_size_call.cfg",              # Event Bytes, 3D
+    "parami/cfgs/nanox/mpi/sanity_checks/2dt_brwds_nbbwrds.cfg",  # Join Bursts of in-transit records
     "parami/cfgs/mpi/analysis/connectivity.cfg",
     "parami/cfgs/mpi/analysis/mpi_stats.cfg",
     "parami/cfgs/mpi/analysis/other/communication_matrix.cfg",
@@ -124,6 +125,10 @@ FROZEN = {
         "\t1\t2\t\nTHREAD 1.1.1\t0.46\t0.88\t\nTHREAD 1.2.1\t0.67\t0.92\t\nTHREAD 1.3.1\t0.43\t0.01\t\n"
         "THREAD 1.4.1\t0.46\t0.05\t\n\nTotal\t2.02\t1.86\t\nAverage\t0.50\t0.46\t\n"
         "Maximum\t0.67\t0.92\t\nMinimum\t0.43\t0.01\t\nStDev\t0.10\t0.44\t\nAvg/Max\t0.75\t0.51\t\n\n",
+    ("heat2x2", "parami/cfgs/nanox/mpi/sanity_checks/2dt_brwds_nbbwrds.cfg"):     # bandwidth < 0, Join Bursts,
+        "\t1\t\nTHREAD 1.1.1\t0.00\t\nTHREAD 1.1.2\t0.00\t\nTHREAD 1.2.1\t16085.62\t\n"   # controlled, Burst Time
+        "THREAD 1.2.2\t0.00\t\n\nTotal\t16085.62\t\nAverage\t16085.62\t\nMaximum\t16085.62\t\n"
+        "Minimum\t16085.62\t\nStDev\t0.00\t\nAvg/Max\t1.00\t\n\n",
     ("epoch16", "basicanalysis/cfgs/runtime.cfg"):          # StDev 0.03 of 16 equal rows: float rounding, kept
         "\t[0.00..200.00]\t\n" + "".join(f"THREAD 1.{r}.1\t2339560.72\t\n" for r in range(1, 17)) +
         "\nTotal\t37432971.58\t\nAverage\t2339560.72\t\nMaximum\t2339560.72\t\nMinimum\t2339560.72\t\n"
@@ -148,6 +153,7 @@ TIMELINES = (
     "parami/cfgs/mpi/views/point2point/p2p_size.cfg",          # Event Bytes
     "parami/cfgs/mpi/views/mpi_msg_size.cfg",                  # Event Bytes + collective size
     "parami/cfgs/mpi/views/point2point/late_receivers.cfg",    # Event Bytes / MPI call duration
+    "parami/cfgs/mpi/views/collectives/nb_procs_in_col.cfg",   # In Evt Range (0 throughout on these traces)
 )
 
 # Digests of paramedir's timeline dumps (-tu) in canonical form.
@@ -189,6 +195,18 @@ FROZEN_SEQUENCE_SHA256 = {
     ("heat2x2", ("Int. Between Evt", "As Is", "Nesting level", "As Is")): "da5f847f52e4d0bec1df1ef0f0936ebcdfd011d7483929a340ac44082b237fb6",
     ("epoch4", ("Last Evt Val", "As Is", "Stacked Val", "1-Sign")): "3af2a307323e489ddf214ab0d53e20fe0c94ab19111fe3cb73b61f14d6c5ccc2",
 }
+
+
+# Event functions of the last event's value, with their parameters, on the same cfg
+EVENT_VALUE_FUNCTIONS = {"In Evt Range": "{ 2, { 1 5.000000000000, 1 41.000000000000 } }",
+                         "In Evt Val": "{ 1, { 2 41.000000000000 0.000000000000 } }",
+                         "Not In Evt Val": "{ 1, { 2 41.000000000000 0.000000000000 } }",
+                         "Given Evt Val": "{ 1, { 1 41.000000000000 } }"}
+
+
+def event_value_cfg(shared_traces: Path, function: str) -> str:
+    return variant_cfg(shared_traces, function, "logical") + \
+        f"window_semantic_module thread {function} {EVENT_VALUE_FUNCTIONS[function]}\n"
 
 
 def sequence_cfg(shared_traces: Path, case: tuple[str, str, str, str]) -> str:
@@ -415,6 +433,18 @@ def test_communication_function_as_real_paramedir(paramedir, shared_traces, trac
                                                   variant):
     cfg = tmp_path / "variant.cfg"
     cfg.write_text(variant_cfg(shared_traces, function, variant))
+    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
+    dump = tmp_path / "out.csv"
+    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
+    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+
+
+@pytest.mark.parametrize("name", ["epoch4", "heat2x2"])
+@pytest.mark.parametrize("function", sorted(EVENT_VALUE_FUNCTIONS))
+def test_event_value_function_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, function):
+    cfg = tmp_path / "event.cfg"
+    cfg.write_text(event_value_cfg(shared_traces, function))
     run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
                          capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
     dump = tmp_path / "out.csv"

@@ -69,7 +69,9 @@ record and passing event, as the kernel's); `Useful`, `State As Is`,
 what is in transit per thread as the kernel's communication functions add it up record by
 record: `Send BandWidth`, `Recv BandWidth` (size / factor per window time unit, in the kernel's
 1e-12 steps), `Send` / `Recv Bytes in Transit`, `Send` / `Recv Messages in Transit`,
-`Recv Negative Messages`, `Recv Negative Bytes` (logical or physical filter); `Event Bytes`
+`Recv Negative Messages`, `Recv Negative Bytes` (logical or physical filter; each record of the
+function's kinds that the filter passes, the remote ones included, starts an interval, in the
+kernel's order of a thread's records); `Event Bytes`
 and `Event Sent Bytes` (the sizes of the row's communication records from one selected event
 to the next, as the kernel's getTotalCommSize walks them: the sends at the event, the records
 between, at the next event the later of each message's logical and physical receive); the
@@ -88,10 +90,10 @@ the compose functions without memory (`Sign`, `1-Sign`, `Div`, `Prod`, `Add`, `S
 at thread, task and top
 level (topcompose2 first, then topcompose1, as the kernel nests them); the compose functions
 with a memory of the row's sequence of intervals, on windows of event or communication-record
-functions, in any slot and after any other: `Stacked Val` (Paraver's per-thread stack of
+functions (in transit too), in any slot and after any other: `Stacked Val` (Paraver's per-thread stack of
 values), `Nesting level`, `Delta`, `Join Bursts` (consecutive intervals of one value joined)
-and `Burst Time` (an interval's duration), over every interval the kernel walks, those of no
-duration at one instant included; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`,
+and `Burst Time` (an interval's duration; on any other window too), over every interval the
+kernel walks, those of no duration at one instant included; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`,
 `controlled: maximum` (on the control window's intervals, the largest of 0 and the data values
 there) and `controlled: clear by` (the data value, cleared where the control value falls, as
 paramedir computes it); the task function `Changed value` on tasks of one thread; 2D and 3D
@@ -169,7 +171,7 @@ and column names, values, layout): basicanalysis's `cycles`, `instructions`, `ru
 `timings`; COMPSs `comm/communication_matrix`, `comm/process_bandwidth`, `python/3dp_tasks_phase`;
 parami's `other/CommComp_overlap`, `2dc_cyc_ipc`, `2dh_useful_duration`, `2dh_granularity`, `2dh_duration_IPC`,
 `3dc_instr_ipc_useful`, `efficiency`, `3dh_percentpreempted_useful`,
-`3dh_duration_MPIcall`, `3dh_size_call`, `connectivity`, `mpi_stats`, `other/communication_matrix`,
+`3dh_duration_MPIcall`, `3dh_size_call`, `nanox/mpi/sanity_checks/2dt_brwds_nbbwrds`, `connectivity`, `mpi_stats`, `other/communication_matrix`,
 `nanox/general/analysis/3dh_ipc_uf`, `LB_analysis` (its last histogram, all paramedir writes),
 `mapping`, `2dp_MPItime_line`, `sampling+folding/2dp_sampled_function`, `3dh_instructions`; PyPOP's `total_runtime`, `total_runtime_excl_disabled`,
 `total_useful_computation`, `useful_cycles`, `useful_instructions` and the
@@ -199,7 +201,7 @@ Byte for byte checked by tests/cfg/test_paramedir_outputs.py (SHA-256 of each fi
 wrote, frozen in tests/cfg/paramedir_digests.json; live with POPVIEW_PARAMEDIR), as
 `popview paramedir` writes it: a cfg with several histograms gives, as paramedir, only its last
 one (`--all-histograms` for every one). Not evaluated by popview (the functions named below):
-`2dt_brwds_nbbwrds`, and on heat 2x2 `Amdahl` and `call_duration_histogram` (`Stacked Val`
+on heat 2x2 `Amdahl` and `call_duration_histogram` (`Stacked Val`
 over task rows of two threads). `Amdahl` (Stacked Val, then 1-Sign on top) is byte for byte on
 EPOCH 4 and 16 and on the bsc-folding 444.namd trace (user functions), so is `3dh_ufduration`
 (Int. Between Evt composed by Stacked Val) on 444.namd.
