@@ -16,14 +16,12 @@ and 1 CPUs.
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import popview
 from popview.analysis.cfg import parse_cfg, read_cfg
 from popview.analysis.cfg.evaluate import TraceColumns, evaluate_window
 from popview.analysis.cfg.paramedir import evaluate_cfg, format_table, row_labels
@@ -183,19 +181,6 @@ FROZEN = {
 }
 
 
-@pytest.fixture(scope="module")
-def traces(shared_traces, tmp_path_factory):
-    cache = tmp_path_factory.mktemp("cache")
-    opened: dict[str, tuple] = {}
-
-    def get(name: str):
-        if name not in opened:
-            exp = popview.open(shared_traces / TRACES[name], cache_dir=cache)
-            opened[name] = (exp, TraceColumns.from_cache(exp.reader, exp.definitions))
-        return opened[name]
-    yield get
-    for exp, _ in opened.values():
-        exp.close()
 
 
 def variant(shared_traces, name: str) -> str:
@@ -275,12 +260,6 @@ def test_histogram_over_task_and_application_rows_is_what_paramedir_wrote(shared
 
 # -- live, against a paramedir binary ------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def paramedir() -> str:
-    binary = os.environ.get("POPVIEW_PARAMEDIR", "")
-    if not binary or not Path(binary).is_file() or not os.access(binary, os.X_OK):
-        pytest.skip("POPVIEW_PARAMEDIR does not name a paramedir binary (paraver-kernel) to compare with")
-    return binary
 
 
 def _run(paramedir: str, trace: Path, cfg: Path, out: Path, *options: str) -> None:

@@ -48,7 +48,7 @@ ENGINE_FUNCTIONS = frozenset((
     "Number Of Sends", "Number Of Send Bytes", "Number Of Receives", "Number Of Receive Bytes", "Comm Partner",
     "Comm Recv. Partner", "Last Tag", "Comm Size", "Last Send Dur.", "Next Recv Dur.", "Last Send Size",
     "Nesting level", "Join Bursts", "Burst Time", "Delta", "In Evt Range", "In Evt Val", "Not In Evt Val",
-    "Given Evt Val",
+    "Given Evt Val", "Node ID",
     "AddingSign", "Activity", "Mode", "Add Tasks", "Changed value", "Active Thd Sign", "Active Thd Val",
     "Active Thd Val Sign", "In Evt Range", "Application ID", "TaskID", "Thread ID", "Node ID", "Cpu ID",
 ))

@@ -386,6 +386,20 @@ def tiled_states(trace: TraceColumns) -> dict[str, np.ndarray]:
             "state": np.r_[s["state"], np.zeros(len(gap_loc), s["state"].dtype)][order]}
 
 
+def _tail_gaps(trace: TraceColumns, tiled: dict[str, np.ndarray]) -> np.ndarray:
+    """The Idle intervals `tiled_states` adds after a row's last state record. Paraver's State
+    Record Dur. of Idle there is the record's time itself: timeToNextState finds no next state
+    and returns the time it started from (parami's state_duration.cfg, paramedir's dump)."""
+    loc = trace.states["loc"].astype(np.int64)
+    if len(loc) == 0:
+        return np.zeros(len(tiled["loc"]), bool)
+    last = np.r_[loc[1:] != loc[:-1], True]
+    last_end = np.full(trace.n_rows, -1, np.int64)
+    last_end[loc[last]] = trace.states["end"][last]
+    rows = tiled["loc"].astype(np.int64)
+    return (tiled["state"] == 0) & (tiled["begin"] == last_end[rows]) & (tiled["end"] > tiled["begin"])
+
+
 def _single(window: Window, trace: TraceColumns) -> Timeline:
     function = window.functions.get("thread")
     name = function.name if function else None
@@ -394,9 +408,11 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         value = s["state"].astype(np.float64)
         if name == "State Record Dur.":      # the state's duration in the window's units when it is a given one
             given = np.asarray(function.params[0] if function.params else (RUNNING,), np.float64)
-            duration = (s["end"] - s["begin"]) / window_unit_ns(window)
+            duration = (s["end"] - s["begin"]).astype(np.float64)
+            if (given == 0).any():           # Idle after a row's last record: no next state (timeToNextState)
+                duration = np.where(_tail_gaps(trace, s), s["begin"], duration)
             return Timeline(s["loc"].astype(np.int32), s["begin"], s["end"],
-                            np.where(np.isin(value, given), duration, 0.0), trace.n_rows)
+                            np.where(np.isin(value, given), duration / window_unit_ns(window), 0.0), trace.n_rows)
         if name == "Useful":
             value = (s["state"] == RUNNING).astype(np.float64)
         elif name == "State Sign":
@@ -432,11 +448,6 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         return point_intervals(loc, time, _comms_call(comms.event_bytes, window, trace, loc, time,
                                                       sent_only=name == "Event Sent Bytes"),
                                trace.n_rows, trace.t_end)
-    if name == "In Evt Range":               # 1 from an event whose value is in [minimum, maximum]
-        loc, time, value = selected_events(window, trace)
-        low, high = float(_param(function.params, 0, 0.0)[0]), float(_param(function.params, 1, 0.0)[0])
-        return point_intervals(loc, time, ((value >= low) & (value <= high)).astype(np.float64), trace.n_rows,
-                               trace.t_end)
     if name in OBJECT_IDS:
         return _object_ids(window, name, trace)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")

@@ -62,8 +62,8 @@ that runs on it, through `Active Thd`, `Active Thd Sign`, `Active Thd Val` or `A
 Sign`; a node's the node function over its CPUs, idle ones included; the Paraver reader records
 each thread's CPU and each node's CPU count, and a thread whose records carry several CPUs, or
 a CPU shared by threads, is named as not evaluated); the object functions `Application ID`,
-`TaskID`, `Thread ID`, `Node ID`, `Cpu ID` and `In Evt Range` (an interval at every state
-record and passing event, as the kernel's); `Useful`, `State As Is`,
+`TaskID`, `Thread ID`, `Node ID` and `Cpu ID` (an interval at every state record and passing
+event, as the kernel's); `Useful`, `State As Is`,
 `State Sign`, `Given State`, `State Record Dur.`, `Int. Between Evt`, `Avg Next Evt Val`,
 `Avg Last Evt Val`, `Last Evt Val` and `Next Evt Val` with event-type and event-value filters;
 what is in transit per thread as the kernel's communication functions add it up record by
@@ -96,7 +96,8 @@ and `Burst Time` (an interval's duration; on any other window too), over every i
 kernel walks, those of no duration at one instant included; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`,
 `controlled: maximum` (on the control window's intervals, the largest of 0 and the data values
 there) and `controlled: clear by` (the data value, cleared where the control value falls, as
-paramedir computes it); the task function `Changed value` on tasks of one thread; 2D and 3D
+paramedir computes it); the task function `Changed value` on tasks of one thread; `Node ID` where each thread's records carry
+its one CPU (the 16 ranks of the Extrae course's prime on their 4 nodes as paramedir gives them); 2D and 3D
 histograms (a table per plane of the 3D control window's values that has values) over the
 whole trace or the control window's time window (`Allwindow`), with the `Time`, `% Time`,
 `% Window Time`, `Sum bursts`, `# Bursts`, `# Bursts != 0`, `% # Bursts`, `Integral`,
@@ -230,6 +231,7 @@ write, as paramedir, its last window's intervals (row, begin and duration in the
 units, value), byte for byte paramedir's file on all three traces for parami's `state_as_is`,
 `useful`, `useful_duration`, `executing_cpu`, `MPI_call`, `MPI_call_duration`, `MPI_p2p_call`,
 `MPI_collective_call`, `MPI_caller`, `in_MPI_call`, `receive_bandwidth_appl` (application rows),
+`state_duration`,
 `Events_too_close`, `Useful_ipc`, `p2p_size`, `mpi_msg_size`, `cuda_views`, nanox's `state_as_is`
 and paraver-kernel's four cutter test views; on EPOCH 4 and 16 also `IPC`, `MIPS`, `Cycles`,
 `instructions`, `L1D_misses`, `L2_Total_miss_ratio`, `L_S_mix`, `states_only_useful_openmp`, and
@@ -237,8 +239,9 @@ on EPOCH 4 COMPSs `receive_bandwidth`, `s_r_bandwidth` and `late_receivers` (the
 intervals of several events at one instant included, a derived window's from its parents';
 tests/cfg/test_paramedir_outputs.py). Not the same yet: on heat 2x2 and EPOCH 16 those three
 communication windows (paramedir has a zero-length interval at each of several communication
-records of a row at one instant; popview one interval per instant there) and `state_duration`
-(Paraver gives a row's last state record its begin time as value). Also
+records of a row at one instant; popview one interval per instant there). `state_duration` is
+the same since State Record Dur. of Idle after a row's last state record is, as in the kernel's
+timeToNextState, that interval's begin time. Also
 paramedir's dump `-tu` (each interval's row, begin and duration in trace units, and value); that
 text and popview's evaluated window, both as runs of equal values with a duration, are the same
 on EPOCH 4, EPOCH 16 and heat 2x2 for parami's `p2p_size`, `mpi_msg_size` and
