@@ -81,7 +81,11 @@ def run_key(exp) -> tuple:
     """(folder, shape): a trace and a profile with the same key are two views of one run
     (Score-P writes traces.otf2 and profile.cubex of a run into one folder)."""
     source = getattr(exp, "source", None)
-    folder = str(Path(source).resolve().parent) if source is not None else id(exp)
+    if source is not None:
+        path = Path(source).resolve()
+        folder = str(path if path.is_dir() else path.parent)      # an experiment folder given as the run
+    else:
+        folder = id(exp)
     try:
         shape = exp.shape()
     except Exception:  # noqa: BLE001 - a run whose shape is unknown is its own run

@@ -155,3 +155,65 @@ def test_a_cache_without_records_gets_an_empty_pyramid(tmp_path):
     with Reader(tmp_path / "p.h5") as reader:
         g = reader.h5["pyramid"]
         assert g.attrs["channels"] == "" and g.attrs["numeric"] == "" and len(g) == 0
+
+
+@pytest.mark.parametrize("in_order", [True, False])
+def test_tile_blocks_of_records_as_the_division_gives_them(in_order):
+    """count_blocks and scatter_tiles reuse the last record's block instead of dividing:
+    every record still lands in exactly the blocks [begin // w, max(end - 1, begin) // w]
+    (clipped), in order or not, before time 0 or past the last block."""
+    from popview.cache.pyramid import count_blocks, scatter_tiles
+
+    rng = np.random.default_rng(11 + in_order)
+    for _ in range(20):
+        n, n_loc = int(rng.integers(1, 3000)), 3
+        loc = np.sort(rng.integers(0, n_loc, n)).astype(np.int32)
+        begin = rng.integers(-500, 20_000, n)
+        if in_order:
+            begin = np.concatenate([np.sort(begin[loc == k]) for k in range(n_loc)])
+        end = begin + rng.integers(-5, 3000, n)
+        width, n_blocks = int(rng.integers(1, 2500)), int(rng.integers(1, 12))
+        first = np.clip(begin // width, 0, n_blocks - 1)
+        last = np.clip(np.maximum(end - 1, begin) // width, 0, n_blocks - 1)
+        expected = np.zeros(n_blocks * n_loc, np.int64)
+        for i in range(n):
+            expected[np.arange(first[i], last[i] + 1) * n_loc + loc[i]] += 1
+        counts = np.zeros(n_blocks * n_loc, np.int64)
+        count_blocks(loc, begin, end, width, n_blocks, n_loc, counts)
+        np.testing.assert_array_equal(counts, expected)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1])).reshape(n_blocks, n_loc)
+        out = [np.full(int(counts.sum()), -1, dt) for dt in (np.int32, np.int64, np.int64, np.int64)]
+        assert scatter_tiles(loc, begin, end, begin, width, n_blocks, starts.copy(), 0, *out) == counts.sum()
+        for k in range(n_blocks):
+            for j in range(n_loc):
+                got = out[1][starts[k, j]:starts[k, j] + counts[k * n_loc + j]]
+                want = begin[(loc == j) & (first <= k) & (last >= k)]
+                np.testing.assert_array_equal(got, want)
+
+
+def test_a_counter_of_some_locations_fills_only_their_rows(tmp_path):
+    """Rows of locations without readings stay NaN at every level, and the others are what
+    reducing and pairing every row gives (only the rows with readings are computed: each
+    metric of the mi300 OTF2 archive is read on one location of 32)."""
+    rng = np.random.default_rng(3)
+    t_end = 4096
+    states = {"loc": [0, 1, 2, 3], "begin": [0] * 4, "end": [t_end] * 4, "state": [1] * 4}
+    times = np.sort(rng.integers(1, t_end, 40))
+    events = {"loc": [2] * 40, "time": times.tolist(), "type": [INS] * 40, "value": rng.integers(0, 1000, 40).tolist()}
+    with make_cache(tmp_path / "c.h5", states, events, t_end, n_loc=4) as reader:
+        g = reader.h5["pyramid"]
+        base, n_levels = int(g.attrs["base_ns"]), int(g.attrs["n_levels"])
+        bins = [g[f"counter_{INS}"][str(k)]["value"].shape[1] for k in range(n_levels)]
+        prev = np.r_[0, times[:-1]]
+        dense = np.full((4, bins[0]), np.nan)
+        pyramid.reduce_kernel(np.array([2], np.int64), np.array([0], np.int64), np.array([40], np.int64),
+                              np.array([np.iinfo(np.int64).min]), prev, times,
+                              np.asarray(events["value"], np.float64), 0.0, float(base), bins[0], True, dense)
+        for k in range(n_levels):
+            if k:
+                if dense.shape[1] % 2:
+                    dense = np.pad(dense, ((0, 0), (0, 1)), constant_values=np.nan)
+                dense = pyramid._pair_bins(dense[:, 0::2], dense[:, 1::2], True)[:, : bins[k]]
+            got = g[f"counter_{INS}"][str(k)]["value"][:]
+            np.testing.assert_array_equal(got, dense.astype(np.float32), err_msg=f"level {k}")
+            assert np.isnan(got[[0, 1, 3]]).all() and not np.isnan(got[2]).all()

@@ -755,16 +755,28 @@ def _fill_numeric(levels, spread: bool, recs, a: int, b: int, base: int, bins: l
     """Level 0 of a numeric channel from the records; each coarser level from the one
     below (sums add up, maxima of maxima are maxima: exact either way)."""
     loc, begin, end, value = recs
-    rows, lo, hi, skip = segments_by_location(loc, a, b)
-    out = np.full((b - a, bins[0]), np.nan, np.float64)
-    reduce_kernel(rows, lo, hi, skip, begin, end, np.asarray(value, np.float64), 0.0, float(base), bins[0], spread,
-                  out)
-    levels[0][0][a:b] = out.astype(np.float32)
+    _, lo, hi, skip = segments_by_location(loc, a, b)
+    active = np.flatnonzero(hi > lo)      # rows with records; the others are NaN at every level
+    out = np.full((len(active), bins[0]), np.nan, np.float64)
+    reduce_kernel(np.arange(len(active), dtype=np.int64), lo[active], hi[active], skip[active], begin, end,
+                  np.asarray(value, np.float64), 0.0, float(base), bins[0], spread, out)
+    levels[0][0][a:b] = _all_rows(out, active, b - a)
     for level in range(1, len(bins)):
         if out.shape[1] % 2:
             out = np.pad(out, ((0, 0), (0, 1)), constant_values=np.nan)
         out = _pair_bins(out[:, 0::2], out[:, 1::2], spread)[:, : bins[level]]
-        levels[level][0][a:b] = out.astype(np.float32)
+        levels[level][0][a:b] = _all_rows(out, active, b - a)
+
+
+def _all_rows(values: np.ndarray, active: np.ndarray, n: int) -> np.ndarray:
+    """A level's rows as stored (float32): those computed at `active`, NaN elsewhere. A
+    counter is read on its own locations only (the mi300 archive: each of its 29 metrics
+    on one location of 32), so only their rows are reduced and paired."""
+    if len(active) == n:
+        return values.astype(np.float32)
+    rows = np.full((n, values.shape[1]), np.nan, np.float32)
+    rows[active] = values
+    return rows
 
 
 def _pair_bins(left: np.ndarray, right: np.ndarray, spread: bool) -> np.ndarray:
@@ -889,18 +901,27 @@ class _Tiles:
 
 
 @numba.njit(cache=True)
-def _block_span(begin, end, block_ns, n_blocks):
-    first = min(max(begin // block_ns, 0), n_blocks - 1)
-    last = min(max(max(end - 1, begin) // block_ns, 0), n_blocks - 1)
-    return first, last
+def _block_bounds(x, block_ns, q, lo, hi):
+    """(x // block_ns, its block's bounds [lo, hi)), reusing the last ones (q, lo, hi) when
+    x lies in that block: records come in time order per location, so most fall in the
+    blocks of the one before and need no division (two 64-bit divisions a record were most
+    of the tile kernels' time). Exact: a quotient is reused only inside its block."""
+    if x < lo or x >= hi:
+        q = x // block_ns
+        lo = q * block_ns
+        hi = lo + block_ns
+    return q, lo, hi
 
 
 @numba.njit(cache=True)
 def count_blocks(loc, begin, end, block_ns, n_blocks, n_loc, counts):
     """counts[block * n_loc + loc] += 1 for every block each record overlaps."""
+    q0, lo0, hi0 = ZERO, ZERO, ZERO        # empty blocks: the first record divides
+    q1, lo1, hi1 = ZERO, ZERO, ZERO
     for i in range(len(loc)):
-        first, last = _block_span(begin[i], end[i], block_ns, n_blocks)
-        for k in range(first, last + 1):
+        q0, lo0, hi0 = _block_bounds(begin[i], block_ns, q0, lo0, hi0)
+        q1, lo1, hi1 = _block_bounds(max(end[i] - 1, begin[i]), block_ns, q1, lo1, hi1)
+        for k in range(min(max(q0, 0), n_blocks - 1), min(max(q1, 0), n_blocks - 1) + 1):
             counts[k * n_loc + loc[i]] += 1
 
 
@@ -910,9 +931,12 @@ def scatter_tiles(loc, begin, end, value, block_ns, n_blocks, cursor, a, o_loc, 
     (block, location): records come sorted by location then time, so that
     order holds inside each block without sorting. Returns the copies made."""
     m = 0
+    q0, lo0, hi0 = ZERO, ZERO, ZERO
+    q1, lo1, hi1 = ZERO, ZERO, ZERO
     for i in range(len(loc)):
-        first, last = _block_span(begin[i], end[i], block_ns, n_blocks)
-        for k in range(first, last + 1):
+        q0, lo0, hi0 = _block_bounds(begin[i], block_ns, q0, lo0, hi0)
+        q1, lo1, hi1 = _block_bounds(max(end[i] - 1, begin[i]), block_ns, q1, lo1, hi1)
+        for k in range(min(max(q0, 0), n_blocks - 1), min(max(q1, 0), n_blocks - 1) + 1):
             dst = cursor[k, loc[i] - a]
             cursor[k, loc[i] - a] += 1
             o_loc[dst] = loc[i]

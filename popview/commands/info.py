@@ -24,11 +24,18 @@ def format_duration(ns: int) -> str:
 _UNIT_NAMES = {1.0: "ns", 1000.0: "us", 1e6: "ms", 1e9: "s"}
 
 
+def _clock(unit_ns: float) -> str:
+    """ns, us...; else the tick and the timer's rate (Score-P's 2,095,197,216 Hz timer read
+    "0.4772820393056498 ns")."""
+    if unit_ns in _UNIT_NAMES:
+        return _UNIT_NAMES[unit_ns]
+    return f"{unit_ns:.6g} ns, a {1 / unit_ns:.6g} GHz timer" if unit_ns > 0 else f"{unit_ns} ns"
+
+
 def render(info: dict) -> str:
     rec = info["records"]
     if info["duration_ns"] or any(rec.values()):
-        duration = (f"{format_duration(info['duration_ns'])} (source clock unit: "
-                    f"{_UNIT_NAMES.get(info['source_unit_ns'], str(info['source_unit_ns']) + ' ns')})")
+        duration = f"{format_duration(info['duration_ns'])} (source clock unit: {_clock(info['source_unit_ns'])})"
     else:
         duration = "not recorded (a profile has no timestamps)"
     lines = [

@@ -175,3 +175,20 @@ def test_distinct_event_types_equal_numpy_unique(size, spread):
 
     values = np.random.default_rng(size).integers(-spread, spread, size).astype(np.int32)
     assert sorted(distinct(values).tolist()) == np.unique(values).tolist()
+
+
+def test_each_thread_s_cpu_and_the_nodes_cpus_for_paraver_s_cpu_rows(tmp_path, cache_dir):
+    d = popview.open(write_trace(tmp_path), cache_dir=cache_dir).definitions
+    assert d.flags["thread_cpus"] == [0, 1] and d.flags["cpus_per_node"] == [2]          # 0-based CPUs
+    assert d.flags["cpu_names"] == ["1.nodeA", "2.nodeA"] and d.flags["node_names"] == ["nodeA"]
+    moved = BODY.replace("2:2:1:2:1:1000:", "2:1:1:2:1:1000:")       # thread 1.2.1's last event on CPU 1
+    d = popview.open(write_trace(tmp_path / "moved", body=moved), cache_dir=cache_dir).definitions
+    assert d.flags["thread_cpus"] == [0, -1]
+
+
+def test_cpus_of_blocks_merge_as_one():
+    from popview.readers.paraver.body import NO_CPU_YET, SEVERAL_CPUS, merge_cpus
+
+    a = np.array([NO_CPU_YET, 3, 3, 1, NO_CPU_YET])
+    b = np.array([2, NO_CPU_YET, 3, 2, NO_CPU_YET])
+    assert merge_cpus(a, b).tolist() == [2, 3, 3, SEVERAL_CPUS, NO_CPU_YET]

@@ -39,7 +39,8 @@ THREAD_TYPES = {
     "Application ID": "appl", "TaskID": "task", "Thread ID": "thread", "Node ID": "node", "Cpu ID": "cpu",
 }
 # semanticnotthreadfunctions.h: the task (appl, workload) functions that keep the type
-TASK_TYPES = {"Maximum": SAME, "Minimum": SAME, "Thread i": SAME, "Changed value": SAME, "Mode": SAME}
+TASK_TYPES = {"Maximum": SAME, "Minimum": SAME, "Thread i": SAME, "Changed value": SAME, "Mode": SAME,
+              "Active Thd": SAME, "Active Thd Val": SAME}         # and semanticcpufunctions.h's
 # semanticderived.h: every derived operation keeps the type but these two
 DERIVED_TYPES = {"controlled: enumerate": NO, "controlled: average": NO}
 # The time unit's suffix of a bandwidth (LabelConstructor::semanticLabel)
@@ -53,8 +54,8 @@ def info_type(view: CfgView | None, window: Window) -> str:
         found = _compose_type(window, slot)
         if found != SAME:
             return found
-    if window.level in ("task", "appl", "workload"):       # the levels between the window's and thread
-        order = ("workload", "appl", "task")
+    order = ("system", "node", "cpu") if window.level in ("system", "node", "cpu") else ("workload", "appl", "task")
+    if window.level in order:                               # the levels between the window's and thread
         for level in order[order.index(window.level):]:
             found = _compose_type(window, f"compose_{level}")
             if found != SAME:

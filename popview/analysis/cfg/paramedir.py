@@ -69,18 +69,27 @@ def no_filtered_event_present(view: CfgView, trace: TraceColumns) -> bool:
     trace: every single window filters on event types (a window taking all events lets the
     cfg load) and none of those types is in the trace. With some present it loads (a warning).
     Checked with paramedir on EPOCH (PyPOP's omp_total_runtime refused, omp_useful_computation
-    loaded)."""
+    loaded). A range filter [x,y] counts any type of the range the trace has (cfg.cpp's
+    pickSymbols: anyEventLoaded), as on Extrae-course prime, which has no type at the ends of
+    in_MPI_call.cfg's 50000001-50000005."""
     wanted: set[int] = set()
+    present = None
     for window in view.windows:
         if window.derived:
             continue
         criterion = window.filters.criteria.get("evt_type")
-        if criterion is None or criterion.function == "All":
+        if criterion is None or criterion.function in ("All", "None"):
             return False
+        if criterion.function == "[x,y]" and len(criterion.values) >= 2:    # any type in the range (anyEventLoaded)
+            present = trace_event_types(trace) if present is None else present
+            low, high = int(criterion.values[0]), int(criterion.values[1])
+            if ((present >= low) & (present <= high)).any():
+                return False
+            continue
         wanted.update(int(v) for v in criterion.values)
     if not wanted:
-        return False
-    present = trace_event_types(trace)
+        return present is not None
+    present = trace_event_types(trace) if present is None else present
     return not np.isin(np.fromiter(wanted, np.int64), present).any()
 
 
@@ -171,7 +180,7 @@ def _levels_or_none(trace: TraceColumns) -> Hierarchy | None:
 def level_labels(level: str, n_rows: int, hierarchy: Hierarchy | None, definitions=None) -> list[str]:
     """Paraver's row labels above the thread level (LabelConstructor::objectLabel with its
     level tag): TASK a.t, APPL a, WORKLOAD; NODE and CPU rows by the .row file's names when
-    it has them, else NODE n (0-based, as the kernel writes it) and CPU n.c; SYSTEM."""
+    it has them, else NODE n and CPU n.c; SYSTEM."""
     if level == "task":
         appl = hierarchy.task_appl if hierarchy is not None else np.zeros(n_rows, np.int64)
         first = {int(a): i for i, a in reversed(list(enumerate(appl)))}
@@ -184,7 +193,7 @@ def level_labels(level: str, n_rows: int, hierarchy: Hierarchy | None, definitio
     if len(names) == n_rows:
         return [str(n) for n in names]
     if level == "node":
-        return [f"NODE {i}" for i in range(n_rows)]
+        return [f"NODE {i + 1}" for i in range(n_rows)]
     node_cpus = hierarchy.node_cpus if hierarchy is not None and hierarchy.node_cpus else (n_rows,)
     node = np.repeat(np.arange(len(node_cpus)), node_cpus)
     first = np.r_[0, np.cumsum(node_cpus)][:-1]

@@ -99,6 +99,23 @@ def _location(appl, task, thread, appl_first_task, task_first_loc):
     return first + thread - 1
 
 
+NO_CPU_YET, SEVERAL_CPUS = -2, -1
+
+
+@refcount_free
+def _note_cpu(loc_cpu, loc, cpu):
+    """The CPU field of a record of `loc`: kept while every record of the location has the same."""
+    if loc_cpu[loc] == NO_CPU_YET:
+        loc_cpu[loc] = cpu
+    elif loc_cpu[loc] != cpu:
+        loc_cpu[loc] = SEVERAL_CPUS
+
+
+def merge_cpus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two blocks' CPUs per location (NO_CPU_YET where a block had no record of it)."""
+    return np.where(a == NO_CPU_YET, b, np.where((b == NO_CPU_YET) | (a == b), a, SEVERAL_CPUS))
+
+
 @numba.njit(cache=True, nogil=True)
 def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
     """Parse whole lines in `buf` (uint8). Times are returned in ns."""
@@ -122,6 +139,7 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
     s_begin = np.empty(n_lines, np.int64)
     s_end = np.empty(n_lines, np.int64)
     s_state = np.empty(n_lines, np.int32)
+    loc_cpu = np.full(task_first_loc[-1], NO_CPU_YET, np.int64)   # each location's CPU (SEVERAL_CPUS: not one)
     n_pairs = n_colons // 2 + 1                  # an event line has (colons - 5) / 2 pairs
     e_loc = np.empty(n_pairs, np.int32)
     e_time = np.empty(n_pairs, np.int64)
@@ -186,6 +204,7 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                     if end < f[4]:
                         bad = END_BEFORE_BEGIN
                     else:
+                        _note_cpu(loc_cpu, loc, f[0])
                         s_loc[ns] = loc
                         s_begin[ns] = f[4] * tick_ns
                         s_end[ns] = end * tick_ns
@@ -230,6 +249,7 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                     bad = OUT_OF_RANGE
                 else:
                     n_event_records += 1
+                    _note_cpu(loc_cpu, loc, f[0])
                     if wide_values:
                         problems[WIDE_VALUE] += wide_values
                         if first_line[WIDE_VALUE] < 0:
@@ -261,6 +281,8 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
                     elif f[4] > max_tick or f[5] > max_tick or f[10] > max_tick or f[11] > max_tick:
                         bad = OUT_OF_RANGE
                     else:
+                        _note_cpu(loc_cpu, loc, f[0])
+                        _note_cpu(loc_cpu, rloc, f[6])
                         c_cols[0, c_n] = loc
                         c_cols[1, c_n] = rloc
                         c_cols[2, c_n] = f[4] * tick_ns
@@ -288,7 +310,7 @@ def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
         line += 1
     return (s_loc[:ns], s_begin[:ns], s_end[:ns], s_state[:ns],
             e_loc[:ne], e_time[:ne], e_type[:ne], e_value[:ne],
-            c_cols[:, :c_n].copy(), problems, first_line, line, n_event_records)
+            c_cols[:, :c_n].copy(), problems, first_line, line, n_event_records, loc_cpu)
 
 
 def distinct(values):

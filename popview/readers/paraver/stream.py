@@ -219,11 +219,13 @@ class _Tally:
         self.text_bytes = 0
         self.flags = {"burst_mode": False, "flushing": False, "event_records": 0}
         self.truncated = False
+        self.cpus: np.ndarray | None = None      # each location's CPU in its records (body.merge_cpus)
 
     def add(self, parsed, length: int) -> dict:
         """A block's _parse result: counted; its prepared chunks returned."""
-        (count, first, lines, event_records), chunks, types, burst, flushing = parsed
+        (count, first, lines, event_records, cpus), chunks, types, burst, flushing = parsed
         self.problems.add(count, np.where(first >= 0, first + self.lines, first))
+        self.cpus = cpus if self.cpus is None else body.merge_cpus(self.cpus, cpus)
         self.lines += int(lines)
         self.text_bytes += length
         self.flags["event_records"] += int(event_records)
@@ -242,6 +244,8 @@ class _Tally:
         self.flags["burst_mode"] |= other.flags["burst_mode"]
         self.flags["flushing"] |= other.flags["flushing"]
         self.truncated |= other.truncated
+        if other.cpus is not None:
+            self.cpus = other.cpus if self.cpus is None else body.merge_cpus(self.cpus, other.cpus)
 
 
 def _no_records(path: Path, tally: _Tally, first_line: int) -> InputError:
@@ -258,6 +262,10 @@ def _finish_body(defs: Definitions, pcf, path: Path, writer: Writer, tally: _Tal
     for w in tally.problems.warnings(path.name, first_line):
         defs.warn(w)
     _finish_definitions(defs, pcf, path, tally.types, tally.flags)
+    if tally.cpus is not None and len(tally.cpus) == len(defs.locations):
+        # Paraver's CPU rows (cfg windows at cpu / node / system level): each thread's CPU,
+        # 0-based (-1: its records carry several CPUs, or none), and each node's CPU count
+        defs.flags["thread_cpus"] = [int(c) - 1 if c > 0 else -1 for c in tally.cpus]
     writer.set_definitions(defs)
     return defs
 
@@ -386,6 +394,10 @@ def _definitions(path: Path, header: Header) -> tuple[Definitions, Pcf | None]:
                 defs.locations.append(Location(name=name, process=len(defs.processes) - 1, thread=th))
     defs.communicators = header.communicators
     defs.flags["pcf"] = pcf is not None
+    defs.flags["cpus_per_node"] = [int(c) for c in header.cpus_per_node]
+    for level, count in (("NODE", len(header.cpus_per_node)), ("CPU", sum(header.cpus_per_node))):
+        if count and len(row.get(level, [])) == count:        # Paraver's row labels of the resource model
+            defs.flags[f"{level.lower()}_names"] = list(row[level])
     return defs, pcf
 
 
