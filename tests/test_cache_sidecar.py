@@ -124,3 +124,26 @@ def test_a_large_source_starts_the_child_with_the_conversion(trace, tmp_path, mo
         with w:
             raise ValueError("bad input")
     assert started[1].wait(timeout=10) is not None
+
+
+def test_sigterm_ends_the_child_at_once_even_inside_a_long_c_call(tmp_path):
+    """The derived-data child is ended by SIGTERM (its parent's death sends one) while it runs
+    a long call that holds the interpreter (a kernel, a compile, an HDF5 write): it must not
+    outlive its parent holding the parent's stderr open."""
+    import signal
+    import subprocess
+    import time
+
+    code = ("import sys; from popview.cache import sidecar; sidecar._end_with_parent(); "
+            "print('ready', flush=True); sum(range(10**12))")
+    env = {k: v for k, v in __import__("os").environ.items() if k != sidecar.PARENT_ENV}
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.2)                      # inside sum(): one C call, no bytecode boundary
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

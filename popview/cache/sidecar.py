@@ -185,9 +185,12 @@ def serve() -> int:
 
 
 def _end_with_parent() -> None:
-    """Quiet on Ctrl-C and SIGTERM, and gone when the parent is."""
+    """Quiet on Ctrl-C, gone at once on SIGTERM, and gone when the parent is. SIGTERM keeps
+    the system's default action: a Python handler runs only between bytecodes, so a child
+    inside a long kernel, a compile or an HDF5 call outlived its parent and held its
+    stderr open (a `popview convert` killed under load did not end for a minute)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(1))
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     parent = int(os.environ.get(PARENT_ENV, "0") or 0)
     try:
         import ctypes

@@ -276,24 +276,18 @@ class CfgViewPane(QWidget):
     def save_cfg(self, path) -> str | None:
         """This view's cfg written back at `path` (its windows and histograms as popview read
         them, in the layout Paraver writes: analysis.cfg.writer); None, or why not."""
-        from popview.analysis.cfg.writer import save_cfg
+        from popview.gui.widgets.cfgpath import save_or_reason
 
-        try:
-            save_cfg(read_cfg(self.path), Path(path))
-        except (CfgError, OSError, ValueError) as exc:
-            reason = one_line(exc)
-            self.header.setToolTip(f"{Path(path).name} not saved: {reason}")
-            return reason
-        self.header.setToolTip(f"saved as {Path(path)}")
-        return None
+        reason = save_or_reason(lambda: read_cfg(self.path), path)
+        self.header.setToolTip(f"saved as {Path(path)}" if reason is None else f"{Path(path).name} not saved: {reason}")
+        return reason
 
     def _save_dialog(self) -> None:
-        from PySide6.QtWidgets import QFileDialog
+        from popview.gui.widgets.cfgpath import ask_cfg_path
 
-        path, _ = QFileDialog.getSaveFileName(self, "Save Paraver view as cfg", str(self.path.name),
-                                              "Paraver configuration files (*.cfg)")
-        if path:
-            self.save_cfg(path if path.lower().endswith(".cfg") else path + ".cfg")
+        path = ask_cfg_path(self, "Save Paraver view as cfg", self.path.name)
+        if path is not None:
+            self.save_cfg(path)
 
     def _experiments_changed(self) -> None:
         """The run closed: its timelines stop (they read its cache on hover) and the pane goes."""

@@ -255,30 +255,26 @@ class HistogramPane(QWidget):
         None, or why it was not saved (also shown under the table)."""
         from pathlib import Path
 
-        from popview.analysis.cfg.export import NotExportable, histogram_cfg, present_event_types
-        from popview.analysis.cfg.writer import save_cfg
-        from popview.failures import one_line
+        from popview.analysis.cfg.export import histogram_cfg, present_event_types
+        from popview.gui.widgets.cfgpath import save_or_reason
 
-        exp, stat = self.state.current, self.stat_box.currentText()
-        if self.table is None or exp is None:
+        exp, stat, table = self.state.current, self.stat_box.currentText(), self.table
+        if table is None or exp is None:
             return "no table is shown"
-        try:
-            save_cfg(histogram_cfg(exp.definitions, self.table, stat, present_event_types(exp.reader),
-                                   title=f"popview histogram of {exp.name}: {self.table.title}, {stat}"), Path(path))
-        except (NotExportable, OSError, ValueError) as exc:
-            reason = one_line(exc)
-            self.status.setText(f"{html.escape(Path(path).name)} not saved: {html.escape(reason)}")
-            return reason
-        self.status.setText(f"saved as the Paraver cfg {html.escape(Path(path).name)}")
-        return None
+        reason = save_or_reason(lambda: histogram_cfg(exp.definitions, table, stat, present_event_types(exp.reader),
+                                                      title=f"popview histogram of {exp.name}: {table.title}, {stat}"),
+                                path)
+        name = html.escape(Path(path).name)
+        self.status.setText(f"saved as the Paraver cfg {name}" if reason is None else
+                            f"{name} not saved: {html.escape(reason)}")
+        return reason
 
     def _cfg_dialog(self) -> None:
-        if self.table is None:
-            return
-        path, _ = QFileDialog.getSaveFileName(self, "Save table as Paraver cfg", f"{self.table.kind}.cfg",
-                                              "Paraver configuration files (*.cfg)")
-        if path:
-            self.save_cfg(path if path.lower().endswith(".cfg") else path + ".cfg")
+        from popview.gui.widgets.cfgpath import ask_cfg_path
+
+        path = ask_cfg_path(self, "Save table as Paraver cfg", f"{self.table.kind}.cfg") if self.table else None
+        if path is not None:
+            self.save_cfg(path)
 
     def _export_dialog(self) -> None:
         if self.table is None:

@@ -44,6 +44,7 @@ from popview.gui import collector, docking, layouts
 from popview.gui.cache_setting import CacheBesideAction
 from popview.gui.dask_setting import DaskAction, scheduler
 from popview.gui.state import AppState
+from popview.gui.widgets.cfgpath import ask_cfg_path
 from popview.gui.widgets.progress import JobProgress
 from popview.gui.workers import OpenJob
 from popview.runs import runs_in, series_name
@@ -424,20 +425,17 @@ class MainWindow(QMainWindow):
         log.info("opened the Paraver view %s on %s", path, exp.name)
 
     def save_view_cfg_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save view as Paraver cfg", "view.cfg",
-                                              "Paraver configuration files (*.cfg)")
-        if path:
-            self.save_view_cfg(Path(path if path.lower().endswith(CFG_SUFFIX) else path + CFG_SUFFIX))
+        path = ask_cfg_path(self, "Save view as Paraver cfg", "view.cfg")
+        if path is not None:
+            self.save_view_cfg(path)
 
     def save_view_cfg(self, path: Path) -> str | None:
         """The Timeline pane's current view (colour mode, time window, gradient range) as a
         Paraver cfg at `path`; returns None, or why it was not saved (also said in the status bar)."""
-        from popview.analysis.cfg.export import NotExportable, present_event_types, timeline_cfg
-        from popview.analysis.cfg.writer import save_cfg
-        from popview.failures import one_line
+        from popview.analysis.cfg.export import present_event_types, timeline_cfg
+        from popview.gui.widgets.cfgpath import save_or_reason
 
         view = getattr(self.panes.get("Timeline"), "view", None)
-        reason = None
         if view is None or view.last_picture is None:
             reason = "no timeline is shown: open a trace"
         else:
@@ -445,13 +443,10 @@ class MainWindow(QMainWindow):
             t0, t1 = view.window()
             t0, t1 = max(t0, 0), min(t1, t_end)
             low, high = (view.palette.low, view.palette.high) if not view.mode.categorical else (None, None)
-            try:
-                cfg = timeline_cfg(view.exp.definitions, view.mode, t0, t1, low, high,
-                                   title=f"popview timeline of {view.exp.name}: {view.mode.label}",
-                                   present=present_event_types(view.exp.reader))
-                save_cfg(cfg, path)
-            except (NotExportable, OSError, ValueError) as exc:
-                reason = one_line(exc)
+            reason = save_or_reason(lambda: timeline_cfg(
+                view.exp.definitions, view.mode, t0, t1, low, high,
+                title=f"popview timeline of {view.exp.name}: {view.mode.label}",
+                present=present_event_types(view.exp.reader)), path)
         self._saved(path, "the timeline view", reason)
         return reason
 
@@ -460,10 +455,9 @@ class MainWindow(QMainWindow):
         if pane is None or pane.table is None:
             self.statusBar().showMessage("No histogram is shown: open a trace and the Histograms pane", 8000)
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Save histogram as Paraver cfg", f"{pane.table.kind}.cfg",
-                                              "Paraver configuration files (*.cfg)")
-        if path:
-            self.save_histogram_cfg(Path(path if path.lower().endswith(CFG_SUFFIX) else path + CFG_SUFFIX))
+        path = ask_cfg_path(self, "Save histogram as Paraver cfg", f"{pane.table.kind}.cfg")
+        if path is not None:
+            self.save_histogram_cfg(path)
 
     def save_histogram_cfg(self, path: Path) -> str | None:
         """The Histograms pane's table and statistic as a Paraver cfg at `path` (a 2D histogram
@@ -478,10 +472,9 @@ class MainWindow(QMainWindow):
         if pane is None:
             self.statusBar().showMessage("No Paraver view is open: File > Open Paraver view (.cfg)...", 8000)
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Save Paraver view as cfg", pane.path.name,
-                                              "Paraver configuration files (*.cfg)")
-        if path:
-            self.save_cfg_view(Path(path if path.lower().endswith(CFG_SUFFIX) else path + CFG_SUFFIX), pane)
+        path = ask_cfg_path(self, "Save Paraver view as cfg", pane.path.name)
+        if path is not None:
+            self.save_cfg_view(path, pane)
 
     def current_cfg_pane(self):
         """The Paraver view pane shown last (its dock visible), else the last one opened."""

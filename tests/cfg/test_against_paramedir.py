@@ -13,15 +13,13 @@ Two kinds of checks:
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-import popview
 from popview.analysis.cfg import parse_cfg, read_cfg
-from popview.analysis.cfg.evaluate import TraceColumns, evaluate_window
+from popview.analysis.cfg.evaluate import evaluate_window
 from popview.analysis.cfg.export import NotExportable, present_event_types, timeline_cfg
 from popview.analysis.cfg.paramedir import NO_EVENTS, evaluate_cfg, format_table, parse_table, row_labels
 from popview.analysis.cfg.writer import write_cfg
@@ -31,7 +29,8 @@ CFGS = "paraver-cfgs"
 TRACES = {"epoch4": "pypop/mpi/epoch_example_traces/epoch_4proc.prv.gz",
           "epoch16": "pypop/mpi/epoch_example_traces/epoch_16proc.prv.gz",
           "heat2x2": "popview-heat/extrae/hyb_2x2/hyb_2x2.prv",
-          "namd": "bsc-folding/user-functions/444.namd.prv"}            # user functions (60000019)
+          "namd": "bsc-folding/user-functions/444.namd.prv",            # user functions (60000019)
+          "prime": "extraeCoursecodes/MPItraces/prime_v0.prv"}          # 16 ranks on 4 nodes
 
 # Byte for byte the same as paramedir's output on EPOCH 4, EPOCH 16 and popview-heat Extrae 2x2.
 EXACT = (
@@ -52,6 +51,7 @@ EXACT = (
     "parami/cfgs/counters_PAPI/architecture/3dh_percentpreempted_useful.cfg",
     "parami/cfgs/mpi/analysis/3dh_duration_MPIcall.cfg",
     "parami/cfgs/mpi/analysis/3dh_size_call.cfg",              # Event Bytes, 3D
+    "parami/cfgs/nanox/mpi/sanity_checks/2dt_brwds_nbbwrds.cfg",  # Join Bursts of in-transit records
     "parami/cfgs/mpi/analysis/connectivity.cfg",
     "parami/cfgs/mpi/analysis/mpi_stats.cfg",
     "parami/cfgs/mpi/analysis/other/communication_matrix.cfg",
@@ -124,6 +124,10 @@ FROZEN = {
         "\t1\t2\t\nTHREAD 1.1.1\t0.46\t0.88\t\nTHREAD 1.2.1\t0.67\t0.92\t\nTHREAD 1.3.1\t0.43\t0.01\t\n"
         "THREAD 1.4.1\t0.46\t0.05\t\n\nTotal\t2.02\t1.86\t\nAverage\t0.50\t0.46\t\n"
         "Maximum\t0.67\t0.92\t\nMinimum\t0.43\t0.01\t\nStDev\t0.10\t0.44\t\nAvg/Max\t0.75\t0.51\t\n\n",
+    ("heat2x2", "parami/cfgs/nanox/mpi/sanity_checks/2dt_brwds_nbbwrds.cfg"):     # bandwidth < 0, Join Bursts,
+        "\t1\t\nTHREAD 1.1.1\t0.00\t\nTHREAD 1.1.2\t0.00\t\nTHREAD 1.2.1\t16085.62\t\n"   # controlled, Burst Time
+        "THREAD 1.2.2\t0.00\t\n\nTotal\t16085.62\t\nAverage\t16085.62\t\nMaximum\t16085.62\t\n"
+        "Minimum\t16085.62\t\nStDev\t0.00\t\nAvg/Max\t1.00\t\n\n",
     ("epoch16", "basicanalysis/cfgs/runtime.cfg"):          # StDev 0.03 of 16 equal rows: float rounding, kept
         "\t[0.00..200.00]\t\n" + "".join(f"THREAD 1.{r}.1\t2339560.72\t\n" for r in range(1, 17)) +
         "\nTotal\t37432971.58\t\nAverage\t2339560.72\t\nMaximum\t2339560.72\t\nMinimum\t2339560.72\t\n"
@@ -148,6 +152,7 @@ TIMELINES = (
     "parami/cfgs/mpi/views/point2point/p2p_size.cfg",          # Event Bytes
     "parami/cfgs/mpi/views/mpi_msg_size.cfg",                  # Event Bytes + collective size
     "parami/cfgs/mpi/views/point2point/late_receivers.cfg",    # Event Bytes / MPI call duration
+    "parami/cfgs/mpi/views/collectives/nb_procs_in_col.cfg",   # In Evt Range (0 throughout on these traces)
 )
 
 # Digests of paramedir's timeline dumps (-tu) in canonical form.
@@ -191,6 +196,18 @@ FROZEN_SEQUENCE_SHA256 = {
 }
 
 
+# Event functions of the last event's value, with their parameters, on the same cfg
+EVENT_VALUE_FUNCTIONS = {"In Evt Range": "{ 2, { 1 5.000000000000, 1 41.000000000000 } }",
+                         "In Evt Val": "{ 1, { 2 41.000000000000 0.000000000000 } }",
+                         "Not In Evt Val": "{ 1, { 2 41.000000000000 0.000000000000 } }",
+                         "Given Evt Val": "{ 1, { 1 41.000000000000 } }"}
+
+
+def event_value_cfg(shared_traces: Path, function: str) -> str:
+    return variant_cfg(shared_traces, function, "logical") + \
+        f"window_semantic_module thread {function} {EVENT_VALUE_FUNCTIONS[function]}\n"
+
+
 def sequence_cfg(shared_traces: Path, case: tuple[str, str, str, str]) -> str:
     function, thread, top2, top1 = case
     text = variant_cfg(shared_traces, function, "logical")
@@ -226,6 +243,15 @@ def controlled_cfg(shared_traces: Path, operation: str) -> str:
     # the whole run in paramedir's dump too (the old-format windows give only a relative scale)
     return text.replace("window_open false", "window_open false\nwindow_begin_time_relative 0.000000000000\n"
                         "window_end_time_relative 1.000000000000")
+
+
+def node_id_cfg(shared_traces: Path) -> str:
+    """parami's mapping.cfg without its histogram: paramedir then writes its last window, Node ID."""
+    text = (shared_traces / CFGS / "parami/cfgs/General/analysis/mapping.cfg").read_text()
+    return text[:text.index("< NEW ANALYZER2D")].rstrip("#\n") + "\n"
+
+
+FROZEN_NODE_ID_SHA256 = "fec7748c7b43da3cad53658d7ffd9ac27dbc18038d25144eeda897f3a6fe3ea5"
 
 
 def variant_cfg(shared_traces: Path, function: str, variant: str) -> str:
@@ -295,20 +321,6 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-@pytest.fixture(scope="module")
-def traces(shared_traces, tmp_path_factory):
-    """Each shared trace opened once: (experiment, TraceColumns), opened when first asked for."""
-    cache = tmp_path_factory.mktemp("cache")
-    opened: dict[str, tuple] = {}
-
-    def get(name: str):
-        if name not in opened:
-            exp = popview.open(shared_traces / TRACES[name], cache_dir=cache)
-            opened[name] = (exp, TraceColumns.from_cache(exp.reader, exp.definitions))
-        return opened[name]
-    yield get
-    for exp, _ in opened.values():
-        exp.close()
 
 
 def _popview(traces, shared_traces, name: str, cfg: str):
@@ -355,6 +367,11 @@ def test_controlled_window_is_what_paramedir_dumped(shared_traces, traces, name,
     assert _sha256(text) == FROZEN_CONTROLLED_SHA256[name, operation]
 
 
+def test_node_id_is_what_paramedir_dumped(shared_traces, traces):
+    text = _popview_variant(traces, "prime", node_id_cfg(shared_traces))
+    assert text.count("\t4.00\n") == 1 and _sha256(text) == FROZEN_NODE_ID_SHA256     # the 16th rank on node 4
+
+
 def test_canonical_timeline_joins_equal_runs_and_drops_instants():
     rows = [[(0, 5, "0.00"), (5, 0, "7.00"), (5, 3, "0.00"), (8, 2, "1.50")], [(0, 10, "2.00")]]
     assert canonical_timeline(rows) == "0\t0\t8\t0.00\n0\t8\t2\t1.50\n1\t0\t10\t2.00\n"
@@ -369,14 +386,6 @@ def test_a_cfg_none_of_whose_events_is_in_the_trace_is_refused_as_paramedir_refu
 
 # -- live, against a paramedir binary ------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def paramedir() -> str:
-    binary = os.environ.get("POPVIEW_PARAMEDIR", "")
-    if not binary:
-        pytest.skip("POPVIEW_PARAMEDIR is not set: no paramedir binary (paraver-kernel) to compare with")
-    if not Path(binary).is_file() or not os.access(binary, os.X_OK):
-        pytest.skip(f"POPVIEW_PARAMEDIR={binary} is not an executable file")
-    return binary
 
 
 def _run(paramedir: str, trace: Path, cfg: Path, out: Path) -> subprocess.CompletedProcess:
@@ -415,6 +424,29 @@ def test_communication_function_as_real_paramedir(paramedir, shared_traces, trac
                                                   variant):
     cfg = tmp_path / "variant.cfg"
     cfg.write_text(variant_cfg(shared_traces, function, variant))
+    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
+    dump = tmp_path / "out.csv"
+    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
+    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+
+
+@pytest.mark.parametrize("name", ["epoch4", "heat2x2", "prime"])
+def test_node_id_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name):
+    cfg = tmp_path / "node.cfg"
+    cfg.write_text(node_id_cfg(shared_traces))
+    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
+    dump = tmp_path / "out.csv"
+    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
+    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+
+
+@pytest.mark.parametrize("name", ["epoch4", "heat2x2"])
+@pytest.mark.parametrize("function", sorted(EVENT_VALUE_FUNCTIONS))
+def test_event_value_function_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, function):
+    cfg = tmp_path / "event.cfg"
+    cfg.write_text(event_value_cfg(shared_traces, function))
     run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
                          capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
     dump = tmp_path / "out.csv"

@@ -65,8 +65,8 @@ def test_what_is_not_evaluated_is_named():
     view = _view("Stdev Burst Time")
     with pytest.raises(NotEvaluated, match="statistic 'Stdev Burst Time'"):
         evaluate_histogram(view, view.histograms[0], _trace())
-    view.windows[1].functions["thread"] = Function("Node ID")
-    with pytest.raises(NotEvaluated, match="thread function 'Node ID'"):
+    view.windows[1].functions["thread"] = Function("In Cpu ID")
+    with pytest.raises(NotEvaluated, match="thread function 'In Cpu ID'"):
         evaluate_window(view, 3, _trace())
 
 
@@ -389,6 +389,8 @@ def test_bandwidth_factor_units_and_the_negative_message_counters():
     assert [s for s in _steps(negative) if s[0] == 1] == [(1, 0, 100, 0.0)]
     physical = _messages_view(Function("Recv Negative Bytes"))
     physical.window(1).filters.logical = False
+    assert _steps(evaluate_window(physical, 1, trace)) == [(0, 0, 100, 0.0), (1, 0, 100, 0.0)]   # no filter: nothing passes
+    physical.window(1).filters.physical = True
     assert _steps(evaluate_window(physical, 1, trace)) == [(0, 0, 45, 0.0), (0, 45, 50, 400.0), (0, 50, 100, 0.0),
                                                            (1, 0, 100, 0.0)]
     trace.messages = None

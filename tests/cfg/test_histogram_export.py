@@ -21,7 +21,6 @@ import pytest
 import popview
 from popview.analysis import histograms
 from popview.analysis.cfg import parse_cfg, read_cfg
-from popview.analysis.cfg.evaluate import TraceColumns
 from popview.analysis.cfg.export import NotExportable, histogram_cfg, present_event_types
 from popview.analysis.cfg.paramedir import evaluate_cfg, paramedir_job, parse_table, row_labels
 from popview.analysis.cfg.writer import save_cfg, write_cfg
@@ -31,19 +30,6 @@ from tests.cfg.test_paramedir_outputs import CASES, CFGS, DIGESTS, TRACES, _para
 SHARED = {"epoch4": TRACES["epoch4"], "heat2x2": TRACES["heat2x2"]}
 
 
-@pytest.fixture(scope="module")
-def opened(shared_traces, tmp_path_factory):
-    cache = tmp_path_factory.mktemp("cache")
-    runs: dict[str, tuple] = {}
-
-    def get(name: str):
-        if name not in runs:
-            exp = popview.open(shared_traces / TRACES[name], cache_dir=cache)
-            runs[name] = (exp, TraceColumns.from_cache(exp.reader, exp.definitions))
-        return runs[name]
-    yield get
-    for exp, _ in runs.values():
-        exp.close()
 
 
 def _tables(exp):
@@ -61,8 +47,8 @@ def _by_label(cfg_table, table, stat):
 
 
 @pytest.mark.parametrize("name", sorted(SHARED))
-def test_a_histogram_table_saved_as_a_cfg_evaluates_to_the_same_cells(opened, name):
-    exp, columns = opened(name)
+def test_a_histogram_table_saved_as_a_cfg_evaluates_to_the_same_cells(traces, name):
+    exp, columns = traces(name)
     present = present_event_types(exp.reader)
     checked = 0
     for table in _tables(exp):
@@ -94,18 +80,11 @@ def test_tables_paraver_cannot_compute_are_refused_with_the_reason(tmp_path):
         assert histogram_cfg(exp.definitions, states, "% time").histograms[0].statistic == "% Window Time"
 
 
-@pytest.fixture(scope="module")
-def paramedir() -> str:
-    import os
-    binary = os.environ.get("POPVIEW_PARAMEDIR", "")
-    if not binary or not os.access(binary, os.X_OK):
-        pytest.skip("POPVIEW_PARAMEDIR does not name a paramedir binary (paraver-kernel) to compare with")
-    return binary
 
 
 @pytest.mark.parametrize("name", sorted(SHARED))
-def test_paramedir_loads_a_saved_histogram_and_writes_the_same_cells(paramedir, opened, shared_traces, tmp_path, name):
-    exp, _ = opened(name)
+def test_paramedir_loads_a_saved_histogram_and_writes_the_same_cells(paramedir, traces, shared_traces, tmp_path, name):
+    exp, _ = traces(name)
     present = present_event_types(exp.reader)
     for k, table in enumerate(_tables(exp)):
         for stat in table.stats:
@@ -122,8 +101,8 @@ def test_paramedir_loads_a_saved_histogram_and_writes_the_same_cells(paramedir, 
 
 
 @pytest.mark.parametrize("name,cfg", CASES)
-def test_a_cfg_written_back_gives_what_paramedir_wrote_for_the_original(shared_traces, opened, name, cfg):
-    exp, columns = opened(name)
+def test_a_cfg_written_back_gives_what_paramedir_wrote_for_the_original(shared_traces, traces, name, cfg):
+    exp, columns = traces(name)
     back = parse_cfg(write_cfg(read_cfg(shared_traces / CFGS / cfg)), "back.cfg")
     text = paramedir_job(back, columns, exp.definitions).text
     expected = json.loads(DIGESTS.read_text())[f"{name} {cfg}"]

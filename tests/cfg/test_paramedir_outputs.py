@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-import popview
 from popview.analysis.cfg import read_cfg
-from popview.analysis.cfg.evaluate import TraceColumns
 from popview.analysis.cfg.paramedir import paramedir_job
 
 CFGS = "paraver-cfgs"
@@ -66,6 +63,7 @@ TIMELINES = (
     "parami/cfgs/General/sanity_checks/Events_too_close.cfg",              # Int. Between Evt at one instant
     "parami/cfgs/General/views/executing_cpu.cfg", "parami/cfgs/General/views/state_as_is.cfg",
     "parami/cfgs/General/views/useful.cfg", "parami/cfgs/General/views/useful_duration.cfg",
+    "parami/cfgs/General/views/state_duration.cfg",        # Idle after the last record: its begin time
     "parami/cfgs/counters_PAPI/performance/Useful_ipc.cfg", "parami/cfgs/mpi/views/MPI_call.cfg",
     "parami/cfgs/mpi/views/MPI_call_duration.cfg", "parami/cfgs/mpi/views/advanced/in_MPI_call.cfg",
     "parami/cfgs/mpi/views/advanced/receive_bandwidth_appl.cfg",           # application rows: '1'
@@ -99,19 +97,6 @@ CASES = sorted({(name, cfg) for name in TRACES for cfg in HISTOGRAMS + TIMELINES
                | {(name, cfg) for name, cfgs in ON_SOME.items() for cfg in cfgs})
 
 
-@pytest.fixture(scope="module")
-def traces(shared_traces, tmp_path_factory):
-    cache = tmp_path_factory.mktemp("cache")
-    opened: dict[str, tuple] = {}
-
-    def get(name: str):
-        if name not in opened:
-            exp = popview.open(shared_traces / TRACES[name], cache_dir=cache)
-            opened[name] = (exp, TraceColumns.from_cache(exp.reader, exp.definitions))
-        return opened[name]
-    yield get
-    for exp, _ in opened.values():
-        exp.close()
 
 
 def _popview(traces, shared_traces, name: str, cfg: str) -> str | None:
@@ -141,12 +126,6 @@ def _paramedir_output(paramedir: str, trace: Path, cfg: Path, where: Path) -> st
     return None
 
 
-@pytest.fixture(scope="module")
-def paramedir() -> str:
-    binary = os.environ.get("POPVIEW_PARAMEDIR", "")
-    if not binary or not os.access(binary, os.X_OK):
-        pytest.skip("POPVIEW_PARAMEDIR does not name a paramedir binary (paraver-kernel) to compare with")
-    return binary
 
 
 @pytest.mark.parametrize("name,cfg", CASES)

@@ -307,3 +307,99 @@ def record_function(window, trace, name: str, unit_ns: float) -> tuple[np.ndarra
         value = size
     return s["row"][passes], s["time"][passes], value[passes]
 
+
+
+# Thread functions of what is in transit (semanticthreadfunctions.cpp): (the row is the sender,
+# weight: "bw" bandwidth, "size" bytes, "one" messages, negative messages only)
+IN_TRANSIT = {
+    "Send BandWidth": (True, "bw", False), "Recv BandWidth": (False, "bw", False),
+    "Send Bytes in Transit": (True, "size", False), "Recv Bytes in Transit": (False, "size", False),
+    "Send Messages in Transit": (True, "one", False), "Recv Messages in Transit": (False, "one", False),
+    "Recv Negative Messages": (False, "one", True), "Recv Negative Bytes": (False, "size", True),
+}
+# the "remote" records: on the receiver at the send times, on the sender at the receive times
+RSEND_LOG, RSEND_PHY, RRECV_LOG, RRECV_PHY = "rsend_log", "rsend_phy", "rrecv_log", "rrecv_phy"
+REMOTE_AT = {RSEND_LOG: ("recv_loc", "send_time", 3), RSEND_PHY: ("recv_loc", "send_phys", 3),
+             RRECV_LOG: ("send_loc", "recv_time", 2), RRECV_PHY: ("send_loc", "recv_phys", 2)}
+
+
+def in_transit_points(window, trace, name: str, unit_ns: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What is in transit, record by record as the kernel adds it up (SendBandWidth ...
+    RecvNegativeBytes): every record the function reads that the window's filter passes starts
+    an interval (row, time, value), in the kernel's order of a thread's records. A message
+    counts from its send record (logical with the logical filter, else physical) to its receive
+    record (the later of logical and physical with the logical filter, else the physical one);
+    its weight is 1, its size, or size / factor per window time unit of transfer (the bandwidth,
+    in the kernel's whole 1e-12 steps). Messages received no later than sent count only in
+    Recv Negative *, with the opposite sign."""
+    sender, weight, negatives = IN_TRANSIT[name]
+    filters = window.filters
+    logical, physical = filters.logical is not False, filters.physical is True
+    m = trace.messages
+    mask = message_mask(window, trace)
+    log_send, phy_send = m["send_time"].astype(np.int64), m["send_phys"].astype(np.int64)
+    log_recv, phy_recv = m["recv_time"].astype(np.int64), m["recv_phys"].astype(np.int64)
+    if logical:
+        negative = np.maximum(log_recv, phy_recv) <= log_send
+        duration = np.where(log_recv > phy_recv, log_recv - log_send, phy_recv - (phy_send if physical else log_send))
+    else:
+        negative = phy_recv <= phy_send
+        duration = phy_recv - (phy_send if physical else log_send)
+    counted = negative if negatives else ~negative
+    if weight == "bw":
+        counted &= duration != 0
+        factor = float(np.asarray(window.functions["thread"].params[0] if window.functions["thread"].params
+                                  and window.functions["thread"].params[0] else (1.0,), np.float64)[0])
+        length = np.abs(duration) / unit_ns
+        step = (m["size"].astype(np.float64) / factor / np.where(length > 0, length, 1.0) * 1e12).astype(np.int64)
+    else:
+        step = m["size"].astype(np.int64) if weight == "size" else np.ones(len(duration), np.int64)
+    if negatives:
+        step = -step
+    later_logical = log_recv > phy_recv
+    # the records the function reads (validateMask), what each one adds (+ at the send, - at the receive)
+    if sender:
+        kinds = ((LOG_SEND, logical, logical), (PHY_SEND, physical, not logical),
+                 (RRECV_LOG, logical, None), (RRECV_PHY, physical or logical, None))
+    else:
+        kinds = ((RSEND_LOG, logical, logical), (RSEND_PHY, physical, not logical),
+                 (LOG_RECV, logical, None), (PHY_RECV, physical or logical, None))
+    parts = []
+    for kind, kind_passes, starts in kinds:
+        if not kind_passes:
+            continue
+        if kind in RECORD_AT:
+            row_column, time_column = RECORD_AT[kind]
+            rank = RANK[kind]
+            passes = mask & record_passes(window, trace, kind)
+        else:
+            row_column, time_column, rank = REMOTE_AT[kind]
+            passes = mask.copy()
+            if kind in (RSEND_PHY, RRECV_PHY) and not physical:       # KFilter: the physical record of
+                passes &= log_recv <= phy_recv                        # a receive not before the logical one
+        if starts is True:
+            delta = np.where(counted, step, 0)
+        elif starts is None:                  # a receive record: the message's ends here if it is the one
+            if logical:
+                ends = later_logical if kind in (LOG_RECV, RRECV_LOG) else ~later_logical
+            else:
+                ends = np.full(len(step), kind in (PHY_RECV, RRECV_PHY))
+            delta = np.where(counted & ends, -step, 0)
+        else:
+            delta = np.zeros(len(step), np.int64)
+        row = m[row_column].astype(np.int64)
+        keep = passes & (row >= 0) & (row < trace.n_rows)
+        index = np.flatnonzero(keep)
+        parts.append((row[index], m[time_column][index].astype(np.int64), np.full(len(index), rank), index,
+                      delta[index]))
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    row, time, rank, message, delta = (np.concatenate(p) for p in zip(*parts))
+    order = np.lexsort((message, log_send[message], rank, time, row))
+    row, time, delta = row[order], time[order], delta[order]
+    total = np.cumsum(delta)
+    starts = np.r_[True, row[1:] != row[:-1]] if len(row) else np.zeros(0, bool)
+    if len(row):
+        total = total - np.r_[0, total[:-1]][starts][np.cumsum(starts) - 1]
+    value = total * 1e-12 if weight == "bw" else total.astype(np.float64)
+    return row, time, value

@@ -127,7 +127,8 @@ def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeli
                 raise NotEvaluated(f"{name}: compose {function.name!r} ({slot})")
         return _point_window(window, trace, slots)
     for slot, function in window.compose.items():
-        if function.name == "As Is" or (slot in slots and function.name in COMPOSE_FUNCTIONS):
+        if function.name == "As Is" or (slot in slots and (function.name in COMPOSE_FUNCTIONS
+                                                            or function.name == "Burst Time")):
             continue
         if function.name == "Stacked Val" and not window.derived and _stacked_ok(window, stacked, slots, trace):
             continue
@@ -197,6 +198,8 @@ def _compose(timeline: Timeline, window: Window, slot: str) -> Timeline:
     function = window.compose.get(slot)
     if function is not None and function.name in COMPOSE_FUNCTIONS and function.name != "As Is":
         timeline.value = COMPOSE_FUNCTIONS[function.name](timeline.value, function.params)
+    elif function is not None and function.name == "Burst Time":       # each interval's duration
+        timeline.value = (timeline.end - timeline.begin) / window_unit_ns(window)
     return timeline
 
 
@@ -383,6 +386,20 @@ def tiled_states(trace: TraceColumns) -> dict[str, np.ndarray]:
             "state": np.r_[s["state"], np.zeros(len(gap_loc), s["state"].dtype)][order]}
 
 
+def _tail_gaps(trace: TraceColumns, tiled: dict[str, np.ndarray]) -> np.ndarray:
+    """The Idle intervals `tiled_states` adds after a row's last state record. Paraver's State
+    Record Dur. of Idle there is the record's time itself: timeToNextState finds no next state
+    and returns the time it started from (parami's state_duration.cfg, paramedir's dump)."""
+    loc = trace.states["loc"].astype(np.int64)
+    if len(loc) == 0:
+        return np.zeros(len(tiled["loc"]), bool)
+    last = np.r_[loc[1:] != loc[:-1], True]
+    last_end = np.full(trace.n_rows, -1, np.int64)
+    last_end[loc[last]] = trace.states["end"][last]
+    rows = tiled["loc"].astype(np.int64)
+    return (tiled["state"] == 0) & (tiled["begin"] == last_end[rows]) & (tiled["end"] > tiled["begin"])
+
+
 def _single(window: Window, trace: TraceColumns) -> Timeline:
     function = window.functions.get("thread")
     name = function.name if function else None
@@ -391,9 +408,11 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         value = s["state"].astype(np.float64)
         if name == "State Record Dur.":      # the state's duration in the window's units when it is a given one
             given = np.asarray(function.params[0] if function.params else (RUNNING,), np.float64)
-            duration = (s["end"] - s["begin"]) / window_unit_ns(window)
+            duration = (s["end"] - s["begin"]).astype(np.float64)
+            if (given == 0).any():           # Idle after a row's last record: no next state (timeToNextState)
+                duration = np.where(_tail_gaps(trace, s), s["begin"], duration)
             return Timeline(s["loc"].astype(np.int32), s["begin"], s["end"],
-                            np.where(np.isin(value, given), duration, 0.0), trace.n_rows)
+                            np.where(np.isin(value, given), duration / window_unit_ns(window), 0.0), trace.n_rows)
         if name == "Useful":
             value = (s["state"] == RUNNING).astype(np.float64)
         elif name == "State Sign":
@@ -412,8 +431,13 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
     if name in ("Avg Next Evt Val", "Avg Last Evt Val"):     # the value x factor per window time unit
         factor = float(function.params[0][0]) if function.params and function.params[0] else 1.0
         return _event_values(window, trace, following=name == "Avg Next Evt Val", per_time=factor)
-    if name in COMM_IN_TRANSIT:
-        return _in_transit(window, function, trace)
+    if name in comms.IN_TRANSIT:
+        _require_messages(window, trace)
+        loc, time, value = _comms_call(comms.in_transit_points, window, trace, name, window_unit_ns(window))
+        return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
+    if name in ("In Evt Range", "In Evt Val", "Not In Evt Val", "Given Evt Val"):
+        loc, time, value = _points(window, trace)
+        return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
     if name in comms.RECORD_FUNCTIONS:
         _require_messages(window, trace)
         loc, time, value = _comms_call(comms.record_function, window, trace, name, window_unit_ns(window))
@@ -424,17 +448,49 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         return point_intervals(loc, time, _comms_call(comms.event_bytes, window, trace, loc, time,
                                                       sent_only=name == "Event Sent Bytes"),
                                trace.n_rows, trace.t_end)
+    if name in OBJECT_IDS:
+        return _object_ids(window, name, trace)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
 
 
-# Thread functions of messages in transit (semanticthreadfunctions.cpp): (row is the sender,
-# weight: "bw" bandwidth, "size" bytes, "one" messages, negative messages only)
-COMM_IN_TRANSIT = {
-    "Send BandWidth": (True, "bw", False), "Recv BandWidth": (False, "bw", False),
-    "Send Bytes in Transit": (True, "size", False), "Recv Bytes in Transit": (False, "size", False),
-    "Send Messages in Transit": (True, "one", False), "Recv Messages in Transit": (False, "one", False),
-    "Recv Negative Messages": (False, "one", True), "Recv Negative Bytes": (False, "size", True),
-}
+# The thread functions naming the row's objects (semanticthreadfunctions.cpp), 1-based
+OBJECT_IDS = ("Application ID", "TaskID", "Thread ID", "Node ID", "Cpu ID")
+
+
+def _object_ids(window: Window, name: str, trace: TraceColumns) -> Timeline:
+    """Application ID, TaskID, Thread ID: the row's application, task or thread (1-based) from
+    the trace's start; Node ID, Cpu ID: the node or CPU (1-based) of each record's CPU, 0 before
+    the row's first record (the kernel's empty record) -- evaluated where each thread's records
+    carry one CPU. Intervals start at every state begin and end and every event the window's
+    filter passes (the functions' records: STATE + EVENT)."""
+    hierarchy = _hierarchy(trace, f"window {window.position} {window.name!r}")
+    threads = np.arange(trace.n_rows)
+    if name in ("Node ID", "Cpu ID"):
+        cpu = hierarchy.thread_cpu
+        if cpu is None or hierarchy.node_cpus is None:
+            raise NotEvaluated(f"window {window.position} {window.name!r}: the CPU of each thread is not known "
+                               "(reconvert the trace)")
+        with_records = np.zeros(trace.n_rows, bool)
+        with_records[np.asarray(trace.states["loc"], np.int64)] = True
+        with_records[np.asarray(trace.events["loc"], np.int64)] = True
+        if (np.asarray(cpu)[with_records] < 0).any():
+            raise NotEvaluated(f"window {window.position} {window.name!r}: {name} of threads whose records carry "
+                               "several CPUs")
+        ids = np.where(cpu >= 0, cpu + 1, 0) if name == "Cpu ID" else \
+            np.where(cpu >= 0, hierarchy.ancestor(np.maximum(cpu, 0), "cpu", "node") + 1, 0)
+    elif name == "Application ID":
+        ids = hierarchy.task_appl[hierarchy.thread_task] + 1
+    else:
+        ids = (hierarchy.thread_task if name == "TaskID" else threads) + 1
+    s = trace.states
+    e_loc, e_time, _ = selected_events(window, trace)
+    loc = np.r_[np.asarray(s["loc"], np.int64), np.asarray(s["loc"], np.int64), e_loc]
+    time = np.r_[np.asarray(s["begin"], np.int64), np.asarray(s["end"], np.int64), np.asarray(e_time, np.int64)]
+    value = ids[loc].astype(np.float64)
+    if name not in ("Node ID", "Cpu ID"):       # not 0 on the empty first record
+        loc, time, value = np.r_[threads, loc], np.r_[np.zeros(trace.n_rows, np.int64), time], np.r_[ids, value]
+    order = np.lexsort((time, loc))
+    return point_intervals(loc[order], time[order], value[order].astype(np.float64), trace.n_rows, trace.t_end)
 
 
 def _require_messages(window, trace) -> None:
@@ -448,104 +504,6 @@ def _comms_call(function, window, trace, *args, **kwargs):
         return function(window, trace, *args, **kwargs)
     except comms.FilterError as exc:
         raise NotEvaluated(f"window {window.position} {window.name!r}: {exc}") from None
-
-
-def _in_transit(window: Window, function: Function, trace: TraceColumns) -> Timeline:
-    """What is in transit at each instant per row, as the kernel's SendBandWidth ...
-    RecvNegativeBytes add it up record by record: a message counts from its (logical, with the
-    logical filter; else physical) send to its receive, the later of logical and physical with
-    the logical filter; its weight is 1, its size, or size / factor per window time unit of
-    transfer (the bandwidth, added as the kernel's whole 1e-12 steps). Messages received no
-    later than sent (negative) count only in Recv Negative *, with the opposite sign."""
-    name = f"window {window.position} {window.name!r}"
-    _require_messages(window, trace)
-    passes = _comms_call(comms.message_mask, window, trace)        # from / to, tag / size, bandwidth
-    sender, weight, negatives = COMM_IN_TRANSIT[function.name]
-    logical, physical = window.filters.logical is not False, window.filters.physical is True
-    m = trace.messages
-    log_send, phy_send = m["send_time"].astype(np.int64), m["send_phys"].astype(np.int64)
-    log_recv, phy_recv = m["recv_time"].astype(np.int64), m["recv_phys"].astype(np.int64)
-    if logical:
-        start, stop = log_send, np.maximum(log_recv, phy_recv)
-        negative = stop <= log_send
-        duration = np.where(log_recv > phy_recv, log_recv - log_send,
-                            phy_recv - (phy_send if physical else log_send))
-    else:
-        start, stop = phy_send, phy_recv
-        negative = phy_recv <= phy_send
-        duration = phy_recv - (phy_send if physical else log_send)
-    row = (m["send_loc"] if sender else m["recv_loc"]).astype(np.int64)
-    keep = (row >= 0) & (row < trace.n_rows) & (negative if negatives else ~negative) & passes
-    if weight == "bw":
-        keep &= duration != 0
-        factor = float(_param(function.params, 0, 1.0)[0])
-        length = np.abs(duration) / window_unit_ns(window)
-        step = (m["size"].astype(np.float64) / factor / np.where(length > 0, length, 1.0) * 1e12).astype(np.int64)
-    else:
-        step = m["size"].astype(np.int64) if weight == "size" else np.ones(len(row), np.int64)
-    if negatives:
-        step = -step
-    row, start, stop, step = row[keep], start[keep], stop[keep], step[keep]
-    loc = np.r_[row, row]
-    time = np.r_[start, stop]
-    delta = np.r_[step, -step]
-    order = np.lexsort((time, loc))
-    loc, time, delta = loc[order], time[order], delta[order]
-    starts = np.r_[True, loc[1:] != loc[:-1]] if len(loc) else np.zeros(0, bool)
-    total = np.cumsum(delta)
-    total = total - np.r_[0, total[:-1]][starts][np.cumsum(starts) - 1] if len(loc) else total
-    value = total * 1e-12 if weight == "bw" else total.astype(np.float64)
-    # the value after each instant's last record, from that instant to the row's next one
-    last = np.r_[(loc[1:] != loc[:-1]) | (time[1:] != time[:-1]), True] if len(loc) else np.zeros(0, bool)
-    on_row = np.where(passes, (m["send_loc"] if sender else m["recv_loc"]).astype(np.int64), -1)
-    loc, time, value = _at_records(loc[last], time[last], value[last], *_comm_records(
-        on_row, log_send, phy_send, log_recv, phy_recv, logical, physical, trace.n_rows))
-    per_row = np.bincount(loc, minlength=trace.n_rows)
-    first = np.r_[0, np.cumsum(per_row + 1)][:-1]
-    n = int((per_row + 1).sum())
-    out_row = np.repeat(np.arange(trace.n_rows), per_row + 1).astype(np.int32)
-    begin, end, vals = np.zeros(n, np.int64), np.full(n, trace.t_end, np.int64), np.zeros(n, np.float64)
-    index = np.arange(len(loc)) - np.r_[0, np.cumsum(per_row)][loc] + first[loc]
-    end[index], begin[index + 1], vals[index + 1] = time, time, value
-    inside = end > begin
-    return Timeline(out_row[inside], begin[inside], end[inside], vals[inside], trace.n_rows)
-
-
-def _comm_records(row, log_send, phy_send, log_recv, phy_recv, logical: bool, physical: bool, n_rows: int):
-    """(row, time) of the communication records a send (recv) function's intervals start at
-    on the sender (receiver) row: each message's logical and physical send and receive records
-    on that row, those the window's filter passes (KFilter::filterComms: logical records with
-    the logical filter, physical ones with the physical filter, and a physical receive also
-    with the logical filter when the logical receive is not later)."""
-    rows, times = [], []
-    if logical:
-        rows += [row, row]
-        times += [log_send, log_recv]
-    if physical:
-        rows += [row, row]
-        times += [phy_send, phy_recv]
-    elif logical:
-        late = log_recv <= phy_recv
-        rows.append(row[late])
-        times.append(phy_recv[late])
-    if not rows:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    row, time = np.concatenate(rows), np.concatenate(times)
-    ok = (row >= 0) & (row < n_rows)
-    return row[ok], time[ok]
-
-
-def _at_records(loc, time, value, marks_loc, marks_time):
-    """The changes (loc, time, value) with an instant added at every record mark: the value
-    after the row's last change not later than it (0 before its first)."""
-    if len(marks_loc) == 0:
-        return loc, time, value
-    span = np.int64(max(int(time.max(initial=0)), int(marks_time.max(initial=0))) + 1)
-    keys = loc * span + time
-    every = _sorted_unique(np.r_[keys, marks_loc * span + marks_time])
-    at = np.searchsorted(keys, every, side="right") - 1
-    same = (at >= 0) & (keys[np.clip(at, 0, None)] // span == every // span)
-    return every // span, every % span, np.where(same, value[np.clip(at, 0, None)], 0.0)
 
 
 def _selected_types(criterion: Criterion | None, types: np.ndarray, name: str, what: str = "type") -> np.ndarray:
@@ -645,12 +603,28 @@ def point_intervals(loc: np.ndarray, time: np.ndarray, value: np.ndarray, n_rows
 # popview has one by one (events, communication records).
 SEQUENCE_COMPOSE = ("Stacked Val", "Nesting level", "Join Bursts", "Burst Time", "Delta")
 EVENT_FUNCTIONS = ("Last Evt Val", "Next Evt Val", "Int. Between Evt", "Avg Next Evt Val", "Avg Last Evt Val",
-                   "Event Bytes", "Event Sent Bytes")
+                   "Event Bytes", "Event Sent Bytes", "In Evt Range", "In Evt Val", "Not In Evt Val", "Given Evt Val")
+
+
+def _of_last_event(name: str, value: np.ndarray, params) -> np.ndarray:
+    """The event functions of the last selected event's value (semanticthreadfunctions.cpp):
+    In Evt Range (1 within [minimum, maximum]), In Evt Val (1 for a given value), Not In Evt Val
+    (1 for any other), Given Evt Val (the value when given, else 0)."""
+    given = np.asarray(params[0] if params else (), np.float64)
+    if name == "In Evt Range":
+        low, high = _param(params, 0, 0.0)[0], _param(params, 1, 0.0)[0]
+        return ((value >= low) & (value <= high)).astype(np.float64)
+    if name == "In Evt Val":
+        return np.isin(value, given).astype(np.float64)
+    if name == "Not In Evt Val":
+        return (~np.isin(value, given)).astype(np.float64)
+    return np.where(np.isin(value, given), value, 0.0)
 
 
 def _point_function(window: Window) -> str | None:
     function = window.functions.get("thread")
-    if function is not None and (function.name in EVENT_FUNCTIONS or function.name in comms.RECORD_FUNCTIONS):
+    if function is not None and (function.name in EVENT_FUNCTIONS or function.name in comms.RECORD_FUNCTIONS
+                                 or function.name in comms.IN_TRANSIT):
         return function.name
     return None
 
@@ -662,9 +636,10 @@ def _points(window: Window, trace: TraceColumns) -> tuple[np.ndarray, np.ndarray
     several at one instant included; each lasts up to the next one (the last to the trace's end)."""
     function = window.functions.get("thread")
     name = function.name
-    if name in comms.RECORD_FUNCTIONS:
+    if name in comms.RECORD_FUNCTIONS or name in comms.IN_TRANSIT:
         _require_messages(window, trace)
-        loc, time, value = _comms_call(comms.record_function, window, trace, name, window_unit_ns(window))
+        function_of = comms.record_function if name in comms.RECORD_FUNCTIONS else comms.in_transit_points
+        loc, time, value = _comms_call(function_of, window, trace, name, window_unit_ns(window))
         first = np.zeros(trace.n_rows)
     else:
         loc, time, value = selected_events(window, trace)
@@ -680,6 +655,8 @@ def _points(window: Window, trace: TraceColumns) -> tuple[np.ndarray, np.ndarray
         factor = float(function.params[0][0]) if function.params and function.params[0] else 1.0
         if name == "Last Evt Val":
             pass
+        elif name in ("In Evt Range", "In Evt Val", "Not In Evt Val", "Given Evt Val"):
+            value = _of_last_event(name, value, function.params)
         elif name == "Next Evt Val":              # the next event from the empty first record too
             value = np.where(has_next, following, 0.0)
             first[has_first] = raw[row_first[has_first]]

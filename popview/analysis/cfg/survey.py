@@ -61,13 +61,17 @@ nests them) and the resource model's CPU, node and system rows (a CPU's value is
 that runs on it, through `Active Thd`, `Active Thd Sign`, `Active Thd Val` or `Active Thd Val
 Sign`; a node's the node function over its CPUs, idle ones included; the Paraver reader records
 each thread's CPU and each node's CPU count, and a thread whose records carry several CPUs, or
-a CPU shared by threads, is named as not evaluated); `Useful`, `State As Is`,
+a CPU shared by threads, is named as not evaluated); the object functions `Application ID`,
+`TaskID`, `Thread ID`, `Node ID` and `Cpu ID` (an interval at every state record and passing
+event, as the kernel's); `Useful`, `State As Is`,
 `State Sign`, `Given State`, `State Record Dur.`, `Int. Between Evt`, `Avg Next Evt Val`,
 `Avg Last Evt Val`, `Last Evt Val` and `Next Evt Val` with event-type and event-value filters;
 what is in transit per thread as the kernel's communication functions add it up record by
 record: `Send BandWidth`, `Recv BandWidth` (size / factor per window time unit, in the kernel's
 1e-12 steps), `Send` / `Recv Bytes in Transit`, `Send` / `Recv Messages in Transit`,
-`Recv Negative Messages`, `Recv Negative Bytes` (logical or physical filter); `Event Bytes`
+`Recv Negative Messages`, `Recv Negative Bytes` (logical or physical filter; each record of the
+function's kinds that the filter passes, the remote ones included, starts an interval, in the
+kernel's order of a thread's records); `Event Bytes`
 and `Event Sent Bytes` (the sizes of the row's communication records from one selected event
 to the next, as the kernel's getTotalCommSize walks them: the sends at the event, the records
 between, at the next event the later of each message's logical and physical receive); the
@@ -86,13 +90,14 @@ the compose functions without memory (`Sign`, `1-Sign`, `Div`, `Prod`, `Add`, `S
 at thread, task and top
 level (topcompose2 first, then topcompose1, as the kernel nests them); the compose functions
 with a memory of the row's sequence of intervals, on windows of event or communication-record
-functions, in any slot and after any other: `Stacked Val` (Paraver's per-thread stack of
+functions (in transit too), in any slot and after any other: `Stacked Val` (Paraver's per-thread stack of
 values), `Nesting level`, `Delta`, `Join Bursts` (consecutive intervals of one value joined)
-and `Burst Time` (an interval's duration), over every interval the kernel walks, those of no
-duration at one instant included; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`,
+and `Burst Time` (an interval's duration; on any other window too), over every interval the
+kernel walks, those of no duration at one instant included; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`,
 `controlled: maximum` (on the control window's intervals, the largest of 0 and the data values
 there) and `controlled: clear by` (the data value, cleared where the control value falls, as
-paramedir computes it); the task function `Changed value` on tasks of one thread; 2D and 3D
+paramedir computes it); the task function `Changed value` on tasks of one thread; `Node ID` where each thread's records carry
+its one CPU (the 16 ranks of the Extrae course's prime on their 4 nodes as paramedir gives them); 2D and 3D
 histograms (a table per plane of the 3D control window's values that has values) over the
 whole trace or the control window's time window (`Allwindow`), with the `Time`, `% Time`,
 `% Window Time`, `Sum bursts`, `# Bursts`, `# Bursts != 0`, `% # Bursts`, `Integral`,
@@ -167,7 +172,7 @@ and column names, values, layout): basicanalysis's `cycles`, `instructions`, `ru
 `timings`; COMPSs `comm/communication_matrix`, `comm/process_bandwidth`, `python/3dp_tasks_phase`;
 parami's `other/CommComp_overlap`, `2dc_cyc_ipc`, `2dh_useful_duration`, `2dh_granularity`, `2dh_duration_IPC`,
 `3dc_instr_ipc_useful`, `efficiency`, `3dh_percentpreempted_useful`,
-`3dh_duration_MPIcall`, `3dh_size_call`, `connectivity`, `mpi_stats`, `other/communication_matrix`,
+`3dh_duration_MPIcall`, `3dh_size_call`, `nanox/mpi/sanity_checks/2dt_brwds_nbbwrds`, `connectivity`, `mpi_stats`, `other/communication_matrix`,
 `nanox/general/analysis/3dh_ipc_uf`, `LB_analysis` (its last histogram, all paramedir writes),
 `mapping`, `2dp_MPItime_line`, `sampling+folding/2dp_sampled_function`, `3dh_instructions`; PyPOP's `total_runtime`, `total_runtime_excl_disabled`,
 `total_useful_computation`, `useful_cycles`, `useful_instructions` and the
@@ -197,7 +202,7 @@ Byte for byte checked by tests/cfg/test_paramedir_outputs.py (SHA-256 of each fi
 wrote, frozen in tests/cfg/paramedir_digests.json; live with POPVIEW_PARAMEDIR), as
 `popview paramedir` writes it: a cfg with several histograms gives, as paramedir, only its last
 one (`--all-histograms` for every one). Not evaluated by popview (the functions named below):
-`2dt_brwds_nbbwrds`, and on heat 2x2 `Amdahl` and `call_duration_histogram` (`Stacked Val`
+on heat 2x2 `Amdahl` and `call_duration_histogram` (`Stacked Val`
 over task rows of two threads). `Amdahl` (Stacked Val, then 1-Sign on top) is byte for byte on
 EPOCH 4 and 16 and on the bsc-folding 444.namd trace (user functions), so is `3dh_ufduration`
 (Int. Between Evt composed by Stacked Val) on 444.namd.
@@ -216,13 +221,17 @@ application) gives paramedir's cells and row labels (`TASK 1.2`, `APPL 1`). para
 `node_bandwidth` (node rows) is paramedir's timeline on EPOCH 4, EPOCH 16 and heat 2x2, and
 `in_MPI_call` moved to CPU, node and system rows (Adding; node Average; CPU Active Thd Sign,
 node Minimum, system Maximum; CPU Active Thd Val) is too, also on Extrae-course prime (16 ranks
-on 4 nodes of 13, 1, 1, 1 CPUs), its Time histogram per node and per CPU with the .row's names.
+on 4 nodes of 13, 1, 1, 1 CPUs), its Time histogram per node and per CPU with the .row's names;
+so are parami's `mapping` with its window 2's `Node ID` or each other object function and
+`nb_procs_in_col` (`In Evt Range` added up per application; with `Thread i` 1) on heat 2x2,
+EPOCH 4 and prime.
 
 Timelines are compared with paramedir too: a cfg without a histogram makes `popview paramedir`
 write, as paramedir, its last window's intervals (row, begin and duration in the window's
 units, value), byte for byte paramedir's file on all three traces for parami's `state_as_is`,
 `useful`, `useful_duration`, `executing_cpu`, `MPI_call`, `MPI_call_duration`, `MPI_p2p_call`,
 `MPI_collective_call`, `MPI_caller`, `in_MPI_call`, `receive_bandwidth_appl` (application rows),
+`state_duration`,
 `Events_too_close`, `Useful_ipc`, `p2p_size`, `mpi_msg_size`, `cuda_views`, nanox's `state_as_is`
 and paraver-kernel's four cutter test views; on EPOCH 4 and 16 also `IPC`, `MIPS`, `Cycles`,
 `instructions`, `L1D_misses`, `L2_Total_miss_ratio`, `L_S_mix`, `states_only_useful_openmp`, and
@@ -230,8 +239,9 @@ on EPOCH 4 COMPSs `receive_bandwidth`, `s_r_bandwidth` and `late_receivers` (the
 intervals of several events at one instant included, a derived window's from its parents';
 tests/cfg/test_paramedir_outputs.py). Not the same yet: on heat 2x2 and EPOCH 16 those three
 communication windows (paramedir has a zero-length interval at each of several communication
-records of a row at one instant; popview one interval per instant there) and `state_duration`
-(Paraver gives a row's last state record its begin time as value). Also
+records of a row at one instant; popview one interval per instant there). `state_duration` is
+the same since State Record Dur. of Idle after a row's last state record is, as in the kernel's
+timeToNextState, that interval's begin time. Also
 paramedir's dump `-tu` (each interval's row, begin and duration in trace units, and value); that
 text and popview's evaluated window, both as runs of equal values with a duration, are the same
 on EPOCH 4, EPOCH 16 and heat 2x2 for parami's `p2p_size`, `mpi_msg_size` and

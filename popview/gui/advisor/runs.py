@@ -23,12 +23,13 @@ def series_runs(state) -> list:
 
 def _one_view_per_run(runs: list, current) -> list:
     """A Score-P trace and the profile written beside it (same folder, same shape) are two
-    views of one run, not two runs: keep the current one of the pair, else the trace."""
+    views of one run, not two runs: keep the view of the kind of the current run (a profile is
+    compared with profiles, as `popview metrics` compares them), else the trace."""
     traces = {run_key(e): e for e in runs if getattr(e, "is_trace", False)}
     profiles = {run_key(e): e for e in runs if not getattr(e, "is_trace", False)}
     twins = traces.keys() & profiles.keys()
-    dropped = {id(profiles[k]) if traces[k] is current or profiles[k] is not current else id(traces[k])
-               for k in twins}
+    keep_profiles = current is not None and not getattr(current, "is_trace", False)
+    dropped = {id(traces[k]) if keep_profiles else id(profiles[k]) for k in twins}
     return [e for e in runs if id(e) not in dropped]
 
 
