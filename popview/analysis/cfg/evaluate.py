@@ -435,8 +435,6 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         _require_messages(window, trace)
         loc, time, value = _comms_call(comms.in_transit_points, window, trace, name, window_unit_ns(window))
         return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
-    if name == "Node ID":
-        return _node_id(window, trace)
     if name in ("In Evt Range", "In Evt Val", "Not In Evt Val", "Given Evt Val"):
         loc, time, value = _points(window, trace)
         return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
@@ -450,31 +448,49 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         return point_intervals(loc, time, _comms_call(comms.event_bytes, window, trace, loc, time,
                                                       sent_only=name == "Event Sent Bytes"),
                                trace.n_rows, trace.t_end)
+    if name in OBJECT_IDS:
+        return _object_ids(window, name, trace)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
 
 
-def _node_id(window: Window, trace: TraceColumns) -> Timeline:
-    """Node ID (semanticthreadfunctions.cpp): from each state or selected event record of the
-    row, the node (1-based) of the CPU the record ran on; 0 before the row's first record. Where
-    every record of a thread carries its one CPU (the cache's thread CPU); else named."""
-    name = f"window {window.position} {window.name!r}"
-    hierarchy = _hierarchy(trace, f"{name}: thread function 'Node ID'")
-    if hierarchy.thread_cpu is None:
-        raise NotEvaluated(f"{name}: thread function 'Node ID': the CPU of each thread is not known")
-    cpu = np.asarray(hierarchy.thread_cpu, np.int64)
-    if (cpu < 0).any():
-        raise NotEvaluated(f"{name}: thread function 'Node ID' of threads whose records carry several CPUs (or none)")
-    try:
-        node_cpus = np.asarray(hierarchy.node_cpus if hierarchy.node_cpus is not None else hierarchy._node_cpus())
-    except LevelError as exc:
-        raise NotEvaluated(f"{name}: {exc}") from None
-    node = np.searchsorted(np.cumsum(node_cpus), cpu, side="right") + 1.0
-    s, (loc, time, _) = trace.states, selected_events(window, trace)
-    first = np.full(trace.n_rows, np.iinfo(np.int64).max, np.int64)
-    np.minimum.at(first, s["loc"].astype(np.int64), s["begin"].astype(np.int64))
-    np.minimum.at(first, loc.astype(np.int64), time.astype(np.int64))
-    rows = np.flatnonzero(first < np.iinfo(np.int64).max)
-    return point_intervals(rows, first[rows], node[rows], trace.n_rows, trace.t_end)
+# The thread functions naming the row's objects (semanticthreadfunctions.cpp), 1-based
+OBJECT_IDS = ("Application ID", "TaskID", "Thread ID", "Node ID", "Cpu ID")
+
+
+def _object_ids(window: Window, name: str, trace: TraceColumns) -> Timeline:
+    """Application ID, TaskID, Thread ID: the row's application, task or thread (1-based) from
+    the trace's start; Node ID, Cpu ID: the node or CPU (1-based) of each record's CPU, 0 before
+    the row's first record (the kernel's empty record) -- evaluated where each thread's records
+    carry one CPU. Intervals start at every state begin and end and every event the window's
+    filter passes (the functions' records: STATE + EVENT)."""
+    hierarchy = _hierarchy(trace, f"window {window.position} {window.name!r}")
+    threads = np.arange(trace.n_rows)
+    if name in ("Node ID", "Cpu ID"):
+        cpu = hierarchy.thread_cpu
+        if cpu is None or hierarchy.node_cpus is None:
+            raise NotEvaluated(f"window {window.position} {window.name!r}: the CPU of each thread is not known "
+                               "(reconvert the trace)")
+        with_records = np.zeros(trace.n_rows, bool)
+        with_records[np.asarray(trace.states["loc"], np.int64)] = True
+        with_records[np.asarray(trace.events["loc"], np.int64)] = True
+        if (np.asarray(cpu)[with_records] < 0).any():
+            raise NotEvaluated(f"window {window.position} {window.name!r}: {name} of threads whose records carry "
+                               "several CPUs")
+        ids = np.where(cpu >= 0, cpu + 1, 0) if name == "Cpu ID" else \
+            np.where(cpu >= 0, hierarchy.ancestor(np.maximum(cpu, 0), "cpu", "node") + 1, 0)
+    elif name == "Application ID":
+        ids = hierarchy.task_appl[hierarchy.thread_task] + 1
+    else:
+        ids = (hierarchy.thread_task if name == "TaskID" else threads) + 1
+    s = trace.states
+    e_loc, e_time, _ = selected_events(window, trace)
+    loc = np.r_[np.asarray(s["loc"], np.int64), np.asarray(s["loc"], np.int64), e_loc]
+    time = np.r_[np.asarray(s["begin"], np.int64), np.asarray(s["end"], np.int64), np.asarray(e_time, np.int64)]
+    value = ids[loc].astype(np.float64)
+    if name not in ("Node ID", "Cpu ID"):       # not 0 on the empty first record
+        loc, time, value = np.r_[threads, loc], np.r_[np.zeros(trace.n_rows, np.int64), time], np.r_[ids, value]
+    order = np.lexsort((time, loc))
+    return point_intervals(loc[order], time[order], value[order].astype(np.float64), trace.n_rows, trace.t_end)
 
 
 def _require_messages(window, trace) -> None:
