@@ -151,3 +151,14 @@ def test_a_folder_of_run_folders_is_a_series(tmp_path, capsys):
     assert main(["metrics", str(top), "--cache-dir", str(tmp_path / "cache"), "--no-replay",
                  "--format", "csv"]) == 0
     assert {row["run"] for row in csv.DictReader(io.StringIO(capsys.readouterr().out))} == {"1x1", "2x1", "4x1"}
+
+
+def test_runs_of_one_shape_and_name_from_two_tools_are_told_apart(shared_traces, tmp_path, capsys):
+    """heat 2x2 from Extrae and from Score-P: both named hyb_2x2, both traces; the columns read
+    'hyb_2x2 trace (2x2)hyb_2x2 trace (2x2)', run together in 14-character columns."""
+    heat = shared_traces / "popview-heat"
+    runs = [heat / "extrae" / "hyb_2x2" / "hyb_2x2.prv", heat / "scorep" / "hyb_2x2" / "traces.otf2"]
+    assert main(["metrics", *map(str, runs), "--cache-dir", str(tmp_path / "cache"), "--no-replay"]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Hybrid additive"))
+    labels = header[len("Hybrid additive"):].split()
+    assert len(labels) == 4 and labels[0] == labels[2] == "2x2" and labels[1] != labels[3], header

@@ -162,3 +162,13 @@ def test_cli_names_a_missing_call_path(hybrid, tmp_path, capsys):
     assert code == 2
     assert "no call path 'main/nope'" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_profile_has_no_duration_not_zero_seconds(shared_traces, tmp_path, capsys):
+    """The Experiments table gave a Cube profile (no timestamps) a duration of '0 s';
+    `popview info` says 'not recorded', the window 'n/a'."""
+    profile = shared_traces / "popview-heat" / "scorep" / "hyb_2x2" / "profile.cubex"
+    out = tmp_path / "r.html"
+    assert main(["report", str(profile), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    row = out.read_text().split("profile.cubex")[0].rsplit("<tr>", 1)[1]
+    assert "not recorded" in row and ">0 s<" not in row

@@ -64,14 +64,16 @@ class Series:
     @property
     def labels(self) -> list[str]:
         """The shapes (1x2, 2x2), else with the runs' names; a trace and the profile of one run
-        (same folder and shape) apart by their kind: "2x2 trace", "2x2 profile"."""
+        (same folder and shape) apart by their kind: "2x2 trace", "2x2 profile"; runs of one
+        shape and name from two tools by their format ("2x2 paraver", "2x2 otf2"); else numbered."""
         from popview.runs import view_kind
         for labels in ([e.label for e in self.experiments],
                        [f"{e.name} ({e.label})" for e in self.experiments],
-                       [f"{e.label} {view_kind(e)}" for e in self.experiments]):
+                       [f"{e.label} {view_kind(e)}" for e in self.experiments],
+                       [f"{e.label} {getattr(e, 'format', '')}" for e in self.experiments]):
             if len(set(labels)) == len(labels):
                 return labels
-        return [f"{e.name} {view_kind(e)} ({e.label})" for e in self.experiments]
+        return [f"{e.label} #{i}" for i, e in enumerate(self.experiments, 1)]
 
     def reference_of(self, exp):
         """The run `exp` is compared with: the reference run, seen the way `exp` is. A trace and

@@ -106,10 +106,11 @@ def render_table(s: Series, models: list[str], why: str = "", extra=()) -> str:
         trees = [c[2][model] for c in cols]
         rows = [(("  " * d) + n.name, [find_like(t, n.id) for t in trees]) for d, n in trees[0].walk()]
         width = max([len(r[0]) for r in rows] + [len(trees[0].title)]) + 2
-        out.write("\n" + trees[0].title.ljust(width) + "".join(f"{lab:>14s}" for lab in labels) + "\n")
-        out.write("-" * (width + 14 * len(labels)) + "\n")
+        col = max([14] + [len(lab) + 2 for lab in labels])      # a long label never runs into the next
+        out.write("\n" + trees[0].title.ljust(width) + "".join(f"{lab:>{col}s}" for lab in labels) + "\n")
+        out.write("-" * (width + col * len(labels)) + "\n")
         for name, nodes in rows:
-            out.write(name.ljust(width) + "".join(f"{_cell(n):>14s}" for n in nodes) + "\n")
+            out.write(name.ljust(width) + "".join(f"{_cell(n):>{col}s}" for n in nodes) + "\n")
         reasons = {}
         for t in trees:
             for _, n in t.walk():

@@ -29,7 +29,8 @@ CFGS = "paraver-cfgs"
 TRACES = {"epoch4": "pypop/mpi/epoch_example_traces/epoch_4proc.prv.gz",
           "epoch16": "pypop/mpi/epoch_example_traces/epoch_16proc.prv.gz",
           "heat2x2": "popview-heat/extrae/hyb_2x2/hyb_2x2.prv",
-          "namd": "bsc-folding/user-functions/444.namd.prv"}            # user functions (60000019)
+          "namd": "bsc-folding/user-functions/444.namd.prv",            # user functions (60000019)
+          "prime": "extraeCoursecodes/MPItraces/prime_v0.prv"}          # 16 ranks on 4 nodes
 
 # Byte for byte the same as paramedir's output on EPOCH 4, EPOCH 16 and popview-heat Extrae 2x2.
 EXACT = (
@@ -244,6 +245,15 @@ def controlled_cfg(shared_traces: Path, operation: str) -> str:
                         "window_end_time_relative 1.000000000000")
 
 
+def node_id_cfg(shared_traces: Path) -> str:
+    """parami's mapping.cfg without its histogram: paramedir then writes its last window, Node ID."""
+    text = (shared_traces / CFGS / "parami/cfgs/General/analysis/mapping.cfg").read_text()
+    return text[:text.index("< NEW ANALYZER2D")].rstrip("#\n") + "\n"
+
+
+FROZEN_NODE_ID_SHA256 = "fec7748c7b43da3cad53658d7ffd9ac27dbc18038d25144eeda897f3a6fe3ea5"
+
+
 def variant_cfg(shared_traces: Path, function: str, variant: str) -> str:
     logical, physical, extra = FILTERS[variant]
     text = (shared_traces / CFGS / VARIANT_BASE).read_text()
@@ -357,6 +367,11 @@ def test_controlled_window_is_what_paramedir_dumped(shared_traces, traces, name,
     assert _sha256(text) == FROZEN_CONTROLLED_SHA256[name, operation]
 
 
+def test_node_id_is_what_paramedir_dumped(shared_traces, traces):
+    text = _popview_variant(traces, "prime", node_id_cfg(shared_traces))
+    assert text.count("\t4.00\n") == 1 and _sha256(text) == FROZEN_NODE_ID_SHA256     # the 16th rank on node 4
+
+
 def test_canonical_timeline_joins_equal_runs_and_drops_instants():
     rows = [[(0, 5, "0.00"), (5, 0, "7.00"), (5, 3, "0.00"), (8, 2, "1.50")], [(0, 10, "2.00")]]
     assert canonical_timeline(rows) == "0\t0\t8\t0.00\n0\t8\t2\t1.50\n1\t0\t10\t2.00\n"
@@ -409,6 +424,17 @@ def test_communication_function_as_real_paramedir(paramedir, shared_traces, trac
                                                   variant):
     cfg = tmp_path / "variant.cfg"
     cfg.write_text(variant_cfg(shared_traces, function, variant))
+    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
+    dump = tmp_path / "out.csv"
+    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
+    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+
+
+@pytest.mark.parametrize("name", ["epoch4", "heat2x2", "prime"])
+def test_node_id_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name):
+    cfg = tmp_path / "node.cfg"
+    cfg.write_text(node_id_cfg(shared_traces))
     run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
                          capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
     dump = tmp_path / "out.csv"

@@ -75,6 +75,32 @@ TIMELINES = {
     ("epoch4", NODE_BW): (5189, "f0a921f010e859e0de35fef99f23f26eb43d29ad1dd76e0bf74f9b6bde8244f6"),
     ("epoch16", NODE_BW): (21729, "fc3f0745d6038b4dd31343da4a66d754949a743d97e85294bb53451c7e090005"),
 }
+# parami's mapping.cfg (window 2: Node ID) with the other object functions, and nb_procs_in_col.cfg
+# (In Evt Range added up per application) with Thread i 1 (the cfg's Thread i 0 is 0 throughout)
+MAPPING = "parami/cfgs/General/analysis/mapping.cfg"
+NB_PROCS = "parami/cfgs/mpi/views/collectives/nb_procs_in_col.cfg"
+OBJECT_VARIANTS = {
+    "Node ID": (MAPPING, ()),
+    **{f: (MAPPING, (("{thread, Node ID}", "{thread, " + f + "}"),)) for f in
+       ("Cpu ID", "Application ID", "TaskID", "Thread ID")},
+    "In Evt Range": (NB_PROCS, (("Thread i { 1, { 1 0.000000000000 } }", "Thread i { 1, { 1 1.000000000000 } }"),)),
+}
+OBJECTS = {
+    ("heat2x2", "Node ID"): (9638, "1e469d4c40cbcbf3d8b6b89e149749c8bf6e844602242520be64c19dcead2987"),
+    ("heat2x2", "Cpu ID"): (9638, "41c7b64a5861e8abbeb515e83f10c6b393ff80c927bf2cb0cbdcc70c8cf1ab25"),
+    ("heat2x2", "Application ID"): (9638, "1e469d4c40cbcbf3d8b6b89e149749c8bf6e844602242520be64c19dcead2987"),
+    ("heat2x2", "TaskID"): (9638, "1c126abfedafa85023c6558899e27e109d9f5f00967f34b69b1d9975143d7844"),
+    ("heat2x2", "Thread ID"): (9638, "41c7b64a5861e8abbeb515e83f10c6b393ff80c927bf2cb0cbdcc70c8cf1ab25"),
+    ("heat2x2", "In Evt Range"): (809, "6982b4dbfc22025b62a1bfc25176dbefb615e3f134e9462c346cde8bc3684fdc"),
+    ("epoch4", "Node ID"): (15013, "d83041f42de9b1ca839dfc056885acf895ba1ed4c80da58b0f6fbb10c3078449"),
+    ("epoch4", "Cpu ID"): (15013, "a4d484a59dbb4b08bcac30bd6b9d353f8240c3207923c3ecbc053b1ff5e2c822"),
+    ("epoch4", "In Evt Range"): (3649, "58f862a2d950c3c040c5aa1894e788f162a48a58b1e503c478ed26cd65e64580"),
+    ("prime", "Node ID"): (1422, "c7dadf7eb4fb089cb2e5dc3e3223b28511883ec88a1a1e3dfd96da89a02ec2bb"),
+    ("prime", "Cpu ID"): (1422, "efd34423c06930d9b703757eddc1f13ddccdeeb003659f681467f36bbb1aaeb4"),
+    ("prime", "Application ID"): (1422, "22366ea99d8cdd82a181872034c8905d235662de2cd87709ca35f44fca7af739"),
+    ("prime", "TaskID"): (1422, "efd34423c06930d9b703757eddc1f13ddccdeeb003659f681467f36bbb1aaeb4"),
+    ("prime", "In Evt Range"): (1216, "c69fd7d0ef0fdc35c638ef22e30df204fa2057a06d22f1807c3270f44e62a799"),
+}
 # The same for the resource-model variants of in_MPI_call.cfg (CPU rows labelled as paramedir's
 # CSV labels them: 0, then each row with the next CPU's node.cpu)
 RESOURCE = {
@@ -99,6 +125,7 @@ RESOURCE = {
     ("prime", "node average"): (1347, "f0ee4df25358ccb252811956b70ada2979289e0d1b3b470216636917fb9eb32a"),
     ("prime", "system maximum"): (1341, "5a8854f1db0a012052abbef7f39c951626ab5149c07f3e7e48a2f89fee219dda"),
     ("prime", "cpu values"): (1360, "d13ff55f68d2b7a94a8d8cbf971cab92c3fa650569784e83ca2cc585f65803f8"),
+    **OBJECTS,
 }
 
 # A histogram added to a shared cfg (window 1 as control and data window)
@@ -157,12 +184,15 @@ FROZEN = {
 
 
 def variant(shared_traces, name: str) -> str:
-    """in_MPI_call.cfg's text with a resource-model variant's lines changed."""
-    text = (shared_traces / CFGS / IN_MPI).read_text()
-    for old, new in VARIANTS[name]:
+    """A shared cfg's text with a variant's lines changed (in_MPI_call.cfg's unless named; a
+    timeline variant of a cfg with histograms without them, so that paramedir writes its last
+    window)."""
+    base = OBJECT_VARIANTS.get(name, (IN_MPI, ()))[0]
+    text = (shared_traces / CFGS / base).read_text()
+    for old, new in VARIANTS.get(name) or OBJECT_VARIANTS[name][1]:
         assert old in text
         text = text.replace(old, new)
-    return text
+    return text.split("< NEW ANALYZER2D >")[0] if name in OBJECT_VARIANTS else text
 
 
 def timeline_csv(view, trace: TraceColumns) -> str:

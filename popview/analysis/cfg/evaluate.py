@@ -448,7 +448,49 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         return point_intervals(loc, time, _comms_call(comms.event_bytes, window, trace, loc, time,
                                                       sent_only=name == "Event Sent Bytes"),
                                trace.n_rows, trace.t_end)
+    if name in OBJECT_IDS:
+        return _object_ids(window, name, trace)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
+
+
+# The thread functions naming the row's objects (semanticthreadfunctions.cpp), 1-based
+OBJECT_IDS = ("Application ID", "TaskID", "Thread ID", "Node ID", "Cpu ID")
+
+
+def _object_ids(window: Window, name: str, trace: TraceColumns) -> Timeline:
+    """Application ID, TaskID, Thread ID: the row's application, task or thread (1-based) from
+    the trace's start; Node ID, Cpu ID: the node or CPU (1-based) of each record's CPU, 0 before
+    the row's first record (the kernel's empty record) -- evaluated where each thread's records
+    carry one CPU. Intervals start at every state begin and end and every event the window's
+    filter passes (the functions' records: STATE + EVENT)."""
+    hierarchy = _hierarchy(trace, f"window {window.position} {window.name!r}")
+    threads = np.arange(trace.n_rows)
+    if name in ("Node ID", "Cpu ID"):
+        cpu = hierarchy.thread_cpu
+        if cpu is None or hierarchy.node_cpus is None:
+            raise NotEvaluated(f"window {window.position} {window.name!r}: the CPU of each thread is not known "
+                               "(reconvert the trace)")
+        with_records = np.zeros(trace.n_rows, bool)
+        with_records[np.asarray(trace.states["loc"], np.int64)] = True
+        with_records[np.asarray(trace.events["loc"], np.int64)] = True
+        if (np.asarray(cpu)[with_records] < 0).any():
+            raise NotEvaluated(f"window {window.position} {window.name!r}: {name} of threads whose records carry "
+                               "several CPUs")
+        ids = np.where(cpu >= 0, cpu + 1, 0) if name == "Cpu ID" else \
+            np.where(cpu >= 0, hierarchy.ancestor(np.maximum(cpu, 0), "cpu", "node") + 1, 0)
+    elif name == "Application ID":
+        ids = hierarchy.task_appl[hierarchy.thread_task] + 1
+    else:
+        ids = (hierarchy.thread_task if name == "TaskID" else threads) + 1
+    s = trace.states
+    e_loc, e_time, _ = selected_events(window, trace)
+    loc = np.r_[np.asarray(s["loc"], np.int64), np.asarray(s["loc"], np.int64), e_loc]
+    time = np.r_[np.asarray(s["begin"], np.int64), np.asarray(s["end"], np.int64), np.asarray(e_time, np.int64)]
+    value = ids[loc].astype(np.float64)
+    if name not in ("Node ID", "Cpu ID"):       # not 0 on the empty first record
+        loc, time, value = np.r_[threads, loc], np.r_[np.zeros(trace.n_rows, np.int64), time], np.r_[ids, value]
+    order = np.lexsort((time, loc))
+    return point_intervals(loc[order], time[order], value[order].astype(np.float64), trace.n_rows, trace.t_end)
 
 
 def _require_messages(window, trace) -> None:

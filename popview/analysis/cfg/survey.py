@@ -61,7 +61,9 @@ nests them) and the resource model's CPU, node and system rows (a CPU's value is
 that runs on it, through `Active Thd`, `Active Thd Sign`, `Active Thd Val` or `Active Thd Val
 Sign`; a node's the node function over its CPUs, idle ones included; the Paraver reader records
 each thread's CPU and each node's CPU count, and a thread whose records carry several CPUs, or
-a CPU shared by threads, is named as not evaluated); `Useful`, `State As Is`,
+a CPU shared by threads, is named as not evaluated); the object functions `Application ID`,
+`TaskID`, `Thread ID`, `Node ID` and `Cpu ID` (an interval at every state record and passing
+event, as the kernel's); `Useful`, `State As Is`,
 `State Sign`, `Given State`, `State Record Dur.`, `Int. Between Evt`, `Avg Next Evt Val`,
 `Avg Last Evt Val`, `Last Evt Val` and `Next Evt Val` with event-type and event-value filters;
 what is in transit per thread as the kernel's communication functions add it up record by
@@ -94,7 +96,8 @@ and `Burst Time` (an interval's duration; on any other window too), over every i
 kernel walks, those of no duration at one instant included; derived `add`, `product`, `substract`, `divide`, `maximum`, `minimum`,
 `controlled: maximum` (on the control window's intervals, the largest of 0 and the data values
 there) and `controlled: clear by` (the data value, cleared where the control value falls, as
-paramedir computes it); the task function `Changed value` on tasks of one thread; 2D and 3D
+paramedir computes it); the task function `Changed value` on tasks of one thread; `Node ID` where each thread's records carry
+its one CPU (the 16 ranks of the Extrae course's prime on their 4 nodes as paramedir gives them); 2D and 3D
 histograms (a table per plane of the 3D control window's values that has values) over the
 whole trace or the control window's time window (`Allwindow`), with the `Time`, `% Time`,
 `% Window Time`, `Sum bursts`, `# Bursts`, `# Bursts != 0`, `% # Bursts`, `Integral`,
@@ -218,7 +221,10 @@ application) gives paramedir's cells and row labels (`TASK 1.2`, `APPL 1`). para
 `node_bandwidth` (node rows) is paramedir's timeline on EPOCH 4, EPOCH 16 and heat 2x2, and
 `in_MPI_call` moved to CPU, node and system rows (Adding; node Average; CPU Active Thd Sign,
 node Minimum, system Maximum; CPU Active Thd Val) is too, also on Extrae-course prime (16 ranks
-on 4 nodes of 13, 1, 1, 1 CPUs), its Time histogram per node and per CPU with the .row's names.
+on 4 nodes of 13, 1, 1, 1 CPUs), its Time histogram per node and per CPU with the .row's names;
+so are parami's `mapping` with its window 2's `Node ID` or each other object function and
+`nb_procs_in_col` (`In Evt Range` added up per application; with `Thread i` 1) on heat 2x2,
+EPOCH 4 and prime.
 
 Timelines are compared with paramedir too: a cfg without a histogram makes `popview paramedir`
 write, as paramedir, its last window's intervals (row, begin and duration in the window's

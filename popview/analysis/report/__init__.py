@@ -87,7 +87,8 @@ def _experiments(runs: list) -> str:
     for e in runs:
         info = e.info()
         rows.append([escape(e.name), escape(e.label), escape(f"{info['format']} ({info['tool']})"),
-                     f"{info['duration_ns'] / 1e9:.4g} s", escape(", ".join(info["paradigms"]) or "-"),
+                     f"{info['duration_ns'] / 1e9:.4g} s" if info["duration_ns"] else "not recorded",   # a profile
+                     escape(", ".join(info["paradigms"]) or "-"),
                      html.short_list(info["counters"]), f'<span class="sub">{escape(str(e.source))}</span>'])
     return html.section("Experiments", html.table(
         ["Name", "Shape", "Format", "Duration", "Paradigms", "Counters", "Source"], rows, raw=True))
