@@ -63,6 +63,7 @@ TIMELINES = {
     ("heat2x2", S_R_BW): (2204, "f1728954b1c7dc1cb40728783c84b7086b2f1e514e0521f0bc9ff0fdef81761d"),
     ("epoch4", IN_MPI): (14988, "b7944d20138517d25fd92a2fd4b383495f7585f302d477e84257996e28cca8e7"),
     ("epoch4", RECV_APPL): (5189, "efb5c43ccb0e237e822a17e6e4ab4383f715142908351a743c002dc5b1cf8a83"),
+    ("heat2x2", STATES_OMP): (11238, "875359000f2b490103d9e8f8546e5bba1a614e48d12ba095236d57fd8bfd9b4b"),
     ("epoch4", STATES_OMP): (15010, "c5df09fb9c1ca55b6dc2c93ff760c713233211ad965d422f7c8873eaf1866c99"),
     ("epoch4", RECV_BW): (7672, "7b3801e689870e30b6409db637b79964769c46273098d36b09c6c92a53fcb360"),
     ("epoch4", S_R_BW): (12852, "993563fb05d6f88a92102f798d0b8739dd8d3df431dae63d4e8bec0807044be4"),
@@ -149,6 +150,11 @@ TASK_TIME = (IN_MPI, "Time", "1.000000000000")                 # time in MPI and
 APPL_AVERAGE = (RECV_APPL, "Average value", "1000000000.000000000000")
 NODE_TIME = (IN_MPI, "Time", "1.000000000000", "node")          # per node (named by the .row)
 CPU_TIME = (IN_MPI, "Time", "1.000000000000", "cpu")
+
+# parami's Amdahl.cfg on heat 2x2: Stacked Val over the pieces of task rows of two threads
+AMDAHL = "parami/cfgs/OpenMP/analysis/Amdahl.cfg"
+AMDAHL_HEAT = ("\tEnd\t\nTASK 1.1\t0.12\t\nTASK 1.2\t0.13\t\n\nTotal\t0.26\t\nAverage\t0.13\t\nMaximum\t0.13\t\n"
+               "Minimum\t0.12\t\nStDev\t0.00\t\nAvg/Max\t0.97\t\n\n")
 
 # Written by paramedir on the shared traces (2026-11-27)
 _TOTALS_HEAT = ("\nTotal\t5636657.32\t923199.92\t\nAverage\t2818328.66\t461599.96\t\nMaximum\t2904726.02\t547997.32\t\n"
@@ -256,6 +262,13 @@ def _table(shared_traces, traces, name, case) -> str:
 @pytest.mark.parametrize("name,case", sorted(FROZEN))
 def test_histogram_over_task_and_application_rows_is_what_paramedir_wrote(shared_traces, traces, name, case):
     assert _table(shared_traces, traces, name, case) == FROZEN[name, case]
+
+
+def test_a_stack_over_task_rows_of_two_threads_is_what_paramedir_wrote(shared_traces, traces):
+    exp, trace = traces("heat2x2")
+    tables, skipped = evaluate_cfg(read_cfg(shared_traces / CFGS / AMDAHL), trace, row_labels(exp.definitions),
+                                   exp.definitions, as_paramedir=True)
+    assert not skipped and "".join(format_table(t) for t in tables) == AMDAHL_HEAT
 
 
 # -- live, against a paramedir binary ------------------------------------------------------------

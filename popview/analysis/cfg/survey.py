@@ -201,11 +201,12 @@ relies on it to pick the cfg that fits). Refused alike by both on these traces: 
 Byte for byte checked by tests/cfg/test_paramedir_outputs.py (SHA-256 of each file paramedir
 wrote, frozen in tests/cfg/paramedir_digests.json; live with POPVIEW_PARAMEDIR), as
 `popview paramedir` writes it: a cfg with several histograms gives, as paramedir, only its last
-one (`--all-histograms` for every one); paramedir's options `-tu`, `-e`, `-p` and `-npr` too. Not evaluated by popview (the functions named below):
-on heat 2x2 `Amdahl` and `call_duration_histogram` (`Stacked Val`
-over task rows of two threads). `Amdahl` (Stacked Val, then 1-Sign on top) is byte for byte on
-EPOCH 4 and 16 and on the bsc-folding 444.namd trace (user functions), so is `3dh_ufduration`
-(Int. Between Evt composed by Stacked Val) on 444.namd.
+one (`--all-histograms` for every one); paramedir's options `-tu`, `-e`, `-p` and `-npr` too. `Amdahl` (Stacked Val, then 1-Sign on top) is byte for
+byte on EPOCH 4 and 16 and on the bsc-folding 444.namd trace (user functions), so is
+`3dh_ufduration` (Int. Between Evt composed by Stacked Val) on 444.namd; on heat 2x2 `Amdahl`
+and `call_duration_histogram` are too (a compose with a memory -- Stacked Val, Nesting level,
+Delta, Join Bursts, Burst Time -- over task rows of two threads runs over the task's pieces one
+by one, as the kernel's IntervalNotThread hands them to it).
 
 **Task and application rows against paramedir** (tests/cfg/test_levels_paramedir.py, frozen
 and, with POPVIEW_PARAMEDIR, live): the timeline paramedir writes for a cfg's last window
@@ -213,7 +214,8 @@ and, with POPVIEW_PARAMEDIR, live): the timeline paramedir writes for a cfg's la
 duration (several records at one instant, which popview does not keep) are left out, on EPOCH
 4, EPOCH 16 and heat 2x2: `in_MPI_call` (task rows, `Thread i`: two threads per task on heat),
 `receive_bandwidth_appl` (application rows), `states_only_useful_openmp` (a derived window of a
-thread and a task parent; EPOCH), COMPSs `receive_bandwidth` and `s_r_bandwidth` (the
+thread and a task parent whose Stacked Val runs over the task's pieces), COMPSs
+`receive_bandwidth` and `s_r_bandwidth` (the
 communication functions' intervals start at every communication record of the row the
 window's filter passes, whether the value changes or not, as the kernel's do). A histogram
 added to `in_MPI_call` (Time per task) and to `receive_bandwidth_appl` (Average value per
