@@ -63,7 +63,7 @@ class RunIndex:
         if skip or take is not None:
             loc, start, length = _clip_runs(loc, start, length, skip, take)
         if path is None:
-            return np.repeat(loc, length).astype(dtype)
+            return np.repeat(loc.astype(dtype), length)     # repeated in the column's own type
         out = np.empty(int(length.sum()), dtype)
         if len(out):
             read_runs(path, start, length, out)

@@ -65,8 +65,8 @@ def test_what_is_not_evaluated_is_named():
     view = _view("Stdev Burst Time")
     with pytest.raises(NotEvaluated, match="statistic 'Stdev Burst Time'"):
         evaluate_histogram(view, view.histograms[0], _trace())
-    view.windows[1].functions["thread"] = Function("Cpu ID")
-    with pytest.raises(NotEvaluated, match="thread function 'Cpu ID'"):
+    view.windows[1].functions["thread"] = Function("In Cpu ID")
+    with pytest.raises(NotEvaluated, match="thread function 'In Cpu ID'"):
         evaluate_window(view, 3, _trace())
 
 

@@ -141,3 +141,38 @@ def test_task_rows_are_drawn_on_each_of_the_task_s_threads():
     got = list(zip(drawn.row.tolist(), drawn.begin.tolist(), drawn.value.tolist()))
     assert [(b, v) for r, b, v in got if r == 1] == [(0, 0), (10, 5), (30, 8), (60, 3)]      # thread 1: task 0's
     assert [(b, v) for r, b, v in got if r == 3] == [(0, 0), (20, 4), (50, 2)]               # thread 3: task 1's
+
+
+def test_object_functions_and_in_evt_range_start_at_each_record_of_the_row():
+    hierarchy = Hierarchy(np.array([0, 0, 1, 1]), np.array([0, 0]), thread_cpu=np.array([1, 0, 3, 4]),
+                          node_cpus=(2, 3))
+    trace = _trace(hierarchy)
+    node = _window("thread", "Adding")
+    node.level, node.functions = "thread", {"thread": Function("Node ID")}
+    node.filters.criteria.clear()
+    got = _eval(node, trace=trace)
+    # thread 2: a state from 0 to 100, events at 20 and 50: CPU 3 is node 2's
+    assert [(b, e, v) for row, b, e, v in got if row == 2] == [(0, 20, 2), (20, 50, 2), (50, 100, 2)]
+    thread = _window("thread", "Adding")
+    thread.functions = {"thread": Function("Thread ID")}
+    thread.level = "thread"
+    assert {row: v for row, _, _, v in _eval(thread, trace=trace)} == {0: 1, 1: 2, 2: 3, 3: 4}
+    in_range = _window("thread", "Adding")
+    in_range.level, in_range.functions = "thread", {"thread": Function("In Evt Range", ((3.0,), (4.0,)))}
+    got = _eval(in_range, trace=trace)
+    assert [(b, v) for row, b, e, v in got if row == 0] == [(0, 0), (10, 0), (60, 0)]      # 5, then 0
+    assert [(b, v) for row, b, e, v in got if row == 2] == [(0, 0), (20, 1), (50, 0)]      # 4 in [3, 4], 2 not
+    moved = Hierarchy(np.array([0, 0, 1, 1]), np.array([0, 0]), thread_cpu=np.array([1, -1, 3, 4]), node_cpus=(2, 3))
+    with pytest.raises(NotEvaluated, match="several CPUs"):
+        _eval(node, trace=_trace(moved))
+
+
+def test_a_stack_over_a_task_s_pieces_pushes_and_pops_piece_by_piece():
+    # task 0 (Adding): 0 | 5 | 8 | 3: pushes 5, 8, 3 -> tops 5, 8, 3; Nesting level 1, 2, 3
+    stacked = _window("task", "Adding", topcompose2=("Stacked Val",))
+    assert [v for row, _, _, v in _eval(stacked) if row == 0] == [0, 5, 8, 3]
+    nesting = _window("task", "Thread i", ((1.0,),), topcompose2=("Nesting level",))
+    # thread 0's value per piece of task 0: 0, 5, 5, 0 -> depth 0, 1, 2, 1
+    assert [v for row, _, _, v in _eval(nesting) if row == 0] == [0, 1, 2, 1]
+    joined = _window("task", "Thread i", ((1.0,),), topcompose1=("Join Bursts",))
+    assert [(b, e, v) for row, b, e, v in _eval(joined) if row == 0] == [(0, 10, 0), (10, 60, 5), (60, 100, 0)]

@@ -63,6 +63,7 @@ TIMELINES = {
     ("heat2x2", S_R_BW): (2204, "f1728954b1c7dc1cb40728783c84b7086b2f1e514e0521f0bc9ff0fdef81761d"),
     ("epoch4", IN_MPI): (14988, "b7944d20138517d25fd92a2fd4b383495f7585f302d477e84257996e28cca8e7"),
     ("epoch4", RECV_APPL): (5189, "efb5c43ccb0e237e822a17e6e4ab4383f715142908351a743c002dc5b1cf8a83"),
+    ("heat2x2", STATES_OMP): (11238, "875359000f2b490103d9e8f8546e5bba1a614e48d12ba095236d57fd8bfd9b4b"),
     ("epoch4", STATES_OMP): (15010, "c5df09fb9c1ca55b6dc2c93ff760c713233211ad965d422f7c8873eaf1866c99"),
     ("epoch4", RECV_BW): (7672, "7b3801e689870e30b6409db637b79964769c46273098d36b09c6c92a53fcb360"),
     ("epoch4", S_R_BW): (12852, "993563fb05d6f88a92102f798d0b8739dd8d3df431dae63d4e8bec0807044be4"),
@@ -74,6 +75,32 @@ TIMELINES = {
     ("heat2x2", NODE_BW): (1101, "42be762c565f910ea78add4e45e79f4d8a9bf0c095ed768b56fd2118e49176a1"),
     ("epoch4", NODE_BW): (5189, "f0a921f010e859e0de35fef99f23f26eb43d29ad1dd76e0bf74f9b6bde8244f6"),
     ("epoch16", NODE_BW): (21729, "fc3f0745d6038b4dd31343da4a66d754949a743d97e85294bb53451c7e090005"),
+}
+# parami's mapping.cfg (window 2: Node ID) with the other object functions, and nb_procs_in_col.cfg
+# (In Evt Range added up per application) with Thread i 1 (the cfg's Thread i 0 is 0 throughout)
+MAPPING = "parami/cfgs/General/analysis/mapping.cfg"
+NB_PROCS = "parami/cfgs/mpi/views/collectives/nb_procs_in_col.cfg"
+OBJECT_VARIANTS = {
+    "Node ID": (MAPPING, ()),
+    **{f: (MAPPING, (("{thread, Node ID}", "{thread, " + f + "}"),)) for f in
+       ("Cpu ID", "Application ID", "TaskID", "Thread ID")},
+    "In Evt Range": (NB_PROCS, (("Thread i { 1, { 1 0.000000000000 } }", "Thread i { 1, { 1 1.000000000000 } }"),)),
+}
+OBJECTS = {
+    ("heat2x2", "Node ID"): (9638, "1e469d4c40cbcbf3d8b6b89e149749c8bf6e844602242520be64c19dcead2987"),
+    ("heat2x2", "Cpu ID"): (9638, "41c7b64a5861e8abbeb515e83f10c6b393ff80c927bf2cb0cbdcc70c8cf1ab25"),
+    ("heat2x2", "Application ID"): (9638, "1e469d4c40cbcbf3d8b6b89e149749c8bf6e844602242520be64c19dcead2987"),
+    ("heat2x2", "TaskID"): (9638, "1c126abfedafa85023c6558899e27e109d9f5f00967f34b69b1d9975143d7844"),
+    ("heat2x2", "Thread ID"): (9638, "41c7b64a5861e8abbeb515e83f10c6b393ff80c927bf2cb0cbdcc70c8cf1ab25"),
+    ("heat2x2", "In Evt Range"): (809, "6982b4dbfc22025b62a1bfc25176dbefb615e3f134e9462c346cde8bc3684fdc"),
+    ("epoch4", "Node ID"): (15013, "d83041f42de9b1ca839dfc056885acf895ba1ed4c80da58b0f6fbb10c3078449"),
+    ("epoch4", "Cpu ID"): (15013, "a4d484a59dbb4b08bcac30bd6b9d353f8240c3207923c3ecbc053b1ff5e2c822"),
+    ("epoch4", "In Evt Range"): (3649, "58f862a2d950c3c040c5aa1894e788f162a48a58b1e503c478ed26cd65e64580"),
+    ("prime", "Node ID"): (1422, "c7dadf7eb4fb089cb2e5dc3e3223b28511883ec88a1a1e3dfd96da89a02ec2bb"),
+    ("prime", "Cpu ID"): (1422, "efd34423c06930d9b703757eddc1f13ddccdeeb003659f681467f36bbb1aaeb4"),
+    ("prime", "Application ID"): (1422, "22366ea99d8cdd82a181872034c8905d235662de2cd87709ca35f44fca7af739"),
+    ("prime", "TaskID"): (1422, "efd34423c06930d9b703757eddc1f13ddccdeeb003659f681467f36bbb1aaeb4"),
+    ("prime", "In Evt Range"): (1216, "c69fd7d0ef0fdc35c638ef22e30df204fa2057a06d22f1807c3270f44e62a799"),
 }
 # The same for the resource-model variants of in_MPI_call.cfg (CPU rows labelled as paramedir's
 # CSV labels them: 0, then each row with the next CPU's node.cpu)
@@ -99,6 +126,7 @@ RESOURCE = {
     ("prime", "node average"): (1347, "f0ee4df25358ccb252811956b70ada2979289e0d1b3b470216636917fb9eb32a"),
     ("prime", "system maximum"): (1341, "5a8854f1db0a012052abbef7f39c951626ab5149c07f3e7e48a2f89fee219dda"),
     ("prime", "cpu values"): (1360, "d13ff55f68d2b7a94a8d8cbf971cab92c3fa650569784e83ca2cc585f65803f8"),
+    **OBJECTS,
 }
 
 # A histogram added to a shared cfg (window 1 as control and data window)
@@ -122,6 +150,11 @@ TASK_TIME = (IN_MPI, "Time", "1.000000000000")                 # time in MPI and
 APPL_AVERAGE = (RECV_APPL, "Average value", "1000000000.000000000000")
 NODE_TIME = (IN_MPI, "Time", "1.000000000000", "node")          # per node (named by the .row)
 CPU_TIME = (IN_MPI, "Time", "1.000000000000", "cpu")
+
+# parami's Amdahl.cfg on heat 2x2: Stacked Val over the pieces of task rows of two threads
+AMDAHL = "parami/cfgs/OpenMP/analysis/Amdahl.cfg"
+AMDAHL_HEAT = ("\tEnd\t\nTASK 1.1\t0.12\t\nTASK 1.2\t0.13\t\n\nTotal\t0.26\t\nAverage\t0.13\t\nMaximum\t0.13\t\n"
+               "Minimum\t0.12\t\nStDev\t0.00\t\nAvg/Max\t0.97\t\n\n")
 
 # Written by paramedir on the shared traces (2026-11-27)
 _TOTALS_HEAT = ("\nTotal\t5636657.32\t923199.92\t\nAverage\t2818328.66\t461599.96\t\nMaximum\t2904726.02\t547997.32\t\n"
@@ -157,12 +190,15 @@ FROZEN = {
 
 
 def variant(shared_traces, name: str) -> str:
-    """in_MPI_call.cfg's text with a resource-model variant's lines changed."""
-    text = (shared_traces / CFGS / IN_MPI).read_text()
-    for old, new in VARIANTS[name]:
+    """A shared cfg's text with a variant's lines changed (in_MPI_call.cfg's unless named; a
+    timeline variant of a cfg with histograms without them, so that paramedir writes its last
+    window)."""
+    base = OBJECT_VARIANTS.get(name, (IN_MPI, ()))[0]
+    text = (shared_traces / CFGS / base).read_text()
+    for old, new in VARIANTS.get(name) or OBJECT_VARIANTS[name][1]:
         assert old in text
         text = text.replace(old, new)
-    return text
+    return text.split("< NEW ANALYZER2D >")[0] if name in OBJECT_VARIANTS else text
 
 
 def timeline_csv(view, trace: TraceColumns) -> str:
@@ -226,6 +262,13 @@ def _table(shared_traces, traces, name, case) -> str:
 @pytest.mark.parametrize("name,case", sorted(FROZEN))
 def test_histogram_over_task_and_application_rows_is_what_paramedir_wrote(shared_traces, traces, name, case):
     assert _table(shared_traces, traces, name, case) == FROZEN[name, case]
+
+
+def test_a_stack_over_task_rows_of_two_threads_is_what_paramedir_wrote(shared_traces, traces):
+    exp, trace = traces("heat2x2")
+    tables, skipped = evaluate_cfg(read_cfg(shared_traces / CFGS / AMDAHL), trace, row_labels(exp.definitions),
+                                   exp.definitions, as_paramedir=True)
+    assert not skipped and "".join(format_table(t) for t in tables) == AMDAHL_HEAT
 
 
 # -- live, against a paramedir binary ------------------------------------------------------------

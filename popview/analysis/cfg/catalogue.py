@@ -32,8 +32,8 @@ KERNEL_FUNCTIONS = frozenset((
     "Recv Messages in Transit", "Recv BandWidth", "Recv Negative Messages", "Recv Negative Bytes",
     "Number Of Receives", "Number Of Receive Bytes", "Number Of Sends", "Number Of Send Bytes", "Last Send Size",
     # thread: objects
-    "Application ID", "Task ID", "Thread ID", "Node ID", "Cpu ID", "In Appl ID", "In Task ID", "In Thread ID",
-    "In Node ID", "In Cpu ID",
+    "Application ID", "Task ID", "TaskID", "Thread ID", "Node ID", "Cpu ID", "In Appl ID", "In Task ID",
+    "In Thread ID", "In Node ID", "In Cpu ID",
 ))
 
 # The functions popview's semantic engine is specified to evaluate (the ones the collected
@@ -50,7 +50,7 @@ ENGINE_FUNCTIONS = frozenset((
     "Nesting level", "Join Bursts", "Burst Time", "Delta", "In Evt Range", "In Evt Val", "Not In Evt Val",
     "Given Evt Val", "Node ID",
     "AddingSign", "Activity", "Mode", "Add Tasks", "Changed value", "Active Thd Sign", "Active Thd Val",
-    "Active Thd Val Sign",
+    "Active Thd Val Sign", "In Evt Range", "Application ID", "TaskID", "Thread ID", "Node ID", "Cpu ID",
 ))
 ENGINE_OPERATIONS = frozenset(("add", "product", "substract", "divide", "maximum", "minimum",
                                "controlled: clear by", "controlled: maximum"))

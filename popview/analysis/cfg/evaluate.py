@@ -126,11 +126,16 @@ def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeli
             if function is not None and function.name not in COMPOSE_FUNCTIONS and function.name not in SEQUENCE_COMPOSE:
                 raise NotEvaluated(f"{name}: compose {function.name!r} ({slot})")
         return _point_window(window, trace, slots)
+    # slots over rows above the window's first level: their intervals are the level's pieces, one by one
+    level_slots = [COMPOSE_SLOT[level] for level in up] + (["topcompose2", "topcompose1"] if up else [])
+    at_thread = not window.derived and bool(stacked) and _stacked_ok(window, stacked, slots, trace)
     for slot, function in window.compose.items():
         if function.name == "As Is" or (slot in slots and (function.name in COMPOSE_FUNCTIONS
                                                             or function.name == "Burst Time")):
             continue
-        if function.name == "Stacked Val" and not window.derived and _stacked_ok(window, stacked, slots, trace):
+        if function.name == "Stacked Val" and at_thread:
+            continue
+        if function.name in SEQUENCE_COMPOSE and slot in level_slots:
             continue
         if slot not in slots:
             continue                      # a level the window's values do not pass: not applied (as in Paraver)
@@ -150,10 +155,26 @@ def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeli
                                 "compose_cpu")
     below = first[-1]
     for level in up:
-        timeline = _compose(_rise(timeline, window, _hierarchy(trace, name), below, level, trace, name), window,
-                            COMPOSE_SLOT[level])
+        timeline = _rise(timeline, window, _hierarchy(trace, name), below, level, trace, name)
+        timeline = _compose_pieces(timeline, window, COMPOSE_SLOT[level], trace, at_thread)
         below = level
+    if up:
+        return _compose_pieces(_compose_pieces(timeline, window, "topcompose2", trace, at_thread), window,
+                               "topcompose1", trace, at_thread)
     return _compose(_compose(timeline, window, "topcompose2"), window, "topcompose1")
+
+
+def _compose_pieces(timeline: Timeline, window: Window, slot: str, trace: TraceColumns, at_thread: bool) -> Timeline:
+    """A compose over rows of a level above the thread: without memory on every piece; with a
+    memory of the row's sequence (Stacked Val, Nesting level, Delta, Join Bursts, Burst Time)
+    over the row's pieces in order, each one interval of the kernel's (IntervalNotThread: the
+    level's rows start an interval at every boundary of their children's)."""
+    function = window.compose.get(slot)
+    if function is None or function.name not in SEQUENCE_COMPOSE or (function.name == "Stacked Val" and at_thread):
+        return _compose(timeline, window, slot)
+    loc, time, value = _compose_sequence(function, timeline.row.astype(np.int64), timeline.begin, timeline.value,
+                                         trace, window)
+    return point_intervals(loc, time, value, timeline.n_rows, trace.t_end)
 
 
 def on_threads(timeline: Timeline, window: Window, trace: TraceColumns) -> Timeline:
@@ -435,8 +456,6 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         _require_messages(window, trace)
         loc, time, value = _comms_call(comms.in_transit_points, window, trace, name, window_unit_ns(window))
         return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
-    if name == "Node ID":
-        return _node_id(window, trace)
     if name in ("In Evt Range", "In Evt Val", "Not In Evt Val", "Given Evt Val"):
         loc, time, value = _points(window, trace)
         return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
@@ -450,31 +469,49 @@ def _single(window: Window, trace: TraceColumns) -> Timeline:
         return point_intervals(loc, time, _comms_call(comms.event_bytes, window, trace, loc, time,
                                                       sent_only=name == "Event Sent Bytes"),
                                trace.n_rows, trace.t_end)
+    if name in OBJECT_IDS:
+        return _object_ids(window, name, trace)
     raise NotEvaluated(f"window {window.position} {window.name!r}: thread function {name!r}")
 
 
-def _node_id(window: Window, trace: TraceColumns) -> Timeline:
-    """Node ID (semanticthreadfunctions.cpp): from each state or selected event record of the
-    row, the node (1-based) of the CPU the record ran on; 0 before the row's first record. Where
-    every record of a thread carries its one CPU (the cache's thread CPU); else named."""
-    name = f"window {window.position} {window.name!r}"
-    hierarchy = _hierarchy(trace, f"{name}: thread function 'Node ID'")
-    if hierarchy.thread_cpu is None:
-        raise NotEvaluated(f"{name}: thread function 'Node ID': the CPU of each thread is not known")
-    cpu = np.asarray(hierarchy.thread_cpu, np.int64)
-    if (cpu < 0).any():
-        raise NotEvaluated(f"{name}: thread function 'Node ID' of threads whose records carry several CPUs (or none)")
-    try:
-        node_cpus = np.asarray(hierarchy.node_cpus if hierarchy.node_cpus is not None else hierarchy._node_cpus())
-    except LevelError as exc:
-        raise NotEvaluated(f"{name}: {exc}") from None
-    node = np.searchsorted(np.cumsum(node_cpus), cpu, side="right") + 1.0
-    s, (loc, time, _) = trace.states, selected_events(window, trace)
-    first = np.full(trace.n_rows, np.iinfo(np.int64).max, np.int64)
-    np.minimum.at(first, s["loc"].astype(np.int64), s["begin"].astype(np.int64))
-    np.minimum.at(first, loc.astype(np.int64), time.astype(np.int64))
-    rows = np.flatnonzero(first < np.iinfo(np.int64).max)
-    return point_intervals(rows, first[rows], node[rows], trace.n_rows, trace.t_end)
+# The thread functions naming the row's objects (semanticthreadfunctions.cpp), 1-based
+OBJECT_IDS = ("Application ID", "TaskID", "Thread ID", "Node ID", "Cpu ID")
+
+
+def _object_ids(window: Window, name: str, trace: TraceColumns) -> Timeline:
+    """Application ID, TaskID, Thread ID: the row's application, task or thread (1-based) from
+    the trace's start; Node ID, Cpu ID: the node or CPU (1-based) of each record's CPU, 0 before
+    the row's first record (the kernel's empty record) -- evaluated where each thread's records
+    carry one CPU. Intervals start at every state begin and end and every event the window's
+    filter passes (the functions' records: STATE + EVENT)."""
+    hierarchy = _hierarchy(trace, f"window {window.position} {window.name!r}")
+    threads = np.arange(trace.n_rows)
+    if name in ("Node ID", "Cpu ID"):
+        cpu = hierarchy.thread_cpu
+        if cpu is None or hierarchy.node_cpus is None:
+            raise NotEvaluated(f"window {window.position} {window.name!r}: the CPU of each thread is not known "
+                               "(reconvert the trace)")
+        with_records = np.zeros(trace.n_rows, bool)
+        with_records[np.asarray(trace.states["loc"], np.int64)] = True
+        with_records[np.asarray(trace.events["loc"], np.int64)] = True
+        if (np.asarray(cpu)[with_records] < 0).any():
+            raise NotEvaluated(f"window {window.position} {window.name!r}: {name} of threads whose records carry "
+                               "several CPUs")
+        ids = np.where(cpu >= 0, cpu + 1, 0) if name == "Cpu ID" else \
+            np.where(cpu >= 0, hierarchy.ancestor(np.maximum(cpu, 0), "cpu", "node") + 1, 0)
+    elif name == "Application ID":
+        ids = hierarchy.task_appl[hierarchy.thread_task] + 1
+    else:
+        ids = (hierarchy.thread_task if name == "TaskID" else threads) + 1
+    s = trace.states
+    e_loc, e_time, _ = selected_events(window, trace)
+    loc = np.r_[np.asarray(s["loc"], np.int64), np.asarray(s["loc"], np.int64), e_loc]
+    time = np.r_[np.asarray(s["begin"], np.int64), np.asarray(s["end"], np.int64), np.asarray(e_time, np.int64)]
+    value = ids[loc].astype(np.float64)
+    if name not in ("Node ID", "Cpu ID"):       # not 0 on the empty first record
+        loc, time, value = np.r_[threads, loc], np.r_[np.zeros(trace.n_rows, np.int64), time], np.r_[ids, value]
+    order = np.lexsort((time, loc))
+    return point_intervals(loc[order], time[order], value[order].astype(np.float64), trace.n_rows, trace.t_end)
 
 
 def _require_messages(window, trace) -> None:
@@ -697,27 +734,36 @@ def _point_window(window: Window, trace: TraceColumns, slots: list[str]) -> Time
     task_function = window.functions.get("task")
     for slot in slots:
         function = window.compose.get(slot)
-        name = function.name if function is not None else "As Is"
-        if name in COMPOSE_FUNCTIONS:
-            value = COMPOSE_FUNCTIONS[name](value, function.params if function is not None else ())
-        elif name == "Stacked Val":
-            value = _stacked(loc, value)
-        elif name == "Nesting level":
-            value = _depth(loc, value != 0)[0].astype(np.float64)
-        elif name == "Delta":              # the change from the row's previous value (0 before its first)
-            starts = np.r_[True, loc[1:] != loc[:-1]] if len(loc) else np.zeros(0, bool)
-            previous = np.where(starts, 0.0, np.r_[0.0, value[:-1]])
-            value = value - previous
-        elif name == "Join Bursts":        # consecutive intervals of one value are one
-            keep = np.r_[True, (loc[1:] != loc[:-1]) | (value[1:] != value[:-1])] if len(loc) else np.zeros(0, bool)
-            loc, time, value = loc[keep], time[keep], value[keep]
-        elif name == "Burst Time":         # the interval's duration in the window's units
-            ends = np.r_[(loc[1:] != loc[:-1]), True] if len(loc) else np.zeros(0, bool)
-            following = np.where(ends, trace.t_end, np.r_[time[1:], 0])
-            value = (following - time) / window_unit_ns(window)
+        if function is not None:
+            loc, time, value = _compose_sequence(function, loc, time, value, trace, window)
         if slot == "compose_thread" and "compose_task" in slots and _task_is_zero(task_function):
             value = np.zeros_like(value)
     return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
+
+
+def _compose_sequence(function: Function, loc: np.ndarray, time: np.ndarray, value: np.ndarray, trace: TraceColumns,
+                      window: Window) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One compose function over the rows' sequences of intervals, each given by its start
+    (loc, time, value; sorted by row, then time), as the kernel composes interval by interval."""
+    name = function.name
+    if name in COMPOSE_FUNCTIONS:
+        value = COMPOSE_FUNCTIONS[name](value, function.params)
+    elif name == "Stacked Val":
+        value = _stacked(loc, value)
+    elif name == "Nesting level":
+        value = _depth(loc, value != 0)[0].astype(np.float64)
+    elif name == "Delta":              # the change from the row's previous value (0 before its first)
+        starts = np.r_[True, loc[1:] != loc[:-1]] if len(loc) else np.zeros(0, bool)
+        previous = np.where(starts, 0.0, np.r_[0.0, value[:-1]])
+        value = value - previous
+    elif name == "Join Bursts":        # consecutive intervals of one value are one
+        keep = np.r_[True, (loc[1:] != loc[:-1]) | (value[1:] != value[:-1])] if len(loc) else np.zeros(0, bool)
+        loc, time, value = loc[keep], time[keep], value[keep]
+    elif name == "Burst Time":         # the interval's duration in the window's units
+        ends = np.r_[(loc[1:] != loc[:-1]), True] if len(loc) else np.zeros(0, bool)
+        following = np.where(ends, trace.t_end, np.r_[time[1:], 0])
+        value = (following - time) / window_unit_ns(window)
+    return loc, time, value
 
 
 def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False,

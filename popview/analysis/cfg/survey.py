@@ -61,7 +61,9 @@ nests them) and the resource model's CPU, node and system rows (a CPU's value is
 that runs on it, through `Active Thd`, `Active Thd Sign`, `Active Thd Val` or `Active Thd Val
 Sign`; a node's the node function over its CPUs, idle ones included; the Paraver reader records
 each thread's CPU and each node's CPU count, and a thread whose records carry several CPUs, or
-a CPU shared by threads, is named as not evaluated); `Useful`, `State As Is`,
+a CPU shared by threads, is named as not evaluated); the object functions `Application ID`,
+`TaskID`, `Thread ID`, `Node ID` and `Cpu ID` (an interval at every state record and passing
+event, as the kernel's); `Useful`, `State As Is`,
 `State Sign`, `Given State`, `State Record Dur.`, `Int. Between Evt`, `Avg Next Evt Val`,
 `Avg Last Evt Val`, `Last Evt Val` and `Next Evt Val` with event-type and event-value filters;
 what is in transit per thread as the kernel's communication functions add it up record by
@@ -199,11 +201,12 @@ relies on it to pick the cfg that fits). Refused alike by both on these traces: 
 Byte for byte checked by tests/cfg/test_paramedir_outputs.py (SHA-256 of each file paramedir
 wrote, frozen in tests/cfg/paramedir_digests.json; live with POPVIEW_PARAMEDIR), as
 `popview paramedir` writes it: a cfg with several histograms gives, as paramedir, only its last
-one (`--all-histograms` for every one). Not evaluated by popview (the functions named below):
-on heat 2x2 `Amdahl` and `call_duration_histogram` (`Stacked Val`
-over task rows of two threads). `Amdahl` (Stacked Val, then 1-Sign on top) is byte for byte on
-EPOCH 4 and 16 and on the bsc-folding 444.namd trace (user functions), so is `3dh_ufduration`
-(Int. Between Evt composed by Stacked Val) on 444.namd.
+one (`--all-histograms` for every one). `Amdahl` (Stacked Val, then 1-Sign on top) is byte for
+byte on EPOCH 4 and 16 and on the bsc-folding 444.namd trace (user functions), so is
+`3dh_ufduration` (Int. Between Evt composed by Stacked Val) on 444.namd; on heat 2x2 `Amdahl`
+and `call_duration_histogram` are too (a compose with a memory -- Stacked Val, Nesting level,
+Delta, Join Bursts, Burst Time -- over task rows of two threads runs over the task's pieces one
+by one, as the kernel's IntervalNotThread hands them to it).
 
 **Task and application rows against paramedir** (tests/cfg/test_levels_paramedir.py, frozen
 and, with POPVIEW_PARAMEDIR, live): the timeline paramedir writes for a cfg's last window
@@ -211,7 +214,8 @@ and, with POPVIEW_PARAMEDIR, live): the timeline paramedir writes for a cfg's la
 duration (several records at one instant, which popview does not keep) are left out, on EPOCH
 4, EPOCH 16 and heat 2x2: `in_MPI_call` (task rows, `Thread i`: two threads per task on heat),
 `receive_bandwidth_appl` (application rows), `states_only_useful_openmp` (a derived window of a
-thread and a task parent; EPOCH), COMPSs `receive_bandwidth` and `s_r_bandwidth` (the
+thread and a task parent whose Stacked Val runs over the task's pieces), COMPSs
+`receive_bandwidth` and `s_r_bandwidth` (the
 communication functions' intervals start at every communication record of the row the
 window's filter passes, whether the value changes or not, as the kernel's do). A histogram
 added to `in_MPI_call` (Time per task) and to `receive_bandwidth_appl` (Average value per
@@ -219,7 +223,10 @@ application) gives paramedir's cells and row labels (`TASK 1.2`, `APPL 1`). para
 `node_bandwidth` (node rows) is paramedir's timeline on EPOCH 4, EPOCH 16 and heat 2x2, and
 `in_MPI_call` moved to CPU, node and system rows (Adding; node Average; CPU Active Thd Sign,
 node Minimum, system Maximum; CPU Active Thd Val) is too, also on Extrae-course prime (16 ranks
-on 4 nodes of 13, 1, 1, 1 CPUs), its Time histogram per node and per CPU with the .row's names.
+on 4 nodes of 13, 1, 1, 1 CPUs), its Time histogram per node and per CPU with the .row's names;
+so are parami's `mapping` with its window 2's `Node ID` or each other object function and
+`nb_procs_in_col` (`In Evt Range` added up per application; with `Thread i` 1) on heat 2x2,
+EPOCH 4 and prime.
 
 Timelines are compared with paramedir too: a cfg without a histogram makes `popview paramedir`
 write, as paramedir, its last window's intervals (row, begin and duration in the window's
