@@ -409,12 +409,24 @@ def test_same_bytes_as_real_paramedir(paramedir, shared_traces, traces, tmp_path
 @pytest.mark.parametrize("name", ["epoch4", "epoch16", "heat2x2"])
 @pytest.mark.parametrize("cfg", TIMELINES)
 def test_same_timeline_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, cfg):
-    out = tmp_path / "paramedir"
-    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(shared_traces / CFGS / cfg),
-                          str(out)], capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
-    dump = tmp_path / "paramedir.csv"
+    assert _popview_timeline(traces, shared_traces, name, cfg) == \
+        _paramedir_timeline(paramedir, shared_traces / TRACES[name], shared_traces / CFGS / cfg, tmp_path)
+
+
+def _paramedir_timeline(paramedir: str, trace: Path, cfg: Path, tmp_path: Path) -> str:
+    """The last window of `cfg` as paramedir dumps it (`-tu`), in canonical form."""
+    run = subprocess.run([paramedir, "-tu", str(trace), str(cfg), str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
+    dump = tmp_path / "out.csv"
     assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
-    assert _popview_timeline(traces, shared_traces, name, cfg) == paramedir_timeline(dump)
+    return paramedir_timeline(dump)
+
+
+def _same_variant_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name: str, text: str) -> None:
+    cfg = tmp_path / "variant.cfg"
+    cfg.write_text(text)
+    assert _popview_variant(traces, name, text) == \
+        _paramedir_timeline(paramedir, shared_traces / TRACES[name], cfg, tmp_path)
 
 
 @pytest.mark.parametrize("name", ["epoch4", "heat2x2"])
@@ -422,60 +434,30 @@ def test_same_timeline_as_real_paramedir(paramedir, shared_traces, traces, tmp_p
 @pytest.mark.parametrize("function", RECORD_FUNCTIONS)
 def test_communication_function_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, function,
                                                   variant):
-    cfg = tmp_path / "variant.cfg"
-    cfg.write_text(variant_cfg(shared_traces, function, variant))
-    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
-    dump = tmp_path / "out.csv"
-    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
-    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+    _same_variant_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, variant_cfg(shared_traces, function, variant))
 
 
 @pytest.mark.parametrize("name", ["epoch4", "heat2x2", "prime"])
 def test_node_id_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name):
-    cfg = tmp_path / "node.cfg"
-    cfg.write_text(node_id_cfg(shared_traces))
-    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
-    dump = tmp_path / "out.csv"
-    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
-    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+    _same_variant_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, node_id_cfg(shared_traces))
 
 
 @pytest.mark.parametrize("name", ["epoch4", "heat2x2"])
 @pytest.mark.parametrize("function", sorted(EVENT_VALUE_FUNCTIONS))
 def test_event_value_function_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, function):
-    cfg = tmp_path / "event.cfg"
-    cfg.write_text(event_value_cfg(shared_traces, function))
-    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
-    dump = tmp_path / "out.csv"
-    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
-    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+    _same_variant_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, event_value_cfg(shared_traces, function))
 
 
 @pytest.mark.parametrize("name", ["epoch4", "heat2x2"])
 @pytest.mark.parametrize("case", SEQUENCES)
 def test_sequence_compose_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, case):
-    cfg = tmp_path / "sequence.cfg"
-    cfg.write_text(sequence_cfg(shared_traces, case))
-    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
-    dump = tmp_path / "out.csv"
-    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
-    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+    _same_variant_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, sequence_cfg(shared_traces, case))
 
 
 @pytest.mark.parametrize("name", ["epoch4", "epoch16", "heat2x2"])
 @pytest.mark.parametrize("operation", CONTROLLED)
 def test_controlled_window_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, operation):
-    cfg = tmp_path / "controlled.cfg"
-    cfg.write_text(controlled_cfg(shared_traces, operation))
-    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
-    dump = tmp_path / "out.csv"
-    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
-    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+    _same_variant_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, controlled_cfg(shared_traces, operation))
 
 
 @pytest.mark.parametrize("name,cfg", [(n, c) for n, cs in sorted(EXACT_ON.items()) for c in cs])
