@@ -80,7 +80,8 @@ interval in the kernel's order of a thread's records (by time, then physical rec
 send, physical send, logical receive): `Number Of Sends`, `Number Of Send Bytes`,
 `Number Of Receives`, `Number Of Receive Bytes` (added up from the trace's start),
 `Comm Partner`, `Comm Recv. Partner`, `Last Tag`, `Comm Size`, `Last Send Dur.`,
-`Next Recv Dur.`, `Last Send Size`; every communication function and statistic with the
+`Next Recv Dur.`, `Last Send Size` (on a trace without communications every one of them is 0,
+as paramedir writes it); every communication function and statistic with the
 window's message filters as KFilter applies them (from / to objects, tag / size with `and` or
 `or`, bandwidth; `All`, `None`, `=`, `!=`, `<`, `>`, `[x,y]`; any function but `All` passes
 nothing without values); a window without
