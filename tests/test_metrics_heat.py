@@ -177,7 +177,8 @@ def test_scorep_trace_agrees_with_the_profile_of_the_same_run(shared_traces, cac
                      "mpi_parallel_efficiency", "mpi_load_balance"}
     bounded = {"global_efficiency", "parallel_efficiency", "thread_efficiency", "communication_efficiency",
                "hybrid_parallel_efficiency", "hybrid_communication_efficiency", "openmp_parallel_efficiency",
-               "openmp_communication_efficiency"}
+               "openmp_communication_efficiency", "hybrid_parallel_efficiency_by_paradigm",
+               "hybrid_parallel_efficiency_by_cause"}
     compared, below = set(), set()
     for model in ("pop-mpi", *HYBRID):
         t, p = (_values(e.metrics(model, use_replay=False)) for e in (trace, profile))

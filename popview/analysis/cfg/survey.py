@@ -80,7 +80,8 @@ interval in the kernel's order of a thread's records (by time, then physical rec
 send, physical send, logical receive): `Number Of Sends`, `Number Of Send Bytes`,
 `Number Of Receives`, `Number Of Receive Bytes` (added up from the trace's start),
 `Comm Partner`, `Comm Recv. Partner`, `Last Tag`, `Comm Size`, `Last Send Dur.`,
-`Next Recv Dur.`, `Last Send Size`; every communication function and statistic with the
+`Next Recv Dur.`, `Last Send Size` (on a trace without communications every one of them is 0,
+as paramedir writes it); every communication function and statistic with the
 window's message filters as KFilter applies them (from / to objects, tag / size with `and` or
 `or`, bandwidth; `All`, `None`, `=`, `!=`, `<`, `>`, `[x,y]`; any function but `All` passes
 nothing without values); a window without
@@ -201,7 +202,7 @@ relies on it to pick the cfg that fits). Refused alike by both on these traces: 
 Byte for byte checked by tests/cfg/test_paramedir_outputs.py (SHA-256 of each file paramedir
 wrote, frozen in tests/cfg/paramedir_digests.json; live with POPVIEW_PARAMEDIR), as
 `popview paramedir` writes it: a cfg with several histograms gives, as paramedir, only its last
-one (`--all-histograms` for every one). `Amdahl` (Stacked Val, then 1-Sign on top) is byte for
+one (`--all-histograms` for every one); paramedir's options `-tu`, `-e`, `-p` and `-npr` too. `Amdahl` (Stacked Val, then 1-Sign on top) is byte for
 byte on EPOCH 4 and 16 and on the bsc-folding 444.namd trace (user functions), so is
 `3dh_ufduration` (Int. Between Evt composed by Stacked Val) on 444.namd; on heat 2x2 `Amdahl`
 and `call_duration_histogram` are too (a compose with a memory -- Stacked Val, Nesting level,
