@@ -66,6 +66,25 @@ def guess_scaling(runs: list[FocusInputs], ref: FocusInputs) -> tuple[str, str]:
                   f"average {mean:.3f} ({'>' if kind == 'weak' else '<='} {WEAK_THRESHOLD})")
 
 
+def decide_scaling(inputs: list[FocusInputs], ref: FocusInputs, mode: str = "auto") -> tuple[str, str]:
+    """Strong or weak scaling for a whole series, with its reason: `mode` when it is strong or weak,
+    else guessed over every run of the series against the reference (guess_scaling). The one decision
+    the Advisor, the Scaling pane, the report and `popview metrics` take for runs of one series."""
+    if mode in ("strong", "weak"):
+        return mode, f"{mode} scaling (as requested)"
+    if mode != "auto":
+        raise ValueError(f"scaling must be strong, weak or auto, not {mode!r}")
+    return guess_scaling(inputs, ref)
+
+
+def series_scaling(exps: list, focus, reference, mode: str = "auto") -> tuple[str, str]:
+    """decide_scaling for runs `exps` (the reference among them) in `focus`: every run's inputs
+    in the focus as the Series gathers them (popview.analysis.series)."""
+    focus = as_focus(focus)
+    inputs = [focus_inputs(e, reference_focus(focus, e)) for e in exps]
+    return decide_scaling(inputs, inputs[[id(e) for e in exps].index(id(reference))], mode)
+
+
 def _replay_loader(exp, focus: Focus, model: str):
     if not exp.is_trace:         # a Scalasca profile's wait states stand in for the replay
         from popview.analysis.wait_states import loader
