@@ -19,7 +19,7 @@ import numpy as np
 from .evaluate import (TIME_STATISTICS, UNIT_NS, HistogramTable, NotEvaluated, Timeline, TraceColumns, _sorted_unique,
                        COMPOSE_FUNCTIONS, COMPOSE_SLOT, _single_slots, evaluate_histogram, evaluate_window,
                        selected_events, window_units)
-from .labels import Namer
+from .labels import Namer, info_type
 from .levels import Hierarchy, LevelError
 from .model import CfgView, Function, Histogram
 
@@ -334,6 +334,8 @@ def value_names(window, definitions) -> dict[int, str]:
     types; 0 is 'End' when the .pcf does not name it). The timelines' legends use it."""
     function = window.functions.get("thread")
     if definitions is None or window.derived or function is None:
+        return {}
+    if info_type(None, window) not in ("state", "event value"):   # Sign, Adding ...: plain numbers
         return {}
     if function.name in ("State As Is", "Useful"):          # Paraver's STATE_TYPE functions
         return {int(code): str(info["name"]) for code, info in definitions.states.items()
