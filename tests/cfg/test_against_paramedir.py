@@ -75,7 +75,11 @@ EXACT_ON = {"heat2x2": ("parami/cfgs/counters_PAPI/3dh_instructions.cfg",),     
             "epoch4": ("parami/cfgs/clustering/3dh_ipc_clusterID.cfg", "pypop/pypop/cfgs/total_res_stl_cycles.cfg",
                        "parami/cfgs/OpenMP/analysis/Amdahl.cfg"),        # Stacked Val, then 1-Sign on top
             "namd": ("parami/cfgs/General/analysis/3dh_ufduration.cfg",  # Int. Between Evt, Stacked Val
-                     "parami/cfgs/OpenMP/analysis/Amdahl.cfg")}
+                     "parami/cfgs/OpenMP/analysis/Amdahl.cfg"),
+            # no messages in the trace: no communication record, zeros (or no partner column)
+            "prime": ("parami/cfgs/mpi/analysis/3dh_size_call.cfg", "parami/cfgs/mpi/analysis/connectivity.cfg",
+                      "compss/files/paraver/cfgs/comm/communication_matrix.cfg",
+                      "parami/cfgs/nanox/mpi/sanity_checks/2dt_brwds_nbbwrds.cfg")}
 
 # paramedir: "None of the events specified in the filter appear in the trace. File creation aborted."
 REFUSED = {
@@ -128,6 +132,9 @@ FROZEN = {
         "\t1\t\nTHREAD 1.1.1\t0.00\t\nTHREAD 1.1.2\t0.00\t\nTHREAD 1.2.1\t16085.62\t\n"   # controlled, Burst Time
         "THREAD 1.2.2\t0.00\t\n\nTotal\t16085.62\t\nAverage\t16085.62\t\nMaximum\t16085.62\t\n"
         "Minimum\t16085.62\t\nStDev\t0.00\t\nAvg/Max\t1.00\t\n\n",
+    ("prime", "compss/files/paraver/cfgs/comm/communication_matrix.cfg"):     # no messages: no partner column
+        "\t\n" + "".join(f"THREAD 1.{r}.1\t\n" for r in range(1, 17)) +
+        "\nTotal\t\nAverage\t\nMaximum\t\nMinimum\t\nStDev\t\nAvg/Max\t\n\n",
     ("epoch16", "basicanalysis/cfgs/runtime.cfg"):          # StDev 0.03 of 16 equal rows: float rounding, kept
         "\t[0.00..200.00]\t\n" + "".join(f"THREAD 1.{r}.1\t2339560.72\t\n" for r in range(1, 17)) +
         "\nTotal\t37432971.58\t\nAverage\t2339560.72\t\nMaximum\t2339560.72\t\nMinimum\t2339560.72\t\n"

@@ -176,3 +176,15 @@ def test_a_stack_over_a_task_s_pieces_pushes_and_pops_piece_by_piece():
     assert [v for row, _, _, v in _eval(nesting) if row == 0] == [0, 1, 2, 1]
     joined = _window("task", "Thread i", ((1.0,),), topcompose1=("Join Bursts",))
     assert [(b, e, v) for row, b, e, v in _eval(joined) if row == 0] == [(0, 10, 0), (10, 60, 5), (60, 100, 0)]
+
+
+def test_values_of_a_level_function_without_a_type_are_not_named():
+    from popview.analysis.cfg.paramedir import value_names
+
+    class Definitions:
+        states = {1: {"name": "Running"}}
+        event_types = {}
+    useful = Window("u", 1, level="task", functions={"thread": Function("Useful"), "task": Function("Thread i")})
+    assert value_names(useful, Definitions()) == {1: "Running"}              # Thread i keeps the state type
+    useful.functions["task"] = Function("Average")                          # a number, not a state
+    assert value_names(useful, Definitions()) == {}

@@ -129,3 +129,10 @@ def _explain_quotient(ctx: Context, node) -> None:
 
 
 POST = {"openmp_load_balance": _explain_quotient}
+
+# a run without MPI (pure OpenMP): the process level named as such, never with MPI names
+NO_MPI_NAMES = {"hybrid_parallel_efficiency_by_paradigm": "By paradigm: process level x OpenMP (no MPI in this run)",
+                "mpi_parallel_efficiency": "Process-level parallel efficiency (no MPI in this run)",
+                "mpi_load_balance": "Process load balance (one process: no MPI in this run)",
+                "mpi_communication_efficiency": "Process level: time outside computation and OpenMP (no MPI in this run)"}
+NO_MPI_UNAVAILABLE = ("mpi_serialisation_efficiency", "mpi_transfer_efficiency")
