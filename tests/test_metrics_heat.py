@@ -225,3 +225,16 @@ def test_a_name_shared_by_two_models_means_one_quantity(series):
                 seen.setdefault(node.name, {}).setdefault(model, node.value)
     clashes = {name: v for name, v in seen.items() if len(v) > 1 and max(v.values()) - min(v.values()) > 1e-9}
     assert not clashes, clashes
+
+
+@pytest.mark.parametrize("trace", ["extrae/hyb_2x2/hyb_2x2.prv", "scorep/hyb_2x2/traces.otf2"])
+def test_auto_focus_falls_back_on_the_mpi_call_made_once_per_iteration(shared_traces, cache, trace):
+    """heat has no repeating user region (its loop is inline in main): the automatic focus takes the
+    iterations of the MPI call every process makes once per iteration, from the second visit to the
+    last (200 iterations: 1-199), not the whole run with its initialisation, and says so."""
+    with popview.open(shared_traces / HEAT / trace, cache_dir=cache) as exp:
+        tree = exp.metrics("pop-mpi", "auto", use_replay=False)
+        whole = exp.metrics("pop-mpi", "whole", use_replay=False)
+    assert tree.focus.endswith("iterations 1-199") and tree.focus.split("/")[-1].startswith("MPI_")
+    assert any(n.startswith("automatic focus:") and "once per iteration" in n for n in tree.notes)
+    assert tree.value("parallel_efficiency") != pytest.approx(whole.value("parallel_efficiency"), abs=1e-6)
