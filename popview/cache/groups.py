@@ -25,8 +25,12 @@ whole chunk is copied as it is stored (`read_direct_chunk` /
 are read and written through HDF5. The call-path tables are merged in group
 order, which numbers every call path as the one-machine builder does (a path
 new to the merge gets the next number, in the order its group met it). The
-derived data are then built as on one machine from the groups' raw copies
-(linked as segments of one column: `rawtables.SortedCopy.adopt_segments`).
+derived data are then built by parts on the workers from the groups' raw
+copies (linked as segments of one column: `rawtables.SortedCopy.adopt_segments`):
+the cumulative sums by groups of whole processes, the timeline pyramid by
+location groups, then its tiles by ranges of time blocks, each part into files
+of its own, joined here the same way (`cumulative.build_part` / `join_parts`,
+`pyramid.build_part` / `join_parts` / `write_tile_part` / `join_tile_parts`).
 The cache is renamed into place only once signed, as always; a task rerun
 after a lost worker writes files of new names, and only those named by the
 results that reached the driver are read.
@@ -257,8 +261,8 @@ class _CallPathMerge:
 
 
 def finish_on_dask(writer, client, progress: Progress) -> Path:
-    """Writer.finish with the tables sorted and written by location groups on the Dask
-    cluster of `client`; the derived data built here as in Writer.finish."""
+    """Writer.finish with the tables sorted and written by location groups, and the derived
+    data built by parts, on the Dask cluster of `client` (see the module's text)."""
     from popview import cluster
 
     defs = writer.definitions
