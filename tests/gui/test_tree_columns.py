@@ -100,3 +100,26 @@ def test_a_cut_name_is_not_cut_again_by_the_style(qtbot):
     painter = QPainter(pixmap)
     delegate.paint(painter, option, index)
     painter.end()
+
+
+def test_a_narrow_metric_pane_gives_its_names_the_room(qtbot):
+    """At 1600x1000 the Metrics pane (310 px) cut "Computation outside OpenMP (sec)" to
+    "Computation o..." beside a value column sized for "0,000,000,000 occ" showing "846.1 ms":
+    the value column fits the values on show, a sub-metric in its parent's unit does not repeat it."""
+    pane = _metric_pane(qtbot, (), 310)
+    pane.view.expandAll()
+    qtbot.wait(50)
+    model, header, metrics = pane.model, pane.view.header(), pane.view.fontMetrics()
+    assert header.sectionSize(1) < metrics.horizontalAdvance("0,000,000,000 occ")
+    rows, index = [], model.index(0, 0)
+    while index.isValid():
+        rows.append(index.data())
+        index = pane.view.indexBelow(index)
+    assert rows[0] == "Time (sec)" and "Computation" in rows and "Computation (sec)" not in rows
+    assert "Visits (occ)" in rows
+    mpi = pane.model.node_of_key("mpi")
+    pane.pv.node("mpi").name = "MPI"
+    pane.pv.node("mpi_p2p").name = "MPI point-to-point"
+    assert model.name(mpi + 1) == "Point-to-point"          # not "MPI point-to-point" under "MPI"
+    texts = [model.index(r, 1).data() for r in range(model.rowCount())]
+    assert header.sectionSize(1) >= max(metrics.horizontalAdvance(t) for t in texts if t) + 8

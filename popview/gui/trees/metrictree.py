@@ -48,7 +48,18 @@ class MetricTreeModel(ValueTreeModel):
     def name(self, node: int) -> str:
         n = self.pv.node(self.keys[node])
         warn = "\u26a0 " if n.key in self.implausible else ""
-        return warn + (f"{n.name} ({n.unit})" if n.unit else n.name)
+        # a sub-metric in its parent's unit does not repeat it (the parent and the values say it): the
+        # Metrics pane at 1600x1000 cut "Computation outside OpenMP (sec)" to "Computation o..."
+        # and does not repeat its parent's name: "Computation outside OpenMP" under "Computation" reads
+        # "Outside OpenMP" (the tooltip has the full name)
+        parent = int(self.forest.parent[node]) if node < len(self.forest.parent) else -1
+        up = self.pv.node(self.keys[parent]) if parent >= 0 else None
+        name = n.name
+        if up is not None and name.startswith(up.name + " ") and len(name) > len(up.name) + 1:
+            rest = name[len(up.name) + 1:]
+            name = rest[0].upper() + rest[1:]
+        same = up is not None and up.unit == n.unit
+        return warn + (f"{name} ({n.unit})" if n.unit and not same else name)
 
     def tooltip(self, node: int) -> str:
         n = self.pv.node(self.keys[node])

@@ -14,6 +14,9 @@ from popview.gui.widgets.colorscale import ColorLegend
 from popview.gui.widgets.units import format_value
 
 
+VALUE_FLOOR = "000.0 ms"
+"""The value column is never narrower than this (a value of a usual width)."""
+
 class TreePane(QWidget):
     """A QTreeView over a ValueTreeModel, with a legend and a status line."""
 
@@ -35,7 +38,8 @@ class TreePane(QWidget):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)   # ResizeToContents visits every row
-        header.resizeSection(1, self.fontMetrics().horizontalAdvance("0,000,000,000 occ") + 12)
+        # sized to the values on show (fit_value_column), so that a narrow pane gives its names the room
+        header.resizeSection(1, self.fontMetrics().horizontalAdvance(VALUE_FLOOR) + 24)
         # a narrow pane scrolls rather than cut a short name ("Time (sec)") to "Tim..."
         header.setMinimumSectionSize(self.fontMetrics().horizontalAdvance("Time (sec)") + 48)
         self._fit_timer = QTimer(self, singleShot=True, interval=0, timeout=self.fit_value_column)
@@ -68,8 +72,11 @@ class TreePane(QWidget):
         self._fit_timer.start()
 
     def fit_value_column(self) -> None:
-        """Widen the value column to its widest text among the top rows and the rows on show
-        (an 11-digit counter is never cut); never narrower than it is."""
+        """Fit the value column to its widest text among the top rows and the rows on show (an
+        11-digit counter is never cut), narrower too: at 1600x1000 the Metrics pane cut
+        "Computation outside OpenMP" to "Computation o..." beside a column sized for
+        "0,000,000,000 occ" that showed "846.1 ms". Runs on expanding and new values, not on
+        scrolling, so the column does not jump while one scrolls."""
         model, header, metrics = self.model, self.view.header(), self.view.fontMetrics()
         texts = [model.index(r, 1).data() for r in range(min(model.rowCount(), 200))]
         index = self.view.indexAt(self.view.viewport().rect().topLeft())
@@ -78,9 +85,9 @@ class TreePane(QWidget):
                 break
             texts.append(index.siblingAtColumn(1).data())
             index = self.view.indexBelow(index)
-        need = max((metrics.horizontalAdvance(str(t)) for t in texts if t), default=0) + 24
-        if need > header.sectionSize(1):
-            header.resizeSection(1, need)
+        need = max([metrics.horizontalAdvance(str(t)) for t in texts if t] + [metrics.horizontalAdvance(VALUE_FLOOR)])
+        if need + 24 != header.sectionSize(1):
+            header.resizeSection(1, need + 24)
 
     # ---- hooks ------------------------------------------------------------------
     def build(self) -> None:
