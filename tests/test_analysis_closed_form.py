@@ -87,6 +87,28 @@ def test_hybrid_figures_match_the_schedule(tmp_path, cache_dir):
             ex.outside_mpi_ns.sum() / (3 * ex.runtime_ns), rel=1e-12)
 
 
+def test_multiplicative_model_shows_two_alternative_splits_each_equal_to_its_parent(tmp_path, cache_dir):
+    """Every child shown under a product node is one of its factors: the multiplicative model's
+    two splits (by paradigm, by cause) are two labelled alternatives, each the parent's product."""
+    exp, _ = _open(tmp_path, cache_dir, HYBRID)
+    with exp:
+        tree = exp.metrics("hybrid-multiplicative", "whole", use_replay=False)
+    pe = tree["hybrid_parallel_efficiency"]
+    for _, n in tree.walk():
+        if n.combine == "product":
+            assert all(c.factor for c in n.children), n.id
+    splits = {c.id: c for c in pe.children}
+    assert set(splits) == {"hybrid_parallel_efficiency_by_paradigm", "hybrid_parallel_efficiency_by_cause"}
+    paradigm, cause = (splits["hybrid_parallel_efficiency_by_" + k] for k in ("paradigm", "cause"))
+    assert "MPI x OpenMP" in paradigm.name and "load balance x communication" in cause.name
+    assert [c.id for c in paradigm.children] == ["mpi_parallel_efficiency", "openmp_parallel_efficiency"]
+    assert [c.id for c in cause.children] == ["hybrid_load_balance", "hybrid_communication_efficiency"]
+    for split in (paradigm, cause):
+        assert split.value == pytest.approx(pe.value, rel=1e-12)
+        assert np.prod([c.value for c in split.children]) == pytest.approx(pe.value, rel=1e-12)
+    assert tree.inconsistencies(1e-12) == []
+
+
 def test_windows_clip_intervals_exactly(tmp_path, cache_dir):
     exp, ex = _open(tmp_path, cache_dir, HYBRID)
     with exp:

@@ -29,6 +29,7 @@ SMALL = {
     "bench_cancel.py": (["--out", "{tmp}"], r"uncancelled conversion: [\d.]+ s[\s\S]*cancel at .* s: (stopped|finished)"),
     "bench_dask.py": (["--out", "{tmp}"], r"median wall: Dask 2 workers [\d.]+ s[\s\S]*predicted T\(64\) = [\d.]+ s"),
     "bench_cfg_timeline.py": (["--out", "{tmp}"], r"first evaluation: .* s[\s\S]*redraw at +full view: median .* ms"),
+    "bench_cfg_comms.py": (["--out", "{tmp}"], r"Event Bytes: [\d.]+ s[\s\S]*peak memory [\d.]+ GB"),
     "bench_first_run.py": ([], r"info median [\d.]+ s"),
     "bench_timeline.py": ([], r"redraw at full view: +median .* ms[\s\S]*peak memory"),
     "bench_otf2_peers.py": (["--dir", "{tmp}"], r"popview convert +wall +[\d.]+ s"),

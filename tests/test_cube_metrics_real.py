@@ -98,7 +98,8 @@ FORKS = ("useful", "fork and join")
 BOUNDED = {"global_efficiency", "parallel_efficiency", "hybrid_parallel_efficiency", "communication_efficiency",
            "hybrid_communication_efficiency", "thread_efficiency", "openmp_parallel_efficiency",
            "openmp_communication_efficiency", "useful_time", "computation_granularity",
-           "computation_granularity_collective"}
+           "computation_granularity_collective", "hybrid_parallel_efficiency_by_paradigm",
+           "hybrid_parallel_efficiency_by_cause"}
 AGREEMENT_CASES = [
     ("hyb_1x2", "whole", 8, FORKS), ("hyb_1x2", "callpath:main", 8, FORKS),
     ("hyb_1x2", REGION_107, 2, FORKS), ("hyb_1x2", REGION_119, 2, FORKS),

@@ -170,7 +170,9 @@ def test_otf2_a_task_a_location(shared_traces, tmp_path, client, archive):
 
 
 @pytest.mark.shared
-def test_cancel_cancels_the_futures_and_leaves_no_cache(shared_traces, tmp_path, client):
+@pytest.mark.parametrize("when", ["on Dask", "sorting the tables on Dask", "building derived data on Dask"],
+                         ids=["parsing", "sorting", "deriving"])
+def test_cancel_cancels_the_futures_and_leaves_no_cache(shared_traces, tmp_path, client, when):
     import threading
     import time
 
@@ -182,12 +184,13 @@ def test_cancel_cancels_the_futures_and_leaves_no_cache(shared_traces, tmp_path,
 
     def progress(fraction, message):
         seen.append((fraction, message))
-        if "on Dask" in message:
+        if when in message:
             cancel.set()                          # while the tasks run
 
     with pytest.raises(Cancelled):
-        convert(source, tmp_path / "dask", progress=progress, cancel=cancel, dask=client, task_bytes=256 << 10)
-    assert any("on Dask" in m for _, m in seen)
+        convert(source, tmp_path / "dask", progress=progress, cancel=cancel, dask=client, task_bytes=256 << 10,
+                group_rows=20_000)
+    assert any(when in m for _, m in seen)
     assert not [p.name for p in (tmp_path / "dask").iterdir() if p.suffix == ".h5" or p.name.startswith(".popview")]
     deadline = time.monotonic() + 10
     while client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)) and time.monotonic() < deadline:

@@ -12,7 +12,8 @@ import pytest
 
 from popview.cache import schema
 from popview.cache.chunks import ChunkedWriter
-from popview.cache.groups import _CallPathMerge, _local_call_paths, copy_rows, gather_sources, write_window
+from popview.cache.groups import (_CallPathMerge, _local_call_paths, copy_rows, gather_sources, slice_sources,
+                                  write_window)
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.writer import PreparedChunk, _Staging, create_column
 from popview.model.definitions import Definitions, EventType, Region
@@ -42,7 +43,7 @@ def test_rows_gathered_from_several_sources_as_one_staging_gives_them(tmp_path):
     runs = one.runs(n_loc)
     for a, b in [(0, n_loc), (2, 5), (4, 5), (8, 9)]:
         expected = one.gather(runs, a, b)
-        got = gather_sources("states", sources, a, b, n_loc)
+        got = gather_sources("states", slice_sources(sources, n_loc, [(a, b)])[0], a, b)
         for name, _ in schema.columns("states"):
             assert np.array_equal(got[name], expected[name]), (a, b, name)
 

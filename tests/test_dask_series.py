@@ -26,22 +26,26 @@ def values(series, model):
     return [{n.id: n.value for _, n in t.walk()} for t in series.trees(model)]
 
 
-def test_runs_prepared_on_workers_give_the_same_metrics(shared_traces, tmp_path, monkeypatch):
+@pytest.mark.parametrize("focus", ["whole", "auto"])
+def test_runs_prepared_on_workers_give_the_same_metrics(shared_traces, tmp_path, monkeypatch, focus):
+    from popview.analysis import autofocus
+
     paths = heat_runs(shared_traces)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=":0") as lc, distributed.Client(lc) as client:
-        exps = open_runs(paths, client, tmp_path / "dask", Focus.whole())
+        exps = open_runs(paths, client, tmp_path / "dask", Focus.parse(focus))
     try:
-        # the driver computes neither: what the workers sent is used
+        # the driver computes none of them: what the workers sent is used
         monkeypatch.setattr(metrics_module, "gather", lambda *a: pytest.fail("focus inputs recomputed"))
         monkeypatch.setattr(replay_module, "_replay", lambda *a: pytest.fail("replay recomputed"))
-        on_dask = values(popview.series(exps), "hybrid-multiplicative")
+        monkeypatch.setattr(autofocus, "propose", lambda *a: pytest.fail("automatic focus recomputed"))
+        on_dask = values(popview.series(exps, focus=focus), "hybrid-multiplicative")
     finally:
         for e in exps:
             e.close()
     monkeypatch.undo()
     replay_module.clear_cache()
-    alone = values(popview.series(paths, cache_dir=tmp_path / "single"), "hybrid-multiplicative")
+    alone = values(popview.series(paths, cache_dir=tmp_path / "single", focus=focus), "hybrid-multiplicative")
     assert on_dask == alone
     assert any(v is not None for v in on_dask[0].values())
 

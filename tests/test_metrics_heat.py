@@ -77,8 +77,8 @@ def test_mpi_imbalance_at_2x2(series):
 def test_source_term_region_carries_the_openmp_imbalance(series):
     for tree in series.trees("hybrid-additive")[1:]:
         lb = {n.id.split(":", 1)[1]: n.value for _, n in tree.walk() if n.id.startswith("openmp_region_load_balance:")}
-        source = [v for k, v in lb.items() if k.endswith("_omp_fn.0")]
-        jacobi = [v for k, v in lb.items() if k.endswith("_omp_fn.1")]
+        source = [v for k, v in lb.items() if k.endswith(("_omp_fn.0", "_omp_fn.0 @heat_hybrid.c:107"))]
+        jacobi = [v for k, v in lb.items() if k.endswith(("_omp_fn.1", "_omp_fn.1 @heat_hybrid.c:119"))]
         assert len(source) == len(jacobi) == 1, lb
         assert 1 - source[0] > 0.01 and 1 - source[0] > 5 * (1 - jacobi[0]), (tree.experiment, lb)
 
@@ -177,7 +177,8 @@ def test_scorep_trace_agrees_with_the_profile_of_the_same_run(shared_traces, cac
                      "mpi_parallel_efficiency", "mpi_load_balance"}
     bounded = {"global_efficiency", "parallel_efficiency", "thread_efficiency", "communication_efficiency",
                "hybrid_parallel_efficiency", "hybrid_communication_efficiency", "openmp_parallel_efficiency",
-               "openmp_communication_efficiency"}
+               "openmp_communication_efficiency", "hybrid_parallel_efficiency_by_paradigm",
+               "hybrid_parallel_efficiency_by_cause"}
     compared, below = set(), set()
     for model in ("pop-mpi", *HYBRID):
         t, p = (_values(e.metrics(model, use_replay=False)) for e in (trace, profile))
@@ -224,3 +225,16 @@ def test_a_name_shared_by_two_models_means_one_quantity(series):
                 seen.setdefault(node.name, {}).setdefault(model, node.value)
     clashes = {name: v for name, v in seen.items() if len(v) > 1 and max(v.values()) - min(v.values()) > 1e-9}
     assert not clashes, clashes
+
+
+@pytest.mark.parametrize("trace", ["extrae/hyb_2x2/hyb_2x2.prv", "scorep/hyb_2x2/traces.otf2"])
+def test_auto_focus_falls_back_on_the_mpi_call_made_once_per_iteration(shared_traces, cache, trace):
+    """heat has no repeating user region (its loop is inline in main): the automatic focus takes the
+    iterations of the MPI call every process makes once per iteration, from the second visit to the
+    last (200 iterations: 1-199), not the whole run with its initialisation, and says so."""
+    with popview.open(shared_traces / HEAT / trace, cache_dir=cache) as exp:
+        tree = exp.metrics("pop-mpi", "auto", use_replay=False)
+        whole = exp.metrics("pop-mpi", "whole", use_replay=False)
+    assert tree.focus.endswith("iterations 1-199") and tree.focus.split("/")[-1].startswith("MPI_")
+    assert any(n.startswith("automatic focus:") and "once per iteration" in n for n in tree.notes)
+    assert tree.value("parallel_efficiency") != pytest.approx(whole.value("parallel_efficiency"), abs=1e-6)

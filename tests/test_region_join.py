@@ -143,15 +143,15 @@ def test_extrae_heat_outlined_functions_have_no_mpi_loss(shared_traces, cache_di
     longer than R nor computes in a region longer than its master is in it."""
     path = shared_traces / "popview-heat/extrae/hyb_2x2/hyb_2x2.prv"
     with popview.open(path, cache_dir=cache_dir) as exp:
-        parent = focus_inputs(exp, "callpath:REGION (open)")
+        parent = focus_inputs(exp, "callpath:!$omp parallel")
         whole = focus_inputs(exp, "whole")
         for reg in whole.regions:
             team = np.bincount(whole.process, reg.useful)
             assert (team <= whole.threads_per_process * reg.openmp + 1e-9).all(), reg.name
             assert (reg.useful <= reg.openmp[whole.process] + 1e-9).all(), reg.name
         useful = np.zeros(parent.n_threads)
-        for k in range(2):
-            focus = f"callpath:REGION (open)/main._omp_fn.{k}"
+        for k, line in ((0, 107), (1, 119)):
+            focus = f"callpath:!$omp parallel/main._omp_fn.{k} @heat_hybrid.c:{line}"
             x = focus_inputs(exp, focus)
             assert x.mpi.max() == 0
             assert (x.cat.sum(axis=1) <= x.runtime + 1e-9).all()

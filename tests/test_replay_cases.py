@@ -119,7 +119,7 @@ def test_window_focus_measures_only_the_window(tmp_path):
 def test_callpath_focus_uses_the_masters_visits(tmp_path):
     path, expected = cases.hybrid(tmp_path / "trace")
     exp = popview.open(path, cache_dir=tmp_path / "cache")
-    result = replay(exp, Focus.on_callpath("REGION (open)"))
+    result = replay(exp, Focus.on_callpath("!$omp parallel"))          # Extrae's "REGION (open)"
     # inside the parallel regions only the threads' work counts: per iteration
     # max(work) of the parameter set each process runs (A: 200, B: 500); no
     # dependency between processes is followed (each one's visits lie at other

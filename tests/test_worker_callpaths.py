@@ -71,19 +71,20 @@ def test_extrae_hybrid_workers_under_the_region(shared_traces, cache_dir, run):
         parent = np.asarray(defs.callpath_parent)
         assert all(parent[cp] >= 0 for cp in _outlined_callpaths(defs))      # none at the root
         prof = exp.profile()
-        region = prof.find("REGION (open)")
+        region = prof.find("!$omp parallel")          # Extrae's "REGION (open)"
         workers = np.array([i for i, loc in enumerate(defs.locations) if loc.thread > 0])
         useful = prof.by_location("comp", None)[workers]
         assert (useful > 0.3).all()
         # all a worker's computation lies in the region's functions, as the per-region figures say
-        functions = [prof.find(f"REGION (open)/main._omp_fn.{k}") for k in range(2)]
+        functions = [prof.find(f"!$omp parallel/main._omp_fn.{k} @heat_hybrid.c:{line}") for k, line in ((0, 107), (1, 119))]
+        assert None not in functions
         in_functions = sum(prof.by_location("comp", cp)[workers] for cp in functions)
         np.testing.assert_allclose(in_functions, useful, rtol=1e-9)
         x = focus_inputs(exp, Focus.whole())
         per_region = sum(reg.useful for reg in x.regions)
         np.testing.assert_allclose(per_region[workers], useful, rtol=1e-9)
         table = histograms.build(exp, "openmp")
-        col = table.col_labels.index("REGION (open)")
+        col = table.col_labels.index("!$omp parallel")
         worker_time = table.stats["time"][workers, col] / 1e9
         assert (worker_time >= useful - 1e-9).all()         # their outlined functions run inside the region
         assert (worker_time <= prof.by_location("time", region)[workers] + 1e-9).all()

@@ -11,6 +11,7 @@ import numpy as np
 
 from popview.analysis import models
 from popview.analysis.models.base import Spec
+from popview.analysis.node import ALTERNATIVES
 
 
 @dataclass
@@ -36,7 +37,9 @@ def relations(model_id: str) -> list[tuple[str, str, list[str]]]:
 
     def visit(spec: Spec):
         kids = [c.id for c in spec.children if c.factor]
-        if spec.combine and kids:
+        if spec.combine == ALTERNATIVES:      # each split's product is the parent itself
+            out.extend((spec.id, c.combine, [k.id for k in c.children if k.factor]) for c in spec.children)
+        elif spec.combine and kids:
             out.append((spec.id, spec.combine, kids))
         for c in spec.children:
             visit(c)

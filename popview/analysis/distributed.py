@@ -7,8 +7,10 @@ metrics of that run cost: its focus inputs and, for a trace, its replay on an
 ideal network. The driver then opens each run from its cache and finds those
 results where the metrics look for them (the experiment's focus inputs, the
 replay's cache), so the Series, the report and their figures are the ones a
-single machine computes; only where the work ran differs. A focus that a
-series maps run by run (a time window, `auto`) is computed on the driver.
+single machine computes; only where the work ran differs. The `auto` focus
+is resolved on the worker (autofocus: the focus it stands for in that run),
+whose inputs and replay are computed there too. A time window, which a series
+maps to iterations against its reference run, is computed on the driver.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from pathlib import Path
 from popview import cluster
 from popview.cache.progress import Progress
 
-PREPARED_FOCI = ("whole", "callpath", "iterations")
+PREPARED_FOCI = ("whole", "callpath", "iterations", "auto")
 
 
 def open_runs(paths, client, cache_dir=None, focus=None, use_replay: bool = True, progress=None):
@@ -35,16 +37,19 @@ def open_runs(paths, client, cache_dir=None, focus=None, use_replay: bool = True
     progress = progress if isinstance(progress, Progress) else Progress(progress)
     experiments = []
     try:
-        for path, (inputs, replayed, _seconds) in zip(
-                paths, cluster.in_order(client, tasks, progress, window, "runs prepared on Dask", len(paths))):
+        for path, got in zip(paths, cluster.in_order(client, tasks, progress, window, "runs prepared on Dask",
+                                                     len(paths))):
             exp = popview.open(path, cache_dir)
             experiments.append(exp)
-            if inputs is not None:
-                exp.__dict__.setdefault("_focus_inputs", {})[prepared] = inputs
-            if replayed is not None:
+            exp.__dict__.setdefault("_focus_inputs", {}).update(got["inputs"])
+            if got["auto"] is not None:               # the focus this run's `auto` stands for
+                exp.__dict__["_auto_focus"] = [got["auto"]]
+            if got["replayed"] is not None:
                 from popview.analysis import replay
 
-                replay.remember(exp, prepared, replayed)
+                replay.remember(exp, got["replay_focus"], got["replayed"])
+        if prepared is not None and prepared.kind == "auto":
+            _reference_foci(experiments, paths, client, cache_dir, prepared, use_replay, progress)
     except BaseException:
         for exp in experiments:
             exp.close()
@@ -52,20 +57,73 @@ def open_runs(paths, client, cache_dir=None, focus=None, use_replay: bool = True
     return experiments
 
 
-def prepare_run(path: str, cache_dir: str | None, focus, use_replay: bool):
-    """A Dask task: the run opened (converted if need be), its focus inputs and replay
-    computed. Returns (inputs, replay result, seconds); None for what does not apply."""
+def _reference_foci(experiments, paths, client, cache_dir, focus, use_replay: bool, progress: Progress) -> None:
+    """With the `auto` focus each run's metrics read the reference run (by default the one
+    with the fewest threads, as Series chooses it) at the focus that run's automatic focus
+    maps to there: those inputs and replays computed by one more task on the reference."""
+    from popview.analysis.metrics import reference_focus
+
+    if len(experiments) < 2:
+        return
+    n = [e.__dict__["_focus_inputs"][focus].n_threads for e in experiments]
+    i = n.index(min(n))
+    ref = experiments[i]
+    have = ref.__dict__["_focus_inputs"]
+    wanted = []
+    for exp in experiments:
+        if exp is not ref:
+            mapped = reference_focus(exp.__dict__["_auto_focus"][0][0], ref)
+            if mapped not in have and mapped not in wanted:
+                wanted.append(mapped)
+    if not wanted:
+        return
+    tasks = [(prepare_foci, (str(paths[i]), None if cache_dir is None else str(cache_dir), wanted, use_replay), 1.0)]
+    for got in cluster.in_order(client, tasks, progress, 1, "reference run prepared on Dask", 1):
+        have.update(got["inputs"])
+        from popview.analysis import replay
+
+        for f, result in got["replays"].items():
+            replay.remember(ref, f, result)
+
+
+def prepare_foci(path: str, cache_dir: str | None, foci: list, use_replay: bool) -> dict:
+    """A Dask task: the inputs (and replays, for a trace) of a run for several foci."""
     import popview
     from popview.analysis.metrics import focus_inputs
 
-    started = time.perf_counter()
+    out = {"inputs": {}, "replays": {}}
     with popview.open(path, cache_dir) as exp:
-        if focus is None:
-            return None, None, time.perf_counter() - started
-        inputs = focus_inputs(exp, focus)
-        replayed = None
-        if use_replay and exp.is_trace:
-            from popview.analysis.replay import replay
+        for focus in foci:
+            out["inputs"][focus] = focus_inputs(exp, focus)
+            if use_replay and exp.is_trace:
+                from popview.analysis.replay import replay
 
-            replayed = replay(exp, focus)
-        return inputs, replayed, time.perf_counter() - started
+                out["replays"][focus] = replay(exp, focus)
+    return out
+
+
+def prepare_run(path: str, cache_dir: str | None, focus, use_replay: bool) -> dict:
+    """A Dask task: the run opened (converted if need be), its focus inputs and replay
+    computed; for the `auto` focus, the focus it stands for in this run (autofocus) and
+    that focus's inputs and replay too, which the metrics then use. Returns {"inputs":
+    {focus: inputs}, "auto": (focus, why) or None, "replayed": result or None,
+    "replay_focus", "seconds"}."""
+    import popview
+    from popview.analysis.metrics import focus_inputs, propose_focus
+
+    started = time.perf_counter()
+    out = {"inputs": {}, "auto": None, "replayed": None, "replay_focus": None}
+    with popview.open(path, cache_dir) as exp:
+        if focus is not None:
+            out["inputs"][focus] = focus_inputs(exp, focus)
+            target = focus
+            if focus.kind == "auto":
+                out["auto"] = propose_focus(exp)
+                target = out["auto"][0]
+                out["inputs"][target] = focus_inputs(exp, target)
+            if use_replay and exp.is_trace:
+                from popview.analysis.replay import replay
+
+                out["replayed"], out["replay_focus"] = replay(exp, target), target
+    out["seconds"] = time.perf_counter() - started
+    return out

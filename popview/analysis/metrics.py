@@ -7,7 +7,7 @@ from popview.analysis import algebra_meaning, models
 from popview.analysis.focus import Focus
 from popview.analysis.gather import gather
 from popview.analysis.inputs import FocusInputs
-from popview.analysis.models.base import REPLAY_MISSING, Context, evaluate
+from popview.analysis.models.base import REPLAY_MISSING, Context, evaluate, relabel_without_mpi, without_mpi
 from popview.analysis.node import MetricTree
 
 WEAK_THRESHOLD = 0.9
@@ -64,6 +64,25 @@ def guess_scaling(runs: list[FocusInputs], ref: FocusInputs) -> tuple[str, str]:
     kind = "weak" if mean > WEAK_THRESHOLD else "strong"
     return kind, (f"{kind} scaling guessed: instructions / processing elements, relative to the reference, "
                   f"average {mean:.3f} ({'>' if kind == 'weak' else '<='} {WEAK_THRESHOLD})")
+
+
+def decide_scaling(inputs: list[FocusInputs], ref: FocusInputs, mode: str = "auto") -> tuple[str, str]:
+    """Strong or weak scaling for a whole series, with its reason: `mode` when it is strong or weak,
+    else guessed over every run of the series against the reference (guess_scaling). The one decision
+    the Advisor, the Scaling pane, the report and `popview metrics` take for runs of one series."""
+    if mode in ("strong", "weak"):
+        return mode, f"{mode} scaling (as requested)"
+    if mode != "auto":
+        raise ValueError(f"scaling must be strong, weak or auto, not {mode!r}")
+    return guess_scaling(inputs, ref)
+
+
+def series_scaling(exps: list, focus, reference, mode: str = "auto") -> tuple[str, str]:
+    """decide_scaling for runs `exps` (the reference among them) in `focus`: every run's inputs
+    in the focus as the Series gathers them (popview.analysis.series)."""
+    focus = as_focus(focus)
+    inputs = [focus_inputs(e, reference_focus(focus, e)) for e in exps]
+    return decide_scaling(inputs, inputs[[id(e) for e in exps].index(id(reference))], mode)
 
 
 def _replay_loader(exp, focus: Focus, model: str):
@@ -170,6 +189,8 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
         for _, node in list(root.walk()):
             if node.id in post:
                 post[node.id](ctx, node)
+    if hasattr(module, "NO_MPI_NAMES") and without_mpi(exp, x):
+        relabel_without_mpi(roots, module.NO_MPI_NAMES, module.NO_MPI_UNAVAILABLE)
     if ctx._replay is not None:
         rp = ctx._replay
         notes += [f"replay: {n}" for n in getattr(rp, "notes", [])]

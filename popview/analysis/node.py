@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 RATED = ("efficiency", "scalability")     # kinds judged on the 0..1 scale
+ALTERNATIVES = "alternatives"
+"""MetricNode.combine of a node split more than one way: each factor child is one alternative
+decomposition whose value equals the node's (and which combines its own children)."""
 
 
 @dataclass
@@ -15,7 +18,8 @@ class MetricNode:
 
     combine: how this node's *factor* children make it ("product": the
     value is their product; "additive": its inefficiency 1 - value is the
-    sum of theirs; None: no relation). Children with factor=False are shown
+    sum of theirs; "alternatives": each is an alternative split equal to
+    it; None: no relation). Children with factor=False are shown
     under the node but are not part of that relation.
     """
 
@@ -130,6 +134,11 @@ def consistency(nodes, tolerance: float = 1e-9) -> list[str]:
     out = []
     for root in nodes:
         for _, n in root.walk():
+            if n.combine == ALTERNATIVES and n.value is not None:
+                out += [f"{n.id}: {n.value:.6g} but its alternative split {c.id} gives {c.value:.6g}"
+                        for c in n.children if c.factor and c.value is not None
+                        and abs(c.value - n.value) > tolerance]
+                continue
             expected = combined(n)
             if expected is None or n.value is None:
                 continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from popview.analysis.metrics import as_focus, focus_inputs, guess_scaling, metrics, reference_focus
+from popview.analysis.metrics import as_focus, decide_scaling, focus_inputs, metrics, reference_focus
 from popview.analysis.node import MetricNode, MetricTree
 
 
@@ -22,12 +22,7 @@ class Series:
         self.inputs = [focus_inputs(e, self.focus) for e in self.experiments]
         self.reference = self._reference(reference)
         ref_inputs = self.inputs[self.experiments.index(self.reference)]
-        if scaling == "auto":
-            self.scaling, self.scaling_reason = guess_scaling(self.inputs, ref_inputs)
-        elif scaling in ("strong", "weak"):
-            self.scaling, self.scaling_reason = scaling, f"{scaling} scaling (as requested)"
-        else:
-            raise ValueError(f"scaling must be strong, weak or auto, not {scaling!r}")
+        self.scaling, self.scaling_reason = decide_scaling(self.inputs, ref_inputs, scaling)
         self._trees: dict[str, list[MetricTree]] = {}
 
     def _common_focus(self, focus):

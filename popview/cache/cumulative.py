@@ -583,6 +583,13 @@ class _Builder:
         out[:, 1] = np.bincount(row[coll], minlength=len(begin))
         return out
 
+    def _is_worker(self, loc: int) -> bool:
+        """A CPU thread other than its process's first (not a GPU stream or metric source)."""
+        if not self.defs.locations:
+            return False
+        where = self.defs.locations[loc]
+        return where.kind == "thread" and where.thread > 0
+
     def _event_offsets(self) -> np.ndarray:
         if not hasattr(self, "_ev_off"):
             self._ev_off = self.out["events"]["offsets"][:]
@@ -598,9 +605,45 @@ class _Builder:
         for loc in locs:
             own = self.own_paths and loc != locs[0]
             segments = thread_segments(master_segments, per_loc[loc]["calls"] if own else None)
-            prof.add_location(loc, per_loc[loc], *segments, own_visits=own or loc == locs[0])
+            rows = per_loc[loc]
+            if loc != locs[0] and self._is_worker(loc):
+                rows = with_idle_gaps(rows, 0, int(self.defs.t_end))
+            prof.add_location(loc, rows, *segments, own_visits=own or loc == locs[0])
         p = self.defs.locations[locs[0]].process if self.defs.locations else locs[0]
         prof.add_master_calls(p, master)
+
+
+def with_idle_gaps(rows: dict, t_begin: int, t_end: int) -> dict:
+    """A worker thread's rows for the profile, with the time of the run its records leave
+    uncovered (before its first, between two, after its last) as rows of OpenMP idle time:
+    Extrae writes nothing while an OpenMP worker waits for work, where the OTF2 reader
+    gives a worker an Idle state from the run's begin to its end (categorised OpenMP idle,
+    as every worker's idle state is). Rows sorted by begin; the counters of the gaps are 0.
+    Only the profile gets these rows: `seg` and the sums keep the records as they are."""
+    begin, end = rows["begin"], rows["end"]
+    covered = np.maximum.accumulate(np.concatenate(([t_begin], end.astype(np.int64))))
+    g_begin = covered
+    g_end = np.concatenate((begin.astype(np.int64), [max(t_end, int(covered[-1]))]))
+    gap = g_end > g_begin
+    if not gap.any():
+        return rows
+    n_gap = int(gap.sum())
+    g_begin, g_end = g_begin[gap], g_end[gap]
+    at = np.flatnonzero(gap)                 # gap k lies before row at[k] (after the last when at[k] == len)
+    pos = at + np.arange(n_gap)              # its index among the merged rows
+    n = len(begin) + n_gap
+    is_gap = np.zeros(n, bool)
+    is_gap[pos] = True
+    out = dict(rows)
+    out["begin"] = np.empty(n, np.int64)
+    out["end"] = np.empty(n, np.int64)
+    out["cat"] = np.empty(n, rows["cat"].dtype)
+    out["ctr"] = np.zeros((n, rows["ctr"].shape[1]))
+    out["begin"][is_gap], out["begin"][~is_gap] = g_begin, begin
+    out["end"][is_gap], out["end"][~is_gap] = g_end, end
+    out["cat"][is_gap], out["cat"][~is_gap] = CAT["omp_idle"], rows["cat"]
+    out["ctr"][~is_gap] = rows["ctr"]
+    return out
 
 
 def thread_segments(master_segments: tuple, own_calls: dict | None = None) -> tuple:

@@ -25,8 +25,12 @@ whole chunk is copied as it is stored (`read_direct_chunk` /
 are read and written through HDF5. The call-path tables are merged in group
 order, which numbers every call path as the one-machine builder does (a path
 new to the merge gets the next number, in the order its group met it). The
-derived data are then built as on one machine from the groups' raw copies
-(linked as segments of one column: `rawtables.SortedCopy.adopt_segments`).
+derived data are then built by parts on the workers from the groups' raw
+copies (linked as segments of one column: `rawtables.SortedCopy.adopt_segments`):
+the cumulative sums by groups of whole processes, the timeline pyramid by
+location groups, then its tiles by ranges of time blocks, each part into files
+of its own, joined here the same way (`cumulative.build_part` / `join_parts`,
+`pyramid.build_part` / `join_parts` / `write_tile_part` / `join_tile_parts`).
 The cache is renamed into place only once signed, as always; a task rerun
 after a lost worker writes files of new names, and only those named by the
 results that reached the driver are read.
@@ -51,22 +55,42 @@ from popview.cache.writer import (_location_groups, _offsets, _write_sorted,
 
 
 # ---- on a worker -------------------------------------------------------------------------
-def gather_sources(table: str, sources, a: int, b: int, n_loc: int) -> dict[str, np.ndarray]:
-    """The rows of locations [a, b) of `table` from its sources (each: column files, chunks
-    with their rows counted from the files' start), by location, in arrival order within
-    each (sources in their order): what `_Staging.gather` reads from one spill."""
+def slice_sources(sources, n_loc: int, groups: list[tuple[int, int]]) -> list[list]:
+    """For each location group [a, b), the runs of its rows in each source (column files,
+    chunks with their rows counted from the files' start): [(paths, (loc, start, length))],
+    sources without rows there left out. Made once on the driver, so that a task receives
+    only its own runs, not every source's chunks."""
+    out = [[] for _ in groups]
+    first = np.array([a for a, _ in groups], np.int64)
+    last = np.array([b for _, b in groups], np.int64)
+    for paths, chunks in sources:
+        runs = RunIndex.from_chunks(chunks, n_loc)
+        r0, r1 = runs.loc_first_run[first], runs.loc_first_run[last]
+        for g in np.flatnonzero(r1 > r0).tolist():
+            k = slice(int(r0[g]), int(r1[g]))
+            out[g].append((paths, (runs.loc[k].copy(), runs.start[k].copy(), runs.length[k].copy())))
+    return out
+
+
+def gather_sources(table: str, sources, a: int, b: int) -> dict[str, np.ndarray]:
+    """The rows of locations [a, b) of `table` from its sources (slice_sources: each source's
+    runs of those locations, by location then arrival), by location, in arrival order
+    within each (sources in their order): what `_Staging.gather` reads from one spill."""
     from popview.cache.order import place_runs
+    from popview.cache.runs import read_runs
 
     loc_col, _, cols = schema.TABLES[table]
     reads = []
-    for paths, chunks in sources:
-        runs = RunIndex.from_chunks(chunks, n_loc)
-        r0, r1 = int(runs.loc_first_run[a]), int(runs.loc_first_run[b])
-        if r1 == r0:
-            continue
-        counts = np.bincount(runs.loc[r0:r1] - a, weights=runs.length[r0:r1], minlength=b - a).astype(np.int64)
-        reads.append(({name: runs.read(None if name == loc_col else Path(paths[name]), dtype, a, b)
-                       for name, dtype in cols}, counts))
+    for paths, (loc, start, length) in sources:
+        counts = np.bincount(loc - a, weights=length, minlength=b - a).astype(np.int64)
+        data = {}
+        for name, dtype in cols:
+            if name == loc_col:
+                data[name] = np.repeat(loc.astype(dtype), length)
+            else:
+                data[name] = np.empty(int(length.sum()), dtype)
+                read_runs(Path(paths[name]), start, length, data[name])
+        reads.append((data, counts))
     if not reads:
         return schema.empty(table)
     if len(reads) == 1:
@@ -97,7 +121,7 @@ def sort_group(spec: dict) -> dict:
     module's text). Returns the names of its files and what the driver joins."""
     table, a, b, lo, hi = spec["table"], spec["a"], spec["b"], spec["lo"], spec["hi"]
     loc_col, time_col, cols = schema.TABLES[table]
-    data = gather_sources(table, spec["sources"], a, b, spec["n_loc"])
+    data = gather_sources(table, spec["sources"], a, b)
     if len(data[loc_col]) != hi - lo:
         raise RuntimeError(f"{table}: locations [{a}, {b}) gave {len(data[loc_col])} rows, not {hi - lo}")
     if not spec["time_sorted"]:
@@ -237,8 +261,8 @@ class _CallPathMerge:
 
 
 def finish_on_dask(writer, client, progress: Progress) -> Path:
-    """Writer.finish with the tables sorted and written by location groups on the Dask
-    cluster of `client`; the derived data built here as in Writer.finish."""
+    """Writer.finish with the tables sorted and written by location groups, and the derived
+    data built by parts, on the Dask cluster of `client` (see the module's text)."""
     from popview import cluster
 
     defs = writer.definitions
@@ -355,12 +379,13 @@ def _tasks(writer, n_loc: int, folder: Path, call_paths: bool):
         planned.append(table)
         offsets = _offsets(stage, n_loc)
         sources = [({k: str(v) for k, v in paths.items()}, chunks) for paths, chunks in stage.all_sources()]
-        for gi, (a, b) in enumerate(_location_groups(np.diff(offsets), writer._group_rows)):
+        groups = _location_groups(np.diff(offsets), writer._group_rows)
+        for gi, ((a, b), runs) in enumerate(zip(groups, slice_sources(sources, len(offsets) - 1, groups))):
             lo, hi = int(offsets[a]), int(offsets[b])
             if lo == hi:
                 continue
             spec = {"table": table, "index": gi, "a": a, "b": b, "lo": lo, "hi": hi, "total": stage.n,
-                    "n_loc": len(offsets) - 1, "sources": sources, "time_sorted": stage.time_sorted,
+                    "sources": runs, "time_sorted": stage.time_sorted,
                     "folder": str(folder), "defs": defs_blob if table == "events" else None}
             tasks.append((sort_group, (spec,), hi - lo))
     return tasks, planned

@@ -17,7 +17,7 @@ from pathlib import Path
 from popview import readers
 from popview.analysis.cfg import CfgError, read_cfg
 from popview.analysis.cfg.evaluate import NotEvaluated, TraceColumns
-from popview.analysis.cfg.paramedir import evaluate_cfg, format_table, paramedir_job, row_labels
+from popview.analysis.cfg.paramedir import PRECISION, Options, evaluate_cfg, format_table, paramedir_job, row_labels
 from popview.commands.common import ProgressBar, add_cache_dir, fail, guarded
 from popview.experiment import open as open_experiment
 
@@ -31,6 +31,13 @@ def add_parser(sub) -> None:
     p.add_argument("-o", "--output", metavar="OUT",
                    help="a file when there is one output and no OUT is given, else the folder of the outputs "
                         "(named as paramedir names them); default: stdout")
+    p.add_argument("-tu", "--trace-units", action="store_true",
+                   help="timelines in trace units instead of the cfg window's time units (paramedir -tu)")
+    p.add_argument("-e", "--empty-columns", action="store_true", help="hide empty columns (paramedir -e)")
+    p.add_argument("-p", "--print-plane", action="store_true",
+                   help="only the selected plane of a 3D histogram (paramedir -p)")
+    p.add_argument("-npr", "--no-preferences-precision", action="store_true",
+                   help="10 decimals instead of the preferences' 2 (paramedir -npr)")
     p.add_argument("--all-histograms", action="store_true",
                    help="write every histogram of a cfg, not only the last one as paramedir: the k-th of n "
                         "(k < n) as <name>.<k>, the last one as <name>")
@@ -83,7 +90,9 @@ def run(args) -> int:
         rows = row_labels(exp.definitions)
         for cfg, view in views:
             name = jobs[cfg] or Path(cfg).name[:-4]
-            outputs += _outputs(cfg, name, view, trace, rows, exp.definitions, args.all_histograms)
+            outputs += _outputs(cfg, name, view, trace, rows, exp.definitions, args.all_histograms,
+                                Options(args.trace_units, args.empty_columns, args.print_plane,
+                                        10 if args.no_preferences_precision else PRECISION))
     written = _write(outputs, args.output, any(jobs.values()))
     if not written:
         print("popview: error: nothing of the given cfgs could be evaluated: nothing written", file=sys.stderr)
@@ -91,7 +100,8 @@ def run(args) -> int:
     return 2 if refused else 0
 
 
-def _outputs(cfg: str, name: str, view, trace, rows, definitions, every: bool) -> list[tuple[str, str, str, bool]]:
+def _outputs(cfg: str, name: str, view, trace, rows, definitions, every: bool,
+             options: Options) -> list[tuple[str, str, str, bool]]:
     cfg_name = Path(cfg).name
     if every and view.histograms:
         tables, skipped = evaluate_cfg(view, trace, rows, definitions, as_paramedir=True)
@@ -102,9 +112,10 @@ def _outputs(cfg: str, name: str, view, trace, rows, definitions, every: bool) -
         out = []
         for k, table in enumerate(done, 1):
             is_last = k == len(done) and table.name == last and not any(s.name == last for s in skipped)
-            out.append((cfg, name if is_last else f"{name}.{k}", format_table(table), False))
+            out.append((cfg, name if is_last else f"{name}.{k}",
+                        format_table(table, options.precision, options.only_plane), False))
         return out
-    job = paramedir_job(view, trace, definitions, rows)
+    job = paramedir_job(view, trace, definitions, rows, options)
     for s in job.skipped or ():
         what = "window" if job.timeline else "histogram"
         print(f"popview: {cfg_name}: {what} {s.name!r} not evaluated: {s.reason}", file=sys.stderr)

@@ -83,7 +83,7 @@ if mode == "dask":
     client.run(lambda: __import__("popview.readers.paraver.distributed"))   # the workers' imports, as on a cluster
     client.run(lambda: __import__("popview.cache.groups"))
     class CpuPerTask(distributed.WorkerPlugin):
-        """The CPU seconds of the worker process while each task executes (one thread a worker)."""
+        # the CPU seconds of the worker process while each task executes (one thread a worker)
         def setup(self, worker):
             self.start, self.cpu = {}, {}
         def transition(self, key, start, finish, **kwargs):
@@ -196,13 +196,17 @@ def main() -> int:
           f"(ratio {wall_d / wall_s:.2f})")
     # the model, from the Dask runs: three rounds of tasks, then the driver's serial part
     kinds = sorted({k for r in d for k in r["kinds"]})
-    rounds = {}
+    rounds, cpu_rounds = {}, {}
     for k in kinds:
         tasks = median([r["kinds"].get(k, {}).get("tasks", 0) for r in d])
         compute = median([r["kinds"].get(k, {}).get("compute_s", 0.0) for r in d])
         longest = median([r["kinds"].get(k, {}).get("max_s", 0.0) for r in d])
+        cpu = median([r["kinds"].get(k, {}).get("cpu_s", 0.0) for r in d])
+        longest_cpu = median([r["kinds"].get(k, {}).get("max_cpu_s", 0.0) for r in d])
         rounds[k] = (compute, longest)
-        print(f"tasks {k}: {tasks} tasks, {compute:.2f} s of compute in all (longest {longest:.2f} s)")
+        cpu_rounds[k] = (cpu, longest_cpu)
+        print(f"tasks {k}: {tasks} tasks, {compute:.2f} s of compute in all (longest {longest:.2f} s); "
+              f"CPU {cpu:.2f} s in all (longest {longest_cpu:.2f} s)")
     r_task = median([size / r["task_compute_s"] for r in d if r["task_compute_s"]])        # bytes/s a worker
     volume = median([r["piece_bytes"] for r in d])
     finish = median([r["finish_s"] for r in d])
@@ -218,6 +222,14 @@ def main() -> int:
         t = setup + sum(max(compute / w, longest) for compute, longest in rounds.values()) + serial_s
         print(f"predicted T({w}) = {t:.1f} s ({size / 1e6 / t:.0f} MB/s)"
               + (f"; measured {wall_d:.1f} s" if w == args.workers else ""))
+    # the same from CPU seconds (what an unloaded worker would take): the shared machine's load
+    # stretches the tasks' wall seconds, not their CPU
+    driver_cpu = median([r["driver_cpu_s"] for r in d])
+    print(f"CPU: workers {median([r['worker_cpu_s'] for r in d]):.1f} s, driver {driver_cpu:.1f} s; single process "
+          f"{median([r['driver_cpu_s'] + r['children_cpu_s'] for r in s]):.1f} s (with its derived-data process)")
+    for w in (args.workers, 16, 64):
+        t = sum(max(cpu / w, longest) for cpu, longest in cpu_rounds.values()) + driver_cpu
+        print(f"predicted from CPU seconds, T_cpu({w}) = {t:.1f} s ({size / 1e6 / t:.0f} MB/s)")
     print(f"single process: finish {median([r['finish_s'] for r in s]):.2f} s, parse {median([r['parse_s'] for r in s]):.2f} s")
     print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0

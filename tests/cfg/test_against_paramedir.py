@@ -75,7 +75,11 @@ EXACT_ON = {"heat2x2": ("parami/cfgs/counters_PAPI/3dh_instructions.cfg",),     
             "epoch4": ("parami/cfgs/clustering/3dh_ipc_clusterID.cfg", "pypop/pypop/cfgs/total_res_stl_cycles.cfg",
                        "parami/cfgs/OpenMP/analysis/Amdahl.cfg"),        # Stacked Val, then 1-Sign on top
             "namd": ("parami/cfgs/General/analysis/3dh_ufduration.cfg",  # Int. Between Evt, Stacked Val
-                     "parami/cfgs/OpenMP/analysis/Amdahl.cfg")}
+                     "parami/cfgs/OpenMP/analysis/Amdahl.cfg"),
+            # no messages in the trace: no communication record, zeros (or no partner column)
+            "prime": ("parami/cfgs/mpi/analysis/3dh_size_call.cfg", "parami/cfgs/mpi/analysis/connectivity.cfg",
+                      "compss/files/paraver/cfgs/comm/communication_matrix.cfg",
+                      "parami/cfgs/nanox/mpi/sanity_checks/2dt_brwds_nbbwrds.cfg")}
 
 # paramedir: "None of the events specified in the filter appear in the trace. File creation aborted."
 REFUSED = {
@@ -128,6 +132,9 @@ FROZEN = {
         "\t1\t\nTHREAD 1.1.1\t0.00\t\nTHREAD 1.1.2\t0.00\t\nTHREAD 1.2.1\t16085.62\t\n"   # controlled, Burst Time
         "THREAD 1.2.2\t0.00\t\n\nTotal\t16085.62\t\nAverage\t16085.62\t\nMaximum\t16085.62\t\n"
         "Minimum\t16085.62\t\nStDev\t0.00\t\nAvg/Max\t1.00\t\n\n",
+    ("prime", "compss/files/paraver/cfgs/comm/communication_matrix.cfg"):     # no messages: no partner column
+        "\t\n" + "".join(f"THREAD 1.{r}.1\t\n" for r in range(1, 17)) +
+        "\nTotal\t\nAverage\t\nMaximum\t\nMinimum\t\nStDev\t\nAvg/Max\t\n\n",
     ("epoch16", "basicanalysis/cfgs/runtime.cfg"):          # StDev 0.03 of 16 equal rows: float rounding, kept
         "\t[0.00..200.00]\t\n" + "".join(f"THREAD 1.{r}.1\t2339560.72\t\n" for r in range(1, 17)) +
         "\nTotal\t37432971.58\t\nAverage\t2339560.72\t\nMaximum\t2339560.72\t\nMinimum\t2339560.72\t\n"
@@ -409,12 +416,24 @@ def test_same_bytes_as_real_paramedir(paramedir, shared_traces, traces, tmp_path
 @pytest.mark.parametrize("name", ["epoch4", "epoch16", "heat2x2"])
 @pytest.mark.parametrize("cfg", TIMELINES)
 def test_same_timeline_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, cfg):
-    out = tmp_path / "paramedir"
-    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(shared_traces / CFGS / cfg),
-                          str(out)], capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
-    dump = tmp_path / "paramedir.csv"
+    assert _popview_timeline(traces, shared_traces, name, cfg) == \
+        _paramedir_timeline(paramedir, shared_traces / TRACES[name], shared_traces / CFGS / cfg, tmp_path)
+
+
+def _paramedir_timeline(paramedir: str, trace: Path, cfg: Path, tmp_path: Path) -> str:
+    """The last window of `cfg` as paramedir dumps it (`-tu`), in canonical form."""
+    run = subprocess.run([paramedir, "-tu", str(trace), str(cfg), str(tmp_path / "out")],
+                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
+    dump = tmp_path / "out.csv"
     assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
-    assert _popview_timeline(traces, shared_traces, name, cfg) == paramedir_timeline(dump)
+    return paramedir_timeline(dump)
+
+
+def _same_variant_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name: str, text: str) -> None:
+    cfg = tmp_path / "variant.cfg"
+    cfg.write_text(text)
+    assert _popview_variant(traces, name, text) == \
+        _paramedir_timeline(paramedir, shared_traces / TRACES[name], cfg, tmp_path)
 
 
 @pytest.mark.parametrize("name", ["epoch4", "heat2x2"])
@@ -422,60 +441,30 @@ def test_same_timeline_as_real_paramedir(paramedir, shared_traces, traces, tmp_p
 @pytest.mark.parametrize("function", RECORD_FUNCTIONS)
 def test_communication_function_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, function,
                                                   variant):
-    cfg = tmp_path / "variant.cfg"
-    cfg.write_text(variant_cfg(shared_traces, function, variant))
-    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
-    dump = tmp_path / "out.csv"
-    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
-    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+    _same_variant_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, variant_cfg(shared_traces, function, variant))
 
 
 @pytest.mark.parametrize("name", ["epoch4", "heat2x2", "prime"])
 def test_node_id_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name):
-    cfg = tmp_path / "node.cfg"
-    cfg.write_text(node_id_cfg(shared_traces))
-    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
-    dump = tmp_path / "out.csv"
-    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
-    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+    _same_variant_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, node_id_cfg(shared_traces))
 
 
 @pytest.mark.parametrize("name", ["epoch4", "heat2x2"])
 @pytest.mark.parametrize("function", sorted(EVENT_VALUE_FUNCTIONS))
 def test_event_value_function_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, function):
-    cfg = tmp_path / "event.cfg"
-    cfg.write_text(event_value_cfg(shared_traces, function))
-    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
-    dump = tmp_path / "out.csv"
-    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
-    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+    _same_variant_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, event_value_cfg(shared_traces, function))
 
 
 @pytest.mark.parametrize("name", ["epoch4", "heat2x2"])
 @pytest.mark.parametrize("case", SEQUENCES)
 def test_sequence_compose_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, case):
-    cfg = tmp_path / "sequence.cfg"
-    cfg.write_text(sequence_cfg(shared_traces, case))
-    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
-    dump = tmp_path / "out.csv"
-    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
-    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+    _same_variant_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, sequence_cfg(shared_traces, case))
 
 
 @pytest.mark.parametrize("name", ["epoch4", "epoch16", "heat2x2"])
 @pytest.mark.parametrize("operation", CONTROLLED)
 def test_controlled_window_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, operation):
-    cfg = tmp_path / "controlled.cfg"
-    cfg.write_text(controlled_cfg(shared_traces, operation))
-    run = subprocess.run([paramedir, "-tu", str(shared_traces / TRACES[name]), str(cfg), str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=str(tmp_path), timeout=600)
-    dump = tmp_path / "out.csv"
-    assert run.returncode == 0 and dump.is_file(), run.stdout + run.stderr
-    assert _popview_variant(traces, name, cfg.read_text()) == paramedir_timeline(dump)
+    _same_variant_as_real_paramedir(paramedir, shared_traces, traces, tmp_path, name, controlled_cfg(shared_traces, operation))
 
 
 @pytest.mark.parametrize("name,cfg", [(n, c) for n, cs in sorted(EXACT_ON.items()) for c in cs])

@@ -165,3 +165,26 @@ def test_object_functions_and_in_evt_range_start_at_each_record_of_the_row():
     moved = Hierarchy(np.array([0, 0, 1, 1]), np.array([0, 0]), thread_cpu=np.array([1, -1, 3, 4]), node_cpus=(2, 3))
     with pytest.raises(NotEvaluated, match="several CPUs"):
         _eval(node, trace=_trace(moved))
+
+
+def test_a_stack_over_a_task_s_pieces_pushes_and_pops_piece_by_piece():
+    # task 0 (Adding): 0 | 5 | 8 | 3: pushes 5, 8, 3 -> tops 5, 8, 3; Nesting level 1, 2, 3
+    stacked = _window("task", "Adding", topcompose2=("Stacked Val",))
+    assert [v for row, _, _, v in _eval(stacked) if row == 0] == [0, 5, 8, 3]
+    nesting = _window("task", "Thread i", ((1.0,),), topcompose2=("Nesting level",))
+    # thread 0's value per piece of task 0: 0, 5, 5, 0 -> depth 0, 1, 2, 1
+    assert [v for row, _, _, v in _eval(nesting) if row == 0] == [0, 1, 2, 1]
+    joined = _window("task", "Thread i", ((1.0,),), topcompose1=("Join Bursts",))
+    assert [(b, e, v) for row, b, e, v in _eval(joined) if row == 0] == [(0, 10, 0), (10, 60, 5), (60, 100, 0)]
+
+
+def test_values_of_a_level_function_without_a_type_are_not_named():
+    from popview.analysis.cfg.paramedir import value_names
+
+    class Definitions:
+        states = {1: {"name": "Running"}}
+        event_types = {}
+    useful = Window("u", 1, level="task", functions={"thread": Function("Useful"), "task": Function("Thread i")})
+    assert value_names(useful, Definitions()) == {1: "Running"}              # Thread i keeps the state type
+    useful.functions["task"] = Function("Average")                          # a number, not a state
+    assert value_names(useful, Definitions()) == {}

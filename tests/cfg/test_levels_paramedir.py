@@ -30,7 +30,8 @@ CFGS = "paraver-cfgs"
 TRACES = {"epoch4": "pypop/mpi/epoch_example_traces/epoch_4proc.prv.gz",
           "epoch16": "pypop/mpi/epoch_example_traces/epoch_16proc.prv.gz",
           "heat2x2": "popview-heat/extrae/hyb_2x2/hyb_2x2.prv",
-          "prime": "extraeCoursecodes/MPItraces/prime_v0.prv"}      # 16 ranks on 4 nodes of 13, 1, 1, 1 CPUs
+          "prime": "extraeCoursecodes/MPItraces/prime_v0.prv",      # 16 ranks on 4 nodes of 13, 1, 1, 1 CPUs
+          "omp4": "pypop/openmp/imagemagick_example_traces/omp4.prv.gz"}    # one task of 4 threads
 
 IN_MPI = "parami/cfgs/mpi/views/advanced/in_MPI_call.cfg"                  # task rows, Thread i, Sign
 RECV_APPL = "parami/cfgs/mpi/views/advanced/receive_bandwidth_appl.cfg"     # application rows, Recv BandWidth
@@ -63,6 +64,8 @@ TIMELINES = {
     ("heat2x2", S_R_BW): (2204, "f1728954b1c7dc1cb40728783c84b7086b2f1e514e0521f0bc9ff0fdef81761d"),
     ("epoch4", IN_MPI): (14988, "b7944d20138517d25fd92a2fd4b383495f7585f302d477e84257996e28cca8e7"),
     ("epoch4", RECV_APPL): (5189, "efb5c43ccb0e237e822a17e6e4ab4383f715142908351a743c002dc5b1cf8a83"),
+    ("heat2x2", STATES_OMP): (11238, "875359000f2b490103d9e8f8546e5bba1a614e48d12ba095236d57fd8bfd9b4b"),
+    ("omp4", STATES_OMP): (114322, "a66e5ba8a11d926c80edd5dad4639293714648e71156862d45722b16f0cf93e2"),
     ("epoch4", STATES_OMP): (15010, "c5df09fb9c1ca55b6dc2c93ff760c713233211ad965d422f7c8873eaf1866c99"),
     ("epoch4", RECV_BW): (7672, "7b3801e689870e30b6409db637b79964769c46273098d36b09c6c92a53fcb360"),
     ("epoch4", S_R_BW): (12852, "993563fb05d6f88a92102f798d0b8739dd8d3df431dae63d4e8bec0807044be4"),
@@ -79,10 +82,14 @@ TIMELINES = {
 # (In Evt Range added up per application) with Thread i 1 (the cfg's Thread i 0 is 0 throughout)
 MAPPING = "parami/cfgs/General/analysis/mapping.cfg"
 NB_PROCS = "parami/cfgs/mpi/views/collectives/nb_procs_in_col.cfg"
+PARALLEL_FUNCTIONS = "parami/cfgs/OpenMP/views/parallel_functions.cfg"
 OBJECT_VARIANTS = {
     "Node ID": (MAPPING, ()),
     **{f: (MAPPING, (("{thread, Node ID}", "{thread, " + f + "}"),)) for f in
        ("Cpu ID", "Application ID", "TaskID", "Thread ID")},
+    # parami's parallel_functions.cfg (Last Evt Val of the OpenMP parallel function) at task level
+    "task Adding": (PARALLEL_FUNCTIONS, (("window_level thread", "window_level task"),)),
+    "task Mode": (PARALLEL_FUNCTIONS, (("window_level thread", "window_level task"), ("{task, Adding}", "{task, Mode}"))),
     "In Evt Range": (NB_PROCS, (("Thread i { 1, { 1 0.000000000000 } }", "Thread i { 1, { 1 1.000000000000 } }"),)),
 }
 OBJECTS = {
@@ -99,6 +106,10 @@ OBJECTS = {
     ("prime", "Cpu ID"): (1422, "efd34423c06930d9b703757eddc1f13ddccdeeb003659f681467f36bbb1aaeb4"),
     ("prime", "Application ID"): (1422, "22366ea99d8cdd82a181872034c8905d235662de2cd87709ca35f44fca7af739"),
     ("prime", "TaskID"): (1422, "efd34423c06930d9b703757eddc1f13ddccdeeb003659f681467f36bbb1aaeb4"),
+    ("heat2x2", "task Adding"): (3202, "f680b172acc1b500d73f370927d182afa909b5a4f3b20fe83403139ab04acb66"),
+    ("heat2x2", "task Mode"): (3202, "48e599e1e2a2b5c7fa9b393850e08ac36a3e68e11f00e48e622a75d7a1f8aac7"),
+    ("omp4", "task Adding"): (17, "04e3c054de70d6cb1d2ebafdd2965ea4177f116a61ed7c46f7c9b096139dbaf9"),
+    ("omp4", "task Mode"): (17, "096b6cf786744d6f9244191288d3280473f0a5333203f56761d6994c92876dcd"),
     ("prime", "In Evt Range"): (1216, "c69fd7d0ef0fdc35c638ef22e30df204fa2057a06d22f1807c3270f44e62a799"),
 }
 # The same for the resource-model variants of in_MPI_call.cfg (CPU rows labelled as paramedir's
@@ -149,6 +160,13 @@ TASK_TIME = (IN_MPI, "Time", "1.000000000000")                 # time in MPI and
 APPL_AVERAGE = (RECV_APPL, "Average value", "1000000000.000000000000")
 NODE_TIME = (IN_MPI, "Time", "1.000000000000", "node")          # per node (named by the .row)
 CPU_TIME = (IN_MPI, "Time", "1.000000000000", "cpu")
+
+# parami's Amdahl.cfg on heat 2x2: Stacked Val over the pieces of task rows of two threads
+AMDAHL = "parami/cfgs/OpenMP/analysis/Amdahl.cfg"
+AMDAHL_OMP4 = ("\tEnd\t\nTASK 1.1\t0.67\t\n\nTotal\t0.67\t\nAverage\t0.67\t\nMaximum\t0.67\t\nMinimum\t0.67\t\n"
+               "StDev\t0.00\t\nAvg/Max\t1.00\t\n\n")
+AMDAHL_HEAT = ("\tEnd\t\nTASK 1.1\t0.12\t\nTASK 1.2\t0.13\t\n\nTotal\t0.26\t\nAverage\t0.13\t\nMaximum\t0.13\t\n"
+               "Minimum\t0.12\t\nStDev\t0.00\t\nAvg/Max\t0.97\t\n\n")
 
 # Written by paramedir on the shared traces (2026-11-27)
 _TOTALS_HEAT = ("\nTotal\t5636657.32\t923199.92\t\nAverage\t2818328.66\t461599.96\t\nMaximum\t2904726.02\t547997.32\t\n"
@@ -258,6 +276,14 @@ def test_histogram_over_task_and_application_rows_is_what_paramedir_wrote(shared
     assert _table(shared_traces, traces, name, case) == FROZEN[name, case]
 
 
+@pytest.mark.parametrize("name,expected", [("heat2x2", AMDAHL_HEAT), ("omp4", AMDAHL_OMP4)])
+def test_a_stack_over_task_rows_of_several_threads_is_what_paramedir_wrote(shared_traces, traces, name, expected):
+    exp, trace = traces(name)
+    tables, skipped = evaluate_cfg(read_cfg(shared_traces / CFGS / AMDAHL), trace, row_labels(exp.definitions),
+                                   exp.definitions, as_paramedir=True)
+    assert not skipped and "".join(format_table(t) for t in tables) == expected
+
+
 # -- live, against a paramedir binary ------------------------------------------------------------
 
 
@@ -291,8 +317,6 @@ def test_resource_model_timeline_is_what_real_paramedir_writes(paramedir, shared
 @pytest.mark.parametrize("name", ["heat2x2", "epoch4", "prime"])
 @pytest.mark.parametrize("case", [TASK_TIME, APPL_AVERAGE, NODE_TIME, CPU_TIME])
 def test_level_histograms_are_what_real_paramedir_writes(paramedir, shared_traces, traces, tmp_path, name, case):
-    if name == "prime" and case == APPL_AVERAGE:
-        pytest.skip("prime has no point-to-point messages: popview names that, paramedir writes zeros")
     cfg = tmp_path / "levels.cfg"
     cfg.write_text(_with_histogram(shared_traces, case))
     _run(paramedir, shared_traces / TRACES[name], cfg, tmp_path / "out")

@@ -354,3 +354,12 @@ def test_a_timeline_in_microseconds_and_an_output_name_with_csv(tmp_path, capsys
     cfg = _event_window_cfg(tmp_path / "calls.cfg", units="Microseconds")
     assert main(["paramedir", str(trace), str(cfg), str(tmp_path / "v.csv"), "--cache-dir", str(tmp_path / "c")]) == 0
     assert (tmp_path / "v.csv").read_text().splitlines()[:2] == ["1.1.1\t0.00\t0.10\t0.00", "1.1.1\t0.10\t0.00\t5.00"]
+
+
+def test_paramedir_s_trace_units_option(tmp_path, capsys):
+    trace = _event_trace(tmp_path / "ev.prv")
+    cfg = _event_window_cfg(tmp_path / "calls.cfg", units="Microseconds")
+    assert main(["paramedir", str(trace), str(cfg), "-tu", "--cache-dir", str(tmp_path / "c")]) == 0
+    # paramedir -tu: begin and duration as whole trace units, whatever the window's units
+    assert capsys.readouterr().out.splitlines() == ["1.1.1\t0\t100\t0.00", "1.1.1\t100\t0\t5.00",
+                                                    "1.1.1\t100\t300\t7.00", "1.1.1\t400\t600\t0.00"]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from popview.analysis.cfg import read_cfg
-from popview.analysis.cfg.paramedir import paramedir_job
+from popview.analysis.cfg.paramedir import Options, paramedir_job
 
 CFGS = "paraver-cfgs"
 TRACES = {"epoch4": "pypop/mpi/epoch_example_traces/epoch_4proc.prv.gz",
@@ -93,15 +93,33 @@ ON_SOME = {
                 "pypop/pypop/cfgs/omp_total_runtime.cfg", "pypop/pypop/cfgs/omp_total_runtime_loop.cfg",
                 "pypop/pypop/cfgs/omp_total_runtime_task.cfg", "parami/cfgs/OpenMP/views/parallel_functions.cfg"),
 }
+# paramedir's output options (-tu, -e, -p, -npr), byte for byte too
+OPTION_CASES = (
+    ("epoch4", "-tu", "parami/cfgs/General/views/state_as_is.cfg"),
+    ("epoch4", "-tu", "parami/cfgs/counters_PAPI/performance/IPC.cfg"),
+    ("heat2x2", "-tu", "parami/cfgs/mpi/views/advanced/in_MPI_call.cfg"),
+    ("epoch4", "-e", "parami/cfgs/General/analysis/mapping.cfg"),       # the first k columns (paramedir's way)
+    ("epoch4", "-e", "parami/cfgs/General/link_to_source/by_call_stack/2dp_MPItime_line.cfg"),
+    ("heat2x2", "-e", "parami/cfgs/mpi/analysis/mpi_stats.cfg"),
+    ("epoch4", "-p", "parami/cfgs/mpi/analysis/3dh_duration_MPIcall.cfg"),
+    ("epoch4", "-p", "parami/cfgs/General/link_to_source/by_call_stack/2dp_MPItime_line.cfg"),
+    ("heat2x2", "-p", "parami/cfgs/OpenMP/analysis/3dh_duration_pf.cfg"),
+    ("epoch4", "-npr", "parami/cfgs/General/analysis/LB_analysis.cfg"),
+    ("epoch4", "-npr", "basicanalysis/cfgs/timings.cfg"),
+    ("heat2x2", "-npr", "parami/cfgs/General/analysis/2dh_useful_duration.cfg"),
+)
+OPTIONS = {"-tu": Options(trace_units=True), "-e": Options(empty_columns=True), "-p": Options(only_plane=True),
+           "-npr": Options(precision=10)}
 CASES = sorted({(name, cfg) for name in TRACES for cfg in HISTOGRAMS + TIMELINES}
                | {(name, cfg) for name, cfgs in ON_SOME.items() for cfg in cfgs})
 
 
 
 
-def _popview(traces, shared_traces, name: str, cfg: str) -> str | None:
+def _popview(traces, shared_traces, name: str, cfg: str, option: str | None = None) -> str | None:
     exp, columns = traces(name)
-    return paramedir_job(read_cfg(shared_traces / CFGS / cfg), columns, exp.definitions).text
+    return paramedir_job(read_cfg(shared_traces / CFGS / cfg), columns, exp.definitions,
+                         options=OPTIONS[option] if option else Options()).text
 
 
 def _sha256(text: str) -> str:
@@ -115,11 +133,11 @@ def test_popview_writes_the_file_paramedir_wrote(shared_traces, traces, name, cf
     assert text is not None and (len(text.encode()), _sha256(text)) == (expected["bytes"], expected["sha256"])
 
 
-def _paramedir_output(paramedir: str, trace: Path, cfg: Path, where: Path) -> str | None:
+def _paramedir_output(paramedir: str, trace: Path, cfg: Path, where: Path, *options: str) -> str | None:
     """Run paramedir on one cfg in `where`; the text of the file it wrote (None: none)."""
     where.mkdir(parents=True, exist_ok=True)
-    subprocess.run([paramedir, str(trace), str(cfg), "out"], capture_output=True, text=True, cwd=str(where),
-                   timeout=900)
+    subprocess.run([paramedir, *options, str(trace), str(cfg), "out"], capture_output=True, text=True,
+                   cwd=str(where), timeout=900)
     for name in ("out", "out.csv"):
         if (where / name).is_file():
             return (where / name).read_text()
@@ -135,6 +153,20 @@ def test_same_bytes_as_real_paramedir(paramedir, shared_traces, traces, tmp_path
     assert _popview(traces, shared_traces, name, cfg) == theirs
 
 
+@pytest.mark.parametrize("name,option,cfg", OPTION_CASES)
+def test_popview_writes_the_file_paramedir_wrote_with_the_option(shared_traces, traces, name, option, cfg):
+    expected = json.loads(DIGESTS.read_text())[f"{name} {option} {cfg}"]
+    text = _popview(traces, shared_traces, name, cfg, option)
+    assert text is not None and (len(text.encode()), _sha256(text)) == (expected["bytes"], expected["sha256"])
+
+
+@pytest.mark.parametrize("name,option,cfg", OPTION_CASES)
+def test_same_bytes_as_real_paramedir_with_the_option(paramedir, shared_traces, traces, tmp_path, name, option, cfg):
+    theirs = _paramedir_output(paramedir, shared_traces / TRACES[name], shared_traces / CFGS / cfg, tmp_path, option)
+    assert theirs is not None
+    assert _popview(traces, shared_traces, name, cfg, option) == theirs
+
+
 def freeze(paramedir: str, shared: Path) -> None:
     """Write paramedir_digests.json: what `paramedir` writes for every case."""
     import tempfile
@@ -145,6 +177,9 @@ def freeze(paramedir: str, shared: Path) -> None:
             if text is None:
                 raise SystemExit(f"paramedir wrote nothing for {cfg} on {name}")
             digests[f"{name} {cfg}"] = {"bytes": len(text.encode()), "sha256": _sha256(text)}
+        for k, (name, option, cfg) in enumerate(OPTION_CASES):
+            text = _paramedir_output(paramedir, shared / TRACES[name], shared / CFGS / cfg, Path(tmp) / f"o{k}", option)
+            digests[f"{name} {option} {cfg}"] = {"bytes": len(text.encode()), "sha256": _sha256(text)}
     DIGESTS.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
 
 

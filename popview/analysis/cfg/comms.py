@@ -288,7 +288,7 @@ def record_function(window, trace, name: str, unit_ns: float) -> tuple[np.ndarra
         else:                                 # the next receive record
             target = np.isin(kind_name, (LOG_RECV, PHY_RECV))
         n = len(message)
-        after = np.r_[np.where(target, np.arange(n), n)[1:], n]          # a target strictly after
+        after = np.r_[np.where(target, np.arange(n), n)[1:], n][:n]      # a target strictly after
         nxt = np.minimum.accumulate(after[::-1])[::-1] if n else after    # the first one after
         ok = nxt < n
         ok[ok] &= s["row"][nxt[ok]] == s["row"][ok]                      # on the same row

@@ -126,11 +126,16 @@ def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeli
             if function is not None and function.name not in COMPOSE_FUNCTIONS and function.name not in SEQUENCE_COMPOSE:
                 raise NotEvaluated(f"{name}: compose {function.name!r} ({slot})")
         return _point_window(window, trace, slots)
+    # slots over rows above the window's first level: their intervals are the level's pieces, one by one
+    level_slots = [COMPOSE_SLOT[level] for level in up] + (["topcompose2", "topcompose1"] if up else [])
+    at_thread = not window.derived and bool(stacked) and _stacked_ok(window, stacked, slots, trace)
     for slot, function in window.compose.items():
         if function.name == "As Is" or (slot in slots and (function.name in COMPOSE_FUNCTIONS
                                                             or function.name == "Burst Time")):
             continue
-        if function.name == "Stacked Val" and not window.derived and _stacked_ok(window, stacked, slots, trace):
+        if function.name == "Stacked Val" and at_thread:
+            continue
+        if function.name in SEQUENCE_COMPOSE and slot in level_slots:
             continue
         if slot not in slots:
             continue                      # a level the window's values do not pass: not applied (as in Paraver)
@@ -150,10 +155,26 @@ def evaluate_window(view: CfgView, position: int, trace: TraceColumns) -> Timeli
                                 "compose_cpu")
     below = first[-1]
     for level in up:
-        timeline = _compose(_rise(timeline, window, _hierarchy(trace, name), below, level, trace, name), window,
-                            COMPOSE_SLOT[level])
+        timeline = _rise(timeline, window, _hierarchy(trace, name), below, level, trace, name)
+        timeline = _compose_pieces(timeline, window, COMPOSE_SLOT[level], trace, at_thread)
         below = level
+    if up:
+        return _compose_pieces(_compose_pieces(timeline, window, "topcompose2", trace, at_thread), window,
+                               "topcompose1", trace, at_thread)
     return _compose(_compose(timeline, window, "topcompose2"), window, "topcompose1")
+
+
+def _compose_pieces(timeline: Timeline, window: Window, slot: str, trace: TraceColumns, at_thread: bool) -> Timeline:
+    """A compose over rows of a level above the thread: without memory on every piece; with a
+    memory of the row's sequence (Stacked Val, Nesting level, Delta, Join Bursts, Burst Time)
+    over the row's pieces in order, each one interval of the kernel's (IntervalNotThread: the
+    level's rows start an interval at every boundary of their children's)."""
+    function = window.compose.get(slot)
+    if function is None or function.name not in SEQUENCE_COMPOSE or (function.name == "Stacked Val" and at_thread):
+        return _compose(timeline, window, slot)
+    loc, time, value = _compose_sequence(function, timeline.row.astype(np.int64), timeline.begin, timeline.value,
+                                         trace, window)
+    return point_intervals(loc, time, value, timeline.n_rows, trace.t_end)
 
 
 def on_threads(timeline: Timeline, window: Window, trace: TraceColumns) -> Timeline:
@@ -494,8 +515,17 @@ def _object_ids(window: Window, name: str, trace: TraceColumns) -> Timeline:
 
 
 def _require_messages(window, trace) -> None:
+    """A trace without communications has no communication records: the functions that read
+    them give 0 (as paramedir writes), read from an empty set of messages."""
+    del window
     if trace.messages is None:
-        raise NotEvaluated(f"window {window.position} {window.name!r}: the trace has no communications")
+        trace.messages = no_messages()
+
+
+def no_messages() -> dict[str, np.ndarray]:
+    """The message columns of a trace that has none."""
+    from popview.cache.schema import empty
+    return empty("messages")
 
 
 def _comms_call(function, window, trace, *args, **kwargs):
@@ -713,27 +743,36 @@ def _point_window(window: Window, trace: TraceColumns, slots: list[str]) -> Time
     task_function = window.functions.get("task")
     for slot in slots:
         function = window.compose.get(slot)
-        name = function.name if function is not None else "As Is"
-        if name in COMPOSE_FUNCTIONS:
-            value = COMPOSE_FUNCTIONS[name](value, function.params if function is not None else ())
-        elif name == "Stacked Val":
-            value = _stacked(loc, value)
-        elif name == "Nesting level":
-            value = _depth(loc, value != 0)[0].astype(np.float64)
-        elif name == "Delta":              # the change from the row's previous value (0 before its first)
-            starts = np.r_[True, loc[1:] != loc[:-1]] if len(loc) else np.zeros(0, bool)
-            previous = np.where(starts, 0.0, np.r_[0.0, value[:-1]])
-            value = value - previous
-        elif name == "Join Bursts":        # consecutive intervals of one value are one
-            keep = np.r_[True, (loc[1:] != loc[:-1]) | (value[1:] != value[:-1])] if len(loc) else np.zeros(0, bool)
-            loc, time, value = loc[keep], time[keep], value[keep]
-        elif name == "Burst Time":         # the interval's duration in the window's units
-            ends = np.r_[(loc[1:] != loc[:-1]), True] if len(loc) else np.zeros(0, bool)
-            following = np.where(ends, trace.t_end, np.r_[time[1:], 0])
-            value = (following - time) / window_unit_ns(window)
+        if function is not None:
+            loc, time, value = _compose_sequence(function, loc, time, value, trace, window)
         if slot == "compose_thread" and "compose_task" in slots and _task_is_zero(task_function):
             value = np.zeros_like(value)
     return point_intervals(loc, time, value, trace.n_rows, trace.t_end)
+
+
+def _compose_sequence(function: Function, loc: np.ndarray, time: np.ndarray, value: np.ndarray, trace: TraceColumns,
+                      window: Window) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One compose function over the rows' sequences of intervals, each given by its start
+    (loc, time, value; sorted by row, then time), as the kernel composes interval by interval."""
+    name = function.name
+    if name in COMPOSE_FUNCTIONS:
+        value = COMPOSE_FUNCTIONS[name](value, function.params)
+    elif name == "Stacked Val":
+        value = _stacked(loc, value)
+    elif name == "Nesting level":
+        value = _depth(loc, value != 0)[0].astype(np.float64)
+    elif name == "Delta":              # the change from the row's previous value (0 before its first)
+        starts = np.r_[True, loc[1:] != loc[:-1]] if len(loc) else np.zeros(0, bool)
+        previous = np.where(starts, 0.0, np.r_[0.0, value[:-1]])
+        value = value - previous
+    elif name == "Join Bursts":        # consecutive intervals of one value are one
+        keep = np.r_[True, (loc[1:] != loc[:-1]) | (value[1:] != value[:-1])] if len(loc) else np.zeros(0, bool)
+        loc, time, value = loc[keep], time[keep], value[keep]
+    elif name == "Burst Time":         # the interval's duration in the window's units
+        ends = np.r_[(loc[1:] != loc[:-1]), True] if len(loc) else np.zeros(0, bool)
+        following = np.where(ends, trace.t_end, np.r_[time[1:], 0])
+        value = (following - time) / window_unit_ns(window)
+    return loc, time, value
 
 
 def _event_values(window: Window, trace: TraceColumns, following: bool, stacked: bool = False,
@@ -1027,7 +1066,7 @@ def _communications(view: CfgView, histogram: Histogram, trace: TraceColumns) ->
     if histogram.limits not in (None, "Alltrace"):
         raise NotEvaluated(f"{name}: analysis limits {histogram.limits!r}")
     if trace.messages is None:
-        raise NotEvaluated(f"{name}: the trace has no communications")
+        trace.messages = no_messages()
     if control.derived:
         raise NotEvaluated(f"{name}: communications of a derived control window")
     if control.filters.logical is not False and control.filters.physical is True:

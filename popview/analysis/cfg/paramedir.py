@@ -19,11 +19,21 @@ import numpy as np
 from .evaluate import (TIME_STATISTICS, UNIT_NS, HistogramTable, NotEvaluated, Timeline, TraceColumns, _sorted_unique,
                        COMPOSE_FUNCTIONS, COMPOSE_SLOT, _single_slots, evaluate_histogram, evaluate_window,
                        selected_events, window_units)
-from .labels import Namer
+from .labels import Namer, info_type
 from .levels import Hierarchy, LevelError
 from .model import CfgView, Function, Histogram
 
 PRECISION = 2          # ParaverConfig's default histogram precision
+
+
+@dataclass(frozen=True)
+class Options:
+    """paramedir's output options: -tu (timelines in trace units), -e (hide empty columns), -p
+    (only the selected plane of a 3D histogram), -npr (10 decimals instead of the preferences')."""
+    trace_units: bool = False
+    empty_columns: bool = False
+    only_plane: bool = False
+    precision: int = PRECISION
 
 
 @dataclass
@@ -121,8 +131,8 @@ def evaluate_cfg(view: CfgView, trace: TraceColumns, rows: list[str],
 
 
 def evaluate_one(view: CfgView, histogram: Histogram, trace: TraceColumns, rows: list[str], definitions=None,
-                 present=None) -> CfgTable | Skipped:
-    """One histogram of `view`: its table, or why it is not evaluated."""
+                 present=None, hide_empty: bool = False) -> CfgTable | Skipped:
+    """One histogram of `view`: its table, or why it is not evaluated (`hide_empty`: paramedir's -e)."""
     try:
         result = evaluate_histogram(view, histogram, trace)
     except NotEvaluated as exc:
@@ -132,7 +142,7 @@ def evaluate_one(view: CfgView, histogram: Histogram, trace: TraceColumns, rows:
         return Skipped(histogram.name, str(exc.args[0]))
     if present is None:
         present = lambda: trace_event_types(trace)      # noqa: E731
-    return _table(view, histogram, result, rows, definitions, present, _levels_or_none(trace))
+    return _table(view, histogram, result, rows, definitions, present, _levels_or_none(trace), hide_empty)
 
 
 @dataclass
@@ -144,7 +154,8 @@ class JobOutput:
     skipped: list[Skipped] | None = None
 
 
-def paramedir_job(view: CfgView, trace: TraceColumns, definitions, rows: list[str] | None = None) -> JobOutput:
+def paramedir_job(view: CfgView, trace: TraceColumns, definitions, rows: list[str] | None = None,
+                  options: Options = Options()) -> JobOutput:
     """The output paramedir writes for `view` on `trace`: only the last histogram (the others
     are computed and dropped), else the last window as TextOutput::dumpWindow writes it; a cfg
     none of whose filtered event types is in the trace is refused (nothing written)."""
@@ -153,10 +164,10 @@ def paramedir_job(view: CfgView, trace: TraceColumns, definitions, rows: list[st
         return JobOutput(None, not view.histograms, [Skipped(h.name, NO_EVENTS) for h in view.histograms]
                          or [Skipped(view.windows[-1].name if view.windows else view.source, NO_EVENTS)])
     if view.histograms:
-        result = evaluate_one(view, view.histograms[-1], trace, rows, definitions)
+        result = evaluate_one(view, view.histograms[-1], trace, rows, definitions, hide_empty=options.empty_columns)
         if isinstance(result, Skipped):
             return JobOutput(None, False, [result])
-        return JobOutput(format_table(result), False, [])
+        return JobOutput(format_table(result, options.precision, options.only_plane), False, [])
     if not view.windows:
         return JobOutput(None, True, [Skipped(view.source, "the cfg has neither a histogram nor a window")])
     window = view.windows[-1]
@@ -166,7 +177,7 @@ def paramedir_job(view: CfgView, trace: TraceColumns, definitions, rows: list[st
         reason, prefix = str(exc.args[0] if isinstance(exc, KeyError) else exc), f"window {window.position} {window.name!r}: "
         return JobOutput(None, True, [Skipped(window.name, reason[len(prefix):] if reason.startswith(prefix) else reason)])
     text = format_timeline(window, with_instants(view, window, timeline, trace), trace.t_end,
-                           object_labels(definitions, window.level, timeline.n_rows))
+                           object_labels(definitions, window.level, timeline.n_rows), options.trace_units)
     return JobOutput(text, True, [])
 
 
@@ -201,7 +212,8 @@ def level_labels(level: str, n_rows: int, hierarchy: Hierarchy | None, definitio
 
 
 def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: list[str],
-           definitions, present_types=None, hierarchy: Hierarchy | None = None) -> CfgTable:
+           definitions, present_types=None, hierarchy: Hierarchy | None = None,
+           hide_empty: bool = False) -> CfgTable:
     control = view.window(histogram.columns.window)
     data = view.window(histogram.data_window)
     values = np.asarray(result.table, np.float64)
@@ -233,7 +245,7 @@ def _table(view: CfgView, histogram: Histogram, result: HistogramTable, rows: li
         plane_labels, plane_count = [all_labels[i] for i in with_values], len(result.planes)
         plane_shown = int(np.searchsorted(with_values, shown)) if shown in with_values else 0
     printed = [] if result.partners else printed_columns(histogram, planes, present if result.planes is not None
-                                                         else present[None], with_values, shown)
+                                                         else present[None], with_values, shown, hide_empty)
     if result.planes is not None:
         values, present = planes[with_values], present[with_values]
     if histogram.gui.get("Analyzer2D.HideCols", "").lower() == "true":      # the cfg hides empty columns
@@ -267,14 +279,17 @@ SORT_CRITERIA = {"Total": 0, "Average": 1, "Maximum": 2, "Minimum": 3, "StDev": 
 
 
 def printed_columns(histogram: Histogram, planes: np.ndarray, present: np.ndarray, with_values: np.ndarray,
-                    shown: int) -> list[list[int]]:
+                    shown: int, hide_empty: bool = False) -> list[list[int]]:
     """Per plane with values, the columns paramedir prints, in its order (TextOutput::dumpHistogram
     with HistogramProxy::getSemanticRealColumn and getSemanticSortedColumn): HideCols keeps the
     plane's columns whose total is not 0; SortCols orders the columns by the shown plane's column
     totals (SortCriteria, stable, largest first unless SortReverse) and prints, in every plane,
-    the first k of that order, k the plane's number of columns kept."""
+    the first k of that order, k the plane's number of columns kept. `hide_empty` (paramedir -e)
+    hides too but, as getSemanticRealColumn maps columns only by the cfg's HideCols, prints the
+    first k columns (without SortCols)."""
     gui = histogram.gui
-    hide = gui.get("Analyzer2D.HideCols", "").lower() == "true"
+    hide_cfg = gui.get("Analyzer2D.HideCols", "").lower() == "true"
+    hide = hide_cfg or hide_empty
     sort = gui.get("Analyzer2D.SortCols", "").lower() == "true"
     reverse = gui.get("Analyzer2D.SortReverse", "").lower() == "true"
     n = planes.shape[-1]
@@ -287,12 +302,12 @@ def printed_columns(histogram: Histogram, planes: np.ndarray, present: np.ndarra
         kept = np.flatnonzero(planes[p].sum(axis=0) != 0) if hide else np.arange(n)
         k = len(kept)
         if sort:
-            real = range(n - k, n) if (hide and reverse) else range(k)
+            real = range(n - k, n) if (hide_cfg and reverse) else range(k)
             out.append([int(order[c]) if reverse else int(order[n - c - 1]) for c in real])
-        elif reverse:
-            out.append([int(c) for c in kept[::-1]] if hide else list(range(n - 1, -1, -1)))
+        elif hide_cfg:
+            out.append([int(c) for c in (kept[::-1] if reverse else kept)])
         else:
-            out.append([int(c) for c in kept])
+            out.append([n - c - 1 for c in range(k)] if reverse else list(range(k)))
     return out
 
 
@@ -319,6 +334,8 @@ def value_names(window, definitions) -> dict[int, str]:
     types; 0 is 'End' when the .pcf does not name it). The timelines' legends use it."""
     function = window.functions.get("thread")
     if definitions is None or window.derived or function is None:
+        return {}
+    if info_type(None, window) not in ("state", "event value"):   # Sign, Adding ...: plain numbers
         return {}
     if function.name in ("State As Is", "Useful"):          # Paraver's STATE_TYPE functions
         return {int(code): str(info["name"]) for code, info in definitions.states.items()
@@ -359,8 +376,8 @@ def column_labels(axis, namer: Namer, short: bool = True) -> list[str]:
     return labels
 
 
-def _number(v: float) -> str:
-    return f"{v:.{PRECISION}f}"
+def _number(v: float, precision: int = PRECISION) -> str:
+    return f"{v:.{precision}f}"
 
 
 def _grouped(v: float) -> str:
@@ -368,28 +385,33 @@ def _grouped(v: float) -> str:
     return f"{v:,.{PRECISION}f}"
 
 
-def format_table(table: CfgTable) -> str:
+def format_table(table: CfgTable, precision: int = PRECISION, only_plane: bool = False) -> str:
     """The text paramedir writes for one histogram (horizontal, with labels); a 3D one is each
     plane with values, its label on a line before it when the histogram has more than one plane,
     with values or not (TextOutput::dumpHistogram: numPlanes > 1); in each plane the columns
-    paramedir prints (`printed`)."""
+    paramedir prints (`printed`); values with `precision` decimals; `only_plane`: the shown plane alone.
+    """
     printed = table.printed or [list(range(len(table.col_labels)))] * max(1, len(table.plane_labels or ()))
     present = table.present if table.present is not None else table.values != 0
     if table.plane_labels is not None:
         many = table.plane_count > 1
-        return "".join((f"{label}\n" if many else "") + _format_plane(table, plane, has, columns)
-                       for label, plane, has, columns in zip(table.plane_labels, table.values, present, printed))
-    return _format_plane(table, table.values, present, printed[0])
+        planes = list(zip(table.plane_labels, table.values, present, printed))
+        if only_plane:
+            planes = planes[table.plane_shown:table.plane_shown + 1]
+        return "".join((f"{label}\n" if many else "") + _format_plane(table, plane, has, columns, precision)
+                       for label, plane, has, columns in planes)
+    return _format_plane(table, table.values, present, printed[0], precision)
 
 
-def _format_plane(table: CfgTable, v: np.ndarray, present: np.ndarray, columns: list[int]) -> str:
+def _format_plane(table: CfgTable, v: np.ndarray, present: np.ndarray, columns: list[int],
+                  precision: int = PRECISION) -> str:
     v, present = v[:, columns], present[:, columns]
     lines = ["\t" + "".join(f"{table.col_labels[c]}\t" for c in columns)]
     for label, row in zip(table.row_labels, v):
-        lines.append(f"{label}\t" + "".join(f"{_number(x)}\t" for x in row))
+        lines.append(f"{label}\t" + "".join(f"{_number(x, precision)}\t" for x in row))
     lines.append("")
     for name, row in zip(TOTALS, column_totals(v, present)):
-        lines.append(f"{name}\t" + "".join(f"{_total(x)}\t" for x in row))
+        lines.append(f"{name}\t" + "".join(f"{_total(x, precision)}\t" for x in row))
     lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -423,10 +445,10 @@ def column_totals(v: np.ndarray, present: np.ndarray | None = None) -> list[np.n
     return [total, average, maximum, minimum, stdev, avg_max]
 
 
-def _total(x: float) -> str:
+def _total(x: float, precision: int = PRECISION) -> str:
     if np.isnan(x):
         return "-nan"                   # glibc's text of 0.0 / 0.0
-    return ("inf" if x > 0 else "-inf") if np.isinf(x) else _number(x)
+    return ("inf" if x > 0 else "-inf") if np.isinf(x) else _number(x, precision)
 
 
 def parse_table(text: str) -> tuple[list[str], dict[str, np.ndarray]]:
@@ -461,11 +483,12 @@ def object_labels(definitions, level: str = "thread", n_rows: int | None = None)
     return [f"1.{loc.process + 1}.{loc.thread + 1}" for loc in threads]
 
 
-def format_timeline(window, timeline, t_end: int, labels: list[str]) -> str:
+def format_timeline(window, timeline, t_end: int, labels: list[str], trace_units: bool = False) -> str:
     """The text paramedir writes for a timeline (TextOutput::dumpWindow, one file): per row, from
     the interval holding the window's begin time up to the first one reaching its end time, a line
     'row label, begin, duration (both in the window's units), value', tab-separated, numbers
-    fixed-point with the timeline precision."""
+    fixed-point with the timeline precision (`trace_units`, paramedir -tu: begin and duration as
+    whole trace units)."""
     from .export import initial_window
     t0, t1 = initial_window(window, t_end) or (0, t_end)
     t1 = min(t1, t_end)
@@ -479,6 +502,10 @@ def format_timeline(window, timeline, t_end: int, labels: list[str]) -> str:
     shown &= begin <= first_reach[row]
     row, begin, end, value = row[shown], begin[shown], end[shown], value[shown]
     p = TIMELINE_PRECISION
+    if trace_units:
+        line = ("{}\t{}\t{}\t{:." + str(p) + "f}\n").format
+        return "".join(map(line, (labels[r] for r in row.tolist()), begin.tolist(), (end - begin).tolist(),
+                           value.tolist()))
     line = ("{}\t{:." + str(p) + "f}\t{:." + str(p) + "f}\t{:." + str(p) + "f}\n").format
     return "".join(map(line, (labels[r] for r in row.tolist()), (begin / unit).tolist(),
                        ((end - begin) / unit).tolist(), value.tolist()))

@@ -80,7 +80,8 @@ interval in the kernel's order of a thread's records (by time, then physical rec
 send, physical send, logical receive): `Number Of Sends`, `Number Of Send Bytes`,
 `Number Of Receives`, `Number Of Receive Bytes` (added up from the trace's start),
 `Comm Partner`, `Comm Recv. Partner`, `Last Tag`, `Comm Size`, `Last Send Dur.`,
-`Next Recv Dur.`, `Last Send Size`; every communication function and statistic with the
+`Next Recv Dur.`, `Last Send Size` (on a trace without communications every one of them is 0,
+as paramedir writes it); every communication function and statistic with the
 window's message filters as KFilter applies them (from / to objects, tag / size with `and` or
 `or`, bandwidth; `All`, `None`, `=`, `!=`, `<`, `>`, `[x,y]`; any function but `All` passes
 nothing without values); a window without
@@ -140,7 +141,11 @@ What evaluates is usable two ways:
   intervals of the visible window (zoomed in) or an in-memory pyramid of them built once
   (zoomed out, `popview.analysis.cfg.timeline`): on the 1 GB make_big_epoch trace a full-view
   redraw of PyPOP-style IPC (instructions / cycles) takes well under the 100 ms budget
-  (tests/benchmarks/bench_cfg_timeline.py). On the shared Paraver traces EPOCH (MPI, 4 ranks),
+  (tests/benchmarks/bench_cfg_timeline.py); so does a node-level window (in_MPI_call.cfg at
+  node level: 16 CPUs added up, 4.41 M node intervals from 54.7 M events, first evaluation
+  6.4 s; redraw medians 4.6 ms full view, 58 ms at 1 % of the run, 34 ms at 1 ms; load 9.5-12
+  on 2 cores, `--cfg` of the same benchmark). A window above the thread level is drawn on each
+  thread row with its task's (application's, CPU's, node's) values. On the shared Paraver traces EPOCH (MPI, 4 ranks),
   popview-heat Extrae 2x2 (MPI+OpenMP), PyPOP's ImageMagick (OpenMP, 4 threads) and the Extrae
   course's prime (MPI, 16 ranks) and correlation (OpenMP, 24 threads) the collection's
   `state_as_is.cfg` (zoomed in), `MPI_call.cfg` (by the .pcf's names), `useful_duration.cfg`,
@@ -201,11 +206,12 @@ relies on it to pick the cfg that fits). Refused alike by both on these traces: 
 Byte for byte checked by tests/cfg/test_paramedir_outputs.py (SHA-256 of each file paramedir
 wrote, frozen in tests/cfg/paramedir_digests.json; live with POPVIEW_PARAMEDIR), as
 `popview paramedir` writes it: a cfg with several histograms gives, as paramedir, only its last
-one (`--all-histograms` for every one). Not evaluated by popview (the functions named below):
-on heat 2x2 `Amdahl` and `call_duration_histogram` (`Stacked Val`
-over task rows of two threads). `Amdahl` (Stacked Val, then 1-Sign on top) is byte for byte on
-EPOCH 4 and 16 and on the bsc-folding 444.namd trace (user functions), so is `3dh_ufduration`
-(Int. Between Evt composed by Stacked Val) on 444.namd.
+one (`--all-histograms` for every one); paramedir's options `-tu`, `-e`, `-p` and `-npr` too. `Amdahl` (Stacked Val, then 1-Sign on top) is byte for
+byte on EPOCH 4 and 16 and on the bsc-folding 444.namd trace (user functions), so is
+`3dh_ufduration` (Int. Between Evt composed by Stacked Val) on 444.namd; on heat 2x2 `Amdahl`
+and `call_duration_histogram` are too (a compose with a memory -- Stacked Val, Nesting level,
+Delta, Join Bursts, Burst Time -- over task rows of two threads runs over the task's pieces one
+by one, as the kernel's IntervalNotThread hands them to it).
 
 **Task and application rows against paramedir** (tests/cfg/test_levels_paramedir.py, frozen
 and, with POPVIEW_PARAMEDIR, live): the timeline paramedir writes for a cfg's last window
@@ -213,7 +219,8 @@ and, with POPVIEW_PARAMEDIR, live): the timeline paramedir writes for a cfg's la
 duration (several records at one instant, which popview does not keep) are left out, on EPOCH
 4, EPOCH 16 and heat 2x2: `in_MPI_call` (task rows, `Thread i`: two threads per task on heat),
 `receive_bandwidth_appl` (application rows), `states_only_useful_openmp` (a derived window of a
-thread and a task parent; EPOCH), COMPSs `receive_bandwidth` and `s_r_bandwidth` (the
+thread and a task parent whose Stacked Val runs over the task's pieces), COMPSs
+`receive_bandwidth` and `s_r_bandwidth` (the
 communication functions' intervals start at every communication record of the row the
 window's filter passes, whether the value changes or not, as the kernel's do). A histogram
 added to `in_MPI_call` (Time per task) and to `receive_bandwidth_appl` (Average value per

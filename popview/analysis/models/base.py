@@ -215,3 +215,29 @@ def ratio(a: float, b: float) -> float:
     if b == 0:
         raise ZeroDivisionError
     return a / b
+
+
+NO_MPI = "no MPI in this run"
+NO_MPI_LOSS = ("No MPI in this run: the process level's loss is the master's time neither computing nor in "
+               "OpenMP parallel regions (start-up, file I/O, runtime outside the regions, tracer flushing)")
+
+
+def without_mpi(exp, x: FocusInputs) -> bool:
+    """A run with no MPI at all: one process and no MPI paradigm in its definitions (the trace's own
+    word: a pure OpenMP Extrae trace may still put a few states of its tracer in MPI categories)."""
+    paradigms = getattr(getattr(exp, "definitions", None), "paradigms", None) or ()
+    return x.n_processes <= 1 and "mpi" not in paradigms
+
+
+def relabel_without_mpi(roots, names: dict[str, str], unavailable: tuple[str, ...]) -> None:
+    """A run without MPI: its process-level rows named as the process level (names: id -> name,
+    description NO_MPI_LOSS where the name says so), the rows that only MPI gives not available."""
+    for root in roots:
+        for _, node in root.walk():
+            if node.id in names:
+                node.name = names[node.id]
+                if "outside computation" in node.name:
+                    node.description = NO_MPI_LOSS
+            elif node.id in unavailable:
+                node.value, node.reason, node.inputs, node.warnings = None, NO_MPI, {}, []
+                node.min = node.avg = node.max = node.bound = None

@@ -122,3 +122,9 @@ MODEL = Model("critical-path", "Critical path", "Critical-path based model (MPI 
                                     )),
                            )),
                   )),))
+
+# a run without MPI (pure OpenMP): the process-level factors named as such, never with MPI names
+NO_MPI_NAMES = {"load_balance_mpi": "Process load balance (critical path; one process: no MPI in this run)",
+                "serialisation_efficiency_mpi": "Process-level serialisation (critical path; no MPI in this run)",
+                "transfer_efficiency_mpi": "Process-level transfer (critical path; no MPI in this run)"}
+NO_MPI_UNAVAILABLE: tuple[str, ...] = ()

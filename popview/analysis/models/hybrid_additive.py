@@ -211,3 +211,8 @@ MODEL = Model("hybrid-additive", "Hybrid additive", "POP hybrid MPI+OpenMP model
                           "Overall efficiency against the reference run", global_efficiency("parallel_efficiency"),
                           combine="product", bound=self_referenced(UPPER), children=(PARALLEL, COMPUTATION)),))
 POST = {"openmp_region_efficiency": region_nodes}
+
+# a run without MPI (pure OpenMP): the process level named as such, never with MPI names
+NO_MPI_NAMES = {"process_load_balance": "Process load balance (one process: no MPI in this run)",
+                "mpi_communication_efficiency": "Process level: time outside computation and OpenMP (no MPI in this run)"}
+NO_MPI_UNAVAILABLE = ("mpi_serialisation_efficiency", "mpi_transfer_efficiency")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from popview.analysis.models.base import UPPER, Context, Model, Spec, ratio, self_referenced
 from popview.analysis.models.scalability import COMPUTATION, global_efficiency
+from popview.analysis.node import ALTERNATIVES
 
 
 def _outside(ctx: Context):
@@ -89,16 +90,27 @@ OPENMP = Spec("openmp_parallel_efficiency", "OpenMP parallel efficiency (multipl
                                                      "mpi_communication_efficiency")), bound=UPPER),
               ))
 
+BY_PARADIGM = Spec("hybrid_parallel_efficiency_by_paradigm", "By paradigm: MPI x OpenMP", "mpi_parallel_efficiency x "
+                   "openmp_parallel_efficiency = avg(useful) / R",
+                   "The hybrid parallel efficiency split by paradigm: the processes' time outside MPI, then the "
+                   "threads' useful share of it. One of two alternative splits; its product is the parent",
+                   hybrid_pe, combine="product", bound=UPPER, children=(MPI, OPENMP))
+BY_CAUSE = Spec("hybrid_parallel_efficiency_by_cause", "By cause: load balance x communication",
+                "hybrid_load_balance x hybrid_communication_efficiency = avg(useful) / R",
+                "The hybrid parallel efficiency split by cause over all threads: uneven useful work, then the time "
+                "the busiest thread loses. One of two alternative splits; its product is the parent",
+                hybrid_pe, combine="product", bound=UPPER, children=(
+                    Spec("hybrid_load_balance", "Hybrid load balance", "avg(useful) / max(useful)",
+                         "How evenly useful computation is spread over all threads", hybrid_lb),
+                    Spec("hybrid_communication_efficiency", "Hybrid communication efficiency", "max(useful) / R",
+                         "Time the busiest thread loses outside useful computation", hybrid_ce, bound=UPPER),
+                ))
+
 HYBRID = Spec("hybrid_parallel_efficiency", "Hybrid parallel efficiency", "avg(useful) / R",
-              "Share of the runtime the threads spend in useful computation, on average", hybrid_pe,
-              combine="product", spread=lambda c: c.useful() / c.runtime(), bound=UPPER, children=(
-                  MPI, OPENMP,
-                  Spec("hybrid_load_balance", "Hybrid load balance", "avg(useful) / max(useful)",
-                       "How evenly useful computation is spread over all threads", hybrid_lb, factor=False),
-                  Spec("hybrid_communication_efficiency", "Hybrid communication efficiency", "max(useful) / R",
-                       "Time the busiest thread loses outside useful computation", hybrid_ce, factor=False,
-                       bound=UPPER),
-              ))
+              "Share of the runtime the threads spend in useful computation, on average; split two alternative "
+              "ways (by paradigm, by cause), each equal to it", hybrid_pe,
+              combine=ALTERNATIVES, spread=lambda c: c.useful() / c.runtime(), bound=UPPER,
+              children=(BY_PARADIGM, BY_CAUSE))
 
 MODEL = Model("hybrid-multiplicative", "Hybrid multiplicative (BSC)",
               "BSC hybrid model: MPI and OpenMP factors multiply", roots=(
@@ -117,3 +129,10 @@ def _explain_quotient(ctx: Context, node) -> None:
 
 
 POST = {"openmp_load_balance": _explain_quotient}
+
+# a run without MPI (pure OpenMP): the process level named as such, never with MPI names
+NO_MPI_NAMES = {"hybrid_parallel_efficiency_by_paradigm": "By paradigm: process level x OpenMP (no MPI in this run)",
+                "mpi_parallel_efficiency": "Process-level parallel efficiency (no MPI in this run)",
+                "mpi_load_balance": "Process load balance (one process: no MPI in this run)",
+                "mpi_communication_efficiency": "Process level: time outside computation and OpenMP (no MPI in this run)"}
+NO_MPI_UNAVAILABLE = ("mpi_serialisation_efficiency", "mpi_transfer_efficiency")

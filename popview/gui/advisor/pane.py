@@ -48,7 +48,7 @@ class AdvisorPane(QWidget):
         self.state = state
         self._exp = None
         self._candidate_results: dict = {}   # (exp id, variant key) -> candidates
-        self._results: dict = {}       # (exp id, focus, variant key, reference id) -> (roots, warnings, notes)
+        self._results: dict = {}       # (exp id, focus, variant key, reference id, series ids) -> (roots, warnings, notes)
         self._shown_warnings: tuple = ([], [])
         self.runner = Lane(self, "Advisor")
         self.candidate_runner = Lane(self, "Advisor candidates")
@@ -197,14 +197,15 @@ class AdvisorPane(QWidget):
         if exp is None or tab is None:
             self._show_warnings([], [])
             return
-        key = (id(exp), focus, tab.variant.key, id(reference))
+        runs = series_runs(self.state) if reference is not None else None
+        key = (id(exp), focus, tab.variant.key, id(reference), tuple(id(r) for r in runs or ()))
         if key in self._results:
             self._show(tab, *self._results[key])
             return
         tab.show_busy()
 
         def job():
-            trees = compute.variant(exp, tab.variant, focus, reference)
+            trees = compute.variant(exp, tab.variant, focus, reference, runs)
             return [r for t in trees for r in t.roots], warn.collect(exp, trees, focus), warn.notes(trees)
         self.runner.submit(job, lambda result, error: self._arrived(key, tab, result, error))
 

@@ -31,6 +31,14 @@ REGION_TYPES: dict[int, tuple[str, str]] = {
     FLUSHING: ("measurement", "flush"),
 }
 
+# region type -> the type of its source location (file and line), written in the same record
+SOURCE_SITE_TYPES: dict[int, int] = {60000018: 60000118, 60000023: 60000123}
+
+# Extrae's labels of the OpenMP constructs (60000001, 60000002) -> the names Score-P gives them
+_CONSTRUCT_NAMES = {"region (open)": "!$omp parallel", "do (open)": "!$omp for", "sections (open)": "!$omp sections",
+                    "single (open)": "!$omp single"}
+_SITE = re.compile(r"^\s*([^\s\[]+?):(\d+)\b")
+
 # type -> what its events mean to the analysis (model.definitions.EVENT_ROLES); other
 # codes get a role from their .pcf label (ROLE_LABELS), so renumbered variants work too.
 EVENT_ROLES: dict[int, str] = {60000028: TASK_ID, 60000022: TASKWAIT}
@@ -94,6 +102,26 @@ def event_types(pcf: Pcf | None, seen: set[int]) -> dict[int, EventType]:
                               gradient=p.gradient if p else 0, paradigm=paradigm, description=label,
                               role=event_role(code, label, kind))
     return out
+
+
+def readable_region(code: int, label: str, sites: list[str]) -> str:
+    """A region's name as an analyst reads it: Extrae's OpenMP construct labels as Score-P
+    names them ("REGION (open)" -> "!$omp parallel"), and an outlined function (or task)
+    with the source line of its construct from the .pcf's line-and-file labels
+    ("main._omp_fn.0" -> "main._omp_fn.0 @heat_hybrid.c:107"), several joined by commas;
+    unknown locations ("??:0") are left out."""
+    label = label.strip()
+    if code in (60000001, 60000002):
+        return _CONSTRUCT_NAMES.get(label.lower(), label)
+    where = []
+    for text in sites:
+        m = _SITE.match(text)
+        if not m or m.group(1) == "??" or m.group(2) == "0":
+            continue
+        site = f"{m.group(1).rsplit('/', 1)[-1]}:{m.group(2)}"       # no '/': a call path's separator
+        if site not in where:
+            where.append(site)
+    return f"{label} @{', '.join(where)}" if where else label
 
 
 _COLLECTIVE = re.compile(r"MPI_(I?(All)?(Reduce|Gather|Gatherv|Scatter|Scatterv|Bcast|Barrier|Alltoall|Alltoallv|"

@@ -220,10 +220,12 @@ class _Tally:
         self.flags = {"burst_mode": False, "flushing": False, "event_records": 0}
         self.truncated = False
         self.cpus: np.ndarray | None = None      # each location's CPU in its records (body.merge_cpus)
+        self.sites: dict[int, set] = {}           # region type -> {(value, its source-location value)}
 
     def add(self, parsed, length: int) -> dict:
         """A block's _parse result: counted; its prepared chunks returned."""
-        (count, first, lines, event_records, cpus), chunks, types, burst, flushing = parsed
+        (count, first, lines, event_records, cpus), chunks, types, burst, flushing, sites = parsed
+        _add_sites(self.sites, sites)
         self.problems.add(count, np.where(first >= 0, first + self.lines, first))
         self.cpus = cpus if self.cpus is None else body.merge_cpus(self.cpus, cpus)
         self.lines += int(lines)
@@ -244,6 +246,7 @@ class _Tally:
         self.flags["burst_mode"] |= other.flags["burst_mode"]
         self.flags["flushing"] |= other.flags["flushing"]
         self.truncated |= other.truncated
+        _add_sites(self.sites, other.sites)
         if other.cpus is not None:
             self.cpus = other.cpus if self.cpus is None else body.merge_cpus(self.cpus, other.cpus)
 
@@ -261,7 +264,7 @@ def _finish_body(defs: Definitions, pcf, path: Path, writer: Writer, tally: _Tal
                          + "; ".join(tally.problems.warnings(path.name, first_line) or ["empty body"]) + ")")
     for w in tally.problems.warnings(path.name, first_line):
         defs.warn(w)
-    _finish_definitions(defs, pcf, path, tally.types, tally.flags)
+    _finish_definitions(defs, pcf, path, tally.types, tally.flags, tally.sites)
     if tally.cpus is not None and len(tally.cpus) == len(defs.locations):
         # Paraver's CPU rows (cfg windows at cpu / node / system level): each thread's CPU,
         # 0-based (-1: its records carry several CPUs, or none), and each node's CPU count
@@ -350,14 +353,40 @@ def _parse(buf: np.ndarray, appl_first_task, task_first_loc, tick: int, t_end: i
             "send_loc": comms[0], "recv_loc": comms[1], "send_time": comms[2], "send_phys": comms[3],
             "recv_time": comms[4], "recv_phys": comms[5], "size": comms[6], "tag": comms[7],
             "comm": np.full(comms.shape[1], -1, np.int32)})
-    types, burst, flushing = [], False, False
+    types, burst, flushing, sites = [], False, False, {}
     if len(e_type):
         types = body.distinct(e_type).tolist()
         if eventtypes.TRACING_MODE in types:
             mode = e_type == eventtypes.TRACING_MODE
             burst = bool((e_value[mode] == eventtypes.BURST_MODE_VALUE).any())
         flushing = eventtypes.FLUSHING in types
-    return res[9:], chunks, types, burst, flushing     # not the columns: the chunks hold them
+        sites = _site_pairs(e_loc, e_time, e_type, e_value, types)
+    return res[9:], chunks, types, burst, flushing, sites     # not the columns: the chunks hold them
+
+
+def _site_pairs(loc, time, etype, value, types) -> dict[int, set]:
+    """Region type -> the distinct (value, source-location value) pairs of a block: Extrae
+    writes a function's event (60000018: an outlined function) and its line-and-file event
+    (60000118) in one record, and numbers their values apart."""
+    out = {}
+    present = set(types)
+    for code, site in eventtypes.SOURCE_SITE_TYPES.items():
+        if code not in present or site not in present:
+            continue
+        both = (loc[1:] == loc[:-1]) & (time[1:] == time[:-1])
+        for a, b in ((code, site), (site, code)):         # either order within the record
+            i = np.flatnonzero(both & (etype[:-1] == a) & (etype[1:] == b))
+            if len(i):
+                v, w = (value[i], value[i + 1]) if a == code else (value[i + 1], value[i])
+                keep = v != 0
+                pairs = np.unique(np.column_stack((v[keep], w[keep])), axis=0)
+                out.setdefault(code, set()).update(map(tuple, pairs.tolist()))
+    return out
+
+
+def _add_sites(into: dict[int, set], sites: dict[int, set]) -> None:
+    for code, pairs in sites.items():
+        into.setdefault(code, set()).update(pairs)
 
 
 def _location_index(header: Header) -> tuple[np.ndarray, np.ndarray]:
@@ -401,7 +430,8 @@ def _definitions(path: Path, header: Header) -> tuple[Definitions, Pcf | None]:
     return defs, pcf
 
 
-def _finish_definitions(defs: Definitions, pcf: Pcf | None, path: Path, seen: set[int], flags: dict) -> None:
+def _finish_definitions(defs: Definitions, pcf: Pcf | None, path: Path, seen: set[int], flags: dict,
+                        sites: dict[int, set] | None = None) -> None:
     states = default_states()
     if pcf is not None:
         for code, name in pcf.states.items():
@@ -420,6 +450,7 @@ def _finish_definitions(defs: Definitions, pcf: Pcf | None, path: Path, seen: se
                 if value != 0:
                     if label.strip().lower() in _GENERIC_LABELS:   # "1 Begin" of Flushing, Application...
                         label = et.description or et.name
+                    label = eventtypes.readable_region(code, label, _source_sites(defs, code, value, sites))
                     defs.regions.append(Region(name=label, paradigm=et.paradigm,
                                                role=eventtypes.region_role(code, label),
                                                event_type=code, event_value=value))
@@ -428,6 +459,15 @@ def _finish_definitions(defs: Definitions, pcf: Pcf | None, path: Path, seen: se
     defs.flags.update(flags)
     if flags["burst_mode"]:
         defs.warn(f"{path.name}: burst-mode trace: only computation bursts were recorded")
+
+
+def _source_sites(defs: Definitions, code: int, value: int, sites: dict[int, set] | None) -> list[str]:
+    """The .pcf labels of the source locations recorded with a region's value."""
+    site = eventtypes.SOURCE_SITE_TYPES.get(code)
+    if not sites or code not in sites or site not in defs.event_types:
+        return []
+    labels = defs.event_types[site].values
+    return [labels[w] for v, w in sorted(sites[code]) if v == value and w in labels]
 
 
 _GENERIC_LABELS = {"begin", "start", "enter", "on", "yes", "1", "open"}
