@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -166,6 +168,18 @@ def test_apex_threads_hang_under_threads_root(shared_traces, module_cache):
         tops = {d.callpath_name(int(cp)).split("/")[0] for cp in calls["callpath"][worker]}
         assert tops == {"THREADS"}
         assert sum(d.flags["otf2_event_counts"].values()) == 16_124
+        # every location announces 79, APEX's region count, not its events: no false "0 events read"
+        assert not [w for w in d.warnings if "definitions announce" in w], d.warnings
+
+
+def test_wrong_announced_event_counts_still_warn():
+    from types import SimpleNamespace
+    from popview.readers.otf2.events import count_mismatches
+    tables = SimpleNamespace(location_events={0: 10, 1: 12}, region_index=np.arange(5))
+    found = count_mismatches(Path("/x/traces.otf2"), {0: 10, 1: 7}, tables)
+    assert len(found) == 1 and "7 events read, the definitions announce 12" in found[0]
+    same = SimpleNamespace(location_events={0: 5, 1: 5}, region_index=np.arange(5))
+    assert count_mismatches(Path("/x/traces.otf2"), {0: 0, 1: 900}, same) == []
 
 
 def test_anchor_without_event_files_names_them(shared_traces, cache_dir):

@@ -165,3 +165,11 @@ def test_rounding_noise_above_100_percent_is_not_inconsistent():
 
     assert nodes.rating_word(MetricNode("outside", "Outside the listed regions", value=1.002)) == "Excellent"
     assert nodes.rating_word(MetricNode("transfer", "Transfer efficiency", value=1.04)).startswith("Inconsistent")
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(13_970.4, "13,970 s (3.9 h)"), (12.5, "12.5 s"), (0.0032, "3.2 ms"),
+                                               (1234.0, "1234 s"), (-20_000.0, "-20,000 s (-5.6 h)")])
+def test_durations_read_without_exponents(seconds, text):
+    """mini-lpt 720's useful time read "1.397e+04 s"."""
+    from popview.analysis.report.nodes import format_seconds
+    assert format_seconds(seconds) == text

@@ -41,6 +41,9 @@ def format_number(v: float, unit_text: str = "") -> str:
 
 
 def format_seconds(v: float) -> str:
+    """Readable at every scale: 13,970 s (3.9 h), 12.5 s, 3.2 ms; never 1.397e+04 s."""
+    if abs(v) >= 1e4:
+        return f"{v:,.0f} s ({v / 3600:.1f} h)"
     for name, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
         if abs(v) >= scale:
             return f"{v / scale:.4g} {name}"

@@ -93,6 +93,7 @@ class _Conversion:
         self.anchor, self.defs, self.tables, self.writer, self.progress = anchor, defs, tables, writer, progress
         self.sends, self.recvs, self.problems = Halves(), Halves(), Problems()
         self.counts: Counter = Counter()
+        self.read: dict[int, int] = {}          # events read per location, against the announced counts
         self.seen_regions: set[int] = set()
         self.callpaths = CallPaths()
         self.summaries: dict[int, threads.Summary | None] = {}
@@ -217,9 +218,7 @@ class _Conversion:
     def _first(self, ref: int, summary, mapped, counts: Counter) -> None:
         self.summaries[ref] = summary
         self.counts.update(counts)
-        mismatch = events.count_mismatch(self.anchor, ref, sum(counts.values()), self.tables)
-        if mismatch:
-            self.defs.warn(mismatch)
+        self.read[ref] = sum(counts.values())
         if mapped is None:
             self.waiting.append(ref)
         else:
@@ -286,6 +285,8 @@ def _finish_messages(defs: Definitions, writer: Writer, sends: Halves, recvs: Ha
 
 def _finish_definitions(defs: Definitions, run: _Conversion, writer: Writer) -> None:
     counts, seen_regions = run.counts, run.seen_regions
+    for mismatch in events.count_mismatches(run.anchor, run.read, run.tables):
+        defs.warn(mismatch)
     defs.flags["otf2_event_counts"] = dict(sorted(counts.items()))
     defs.flags["threads_grafted"] = True      # workers' visits below the fork, tasks below TASKS: profiles use them
     defs.t_end = max(defs.t_end, writer.time_max())

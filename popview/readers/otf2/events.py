@@ -31,13 +31,18 @@ def read_with_bindings(anchor: Path, refs: list[int]) -> tuple[dict[int, RawEven
                          f"({exc}): truncated or corrupt?") from None
 
 
-def count_mismatch(anchor: Path, ref: int, got: int, tables: Tables) -> str | None:
-    """Some writers (APEX) announce wrong counts, so a mismatch is a warning; truncation
-    itself is caught by the decoder (missing end-of-file record) or the OTF2 library."""
-    expected = tables.location_events.get(ref, 0)
-    if expected and got != expected:
-        return f"{archive.event_file(anchor, ref).name}: {got} events read, the definitions announce {expected}"
-    return None
+def count_mismatches(anchor: Path, got: dict[int, int], tables: Tables) -> list[str]:
+    """Locations whose events read differ from the count their definition announces. Some writers
+    (APEX) announce wrong counts, so a mismatch is a warning; truncation itself is caught by the
+    decoder (missing end-of-file record) or the OTF2 library. APEX 1.2 writes its number of region
+    definitions as every location's event count (79 on apex-otf2, where 0, 8,046 and 8,078 events
+    are read, all 16,124): counts that are all that number announce nothing, and are not compared."""
+    announced = [tables.location_events.get(ref, 0) for ref in got]
+    regions = int((tables.region_index >= 0).sum())
+    if len(got) > 1 and len(set(announced)) == 1 and announced[0] == regions and sum(got.values()) != sum(announced):
+        return []
+    return [f"{archive.event_file(anchor, ref).name}: {n} events read, the definitions announce {expected}"
+            for (ref, n), expected in zip(got.items(), announced) if expected and n != expected]
 
 
 def _failing_location(anchor: Path, refs: list[int]) -> int:
