@@ -193,3 +193,28 @@ def test_windows_joined_at_once_write_a_shared_chunk_once(tmp_path, cuts):
         assert np.array_equal(joined[:], values)
     for f in files:
         f.close()
+
+
+def test_parts_that_fill_no_chunk_are_joined_from_unfiltered_files(tmp_path):
+    """A pyramid part whose locations fill no chunk of 64 writes its rows without filters
+    (pyramid._create_levels): the join gathers and compresses every chunk once."""
+    from popview.cache.groups import join_rows
+    from popview.cache.writer import compression
+
+    rng = np.random.default_rng(2)
+    values = rng.integers(0, 255, (50, 3000)).astype(np.uint8)
+    cuts = [0, 1, 17, 49, 50]
+    files, windows = [], []
+    for i, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
+        f = h5py.File(tmp_path / f"part{i}.h5", "w")
+        part = f.create_dataset("v", shape=values.shape, dtype=np.uint8, chunks=(50, 1024))
+        part[lo:hi] = values[lo:hi]
+        files.append(f)
+        windows.append((part, lo, hi))
+    with h5py.File(tmp_path / "joined.h5", "w") as g:
+        joined = g.create_dataset("v", shape=values.shape, dtype=np.uint8, chunks=(50, 1024), **compression())
+        join_rows(joined, windows)
+        assert np.array_equal(joined[:], values)
+        assert joined.id.get_create_plist().get_nfilters() == 3       # shuffle, zstd, fletcher32, as stored
+    for f in files:
+        f.close()

@@ -388,8 +388,10 @@ def layout(src, defs: Definitions, channels: str = "all", budget: int | None = N
     return plan
 
 
-def _create(dst: h5py.File, plan: dict):
-    """The group, its attributes and its levels' datasets (None for a profile)."""
+def _create(dst: h5py.File, plan: dict, rows: tuple[int, int] | None = None):
+    """The group, its attributes and its levels' datasets (None for a profile); `rows`, the
+    locations a part fills: when they fill no chunk of 64 locations, the datasets are
+    written without filters (see _create_levels)."""
     if GROUP in dst:
         del dst[GROUP]
     g = dst.create_group(GROUP)
@@ -398,7 +400,12 @@ def _create(dst: h5py.File, plan: dict):
     g.attrs["numeric"] = ",".join(plan["numeric"])
     if not plan["groups"]:
         return g, None
-    return g, _create_levels(g, plan["channels"], plan["numeric"], plan["n_loc"], plan["bins"])
+    stored = True
+    if rows is not None:
+        c, (a, b) = min(plan["n_loc"], 64), rows
+        first = -(-a // c) * c
+        stored = min(first + c, plan["n_loc"]) <= b         # a whole chunk of locations among them
+    return g, _create_levels(g, plan["channels"], plan["numeric"], plan["n_loc"], plan["bins"], stored)
 
 
 def _fill_group(dsets: dict, plan: dict, sources: "_Sources", a: int, b: int) -> None:
@@ -421,7 +428,7 @@ def build_part(src, defs: Definitions, plan: dict, gi: int, path, scratch) -> di
     scratch = Path(scratch)
     scratch.mkdir()
     with h5py.File(path, "w", libver=LIBVER) as f:
-        g, dsets = _create(f, plan)
+        g, dsets = _create(f, plan, (a, b))
         _fill_group(dsets, plan, sources, a, b)
         tiles = _Tiles(g, sources, plan["t_end"], plan["n_loc"], scratch, plan["sizes"], _share(plan["share"]))
         tiles.add(a, b)
@@ -708,7 +715,11 @@ def split_counters(loc, time, which, value, n_codes):
     return starts, o_loc, o_prev, o_time, o_value
 
 
-def _create_levels(g: h5py.Group, channels, numeric, n_loc: int, bins: list[int]) -> dict:
+def _create_levels(g: h5py.Group, channels, numeric, n_loc: int, bins: list[int], stored: bool = True) -> dict:
+    """The levels' datasets; not `stored` (a part's file whose rows fill no chunk: every
+    chunk is gathered again when the parts are joined), without filters, so that neither
+    its task compresses them nor the join decompresses them."""
+    filters = compression() if stored else {}
     dsets = {}
     for name in channels + numeric:
         cg = g.create_group(name)
@@ -718,12 +729,12 @@ def _create_levels(g: h5py.Group, channels, numeric, n_loc: int, bins: list[int]
             chunks = (min(n_loc, 64), min(n, 1024))
             if name in channels:
                 v = lg.create_dataset("value", shape=(n_loc, n), dtype=np.int32, chunks=chunks,
-                                      fillvalue=NONE, **compression())
-                s = lg.create_dataset("share", shape=(n_loc, n), dtype=np.uint8, chunks=chunks, **compression())
+                                      fillvalue=NONE, **filters)
+                s = lg.create_dataset("share", shape=(n_loc, n), dtype=np.uint8, chunks=chunks, **filters)
                 dsets[name].append((v, s))
             else:
                 v = lg.create_dataset("value", shape=(n_loc, n), dtype=np.float32, chunks=chunks,
-                                      fillvalue=np.nan, **compression())
+                                      fillvalue=np.nan, **filters)
                 dsets[name].append((v,))
     return dsets
 
