@@ -11,6 +11,11 @@ ratio paramedir / popview pair by pair.
 
     python tests/benchmarks/bench_vs_paramedir.py [--repeat 10,72] [--runs 3] [--out DIR]
     python tests/benchmarks/bench_vs_paramedir.py --small      # seconds: what CI runs
+    python tests/benchmarks/bench_vs_paramedir.py --cores      # also popview on 1 and on 2 cores
+
+`--cores` also converts each trace pinned to one core and to two (taskset,
+in turn), and prints the speed-up and the serial part it implies (Amdahl:
+speed-up S on 2 cores leaves a serial fraction 2 / S - 1 of the one-core time).
 
 paramedir is not part of popview: build it from paraver-kernel's public
 source and name it with POPVIEW_PARAMEDIR=/path/to/paramedir (its cfg with
@@ -142,6 +147,29 @@ def compare(prv: Path, out: Path, runs: int, exe: str | None, cfg: Path, warm_up
         print(ratio_line(pm, pop, "paramedir / popview") + "; target >= 3")
 
 
+def cores(prv: Path, out: Path, runs: int) -> None:
+    """The same conversion pinned to one core and to two, in turn: speed-up and serial part."""
+    taskset = shutil.which("taskset")
+    available = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if not taskset or len(available) < 2:
+        print(f"  SKIPPED 1 vs 2 cores: {'no taskset' if not taskset else 'fewer than 2 cores available'}")
+        return
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    convert = [sys.executable, "-m", "popview", "convert", "--force", "--cache-dir", str(out / "cache"), str(prv)]
+    pins = {1: str(available[0]), 2: f"{available[0]},{available[1]}"}
+    results: dict[int, list[dict]] = {1: [], 2: []}
+    for _ in range(runs):
+        for n, cpus in pins.items():
+            results[n].append(timed([taskset, "-c", cpus, *convert], env))
+    size = prv.stat().st_size / 1e6
+    for n in pins:
+        print(figures(f"popview on {n} core{'s' if n > 1 else ''}", results[n], size))
+    ups = sorted(a["wall"] / b["wall"] for a, b in zip(results[1], results[2]))
+    up = statistics.median(ups)
+    print(f"  speed-up 1 -> 2 cores, pair by pair: median {up:.2f} (min {ups[0]:.2f}, max {ups[-1]:.2f}); "
+          f"serial part (Amdahl) {min(1.0, max(0.0, 2 / up - 1)):.0%} of the one-core time")
+
+
 def figures(label: str, runs: list[dict], megabytes: float | None = None) -> str:
     """One line: median wall (min, max), MB/s of `megabytes` when given, median CPU, peak RSS."""
     wall = statistics.median(r["wall"] for r in runs)
@@ -164,6 +192,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "popview-bench-vs-paramedir")
     ap.add_argument("--small", action="store_true", help="one small synthetic trace, one run (CI)")
+    ap.add_argument("--cores", action="store_true", help="also popview pinned to 1 and to 2 cores (taskset)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     exe, why = paramedir()
@@ -180,6 +209,8 @@ def main() -> int:
         traces = [make_trace(args.out, int(k)) for k in args.repeat.split(",")]
     for prv in traces:
         compare(prv, args.out, args.runs, exe, cfg, warm_up=not args.small)
+        if args.cores:
+            cores(prv, args.out, args.runs)
     return 0
 
 
