@@ -26,9 +26,9 @@ def values(series, model):
     return [{n.id: n.value for _, n in t.walk()} for t in series.trees(model)]
 
 
-@pytest.mark.parametrize("focus", ["whole", "auto"])
+@pytest.mark.parametrize("focus", ["whole", "auto", "window:0.5:1.5"])
 def test_runs_prepared_on_workers_give_the_same_metrics(shared_traces, tmp_path, monkeypatch, focus):
-    from popview.analysis import autofocus
+    from popview.analysis import autofocus, focus_map
 
     paths = heat_runs(shared_traces)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
@@ -39,6 +39,7 @@ def test_runs_prepared_on_workers_give_the_same_metrics(shared_traces, tmp_path,
         monkeypatch.setattr(metrics_module, "gather", lambda *a: pytest.fail("focus inputs recomputed"))
         monkeypatch.setattr(replay_module, "_replay", lambda *a: pytest.fail("replay recomputed"))
         monkeypatch.setattr(autofocus, "propose", lambda *a: pytest.fail("automatic focus recomputed"))
+        monkeypatch.setattr(focus_map, "_marker", lambda *a: pytest.fail("time window mapped again"))
         on_dask = values(popview.series(exps, focus=focus), "hybrid-multiplicative")
     finally:
         for e in exps:

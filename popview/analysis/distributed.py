@@ -10,7 +10,9 @@ replay's cache), so the Series, the report and their figures are the ones a
 single machine computes; only where the work ran differs. The `auto` focus
 is resolved on the worker (autofocus: the focus it stands for in that run),
 whose inputs and replay are computed there too. A time window, which a series
-maps to iterations against its reference run, is computed on the driver.
+carries to the other runs as the iterations it holds in the first run, is
+mapped by one task on the first run; the iterations are then prepared on
+every run's worker like any other focus.
 """
 from __future__ import annotations
 
@@ -29,18 +31,24 @@ def open_runs(paths, client, cache_dir=None, focus=None, use_replay: bool = True
     from popview.analysis.metrics import as_focus
 
     focus = as_focus(focus)
-    prepared = focus if focus.kind in PREPARED_FOCI else None
     paths = [Path(p) for p in paths]
+    progress = progress if isinstance(progress, Progress) else Progress(progress)
+    held = None
+    if focus.kind == "window" and len(paths) > 1:
+        held = _window_on_first_run(paths[0], client, cache_dir, focus, progress)
+    prepared = held if held is not None else (focus if focus.kind in PREPARED_FOCI else None)
     tasks = [(prepare_run, (str(p), None if cache_dir is None else str(cache_dir), prepared, use_replay), 1.0)
              for p in paths]
     window = max(2 * cluster.workers(client), 4)
-    progress = progress if isinstance(progress, Progress) else Progress(progress)
     experiments = []
     try:
         for path, got in zip(paths, cluster.in_order(client, tasks, progress, window, "runs prepared on Dask",
                                                      len(paths))):
             exp = popview.open(path, cache_dir)
             experiments.append(exp)
+            if held is not None and not experiments[1:]:     # the series maps the window on the first run
+                from popview.analysis.focus_map import remember_window
+                remember_window(exp, focus, held)
             exp.__dict__.setdefault("_focus_inputs", {}).update(got["inputs"])
             if got["auto"] is not None:               # the focus this run's `auto` stands for
                 exp.__dict__["_auto_focus"] = [got["auto"]]
@@ -55,6 +63,25 @@ def open_runs(paths, client, cache_dir=None, focus=None, use_replay: bool = True
             exp.close()
         raise
     return experiments
+
+
+def _window_on_first_run(path: Path, client, cache_dir, focus, progress: Progress):
+    """The iterations the time window `focus` holds in the first run (as Series carries a
+    window to the other runs), found by a task on that run; None when it holds none (the
+    driver then says why, as on one machine)."""
+    tasks = [(map_window, (str(path), None if cache_dir is None else str(cache_dir), focus), 1.0)]
+    for held in cluster.in_order(client, tasks, progress, 1, "time window mapped on Dask", 1):
+        return held
+    return None
+
+
+def map_window(path: str, cache_dir: str | None, focus):
+    """A Dask task: the iterations focus equivalent to the window `focus` of the run."""
+    import popview
+    from popview.analysis.focus_map import window_iterations
+
+    with popview.open(path, cache_dir) as exp:
+        return window_iterations(exp, focus)
 
 
 def _reference_foci(experiments, paths, client, cache_dir, focus, use_replay: bool, progress: Progress) -> None:

@@ -20,6 +20,9 @@ def window_iterations(exp, focus: Focus) -> Focus | None:
     window holds no whole iteration of a repeating region on every process."""
     if focus.kind != "window" or not exp.is_trace:
         return None
+    known = exp.__dict__.get("_window_iterations", {})
+    if focus in known:
+        return known[focus]
     path = _marker(exp)
     if path is None:
         return None
@@ -34,6 +37,11 @@ def window_iterations(exp, focus: Focus) -> Focus | None:
         return None
     k = np.flatnonzero(inside)
     return Focus.iterations(path, int(k[0]), int(k[-1]))
+
+
+def remember_window(exp, focus: Focus, held: Focus | None) -> None:
+    """What window_iterations gives for `focus` in `exp`, found elsewhere (a Dask task)."""
+    exp.__dict__.setdefault("_window_iterations", {})[focus] = held
 
 
 def _marker(exp) -> str | None:
