@@ -172,3 +172,15 @@ def test_a_profile_has_no_duration_not_zero_seconds(shared_traces, tmp_path, cap
     assert main(["report", str(profile), "-o", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
     row = out.read_text().split("profile.cubex")[0].rsplit("<tr>", 1)[1]
     assert "not recorded" in row and ">0 s<" not in row
+
+
+def test_run_duration_uses_the_shared_seconds_format(hybrid):
+    """The Experiments table wrote durations as '0.0123 s' / '1.397e+04 s' (its own format);
+    it now says what every other seconds figure says: '12.3 ms', '13,970 s (3.9 h)'."""
+    from popview.analysis.report.nodes import format_seconds
+    exp, _ = hybrid
+    duration_ns = exp.info()["duration_ns"]
+    assert duration_ns and duration_ns < 1e9            # sub-second: the old format wrote '0.0xxx s'
+    cells = outline(build_report([exp], Focus.whole(), None, [])).cells
+    assert format_seconds(duration_ns / 1e9) in cells
+    assert f"{duration_ns / 1e9:.4g} s" not in cells

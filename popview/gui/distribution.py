@@ -14,7 +14,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen, QPicture
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from popview.analysis.distribution import Summary, sorted_locations, summarise
+from popview.analysis.distribution import RELATIVE_SPREAD, Summary, sorted_locations, summarise
 from popview.gui.trees.source import profile_values, unavailable_reason
 from popview.gui.widgets.colorscale import colours
 from popview.gui.widgets.units import format_value
@@ -57,9 +57,10 @@ class BoxItem(pg.GraphicsObject):
         p.drawLine(QPointF(-0.3, s.mean), QPointF(0.3, s.mean))
         p.end()
         span = s.maximum - s.minimum
-        if span <= abs(s.maximum) * 1e-9:
+        if span <= abs(s.maximum) * RELATIVE_SPREAD:
             # one value everywhere (every location 0 s): a range of 10 % of it (or 1) around it, not
-            # 1e-30 wide, which drew a dark band over the plot and ticks such as 3.2800000035
+            # 1e-30 wide, which drew a dark band over the plot and ticks such as 3.2800000035; a spread
+            # below 0.1 % of the value (12 us in 3.28 s) is drawn the same way, not blown up to the axis
             span = 0.1 * abs(s.maximum) or 1.0
             low = s.minimum - span / 2 if s.minimum != 0 else -0.02 * span     # 0 s: no negative times
             self._bounds = QRectF(-0.5, low, 1.0, span)

@@ -92,6 +92,25 @@ def test_one_value_at_every_location_is_a_line_on_a_readable_axis(qtbot, value):
     assert pixel(0.0, above) == pixel(0.0, y0 + 0.1 * (y1 - y0)) == pixel(0.8, above), "a band over the box"
 
 
+def test_microseconds_in_seconds_are_no_outlier_and_do_not_fill_the_axis(qtbot):
+    """heat 2x2 Extrae, all call paths: rank 0's master 12 us longer than the others' 3.28 s was flagged
+    and drawn as an outlier, on an axis 12 us tall; a spread below 0.1 % of the values is none."""
+    values = np.array([3.28 + 12e-6, 3.28, 3.28, 3.28])
+    s = summarise(values)
+    assert len(s.outliers) == 0 and s.high == values[0]
+    assert list(summarise(np.array([3.3, 3.28, 3.28, 3.28])).outliers) == [0]   # 20 ms in 3.28 s still is
+    plot = pg.PlotWidget()
+    qtbot.addWidget(plot)
+    plot.resize(300, 300)
+    plot.addItem(BoxItem(s, values))
+    plot.setXRange(-1, 1, padding=0)
+    plot.enableAutoRange(axis="y")
+    plot.show()
+    qtbot.waitExposed(plot)
+    y0, y1 = plot.getPlotItem().getViewBox().viewRange()[1]
+    assert y1 - y0 >= 0.05 * 3.28 and y0 <= 3.28 <= y1
+
+
 def test_a_profile_without_the_metric_says_so(qtbot, run):
     state = AppState()
     pane = DistributionPane(state)

@@ -13,7 +13,7 @@ from pathlib import Path
 from popview import atomic
 from popview._version import __version__
 from popview.analysis.focus import Focus
-from popview.analysis.report import compute, html, series, variants
+from popview.analysis.report import compute, html, nodes, series, variants
 from popview.analysis.report import warnings as warn
 
 
@@ -87,7 +87,7 @@ def _experiments(runs: list) -> str:
     for e in runs:
         info = e.info()
         rows.append([escape(e.name), escape(e.label), escape(f"{info['format']} ({info['tool']})"),
-                     f"{info['duration_ns'] / 1e9:.4g} s" if info["duration_ns"] else "not recorded",   # a profile
+                     nodes.format_seconds(info["duration_ns"] / 1e9) if info["duration_ns"] else "not recorded",   # a profile
                      escape(", ".join(info["paradigms"]) or "-"),
                      html.short_list(info["counters"]), f'<span class="sub">{escape(str(e.source))}</span>'])
     return html.section("Experiments", html.table(
