@@ -308,6 +308,12 @@ class _Builder:
         self.counter_codes = sorted(c for c, et in defs.event_types.items() if et.kind == "counter"
                                     and et.name in defs.counters) if defs.counters else []
         self.class_of = class_lookup(defs.states, 64)
+        # A trace whose events hold no MPI (its reader found the paradigms, MPI not among them): its
+        # MPI-class states are the tracer's own synchronisation of the other paradigm, not MPI:
+        # Extrae writes state 5 "Synchronization" while a thread takes or releases an OpenMP lock
+        # (60000006), in the serial part too, and that is OpenMP synchronisation.
+        self.no_mpi = bool(defs.paradigms) and "mpi" not in defs.paradigms
+        self.sync_outside_mpi = CAT["omp_sync"] if "openmp" in defs.paradigms else CAT["other"]
         self.counter_codes_array = np.asarray(self.counter_codes, np.int64)
         self.counter_doubles = np.array([defs.event_types[c].value_type == "double" for c in self.counter_codes], bool)
         self._callpath_tables()
@@ -547,7 +553,8 @@ class _Builder:
         omp_state = cls == StateClass.OPENMP
         cat[omp_state] = np.where(np.isin(state[omp_state], _OMP_SYNC_STATES), CAT["omp_sync"], CAT["omp_management"])
         mpi_state = cls == StateClass.MPI
-        cat[mpi_state] = np.where(in_omp[mpi_state], CAT["omp_sync"], CAT["mpi_other"])
+        outside = self.sync_outside_mpi if self.no_mpi else CAT["mpi_other"]
+        cat[mpi_state] = np.where(in_omp[mpi_state], CAT["omp_sync"], outside)
         in_mpi = (mpi_cat >= 0) & (cls != StateClass.USEFUL)
         cat[in_mpi] = mpi_cat[in_mpi]
         useful = cls == StateClass.USEFUL

@@ -168,7 +168,8 @@ def region_nodes(ctx: Context, parent: MetricNode) -> None:
             id="openmp_region_efficiency:unattributed", name="Outside the listed regions", kind="efficiency",
             value=1 - max(rest, 0.0),
             description="Thread-level time no single parallel region accounts for: MPI calls inside "
-                        "regions, worker computation outside them, regions cut by the focus" + beyond,
+                        "regions, worker computation outside them, OpenMP runtime calls of the serial "
+                        "part (lock waits), regions cut by the focus" + beyond,
             formula="parent inefficiency - sum of the regions' inefficiencies"))
     parent.combine = "additive"
 
