@@ -185,3 +185,43 @@ def test_lines_crossing_a_window_match_the_messages_table(tmp_path, monkeypatch)
         assert got == sorted(zip(m["send_loc"][want].tolist(), m["send_time"][want].tolist(),
                                  m["recv_loc"][want].tolist()))
         assert len(got) > 0
+
+
+@pytest.fixture(scope="module")
+def late_workers(tmp_path_factory):
+    d = tmp_path_factory.mktemp("late")
+    shape = synthetic.Shape(processes=2, threads=3, iterations=4, parallel_regions=2, serial_fraction=0.2,
+                            workers_after_master=True, init_ns=50_000, fini_ns=20_000, rank_weights=(1.0, 1.5))
+    expected = synthetic.write(d / "late.prv", shape)
+    with popview.open(d / "late.prv", cache_dir=d / "cache") as exp:
+        yield exp, shape, expected
+
+
+@pytest.mark.parametrize("budget", [timeline_data.RAW_BUDGET, 0], ids=["records", "pyramid"])
+def test_worker_time_without_records_is_drawn_idle_as_the_profile_counts_it(late_workers, monkeypatch, budget):
+    """Extrae writes nothing while an OpenMP worker waits: the profile counts that time as OpenMP
+    idle (cache.cumulative.with_idle_gaps) but the State timeline drew it blank, like no data.
+    Zoomed in (records) and out (pyramid) alike, a worker's run is now Not created, its records
+    and idle: no blank pixel; a master has no idle gap."""
+    from popview.model.states import NOT_CREATED
+    monkeypatch.setattr(timeline_data, "RAW_BUDGET", budget)
+    exp, shape, expected = late_workers
+    data = TimelineData(exp)
+    rows = np.arange(len(exp.definitions.locations))
+    width = 4000
+    pic = data.picture(ColourMode("state"), rows, 0, data.t_end, width)
+    assert pic.source.startswith("records" if budget else "pyramid")
+    worker = rows % shape.threads > 0
+    assert (pic.values[worker] != NONE).all(), "a worker's time without records drawn blank"
+    from popview.analysis.timeline_data import IDLE_GAP, IDLE_GAP_LABEL
+    assert ((pic.values[worker] == IDLE_GAP).sum(axis=1) > 0).all()
+    assert ((pic.values[worker] == NOT_CREATED).sum(axis=1) > 0).all(), "Not created stays itself"
+    assert (pic.values[~worker] != IDLE_GAP).all()
+    pw = data.t_end / width
+    idle = (pic.values == IDLE_GAP).sum(axis=1) * pw
+    prof = exp.profile()
+    omp_idle = sum(prof.by_location("omp_idle", int(r), True) for r in prof.roots()) / 1e-9
+    not_created = (pic.values == NOT_CREATED).sum(axis=1) * pw
+    # what the profile counts as OpenMP idle on a worker: before its first record and between its records
+    np.testing.assert_allclose((idle + not_created)[worker], omp_idle[worker], rtol=0.05)
+    assert data.category_label(ColourMode("state"), IDLE_GAP) == IDLE_GAP_LABEL

@@ -18,6 +18,8 @@ from popview.cache import pyramid
 from popview.model.states import RUNNING
 
 NONE = pyramid.NONE
+IDLE_GAP = -3             # state mode: a worker thread's time with no record (an OpenMP worker waiting)
+IDLE_GAP_LABEL = "Idle (no record: OpenMP worker waiting)"
 RAW_BUDGET = 400_000      # tile records read at most for one picture
 EVENT_BUDGET = 200_000    # raw events read at most for event-based pictures and flags
 MESSAGE_BUDGET = 20_000
@@ -104,6 +106,10 @@ class TimelineData:
         self._levels: dict[tuple[str, int], tuple] = {}
         self._handles: dict[tuple[str, ...], object] = {}
         self._block_ns: dict[str, int] = {}
+        # worker threads (a CPU thread other than its process's first): the profile counts the time
+        # their records leave uncovered as OpenMP idle (cache.cumulative.with_idle_gaps)
+        self.worker = np.array([loc.kind == "thread" and loc.thread > 0 for loc in self.defs.locations], bool) \
+            if self.defs.locations else np.zeros(self.n_loc, bool)
         region = np.asarray(self.defs.callpath_region, np.int64)
         self.lookups = Lookups(
             mpi=_to_region(pyramid.paradigm_lookup(self.defs, "mpi"), region),
@@ -154,6 +160,27 @@ class TimelineData:
         return self._numeric(mode, rows, t0, t1, width)
 
     def _categorical(self, mode, rows, t0, t1, width) -> Picture:
+        pic = self._categorical_records(mode, rows, t0, t1, width)
+        if mode.kind == "state" and pic.source != "none":
+            self._fill_idle_gaps(pic, rows)
+        return pic
+
+    def _fill_idle_gaps(self, pic: Picture, rows: np.ndarray) -> None:
+        """A worker thread's pixels with no record inside the run are what the profile counts
+        them as: OpenMP idle (Extrae writes nothing while a worker waits), not blank like the
+        time outside the run. Records and pyramid alike: whole empty pixels only; a 'Not created'
+        record stays itself."""
+        worker = self.worker[rows] if len(self.worker) else np.zeros(len(rows), bool)
+        if not worker.any():
+            return
+        width = pic.values.shape[1]
+        centre = pic.t0 + (np.arange(width) + 0.5) * ((pic.t1 - pic.t0) / width)
+        inside = (centre >= 0) & (centre < self.t_end)
+        gap = (pic.values == NONE) & worker[:, None] & inside[None, :]
+        pic.values[gap] = IDLE_GAP
+        pic.share[gap] = 1.0
+
+    def _categorical_records(self, mode, rows, t0, t1, width) -> Picture:
         pw = (t1 - t0) / width
         tile = "state" if mode.kind == "state" else "callpath"
         recs = self._tile_records(tile, rows, t0, t1) if self._raw_ok(tile, t0, t1, pw) else None
@@ -371,6 +398,8 @@ class TimelineData:
     def category_label(self, mode: ColourMode, value: int) -> str:
         if value == NONE:
             return ""
+        if mode.kind == "state" and value == IDLE_GAP:
+            return IDLE_GAP_LABEL
         if mode.kind == "state":
             return self.defs.states.get(int(value), {}).get("name", f"state {value}")
         if mode.kind in PARADIGM_MODES:

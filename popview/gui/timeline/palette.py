@@ -6,12 +6,13 @@ import colorsys
 
 import numpy as np
 
-from popview.analysis.timeline_data import NONE, ColourMode
+from popview.analysis.timeline_data import IDLE_GAP, IDLE_GAP_LABEL, NONE, ColourMode
 
 BACKGROUND = (236, 236, 236)      # no value (categorical)
 GRADIENT_NONE = (0, 0, 0)         # outside the measured intervals (gradients), as Paraver
 GRADIENT_LOW = (188, 240, 150)
 GRADIENT_HIGH = (8, 24, 140)
+IDLE_GAP_COLOUR = (190, 222, 245)  # a paler Idle: a worker's time without records (profile: OpenMP idle)
 SLOTS = 254                        # LUT entries 1..254 for categories; 0 = none, 255 = others
 _HUES = {"mpi": (300.0, 35.0), "openmp": (35.0, 58.0), "io": (60.0, 68.0), "cuda": (150.0, 175.0),
          "hip": (150.0, 175.0), "measurement": (270.0, 290.0), "pthread": (180.0, 200.0)}
@@ -79,6 +80,11 @@ class Palette:
         for slot, colour, label in zip(self.slots[:SLOTS], colours, labels):
             self.lut[slot] = colour
             self.labels[int(slot)] = label
+        self._gap_slot = None
+        if mode.kind == "state":
+            self._gap_slot = min(len(keys) + 1, SLOTS)
+            self.lut[self._gap_slot] = IDLE_GAP_COLOUR
+            self.labels[self._gap_slot] = IDLE_GAP_LABEL
         self._callpath_region = np.asarray(d.callpath_region, np.int64)
         self._dense = None       # key + 1 -> slot, when keys are small non-negative numbers
         if len(self.keys) and self.keys.min() >= 0 and self.keys.max() < 1 << 20:
@@ -90,6 +96,12 @@ class Palette:
         """Category values (or numbers) -> uint8 LUT indices."""
         if not self.mode.categorical:
             return self._gradient_index(values)
+        out = self._category_index(values)
+        if self._gap_slot is not None:
+            out[values == IDLE_GAP] = self._gap_slot
+        return out
+
+    def _category_index(self, values: np.ndarray) -> np.ndarray:
         keys = values
         if self.mode.kind == "callpath" and len(self._callpath_region):
             keys = np.where(values >= 0, self._callpath_region[np.clip(values, 0, None)], NONE)

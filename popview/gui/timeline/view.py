@@ -17,7 +17,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QMenu
 
-from popview.analysis.timeline_data import FLAG_ROWS, MESSAGE_BUDGET, ColourMode, TimelineData
+from popview.analysis.timeline_data import FLAG_ROWS, IDLE_GAP, MESSAGE_BUDGET, ColourMode, TimelineData
 from popview.gui.timeline.palette import Palette
 from popview.gui.timeline.rows import RowLayout
 from popview.gui.widgets.units import format_value
@@ -511,7 +511,7 @@ class TimelineView(pg.PlotWidget):
             p = int((x - pic.t0) / (pic.t1 - pic.t0) * pic.values.shape[1])
             if i < len(self.last_rows) and self.last_rows[i] == r and 0 <= p < pic.values.shape[1]:
                 v = pic.values[i, p]
-                if self.mode.categorical and v >= 0:
+                if self.mode.categorical and (v >= 0 or v == IDLE_GAP):
                     info["value"] = self.data.category_label(self.mode, int(v))
                     info["share"] = float(pic.share[i, p])
                 elif np.isfinite(v) and not (np.issubdtype(pic.values.dtype, np.integer) and v < 0):
