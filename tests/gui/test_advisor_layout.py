@@ -142,6 +142,48 @@ def test_rows_not_available_over_available_ones_stay_open(qtbot):
     assert "Amdahl efficiency" not in shown and "IPC scalability" not in shown
 
 
+def test_alternative_splits_are_open_and_shown_as_splits(qtbot):
+    """The hybrid multiplicative parallel efficiency's two splits stayed folded in the small Advisor dock
+    (the four factors hidden), each repeating the parent's value, bar and rating: now open, '= 17.9 %'
+    greyed, no bar or rating of their own."""
+    from types import SimpleNamespace
+
+    from popview.analysis.node import ALTERNATIVES
+    from popview.analysis.node import MetricNode as Node
+    from popview.gui.advisor.model import BAR, VALUE
+    from popview.gui.advisor.tab import VariantTab
+    pe = 0.179
+    root = Node("global_efficiency", "Global efficiency", value=pe, combine="product", children=[
+        Node("hybrid_parallel_efficiency", "Hybrid parallel efficiency", value=pe, combine=ALTERNATIVES, children=[
+            Node("by_paradigm", "By paradigm: MPI x OpenMP", value=pe, combine="product", children=[
+                Node("mpi_parallel_efficiency", "MPI parallel efficiency", value=0.5),
+                Node("openmp_parallel_efficiency", "OpenMP parallel efficiency", value=0.358)]),
+            Node("by_cause", "By cause: load balance x communication", value=pe, combine="product", children=[
+                Node("hybrid_load_balance", "Hybrid load balance", value=0.358),
+                Node("hybrid_communication_efficiency", "Hybrid communication efficiency", value=0.5)])]),
+        Node("computation_scalability", "Computation scalability", value=1.0, kind="scalability")])
+    tab = VariantTab(SimpleNamespace(key="hybrid-multiplicative", label="Hybrid multiplicative"))
+    qtbot.addWidget(tab)
+    tab.resize(700, 150)              # the Overview's small dock: room for about five rows
+    tab.set_compact(True)
+    tab.show()
+    qtbot.waitExposed(tab)
+    tab.show_roots([root])
+    qtbot.wait(50)
+    shown = open_names(tab.tree)
+    for factor in ("MPI parallel efficiency", "OpenMP parallel efficiency", "Hybrid load balance",
+                   "Hybrid communication efficiency"):
+        assert factor in shown, f"{factor} hidden under a folded split"
+    model = tab.tree.model()
+    hybrid = model.index(0, 0, model.index(0, 0))
+    split = model.index(0, 0, hybrid)
+    assert split.data() == "By paradigm: MPI x OpenMP"
+    from popview.gui.advisor.model import SplitRole
+    assert split.siblingAtColumn(VALUE).data() == "= 17.9 %"
+    assert split.siblingAtColumn(RATING).data() == "" and split.siblingAtColumn(BAR).data(SplitRole)
+    assert hybrid.siblingAtColumn(VALUE).data() == "17.9 %" and hybrid.siblingAtColumn(RATING).data()
+
+
 def test_the_first_warning_in_a_low_pane_fills_its_line(qtbot):
     pane = AdvisorPane(AppState())        # no warning yet: its line never laid out
     qtbot.addWidget(pane)

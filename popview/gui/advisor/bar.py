@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate
 
 from popview.analysis.report import nodes
 from popview.analysis.report.scale import ACCEPTABLE, colour
-from popview.gui.advisor.model import NodeRole, ScaleRole
+from popview.gui.advisor.model import NodeRole, ScaleRole, SplitRole
 
 
 def paint_bar(painter, rect: QRectF, value: float | None, scale: float,
@@ -53,7 +53,7 @@ class BarDelegate(QStyledItemDelegate):
 
     def paint(self, painter, option, index):
         node = index.data(NodeRole)
-        if node is None or not nodes.is_rated(node):
+        if node is None or not nodes.is_rated(node) or index.data(SplitRole):   # a split: its parent's bar
             super().paint(painter, option, index)
             return
         if option.state & QStyle.State_Selected:

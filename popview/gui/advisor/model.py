@@ -7,12 +7,14 @@ from html import escape
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
+from popview.analysis.node import ALTERNATIVES
 from popview.analysis.report import nodes
 
 COLUMNS = ("Metric", "Value", "", "Rating")
 NAME, VALUE, BAR, RATING = range(4)
 NodeRole = Qt.UserRole + 1       # the engine's node
 ScaleRole = Qt.UserRole + 2      # upper end of the bar scale shared by the tree
+SplitRole = Qt.UserRole + 3      # one of the parent's alternative splits (its value is the parent's)
 
 GREY = QColor(140, 140, 140)
 BETTER, WORSE = QColor(0, 120, 40), QColor(190, 30, 30)
@@ -24,6 +26,12 @@ class _Item:
     def __init__(self, node, parent, row):
         self.node, self.parent, self.row = node, parent, row
         self.children = [_Item(c, self, i) for i, c in enumerate(node.children)]
+
+    @property
+    def is_split(self) -> bool:
+        """One of its parent's alternative splits ('By paradigm: MPI x OpenMP'): its value is the
+        parent's, so it is shown as '= 17.9 %', greyed, without a bar or a rating of its own."""
+        return self.parent is not None and self.parent.node.combine == ALTERNATIVES
 
 
 class MetricTreeModel(QAbstractItemModel):
@@ -86,10 +94,13 @@ class MetricTreeModel(QAbstractItemModel):
         node, col = item.node, index.column()
         available = nodes.value(node) is not None
         if role == Qt.DisplayRole:
+            if item.is_split and col in (VALUE, RATING):
+                return ("= " + nodes.format_value(node) if col == VALUE else "") if available else \
+                    self._display(node, col, available)
             return self._display(node, col, available)
         if role == Qt.ToolTipRole:
             return tooltip_html(node)
-        if role == Qt.ForegroundRole and not available:
+        if role == Qt.ForegroundRole and (not available or item.is_split and col == VALUE):
             return QBrush(GREY)
         if role == Qt.ForegroundRole and col == VALUE and node.kind == "difference" and node.unit == "pp":
             v = nodes.value(node)           # a gain in efficiency is good news, a loss bad
@@ -100,6 +111,8 @@ class MetricTreeModel(QAbstractItemModel):
             return f
         if role == Qt.TextAlignmentRole and col == VALUE:
             return int(Qt.AlignRight | Qt.AlignVCenter)
+        if role == SplitRole:
+            return item.is_split
         if role == NodeRole:
             return node
         if role == ScaleRole:

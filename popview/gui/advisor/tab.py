@@ -5,6 +5,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QLabel, QTreeView, QVBoxLayout, QWidget
 
+from popview.analysis.node import ALTERNATIVES
 from popview.analysis.report import nodes
 from popview.gui.advisor.bar import BarDelegate
 from popview.gui.advisor.model import BAR, NAME, RATING, VALUE, MetricTreeModel, NodeRole
@@ -96,6 +97,7 @@ class VariantTab(QWidget):
             depth += 1
         self.tree.collapseAll()
         self.tree.expandToDepth(depth)
+        self._open_splits(self.tree.rootIndex())
         self._close_unavailable(self.tree.rootIndex())
         self._size_names()
 
@@ -104,6 +106,18 @@ class VariantTab(QWidget):
         not push the bars out of sight."""
         cap = max(MAX_NAME_WIDTH, int(self.width() * NAME_SHARE))
         self.tree.header().resizeSection(NAME, min(self.tree.sizeHintForColumn(NAME) + 8, cap))
+
+    def _open_splits(self, parent) -> None:
+        """Open the alternative splits of an open row ('By paradigm: MPI x OpenMP', 'By cause: load
+        balance x communication'): folded, they only repeat their parent's value and hide its factors."""
+        for row in range(self.model.rowCount(parent)):
+            index = self.model.index(row, 0, parent)
+            if not self.tree.isExpanded(index):
+                continue
+            if index.data(NodeRole).combine == ALTERNATIVES:
+                for r in range(self.model.rowCount(index)):
+                    self.tree.expand(self.model.index(r, 0, index))
+            self._open_splits(index)
 
     def _close_unavailable(self, parent) -> None:
         """Close open rows below which nothing is available (one row says why); a row not
