@@ -48,12 +48,16 @@ def propose(exp) -> tuple[Focus, str]:
 
 def _mpi_iterations(exp, prof, masters, time) -> tuple[Focus, str] | None:
     """The iterations of the MPI call every master makes equally often (at least MIN_ITERATIONS + 1
-    times), the rarest such (once per iteration: MPI_Waitall, MPI_Allreduce of a time-step loop; of
-    those the one holding the most time), from its second visit to its last: the loop without
-    initialisation, finalisation and the first iteration (warm-up: first touch, connection set-up).
-    The compare view counts iterations by a call path alike (focus_map._marker). None when there is
-    none or its iterations cover less than MIN_COVERAGE of the run."""
-    from popview.analysis.gather import FocusError, iteration_window
+    times), the rarest such (once per iteration: MPI_Waitall, MPI_Allreduce of a time-step loop),
+    from its second visit to its last: the loop without initialisation, finalisation and the first
+    iteration (warm-up: first touch, connection set-up). Of those calls, the one whose visits
+    1..n-1 cover the most of the run (the earliest call of an iteration: a call at the end of each
+    iteration, as heat's MPI_Allreduce, would drop the first two iterations' computation), among
+    those whose visits pace the run (no iteration longer than half the window: MPI_Comm_free
+    called 4 times at start and end is no loop). The compare view counts iterations by a call path
+    alike (focus_map._marker). None when there is none or its iterations cover less than
+    MIN_COVERAGE of the run."""
+    from popview.analysis.gather import FocusError
     v = prof.matrix("visits")[:, masters]
     n = v.min(axis=1)
     mpi = np.array([prof.regions[r].paradigm == "mpi" for r in prof.callpath_region], bool)
@@ -61,19 +65,45 @@ def _mpi_iterations(exp, prof, masters, time) -> tuple[Focus, str] | None:
     if not len(cand):
         return None
     rarest = cand[n[cand] == n[cand].min()]
-    best = int(rarest[np.argmax(time[rarest])])
-    path, count = prof.path(best), int(n[best])
-    try:
-        t0, t1 = iteration_window(exp, path, 1, count - 1)
-    except FocusError:
+    best, best_window = None, None
+    for cp in rarest[np.argsort(-time[rarest], kind="stable")]:     # ties: the one holding the most time
+        try:
+            window = _paced_window(exp, prof.path(int(cp)), int(n[cp]))
+        except FocusError:
+            continue
+        if window is not None and (best_window is None or window[1] - window[0] > best_window[1] - best_window[0]):
+            best, best_window = int(cp), window
+    if best is None:
         return None
+    t0, t1 = best_window
+    path, count = prof.path(best), int(n[best])
     run = exp.definitions.t_end
     if run <= 0 or (t1 - t0) < MIN_COVERAGE * run:
         return None
+    others = [prof.name(int(c)) for c in rarest if int(c) != best]
+    chosen = (f"; of the calls made as often ({', '.join(others)}), its iterations cover the most of the run"
+              if others else "")
     return Focus.iterations(path, 1, count - 1), (
         f"the MPI call {prof.name(best)} is made {count} times on every process, once per iteration: its "
         f"visits 1-{count - 1} ({(t1 - t0) / run:.0%} of the run) leave out initialisation, finalisation and "
-        "at least the first iteration (warm-up)")
+        f"at least the first iteration (warm-up){chosen}")
+
+
+def _paced_window(exp, path: str, count: int) -> tuple[int, int] | None:
+    """[start of visit 1, end of visit count-1] over the processes (as gather.iteration_window), or
+    None when one iteration (from a visit's start to the next's, on any process) is longer than half
+    of it: such visits do not pace a loop."""
+    from popview.analysis.gather import visits
+    proc, begin, end = visits(exp, path)
+    starts = np.flatnonzero(np.r_[True, proc[1:] != proc[:-1]])
+    if not len(starts) or int(np.diff(np.r_[starts, len(proc)]).min()) < count:
+        return None
+    first = starts[:, None] + np.arange(1, count)           # visits 1..count-1 of each process
+    t0, t1 = int(begin[first[:, 0]].min()), int(end[first[:, -1]].max())
+    longest = int(np.diff(begin[first], axis=1).max()) if count > 2 else 0
+    if t1 <= t0 or longest > (t1 - t0) / 2:
+        return None
+    return t0, t1
 
 
 def _propose_profile(exp) -> tuple[Focus, str]:

@@ -122,8 +122,12 @@ class ScalingPane(QWidget):
         lay.addWidget(self.status)
         lay.addWidget(split, 1)
 
-        for box in (self.model_box, self.reference_box, self.mode_box):
+        self.mode_box.setCurrentText(state.scaling)
+        for box in (self.model_box, self.reference_box):
             box.currentIndexChanged.connect(self.refresh)
+        # strong / weak is the window's one choice (the Advisor follows it too)
+        self.mode_box.currentIndexChanged.connect(lambda _i: state.set_scaling(self.mode_box.currentText()))
+        state.scalingChanged.connect(self._scaling_changed)
         state.experimentsChanged.connect(self._runs_changed)
         state.currentExperimentChanged.connect(self._runs_changed)
         state.focusChanged.connect(self.refresh)
@@ -168,7 +172,13 @@ class ScalingPane(QWidget):
         self.reference_box.setCurrentIndex(index)
 
     def set_mode(self, mode: str) -> None:
+        self.state.set_scaling(mode)
+
+    def _scaling_changed(self, mode: str) -> None:
+        self.mode_box.blockSignals(True)
         self.mode_box.setCurrentText(mode)
+        self.mode_box.blockSignals(False)
+        self.refresh()
 
     # ---- computing ----------------------------------------------------
     def refresh(self, *_signal_args) -> None:
@@ -183,7 +193,7 @@ class ScalingPane(QWidget):
             return
         model = self.model_box.currentData()
         ref = max(0, self.reference_box.currentIndex())
-        mode = self.mode_box.currentText()
+        mode = self.state.scaling
         focus = self.state.focus
         self.status.setText("calculating...")
         self.runner.submit(lambda: series.build(runs, model, focus, ref, mode), self._arrived)

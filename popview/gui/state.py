@@ -24,12 +24,17 @@ class AppState(QObject):
     openRequested = Signal(object)                # list of paths a pane asks the window to open
     referenceChanged = Signal(object)             # Experiment | None compared against in "difference" mode
     selectionScopeChanged = Signal()              # metric_exclusive / callpath_exclusive changed
+    scalingChanged = Signal(str)                  # auto | strong | weak: the user's choice for every view
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.experiments: list = []
         self.current = None
         self.focus: Focus = Focus.whole()
+        # Strong or weak scaling as the user chose it (Scaling pane), or "auto": guessed over the
+        # series (popview.analysis.metrics.decide_scaling). One choice the Advisor and the Scaling
+        # pane both follow.
+        self.scaling: str = "auto"
         self.metric: str = "time"
         self.callpath: int = -1
         self.location: int = -1
@@ -96,6 +101,13 @@ class AppState(QObject):
             self.callpath = -1
             self.location = -1
             self.currentExperimentChanged.emit(exp)
+
+    def set_scaling(self, mode: str) -> None:
+        if mode not in ("auto", "strong", "weak"):
+            raise ValueError(f"scaling must be auto, strong or weak, not {mode!r}")
+        if mode != self.scaling:
+            self.scaling = mode
+            self.scalingChanged.emit(mode)
 
     def set_focus(self, focus: Focus) -> None:
         if focus != self.focus:

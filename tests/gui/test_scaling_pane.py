@@ -184,3 +184,34 @@ def test_one_run_asks_for_more(qtbot):
     qtbot.addWidget(p)
     assert "two or more runs" in p.status.text()
     assert p.table is None
+
+
+def test_the_advisor_follows_the_scaling_panes_choice(qtbot, series, tmp_path):
+    """Strong or weak, picked in the Scaling pane, is the window's one choice: the Advisor's
+    scalabilities take it too (it kept guessing over the series), and back to auto guesses."""
+    from popview.gui.advisor.pane import AdvisorPane
+    d, runs = series
+    state = AppState()
+    scaling, advisor = ScalingPane(state), AdvisorPane(state)
+    for w in (scaling, advisor):
+        qtbot.addWidget(w)
+    exps = [popview.open(path, cache_dir=d / "cache") for path, _ in reversed(runs)]
+    try:
+        for e in exps:
+            state.add_experiment(e)
+        assert advisor.reference() is not None                       # a series: scalabilities against its smallest
+        assert "guessed" in advisor.notes.toolTip()
+        scaling.mode_box.setCurrentText("weak")                      # the user's pick in the Scaling pane
+        assert "weak scaling (as requested)" in advisor.notes.toolTip()
+        assert state.scaling == "weak" and scaling.table.mode == "weak"
+        from popview.gui.advisor.export import report_job
+        report = report_job(state, variant_keys=["pop-mpi"])(tmp_path / "report.html").read_text()
+        assert "Weak scaling, reference run" in report                # the Advisor's report too
+        state.set_scaling("strong")                                  # either way round: one state
+        assert scaling.mode_box.currentText() == "strong" and scaling.table.mode == "strong"
+        assert "strong scaling (as requested)" in advisor.notes.toolTip()
+        scaling.mode_box.setCurrentText("auto")
+        assert "guessed" in advisor.notes.toolTip() and "as requested" not in advisor.notes.toolTip()
+    finally:
+        for e in exps:
+            e.close()

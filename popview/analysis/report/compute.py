@@ -2,17 +2,18 @@
 from __future__ import annotations
 
 
-def variant(exp, variant, focus, reference=None, series=None) -> list:
+def variant(exp, variant, focus, reference=None, series=None, scaling: str = "auto") -> list:
     """The MetricTree of every model of `variant` (computation / I/O has two);
     scalabilities against `reference` (None: the run itself). `series`: the runs `exp` and
     `reference` belong to; strong or weak scaling is then the series' one decision
     (popview.analysis.metrics.series_scaling, as the Scaling pane takes it), its reason first
-    in the notes, not a guess from this run and the reference alone."""
+    in the notes, not a guess from this run and the reference alone. `scaling`: strong or weak as the
+    user chose it, or auto (guessed over the series)."""
     if reference is None or not series:
-        return [exp.metrics(m, focus, reference=reference) for m in variant.models]
+        return [exp.metrics(m, focus, reference=reference, scaling=scaling) for m in variant.models]
     from popview.analysis.metrics import series_scaling
     runs = list(series) + [r for r in (exp, reference) if all(r is not e for e in series)]
-    kind, why = series_scaling(runs, focus, reference)
+    kind, why = series_scaling(runs, focus, reference, scaling)
     trees = [exp.metrics(m, focus, reference=reference, scaling=kind) for m in variant.models]
     for t in trees:
         t.notes.insert(0, f"{why} (over the series of {len(runs)} runs)")

@@ -48,10 +48,11 @@ def report_job(state, window=None, variant_keys: list[str] | None = None):
     """Grab the bookmark pictures now (GUI thread) and return a function that
     builds and writes the report (safe to run in a worker thread)."""
     shots = bookmarks_of(state.session, bookmark_pictures(state, window))
+    scaling = state.scaling            # strong / weak as chosen in the Scaling pane (or auto)
     exps, focus = series_runs(state), state.focus
 
     def write(path) -> Path:
         return write_report(Path(path), build_report(
-            exps, focus, variant_keys, shots,
+            exps, focus, variant_keys, shots, mode=scaling,
             bookmarks_note="No bookmarks in this session (Ctrl+B bookmarks a view)."))
     return write

@@ -102,6 +102,7 @@ class AdvisorPane(QWidget):
         state.currentExperimentChanged.connect(self._rebuild)
         state.experimentsChanged.connect(self._rebuild)
         state.focusChanged.connect(self.refresh)
+        state.scalingChanged.connect(self.refresh)     # strong / weak as chosen in the Scaling pane
         palette.setting().changed.connect(self._repaint)
         self._rebuild()
 
@@ -198,14 +199,15 @@ class AdvisorPane(QWidget):
             self._show_warnings([], [])
             return
         runs = series_runs(self.state) if reference is not None else None
-        key = (id(exp), focus, tab.variant.key, id(reference), tuple(id(r) for r in runs or ()))
+        scaling = self.state.scaling
+        key = (id(exp), focus, tab.variant.key, id(reference), tuple(id(r) for r in runs or ()), scaling)
         if key in self._results:
             self._show(tab, *self._results[key])
             return
         tab.show_busy()
 
         def job():
-            trees = compute.variant(exp, tab.variant, focus, reference, runs)
+            trees = compute.variant(exp, tab.variant, focus, reference, runs, scaling)
             return [r for t in trees for r in t.roots], warn.collect(exp, trees, focus), warn.notes(trees)
         self.runner.submit(job, lambda result, error: self._arrived(key, tab, result, error))
 
