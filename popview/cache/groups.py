@@ -37,7 +37,7 @@ results that reached the driver are read.
 """
 from __future__ import annotations
 
-import pickle
+import json
 import secrets
 from pathlib import Path
 
@@ -140,7 +140,7 @@ def sort_group(spec: dict) -> dict:
     index.add(lo, data)
     result = {"h5": str(h5), "raw": raw, "lo": lo, "hi": hi, "sparse": (index._times, index._ends)}
     if spec.get("defs") is not None:
-        result["calls"] = _local_call_paths(pickle.loads(spec["defs"]), data)
+        result["calls"] = _local_call_paths(_definitions(spec["defs"]), data)
     return result
 
 
@@ -320,7 +320,7 @@ def _derived_on_dask(client, tables: Path, out: h5py.File, defs, folder: Path, p
         derived.build_all(RawTables(tables), out, defs, progress)      # builders this module does not know
         return
     src = RawTables(tables)
-    blob = pickle.dumps(defs)
+    blob = _definitions_blob(defs)
     sums = cumulative.plan_parts(src, defs, budget)
     plan = pyramid.layout(src, defs, budget=budget)
     tasks = [(_pyramid_part, (str(tables), blob, plan, gi, str(folder)), b - a)
@@ -343,6 +343,21 @@ def _derived_on_dask(client, tables: Path, out: h5py.File, defs, folder: Path, p
     pyramid.join_tile_parts(out, list(tiles), copy_rows)
 
 
+def _definitions_blob(defs) -> bytes:
+    """The definitions as the tasks receive them: JSON made once on the driver (as the
+    derived-data process receives them), never a pickle."""
+    return json.dumps({"definitions": defs.to_json_dict(),
+                       "callpath_parent": list(map(int, defs.callpath_parent)),
+                       "callpath_region": list(map(int, defs.callpath_region))}).encode()
+
+
+def _definitions(blob: bytes):
+    from popview.model.definitions import Definitions
+
+    d = json.loads(blob)
+    return Definitions.from_json_dict(d["definitions"], d["callpath_parent"], d["callpath_region"])
+
+
 def _tile_part(spec: dict, folder: str) -> dict:
     """A Dask task: a range of blocks of one tile channel (pyramid.write_tile_part)."""
     from popview.cache import pyramid
@@ -355,7 +370,7 @@ def _cumulative_part(tables: str, defs_blob: bytes, part: dict, folder: str) -> 
     from popview.cache import cumulative
 
     path = Path(folder) / f"cumulative.{part['lo']}-{secrets.token_hex(4)}.h5"
-    return cumulative.build_part(RawTables(Path(tables)), pickle.loads(defs_blob), part, path)
+    return cumulative.build_part(RawTables(Path(tables)), _definitions(defs_blob), part, path)
 
 
 def _pyramid_part(tables: str, defs_blob: bytes, plan: dict, gi: int, folder: str) -> dict:
@@ -363,7 +378,7 @@ def _pyramid_part(tables: str, defs_blob: bytes, plan: dict, gi: int, folder: st
     from popview.cache import pyramid
 
     token = secrets.token_hex(4)
-    return pyramid.build_part(RawTables(Path(tables)), pickle.loads(defs_blob), plan, gi,
+    return pyramid.build_part(RawTables(Path(tables)), _definitions(defs_blob), plan, gi,
                               Path(folder) / f"pyramid.{gi:05d}-{token}.h5", Path(folder) / f"tiles.{gi:05d}-{token}")
 
 
@@ -371,7 +386,7 @@ def _tasks(writer, n_loc: int, folder: Path, call_paths: bool):
     """A task (sort_group, (spec,), rows) a location group of each table with rows, in the
     tables' order; and the tables they cover."""
     tasks, planned = [], []
-    defs_blob = pickle.dumps(writer.definitions) if call_paths else None
+    defs_blob = _definitions_blob(writer.definitions) if call_paths else None
     for table in schema.TABLES:
         stage = writer._tables.get(table)
         if stage is None or stage.n == 0:
