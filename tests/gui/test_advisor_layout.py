@@ -88,17 +88,7 @@ def open_names(tree) -> list[str]:
 
 
 def test_a_compact_tree_opens_its_key_rows_and_all_of_them_when_they_fit(qtbot):
-    from types import SimpleNamespace
-
-    from popview.gui.advisor.tab import VariantTab
-    tab = VariantTab(SimpleNamespace(key="pop-mpi", label="POP MPI"))
-    qtbot.addWidget(tab)
-    tab.resize(700, 150)             # a strip: room for about five rows
-    tab.set_compact(True)
-    tab.show()
-    qtbot.waitExposed(tab)
-    tab.show_roots([deep_tree()])
-    qtbot.wait(50)
+    tab = compact_tab(qtbot, "pop-mpi", "POP MPI", deep_tree())
     assert open_names(tab.tree) == ["Global efficiency", "Parallel efficiency", "Load balance",
                                     "Communication efficiency", "Computation scalability"], \
         "key rows; the not-available scalabilities folded under their parent"
@@ -117,10 +107,7 @@ def test_rows_not_available_over_available_ones_stay_open(qtbot):
     """A Score-P profile of a hybrid run withholds its parallel efficiency (the masters' fork and
     join read as computation) but gives the process level below it: the compact tree keeps the
     rows down to it open, and folds a row whose whole subtree is not available."""
-    from types import SimpleNamespace
-
     from popview.analysis.node import MetricNode as Node
-    from popview.gui.advisor.tab import VariantTab
     na = dict(value=None, reason="not available from this profile: it counts the masters' OpenMP fork and join")
     root = Node("global_efficiency", "Global efficiency", children=[
         Node("parallel_efficiency", "Parallel efficiency", children=[
@@ -129,14 +116,7 @@ def test_rows_not_available_over_available_ones_stay_open(qtbot):
                 Node("amdahl_efficiency", "Amdahl efficiency", **na)], **na)], **na),
         Node("computation_scalability", "Computation scalability", kind="scalability", children=[
             Node("ipc_scalability", "IPC scalability", kind="scalability", **na)], **na)], **na)
-    tab = VariantTab(SimpleNamespace(key="hybrid-additive", label="Hybrid additive"))
-    qtbot.addWidget(tab)
-    tab.resize(700, 150)
-    tab.set_compact(True)
-    tab.show()
-    qtbot.waitExposed(tab)
-    tab.show_roots([root])
-    qtbot.wait(50)
+    tab = compact_tab(qtbot, "hybrid-additive", "Hybrid additive", root)
     shown = open_names(tab.tree)
     assert "Process efficiency" in shown
     assert "Amdahl efficiency" not in shown and "IPC scalability" not in shown
@@ -146,12 +126,9 @@ def test_alternative_splits_are_open_and_shown_as_splits(qtbot):
     """The hybrid multiplicative parallel efficiency's two splits stayed folded in the small Advisor dock
     (the four factors hidden), each repeating the parent's value, bar and rating: now open, '= 17.9 %'
     greyed, no bar or rating of their own."""
-    from types import SimpleNamespace
-
     from popview.analysis.node import ALTERNATIVES
     from popview.analysis.node import MetricNode as Node
     from popview.gui.advisor.model import BAR, VALUE
-    from popview.gui.advisor.tab import VariantTab
     pe = 0.179
     root = Node("global_efficiency", "Global efficiency", value=pe, combine="product", children=[
         Node("hybrid_parallel_efficiency", "Hybrid parallel efficiency", value=pe, combine=ALTERNATIVES, children=[
@@ -162,14 +139,7 @@ def test_alternative_splits_are_open_and_shown_as_splits(qtbot):
                 Node("hybrid_load_balance", "Hybrid load balance", value=0.358),
                 Node("hybrid_communication_efficiency", "Hybrid communication efficiency", value=0.5)])]),
         Node("computation_scalability", "Computation scalability", value=1.0, kind="scalability")])
-    tab = VariantTab(SimpleNamespace(key="hybrid-multiplicative", label="Hybrid multiplicative"))
-    qtbot.addWidget(tab)
-    tab.resize(700, 150)              # the Overview's small dock: room for about five rows
-    tab.set_compact(True)
-    tab.show()
-    qtbot.waitExposed(tab)
-    tab.show_roots([root])
-    qtbot.wait(50)
+    tab = compact_tab(qtbot, "hybrid-multiplicative", "Hybrid multiplicative", root)
     shown = open_names(tab.tree)
     for factor in ("MPI parallel efficiency", "OpenMP parallel efficiency", "Hybrid load balance",
                    "Hybrid communication efficiency"):
@@ -286,3 +256,20 @@ def test_a_low_pane_s_one_line_warning_does_not_hold_its_width(qtbot):
     qtbot.wait(50)
     assert pane.width() == 600
     assert pane.warnings.fontMetrics().horizontalAdvance(pane.warnings.text()) <= pane.warnings.width() + 40
+
+
+def compact_tab(qtbot, key: str, label: str, root):
+    """An Advisor tab in a strip the height of the Overview's small dock (about five rows),
+    showing `root`."""
+    from types import SimpleNamespace
+
+    from popview.gui.advisor.tab import VariantTab
+    tab = VariantTab(SimpleNamespace(key=key, label=label))
+    qtbot.addWidget(tab)
+    tab.resize(700, 150)
+    tab.set_compact(True)
+    tab.show()
+    qtbot.waitExposed(tab)
+    tab.show_roots([root])
+    qtbot.wait(50)
+    return tab
