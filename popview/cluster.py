@@ -14,6 +14,7 @@ one line.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 import warnings
@@ -24,6 +25,18 @@ from popview.cache.progress import Progress
 
 POLL_S = 0.2          # how often a cancel is looked for while waiting on a future
 DRAIN_S = 60.0        # how long a cancel waits for the tasks already running to end
+
+
+_LOCAL = re.compile(r"^local(:[1-9][0-9]*)?$")
+_ADDRESS = re.compile(r"^([a-z]+://)?[A-Za-z0-9_.\-\[\]:]+:[0-9]+$")
+
+
+def spec_problem(text: str) -> str | None:
+    """Why `text` names no cluster (None when it does): local, local:N (N at least 1) or a
+    scheduler's address (host:port, with its protocol or not)."""
+    if text.startswith("local"):
+        return None if _LOCAL.match(text) else "local:N takes a number of workers, at least 1"
+    return None if _ADDRESS.match(text) else "not local, local:N or a scheduler's address such as tcp://host:8786"
 
 
 class ClusterError(RuntimeError):
@@ -58,15 +71,12 @@ def connect(spec):
             yield client
         return
     text = str(spec)
-    if text == "local" or text.startswith("local:"):
+    if text.startswith("local"):
         from distributed import LocalCluster
 
-        try:
-            n = int(text.split(":", 1)[1]) if ":" in text else (os.cpu_count() or 1)
-        except ValueError:
-            raise ClusterError(f"--dask {text}: local:N takes a number of workers") from None
-        if n < 1:
-            raise ClusterError(f"--dask {text}: at least one worker")
+        if (why := spec_problem(text)) is not None:
+            raise ClusterError(f"--dask {text}: {why}")
+        n = int(text.split(":", 1)[1]) if ":" in text else (os.cpu_count() or 1)
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
                 Client(cluster) as client:
             yield client

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 import popview
+from tests.paraver.prvtext import write_trace
 
 S = 1e-9
-BODY = """#Paraver (27/11/2026 at 10:00):1000_ns:1(1):1:1(1:1),0
-1:1:1:1:1:0:100:1
+HEADER = "#Paraver (27/11/2026 at 10:00):1000_ns:1(1):1:1(1:1),0\n"
+BODY = """1:1:1:1:1:0:100:1
 1:1:1:1:1:100:160:5
 1:1:1:1:1:160:700:1
 1:1:1:1:1:700:740:5
@@ -32,8 +33,7 @@ def _totals(prof, metric):
 
 
 def test_lock_synchronisation_is_openmp_not_mpi(tmp_path):
-    prv = tmp_path / "lock.prv"
-    prv.write_text(BODY)
+    prv = write_trace(tmp_path, body=BODY, header=HEADER, name="lock", pcf=None, row=None)
     with popview.open(prv, cache_dir=tmp_path / "cache") as exp:
         assert exp.definitions.paradigms == ["openmp"]
         prof = exp.profile()
@@ -44,8 +44,8 @@ def test_lock_synchronisation_is_openmp_not_mpi(tmp_path):
 
 def test_synchronisation_in_an_mpi_trace_stays_mpi(tmp_path):
     """With MPI in the trace, a Synchronization state outside the MPI calls stays MPI (as before)."""
-    prv = tmp_path / "mpi.prv"
-    prv.write_text(BODY.replace("60000006:3", "60000006:3\n2:1:1:1:1:50:50000002:0"))
+    prv = write_trace(tmp_path, body=BODY.replace("60000006:3", "60000006:3\n2:1:1:1:1:50:50000002:0"),
+                      header=HEADER, name="mpi", pcf=None, row=None)
     with popview.open(prv, cache_dir=tmp_path / "cache") as exp:
         assert "mpi" in exp.definitions.paradigms
         assert _totals(exp.profile(), "mpi") == pytest.approx(100 * S)

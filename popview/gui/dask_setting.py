@@ -4,8 +4,6 @@ kept in QSettings: on this machine by default, or on the Dask cluster the user n
 (docs/dask.md). Profiles and already converted traces are not affected."""
 from __future__ import annotations
 
-import re
-
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QInputDialog, QLineEdit
@@ -13,8 +11,6 @@ from PySide6.QtWidgets import QInputDialog, QLineEdit
 from popview import cluster
 
 KEY = "dask/scheduler"
-_LOCAL = re.compile(r"^local(:[1-9][0-9]*)?$")
-_ADDRESS = re.compile(r"^([a-z]+://)?[A-Za-z0-9_.\-\[\]:]+:[0-9]+$")
 PROMPT = ("Convert the traces this window opens on a Dask cluster:\n"
           "  local        one worker per core of this machine\n"
           "  local:N      N workers on this machine\n"
@@ -24,10 +20,9 @@ PROMPT = ("Convert the traces this window opens on a Dask cluster:\n"
 
 def problem(text: str) -> str | None:
     """Why `text` names no cluster popview can use, or None (empty means none wanted)."""
-    if not text or _LOCAL.match(text) or (_ADDRESS.match(text) and not text.startswith("local:")):
+    if not text or (why := cluster.spec_problem(text)) is None:
         return None
-    return (f"'{text}' is not local, local:N (N at least 1) or a scheduler's address "
-            "such as tcp://host:8786")
+    return f"'{text}': {why}"
 
 
 def scheduler(settings: QSettings) -> str | None:

@@ -44,7 +44,7 @@ from popview.gui import collector, docking, layouts
 from popview.gui.cache_setting import CacheBesideAction
 from popview.gui.dask_setting import DaskAction, scheduler
 from popview.gui.state import AppState
-from popview.gui.widgets.cfgpath import ask_cfg_path
+from popview.gui.widgets.cfgpath import CFG_SUFFIX, ask_cfg_path   # a Paraver view, opened on the current run
 from popview.gui.widgets.progress import JobProgress
 from popview.gui.workers import OpenJob
 from popview.runs import runs_in, series_name
@@ -87,7 +87,6 @@ VALUE_MODES = [("absolute", "Absolute"), ("percent_root", "% of total"),
                ("percent_selection", "% of selection"), ("difference", "Difference to reference")]
 MAX_RECENT = 10
 SESSION_SUFFIX = ".popview"
-CFG_SUFFIX = ".cfg"          # a Paraver view, opened on the current run
 CFG_PANE_SHARE = 0.4         # a Paraver view's pane takes this share of the window's height...
 CFG_PANE_MIN_PX = 320        # ...and at least this much: its timelines and tables need rows
 

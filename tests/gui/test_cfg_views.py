@@ -64,6 +64,16 @@ def _pane(window) -> CfgViewPane:
     return pane
 
 
+def _open(qtbot, window, cfg) -> CfgViewPane:
+    """The new pane of a cfg opened from File, once evaluated (or failed)."""
+    before = len(window.cfg_panes)
+    window.open_cfg(cfg)
+    assert len(window.cfg_panes) == before + 1
+    pane = window.cfg_panes[-1]
+    qtbot.waitUntil(lambda: pane.result is not None or pane.error is not None, timeout=60_000)
+    return pane
+
+
 def test_a_dropped_cfg_opens_its_histograms_as_tables_on_the_trace(qtbot, window, run, tmp_path):
     trace, expected = run
     window.open_paths([trace])
@@ -149,9 +159,7 @@ def test_a_cfgs_timelines_are_timeline_tabs_with_its_names_colours_and_range(qtb
     useful = Window("Useful", 4, functions={"thread": Function("Useful")}, gui={"window_open": "true"})
     cfg = tmp_path / "ipc.cfg"
     cfg.write_text(write_cfg(CfgView("t", "3.4", "new", windows=[ins, cyc, ipc, useful])))
-    window.open_cfg(cfg)
-    pane = _pane(window)
-    qtbot.waitUntil(lambda: pane.result is not None or pane.error is not None, timeout=60_000)
+    pane = _open(qtbot, window, cfg)
     assert pane.error is None and window.errors == []
     assert [pane.tabs.tabText(i) for i in range(pane.tabs.count())] == ["Instructions per cycle", "Useful"]
     assert "2 of 2 timelines" in pane.header.text() and not pane.not_evaluated.isVisible()
@@ -205,9 +213,7 @@ def test_a_timeline_view_saved_as_a_cfg_opens_as_the_same_view(qtbot, timeline_w
     low, high = pane.view.palette.low, pane.view.palette.high
     saved = tmp_path / "mine.cfg"
     assert window.save_view_cfg(saved) is None and saved.exists()
-    window.open_cfg(saved)
-    (cfg_pane,) = window.cfg_panes
-    qtbot.waitUntil(lambda: cfg_pane.result is not None or cfg_pane.error is not None, timeout=60_000)
+    cfg_pane = _open(qtbot, window, saved)
     assert cfg_pane.error is None
     assert [cfg_pane.tabs.tabText(i) for i in range(cfg_pane.tabs.count())] == ["IPC"]
     (tab,) = cfg_pane.timeline_tabs
@@ -233,9 +239,7 @@ def test_a_3d_histogram_shows_one_plane_at_a_time_and_communications_per_partner
         Histogram("Useful per state", Binning(1, False, 0, 1, 1), 1, "Time", data_range=full, burst_range=full,
                   planes=Binning(2, True), plane_shown=1.0),
         Histogram("Messages", Binning(1, False, 0, 1, 1), 1, "#Sends", data_range=full, burst_range=full)])))
-    window.open_cfg(cfg)
-    pane = _pane(window)
-    qtbot.waitUntil(lambda: pane.result is not None or pane.error is not None, timeout=60_000)
+    pane = _open(qtbot, window, cfg)
     assert pane.error is None and [pane.tabs.tabText(i) for i in range(pane.tabs.count())] == \
         ["Useful per state", "Messages"]
     page = pane.tabs.widget(0)
@@ -287,9 +291,7 @@ def test_the_histograms_table_saved_as_a_cfg_opens_as_the_same_table(qtbot, wind
     table = pane.table
     saved = tmp_path / "states.cfg"
     assert window.save_histogram_cfg(saved) is None and saved.exists()
-    window.open_cfg(saved)
-    cfg_pane = _pane(window)
-    qtbot.waitUntil(lambda: cfg_pane.result is not None or cfg_pane.error is not None, timeout=60_000)
+    cfg_pane = _open(qtbot, window, saved)
     assert cfg_pane.error is None
     ((name, _caption, shown),) = cfg_pane.result.tables
     assert name == "State × location: bursts" and shown.col_labels == table.col_labels
@@ -307,16 +309,12 @@ def test_a_paraver_view_saved_back_opens_as_the_same_view(qtbot, window, run, tm
     window.open_paths([trace])
     wait_idle(qtbot, window)
     original = _cfg(tmp_path / "useful.cfg")
-    window.open_cfg(original)
-    first = _pane(window)
-    qtbot.waitUntil(lambda: first.result is not None or first.error is not None, timeout=60_000)
+    first = _open(qtbot, window, original)
     assert window.current_cfg_pane() is first
     saved = tmp_path / "back.cfg"
     assert window.save_cfg_view(saved) is None
     assert read_cfg(saved) == read_cfg(original)            # the same windows and histograms
-    window.open_cfg(saved)
-    second = window.cfg_panes[-1]
-    qtbot.waitUntil(lambda: second.result is not None or second.error is not None, timeout=60_000)
+    second = _open(qtbot, window, saved)
     assert [n for n, _c, _t in second.result.tables] == [n for n, _c, _t in first.result.tables]
     for (_n, _c, a), (_m, _d, b) in zip(first.result.tables, second.result.tables):
         assert a.col_labels == b.col_labels

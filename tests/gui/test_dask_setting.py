@@ -18,7 +18,7 @@ def test_what_names_a_cluster(text):
 
 @pytest.mark.parametrize("text", ["local:0", "local:two", "node12", "tcp://node12", "rm -rf /"])
 def test_what_does_not_name_a_cluster_is_refused_with_the_forms_that_do(text):
-    assert "local:N" in dask_setting.problem(text)
+    assert "local:N" in dask_setting.problem(text) and text in dask_setting.problem(text)
 
 
 def test_the_chosen_cluster_is_remembered_and_passed_to_every_opening(qtbot, tmp_path, monkeypatch):

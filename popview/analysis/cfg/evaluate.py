@@ -1139,12 +1139,19 @@ def end_value(view: CfgView, position: int) -> float:
         left, right = (np.array([end_value(view, parent)]) for parent in d.parents)
         value = _OPERATIONS[d.operation](left * d.factors[0], right * d.factors[1]) \
             if d.operation in _OPERATIONS else value
+    return float(compose_values(window, value)[0])
+
+
+def compose_values(window: Window, value: np.ndarray) -> np.ndarray:
+    """Values of a thread-level (or one-thread task) window's function, or of a derived window's
+    operation, through its compose functions in the kernel's order (evaluate_window's): each
+    level's compose, topcompose2, topcompose1."""
     slots = [COMPOSE_SLOT[window.level], "topcompose2", "topcompose1"] if window.derived else _single_slots(window)
-    for slot in slots:                      # the kernel's order: each level's compose, topcompose2, topcompose1
+    for slot in slots:
         function = window.compose.get(slot)
         if function is not None and function.name in COMPOSE_FUNCTIONS:
             value = COMPOSE_FUNCTIONS[function.name](value, function.params)
-    return float(value[0])
+    return value
 
 
 def _axis(histogram: Histogram, b, window: Window, scale: np.ndarray, planes: bool = False) -> Axis:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .evaluate import (TIME_STATISTICS, UNIT_NS, HistogramTable, NotEvaluated, Timeline, TraceColumns, _sorted_unique,
-                       COMPOSE_FUNCTIONS, COMPOSE_SLOT, _single_slots, evaluate_histogram, evaluate_window,
+                       compose_values, evaluate_histogram, evaluate_window,
                        selected_events, window_units)
 from .labels import Namer, info_type
 from .levels import Hierarchy, LevelError
@@ -571,17 +571,6 @@ def _thread_rows(window, trace: TraceColumns) -> bool:
     first = not function.params or not function.params[0] or function.params[0][0] == 1
     return window.level == "task" and trace.one_thread_per_task and (
         function.name in ("Adding", "Average", "Maximum", "Minimum") or (function.name == "Thread i" and first))
-
-
-def compose_values(window, value: np.ndarray) -> np.ndarray:
-    """Values of a thread-level (or one-thread task) window's function, or of a derived window's
-    operation, through its compose functions in the kernel's order (evaluate_window's)."""
-    slots = [COMPOSE_SLOT[window.level], "topcompose2", "topcompose1"] if window.derived else _single_slots(window)
-    for slot in slots:
-        function = window.compose.get(slot)
-        if function is not None and function.name in COMPOSE_FUNCTIONS:
-            value = COMPOSE_FUNCTIONS[function.name](value, function.params)
-    return value
 
 
 def _derived_instants(view: CfgView, window, trace: TraceColumns):

@@ -470,7 +470,7 @@ class TimelinePane(QWidget):
 
     def _show_path_note(self, view) -> None:
         """The info line says the critical path of the current run (each stacked run draws its own)."""
-        run = f"{view.exp.name} ({view.exp.label})"
+        run = run_title(view.exp)
         error = getattr(view, "critical_path_error", None)
         if error is not None:
             self.info.setText(f"critical path of {html.escape(run)} not available: {html.escape(error)}")
