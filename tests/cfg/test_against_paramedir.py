@@ -12,7 +12,6 @@ Two kinds of checks:
 """
 from __future__ import annotations
 
-import hashlib
 import subprocess
 from pathlib import Path
 
@@ -24,6 +23,8 @@ from popview.analysis.cfg.export import NotExportable, present_event_types, time
 from popview.analysis.cfg.paramedir import NO_EVENTS, evaluate_cfg, format_table, parse_table, row_labels
 from popview.analysis.cfg.writer import write_cfg
 from popview.analysis.timeline_data import TimelineData
+
+from tests.cfg.test_paramedir_outputs import _sha256
 
 CFGS = "paraver-cfgs"
 TRACES = {"epoch4": "pypop/mpi/epoch_example_traces/epoch_4proc.prv.gz",
@@ -322,10 +323,6 @@ def _canonical(t) -> str:
     for r, b, e, v in zip(t.row.tolist(), t.begin.tolist(), t.end.tolist(), t.value.tolist()):
         rows[r].append((b, e - b, f"{v:.2f}"))
     return canonical_timeline(rows)
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 

@@ -15,7 +15,6 @@ and 1 CPUs.
 """
 from __future__ import annotations
 
-import hashlib
 import subprocess
 from pathlib import Path
 
@@ -25,6 +24,8 @@ import pytest
 from popview.analysis.cfg import parse_cfg, read_cfg
 from popview.analysis.cfg.evaluate import TraceColumns, evaluate_window
 from popview.analysis.cfg.paramedir import evaluate_cfg, format_table, row_labels
+
+from tests.cfg.test_paramedir_outputs import _sha256
 
 CFGS = "paraver-cfgs"
 TRACES = {"epoch4": "pypop/mpi/epoch_example_traces/epoch_4proc.prv.gz",
@@ -241,7 +242,7 @@ def timeline_csv(view, trace: TraceColumns) -> str:
 
 
 def _digest(text: str) -> tuple[int, str]:
-    return len(text.splitlines()), hashlib.sha256(text.encode()).hexdigest()
+    return len(text.splitlines()), _sha256(text)
 
 
 @pytest.mark.parametrize("name,cfg", sorted(TIMELINES))
