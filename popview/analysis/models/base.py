@@ -220,6 +220,10 @@ def ratio(a: float, b: float) -> float:
 NO_MPI = "no MPI in this run"
 NO_MPI_LOSS = ("No MPI in this run: the process level's loss is the master's time neither computing nor in "
                "OpenMP parallel regions (start-up, file I/O, runtime outside the regions, tracer flushing)")
+# the hybrid models' process-level rows in a run without MPI (their NO_MPI_NAMES, NO_MPI_UNAVAILABLE)
+NO_MPI_PROCESS_LB = "Process load balance (one process: no MPI in this run)"
+NO_MPI_OUTSIDE = "Process level: time outside computation and OpenMP (no MPI in this run)"
+NO_MPI_UNAVAILABLE = ("mpi_serialisation_efficiency", "mpi_transfer_efficiency")
 
 
 def without_mpi(exp, x: FocusInputs) -> bool:
@@ -236,7 +240,7 @@ def relabel_without_mpi(roots, names: dict[str, str], unavailable: tuple[str, ..
         for _, node in root.walk():
             if node.id in names:
                 node.name = names[node.id]
-                if "outside computation" in node.name:
+                if node.name == NO_MPI_OUTSIDE:
                     node.description = NO_MPI_LOSS
             elif node.id in unavailable:
                 node.value, node.reason, node.inputs, node.warnings = None, NO_MPI, {}, []

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from popview.analysis.models.base import UPPER, Context, Model, NotAvailable, Spec, ratio, self_referenced
+from popview.analysis.models.base import (NO_MPI_OUTSIDE, NO_MPI_PROCESS_LB, NO_MPI_UNAVAILABLE,  # noqa: F401
+                                            UPPER, Context, Model, NotAvailable, Spec, ratio, self_referenced)
 from popview.analysis.models.scalability import COMPUTATION, global_efficiency
 from popview.analysis.node import MetricNode
 
@@ -214,6 +215,5 @@ MODEL = Model("hybrid-additive", "Hybrid additive", "POP hybrid MPI+OpenMP model
 POST = {"openmp_region_efficiency": region_nodes}
 
 # a run without MPI (pure OpenMP): the process level named as such, never with MPI names
-NO_MPI_NAMES = {"process_load_balance": "Process load balance (one process: no MPI in this run)",
-                "mpi_communication_efficiency": "Process level: time outside computation and OpenMP (no MPI in this run)"}
-NO_MPI_UNAVAILABLE = ("mpi_serialisation_efficiency", "mpi_transfer_efficiency")
+NO_MPI_NAMES = {"process_load_balance": NO_MPI_PROCESS_LB,
+                "mpi_communication_efficiency": NO_MPI_OUTSIDE}

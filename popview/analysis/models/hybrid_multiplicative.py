@@ -2,7 +2,8 @@
 parent is the product of its children. Any X in MPI+X takes OpenMP's place."""
 from __future__ import annotations
 
-from popview.analysis.models.base import UPPER, Context, Model, Spec, ratio, self_referenced
+from popview.analysis.models.base import (NO_MPI_OUTSIDE, NO_MPI_PROCESS_LB, NO_MPI_UNAVAILABLE,  # noqa: F401
+                                            UPPER, Context, Model, Spec, ratio, self_referenced)
 from popview.analysis.models.scalability import COMPUTATION, global_efficiency
 from popview.analysis.node import ALTERNATIVES
 
@@ -133,6 +134,5 @@ POST = {"openmp_load_balance": _explain_quotient}
 # a run without MPI (pure OpenMP): the process level named as such, never with MPI names
 NO_MPI_NAMES = {"hybrid_parallel_efficiency_by_paradigm": "By paradigm: process level x OpenMP (no MPI in this run)",
                 "mpi_parallel_efficiency": "Process-level parallel efficiency (no MPI in this run)",
-                "mpi_load_balance": "Process load balance (one process: no MPI in this run)",
-                "mpi_communication_efficiency": "Process level: time outside computation and OpenMP (no MPI in this run)"}
-NO_MPI_UNAVAILABLE = ("mpi_serialisation_efficiency", "mpi_transfer_efficiency")
+                "mpi_load_balance": NO_MPI_PROCESS_LB,
+                "mpi_communication_efficiency": NO_MPI_OUTSIDE}
