@@ -17,10 +17,9 @@ Call-path modes have no Paraver window (Paraver has no call-path tree): refused 
 """
 from __future__ import annotations
 
-import numpy as np
-
 from popview.analysis.timeline_data import ColourMode
 
+from .evaluate import _sorted_unique
 from .model import Binning, CfgView, Criterion, Derivation, Function, Histogram, Window
 
 SINGLE_FUNCTIONS = (("cpu", "Active Thd"), ("appl", "Adding"), ("task", "Adding"), ("node", "Adding"),
@@ -69,8 +68,7 @@ def present_event_types(reader) -> set[int]:
     cfg's event filters against)."""
     if not reader.has("events"):
         return set()
-    types = reader.read("events", columns=["type"])["type"]
-    return {int(t) for t in np.unique(types)} if len(types) else set()
+    return {int(t) for t in _sorted_unique(reader.read("events", columns=["type"])["type"])}
 
 
 def timeline_cfg(definitions, mode: ColourMode, t0: int, t1: int, low: float | None = None,
