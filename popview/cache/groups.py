@@ -77,19 +77,14 @@ def gather_sources(table: str, sources, a: int, b: int) -> dict[str, np.ndarray]
     runs of those locations, by location then arrival), by location, in arrival order
     within each (sources in their order): what `_Staging.gather` reads from one spill."""
     from popview.cache.order import place_runs
-    from popview.cache.runs import read_runs
+    from popview.cache.runs import read_listed
 
     loc_col, _, cols = schema.TABLES[table]
     reads = []
     for paths, (loc, start, length) in sources:
         counts = np.bincount(loc - a, weights=length, minlength=b - a).astype(np.int64)
-        data = {}
-        for name, dtype in cols:
-            if name == loc_col:
-                data[name] = np.repeat(loc.astype(dtype), length)
-            else:
-                data[name] = np.empty(int(length.sum()), dtype)
-                read_runs(Path(paths[name]), start, length, data[name])
+        data = {name: read_listed(None if name == loc_col else Path(paths[name]), dtype, loc, start, length)
+                for name, dtype in cols}
         reads.append((data, counts))
     if not reads:
         return schema.empty(table)
@@ -165,14 +160,11 @@ def copy_rows(src: h5py.Dataset, dst: h5py.Dataset, lo: int, hi: int) -> None:
     c, n = dst.chunks[0], dst.shape[0]
     if hi <= lo:
         return
-    across = [(0,) * (len(dst.shape) - 1)] if len(dst.shape) < 2 else \
-        [(j,) + (0,) * (len(dst.shape) - 2) for j in range(0, max(dst.shape[1], 1), dst.chunks[1])]
+    across = _across(dst)
     for k in range(lo // c, (hi - 1) // c + 1):
         c0, c1 = k * c, min((k + 1) * c, n)
         if lo <= c0 and c1 <= hi:
-            for rest in across:
-                mask, raw = src.id.read_direct_chunk((c0,) + rest)
-                dst.id.write_direct_chunk((c0,) + rest, raw, mask)
+            _copy_stored(src, dst, c0, across)
         else:
             a, b = max(lo, c0), min(hi, c1)
             dst[a:b] = src[a:b]
@@ -184,8 +176,7 @@ def join_rows(dst: h5py.Dataset, windows: list[tuple[h5py.Dataset, int, int]]) -
     from them and written once (not once a window: a chunk of 64 locations of a pyramid
     level, when every part holds one location, would be read and compressed again 64 times)."""
     c, n = dst.chunks[0], dst.shape[0]
-    across = [(0,) * (len(dst.shape) - 1)] if len(dst.shape) < 2 else \
-        [(j,) + (0,) * (len(dst.shape) - 2) for j in range(0, max(dst.shape[1], 1), dst.chunks[1])]
+    across = _across(dst)
     w = 0
     for c0 in range(0, n, c):
         c1 = min(c0 + c, n)
@@ -195,9 +186,7 @@ def join_rows(dst: h5py.Dataset, windows: list[tuple[h5py.Dataset, int, int]]) -
             break
         src, lo, hi = windows[w]
         if lo <= c0 and c1 <= hi:
-            for rest in across:
-                mask, raw = src.id.read_direct_chunk((c0,) + rest)
-                dst.id.write_direct_chunk((c0,) + rest, raw, mask)
+            _copy_stored(src, dst, c0, across)
             continue
         slab = None
         for src, lo, hi in windows[w:]:
@@ -210,6 +199,20 @@ def join_rows(dst: h5py.Dataset, windows: list[tuple[h5py.Dataset, int, int]]) -
                 slab[a - c0:b - c0] = src[a:b]
         if slab is not None:
             dst[c0:c1] = slab
+
+
+def _across(dst: h5py.Dataset) -> list[tuple[int, ...]]:
+    """The offsets, past the first axis, of the chunks one row-chunk of `dst` spans."""
+    if len(dst.shape) < 2:
+        return [(0,) * (len(dst.shape) - 1)]
+    return [(j,) + (0,) * (len(dst.shape) - 2) for j in range(0, max(dst.shape[1], 1), dst.chunks[1])]
+
+
+def _copy_stored(src: h5py.Dataset, dst: h5py.Dataset, c0: int, across: list[tuple[int, ...]]) -> None:
+    """The chunks of row-chunk `c0` (first axis) copied from `src` to `dst` as stored."""
+    for rest in across:
+        mask, raw = src.id.read_direct_chunk((c0,) + rest)
+        dst.id.write_direct_chunk((c0,) + rest, raw, mask)
 
 
 class _CallPathMerge:

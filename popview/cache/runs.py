@@ -62,12 +62,18 @@ class RunIndex:
         loc, start, length = self.loc[r0:r1], self.start[r0:r1], self.length[r0:r1]
         if skip or take is not None:
             loc, start, length = _clip_runs(loc, start, length, skip, take)
-        if path is None:
-            return np.repeat(loc.astype(dtype), length)     # repeated in the column's own type
-        out = np.empty(int(length.sum()), dtype)
-        if len(out):
-            read_runs(path, start, length, out)
-        return out
+        return read_listed(path, dtype, loc, start, length)
+
+
+def read_listed(path: Path | None, dtype, loc: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The runs (loc, start, length) of the column file at `path`, one after another; the
+    location column itself (path None) is not spilled but told by the runs."""
+    if path is None:
+        return np.repeat(loc.astype(dtype), length)     # repeated in the column's own type
+    out = np.empty(int(length.sum()), dtype)
+    if len(out):
+        read_runs(path, start, length, out)
+    return out
 
 
 def _clip_runs(loc: np.ndarray, start: np.ndarray, length: np.ndarray, skip: int, take: int | None):

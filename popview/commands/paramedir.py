@@ -79,7 +79,7 @@ def run(args) -> int:
             refused = True
     if not views:
         return 2
-    outputs = []          # (cfg, file name, text, timeline)
+    outputs = []          # (cfg, file name, text)
     with open_experiment(args.trace, args.cache_dir, ProgressBar(args.trace)) as exp:
         if not exp.is_trace:
             return fail(f"{args.trace}: a profile has no timeline: cfg windows are evaluated on traces")
@@ -101,19 +101,18 @@ def run(args) -> int:
 
 
 def _outputs(cfg: str, name: str, view, trace, rows, definitions, every: bool,
-             options: Options) -> list[tuple[str, str, str, bool]]:
+             options: Options) -> list[tuple[str, str, str]]:
     cfg_name = Path(cfg).name
     if every and view.histograms:
         tables, skipped = evaluate_cfg(view, trace, rows, definitions, as_paramedir=True)
         for s in skipped:
             print(f"popview: {cfg_name}: histogram {s.name!r} not evaluated: {s.reason}", file=sys.stderr)
-        done = [t for t in tables]
         last = view.histograms[-1].name
         out = []
-        for k, table in enumerate(done, 1):
-            is_last = k == len(done) and table.name == last and not any(s.name == last for s in skipped)
+        for k, table in enumerate(tables, 1):
+            is_last = k == len(tables) and table.name == last and not any(s.name == last for s in skipped)
             out.append((cfg, name if is_last else f"{name}.{k}",
-                        format_table(table, options.precision, options.only_plane), False))
+                        format_table(table, options.precision, options.only_plane)))
         return out
     job = paramedir_job(view, trace, definitions, rows, options)
     for s in job.skipped or ():
@@ -123,14 +122,14 @@ def _outputs(cfg: str, name: str, view, trace, rows, definitions, every: bool,
         return []
     if job.timeline and ".csv" not in name:               # TextOutput::dumpWindow's rfind(".csv")
         name += ".csv"
-    return [(cfg, name, job.text, job.timeline)]
+    return [(cfg, name, job.text)]
 
 
 def _write(outputs, output: str | None, named: bool) -> int:
     if not outputs:
         return 0
     if output is None and not named:
-        for i, (cfg, name, text, _) in enumerate(outputs):
+        for i, (cfg, name, text) in enumerate(outputs):
             if len(outputs) > 1:
                 sys.stdout.write(f"{'' if i == 0 else chr(10)}# {Path(cfg).name}: {name}\n")
             sys.stdout.write(text)
@@ -140,6 +139,6 @@ def _write(outputs, output: str | None, named: bool) -> int:
         return 1
     folder = Path(output) if output is not None else Path.cwd()
     folder.mkdir(parents=True, exist_ok=True)
-    for cfg, name, text, _ in outputs:                    # in the cfgs' order: a later one replaces
+    for cfg, name, text in outputs:                    # in the cfgs' order: a later one replaces
         (folder / name).write_text(text)
     return len(outputs)
