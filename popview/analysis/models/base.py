@@ -220,7 +220,8 @@ def ratio(a: float, b: float) -> float:
 NO_MPI = "no MPI in this run"
 NO_MPI_LOSS = ("No MPI in this run: the process level's loss is the master's time neither computing nor in "
                "OpenMP parallel regions (start-up, file I/O, runtime outside the regions, tracer flushing)")
-# the hybrid models' process-level rows in a run without MPI (their NO_MPI_NAMES, NO_MPI_UNAVAILABLE)
+# the hybrid models' process-level rows in a run without MPI (their NO_MPI_NAMES; NO_MPI_UNAVAILABLE unless a
+# model sets its own)
 NO_MPI_PROCESS_LB = "Process load balance (one process: no MPI in this run)"
 NO_MPI_OUTSIDE = "Process level: time outside computation and OpenMP (no MPI in this run)"
 NO_MPI_UNAVAILABLE = ("mpi_serialisation_efficiency", "mpi_transfer_efficiency")

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from popview.analysis.models.base import (NO_MPI_OUTSIDE, NO_MPI_PROCESS_LB, NO_MPI_UNAVAILABLE,  # noqa: F401
-                                            UPPER, Context, Model, NotAvailable, Spec, ratio, self_referenced)
+from popview.analysis.models.base import (NO_MPI_OUTSIDE, NO_MPI_PROCESS_LB, UPPER, Context, Model, NotAvailable, Spec, ratio, self_referenced)
 from popview.analysis.models.scalability import COMPUTATION, global_efficiency
 from popview.analysis.node import MetricNode
 

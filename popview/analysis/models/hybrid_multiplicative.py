@@ -2,8 +2,7 @@
 parent is the product of its children. Any X in MPI+X takes OpenMP's place."""
 from __future__ import annotations
 
-from popview.analysis.models.base import (NO_MPI_OUTSIDE, NO_MPI_PROCESS_LB, NO_MPI_UNAVAILABLE,  # noqa: F401
-                                            UPPER, Context, Model, Spec, ratio, self_referenced)
+from popview.analysis.models.base import (NO_MPI_OUTSIDE, NO_MPI_PROCESS_LB, UPPER, Context, Model, Spec, ratio, self_referenced)
 from popview.analysis.models.scalability import COMPUTATION, global_efficiency
 from popview.analysis.node import ALTERNATIVES
 

@@ -6,7 +6,7 @@ import base64
 from html import escape
 
 from popview.analysis.report import nodes, svgplot
-from popview.analysis.report.scale import ACCEPTABLE, colour, hex_colour, is_number, percent, text_on
+from popview.analysis.report.scale import ACCEPTABLE, colour, hex_colour, is_number, text_on
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1200px;
