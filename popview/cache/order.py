@@ -87,9 +87,7 @@ def concat_runs(src, starts, lengths, out) -> None:
     """out = src[starts[0]:+lengths[0]] + src[starts[1]:+lengths[1]] + ...: a copy of the
     items' bytes, so items of 8 (4) bytes of any type go through the int64 (int32) kernel
     (float64 columns compiled a third kernel at first use)."""
-    same = _SAME_WIDTH.get(src.dtype.itemsize)
-    if same is not None and src.dtype == out.dtype:
-        src, out = src.view(same), out.view(same)
+    src, out = _same_width(src, out)
     _concat_runs(src, starts, lengths, out)
 
 
@@ -106,10 +104,17 @@ def _concat_runs(src, starts, lengths, out):
 def place_runs(src, src_starts, lengths, out, dst_starts) -> None:
     """out[dst_starts[r]:+lengths[r]] = src[src_starts[r]:+lengths[r]] for every run r
     (items of 8 or 4 bytes through the int64 / int32 kernel, as concat_runs)."""
+    src, out = _same_width(src, out)
+    _place_runs(src, src_starts, lengths, out, dst_starts)
+
+
+def _same_width(src, out):
+    """`src` and `out` viewed as the integers of their items' width, when they share a type
+    of 8 or 4 bytes: one compiled kernel a width."""
     same = _SAME_WIDTH.get(src.dtype.itemsize)
     if same is not None and src.dtype == out.dtype:
-        src, out = src.view(same), out.view(same)
-    _place_runs(src, src_starts, lengths, out, dst_starts)
+        return src.view(same), out.view(same)
+    return src, out
 
 
 @numba.njit(cache=True, nogil=True)
