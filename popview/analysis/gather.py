@@ -40,11 +40,14 @@ def main_locations(defs) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]
 
 def gather(exp, focus: Focus) -> FocusInputs:
     if focus.kind == "auto":
-        from popview.analysis.autofocus import propose
-        focus, why = propose(exp)
-        inputs = gather(exp, focus)
-        inputs.notes.insert(0, f"automatic focus: {focus.label()} - {why}")
-        return inputs
+        # through the experiment's caches: the focus proposed once, its inputs gathered once
+        # (a Dask task preparing `auto` also wants the proposed focus and its own inputs)
+        import dataclasses
+
+        from popview.analysis.metrics import focus_inputs, propose_focus
+        focus, why = propose_focus(exp)
+        inputs = focus_inputs(exp, focus)
+        return dataclasses.replace(inputs, notes=[f"automatic focus: {focus.label()} - {why}"] + inputs.notes)
     if not exp.is_trace:
         from popview.analysis.gather_profile import gather_profile
         return gather_profile(exp, focus)

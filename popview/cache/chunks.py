@@ -55,7 +55,9 @@ def _shuffle8(raw, out):
 @numba.njit(cache=True, nogil=True)
 def _shuffle4(raw, out):
     """The same for 4-byte items (event types, locations, states, call paths): numpy's
-    transpose of them cost as much as the 8-byte kernel on twice the bytes."""
+    transpose of them cost as much as the 8-byte kernel on twice the bytes. Kept apart
+    from _shuffle8 on purpose: one kernel looping over the item size measured 12-25x
+    slower than these unrolled two."""
     n = len(raw) // 4
     for i in range(n):
         j = i * 4
