@@ -96,3 +96,19 @@ def carry(source, focus: Focus, targets) -> tuple[Focus | None, str]:
                       "does not have: scalabilities need a focus per run; this run is shown alone")
     return mapped, (f"the time window {focus.label()} holds {mapped.label()}: every run is compared over "
                     "these iterations")
+
+
+def common_focus(exps, focus: Focus) -> tuple[Focus, str]:
+    """A focus every run of `exps` has, and a note: a time window (on the first run) becomes the
+    iterations it holds. ValueError, saying why, when there is none. The one rule by which a
+    series, its scaling decision and its table gather their runs."""
+    if len(exps) == 1:
+        return focus, ""
+    mapped, note = carry(exps[0], focus, exps)
+    if mapped is None:
+        raise ValueError(note.replace("this run is shown alone", "open the first run alone or give an "
+                                      "iterations / call-path focus"))
+    lacking = [e.label for e in exps if not carries_to(e, mapped)]
+    if lacking:
+        raise ValueError(f"{mapped.label()} does not apply to {', '.join(lacking)}: give a focus every run has")
+    return mapped, note

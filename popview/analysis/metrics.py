@@ -81,8 +81,14 @@ def decide_scaling(inputs: list[FocusInputs], ref: FocusInputs, mode: str = "aut
 def series_scaling(exps: list, focus, reference, mode: str = "auto") -> tuple[str, str]:
     """decide_scaling for runs `exps` (the reference among them) in `focus`: every run's inputs
     in the focus as the Series gathers them (popview.analysis.series)."""
+    from popview.analysis.focus_map import common_focus
+
     focus = as_focus(focus)
-    inputs = [focus_inputs(e, reference_focus(focus, e)) for e in exps]
+    try:
+        common, _ = common_focus(exps, focus)
+    except ValueError:          # no focus every run has: each run's own, as the Advisor shows it
+        common = None
+    inputs = [focus_inputs(e, common if common is not None else reference_focus(focus, e)) for e in exps]
     return decide_scaling(inputs, inputs[[id(e) for e in exps].index(id(reference))], mode)
 
 

@@ -26,18 +26,8 @@ class Series:
         self._trees: dict[str, list[MetricTree]] = {}
 
     def _common_focus(self, focus):
-        """A focus every run has: a time window (on the first run) becomes the iterations it holds."""
-        from popview.analysis.focus_map import carries_to, carry
-        if len(self.experiments) == 1:
-            return focus, ""
-        mapped, note = carry(self.experiments[0], focus, self.experiments)
-        if mapped is None:
-            raise ValueError(note.replace("this run is shown alone", "open the first run alone or give an "
-                                          "iterations / call-path focus"))
-        lacking = [e.label for e in self.experiments if not carries_to(e, mapped)]
-        if lacking:
-            raise ValueError(f"{mapped.label()} does not apply to {', '.join(lacking)}: give a focus every run has")
-        return mapped, note
+        from popview.analysis.focus_map import common_focus
+        return common_focus(self.experiments, focus)
 
     def _reference(self, reference):
         if reference is None:
