@@ -133,7 +133,7 @@ def sort_group(spec: dict) -> dict:
         np.ascontiguousarray(data[name], dtype).tofile(raw[name])
     index = SparseIndex(table)
     index.add(lo, data)
-    result = {"h5": str(h5), "raw": raw, "lo": lo, "hi": hi, "sparse": (index._times, index._ends)}
+    result = {"h5": str(h5), "raw": raw, "lo": lo, "hi": hi, "sparse": index.samples()}
     if spec.get("defs") is not None:
         result["calls"] = _local_call_paths(_definitions(spec["defs"]), data)
     return result
@@ -429,9 +429,7 @@ class _TableOut:
         with h5py.File(result["h5"], "r") as f:
             for name, dset in self.dsets.items():
                 copy_rows(f[name], dset, lo, hi)
-        times, ends = result["sparse"]
-        self.index._times.extend(times)
-        self.index._ends.extend(ends)
+        self.index.extend(result["sparse"])
         self.segments.append({name: Path(p) for name, p in result["raw"].items()})
         self.rows.append(hi - lo)
         Path(result["h5"]).unlink()

@@ -33,6 +33,15 @@ class SparseIndex:
             running = running_max_per_location(np.asarray(data[loc_col]), np.asarray(data["end"], np.int64))
             self._ends.append(running[start::self.step].copy())
 
+    def samples(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """What `add` collected (times, running ends): for `extend` of another index."""
+        return self._times, self._ends
+
+    def extend(self, samples: tuple[list[np.ndarray], list[np.ndarray]]) -> None:
+        """The samples of the next pieces, collected by another index (a Dask task's)."""
+        self._times.extend(samples[0])
+        self._ends.extend(samples[1])
+
     def write(self, group: h5py.Group) -> None:
         for name in ("sparse_time", "sparse_maxend"):
             if name in group:
