@@ -368,12 +368,13 @@ def _site_pairs(loc, time, etype, value, types) -> dict[int, set]:
     """Region type -> the distinct (value, source-location value) pairs of a block: Extrae
     writes a function's event (60000018: an outlined function) and its line-and-file event
     (60000118) in one record, and numbers their values apart."""
-    out = {}
+    out, both = {}, None
     present = set(types)
     for code, site in eventtypes.SOURCE_SITE_TYPES.items():
         if code not in present or site not in present:
             continue
-        both = (loc[1:] == loc[:-1]) & (time[1:] == time[:-1])
+        if both is None:                 # pairs of the block's events in one record: once a block
+            both = (loc[1:] == loc[:-1]) & (time[1:] == time[:-1])
         for a, b in ((code, site), (site, code)):         # either order within the record
             i = np.flatnonzero(both & (etype[:-1] == a) & (etype[1:] == b))
             if len(i):
