@@ -229,3 +229,10 @@ class WindowWriter:
             raise ValueError(f"{self.dset.name}: {self.hi - self.pos} rows of [{self.lo}, {self.hi}) never written")
         if self._sink is not None:
             self._sink.close()
+
+
+def write_window(dset: h5py.Dataset, lo: int, rows: np.ndarray) -> None:
+    """Rows [lo, lo + len(rows)) of a chunked dataset sized for the whole table (WindowWriter)."""
+    sink = WindowWriter(dset, lo, lo + len(rows))
+    sink.write(rows)
+    sink.close()

@@ -45,6 +45,7 @@ import h5py
 import numpy as np
 
 from popview.cache import schema
+from popview.cache.chunks import write_window
 from popview.cache.integrity import LIBVER, writing
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
@@ -100,15 +101,6 @@ def gather_sources(table: str, sources, a: int, b: int) -> dict[str, np.ndarray]
         for name, _ in cols:
             place_runs(data[name], src[s], counts[s], out[name], dst[s])
     return out
-
-
-def write_window(dset: h5py.Dataset, lo: int, rows: np.ndarray) -> None:
-    """Rows [lo, lo + len(rows)) of a chunked dataset sized for the whole table (WindowWriter)."""
-    from popview.cache.chunks import WindowWriter
-
-    sink = WindowWriter(dset, lo, lo + len(rows))
-    sink.write(rows)
-    sink.close()
 
 
 def sort_group(spec: dict) -> dict:

@@ -470,8 +470,7 @@ def join_parts(src, defs: Definitions, dst: h5py.File, plan: dict, built: list[d
         block_rows = runs.sum(axis=0)                                              # rows before each block
         n = int(block_rows[-1])
         for c, dt in _tile_dtypes(name).items():
-            tiles.group[name].create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
-                                             chunks=(max(1, min(n, schema.CHUNK)),), **compression())
+            _tile_column(tiles.group[name], c, dt, n)
         k0 = 0
         n_blocks = len(block_rows) - 1
         while k0 < n_blocks:
@@ -490,7 +489,7 @@ def write_tile_part(spec: dict, path) -> dict:
     """Blocks [k0, k1) of one tile channel: each part's run of those blocks (one contiguous
     range of its file) taken block by block, part after part, as _Tiles._write_columns
     does, into a file of its own (the columns at their whole size, these rows only)."""
-    from popview.cache.chunks import WindowWriter
+    from popview.cache.chunks import write_window
     from popview.cache.integrity import LIBVER
     from popview.cache.order import concat_runs
     from popview.cache.runs import read_runs
@@ -510,11 +509,7 @@ def write_tile_part(spec: dict, path) -> dict:
             batch = np.empty(hi - lo, dt)
             concat_runs(src, starts, lengths, batch)
             del src
-            ds = f.create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt, chunks=(max(1, min(n, schema.CHUNK)),),
-                                  **compression())
-            sink = WindowWriter(ds, lo, hi)
-            sink.write(batch)
-            sink.close()
+            write_window(_tile_column(f, c, dt, n), lo, batch)
     return {"h5": str(path), "name": spec["name"], "lo": lo, "hi": hi}
 
 
@@ -526,6 +521,12 @@ def join_tile_parts(dst: h5py.File, built: list[dict], copy_rows) -> None:
             for c in _tile_dtypes(part["name"]):
                 copy_rows(f[c], columns[c], part["lo"], part["hi"])
         Path(part["h5"]).unlink()
+
+
+def _tile_column(group: h5py.Group, name: str, dtype, n: int) -> h5py.Dataset:
+    """A tile column of `n` rows (one chunk when shorter than schema.CHUNK, never empty)."""
+    return group.create_dataset(name, shape=(n,), maxshape=(None,), dtype=dtype,
+                                chunks=(max(1, min(n, schema.CHUNK)),), **compression())
 
 
 def _share(channels: str):
@@ -896,8 +897,7 @@ class _Tiles:
         batch_ends = np.searchsorted(np.cumsum(lengths), np.arange(1, n // self.BATCH_ROWS + 2) * self.BATCH_ROWS)
         for c, dt in _tile_dtypes(name).items():
             path = self.scratch / f"{name}.{c}"
-            ds = self.group[name].create_dataset(c, shape=(n,), maxshape=(None,), dtype=dt,
-                                                 chunks=(max(1, min(n, schema.CHUNK)),), **compression())
+            ds = _tile_column(self.group[name], c, dt, n)
             sink, first = ChunkedWriter(ds), 0
             for last in batch_ends:
                 last = min(int(last) + 1, len(starts))
