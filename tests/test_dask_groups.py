@@ -12,8 +12,8 @@ import pytest
 
 from popview.cache import schema
 from popview.cache.chunks import ChunkedWriter
-from popview.cache.groups import (_CallPathMerge, _local_call_paths, copy_rows, gather_sources, slice_sources,
-                                  write_window)
+from popview.cache.chunks import copy_rows, write_window
+from popview.cache.groups import _CallPathMerge, _local_call_paths, gather_sources, slice_sources
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.writer import PreparedChunk, _Staging, create_column
 from popview.model.definitions import Definitions, EventType, Region
@@ -173,7 +173,7 @@ def test_rows_of_a_two_dimensional_dataset_joined_by_chunk_rows(tmp_path):
 
 @pytest.mark.parametrize("cuts", [[0, 1, 2, 3, 300], [0, 64, 128, 300], [0, 10, 64, 70, 199, 300]])
 def test_windows_joined_at_once_write_a_shared_chunk_once(tmp_path, cuts):
-    from popview.cache.groups import join_rows
+    from popview.cache.chunks import join_rows
     from popview.cache.writer import compression
 
     rng = np.random.default_rng(11)
@@ -198,7 +198,7 @@ def test_windows_joined_at_once_write_a_shared_chunk_once(tmp_path, cuts):
 def test_parts_that_fill_no_chunk_are_joined_from_unfiltered_files(tmp_path):
     """A pyramid part whose locations fill no chunk of 64 writes its rows without filters
     (pyramid._create_levels): the join gathers and compresses every chunk once."""
-    from popview.cache.groups import join_rows
+    from popview.cache.chunks import join_rows
     from popview.cache.writer import compression
 
     rng = np.random.default_rng(2)

@@ -34,7 +34,7 @@ import numba
 import numpy as np
 
 from popview.cache.batches import by_budget
-from popview.cache.chunks import ChunkedWriter
+from popview.cache.chunks import ChunkedWriter, copy_rows
 from popview.cache.codes import code_index
 from popview.cache.integrity import checked
 from popview.cache.progress import Progress
@@ -97,7 +97,7 @@ def build_part(src, defs: Definitions, part: dict, path) -> dict:
     return {**built, "procs": part["procs"], "lo": part["lo"], "hi": part["hi"], "h5": str(path)}
 
 
-def join_parts(src, defs: Definitions, dst: h5py.File, built: list[dict], copy_rows) -> None:
+def join_parts(src, defs: Definitions, dst: h5py.File, built: list[dict]) -> None:
     """The group from the parts' results, in their order: `seg` joined by `copy_rows`, the
     sums added, the checkpoints and profile parts concatenated: what build() writes."""
     b = _Builder(src, defs)

@@ -45,7 +45,7 @@ import h5py
 import numpy as np
 
 from popview.cache import schema
-from popview.cache.chunks import write_window
+from popview.cache.chunks import copy_rows, write_window
 from popview.cache.integrity import LIBVER, writing
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
@@ -145,68 +145,6 @@ def _local_call_paths(defs, events: dict) -> dict:
 
 
 # ---- on the driver ---------------------------------------------------------------------------
-def copy_rows(src: h5py.Dataset, dst: h5py.Dataset, lo: int, hi: int) -> None:
-    """Rows [lo, hi) (first axis) of `src` into `dst` (the same shape, chunks and filters):
-    whole chunks copied as stored, without decompressing; the chunks only partly in
-    [lo, hi) through HDF5."""
-    c, n = dst.chunks[0], dst.shape[0]
-    if hi <= lo:
-        return
-    across = _across(dst)
-    for k in range(lo // c, (hi - 1) // c + 1):
-        c0, c1 = k * c, min((k + 1) * c, n)
-        if lo <= c0 and c1 <= hi:
-            _copy_stored(src, dst, c0, across)
-        else:
-            a, b = max(lo, c0), min(hi, c1)
-            dst[a:b] = src[a:b]
-
-
-def join_rows(dst: h5py.Dataset, windows: list[tuple[h5py.Dataset, int, int]]) -> None:
-    """`dst` from consecutive windows (source dataset, lo, hi) covering its rows (first
-    axis): a chunk inside one window copied as stored; a chunk shared by several gathered
-    from them and written once (not once a window: a chunk of 64 locations of a pyramid
-    level, when every part holds one location, would be read and compressed again 64 times)."""
-    c, n = dst.chunks[0], dst.shape[0]
-    across = _across(dst)
-    w = 0
-    for c0 in range(0, n, c):
-        c1 = min(c0 + c, n)
-        while w < len(windows) and windows[w][2] <= c0:
-            w += 1
-        if w == len(windows):
-            break
-        src, lo, hi = windows[w]
-        if lo <= c0 and c1 <= hi:
-            _copy_stored(src, dst, c0, across)
-            continue
-        slab = None
-        for src, lo, hi in windows[w:]:
-            if lo >= c1:
-                break
-            a, b = max(lo, c0), min(hi, c1)
-            if b > a:
-                if slab is None:
-                    slab = np.full((c1 - c0,) + dst.shape[1:], dst.fillvalue, dst.dtype)
-                slab[a - c0:b - c0] = src[a:b]
-        if slab is not None:
-            dst[c0:c1] = slab
-
-
-def _across(dst: h5py.Dataset) -> list[tuple[int, ...]]:
-    """The offsets, past the first axis, of the chunks one row-chunk of `dst` spans."""
-    if len(dst.shape) < 2:
-        return [(0,) * (len(dst.shape) - 1)]
-    return [(j,) + (0,) * (len(dst.shape) - 2) for j in range(0, max(dst.shape[1], 1), dst.chunks[1])]
-
-
-def _copy_stored(src: h5py.Dataset, dst: h5py.Dataset, c0: int, across: list[tuple[int, ...]]) -> None:
-    """The chunks of row-chunk `c0` (first axis) copied from `src` to `dst` as stored."""
-    for rest in across:
-        mask, raw = src.id.read_direct_chunk((c0,) + rest)
-        dst.id.write_direct_chunk((c0,) + rest, raw, mask)
-
-
 class _CallPathMerge:
     """The groups' call-path tables merged in group order (see the module's text)."""
 
@@ -328,14 +266,14 @@ def _derived_on_dask(client, tables: Path, out: h5py.File, defs, folder: Path, p
     if sums is None:
         cumulative.build(src, defs, progress.sub(0.7, 0.8), dst=out)
     elif sums:
-        cumulative.join_parts(src, defs, out, built_sums, copy_rows)
+        cumulative.join_parts(src, defs, out, built_sums)
         for part in built_sums:
             Path(part["h5"]).unlink()
-    specs = pyramid.join_parts(src, defs, out, plan, built_pyramid, join_rows, progress.sub(0.7, 0.75))
+    specs = pyramid.join_parts(src, defs, out, plan, built_pyramid, progress.sub(0.7, 0.75))
     tasks = [(_tile_part, (spec, str(folder)), spec["hi"] - spec["lo"]) for spec in specs]
     tiles = cluster.in_order(client, tasks, progress.sub(0.75, 1.0), max(4 * cluster.workers(client), 8),
                              "writing the timeline's tiles on Dask", sum(w for _, _, w in tasks))
-    pyramid.join_tile_parts(out, list(tiles), copy_rows)
+    pyramid.join_tile_parts(out, list(tiles))
 
 
 def _definitions_blob(defs) -> bytes:

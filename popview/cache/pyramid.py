@@ -27,7 +27,7 @@ import numpy as np
 
 from popview.jit import refcount_free
 from popview.cache import schema
-from popview.cache.chunks import ChunkedWriter
+from popview.cache.chunks import ChunkedWriter, copy_rows, join_rows
 from popview.cache.codes import code_index
 from popview.cache.integrity import checked
 from popview.cache.progress import Progress
@@ -354,7 +354,7 @@ def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File 
     if dsets is None:
         return
     sources = _Sources(out, defs)
-    groups, base, bins = plan["groups"], plan["base"], plan["bins"]
+    groups = plan["groups"]
     parent = Path(g.file.filename).resolve().parent
     with tempfile.TemporaryDirectory(dir=parent, prefix=".popview-tiles-") as scratch:
         tiles = _Tiles(g, sources, plan["t_end"], plan["n_loc"], Path(scratch), plan["sizes"], _share(channels))
@@ -439,7 +439,7 @@ def build_part(src, defs: Definitions, plan: dict, gi: int, path, scratch) -> di
                       for name in tiles.names}}
 
 
-def join_parts(src, defs: Definitions, dst: h5py.File, plan: dict, built: list[dict], join_rows,
+def join_parts(src, defs: Definitions, dst: h5py.File, plan: dict, built: list[dict],
                progress: Progress) -> list[dict]:
     """The group from its parts' results, in location order: the levels' rows joined by
     `join_rows` (a dataset from its parts' windows), the tiles' offsets written and their
@@ -513,7 +513,7 @@ def write_tile_part(spec: dict, path) -> dict:
     return {"h5": str(path), "name": spec["name"], "lo": lo, "hi": hi}
 
 
-def join_tile_parts(dst: h5py.File, built: list[dict], copy_rows) -> None:
+def join_tile_parts(dst: h5py.File, built: list[dict]) -> None:
     """The tiles' columns from write_tile_part's files."""
     for part in built:
         columns = dst[GROUP]["tiles"][part["name"]]
