@@ -250,24 +250,29 @@ class HistogramPane(QWidget):
         with open(path, "w", newline="", encoding="utf-8") as f:
             histograms.write_csv(self.table, self.stat_box.currentText(), f)
 
-    def save_cfg(self, path) -> str | None:
-        """The table and statistic shown as a Paraver cfg at `path` (analysis.cfg.export.histogram_cfg);
-        None, or why it was not saved (also shown under the table)."""
+    def save_cfg(self, path, also=None) -> str | None:
+        """The table and statistic shown as a Paraver cfg at `path` (analysis.cfg.export.histogram_cfg),
+        written on a background lane; how it went is shown under the table and given to `also`
+        (the reason it was not saved is also returned when already known: save_in_background)."""
         from pathlib import Path
 
         from popview.analysis.cfg.export import histogram_cfg, present_event_types
-        from popview.gui.widgets.cfgpath import save_or_reason
+        from popview.gui.widgets.cfgpath import save_in_background
 
         exp, stat, table = self.state.current, self.stat_box.currentText(), self.table
         if table is None or exp is None:
             return "no table is shown"
-        reason = save_or_reason(lambda: histogram_cfg(exp.definitions, table, stat, present_event_types(exp.reader),
-                                                      title=f"popview histogram of {exp.name}: {table.title}, {stat}"),
-                                path)
         name = html.escape(Path(path).name)
-        self.status.setText(f"saved as the Paraver cfg {name}" if reason is None else
-                            f"{name} not saved: {html.escape(reason)}")
-        return reason
+
+        def report(reason) -> None:
+            self.status.setText(f"saved as the Paraver cfg {name}" if reason is None else
+                                f"{name} not saved: {html.escape(reason)}")
+            if also is not None:
+                also(reason)
+
+        return save_in_background(self, lambda: histogram_cfg(
+            exp.definitions, table, stat, present_event_types(exp.reader),
+            title=f"popview histogram of {exp.name}: {table.title}, {stat}"), path, report)
 
     def _cfg_dialog(self) -> None:
         from popview.gui.widgets.cfgpath import ask_cfg_path

@@ -430,24 +430,23 @@ class MainWindow(QMainWindow):
 
     def save_view_cfg(self, path: Path) -> str | None:
         """The Timeline pane's current view (colour mode, time window, gradient range) as a
-        Paraver cfg at `path`; returns None, or why it was not saved (also said in the status bar)."""
+        Paraver cfg at `path`, written on a background lane; the status bar says how it went (the
+        reason it was not saved is also returned when already known: save_in_background)."""
         from popview.analysis.cfg.export import present_event_types, timeline_cfg
-        from popview.gui.widgets.cfgpath import save_or_reason
+        from popview.gui.widgets.cfgpath import save_in_background
 
         view = getattr(self.panes.get("Timeline"), "view", None)
         if view is None or view.last_picture is None:
             reason = "no timeline is shown: open a trace"
-        else:
-            t_end = int(view.exp.definitions.t_end)
-            t0, t1 = view.window()
-            t0, t1 = max(t0, 0), min(t1, t_end)
-            low, high = (view.palette.low, view.palette.high) if not view.mode.categorical else (None, None)
-            reason = save_or_reason(lambda: timeline_cfg(
-                view.exp.definitions, view.mode, t0, t1, low, high,
-                title=f"popview timeline of {view.exp.name}: {view.mode.label}",
-                present=present_event_types(view.exp.reader)), path)
-        self._saved(path, "the timeline view", reason)
-        return reason
+            self._saved(path, "the timeline view", reason)
+            return reason
+        exp, mode = view.exp, view.mode
+        t0, t1 = view.window()
+        t0, t1 = max(t0, 0), min(t1, int(exp.definitions.t_end))
+        low, high = (view.palette.low, view.palette.high) if not mode.categorical else (None, None)
+        return save_in_background(self, lambda: timeline_cfg(
+            exp.definitions, mode, t0, t1, low, high, title=f"popview timeline of {exp.name}: {mode.label}",
+            present=present_event_types(exp.reader)), path, lambda r: self._saved(path, "the timeline view", r))
 
     def save_histogram_cfg_dialog(self) -> None:
         pane = self.panes.get("Histograms")
@@ -462,9 +461,10 @@ class MainWindow(QMainWindow):
         """The Histograms pane's table and statistic as a Paraver cfg at `path` (a 2D histogram
         Paraver computes into the same cells); None, or why not (also in the status bar)."""
         pane = self.panes.get("Histograms")
-        reason = "no histogram is shown" if pane is None else pane.save_cfg(path)
-        self._saved(path, "the histogram", reason)
-        return reason
+        if pane is None:
+            self._saved(path, "the histogram", "no histogram is shown")
+            return "no histogram is shown"
+        return pane.save_cfg(path, lambda reason: self._saved(path, "the histogram", reason))
 
     def save_cfg_view_dialog(self) -> None:
         pane = self.current_cfg_pane()

@@ -197,6 +197,31 @@ def timeline_window(qtbot, tmp_path, cache_dir):
     yield from _window(qtbot, tmp_path, cache_dir, MY_PANES + [s for s in PANES if s.module == "popview.gui.timeline"])
 
 
+@pytest.mark.answers_later
+def test_saving_a_view_as_a_cfg_reads_the_trace_off_the_gui_thread(qtbot, timeline_window, run, tmp_path,
+                                                                   monkeypatch):
+    """Building the cfg reads every event's type (a pass over the trace, seconds on a large
+    one): it runs on a background lane, and the status bar says when the file is written."""
+    import threading
+
+    from popview.analysis.cfg import export
+
+    window = timeline_window
+    trace, _ = run
+    window.open_paths([trace])
+    wait_idle(qtbot, window)
+    pane = window.panes["Timeline"]
+    qtbot.waitUntil(lambda: pane.view is not None and pane.view.last_picture is not None, timeout=60_000)
+    readers = []
+    present = export.present_event_types
+    monkeypatch.setattr(export, "present_event_types",
+                        lambda reader: readers.append(threading.current_thread()) or present(reader))
+    saved = tmp_path / "later.cfg"
+    window.save_view_cfg(saved)
+    qtbot.waitUntil(lambda: saved.exists() and "Saved" in window.statusBar().currentMessage(), timeout=30_000)
+    assert readers and all(t is not threading.main_thread() for t in readers)
+
+
 def test_a_timeline_view_saved_as_a_cfg_opens_as_the_same_view(qtbot, timeline_window, run, tmp_path):
     window = timeline_window
     trace, _ = run

@@ -28,3 +28,26 @@ def save_or_reason(build, path) -> str | None:
     except (CfgError, NotExportable, OSError, ValueError) as exc:
         return one_line(exc)
     return None
+
+
+_saving: set = set()        # lanes of saves under way (kept until they answer)
+
+
+def save_in_background(parent, build, path, report) -> str | None:
+    """save_or_reason(build, path) on a background lane (building a cfg reads the trace: the
+    event types present, a pass over all its events, seconds on a large trace), then
+    report(reason) in the GUI thread. Returns the reason when the answer is already back
+    (a lane answering at once, as in the tests), else None: the report says how it went."""
+    from popview.gui.jobs import ANALYSIS, Lane
+
+    answer: dict = {}
+    lane = Lane(parent, f"saving {Path(path).name}", ANALYSIS)
+    _saving.add(lane)
+
+    def done(reason, error) -> None:
+        _saving.discard(lane)
+        answer["reason"] = error.strip().splitlines()[-1] if error else reason
+        report(answer["reason"])
+
+    lane.submit(lambda: save_or_reason(build, path), done)
+    return answer.get("reason")
