@@ -13,7 +13,7 @@ opening's checksum. Now:
   the raw sorted tables as the cache's other derived data (in two processes
   or on Dask alike); otherwise the first use builds it from the finished
   cache itself (Reader.timeline: the window's opening lane, or a script's
-  TimelineData), in one process or two (build).
+  TimelineData), in this process (build).
 - It belongs to one cache: its attribute `cache_digest` is the digest sealed
   in its cache's user block (integrity.py), and it is complete, of this schema,
   signed and sealed like a cache. It is used only when all of that holds and
@@ -55,8 +55,6 @@ log = logging.getLogger("popview")
 
 SUFFIX = ".timeline.h5"
 DIGEST_ATTR = "cache_digest"
-# Below this many records the second process costs more than it saves (see build).
-SIDE_ROWS = 20_000_000
 
 
 def path_of(cache) -> Path:
@@ -133,6 +131,8 @@ def obtain(cache: Path, source: h5py.File, defs, cache_digest: str, progress: Pr
     from popview.cache.scratch import CacheLock
 
     progress = progress or Progress()
+    if cache_digest is None:                   # an unsealed cache: nothing to tie a companion to
+        return _private(source, defs, progress)
     target = path_of(cache)
     found = open_valid(cache, cache_digest, target)
     if found is not None:
@@ -148,6 +148,7 @@ def obtain(cache: Path, source: h5py.File, defs, cache_digest: str, progress: Pr
         found = open_valid(cache, cache_digest, target)       # built by the process we waited for
         if found is not None:
             return found
+        log.info("popview: building the timeline overview of %s (its first use)", cache)
         try:
             build_into(target.parent, target, source, defs, cache_digest, progress)
         except OSError as exc:
@@ -171,7 +172,8 @@ def build_into(directory: Path, target: Path, source: h5py.File, defs, cache_dig
     scratch = Scratch(directory)
     try:
         tmp = scratch.path / "timeline.h5"
-        build(source, defs, tmp, scratch.path, progress)
+        build(source, defs, tmp, progress)
+        progress.check()                       # a cancel until the rename leaves nothing
         complete(tmp, cache_digest)
         atomic.put_in_place(tmp, target)
     finally:
@@ -184,7 +186,7 @@ def _private(source: h5py.File, defs, progress: Progress) -> h5py.File:
     folder = Path(tempfile.mkdtemp(prefix="popview-timeline-"))
     try:
         path = folder / "timeline.h5"
-        build(source, defs, path, folder, progress)
+        build(source, defs, path, progress)
         log.info("popview: the cache's folder cannot be written: its timeline overview is kept for this "
                  "process only")
         return h5py.File(path, "r")       # unlinked below; the open file lives on
@@ -192,48 +194,16 @@ def _private(source: h5py.File, defs, progress: Progress) -> h5py.File:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def build(source: h5py.File, defs, path: Path, scratch: Path, progress: Progress) -> None:
+def build(source: h5py.File, defs, path: Path, progress: Progress) -> None:
     """The pyramid from the cache `source` into a new companion file at `path` (not yet
-    completed). Large traces build it in two processes (see _two_processes)."""
+    completed; its tiles' scratch files in the folder of `path`). In one process: the
+    conversion's split in two (the counters' channels in the side process) measured no
+    faster from the cache at 1 GB, where the counters are three quarters of the work
+    (docs/cache.md)."""
     from popview.cache import pyramid
 
-    rows = sum(int(source[t]["offsets"][-1]) for t in ("states", "events", "calls", "messages")
-               if t in source and "offsets" in source[t])
-    if rows >= SIDE_ROWS and _two_processes(source, defs, path, scratch, progress):
-        return
     with integrity.writing(path, "w") as dst:
         pyramid.build(source, defs, progress, dst=dst)
-
-
-def _two_processes(source: h5py.File, defs, path: Path, scratch: Path, progress: Progress) -> bool:
-    """The side process (sidecar.py) builds one share of the channels from the cache file
-    while this one builds the other (derived._side_share's split); both parts are joined
-    into `path`. False when no second process can be started here."""
-    from popview.cache import derived, pyramid, sidecar
-
-    there = derived._side_share(source, defs)
-    here = {"counters": "other", "other": "counters"}.get(there)
-    if here is None or not sidecar.available():       # one share only (no counters): all of it here
-        return False
-    try:
-        side = sidecar.SideBuilder()
-    except OSError:
-        return False
-    part = scratch / "side.part"
-    try:
-        side.submit(derived.TIMELINE_BUILDER, Path(source.filename), part, defs, {"channels": there},
-                    cache_digest=cache_digest_of(source))
-        side.no_more_jobs()
-        with integrity.writing(path, "w") as dst:
-            pyramid.build(source, defs, progress.sub(0.0, 0.8), dst=dst, channels=here)
-            side.wait(progress.sub(0.8, 0.95))
-            progress(0.95, "gathering the timeline overview")
-            with h5py.File(part, "r") as built:
-                pyramid.merge(dst, built)
-    finally:
-        side.close()
-        part.unlink(missing_ok=True)
-    return True
 
 
 def cache_digest_of(h5: h5py.File) -> str | None:

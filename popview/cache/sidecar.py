@@ -71,13 +71,9 @@ class SideBuilder:
         self._pending = 0
         self._fraction = 0.0
 
-    def submit(self, module: str, src: Path, dst: Path, defs: Definitions, options: dict | None = None,
-               cache_digest: str | None = None) -> None:
-        """Run module.build(RawTables(src), defs, progress, dst=..., **options) in the child
-        (with `cache_digest`: reading the finished cache at `src` instead, which must be
-        the one of that digest)."""
+    def submit(self, module: str, src: Path, dst: Path, defs: Definitions, options: dict | None = None) -> None:
+        """Run module.build(RawTables(src), defs, progress, dst=..., **options) in the child."""
         job = {"module": module, "src": str(src), "dst": str(dst), "options": options or {},
-               "cache_digest": cache_digest,
                "definitions": defs.to_json_dict(),
                "callpath_parent": list(map(int, defs.callpath_parent)),
                "callpath_region": list(map(int, defs.callpath_region))}
@@ -233,24 +229,9 @@ def _run(job: dict, report) -> None:
     from popview.cache.rawtables import RawTables
 
     defs = Definitions.from_json_dict(job["definitions"], job["callpath_parent"], job["callpath_region"])
-    digest = job.get("cache_digest")
-    if digest is None:
-        src = RawTables(Path(job["src"]))
-    else:                                      # a timeline overview built from the finished cache
-        import h5py
-
-        from popview.cache.overview import cache_digest_of
-
-        src = h5py.File(job["src"], "r")
-        if cache_digest_of(src) != digest:
-            src.close()
-            raise DerivedDataFailed(f"{job['src']}: the cache was replaced while its timeline overview was built")
-    try:
-        with writing(job["dst"], "w") as target:
-            importlib.import_module(job["module"]).build(src, defs, Progress(report), dst=target, **job["options"])
-    finally:
-        if digest is not None:
-            src.close()
+    with writing(job["dst"], "w") as target:
+        importlib.import_module(job["module"]).build(RawTables(Path(job["src"])), defs, Progress(report),
+                                                     dst=target, **job["options"])
 
 
 if __name__ == "__main__":
