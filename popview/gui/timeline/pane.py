@@ -265,6 +265,7 @@ class TimelinePane(QWidget):
         self._preparing.pop(id(exp), None)
         if error is not None:
             self._unprepared[id(exp)] = error.splitlines()[0]
+        self.message.setText(NO_TIMELINE)         # the progress text goes (the page is hidden behind the runs)
         self._sync_experiments()
 
     # ---- session view state ----------------------------------------------------------
