@@ -20,14 +20,7 @@ from popview.cache import Cancelled, integrity, overview, sidecar
 from popview.cache.reader import Reader
 from popview.experiment import convert
 from popview.testing import synthetic
-
-
-@pytest.fixture(scope="module")
-def trace(tmp_path_factory):
-    d = tmp_path_factory.mktemp("overview")
-    synthetic.write(d / "h.prv", synthetic.Shape(processes=2, threads=2, iterations=5, work_ns=1_000_000,
-                                                 rank_weights=(1.0, 1.4)))
-    return d / "h.prv"
+from tests.test_cache_sidecar import trace  # noqa: F401  (the fixture: a hybrid trace with counters)
 
 
 @pytest.fixture(scope="module")
