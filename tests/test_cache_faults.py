@@ -167,7 +167,7 @@ def test_an_unchanged_source_is_not_hashed_again(tmp_path, monkeypatch):
 
 # ---- a full disk -------------------------------------------------------------
 
-@pytest.mark.parametrize("where", ["spill", "chunks", "sorted copy", "side file"])
+@pytest.mark.parametrize("where", ["spill", "spill thread", "chunks", "sorted copy", "side file"])
 def test_a_full_disk_at_any_phase_is_a_clear_error_leaving_nothing(trace, tmp_path, monkeypatch, where):
     """ENOSPC raised by the writer's own writes, in this process."""
     from popview.cache import chunks, rawtables, sidecar, writer
@@ -179,6 +179,8 @@ def test_a_full_disk_at_any_phase_is_a_clear_error_leaving_nothing(trace, tmp_pa
 
     if where == "spill":
         monkeypatch.setattr(writer._Staging, "append", full)
+    elif where == "spill thread":        # the staging's writes, made by a thread of their own
+        monkeypatch.setattr(writer, "_pwrite_all", full)
     elif where == "chunks":
         monkeypatch.setattr(chunks.ChunkedWriter, "_store_oldest", full)
     elif where == "sorted copy":
