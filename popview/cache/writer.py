@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections import deque
+from contextlib import closing
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -521,28 +522,88 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     copied = stage.loc_sorted and stage.time_sorted      # arrived in order: nothing to sort
     runs = stage.runs(len(counts))
     sinks = {name: ChunkedWriter(dsets[name]) for name, _ in cols}
-    for gi, (a, b) in enumerate(groups):
-        progress(gi / len(groups), f"{'writing' if copied else 'sorting'} {table}")
-        lo, hi = offsets[a], offsets[b]
-        if lo == hi:
-            continue
-        data = stage.gather(runs, a, b)                # by location, in arrival order within each
+    full = [(gi, a, b) for gi, (a, b) in enumerate(groups) if offsets[a] < offsets[b]]
+
+    def read(item) -> dict[str, np.ndarray]:
+        """A group's rows by location, in arrival order within each, then sorted by time."""
+        data = stage.gather(runs, item[1], item[2])
         if not stage.time_sorted:
             order = np.lexsort((data[time_col], data[loc_col]))
             data = {name: column[order] for name, column in data.items()}
-            copy.append(table, data)
-        for name, _ in cols:
-            sinks[name].write(data[name])
-        index.add(int(lo), data)
-        if consumer is not None:
-            consumer(data)
-        del data
+        return data
+
+    with _InOrder(consumer) as consume, closing(_read_ahead(read, full)) as reads:
+        for (gi, a, _), data in zip(full, reads):
+            progress(gi / len(groups), f"{'writing' if copied else 'sorting'} {table}")
+            if not stage.time_sorted:
+                copy.append(table, data)
+            consume(data)
+            for name, _ in cols:
+                sinks[name].write(data[name])
+            index.add(int(offsets[a]), data)
+            del data
     for sink in sinks.values():
         sink.close()
     index.write(group)
     if copy is not None:
         copy.finish(table, offsets)
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")
+
+
+def _read_ahead(read, items: list):
+    """read(item) for each item in order, the next one read by a thread while the caller
+    works on this one (the sort's reads, its compressing and its call paths then share
+    the two cores); at most two items' rows in memory."""
+    if not items:
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="popview-read") as pool:
+        ahead = pool.submit(read, items[0])
+        try:
+            for item in items[1:]:
+                done, ahead = ahead.result(), pool.submit(read, item)
+                yield done
+                del done
+            yield ahead.result()
+        finally:
+            ahead.cancel()
+
+
+class _InOrder:
+    """consumer(data) for each group, in order, by a thread of its own, while the caller
+    writes the group (the call paths built from the events' groups: a numba kernel and
+    numpy lookups that release the GIL). One group at a time: the next one waits for the
+    previous; a failure is raised by the next call or at the end."""
+
+    def __init__(self, consumer):
+        self.consumer = consumer
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="popview-consume") if consumer else None
+        self._job: Future | None = None
+
+    def __call__(self, data: dict[str, np.ndarray]) -> None:
+        if self._pool is None:
+            return
+        self._wait()
+        self._job = self._pool.submit(self.consumer, data)
+
+    def _wait(self) -> None:
+        if self._job is not None:
+            job, self._job = self._job, None
+            job.result()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._pool is None:
+            return False
+        try:
+            if exc_type is None:
+                self._wait()
+            elif self._job is not None:
+                self._job.exception()           # waited for, its own failure dropped
+        finally:
+            self._pool.shutdown()
+        return False
 
 
 def _summary(path: Path, fingerprint: str) -> dict:
