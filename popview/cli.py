@@ -73,11 +73,14 @@ def main(argv: list[str] | None = None) -> int:
                 return code          # answered without kernels: no numba, no compile helper
             from popview.firstuse import announce_on_terminal
             stop_announcing = announce_on_terminal()     # the kernels' first compile is never a silent minute
-            from popview import precompile
-            precompile.start_helper(SCENARIOS.get(args.command, "metrics"))   # first run: a second core compiles
+            from popview import jit, precompile
+            scenario = SCENARIOS.get(args.command, "metrics")
+            # first run: a second core compiles, once numba loads (never for inputs run interpreted)
+            forget_helper = jit.when_active(lambda: precompile.start_helper(scenario))
             try:
                 return run_command(mods[args.command].run, args)
             finally:
+                forget_helper()
                 precompile.stop_helper()
                 stop_announcing()
     unknown = [a for a in argv if a.startswith("-") and a != "--demo"]

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from popview import jit
 from popview.cache import Progress, location, summary
 from popview.cache.fingerprint import fingerprint, matches, stats
 from popview.cache import scratch
@@ -125,7 +126,8 @@ def _convert(path, cache_dir, progress, cancel, force, beside, dask=None,
             return target, False, reader
         with signals.sigterm_interrupts():
             before = stats(files)
-            with Writer(target, "", source_bytes=size) as writer, _engine(module, anchor, dask) as client:
+            with Writer(target, "", source_bytes=size) as writer, _engine(module, anchor, dask) as client, \
+                    jit.interpreted(client is None and size <= getattr(module, "INTERPRETED_BYTES", 0)):
                 _read_source(module, anchor, writer, prog.sub(0.0, 0.7), client, dask_options or {})
                 writer.fingerprint = fingerprint(files, before)
                 writer.finish(prog.sub(0.7, 1.0))

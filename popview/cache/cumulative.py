@@ -30,7 +30,6 @@ import json
 
 import h5py
 import hdf5plugin
-import numba
 import numpy as np
 
 from popview.cache.batches import by_budget
@@ -39,6 +38,7 @@ from popview.cache.codes import code_index
 from popview.cache.integrity import checked
 from popview.cache.progress import Progress
 from popview.cache.writer import compression
+from popview.jit import njit
 from popview.model.categories import (CAT, CATEGORIES, CATEGORY_DESCRIPTIONS, MPI_ROLE_CATEGORY, N_CAT,
                                       PROFILE_METRICS)
 from popview.model.definitions import THREAD_JOIN, Definitions
@@ -131,7 +131,7 @@ class _WindowSink:
 
 # ------------------------------------------------------------------ kernels
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def innermost_segments(begin, end, cp):
     """Partition of the time covered by nested intervals (sorted by begin,
     parents first) into segments labelled by the innermost interval."""
@@ -172,7 +172,7 @@ def innermost_segments(begin, end, cp):
     return s_begin[:m], s_end[:m], s_cp[:m]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def running_sums(begin, end, cat, reg, ctr, n_cat, n_regions, lo, check):
     """Sums of everything before each checkpoint row (the location's first row
     and every global row index divisible by `check`), and the location's totals.
@@ -208,7 +208,7 @@ def running_sums(begin, end, cat, reg, ctr, n_cat, n_regions, lo, check):
     return ck_row[:k], ck_cum[:k], ck_ctr[:k], acc, acc_ctr
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def attribute_rows(seg_begin, seg_end, seg_key, n_keys, begin, end, cat, ctr, n_cat):
     """Category time and counters of a location's rows falling in each segment
     (segments sorted and disjoint, rows sorted and disjoint), summed per key;
@@ -250,7 +250,7 @@ def attribute_rows(seg_begin, seg_end, seg_key, n_keys, begin, end, cat, ctr, n_
     return sums, csums
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _merge_search(a, x, right):
     """np.searchsorted(a, x, side) for x in ascending order, by one merge:
     linear and cache-friendly where binary searches of big arrays are not."""
@@ -267,7 +267,7 @@ def _merge_search(a, x, right):
     return out
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def add_readings(which, time, raw, is_double, begin, end, cat, useful_last, out):
     """out[row, k] += each reading of counter k (which[i]: the counter of event i, -1 for
     none), where row is the row ending at or after the reading and beginning before it,
@@ -676,7 +676,7 @@ def _innermost(calls: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return innermost_segments(calls["begin"][order], calls["end"][order], calls["callpath"][order].astype(np.int32))
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _parents_first(begin, end):
     """Whether intervals are sorted by begin, the longer first on equal begins."""
     for i in range(1, len(begin)):
@@ -693,7 +693,7 @@ def _overlay(top: tuple, under: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return begin[order], np.concatenate((top[1], rest[1]))[order], np.concatenate((top[2], rest[2]))[order]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _uncovered(b, e, label, cover_b, cover_e):
     """The parts of segments [b, e) that no cover segment overlaps (both sorted and disjoint)."""
     n = len(b) + len(cover_b) + 1
@@ -771,7 +771,7 @@ def _inside(calls: dict, select: np.ndarray, x: np.ndarray, label: np.ndarray | 
     return _inside_sorted(b, e, select, lab, x, fallback)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _inside_sorted(b, e, select, label, x, fallback):
     """_inside for times in ascending order and intervals sorted by begin: one merge."""
     out = np.full(len(x), -1, np.int64)
@@ -916,7 +916,7 @@ def _by_callpath(callpath: np.ndarray, proc: np.ndarray, begin: np.ndarray, n_cp
     return np.argsort(keys, kind="stable")
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _by_process_then_begin(proc, begin):
     for i in range(1, len(proc)):
         if proc[i] < proc[i - 1] or (proc[i] == proc[i - 1] and begin[i] < begin[i - 1]):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from popview import jit
 from popview.cache.batches import by_budget
 from popview.cache.progress import Cancelled, Progress
 from popview.cache.writer import Writer
@@ -110,8 +111,9 @@ class _Conversion:
         """(ref, result) in the order of `refs`: each location decoded and mapped (`linked`:
         with its links, the second pass) on this machine's worker threads. DaskConversion
         runs the same on Dask workers."""
-        with ThreadPoolExecutor(WORKERS) as pool:
-            yield from _in_window(pool, refs, self._decode_linked if linked else self._decode_first, self._watch)
+        with ThreadPoolExecutor(WORKERS) as pool:       # the workers run the kernels in this thread's mode
+            yield from _in_window(pool, refs, jit.carry(self._decode_linked if linked else self._decode_first),
+                                  self._watch)
 
     def first_pass(self) -> None:
         for ref, result in self.decoded(self.tables.location_refs, linked=False):
