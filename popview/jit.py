@@ -100,16 +100,21 @@ def when_active(hook):
     return lambda: None
 
 
+SCANNED = ("popview", "__main__")     # the modules whose kernels (own or imported) activate() replaces
+
+
 def activate() -> None:
     """Load numba: every kernel made so far becomes its dispatcher, in the globals of
-    every module that holds it."""
+    the modules that hold it (popview's, and a script's own)."""
     global _active
     with _lock:
         if _active:
             return
         for lazy in list(_lazy):
             lazy.materialize()
-        for module in list(sys.modules.values()):
+        for module_name, module in list(sys.modules.items()):
+            if not module_name.startswith(SCANNED):        # every module would cost 8 ms
+                continue
             names = getattr(module, "__dict__", None)
             if not isinstance(names, dict):
                 continue
