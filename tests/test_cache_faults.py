@@ -148,6 +148,32 @@ def test_a_same_size_edit_that_keeps_the_mtime_is_seen(tmp_path):
         assert exp.converted and exp.reader.read("states")["end"][0] == 500
 
 
+def test_a_source_edited_while_it_is_read_is_never_trusted(tmp_path, monkeypatch):
+    """The fingerprint is hashed while the source is read: an edit during the reading
+    (after the hash) leaves the cache without a hash, so the next opening converts again,
+    even when the edit was undone (what was read may hold the edited bytes)."""
+    from popview.readers import paraver
+    from tests.paraver.prvtext import write_trace
+
+    prv = write_trace(tmp_path)
+    real = paraver.convert
+
+    def edited_while_read(path, writer, progress):
+        defs = real(path, writer, progress)
+        time.sleep(0.05)                        # the hash (a small file) is done by now
+        st, text = prv.stat(), prv.read_text()
+        prv.write_text(text.replace("1:1:1:1:1:0:600:1", "1:1:1:1:1:0:500:1"))
+        prv.write_text(text)                    # undone, its mtime too: only the ctime tells
+        os.utime(prv, ns=(st.st_atime_ns, st.st_mtime_ns))
+        return defs
+
+    monkeypatch.setattr(paraver, "convert", edited_while_read)
+    popview.open(prv, cache_dir=tmp_path / "cache").close()
+    monkeypatch.setattr(paraver, "convert", real)
+    with popview.open(prv, cache_dir=tmp_path / "cache") as exp:
+        assert exp.converted
+
+
 def test_an_unchanged_source_is_not_hashed_again(tmp_path, monkeypatch):
     from tests.paraver.prvtext import write_trace
 
@@ -167,7 +193,7 @@ def test_an_unchanged_source_is_not_hashed_again(tmp_path, monkeypatch):
 
 # ---- a full disk -------------------------------------------------------------
 
-@pytest.mark.parametrize("where", ["spill", "chunks", "sorted copy", "side file"])
+@pytest.mark.parametrize("where", ["spill", "spill thread", "chunks", "sorted copy", "side file"])
 def test_a_full_disk_at_any_phase_is_a_clear_error_leaving_nothing(trace, tmp_path, monkeypatch, where):
     """ENOSPC raised by the writer's own writes, in this process."""
     from popview.cache import chunks, rawtables, sidecar, writer
@@ -179,6 +205,8 @@ def test_a_full_disk_at_any_phase_is_a_clear_error_leaving_nothing(trace, tmp_pa
 
     if where == "spill":
         monkeypatch.setattr(writer._Staging, "append", full)
+    elif where == "spill thread":        # the staging's writes, made by a thread of their own
+        monkeypatch.setattr(writer, "_pwrite_all", full)
     elif where == "chunks":
         monkeypatch.setattr(chunks.ChunkedWriter, "_store_oldest", full)
     elif where == "sorted copy":

@@ -8,14 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import h5py
-import numpy as np
 import pytest
 
 distributed = pytest.importorskip("distributed", reason="Dask is optional: pip install 'popview[dask]'")
 
 from popview import cluster  # noqa: E402
 from popview.experiment import convert  # noqa: E402
+from tests.cachecompare import assert_same_cache  # noqa: E402
 
 pytestmark = pytest.mark.dask
 MAKE_BIG_EPOCH = Path(__file__).resolve().parents[2] / "shared" / "tools" / "make_big_epoch.py"
@@ -28,26 +27,6 @@ def client(request):
     with distributed.LocalCluster(n_workers=request.param, threads_per_worker=1, processes=False,
                                   dashboard_address=":0") as lc, distributed.Client(lc) as c:
         yield c
-
-
-def datasets(path: Path) -> dict[str, np.ndarray]:
-    found = {}
-    with h5py.File(path, "r") as f:
-        f.visititems(lambda name, obj: found.__setitem__(name, obj[()]) if isinstance(obj, h5py.Dataset) else None)
-        found["/attrs"] = {k: f.attrs[k] for k in f.attrs}
-    return found
-
-
-def assert_same_cache(single: Path, on_dask: Path) -> None:
-    a, b = datasets(single), datasets(on_dask)
-    assert sorted(a) == sorted(b)
-    for name, value in a.items():
-        if name == "/attrs":
-            assert {k: str(v) for k, v in value.items()} == {k: str(v) for k, v in b[name].items()}
-            continue
-        other = b[name]
-        assert value.dtype == other.dtype and value.shape == other.shape, name
-        assert np.array_equal(value, other, equal_nan=value.dtype.kind == "f"), name
 
 
 def both(source: Path, tmp_path: Path, client, **options) -> tuple[Path, Path]:

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections import deque
+from contextlib import closing
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import h5py
 import hdf5plugin
 import numpy as np
 
-from popview import atomic
+from popview import atomic, jit
 from popview._version import __version__
 from popview.cache import heap, schema
 from popview.cache.chunks import ChunkedWriter
@@ -78,14 +81,61 @@ class PreparedChunk:
         return out
 
 
+class SpillWrites:
+    """The staging's column writes, made by a thread of their own at offsets reserved in
+    arrival order: the caller (a reader's main thread, which takes its parsed blocks in
+    file order) goes on at once. Writing a gigabyte of trace's columns into the page
+    cache cost that thread about 1.4 s of CPU, during which the parser had one block
+    to parse and one of the two cores idled. At most AHEAD writes wait (their chunks
+    stay in memory until written); a failed write (a full disk) is raised by the next
+    write or by drain()."""
+
+    AHEAD = 8
+
+    def __init__(self):
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="popview-spill")
+        self._pending: deque[Future] = deque()
+
+    def write(self, fd: int, data: np.ndarray, offset: int) -> None:
+        self._pending.append(self._pool.submit(_pwrite_all, fd, data, offset))
+        while len(self._pending) > self.AHEAD:
+            self._pending.popleft().result()
+
+    def drain(self) -> None:
+        """Every write submitted is done (its error raised)."""
+        while self._pending:
+            self._pending.popleft().result()
+
+    def settle(self) -> None:
+        """The writes waited for, their errors dropped (after a failure: the files go; a
+        file is never closed under a write, whose descriptor could be another file's by then)."""
+        for job in self._pending:
+            job.exception()
+        self._pending.clear()
+
+    def close(self) -> None:
+        self.settle()
+        self._pool.shutdown()
+
+
+def _pwrite_all(fd: int, data: np.ndarray, offset: int) -> None:
+    view = memoryview(data).cast("B")
+    while len(view):
+        done = os.pwrite(fd, view, offset)
+        view, offset = view[done:], offset + done
+
+
 class _Staging:
     """Unsorted records of one table, spilled uncompressed to raw column files. Each
     appended chunk is first ordered (stably) by location and its location runs kept,
     so a group of locations is later read with one slice per chunk and put in
-    location order by copying runs, without sorting or a pass over the whole table."""
+    location order by copying runs, without sorting or a pass over the whole table.
+    With `spill` the column files are written by its thread (SpillWrites), the rows of
+    each chunk at their place in arrival order."""
 
-    def __init__(self, scratch: Path, table: str, n_locations_hint: int = 0):
+    def __init__(self, scratch: Path, table: str, n_locations_hint: int = 0, spill: SpillWrites | None = None):
         self.table = table
+        self._spill = spill
         self.n = 0
         self.loc_counts = np.zeros(max(n_locations_hint, 1), dtype=np.int64)
         self.prev_time = np.full(max(n_locations_hint, 1), np.iinfo(np.int64).min, np.int64)
@@ -108,11 +158,16 @@ class _Staging:
     def append(self, chunk: "PreparedChunk") -> None:
         if chunk.n == 0:
             return
+        at = self.own_rows
         self._note(chunk)
         self._note_own(chunk)
         for name, f in self._files.items():
-            f.seek(0, os.SEEK_END)
-            f.write(chunk.columns[name].data)
+            column = chunk.columns[name]
+            if self._spill is None:
+                f.seek(0, os.SEEK_END)
+                f.write(column.data)
+            else:
+                self._spill.write(f.fileno(), column, at * column.itemsize)
         self.n += chunk.n
 
     def _note_own(self, chunk: "PreparedChunk") -> None:
@@ -139,6 +194,7 @@ class _Staging:
         if not copy:
             self.sources.append((dict(paths), local))
             return
+        self._written()
         for name, f in self._files.items():
             f.seek(0, os.SEEK_END)
             _copy_file(paths[name], f)
@@ -164,8 +220,7 @@ class _Staging:
     def all_sources(self) -> list[tuple[dict[str, Path], list[tuple[int, int, np.ndarray, np.ndarray]]]]:
         """Every source of rows in arrival order: the pieces adopted where they lie, then this
         staging's own files (flushed)."""
-        for f in self._files.values():
-            f.flush()
+        self._written()
         return self.sources + ([(dict(self.paths), self.own_chunks)] if self.own_rows else [])
 
     def runs(self, n_loc: int) -> RunIndex:
@@ -173,8 +228,7 @@ class _Staging:
         if self.sources:
             raise RuntimeError(f"{self.table}: pieces adopted where they lie are read by the finish on Dask")
         if self._runs is None:
-            for f in self._files.values():
-                f.flush()
+            self._written()
             self._runs = RunIndex.from_chunks(self.chunks, max(n_loc, len(self.loc_counts)))
         return self._runs
 
@@ -182,7 +236,16 @@ class _Staging:
         """The rows of locations [a, b), by location, in arrival order within each."""
         return {name: runs.read(self.paths.get(name), dtype, a, b) for name, dtype in schema.columns(self.table)}
 
+    def _written(self) -> None:
+        """Every row appended is in the files."""
+        if self._spill is not None:
+            self._spill.drain()
+        for f in self._files.values():
+            f.flush()
+
     def close(self, remove: bool = False) -> None:
+        if self._spill is not None:
+            self._spill.settle()
         for f in self._files.values():
             f.close()
         if remove:
@@ -207,6 +270,7 @@ class Writer:
         self._staging_dir = self._scratch.path / "staging"
         self._staging_dir.mkdir()
         self._tables: dict[str, _Staging] = {}
+        self._spill = SpillWrites()
         self._hint = n_locations_hint
         self.definitions: Definitions | None = None
         self.extra_writers: list = []   # callables(h5py.File) writing format-specific groups
@@ -231,7 +295,7 @@ class Writer:
     def append(self, table: str, cols: "dict[str, np.ndarray] | PreparedChunk") -> None:
         """Records of `table` in any order: columns, or a chunk prepared from them."""
         if table not in self._tables:
-            self._tables[table] = _Staging(self._staging_dir, table, self._hint)
+            self._tables[table] = _Staging(self._staging_dir, table, self._hint, self._spill)
         self._tables[table].append(cols if isinstance(cols, PreparedChunk) else PreparedChunk(table, cols))
 
     def adopt(self, piece) -> None:
@@ -239,7 +303,7 @@ class Writer:
         as if its chunks were appended here now; its files are removed once copied."""
         for table, (paths, chunks) in piece.tables.items():
             if table not in self._tables:
-                self._tables[table] = _Staging(self._staging_dir, table, self._hint)
+                self._tables[table] = _Staging(self._staging_dir, table, self._hint, self._spill)
             self._tables[table].append_spilled(chunks, paths, copy=self._client is None)
         if self._client is None:
             piece.remove()
@@ -348,6 +412,7 @@ class Writer:
     def _close_staging(self) -> None:
         for stage in self._tables.values():
             stage.close()
+        self._spill.close()
         self._scratch.remove()
 
     def abort(self) -> None:
@@ -457,28 +522,89 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     copied = stage.loc_sorted and stage.time_sorted      # arrived in order: nothing to sort
     runs = stage.runs(len(counts))
     sinks = {name: ChunkedWriter(dsets[name]) for name, _ in cols}
-    for gi, (a, b) in enumerate(groups):
-        progress(gi / len(groups), f"{'writing' if copied else 'sorting'} {table}")
-        lo, hi = offsets[a], offsets[b]
-        if lo == hi:
-            continue
-        data = stage.gather(runs, a, b)                # by location, in arrival order within each
+    full = [(gi, a, b) for gi, (a, b) in enumerate(groups) if offsets[a] < offsets[b]]
+
+    def read(item) -> dict[str, np.ndarray]:
+        """A group's rows by location, in arrival order within each, then sorted by time."""
+        data = stage.gather(runs, item[1], item[2])
         if not stage.time_sorted:
             order = np.lexsort((data[time_col], data[loc_col]))
             data = {name: column[order] for name, column in data.items()}
-            copy.append(table, data)
-        for name, _ in cols:
-            sinks[name].write(data[name])
-        index.add(int(lo), data)
-        if consumer is not None:
-            consumer(data)
-        del data
+        return data
+
+    with _InOrder(consumer) as consume, closing(_read_ahead(read, full)) as reads:
+        for (gi, a, _), data in zip(full, reads):
+            progress(gi / len(groups), f"{'writing' if copied else 'sorting'} {table}")
+            if not stage.time_sorted:
+                copy.append(table, data)
+            consume(data)
+            for name, _ in cols:
+                sinks[name].write(data[name])
+            index.add(int(offsets[a]), data)
+            del data
     for sink in sinks.values():
         sink.close()
     index.write(group)
     if copy is not None:
         copy.finish(table, offsets)
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")
+
+
+def _read_ahead(read, items: list):
+    """read(item) for each item in order, the next one read by a thread while the caller
+    works on this one (the sort's reads, its compressing and its call paths then share
+    the two cores); at most two items' rows in memory."""
+    if not items:
+        return
+    read = jit.carry(read)          # the kernels run in the caller's mode (popview.jit)
+    with ThreadPoolExecutor(1, thread_name_prefix="popview-read") as pool:
+        ahead = pool.submit(read, items[0])
+        try:
+            for item in items[1:]:
+                done, ahead = ahead.result(), pool.submit(read, item)
+                yield done
+                del done
+            yield ahead.result()
+        finally:
+            ahead.cancel()
+
+
+class _InOrder:
+    """consumer(data) for each group, in order, by a thread of its own, while the caller
+    writes the group (the call paths built from the events' groups: a numba kernel and
+    numpy lookups that release the GIL). One group at a time: the next one waits for the
+    previous; a failure is raised by the next call or at the end."""
+
+    def __init__(self, consumer):
+        self.consumer = consumer
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="popview-consume") if consumer else None
+        self._job: Future | None = None
+
+    def __call__(self, data: dict[str, np.ndarray]) -> None:
+        if self._pool is None:
+            return
+        self._wait()
+        self._job = self._pool.submit(jit.carry(self.consumer), data)
+
+    def _wait(self) -> None:
+        if self._job is not None:
+            job, self._job = self._job, None
+            job.result()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._pool is None:
+            return False
+        try:
+            if exc_type is None:
+                self._wait()
+            elif self._job is not None:
+                self._job.exception()           # waited for, its own failure dropped
+        finally:
+            self._pool.shutdown()
+        return False
 
 
 def _summary(path: Path, fingerprint: str) -> dict:

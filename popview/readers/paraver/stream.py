@@ -324,7 +324,7 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
                 pending.append((pool.submit(_parse, np.frombuffer(item[0], np.uint8),
                                             appl_first_task, task_first_loc, tick, header.end_time),
                                 item[1], len(item[0])))
-                if len(pending) >= PARSE_THREADS:
+                if len(pending) > PARSE_THREADS:     # one more than the threads: one waits for each
                     take(pending.popleft())
             while pending:
                 take(pending.popleft())
