@@ -926,6 +926,16 @@ def _by_process_then_begin(proc, begin):
 
 # ------------------------------------------------------------------ profile
 
+def _counted(keys: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(keys, return_counts=True) for keys in [0, n_keys): by counting where the
+    keys are few against the rows (no sort: 0.23 s on 3 M visits), else by np.unique."""
+    if n_keys > max(4 * len(keys), 1 << 16):
+        return np.unique(keys, return_counts=True)
+    counts = np.bincount(keys, minlength=n_keys)
+    present = np.flatnonzero(counts)
+    return present, counts[present]
+
+
 def build_profile(defs: Definitions, n_loc: int, cp, loc, cat_values, ctr_values, visits_cp, visits_loc,
                   counter_names: list[str]):
     """A Profile over the master threads' call paths plus one root for time outside every region."""
@@ -950,7 +960,7 @@ def build_profile(defs: Definitions, n_loc: int, cp, loc, cat_values, ctr_values
         metrics.append(MetricDef(ident, name, "sec", CATEGORY_DESCRIPTIONS.get(ident, name), par, "derived"))
         values[ident] = MetricValues.from_coo(n_cp, cp, loc, v)
     vcp = new[np.where(visits_cp < 0, outside, visits_cp)]
-    pair, count = np.unique(vcp * n_loc + np.asarray(visits_loc, np.int64), return_counts=True)
+    pair, count = _counted(vcp * n_loc + np.asarray(visits_loc, np.int64), n_cp * n_loc)
     metrics.append(MetricDef("visits", "Visits", "occ", "Number of times a call path was entered"))
     values["visits"] = MetricValues.from_coo(n_cp, pair // n_loc, pair % n_loc, count.astype(np.float64))
     for k, name in enumerate(counter_names):
