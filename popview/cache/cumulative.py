@@ -523,8 +523,10 @@ class _Builder:
         cat = self._categories(loc, begin, end, state, calls, reg >= 0)
         if (self.defs.locations[loc].thread if self.defs.locations else 0) > 0:
             _late_worker_rows(reg, cat, mid, instances)
-        ctr = np.ascontiguousarray(np.hstack((self._counters(loc, begin, end, cat),
-                                              self._mpi_call_counts(begin, calls))))
+        n_ctr = len(self.counter_codes)          # one array for both: no hstack copy (0.26 s at 10^7)
+        ctr = np.zeros((len(begin), n_ctr + len(PSEUDO_COUNTERS)))
+        self._counters(loc, begin, end, cat, ctr)
+        self._mpi_call_counts(begin, calls, ctr[:, n_ctr:])
         ck_row, ck_cum, ck_ctr, total, ctr_total = running_sums(begin, end, cat.astype(np.int64), reg, ctr, N_CAT,
                                                                 self.n_regions, lo, CHECK)
         return {"begin": begin, "end": end, "cat": cat, "reg": reg, "ctr": ctr, "ck_row": ck_row,
@@ -561,12 +563,12 @@ class _Builder:
         cat[useful] = np.where(in_omp[useful], CAT["comp_parallel"], CAT["comp_serial"])
         return cat
 
-    def _counters(self, loc, begin, end, cat) -> np.ndarray:
-        """Counter deltas of each useful row: a reading at t belongs to the row ending at t."""
+    def _counters(self, loc, begin, end, cat, out: np.ndarray) -> None:
+        """Counter deltas of each useful row into out[:, k] (counter k; out zeros, C order, as
+        wide as the counters or wider): a reading at t belongs to the row ending at t."""
         n_ctr = len(self.counter_codes)
-        out = np.zeros((len(begin), n_ctr))
         if not n_ctr or not len(begin):
-            return out
+            return
         ev = self.out["events"]
         off = self._event_offsets()
         for lo in range(int(off[loc]), int(off[loc + 1]), EVENT_SLICE):   # in slices: bounded memory
@@ -574,21 +576,18 @@ class _Builder:
             etype, time, raw = ev["type"][lo:hi], ev["time"][lo:hi], ev["value"][lo:hi]
             add_readings(code_index(etype, self.counter_codes_array), time, np.ascontiguousarray(raw, np.int64),
                          self.counter_doubles, begin, end, cat, CAT["comp_parallel"], out)
-        return out
 
-    def _mpi_call_counts(self, begin, calls) -> np.ndarray:
-        """Pseudo counters: MPI calls (all, collective) entered during each row."""
-        out = np.zeros((len(begin), len(PSEUDO_COUNTERS)))
+    def _mpi_call_counts(self, begin, calls, out: np.ndarray) -> None:
+        """Pseudo counters into out's two columns: MPI calls (all, collective) entered during each row."""
         cp = calls["callpath"].astype(np.int64)
         if not len(cp) or not len(begin):
-            return out
+            return
         mcat = self.cp_mpi_cat[cp]
         row = search_sorted(begin, calls["begin"], side="right") - 1
         ok = (row >= 0) & (mcat >= 0)
         out[:, 0] = np.bincount(row[ok], minlength=len(begin))
         coll = ok & ((mcat == CAT["mpi_collective"]) | (mcat == CAT["mpi_sync"]))
         out[:, 1] = np.bincount(row[coll], minlength=len(begin))
-        return out
 
     def _is_worker(self, loc: int) -> bool:
         """A CPU thread other than its process's first (not a GPU stream or metric source)."""
