@@ -41,3 +41,19 @@ def test_file_mode_follows_the_umask():
         assert atomic.file_mode() == 0o644
     finally:
         os.umask(old)
+
+
+def test_a_replaced_file_is_released_without_a_descriptor_left_open(tmp_path):
+    """The replaced file's last descriptor is closed by a thread (its pages freed there)."""
+    import threading
+
+    target = tmp_path / "cache"
+    atomic.write_text(target, "old " * 1000)
+    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    atomic.write_text(target, "new")
+    for thread in threading.enumerate():
+        if thread.name == "popview-release":
+            thread.join()
+    assert target.read_text() == "new"
+    if before is not None:
+        assert len(os.listdir("/proc/self/fd")) == before

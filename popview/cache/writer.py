@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections import deque
 from contextlib import closing
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -279,6 +280,7 @@ class Writer:
         # (imports, numba's) overlaps this process's own, before the parsing uses both cores.
         self._side = _start_side_builder(None) if source_bytes >= SIDE_AT_START_BYTES else None
         self._client = None        # a Dask client: finish() sorts and writes by location groups there
+        self._written_back = _WriteBack()
 
     def finish_on(self, client, group_rows: int | None = None) -> None:
         """Sort and write the tables on the Dask cluster of `client` (popview.cache.groups),
@@ -347,6 +349,7 @@ class Writer:
                 calls = self._write_tables(out, copy, progress.sub(0.0, 0.6), adopted)
                 heap.release_free_memory()   # the sort's freed arrays: the derived data peaks next
                 derived.build_core(out, self.definitions, progress.sub(0.6, 0.65), calls, copy)
+                self._written_back.start(tmp_path)     # the tables, while the derived data are built
                 if side is None:
                     derived.build_all(RawTables(copy.folder), out, self.definitions, progress.sub(0.65, 0.98))
             if side is not None:
@@ -361,6 +364,7 @@ class Writer:
     def _complete(self, tmp_path: Path) -> None:
         """The definitions and attributes written last, the digests signed, the file renamed
         into place: only a cache that got here is ever found."""
+        self._written_back.start(tmp_path)       # the derived data, while signed and sealed
         with writing(tmp_path, "r+", self.abort) as out:
             _write_definitions(out, self.definitions)
             out.attrs["schema_version"] = schema.SCHEMA_VERSION
@@ -369,6 +373,7 @@ class Writer:
             out.attrs["complete"] = True
             sign(out)
         seal(tmp_path, _summary(tmp_path, self.fingerprint))
+        self._written_back.join()
         atomic.put_in_place(tmp_path, self.final_path)   # made 0600 in a private folder; shared as the umask says
 
     def _adopt_in_order(self, copy: SortedCopy) -> set[str]:
@@ -430,6 +435,39 @@ class Writer:
         if exc_type is not None:
             self.abort()
         return False
+
+
+class _WriteBack:
+    """Has a file's pages written to disk (fsync) by a thread while the conversion goes
+    on: the fsync that makes the finished cache durable (atomic.put_in_place) then writes
+    only what came last (it wrote the whole 441 MB cache of a 1 GB trace: 0.16-0.3 s).
+    A hint only: a failure here is the final fsync's to report."""
+
+    def __init__(self):
+        self._thread: threading.Thread | None = None
+
+    def start(self, path: Path) -> None:
+        self.join()
+        self._thread = threading.Thread(target=_fsync, args=(path,), name="popview-writeback", daemon=True)
+        self._thread.start()
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+
+def _fsync(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _start_side_builder(rows: int | None):
