@@ -220,6 +220,27 @@ def reseal(path: Path) -> None:
     seal(Path(path))
 
 
+def stored_digest(path) -> str | None:
+    """The digest a sealed file's user block holds (its identity: a cache's timeline
+    overview names the cache it belongs to by it), read without HDF5; None when unsealed."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(_SEAL) + 32)
+    except OSError:
+        return None
+    return digest_in(head)
+
+
+def digest_in(head: bytes) -> str | None:
+    """The digest of the seal at the start of `head` (a file's first bytes), None without one."""
+    if not head.startswith(_SEAL) or len(head) < len(_SEAL) + 32:
+        return None
+    try:
+        return head[len(_SEAL):len(_SEAL) + 32].decode("ascii")
+    except UnicodeDecodeError:
+        return None
+
+
 def verify(h5: h5py.File) -> None:
     """Raise CacheDamaged unless the file matches its digest and every dataset carries
     its chunks' checksums."""
