@@ -147,7 +147,7 @@ def test_derived_data_process_killed(tmp_path):
                "    self._proc.wait()\n"
                "    return submit(self, *a, **k)\n"
                "sidecar.SideBuilder.submit = submit_and_kill\n")
-    code, _, err = _popview(["convert", trace, "--cache-dir", tmp_path / "c"], prelude)
+    code, _, err = _popview(["convert", trace, "--cache-dir", tmp_path / "c", "--timeline"], prelude)   # the process builds it
     _one_line_error(code, err, "derived-data process")
 
 

@@ -106,8 +106,6 @@ def test_a_small_otf2_conversion_never_imports_numba(tmp_path):
     written = write_trace(tmp_path / "trace", ranks=2, iterations=40, threads=2)
     script = (
         "import json, sys\n"
-        "from popview.cache import pyramid\n"
-        "pyramid.build = lambda *a, **k: None\n"      # the timeline overview: compiled (and built on demand)
         "from popview.readers import otf2\n"
         "from popview.experiment import convert\n"
         "otf2.INTERPRETED_BYTES = int(sys.argv[3])\n"
