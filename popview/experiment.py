@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from popview import jit
 from popview.cache import Progress, location, summary
 from popview.cache.fingerprint import fingerprint, matches, stats
 from popview.cache import scratch
@@ -149,9 +150,13 @@ def _convert(path, cache_dir, progress, cancel, force, beside, dask=None,
             with Writer(target, "", source_bytes=size, timeline=timeline) as writer, \
                     _engine(module, anchor, dask) as client:
                 hashing = _fingerprinting(files, before)
-                _read_source(module, anchor, writer, prog.sub(0.0, 0.7), client, dask_options or {})
-                writer.fingerprint = _fingerprinted(hashing, files, before)
-                writer.finish(prog.sub(0.7, 1.0))
+                # a small source's kernels run as Python: numba never loads (popview.jit); not with
+                # the timeline overview, which loads it (always compiled), nor on Dask
+                small = not timeline and client is None and size <= getattr(module, "INTERPRETED_BYTES", 0)
+                with jit.interpreted(small):
+                    _read_source(module, anchor, writer, prog.sub(0.0, 0.7), client, dask_options or {})
+                    writer.fingerprint = _fingerprinted(hashing, files, before)
+                    writer.finish(prog.sub(0.7, 1.0))
     except OSError as exc:
         if exc.filename and not location.inside(exc.filename, target.parent):   # reading the source
             raise InputError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None

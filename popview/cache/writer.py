@@ -15,7 +15,7 @@ import h5py
 import hdf5plugin
 import numpy as np
 
-from popview import atomic
+from popview import atomic, jit
 from popview._version import __version__
 from popview.cache import heap, schema
 from popview.cache.chunks import ChunkedWriter
@@ -627,6 +627,7 @@ def _read_ahead(read, items: list):
     the two cores); at most two items' rows in memory."""
     if not items:
         return
+    read = jit.carry(read)          # the kernels run in the caller's mode (popview.jit)
     with ThreadPoolExecutor(1, thread_name_prefix="popview-read") as pool:
         ahead = pool.submit(read, items[0])
         try:
@@ -654,7 +655,7 @@ class _InOrder:
         if self._pool is None:
             return
         self._wait()
-        self._job = self._pool.submit(self.consumer, data)
+        self._job = self._pool.submit(jit.carry(self.consumer), data)
 
     def _wait(self) -> None:
         if self._job is not None:
