@@ -556,7 +556,7 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
         if copy is not None:
             copy.finish(table, offsets)
         return
-    groups = _location_groups(counts, SORT_BUDGET_ROWS)
+    groups = _location_groups(counts, SORT_BUDGET_ROWS // 2)    # two in memory at once: one is read ahead
     copied = stage.loc_sorted and stage.time_sorted      # arrived in order: nothing to sort
     runs = stage.runs(len(counts))
     sinks = {name: ChunkedWriter(dsets[name]) for name, _ in cols}
