@@ -1,3 +1,3 @@
-from popview.cli import main
+from popview.cli import run
 
-raise SystemExit(main())
+run()

@@ -73,13 +73,17 @@ def main(argv: list[str] | None = None) -> int:
                 return code          # answered without kernels: no numba, no compile helper
             from popview.firstuse import announce_on_terminal
             stop_announcing = announce_on_terminal()     # the kernels' first compile is never a silent minute
-            from popview import precompile
-            precompile.start_helper(SCENARIOS.get(args.command, "metrics"))   # first run: a second core compiles
+            from popview import jit, precompile
+            scenario = SCENARIOS.get(args.command, "metrics")
+            # first run: a second core compiles, once numba loads (never for inputs run interpreted)
+            forget_helper = jit.when_active(lambda: precompile.start_helper(scenario))
             try:
                 return run_command(mods[args.command].run, args)
             finally:
+                forget_helper()
                 precompile.stop_helper()
                 stop_announcing()
+                _ran.append(args.command)
     unknown = [a for a in argv if a.startswith("-") and a != "--demo"]
     if unknown:       # not a file to open: the window takes files and --demo only
         print(f"popview: unknown option {unknown[0]} (the window takes files and --demo; "
@@ -159,5 +163,36 @@ def _silence_stdout() -> None:
         pass
 
 
+_ran: list[str] = []       # the commands main() ran (not the window)
+
+
+def run() -> None:
+    """The program (`popview`, `python -m popview`): main(); after a command, the process
+    ends at once once its threads are joined, its atexit handlers run and its output
+    flushed (os._exit): the interpreter's own finalization, tearing down numba's and
+    LLVM's state, cost 0.15-0.25 s of CPU after each command, for nothing. The window
+    ends as Python ends (Qt's objects and settings are finalized on the way)."""
+    code = main()
+    if not _ran:
+        raise SystemExit(code)
+    exit_now(code)
+
+
+def exit_now(code) -> None:
+    import atexit
+    import threading
+
+    shutdown = getattr(threading, "_shutdown", None)     # what finalization does first: join threads
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code if isinstance(code, int) else int(code is not None))
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

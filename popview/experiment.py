@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from popview import jit
 from popview.cache import Progress, location, summary
 from popview.cache.fingerprint import fingerprint, matches, stats
 from popview.cache import scratch
@@ -67,6 +68,18 @@ class Experiment:
             self._profile = experiment_profile(self)
         return self._profile
 
+    def prepare_timeline(self, progress=None, cancel: threading.Event | None = None) -> None:
+        """Make the timeline overview ready (popview.cache.overview): opened, or built from the
+        cache now when it has none (seconds on a large trace: the window calls this on its
+        opening lane, never in its GUI thread). A trace only; nothing for a profile."""
+        if self.is_trace:
+            self.reader.timeline(Progress(progress, cancel))
+
+    @property
+    def timeline_prepared(self) -> bool:
+        """Whether a timeline of this run draws without building its overview first."""
+        return not self.is_trace or self.reader.timeline_open()
+
     def metrics(self, model: str = "pop-mpi", focus=None, **options):
         """The POP metric tree of `model` for `focus` (popview.analysis.metrics.metrics)."""
         from popview.analysis.metrics import metrics
@@ -86,22 +99,30 @@ class Experiment:
 
 
 def convert(path, cache_dir=None, progress=None, cancel: threading.Event | None = None,
-            force: bool = False, beside: bool | None = None, dask=None, **dask_options) -> tuple[Path, bool]:
+            force: bool = False, beside: bool | None = None, dask=None, timeline: bool = False,
+            **dask_options) -> tuple[Path, bool]:
     """Make sure a valid cache of `path` exists. Returns (cache path, converted now).
 
     A cache is reused when it is complete, intact (its checksums verified) and of
     the source's content; a damaged one is converted again, the user told (the
     "popview" logger). Concurrent conversions of one source do the work once.
     `dask` converts on a Dask cluster: "local", "local:N", a scheduler's address, or a
-    distributed Client or cluster (popview.cluster; docs/dask.md); the cache is the same."""
-    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options)
+    distributed Client or cluster (popview.cluster; docs/dask.md); the cache is the same.
+    `timeline` also builds the timeline overview now (popview.cache.overview), with the
+    conversion or for the cache found; otherwise it is built when a timeline first needs it."""
+    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options,
+                                         timeline)
     if reader is not None:
-        reader.close()
+        try:
+            if timeline:
+                reader.timeline(Progress(progress, cancel))
+        finally:
+            reader.close()
     return target, converted
 
 
 def _convert(path, cache_dir, progress, cancel, force, beside, dask=None,
-             dask_options=None) -> tuple[Path, bool, Reader | None]:
+             dask_options=None, timeline: bool = False) -> tuple[Path, bool, Reader | None]:
     """convert(), and the cache's reader when a valid cache was found."""
     path = Path(path)
     fmt, module = reader_for(path)
@@ -126,11 +147,16 @@ def _convert(path, cache_dir, progress, cancel, force, beside, dask=None,
             return target, False, reader
         with signals.sigterm_interrupts():
             before = stats(files)
-            with Writer(target, "", source_bytes=size) as writer, _engine(module, anchor, dask) as client:
+            with Writer(target, "", source_bytes=size, timeline=timeline) as writer, \
+                    _engine(module, anchor, dask) as client:
                 hashing = _fingerprinting(files, before)
-                _read_source(module, anchor, writer, prog.sub(0.0, 0.7), client, dask_options or {})
-                writer.fingerprint = _fingerprinted(hashing, files, before)
-                writer.finish(prog.sub(0.7, 1.0))
+                # a small source's kernels run as Python: numba never loads (popview.jit); not with
+                # the timeline overview, which loads it (always compiled), nor on Dask
+                small = not timeline and client is None and size <= getattr(module, "INTERPRETED_BYTES", 0)
+                with jit.interpreted(small):
+                    _read_source(module, anchor, writer, prog.sub(0.0, 0.7), client, dask_options or {})
+                    writer.fingerprint = _fingerprinted(hashing, files, before)
+                    writer.finish(prog.sub(0.7, 1.0))
     except OSError as exc:
         if exc.filename and not location.inside(exc.filename, target.parent):   # reading the source
             raise InputError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
@@ -208,14 +234,26 @@ def _tell_damaged(message: str) -> None:
     log.warning("popview: %s; converting it again", message)
 
 
-def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = None,
-         force: bool = False, beside: bool | None = None, dask=None, **dask_options) -> Experiment:  # noqa: A001
+def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = None,  # noqa: A001
+         force: bool = False, beside: bool | None = None, dask=None, timeline: bool = False,
+         **dask_options) -> Experiment:
     """Open a trace or profile, converting it (once) into the cache (placement:
-    popview.cache.location; `beside` None follows the user's setting; `dask`: see convert)."""
+    popview.cache.location; `beside` None follows the user's setting; `dask`: see convert).
+    `timeline`: the timeline overview is made ready too (built with the conversion, or
+    from the cache found when it has none yet), so that drawing a timeline never waits
+    for it; otherwise the first timeline drawn builds it (Experiment.prepare_timeline)."""
     from popview.cache.reader import Reader
 
-    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options)
-    return Experiment(Path(path), reader or Reader(target, verify=False), converted)
+    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options,
+                                         timeline)
+    exp = Experiment(Path(path), reader or Reader(target, verify=False), converted)
+    if timeline:
+        try:
+            exp.prepare_timeline(progress, cancel)
+        except BaseException:
+            exp.close()
+            raise
+    return exp
 
 
 def stored_info(path, cache_dir=None, beside: bool | None = None) -> dict | None:

@@ -18,7 +18,8 @@ LABEL = "preparing popview for first use, once"
 # Set by the command line: child processes (the cache's side builder) announce on the terminal too.
 ENV_TERMINAL = "POPVIEW_ANNOUNCE_COMPILES"
 
-_registered: list = []
+_registered: list = []      # numba's listeners registered
+_watching: list = []        # the watches started (registered now or once numba loads)
 _relays: list = []          # the watches' own counters, for relay()
 _lock = threading.Lock()
 
@@ -46,24 +47,44 @@ def watch_compiles(callback):
 
 def watch_phases(on):
     """on(kernel, phase) at the "start" and the "end" of each compile of popview's kernels
-    in this process. Returns a function that stops the watch."""
-    from numba.core import event
+    in this process. Returns a function that stops the watch. numba's listener is
+    registered once numba loads (popview.jit.when_active): a run whose kernels all run
+    interpreted never imports numba for it."""
+    from popview import jit
 
-    class _Listener(event.Listener):          # numba's own helpers compile too: only popview's are named
-        def on_start(self, ev):
-            if _ours(ev):
-                on(_name(ev), "start")
+    state = {"listener": None, "stopped": False}
 
-        def on_end(self, ev):
-            if _ours(ev):
-                on(_name(ev), "end")
+    def register() -> None:
+        from numba.core import event
 
-    listener = _Listener()
-    event.register("numba:compile", listener)
-    _registered.append(listener)
+        class _Listener(event.Listener):          # numba's own helpers compile too: only popview's are named
+            def on_start(self, ev):
+                if _ours(ev):
+                    on(_name(ev), "start")
+
+            def on_end(self, ev):
+                if _ours(ev):
+                    on(_name(ev), "end")
+
+        with _lock:
+            if state["stopped"]:
+                return
+            listener = state["listener"] = _Listener()
+            event.register("numba:compile", listener)
+            _registered.append(listener)
+
+    _watching.append(state)
+    jit.when_active(register)
 
     def stop() -> None:
+        with _lock:
+            state["stopped"] = True
+            listener = state["listener"]
+            if state in _watching:
+                _watching.remove(state)
         if listener in _registered:
+            from numba.core import event
+
             _registered.remove(listener)
             event.unregister("numba:compile", listener)
     return stop
@@ -132,7 +153,7 @@ def announce_on_terminal(children_too: bool = True):
     """Announce compiles on stderr (the command line); `children_too`: in the
     processes popview starts as well (they inherit the environment). Returns a
     function that ends the announcements (and says how long they took)."""
-    if _registered:
+    if _watching:
         return lambda: None
     set_env = children_too and ENV_TERMINAL not in os.environ
     if set_env:

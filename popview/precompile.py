@@ -284,10 +284,25 @@ def compile_one(module: str, name: str, args: list) -> bool:
     """Compile (or load from numba's cache) one recorded kernel; False when the record no
     longer fits the code."""
     try:
-        dispatcher = getattr(importlib.import_module(module), name)
+        found = importlib.import_module(module)
         sig = tuple(data_to_type(a) for a in args)
-        if sig not in dispatcher.overloads:
+        getattr(found, name).overloads               # popview.jit's kernels: numba's dispatcher now
+        dispatcher = getattr(found, name)
+        if sig not in dispatcher.overloads and not in_numba_cache(dispatcher, sig):
             dispatcher.compile(sig)
         return True
     except Exception:           # renamed, retyped, or a compile error the real call would show
+        return False
+
+
+def in_numba_cache(dispatcher, sig) -> bool:
+    """Whether numba's cache holds `sig` of `dispatcher` for this machine, told by its
+    index alone: loading it (3-12 ms a kernel) is the command's work, not the helper's,
+    which then ends in a fraction of a second (a helper that loaded everything was ended
+    by every short command before it could leave its stamp, and started again)."""
+    cache = getattr(dispatcher, "_cache", None)
+    try:
+        key = cache._index_key(sig, dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:           # numba's private API changed: load or compile as before
         return False

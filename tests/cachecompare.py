@@ -25,10 +25,15 @@ def _objects(f: h5py.File) -> dict[str, h5py.HLObject]:
     return found
 
 
-def _same_attrs(a, b) -> bool:
-    if sorted(a.attrs) != sorted(b.attrs):
+# A timeline overview's attributes that name its own cache (popview.cache.overview): the
+# overviews of two caches of the same content differ there only.
+OVERVIEW_OWN = ("cache_digest", "attrs_digest")
+
+
+def _same_attrs(a, b, ignore: tuple[str, ...] = ()) -> bool:
+    if sorted(k for k in a.attrs if k not in ignore) != sorted(k for k in b.attrs if k not in ignore):
         return False
-    for key in a.attrs:
+    for key in (k for k in a.attrs if k not in ignore):
         x, y = a.attrs[key], b.attrs[key]
         if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
             if not (np.shape(x) == np.shape(y) and np.array_equal(x, y)):
@@ -48,9 +53,10 @@ def _same_values(a: h5py.Dataset, b: h5py.Dataset) -> bool:
     return True
 
 
-def differences(one: Path, other: Path, attrs: str = "all") -> list[str]:
+def differences(one: Path, other: Path, attrs: str = "all", ignore: tuple[str, ...] = ()) -> list[str]:
     """What differs between the caches at `one` and `other` (empty: the same). `attrs`:
-    "all" compares every object's attributes, "root" the file's only."""
+    "all" compares every object's attributes, "root" the file's only; the file's attributes
+    named in `ignore` are not compared."""
     out = []
     with h5py.File(one, "r") as fa, h5py.File(other, "r") as fb:
         a, b = _objects(fa), _objects(fb)
@@ -59,7 +65,7 @@ def differences(one: Path, other: Path, attrs: str = "all") -> list[str]:
                        f"only in the second: {sorted(set(b) - set(a))}")
         for name in sorted(set(a) & set(b)):
             x, y = a[name], b[name]
-            if (attrs == "all" or name == "/") and not _same_attrs(x, y):
+            if (attrs == "all" or name == "/") and not _same_attrs(x, y, ignore if name == "/" else ()):
                 out.append(f"{name}: attributes differ")
             if isinstance(x, h5py.Dataset) != isinstance(y, h5py.Dataset):
                 out.append(f"{name}: a dataset in one cache only")
@@ -71,8 +77,20 @@ def differences(one: Path, other: Path, attrs: str = "all") -> list[str]:
     return out
 
 
+def overview_differences(one: Path, other: Path) -> list[str]:
+    """What differs between the timeline overviews of the caches at `one` and `other`
+    (popview.cache.overview): none for both, or the same but for the cache they name."""
+    from popview.cache import overview
+
+    a, b = overview.path_of(one), overview.path_of(other)
+    if a.exists() != b.exists():
+        return [f"a timeline overview beside {one if a.exists() else other} only"]
+    return differences(a, b, ignore=OVERVIEW_OWN) if a.exists() else []
+
+
 def assert_same_cache(one: Path, other: Path, attrs: str = "all") -> None:
-    found = differences(one, other, attrs)
+    """The caches, and their timeline overviews, the same."""
+    found = differences(one, other, attrs) + [f"timeline overview: {d}" for d in overview_differences(one, other)]
     assert not found, "\n".join(found)
 
 

@@ -31,10 +31,12 @@ SMALL = {
     "bench_cfg_timeline.py": (["--out", "{tmp}"], r"first evaluation: .* s[\s\S]*redraw at +full view: median .* ms"),
     "bench_cfg_comms.py": (["--out", "{tmp}"], r"Event Bytes: [\d.]+ s[\s\S]*peak memory [\d.]+ GB"),
     "bench_first_run.py": ([], r"info median [\d.]+ s"),
-    "bench_timeline.py": ([], r"redraw at full view: +median .* ms[\s\S]*peak memory"),
+    "bench_timeline.py": ([], r"timeline overview ready in [\d.]+ s[\s\S]*redraw at full view: +median .* ms"
+                              r"[\s\S]*peak memory"),
     "bench_otf2_peers.py": (["--dir", "{tmp}"], r"popview convert +wall +[\d.]+ s"),
     "bench_vs_paramedir.py": (["--out", "{tmp}", "--cores"],
-                              r"popview convert +wall +[\d.]+ s .* MB/s[\s\S]*(speed-up 1 -> 2 cores|SKIPPED 1 vs 2)"),
+                              r"popview convert +wall +[\d.]+ s .* MB/s[\s\S]*popview convert --timeline +wall +[\d.]+ s"
+                              r"[\s\S]*timeline's first use +wall +[\d.]+ s[\s\S]*(speed-up 1 -> 2 cores|SKIPPED 1 vs 2)"),
     "bench_startup.py": (["--out", "{tmp}"], r"version +median [\d.]+ s[\s\S]*info \(synthetic, small\) +median [\d.]+ s"
                                              r"[\s\S]*heavy modules loaded by info \(synthetic, small\): none"),
 }

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import popview
-from popview.cache import CacheDamaged, CacheError, CacheUnwritable, fingerprint, scratch
+from popview.cache import CacheDamaged, CacheError, CacheUnwritable, fingerprint, overview, scratch
 from popview.cache.reader import Reader
 from popview.testing import synthetic
 
@@ -216,7 +216,7 @@ def test_a_full_disk_at_any_phase_is_a_clear_error_leaving_nothing(trace, tmp_pa
         monkeypatch.setattr(derived, "_join", full)
     cache_dir = tmp_path / "cache"
     with pytest.raises(CacheUnwritable, match=f"^{cache_dir}: cannot write the cache: No space left on device$"):
-        popview.open(trace, cache_dir=cache_dir)
+        popview.open(trace, cache_dir=cache_dir, timeline=True)      # the side process builds a share of it
     assert os.listdir(cache_dir) == []
 
 
@@ -230,11 +230,18 @@ def _mount_tmpfs(folder: Path, size: str) -> bool:
 
 
 CONVERT = ("import sys; from popview.cache import sidecar; sidecar.MIN_ROWS = int(sys.argv[3]); "
-           "from popview.cli import main; raise SystemExit(main(['convert', sys.argv[1], '--cache-dir', sys.argv[2]]))")
+           "from popview.cli import main; "
+           "raise SystemExit(main(['convert', sys.argv[1], '--cache-dir', sys.argv[2]] + sys.argv[4:]))")
 
 
-def _convert_command(trace: Path, cache_dir: Path, min_rows: int = 0) -> list[str]:
-    return [sys.executable, "-c", CONVERT, str(trace), str(cache_dir), str(min_rows)]
+def _convert_command(trace: Path, cache_dir: Path, min_rows: int = 0, timeline: bool = False) -> list[str]:
+    """`popview convert`; with the timeline overview, the derived-data process builds a share of it."""
+    return [sys.executable, "-c", CONVERT, str(trace), str(cache_dir), str(min_rows)] + (["--timeline"] * timeline)
+
+
+def _ours(name: str) -> bool:
+    """A cache or its timeline overview."""
+    return name.endswith(".popview.h5") or name.endswith(".popview" + overview.SUFFIX)
 
 
 FIRST_USE = "popview: preparing popview for first use"     # the kernels compiling, when they do
@@ -289,8 +296,8 @@ def test_killed_at_random_moments_leaves_no_trusted_damage(trace, tmp_path, sig)
     rng = np.random.default_rng(int(sig))
     cache_dir = tmp_path / "cache"
     for trial in range(4):
-        proc = subprocess.Popen(_convert_command(trace, cache_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, env=_env())
+        proc = subprocess.Popen(_convert_command(trace, cache_dir, timeline=True), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=_env())
         time.sleep(float(rng.uniform(0.3, 2.5)))
         children = _children_of(proc.pid)
         proc.send_signal(sig)
@@ -312,15 +319,19 @@ def test_killed_at_random_moments_leaves_no_trusted_damage(trace, tmp_path, sig)
                 pytest.fail(f"derived-data process {child} outlived its parent")
         left = os.listdir(cache_dir) if cache_dir.exists() else []
         if sig == signal.SIGTERM:
-            assert all(name.endswith(".popview.h5") for name in left), left
+            assert all(_ours(name) for name in left), left
         for path in cache_dir.glob("*.popview.h5") if left else []:
-            Reader(path).close()     # a cache found is whole
+            with Reader(path) as reader:     # a cache found is whole, and so is its overview when found
+                if overview.path_of(path).exists():
+                    assert "state" in reader.timeline()
         # the next conversion cleans up what a kill -9 left and makes a good cache
-        done = subprocess.run(_convert_command(trace, cache_dir), capture_output=True, text=True, env=_env())
+        done = subprocess.run(_convert_command(trace, cache_dir, timeline=True), capture_output=True, text=True,
+                              env=_env())
         assert done.returncode == 0, done.stderr
-        left = os.listdir(cache_dir)
-        assert len(left) == 1 and left[0].endswith(".popview.h5"), left     # no scratch, no lock
-        (cache_dir / left[0]).unlink()
+        left = sorted(os.listdir(cache_dir))
+        assert len(left) == 2 and all(_ours(name) for name in left), left     # no scratch, no lock
+        for name in left:
+            (cache_dir / name).unlink()
 
 
 def test_killed_after_its_cache_was_in_place_is_tidied_by_the_next_opening(trace, tmp_path):
@@ -361,8 +372,8 @@ def _state(pid: int) -> bytes:
 def test_a_killed_derived_data_process_is_one_line_and_leaves_nothing(trace, tmp_path):
     cache_dir = tmp_path / "cache"
     for _ in range(3):
-        proc = subprocess.Popen(_convert_command(trace, cache_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, env=_env())
+        proc = subprocess.Popen(_convert_command(trace, cache_dir, timeline=True), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=_env())
         children = []
         while proc.poll() is None and not children:
             children = _children_of(proc.pid)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import popview
-from popview.cache import sidecar
+from popview.cache import overview, sidecar
 from popview.testing import synthetic
 
 
@@ -21,9 +21,11 @@ def trace(tmp_path_factory):
     return d / "h.prv"
 
 
-def _convert(trace, cache_dir, monkeypatch, min_rows):
+def _convert(trace, cache_dir, monkeypatch, min_rows, timeline=True):
+    """The side process builds a share of the timeline overview: converted with it."""
     monkeypatch.setattr(sidecar, "MIN_ROWS", min_rows)
-    exp = popview.open(trace, cache_dir=cache_dir, force=True)
+    exp = popview.open(trace, cache_dir=cache_dir, force=True, timeline=timeline)
+    exp.close()
     return exp.reader.path
 
 
@@ -50,15 +52,30 @@ def test_parallel_build_equals_sequential(trace, tmp_path, monkeypatch, share):
     two = _convert(trace, tmp_path / "two", monkeypatch, 0)
     # the counters read only the events, which arrived in time order: given before the sort
     assert [s is not None for s in started] == [share == "counters"]
-    with h5py.File(one) as a, h5py.File(two) as b:
-        assert any(name.startswith("counter_") for name in a["pyramid"]), "the trace must have counters"
-        for group in ("pyramid", "cumulative"):
-            da, db = _datasets(a[group]), _datasets(b[group])
+    with h5py.File(one) as a, h5py.File(two) as b, h5py.File(overview.path_of(one)) as ta, \
+            h5py.File(overview.path_of(two)) as tb:
+        assert "pyramid" not in a and "pyramid" not in b, "the pyramid lives in the companion file"
+        assert any(name.startswith("counter_") for name in ta["pyramid"]), "the trace must have counters"
+        for group, fa, fb in (("pyramid", ta, tb), ("cumulative", a, b)):
+            da, db = _datasets(fa[group]), _datasets(fb[group])
             assert da.keys() == db.keys() and da
             for name in da:
                 np.testing.assert_array_equal(da[name], db[name], err_msg=f"{group}/{name}")
-            assert dict(a[group].attrs) == dict(b[group].attrs)
+            assert dict(fa[group].attrs) == dict(fb[group].attrs)
     assert not list((tmp_path / "two").glob("*.part")), "side files must be removed"
+
+
+def test_without_the_timeline_no_side_process_is_started(trace, tmp_path, monkeypatch, started):
+    """Without the timeline overview the derived data are the cumulative sums alone: a
+    second interpreter would only wait for them (see docs/cache.md)."""
+    from popview.cache import writer as writer_module
+
+    monkeypatch.setattr(writer_module, "SIDE_AT_START_BYTES", 1)
+    path = _convert(trace, tmp_path / "plain", monkeypatch, 0, timeline=False)
+    assert started == []
+    with h5py.File(path) as f:
+        assert "cumulative" in f and "pyramid" not in f
+    assert not overview.path_of(path).exists()
 
 
 def test_a_dead_child_fails_the_conversion_and_leaves_no_cache(trace, tmp_path, monkeypatch):
@@ -103,7 +120,8 @@ def test_cancel_while_both_processes_build_stops_the_child_and_leaves_nothing(tr
             cancel.set()
 
     with pytest.raises(Cancelled):
-        popview.open(trace, cache_dir=tmp_path / "cancelled", progress=progress, cancel=cancel, force=True)
+        popview.open(trace, cache_dir=tmp_path / "cancelled", progress=progress, cancel=cancel, force=True,
+                     timeline=True)
     assert started and all(p.poll() is not None for p in started), "the child must not outlive a cancel"
     assert not list((tmp_path / "cancelled").iterdir()), "no cache, side file or scratch left"
 
@@ -116,9 +134,9 @@ def test_a_large_source_starts_the_child_with_the_conversion(trace, tmp_path, mo
     monkeypatch.setattr(sidecar, "MIN_ROWS", 10 ** 12)       # finish() alone would not start one
     one = _convert(trace, tmp_path / "one", monkeypatch, 10 ** 12)
     assert len(started) == 1 and started[0].poll() is not None, "started once, and ended"
-    with h5py.File(one) as f:
-        assert "pyramid" in f and "cumulative" in f
-    w = writer_module.Writer(tmp_path / "x.h5", "fp", source_bytes=10)
+    with h5py.File(one) as f, h5py.File(overview.path_of(one)) as t:
+        assert "pyramid" in t and "cumulative" in f
+    w = writer_module.Writer(tmp_path / "x.h5", "fp", source_bytes=10, timeline=True)
     assert len(started) == 2 and started[1].poll() is None
     with pytest.raises(ValueError):
         with w:

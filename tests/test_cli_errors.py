@@ -17,8 +17,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _popview(args, prelude: str = "", stdout=subprocess.PIPE, wait: bool = True, **kw):
-    """`popview ARGS` in a fresh interpreter, after `prelude` (fault injection) has run."""
-    code = f"import sys\n{prelude}\nfrom popview.cli import main\nsys.exit(main({[str(a) for a in args]!r}))\n"
+    """`popview ARGS` in a fresh interpreter, after `prelude` (fault injection) has run, through
+    the program's entry (cli.run: after a command, the process ends by os._exit)."""
+    code = (f"import sys\n{prelude}\nfrom popview.cli import run\nsys.argv = ['popview'] + {[str(a) for a in args]!r}\n"
+            "run()\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("POPVIEW_DEBUG", None)
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=stdout, stderr=subprocess.PIPE, env=env, **kw)
@@ -50,6 +52,17 @@ def test_broken_pipe_is_one_line(trace, tmp_path):
     finally:
         os.close(write)
     _one_line_error(code, err, "broken pipe")
+
+
+def test_the_program_ends_at_once_with_its_output_and_exit_handlers(trace, tmp_path):
+    """cli.run ends a command's process by os._exit: what it printed (to a pipe: buffered)
+    arrives whole, atexit handlers run, and the exit code is the command's."""
+    prelude = "import atexit\natexit.register(lambda: print('atexit ran', file=sys.stderr))"
+    code, out, err = _popview(["info", trace, "--cache-dir", tmp_path / "c", "--json"], prelude)
+    assert code == 0, err
+    assert out.rstrip().endswith("}") and len(out) > 200 and "atexit ran" in err
+    code, out, err = _popview(["info", tmp_path / "absent.prv", "--cache-dir", tmp_path / "c"], prelude)
+    assert code == 2 and "atexit ran" in err
 
 
 def test_cache_dir_that_is_a_file(trace, tmp_path):
@@ -134,7 +147,7 @@ def test_derived_data_process_killed(tmp_path):
                "    self._proc.wait()\n"
                "    return submit(self, *a, **k)\n"
                "sidecar.SideBuilder.submit = submit_and_kill\n")
-    code, _, err = _popview(["convert", trace, "--cache-dir", tmp_path / "c"], prelude)
+    code, _, err = _popview(["convert", trace, "--cache-dir", tmp_path / "c", "--timeline"], prelude)   # the process builds it
     _one_line_error(code, err, "derived-data process")
 
 

@@ -47,9 +47,9 @@ def test_the_timeline_pyramid_spreads_double_values_too(tmp_path):
     events = {"loc": [0, 0], "time": [100, 300], "type": [ENERGY, ENERGY], "value": _bits([0.25, 0.625])}
     with make_cache(tmp_path / "c.h5", states, events, 300, n_loc=1, extra_counters={ENERGY: "energy"},
                     value_types={ENERGY: "double"}) as reader:
-        level = reader.h5["pyramid"][f"counter_{ENERGY}"]["0"]["value"][0]
+        level = reader.timeline()[f"counter_{ENERGY}"]["0"]["value"][0]
         assert np.isclose(np.nansum(level), 0.875, atol=1e-6)
-        tiles = reader.h5["pyramid"]["tiles"][f"counter_{ENERGY}"]["value"][:]
+        tiles = reader.timeline()["tiles"][f"counter_{ENERGY}"]["value"][:]
         assert tiles.tolist() == [0.25, 0.625]
 
 

@@ -12,9 +12,11 @@ import pytest
 
 distributed = pytest.importorskip("distributed", reason="Dask is optional: pip install 'popview[dask]'")
 
+import popview  # noqa: E402
 from popview import cluster  # noqa: E402
+from popview.cache import overview  # noqa: E402
 from popview.experiment import convert  # noqa: E402
-from tests.cachecompare import assert_same_cache  # noqa: E402
+from tests.cachecompare import assert_same_cache, overview_differences  # noqa: E402
 
 pytestmark = pytest.mark.dask
 MAKE_BIG_EPOCH = Path(__file__).resolve().parents[2] / "shared" / "tools" / "make_big_epoch.py"
@@ -29,9 +31,9 @@ def client(request):
         yield c
 
 
-def both(source: Path, tmp_path: Path, client, **options) -> tuple[Path, Path]:
-    single, _ = convert(source, tmp_path / "single")
-    on_dask, converted = convert(source, tmp_path / "dask", dask=client, **options)
+def both(source: Path, tmp_path: Path, client, timeline: bool = False, **options) -> tuple[Path, Path]:
+    single, _ = convert(source, tmp_path / "single", timeline=timeline)
+    on_dask, converted = convert(source, tmp_path / "dask", dask=client, timeline=timeline, **options)
     assert converted
     assert not any(p.name.startswith(".popview-scratch") for p in (tmp_path / "dask").iterdir())
     return single, on_dask
@@ -44,10 +46,24 @@ def test_epoch_gz_blocks_sent_to_workers(shared_traces, tmp_path, client):
 
 
 @pytest.mark.shared
-def test_heat_byte_ranges(shared_traces, tmp_path, client):
+@pytest.mark.parametrize("timeline", [False, True], ids=["default", "with-timeline"])
+def test_heat_byte_ranges(shared_traces, tmp_path, client, timeline):
     source = shared_traces / "popview-heat/extrae/hyb_2x2/hyb_2x2.prv"
     # ~13 ranges; the tables sorted by groups of a few locations, so that call paths merge across groups
-    assert_same_cache(*both(source, tmp_path, client, task_bytes=64 << 10, group_rows=3000))
+    single, on_dask = both(source, tmp_path, client, timeline, task_bytes=64 << 10, group_rows=3000)
+    assert overview.path_of(on_dask).exists() == timeline, "the default conversion builds no timeline overview"
+    assert_same_cache(single, on_dask)           # their timeline overviews too
+
+
+@pytest.mark.shared
+def test_the_overview_built_on_first_use_after_dask_equals_the_one_built_there(shared_traces, tmp_path, client):
+    source = shared_traces / "popview-heat/extrae/hyb_2x2/hyb_2x2.prv"
+    _, with_it = both(source, tmp_path / "a", client, True, group_rows=3000)
+    without, _ = convert(source, tmp_path / "b", dask=client, group_rows=3000)
+    assert not overview.path_of(without).exists()
+    with popview.open(source, cache_dir=tmp_path / "b") as exp:
+        exp.prepare_timeline()
+    assert not overview_differences(with_it, without)
 
 
 @pytest.mark.shared
@@ -113,8 +129,8 @@ def process_client():
     ("popview-heat/scorep/hyb_2x2/traces.otf2", "decode_location", 3, {}),
     # the finish's tasks: a table's location group, a part of the pyramid
     ("popview-heat/extrae/hyb_2x2/hyb_2x2.prv", "sort_group", 3, {"group_rows": 3000}),
-    ("popview-heat/scorep/hyb_2x2/traces.otf2", "pyramid_part", 2, {"group_rows": 3000}),
-    ("popview-heat/extrae/hyb_2x2/hyb_2x2.prv", "tile_part", 2, {"group_rows": 3000})],
+    ("popview-heat/scorep/hyb_2x2/traces.otf2", "pyramid_part", 2, {"group_rows": 3000, "timeline": True}),
+    ("popview-heat/extrae/hyb_2x2/hyb_2x2.prv", "tile_part", 2, {"group_rows": 3000, "timeline": True})],
     ids=["paraver", "otf2", "paraver-sort-group", "otf2-pyramid-part", "paraver-tile-part"])
 def test_a_worker_killed_in_the_middle_its_task_reruns(shared_traces, tmp_path, process_client, source, task,
                                                        after, options):

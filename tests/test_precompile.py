@@ -133,6 +133,30 @@ def test_the_helper_compiles_tells_and_leaves_a_stamp(tmp_path, monkeypatch):
     assert not precompile.start_helper("info"), "started again although everything is compiled"
 
 
+def test_a_kernel_in_numba_s_cache_is_not_loaded_by_the_helper(tmp_path):
+    """The helper only looks in numba's index for a cached kernel: a second process finds it
+    there (True), does not load it (no overload), and compiles what the index lacks."""
+    script = ("import sys, json, numpy as np\n"
+              "from popview import precompile\n"
+              "from popview.cache import order\n"
+              "entry = json.loads(sys.argv[1])\n"
+              "if sys.argv[2] == 'call':\n"
+              "    order.location_order(np.array([1, 0], np.int32), np.array([1, 1]))\n"
+              "else:\n"
+              "    assert precompile.compile_one(*entry)\n"
+              "    sig = tuple(precompile.data_to_type(a) for a in entry[2])\n"
+              "    print(precompile.in_numba_cache(order.location_order, sig), len(order.location_order.overloads))\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), PYTHONPATH=str(PACKAGE.parent))
+    runs = []
+    for step in ("helper", "call", "helper"):
+        out = subprocess.run([sys.executable, "-c", script, json.dumps(KERNEL), step], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs.append(out.stdout.split())
+    assert runs[0] == ["True", "1"], "not cached yet: compiled (and saved) by the helper"
+    assert runs[2] == ["True", "0"], "cached: found in the index, not loaded"
+
+
 def test_no_helper_when_switched_off_or_nothing_is_listed(tmp_path, monkeypatch):
     _helper_env(tmp_path, monkeypatch, {"info": [KERNEL]})
     assert not precompile.start_helper("window")          # nothing listed for it

@@ -46,15 +46,15 @@ def small(tmp_path):
 
 
 def level(reader, channel, k):
-    g = reader.h5["pyramid"][channel][str(k)]
+    g = reader.timeline()[channel][str(k)]
     return g["value"][:], (g["share"][:] if "share" in g else None)
 
 
 def test_geometry_is_powers_of_two(small):
-    g = small.h5["pyramid"]
+    g = small.timeline()
     assert g.attrs["base_ns"] == 1          # 1024 ns at <= 16384 bins
     widths = [int(g.attrs["base_ns"]) << k for k in range(int(g.attrs["n_levels"]))]
-    bins = [small.h5["pyramid"]["state"][str(k)]["value"].shape[1] for k in range(len(widths))]
+    bins = [small.timeline()["state"][str(k)]["value"].shape[1] for k in range(len(widths))]
     assert [w * b for w, b in zip(widths, bins)] == [1024] * len(widths)
     assert bins[-1] == 1
 
@@ -94,7 +94,7 @@ def test_counter_sums_spread_over_intervals(small):
 
 
 def test_tiles_group_records_by_block_then_location(small):
-    t = small.h5["pyramid"]["tiles"]["state"]
+    t = small.timeline()["tiles"]["state"]
     offsets = t["offsets"][:]
     assert offsets.shape == (1, 3)                      # 4 records: one block
     assert t["loc"][:].tolist() == [0, 0, 0, 1]
@@ -122,7 +122,7 @@ def test_dominance_on_random_trace_matches_brute_force(tmp_path):
     t_end = int(end[-1])
     with make_cache(tmp_path / "r.h5", {"loc": np.zeros(n, int), "begin": begin, "end": end, "state": state},
                     None, t_end, n_loc=1) as reader:
-        g = reader.h5["pyramid"]
+        g = reader.timeline()
         base = int(g.attrs["base_ns"])
         for k in (3, 5):
             width = base << k
@@ -144,16 +144,33 @@ def test_rebuild_replaces_the_group(small):
         assert sorted(out["pyramid"]["tiles"]) == ["callpath", f"counter_{INS}", "state"]
 
 
-def test_a_cache_without_records_gets_an_empty_pyramid(tmp_path):
+@pytest.mark.parametrize("timeline", [False, True])
+def test_a_cache_without_records_has_no_timeline(tmp_path, timeline):
     defs = Definitions(source_format="cube")
     defs.processes = [Process("rank 0", 0)]
     defs.locations = [Location("t0", 0, 0)]
     defs.counters = ["PAPI_TOT_INS"]
-    w = Writer(tmp_path / "p.h5", "test", 1)
+    w = Writer(tmp_path / "p.h5", "test", 1, timeline=timeline)
     w.set_definitions(defs)
     w.finish()
     with Reader(tmp_path / "p.h5") as reader:
-        g = reader.h5["pyramid"]
+        assert reader.timeline() is None and reader.group(pyramid.GROUP) is None
+    assert [p.name for p in tmp_path.iterdir()] == ["p.h5"], "no timeline overview file for a profile"
+
+
+def test_an_empty_pyramid_for_a_source_without_records(tmp_path):
+    """pyramid.build itself on a cache without records: the group, without channels."""
+    import h5py
+
+    defs = Definitions(source_format="cube")
+    defs.processes = [Process("rank 0", 0)]
+    defs.locations = [Location("t0", 0, 0)]
+    w = Writer(tmp_path / "p.h5", "test", 1)
+    w.set_definitions(defs)
+    w.finish()
+    with h5py.File(tmp_path / "p.h5", "r") as src, h5py.File(tmp_path / "t.h5", "w") as dst:
+        pyramid.build(src, defs, Progress(), dst=dst)
+        g = dst["pyramid"]
         assert g.attrs["channels"] == "" and g.attrs["numeric"] == "" and len(g) == 0
 
 
@@ -201,7 +218,7 @@ def test_a_counter_of_some_locations_fills_only_their_rows(tmp_path):
     times = np.sort(rng.integers(1, t_end, 40))
     events = {"loc": [2] * 40, "time": times.tolist(), "type": [INS] * 40, "value": rng.integers(0, 1000, 40).tolist()}
     with make_cache(tmp_path / "c.h5", states, events, t_end, n_loc=4) as reader:
-        g = reader.h5["pyramid"]
+        g = reader.timeline()
         base, n_levels = int(g.attrs["base_ns"]), int(g.attrs["n_levels"])
         bins = [g[f"counter_{INS}"][str(k)]["value"].shape[1] for k in range(n_levels)]
         prev = np.r_[0, times[:-1]]

@@ -81,7 +81,7 @@ def test_tiles_across_blocks_do_not_double_count(tmp_path, monkeypatch):
     state = rng.integers(1, 4, n)
     with make_cache(tmp_path / "b.h5", {"loc": np.zeros(n, int), "begin": begin, "end": end, "state": state},
                     None, int(end[-1]), n_loc=1) as reader:
-        assert reader.h5["pyramid/tiles/state/offsets"].shape[0] > 8
+        assert reader.timeline()["tiles/state/offsets"].shape[0] > 8
         data = TimelineData(_Exp(reader))
         t0, t1, width = int(end[3]), int(end[40]), 37
         pic = data.picture(ColourMode("state"), [0], t0, t1, width)
@@ -176,7 +176,7 @@ def test_lines_crossing_a_window_match_the_messages_table(tmp_path, monkeypatch)
     synthetic.write(tmp_path / "m.prv", shape)
     with popview.open(tmp_path / "m.prv", cache_dir=tmp_path / "cache") as exp:
         data = TimelineData(exp)
-        assert exp.reader.h5["pyramid/tiles/messages/offsets"].shape[0] > 4
+        assert exp.reader.timeline()["tiles/messages/offsets"].shape[0] > 4
         m = exp.reader.read("messages")
         t0, t1 = data.t_end // 3, data.t_end // 2
         want = (m["send_time"] < t1) & (np.maximum(m["recv_time"], m["send_time"]) >= t0)

@@ -29,12 +29,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from popview.analysis.computed_once import ComputedOnce
 from popview.analysis.replay import intervals
 from popview.cache.cumulative import _innermost, _parents_first, _uncovered, innermost_segments
+from popview.jit import njit
 
 # per cache file (as written), fingerprint and call path: the metric trees of every model (each opening
 # the experiment afresh) and the replay's mask share one computation
@@ -211,7 +211,7 @@ def _worker_part(own: dict, mb, me, mcp, inside) -> tuple[np.ndarray, np.ndarray
     return _joined(ob, oe, inside[ocp], rb, re_, inside[rcp])
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _joined(b1, e1, keep1, b2, e2, keep2):
     """The union of the kept intervals of two lists, each sorted by begin, touching
     intervals joined: merge_overlaps of them all sorted by begin, in one pass."""

@@ -3,8 +3,8 @@
 For a set of rows (locations), a time window [t0, t1) and a pixel width,
 `TimelineData.picture` returns per row and pixel the dominant value of a
 colour mode and the share of the pixel it covers (categorical modes), or a
-number (gradient modes). Zoomed out it reads one level of the pyramid built
-at conversion (about pixels-many bins per row); zoomed in, the records of
+number (gradient modes). Zoomed out it reads one level of the pyramid (the
+timeline overview: popview.cache.overview; about pixels-many bins per row); zoomed in, the records of
 the visible window from the time-block tiles; so a redraw costs about
 rows x pixels whatever the size of the trace.
 """
@@ -99,8 +99,7 @@ class TimelineData:
         self.reader = exp.reader
         self.defs = exp.definitions
         self.n_loc = len(self.defs.locations)
-        self.pyr = self.reader.group(pyramid.GROUP)
-        self.base = int(self.pyr.attrs["base_ns"]) if self.pyr is not None else 0
+        self._pyr = None      # the timeline overview, opened (or built: popview.cache.overview) when first read
         self._tile_offsets: dict[str, np.ndarray] = {}
         self._range_cache: dict[ColourMode, tuple[float, float]] = {}
         self._levels: dict[tuple[str, int], tuple] = {}
@@ -115,6 +114,23 @@ class TimelineData:
             mpi=_to_region(pyramid.paradigm_lookup(self.defs, "mpi"), region),
             openmp=_to_region(pyramid.paradigm_lookup(self.defs, "openmp"), region),
             depth=_callpath_depth(np.asarray(self.defs.callpath_parent, np.int64)))
+
+    @property
+    def pyr(self):
+        """The pyramid group (levels and tiles): the experiment's timeline overview, built
+        from the cache on first use when the conversion did not build it (the window has it
+        built on its opening lane before any timeline is drawn: Experiment.prepare_timeline)."""
+        if self._pyr is None:
+            self._pyr = self.reader.group(pyramid.GROUP) or False
+            self._base = int(self._pyr.attrs["base_ns"]) if self._pyr else 0
+        return self._pyr or None
+
+    @property
+    def base(self) -> int:
+        """The finest bin's width (ns)."""
+        if self._pyr is None:
+            _ = self.pyr                      # opens it, and reads its base
+        return self._base
 
     # ---- what can be drawn ----------------------------------------------------
     @property

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 
-import numba
 import numpy as np
 
+from popview.jit import njit
 from popview.model.categories import CAT, N_CAT
 
 USEFUL_LAST = CAT["comp_parallel"]      # categories 0..USEFUL_LAST are useful computation
@@ -74,7 +74,7 @@ class CumulativeIndex:
         return out
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def slab_sums(slab, counts, t, width, n_regions):
     """Sums of the slab's rows before t (the row across t counted up to t)."""
     n_ctr = counts.shape[1]

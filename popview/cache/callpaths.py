@@ -7,14 +7,15 @@ open region of the same event type. The output is one interval per visit
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from popview.jit import njit
 
 LEAVE = -1
 EMPTY = -1      # a free slot of the (parent, region) -> call path hash table
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _build(loc, time, etype, region, t_end, h_keys, h_vals, cp_parent, cp_region, n_cp):
     """The visits of a batch; new call paths are added to the table (whose arrays
     the caller sized for every enter of the batch) and their count returned."""
@@ -88,12 +89,12 @@ def _build(loc, time, etype, region, t_end, h_keys, h_vals, cp_parent, cp_region
     return out_loc[:m], out_begin[:m], out_end[:m], out_cp[:m], out_depth[:m], unmatched, open_cp[:unclosed], n_cp
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _slot(key, mask):
     return ((key * 0x9E3779B97F4A7C15) >> 17) & mask
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _rehash(h_keys, h_vals, capacity):
     keys = np.full(capacity, EMPTY, np.int64)
     vals = np.empty(capacity, np.int32)

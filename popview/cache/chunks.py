@@ -15,10 +15,10 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import h5py
-import numba
 import numpy as np
 import zstandard
 
+from popview import jit
 from popview.cache.integrity import append_checksum
 
 ZSTD_FILTER = 32015          # the HDF5 filter id of Zstandard (hdf5plugin.Zstd)
@@ -35,7 +35,13 @@ def _threads() -> ThreadPoolExecutor:
         return _pool
 
 
-@numba.njit(cache=True, nogil=True)
+def _transposed(raw, out, size: int) -> None:
+    """byte shuffle by numpy: interpreted runs (popview.jit) of _shuffle8 and _shuffle4."""
+    n = len(raw) // size
+    out[:n * size] = raw[:n * size].reshape(-1, size).T.reshape(-1)
+
+
+@jit.njit(cache=True, nogil=True, python=lambda raw, out: _transposed(raw, out, 8))
 def _shuffle8(raw, out):
     """HDF5's byte shuffle of 8-byte items, unrolled (five times numpy's transpose):
     the times and values, most of the bytes a conversion compresses."""
@@ -52,7 +58,7 @@ def _shuffle8(raw, out):
         out[7 * n + i] = raw[j + 7]
 
 
-@numba.njit(cache=True, nogil=True)
+@jit.njit(cache=True, nogil=True, python=lambda raw, out: _transposed(raw, out, 4))
 def _shuffle4(raw, out):
     """The same for 4-byte items (event types, locations, states, call paths): numpy's
     transpose of them cost as much as the 8-byte kernel on twice the bytes. Kept apart
@@ -187,7 +193,7 @@ class ChunkedWriter:
             raise ValueError(f"{self.dset.name}: {self.stop - self.start - self._written} rows never written")
 
     def _submit(self, block: np.ndarray) -> None:
-        self._pending.append((self._next, _threads().submit(_encode, block, self.shuffle, self.level, self.checksum)))
+        self._pending.append((self._next, _threads().submit(jit.carry(_encode), block, self.shuffle, self.level, self.checksum)))
         self._next += self.rows
         while len(self._pending) > self.AHEAD:
             self._store_oldest()

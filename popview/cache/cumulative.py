@@ -30,7 +30,6 @@ import json
 
 import h5py
 import hdf5plugin
-import numba
 import numpy as np
 
 from popview.cache.batches import by_budget
@@ -39,6 +38,7 @@ from popview.cache.codes import code_index
 from popview.cache.integrity import checked
 from popview.cache.progress import Progress
 from popview.cache.writer import compression
+from popview.jit import njit
 from popview.model.categories import (CAT, CATEGORIES, CATEGORY_DESCRIPTIONS, MPI_ROLE_CATEGORY, N_CAT,
                                       PROFILE_METRICS)
 from popview.model.definitions import THREAD_JOIN, Definitions
@@ -131,7 +131,7 @@ class _WindowSink:
 
 # ------------------------------------------------------------------ kernels
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def innermost_segments(begin, end, cp):
     """Partition of the time covered by nested intervals (sorted by begin,
     parents first) into segments labelled by the innermost interval."""
@@ -172,7 +172,7 @@ def innermost_segments(begin, end, cp):
     return s_begin[:m], s_end[:m], s_cp[:m]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def running_sums(begin, end, cat, reg, ctr, n_cat, n_regions, lo, check):
     """Sums of everything before each checkpoint row (the location's first row
     and every global row index divisible by `check`), and the location's totals.
@@ -208,7 +208,7 @@ def running_sums(begin, end, cat, reg, ctr, n_cat, n_regions, lo, check):
     return ck_row[:k], ck_cum[:k], ck_ctr[:k], acc, acc_ctr
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def attribute_rows(seg_begin, seg_end, seg_key, n_keys, begin, end, cat, ctr, n_cat):
     """Category time and counters of a location's rows falling in each segment
     (segments sorted and disjoint, rows sorted and disjoint), summed per key;
@@ -250,7 +250,7 @@ def attribute_rows(seg_begin, seg_end, seg_key, n_keys, begin, end, cat, ctr, n_
     return sums, csums
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _merge_search(a, x, right):
     """np.searchsorted(a, x, side) for x in ascending order, by one merge:
     linear and cache-friendly where binary searches of big arrays are not."""
@@ -267,7 +267,7 @@ def _merge_search(a, x, right):
     return out
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def add_readings(which, time, raw, is_double, begin, end, cat, useful_last, out):
     """out[row, k] += each reading of counter k (which[i]: the counter of event i, -1 for
     none), where row is the row ending at or after the reading and beginning before it,
@@ -523,8 +523,10 @@ class _Builder:
         cat = self._categories(loc, begin, end, state, calls, reg >= 0)
         if (self.defs.locations[loc].thread if self.defs.locations else 0) > 0:
             _late_worker_rows(reg, cat, mid, instances)
-        ctr = np.ascontiguousarray(np.hstack((self._counters(loc, begin, end, cat),
-                                              self._mpi_call_counts(begin, calls))))
+        n_ctr = len(self.counter_codes)          # one array for both: no hstack copy (0.26 s at 10^7)
+        ctr = np.zeros((len(begin), n_ctr + len(PSEUDO_COUNTERS)))
+        self._counters(loc, begin, end, cat, ctr)
+        self._mpi_call_counts(begin, calls, ctr[:, n_ctr:])
         ck_row, ck_cum, ck_ctr, total, ctr_total = running_sums(begin, end, cat.astype(np.int64), reg, ctr, N_CAT,
                                                                 self.n_regions, lo, CHECK)
         return {"begin": begin, "end": end, "cat": cat, "reg": reg, "ctr": ctr, "ck_row": ck_row,
@@ -561,12 +563,12 @@ class _Builder:
         cat[useful] = np.where(in_omp[useful], CAT["comp_parallel"], CAT["comp_serial"])
         return cat
 
-    def _counters(self, loc, begin, end, cat) -> np.ndarray:
-        """Counter deltas of each useful row: a reading at t belongs to the row ending at t."""
+    def _counters(self, loc, begin, end, cat, out: np.ndarray) -> None:
+        """Counter deltas of each useful row into out[:, k] (counter k; out zeros, C order, as
+        wide as the counters or wider): a reading at t belongs to the row ending at t."""
         n_ctr = len(self.counter_codes)
-        out = np.zeros((len(begin), n_ctr))
         if not n_ctr or not len(begin):
-            return out
+            return
         ev = self.out["events"]
         off = self._event_offsets()
         for lo in range(int(off[loc]), int(off[loc + 1]), EVENT_SLICE):   # in slices: bounded memory
@@ -574,21 +576,18 @@ class _Builder:
             etype, time, raw = ev["type"][lo:hi], ev["time"][lo:hi], ev["value"][lo:hi]
             add_readings(code_index(etype, self.counter_codes_array), time, np.ascontiguousarray(raw, np.int64),
                          self.counter_doubles, begin, end, cat, CAT["comp_parallel"], out)
-        return out
 
-    def _mpi_call_counts(self, begin, calls) -> np.ndarray:
-        """Pseudo counters: MPI calls (all, collective) entered during each row."""
-        out = np.zeros((len(begin), len(PSEUDO_COUNTERS)))
+    def _mpi_call_counts(self, begin, calls, out: np.ndarray) -> None:
+        """Pseudo counters into out's two columns: MPI calls (all, collective) entered during each row."""
         cp = calls["callpath"].astype(np.int64)
         if not len(cp) or not len(begin):
-            return out
+            return
         mcat = self.cp_mpi_cat[cp]
         row = search_sorted(begin, calls["begin"], side="right") - 1
         ok = (row >= 0) & (mcat >= 0)
         out[:, 0] = np.bincount(row[ok], minlength=len(begin))
         coll = ok & ((mcat == CAT["mpi_collective"]) | (mcat == CAT["mpi_sync"]))
         out[:, 1] = np.bincount(row[coll], minlength=len(begin))
-        return out
 
     def _is_worker(self, loc: int) -> bool:
         """A CPU thread other than its process's first (not a GPU stream or metric source)."""
@@ -676,7 +675,7 @@ def _innermost(calls: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return innermost_segments(calls["begin"][order], calls["end"][order], calls["callpath"][order].astype(np.int32))
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _parents_first(begin, end):
     """Whether intervals are sorted by begin, the longer first on equal begins."""
     for i in range(1, len(begin)):
@@ -693,7 +692,7 @@ def _overlay(top: tuple, under: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return begin[order], np.concatenate((top[1], rest[1]))[order], np.concatenate((top[2], rest[2]))[order]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _uncovered(b, e, label, cover_b, cover_e):
     """The parts of segments [b, e) that no cover segment overlaps (both sorted and disjoint)."""
     n = len(b) + len(cover_b) + 1
@@ -771,7 +770,7 @@ def _inside(calls: dict, select: np.ndarray, x: np.ndarray, label: np.ndarray | 
     return _inside_sorted(b, e, select, lab, x, fallback)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _inside_sorted(b, e, select, label, x, fallback):
     """_inside for times in ascending order and intervals sorted by begin: one merge."""
     out = np.full(len(x), -1, np.int64)
@@ -916,7 +915,7 @@ def _by_callpath(callpath: np.ndarray, proc: np.ndarray, begin: np.ndarray, n_cp
     return np.argsort(keys, kind="stable")
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _by_process_then_begin(proc, begin):
     for i in range(1, len(proc)):
         if proc[i] < proc[i - 1] or (proc[i] == proc[i - 1] and begin[i] < begin[i - 1]):
@@ -925,6 +924,16 @@ def _by_process_then_begin(proc, begin):
 
 
 # ------------------------------------------------------------------ profile
+
+def _counted(keys: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(keys, return_counts=True) for keys in [0, n_keys): by counting where the
+    keys are few against the rows (no sort: 0.23 s on 3 M visits), else by np.unique."""
+    if n_keys > max(4 * len(keys), 1 << 16):
+        return np.unique(keys, return_counts=True)
+    counts = np.bincount(keys, minlength=n_keys)
+    present = np.flatnonzero(counts)
+    return present, counts[present]
+
 
 def build_profile(defs: Definitions, n_loc: int, cp, loc, cat_values, ctr_values, visits_cp, visits_loc,
                   counter_names: list[str]):
@@ -950,7 +959,7 @@ def build_profile(defs: Definitions, n_loc: int, cp, loc, cat_values, ctr_values
         metrics.append(MetricDef(ident, name, "sec", CATEGORY_DESCRIPTIONS.get(ident, name), par, "derived"))
         values[ident] = MetricValues.from_coo(n_cp, cp, loc, v)
     vcp = new[np.where(visits_cp < 0, outside, visits_cp)]
-    pair, count = np.unique(vcp * n_loc + np.asarray(visits_loc, np.int64), return_counts=True)
+    pair, count = _counted(vcp * n_loc + np.asarray(visits_loc, np.int64), n_cp * n_loc)
     metrics.append(MetricDef("visits", "Visits", "occ", "Number of times a call path was entered"))
     values["visits"] = MetricValues.from_coo(n_cp, pair // n_loc, pair % n_loc, count.astype(np.float64))
     for k, name in enumerate(counter_names):

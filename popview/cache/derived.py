@@ -1,6 +1,7 @@
 """Data derived from the sorted records at conversion time, so that opening
 and querying never rescans them: call-path intervals and whatever optional
-builders (pyramids, cumulative sums) are installed, in one process or two."""
+builders (cumulative sums; the timeline pyramid when asked for, into its
+companion file: overview.py) are installed, in one process or two."""
 from __future__ import annotations
 
 import importlib
@@ -24,15 +25,19 @@ from popview.model.definitions import Definitions, Region
 
 # Modules with a build(out, defs, progress) function, run after the core ones.
 OPTIONAL_BUILDERS = ("popview.cache.cumulative", "popview.cache.pyramid")
+# The one of them that only the timeline reads: built when asked for (a conversion with the
+# timeline overview, or its first use: overview.py), into the companion file, not the cache.
+TIMELINE_BUILDER = "popview.cache.pyramid"
 
 
-def build_all(src, out: h5py.File, defs: Definitions, progress: Progress) -> None:
+def build_all(src, out: h5py.File, defs: Definitions, progress: Progress, timeline: h5py.File | None = None) -> None:
     """The optional builders, one after the other, reading the tables from `src`
-    (the raw sorted copy, or the cache itself) and writing into `out`."""
-    builders = optional_builders()
+    (the raw sorted copy, or the cache itself) and writing into `out`; the timeline's
+    into `timeline` (the companion being written), not built without one."""
+    builders = builders_for(timeline is not None)
     for i, name in enumerate(builders):
         importlib.import_module(name).build(src, defs, progress.sub(i / len(builders), (i + 1) / len(builders)),
-                                            dst=out)
+                                            dst=timeline if name == TIMELINE_BUILDER else out)
 
 
 def build_core(out: h5py.File, defs: Definitions, progress: Progress, collected: CallPathCollector | None,
@@ -54,6 +59,12 @@ def optional_builders() -> list[str]:
     return list(OPTIONAL_BUILDERS)
 
 
+def builders_for(timeline: bool) -> list[str]:
+    """The optional builders a conversion runs: all of them with the timeline overview,
+    all but its builder without."""
+    return [name for name in optional_builders() if timeline or name != TIMELINE_BUILDER]
+
+
 def start_early(side: SideBuilder, tables: Path, defs: Definitions) -> Path | None:
     """Give the side process the pyramid's counters before the sort when they weigh
     most (EPOCH-like runs with many counters): they read only the events, adopted
@@ -61,7 +72,7 @@ def start_early(side: SideBuilder, tables: Path, defs: Definitions) -> Path | No
     process builds the cumulative sums and the channels of the states. Returns the
     part file it writes, or None when the counters are not worth it (see _side_share)."""
     builders = optional_builders()
-    if not builders or not hasattr(importlib.import_module(builders[-1]), "merge"):
+    if not builders or builders[-1] != TIMELINE_BUILDER or not hasattr(importlib.import_module(builders[-1]), "merge"):
         return None
     src = RawTables(tables)
     region_events = _estimate(src, [c for c, et in defs.event_types.items() if et.kind == "region"])
@@ -73,16 +84,18 @@ def start_early(side: SideBuilder, tables: Path, defs: Definitions) -> Path | No
 
 
 def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, progress: Progress,
-                               side: SideBuilder, early: Path | None = None, make_room=None) -> None:
+                               side: SideBuilder, early: Path | None = None, make_room=None,
+                               timeline: Path | None = None) -> None:
     """The optional builders, some in the side process and the others here, all reading
     the raw sorted tables in the folder `tables` and writing part files whose groups
-    are then joined into the cache at `path`. A last builder built in shares (with a
+    are then joined into the cache at `path` (the timeline's into a new companion file at
+    `timeline`; without one, it is not built). A last builder built in shares (with a
     `merge` function: the pyramid) builds its larger share there (see _side_share) and
     the other here, after the other builders; when the side process was given the
     counters early (its part file: `early`), it builds the channels of the calls too,
     and this process the other builders and the channels of the states (which balances
     the two on EPOCH-like runs)."""
-    builders = optional_builders()
+    builders = builders_for(timeline is not None)
     if not builders:
         return
     src = RawTables(tables)
@@ -112,11 +125,16 @@ def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, prog
             heap.release_free_memory()       # what this builder freed: the next one peaks with the other process
         side.wait(progress.sub(0.6, 0.95))
         progress(0.95, "gathering derived data")
-        with writing(path, "r+", make_room) as out:
-            for (name, _), part in zip(joined, parts):
-                progress.check()
-                with h5py.File(part, "r") as built:
-                    _join(out, built, importlib.import_module(name))
+        for target, mode, timeline_parts in ((path, "r+", False), (timeline, "w", True)):
+            mine = [(name, part) for (name, _), part in zip(joined, parts)
+                    if (name == TIMELINE_BUILDER) is timeline_parts]
+            if target is None or not mine:
+                continue
+            with writing(target, mode, make_room) as out:
+                for name, part in mine:
+                    progress.check()
+                    with h5py.File(part, "r") as built:
+                        _join(out, built, importlib.import_module(name))
     finally:
         for part in parts:
             part.unlink(missing_ok=True)

@@ -51,7 +51,7 @@ from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.runs import RunIndex
 from popview.cache.sparse import SparseIndex
-from popview.cache.writer import (_location_groups, _offsets, _write_sorted,
+from popview.cache.writer import (_location_groups, _maybe_writing, _offsets, _write_sorted,
                                   create_column)
 
 
@@ -232,8 +232,11 @@ def finish_on_dask(writer, client, progress: Progress) -> Path:
             if merge is not None:
                 progress(0.55, "writing call paths")
                 merge.collector().write(out, n_loc, copy)
-            _derived_on_dask(client, copy.folder, out, defs, folder, progress.sub(0.6, 0.98), writer._part_rows)
-        writer._complete(tmp_path)
+            timeline = writer.timeline_path()
+            with _maybe_writing(timeline, writer.abort) as overview_out:
+                _derived_on_dask(client, copy.folder, out, defs, folder, progress.sub(0.6, 0.98), writer._part_rows,
+                                 overview_out)
+        writer._complete(tmp_path, timeline)
     finally:
         writer.abort()
     progress(1.0, "done")
@@ -241,21 +244,22 @@ def finish_on_dask(writer, client, progress: Progress) -> Path:
 
 
 def _derived_on_dask(client, tables: Path, out: h5py.File, defs, folder: Path, progress: Progress,
-                     budget: int | None = None) -> None:
-    """The derived data (derived.OPTIONAL_BUILDERS: the cumulative sums, the timeline
-    pyramid) built by parts on the workers from the raw sorted tables in `tables` (in the
-    shared scratch folder), joined here into `out`; a builder that cannot be cut into parts
-    is built here. `budget`: rows a part (default: the builders' own groups)."""
+                     budget: int | None = None, timeline: h5py.File | None = None) -> None:
+    """The derived data (derived.OPTIONAL_BUILDERS: the cumulative sums, and the timeline
+    pyramid when there is a `timeline` companion to write) built by parts on the workers
+    from the raw sorted tables in `tables` (in the shared scratch folder), joined here into
+    `out` (the pyramid into `timeline`); a builder that cannot be cut into parts is built
+    here. `budget`: rows a part (default: the builders' own groups)."""
     from popview import cluster
     from popview.cache import cumulative, derived, pyramid
 
     if tuple(derived.optional_builders()) != ("popview.cache.cumulative", "popview.cache.pyramid"):
-        derived.build_all(RawTables(tables), out, defs, progress)      # builders this module does not know
+        derived.build_all(RawTables(tables), out, defs, progress, timeline)   # builders this module does not know
         return
     src = RawTables(tables)
     blob = _definitions_blob(defs)
     sums = cumulative.plan_parts(src, defs, budget)
-    plan = pyramid.layout(src, defs, budget=budget)
+    plan = pyramid.layout(src, defs, budget=budget) if timeline is not None else {"groups": []}
     tasks = [(_pyramid_part, (str(tables), blob, plan, gi, str(folder)), b - a)
              for gi, (a, b) in enumerate(plan["groups"])]
     tasks += [(_cumulative_part, (str(tables), blob, part, str(folder)), part["hi"] - part["lo"])
@@ -269,11 +273,13 @@ def _derived_on_dask(client, tables: Path, out: h5py.File, defs, folder: Path, p
         cumulative.join_parts(src, defs, out, built_sums)
         for part in built_sums:
             Path(part["h5"]).unlink()
-    specs = pyramid.join_parts(src, defs, out, plan, built_pyramid, progress.sub(0.7, 0.75))
+    if timeline is None:
+        return
+    specs = pyramid.join_parts(src, defs, timeline, plan, built_pyramid, progress.sub(0.7, 0.75))
     tasks = [(_tile_part, (spec, str(folder)), spec["hi"] - spec["lo"]) for spec in specs]
     tiles = cluster.in_order(client, tasks, progress.sub(0.75, 1.0), max(4 * cluster.workers(client), 8),
                              "writing the timeline's tiles on Dask", sum(w for _, _, w in tasks))
-    pyramid.join_tile_parts(out, list(tiles))
+    pyramid.join_tile_parts(timeline, list(tiles))
 
 
 def _definitions_blob(defs) -> bytes:

@@ -23,8 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import h5py
-import numba
 import numpy as np
+
+from popview.jit import njit
 import xxhash
 
 from popview.cache.errors import CacheDamaged
@@ -91,7 +92,22 @@ def checked() -> dict:
     return {"fletcher32": True}
 
 
-@numba.njit(cache=True, nogil=True)
+def _word_sums_python(data):
+    """_word_sums by numpy (interpreted runs, popview.jit): the same sums, blocks of 2^20 words."""
+    n = len(data) // 2
+    words = (data[0:2 * n:2].astype(np.uint64) << np.uint64(8)) | data[1:2 * n:2]
+    a = b = 0
+    block = 1 << 20
+    for i in range(0, n, block):
+        w = words[i:i + block]
+        s = int(w.sum())
+        ws = int((w * np.arange(len(w), dtype=np.uint64)).sum())
+        b = (b + (n - i) * s - ws) % 65535          # Σ (n - k) w_k over this block
+        a = (a + s) % 65535
+    return np.uint64(a), np.uint64(b), bool(words.any())
+
+
+@njit(cache=True, nogil=True, python=_word_sums_python)
 def _word_sums(data):
     """(Σ w, Σ (n - i) w) modulo 65535 of the n big-endian 16-bit words w of `data`, and
     whether any is not 0: in blocks of 256 words, whose sums fit 32 bits and vectorise."""
@@ -117,7 +133,7 @@ def _word_sums(data):
     return a, b, seen != 0
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def fletcher32(data) -> int:
     """HDF5's Fletcher32 (H5_checksum_fletcher32) of a byte array. Its running sums
     folded to 16 bits end as the sums' residues modulo 65535, written 1..65535 (0
@@ -202,6 +218,27 @@ def reseal(path: Path) -> None:
     with open_file(path, "r+") as h5:
         sign(h5)
     seal(Path(path))
+
+
+def stored_digest(path) -> str | None:
+    """The digest a sealed file's user block holds (its identity: a cache's timeline
+    overview names the cache it belongs to by it), read without HDF5; None when unsealed."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(_SEAL) + 32)
+    except OSError:
+        return None
+    return digest_in(head)
+
+
+def digest_in(head: bytes) -> str | None:
+    """The digest of the seal at the start of `head` (a file's first bytes), None without one."""
+    if not head.startswith(_SEAL) or len(head) < len(_SEAL) + 32:
+        return None
+    try:
+        return head[len(_SEAL):len(_SEAL) + 32].decode("ascii")
+    except UnicodeDecodeError:
+        return None
 
 
 def verify(h5: h5py.File) -> None:

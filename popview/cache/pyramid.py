@@ -22,16 +22,16 @@ import tempfile
 from pathlib import Path
 
 import h5py
-import numba
 import numpy as np
 
-from popview.jit import refcount_free
+from popview import jit
 from popview.cache import schema
 from popview.cache.chunks import ChunkedWriter, copy_rows, join_rows
 from popview.cache.codes import code_index
 from popview.cache.integrity import checked
 from popview.cache.progress import Progress
 from popview.cache.writer import SORT_BUDGET_ROWS, _location_groups, compression
+from popview.jit import njit, refcount_free
 from popview.model.definitions import Definitions
 
 GROUP = "pyramid"
@@ -47,7 +47,7 @@ CATEGORICAL = ("state", "callpath", "mpi", "openmp")
 ZERO = np.int64(0)          # int64 constants for the kernels' counters: a literal 0 or -1 passed to
 NO_INDEX = np.int64(-1)     # a helper compiled it for that literal first, then again for int64
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def dominant_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, weight, t0, width, n_bins,
                     out_value, out_share):
     """Per (row, bin) the value covering most of the bin and that cover / width.
@@ -133,7 +133,7 @@ def _flush(row, k, vals, cover, used, width, out_value, out_share):
 SLOTS = 64                # distinct values tracked per finest bin
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def finest_covers(seg_row, seg_lo, seg_hi, begin, end, value, width, n_bins):
     """The finest level as sparse histograms: per (row, bin), the time each
     value covers (overlaps clipped, the earlier record wins; records without
@@ -189,7 +189,7 @@ def _emit(row, k, vals, cover, used, e_row, e_bin, e_val, e_cov, m):
     return m
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def coarser_covers(e_row, e_bin, e_val, e_cov):
     """The next level's histograms: bins paired, covers of equal values added
     (exact: cover is additive, unlike dominance)."""
@@ -215,7 +215,7 @@ def coarser_covers(e_row, e_bin, e_val, e_cov):
     return o_row[:m], o_bin[:m], o_val[:m], o_cov[:m]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def dominant_of(e_row, e_bin, e_val, e_cov, width, out_value, out_share):
     """Per (row, bin) of a level's histograms: the value covering most (the
     first seen on a tie) and that cover / width."""
@@ -231,7 +231,7 @@ def dominant_of(e_row, e_bin, e_val, e_cov, width, out_value, out_share):
         i = j
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def reduce_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, t0, width, n_bins, spread, out):
     """Per (row, bin): the maximum of the values of records overlapping the bin
     (spread False), or the sum of each value spread evenly over its interval
@@ -263,7 +263,7 @@ def reduce_kernel(seg_row, seg_lo, seg_hi, skip_before, begin, end, value, t0, w
                     out[row, k] = value[i]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def flatten_calls(loc, begin, end, callpath):
     """Nested call intervals (sorted by location, then begin, parents first)
     -> pieces of time where each call path is the innermost one."""
@@ -347,7 +347,14 @@ def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File 
 
     channels "counters", "other", "states" or "calls" builds a share (see _share: the
     counters read the events, the others the states, calls and messages) for
-    processes that build shares at once; `merge` joins them."""
+    processes that build shares at once; `merge` joins them. Always compiled: its kernels
+    loop over the bins of every location (16 k at the finest level), not over records, so
+    an interpreted run (popview.jit) of even a tiny trace takes seconds."""
+    with jit.interpreted(False):
+        _build(out, defs, progress, dst, channels)
+
+
+def _build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File | None, channels: str) -> None:
     dst = out if dst is None else dst
     plan = layout(out, defs, channels)
     g, dsets = _create(dst, plan)
@@ -681,7 +688,7 @@ class _Sources:
                 for code, lo, hi in zip(codes, starts[:-1], starts[1:])}
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def split_counters(loc, time, which, value, n_codes):
     """The readings of each counter (which[i]: the counter of event i, -1 for none), one
     run per counter in (location, time) order, with the time of the previous reading of
@@ -911,7 +918,7 @@ class _Tiles:
             path.unlink()
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _block_bounds(x, block_ns, q, lo, hi):
     """(x // block_ns, its block's bounds [lo, hi)), reusing the last ones (q, lo, hi) when
     x lies in that block: records come in time order per location, so most fall in the
@@ -924,7 +931,7 @@ def _block_bounds(x, block_ns, q, lo, hi):
     return q, lo, hi
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def count_blocks(loc, begin, end, block_ns, n_blocks, n_loc, counts):
     """counts[block * n_loc + loc] += 1 for every block each record overlaps."""
     q0, lo0, hi0 = ZERO, ZERO, ZERO        # empty blocks: the first record divides
@@ -936,7 +943,7 @@ def count_blocks(loc, begin, end, block_ns, n_blocks, n_loc, counts):
             counts[k * n_loc + loc[i]] += 1
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def scatter_tiles(loc, begin, end, value, block_ns, n_blocks, cursor, a, o_loc, o_begin, o_end, o_value):
     """Copy each record into every block it overlaps, at the cursor of its
     (block, location): records come sorted by location then time, so that

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import h5py
@@ -12,8 +13,12 @@ from popview.cache import fingerprint, integrity, schema
 from popview.cache.errors import CacheDamaged, CacheError
 from popview.cache.nodes import Group
 from popview.cache.profile_store import metric_ids, read_profile
+from popview.cache.progress import Progress
 from popview.model.definitions import Definitions
 from popview.model.profile import Profile
+
+
+TIMELINE_GROUP = "pyramid"        # pyramid.GROUP (not imported: it loads the numba kernels)
 
 
 class Reader:
@@ -46,6 +51,8 @@ class Reader:
             raise CacheError(f"{self.path}: cache schema {attrs.get('schema_version')} != {schema.SCHEMA_VERSION}")
 
     def _load(self) -> None:
+        self._timeline: h5py.File | None = None
+        self._timeline_lock = threading.Lock()
         self.fingerprint = str(self.h5.attrs.get("fingerprint", ""))
         g = self.h5["definitions"]
         self.definitions = Definitions.from_json_dict(
@@ -55,10 +62,12 @@ class Reader:
 
     # ---- basics ---------------------------------------------------------
     def close(self) -> None:
-        try:
-            self.h5.close()
-        except Exception:
-            pass
+        for f in (getattr(self, "_timeline", None), self.h5):
+            try:
+                if f is not None:
+                    f.close()
+            except Exception:
+                pass
 
     def __enter__(self):
         return self
@@ -67,9 +76,35 @@ class Reader:
         self.close()
 
     def group(self, name: str) -> Group | None:
-        """A derived-data group ("cumulative", the pyramid, a stored profile) as numpy-only
-        nodes (popview.cache.nodes), or None when the cache has none."""
+        """A derived-data group ("cumulative", a stored profile; the pyramid: see timeline) as
+        numpy-only nodes (popview.cache.nodes), or None when the cache has none."""
+        if name == TIMELINE_GROUP and name not in self.h5:
+            found = self.timeline()
+            return Group(found, found.file.filename) if found is not None else None
         return Group(self.h5[name], self.path) if name in self.h5 else None
+
+    def timeline(self, progress: Progress | None = None) -> h5py.Group | None:
+        """The timeline overview (the pyramid group: overview.py), built now from this cache
+        when it has none yet (`progress` reports and cancels the build); None for a run
+        without records. Safe to call from several threads: built once."""
+        if TIMELINE_GROUP in self.h5:             # a cache converted before the companion existed
+            return self.h5[TIMELINE_GROUP]
+        if not self.has_records():
+            return None
+        with self._timeline_lock:
+            if self._timeline is None:
+                from popview.cache import overview
+
+                self._timeline = overview.obtain(self.path, self.h5, self.definitions,
+                                                 overview.cache_digest_of(self.h5), progress)
+            return self._timeline[TIMELINE_GROUP]
+
+    def timeline_open(self) -> bool:
+        """Whether timeline() answers at once: the overview is open already (or none is needed)."""
+        return TIMELINE_GROUP in self.h5 or self._timeline is not None or not self.has_records()
+
+    def has_records(self) -> bool:
+        return any(self.has(t) for t in ("states", "events", "messages"))
 
     def profile(self, name: str = "profile") -> Profile | None:
         """The Profile stored under `name` ("profile" for Cube, "cumulative/profile" for traces)."""

@@ -5,11 +5,11 @@ pieces as they are written, so the table is never read back for it."""
 from __future__ import annotations
 
 import h5py
-import numba
 import numpy as np
 
 from popview.cache import schema
 from popview.cache.integrity import checked
+from popview.jit import njit
 
 
 class SparseIndex:
@@ -55,7 +55,7 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def running_max_per_location(loc, end):
     """The running maximum of `end`, restarted at each new location."""
     out = np.empty(len(end), np.int64)

@@ -7,7 +7,7 @@ import json
 import os
 import threading
 from collections import deque
-from contextlib import closing
+from contextlib import closing, contextmanager
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -15,11 +15,11 @@ import h5py
 import hdf5plugin
 import numpy as np
 
-from popview import atomic
+from popview import atomic, jit
 from popview._version import __version__
 from popview.cache import heap, schema
 from popview.cache.chunks import ChunkedWriter
-from popview.cache.integrity import checked, seal, sign, writing
+from popview.cache.integrity import checked, seal, sign, stored_digest, writing
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.runs import RunIndex
@@ -263,8 +263,12 @@ class Writer:
     conversion removes if this process is killed.
     """
 
-    def __init__(self, final_path: Path, fingerprint: str, n_locations_hint: int = 0, source_bytes: int = 0):
+    def __init__(self, final_path: Path, fingerprint: str, n_locations_hint: int = 0, source_bytes: int = 0,
+                 timeline: bool = False):
+        """`timeline`: also build the timeline overview (its companion file: overview.py),
+        which is otherwise built when first needed."""
         self.final_path = Path(final_path)
+        self.timeline = timeline
         self.final_path.parent.mkdir(parents=True, exist_ok=True)
         self.fingerprint = fingerprint
         self._scratch = Scratch(self.final_path.parent)
@@ -276,9 +280,10 @@ class Writer:
         self.definitions: Definitions | None = None
         self.extra_writers: list = []   # callables(h5py.File) writing format-specific groups
         self.unsorted_tables: list[str] = []
-        # A source this large will want the derived-data process: started now, its start
-        # (imports, numba's) overlaps this process's own, before the parsing uses both cores.
-        self._side = _start_side_builder(None) if source_bytes >= SIDE_AT_START_BYTES else None
+        # A source this large will want the derived-data process (for the timeline overview's
+        # share: without it there is nothing to share): started now, its start (imports,
+        # numba's) overlaps this process's own, before the parsing uses both cores.
+        self._side = _start_side_builder(None) if timeline and source_bytes >= SIDE_AT_START_BYTES else None
         self._client = None        # a Dask client: finish() sorts and writes by location groups there
         self._written_back = _WriteBack()
 
@@ -339,7 +344,9 @@ class Writer:
 
             return finish_on_dask(self, self._client, progress)
         tmp_path = self._scratch.path / "cache.h5"
-        side = self._side = self._side or _start_side_builder(sum(t.n for t in self._tables.values()))
+        timeline = self.timeline_path()
+        side = self._side = self._side or (_start_side_builder(sum(t.n for t in self._tables.values()))
+                                           if self.timeline else None)
         copy = SortedCopy(self._staging_dir / "sorted")
         try:
             adopted = self._adopt_in_order(copy)
@@ -351,19 +358,30 @@ class Writer:
                 derived.build_core(out, self.definitions, progress.sub(0.6, 0.65), calls, copy)
                 self._written_back.start(tmp_path)     # the tables, while the derived data are built
                 if side is None:
-                    derived.build_all(RawTables(copy.folder), out, self.definitions, progress.sub(0.65, 0.98))
+                    with _maybe_writing(timeline, self.abort) as overview_out:
+                        derived.build_all(RawTables(copy.folder), out, self.definitions, progress.sub(0.65, 0.98),
+                                          overview_out)
             if side is not None:
                 derived.build_optional_in_parallel(copy.folder, tmp_path, self.definitions,
-                                                   progress.sub(0.65, 0.98), side, early, self.abort)
-            self._complete(tmp_path)
+                                                   progress.sub(0.65, 0.98), side, early, self.abort, timeline)
+            self._complete(tmp_path, timeline)
         finally:
             self.abort()
         progress(1.0, "done")
         return self.final_path
 
-    def _complete(self, tmp_path: Path) -> None:
+    def timeline_path(self) -> Path | None:
+        """Where the timeline overview is written before it is complete (None: not built)."""
+        has_records = any(self.count(t) for t in ("states", "events", "messages"))   # a profile has no timeline
+        return self._scratch.path / "timeline.h5" if self.timeline and has_records else None
+
+    def _complete(self, tmp_path: Path, timeline: Path | None = None) -> None:
         """The definitions and attributes written last, the digests signed, the file renamed
-        into place: only a cache that got here is ever found."""
+        into place: only a cache that got here is ever found. The timeline overview built
+        with it (at `timeline`) is sealed as its companion and put in place first; without
+        one, the old cache's companion is removed (overview.py)."""
+        from popview.cache import overview
+
         self._written_back.start(tmp_path)       # the derived data, while signed and sealed
         with writing(tmp_path, "r+", self.abort) as out:
             _write_definitions(out, self.definitions)
@@ -374,6 +392,11 @@ class Writer:
             sign(out)
         seal(tmp_path, _summary(tmp_path, self.fingerprint))
         self._written_back.join()
+        if timeline is not None and timeline.exists():
+            overview.complete(timeline, stored_digest(tmp_path))
+            atomic.put_in_place(timeline, overview.path_of(self.final_path))
+        else:
+            overview.remove(self.final_path)
         atomic.put_in_place(tmp_path, self.final_path)   # made 0600 in a private folder; shared as the umask says
 
     def _adopt_in_order(self, copy: SortedCopy) -> set[str]:
@@ -435,6 +458,16 @@ class Writer:
         if exc_type is not None:
             self.abort()
         return False
+
+
+@contextmanager
+def _maybe_writing(path: Path | None, make_room):
+    """integrity.writing(path, "w") when there is a path, else None."""
+    if path is None:
+        yield None
+        return
+    with writing(path, "w", make_room) as f:
+        yield f
 
 
 class _WriteBack:
@@ -595,6 +628,7 @@ def _read_ahead(read, items: list, rows: list[int], budget: int):
     share the two cores) when the two hold at most `budget` rows between them; a larger
     one (a location of the 1 GB trace is 3.4 M events) is read when its turn comes, so
     that the rows in memory stay those of one budget."""
+    read = jit.carry(read)          # the kernels run in the caller's mode (popview.jit)
     with ThreadPoolExecutor(1, thread_name_prefix="popview-read") as pool:
         ahead: Future | None = None
         try:
@@ -625,7 +659,7 @@ class _InOrder:
         if self._pool is None:
             return
         self._wait()
-        self._job = self._pool.submit(self.consumer, data)
+        self._job = self._pool.submit(jit.carry(self.consumer), data)
 
     def _wait(self) -> None:
         if self._job is not None:

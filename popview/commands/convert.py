@@ -11,6 +11,9 @@ def add_parser(sub) -> None:
     p = sub.add_parser("convert", help="convert traces/profiles into the popview cache")
     add_paths(p)
     p.add_argument("--force", action="store_true", help="convert even if a valid cache exists")
+    p.add_argument("--timeline", action="store_true",
+                   help="also build the timeline overview now (otherwise the window builds it when it first "
+                        "opens the trace): for traces converted here and opened later")
     add_cache_dir(p)
     add_dask(p, "convert")
 
@@ -21,8 +24,11 @@ def run(args) -> int:
     with dask_client(args) as client:
         for path in paths:
             t0 = time.perf_counter()
-            target, converted = convert(path, args.cache_dir, ProgressBar(str(path)), force=args.force, dask=client)
+            target, converted = convert(path, args.cache_dir, ProgressBar(str(path)), force=args.force, dask=client,
+                                        timeline=args.timeline)
             what = "converted" if converted else "cache up to date"
+            if args.timeline:
+                what += ", with its timeline overview"
             print(f"{path}: {what} -> {target} ({time.perf_counter() - t0:.2f} s"
                   f"{', on Dask' if client is not None and converted else ''})")
     return 0

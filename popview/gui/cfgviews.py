@@ -72,6 +72,8 @@ def evaluate(path: Path, exp) -> Evaluated:
             continue
         result.timelines.append(window_timeline(view, window, timeline, trace.t_end,
                                                 value_names(window, exp.definitions), exp.definitions))
+    if result.timelines and getattr(exp, "prepare_timeline", None) is not None:
+        exp.prepare_timeline()      # the tabs' lines and point info read the run's overview: ready here, in the pool
     for t in tables:
         stat = t.statistic or "value"
         values, unit = t.values, ""

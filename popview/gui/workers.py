@@ -1,7 +1,9 @@
 """Opening experiments off the GUI thread, with progress and cancel.
 
-An OpenJob runs `popview.open(path, progress=..., cancel=...)` (and warms the
-experiment's profile) on the application's opening pool (popview.gui.jobs).
+An OpenJob runs `popview.open(path, progress=..., cancel=...)`, makes the
+trace's timeline overview ready (built from its cache when the conversion did
+not build it: popview.cache.overview) and warms the experiment's profile, on
+the application's opening pool (popview.gui.jobs).
 The GUI thread only receives signals, so the window stays responsive;
 cancelling sets the threading.Event the core checks at each progress report.
 """
@@ -79,6 +81,9 @@ class OpenJob(QObject):
             try:
                 if job.cancel.is_set():
                     raise Cancelled("cancelled by the user")
+                prepare = getattr(exp, "prepare_timeline", None)     # before any timeline is drawn
+                if prepare is not None:
+                    prepare(job.progress, job.cancel)
                 warm_profile(exp)
             except Cancelled:
                 exp.close()

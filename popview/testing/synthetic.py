@@ -23,8 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numba
 import numpy as np
+
+from popview.jit import njit
 
 # Extrae conventions
 RUNNING, IDLE, NOT_CREATED, SYNC, FORK_JOIN, GROUP_COMM, SEND_RECV, OTHERS = 1, 0, 2, 5, 7, 13, 16, 15
@@ -296,7 +297,7 @@ def _mpi_segments(s: Shape, sch: _Schedule, r: int, c: int) -> list:
 
 # ---------------------------------------------------------------- text
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _digits(v):
     n = 1
     if v < 0:
@@ -308,7 +309,7 @@ def _digits(v):
     return n
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _format(fields, counts):
     """Rows of integer fields -> ':'-separated lines of ASCII."""
     n = fields.shape[0]

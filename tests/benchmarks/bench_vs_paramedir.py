@@ -1,9 +1,13 @@
 """Conversion side by side with BSC's paramedir computing one histogram.
 
 `popview convert --force` (parse, sort, derived data, checksums: the whole
-cache) against `paramedir TRACE CFG OUT` (the Paraver kernel loading the
-trace and computing the cfg's histogram: basicanalysis' timings.cfg, the
-time per state and thread, by default), run in turn A B A B ... on the same
+cache that the metrics, reports and cfgs read), `popview convert --force
+--timeline` (the same with the timeline overview, which a default conversion
+leaves to the timeline's first use: popview.cache.overview) and that first
+use alone (a fresh process opening the cache and building the overview from
+it) against `paramedir TRACE CFG OUT` (the Paraver kernel loading the trace
+and computing the cfg's histogram: basicanalysis' timings.cfg, the time per
+state and thread, by default), run in turn A B C D A B C D ... on the same
 .prv, each a fresh process. Prints per size the median wall, the MB/s of
 .prv text, the CPU seconds, the joint peak resident memory of each process
 tree (popview's derived-data process included, sampled every 20 ms) and the
@@ -91,6 +95,13 @@ def timed(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -> d
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": peak / 1e6}
 
 
+# A first use of the timeline of a cache converted without its overview: built from the cache.
+FIRST_USE = ("import sys, popview; from popview.cache import overview\n"
+             "with popview.open(sys.argv[1], cache_dir=sys.argv[2]) as exp:\n"
+             "    overview.remove(exp.cache_path)\n"
+             "    exp.prepare_timeline()\n")
+
+
 def make_trace(out: Path, k: int) -> Path:
     prv = out / f"epoch_x{k}.prv"
     tool = SHARED / "tools" / "make_big_epoch.py"
@@ -129,22 +140,29 @@ def compare(prv: Path, out: Path, runs: int, exe: str | None, cfg: Path, warm_up
     home.mkdir(exist_ok=True)
     pm_env = dict(os.environ, HOME=str(home))
     pop_cmd = [sys.executable, "-m", "popview", "convert", "--force", "--cache-dir", str(cache), str(prv)]
+    timeline_cmd = pop_cmd + ["--timeline"]
+    first_use_cmd = [sys.executable, "-c", FIRST_USE, str(prv), str(cache)]
     pm_cmd = [exe, str(prv), str(cfg), str(out / "histogram.txt")] if exe else None
     if warm_up:                                        # page cache, numba's cached kernels
-        timed(pop_cmd, env)
+        timed(timeline_cmd, env)
         if pm_cmd:
             timed(pm_cmd, pm_env, out)
-    pop, pm = [], []
+    pop, with_timeline, first_use, pm = [], [], [], []
     for _ in range(runs):
         pop.append(timed(pop_cmd, env))
+        with_timeline.append(timed(timeline_cmd, env))
+        first_use.append(timed(first_use_cmd, env))
         if pm_cmd:
             pm.append(timed(pm_cmd, pm_env, out))
     print(f"\n{prv.name}: {size / 1e6:.1f} MB of .prv text, {runs} interleaved runs each "
           f"(load {os.getloadavg()[0]:.1f} at the end)")
-    for name, rs in [("popview convert", pop)] + ([("paramedir, one histogram", pm)] if pm else []):
+    for name, rs in [("popview convert", pop), ("popview convert --timeline", with_timeline)] \
+            + ([("paramedir, one histogram", pm)] if pm else []):
         print(figures(name, rs, size / 1e6))
+    print(figures("timeline's first use", first_use) + " (open the cache, build its overview)")
     if pm:
         print(ratio_line(pm, pop, "paramedir / popview") + "; target >= 3")
+        print(ratio_line(pm, with_timeline, "paramedir / popview --timeline"))
 
 
 def cores(prv: Path, out: Path, runs: int) -> None:
@@ -174,7 +192,7 @@ def figures(label: str, runs: list[dict], megabytes: float | None = None) -> str
     """One line: median wall (min, max), MB/s of `megabytes` when given, median CPU, peak RSS."""
     wall = statistics.median(r["wall"] for r in runs)
     rate = f" = {megabytes / wall:5.0f} MB/s" if megabytes else ""
-    return (f"  {label:26s} wall {wall:6.2f} s (min {min(r['wall'] for r in runs):.2f}, "
+    return (f"  {label:28s} wall {wall:6.2f} s (min {min(r['wall'] for r in runs):.2f}, "
             f"max {max(r['wall'] for r in runs):.2f}){rate}, CPU {statistics.median(r['cpu'] for r in runs):6.2f} s, "
             f"peak RSS {max(r['peak_mb'] for r in runs):5.0f} MB")
 

@@ -232,7 +232,8 @@ def test_many_stacked_runs_scroll_instead_of_growing_the_pane(pane, traces):
     from popview.gui.timeline.pane import VIEW_MIN_HEIGHT
 
     before = pane.minimumSizeHint().height()
-    extra = [popview.open(traces[k][1], cache_dir=traces[k][2]) for k in ("b", "c", "b", "c")]
+    # opened as the window's openings do: with the timeline overview ready (gui/workers.py)
+    extra = [popview.open(traces[k][1], cache_dir=traces[k][2], timeline=True) for k in ("b", "c", "b", "c")]
     for exp in extra:
         pane.state.add_experiment(exp)
     assert len(pane.views) == 5

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
+
+from popview.jit import njit
 
 # Paraver's TTraceLevel order: a derived window's rows are at the largest of its parents' levels
 LEVEL_ORDER = {"workload": 1, "appl": 2, "task": 3, "thread": 4, "system": 5, "node": 6, "cpu": 7}
@@ -114,7 +115,7 @@ def not_thread_code(name: str) -> int | None:
     return NOT_THREAD_FUNCTIONS.get(name)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _apply(code, cur, m, params):
     """One not-thread function of the m values in cur (in child order), as the kernel's execute."""
     if code == ADDING or code == ADDING_SIGN or code == AVERAGE:
@@ -171,7 +172,7 @@ def _apply(code, cur, m, params):
     return tmp
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _reduce_kernel(starts, begin, end, value, kk, nk, t_end, code, params,
                    out_row, out_begin, out_end, out_value):
     """Per parent p, its children's intervals starts[p]:starts[p+1] (sorted by begin): the

@@ -7,8 +7,9 @@ call paths costs O(rows), never a Python loop per record.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from popview.jit import njit
 
 
 def csr(loc: np.ndarray, n_loc: int) -> np.ndarray:
@@ -18,7 +19,7 @@ def csr(loc: np.ndarray, n_loc: int) -> np.ndarray:
     return ptr
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def intersect(a_ptr, a_b, a_e, b_ptr, b_b, b_e):
     """Pieces of A ∩ B per location: (ptr, begin, end, index in A, index in B)."""
     n_loc = len(a_ptr) - 1
@@ -49,7 +50,7 @@ def intersect(a_ptr, a_b, a_e, b_ptr, b_b, b_e):
     return ptr, out_b[:m].copy(), out_e[:m].copy(), out_ia[:m].copy(), out_ib[:m].copy()
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def intersect_weighted(a_ptr, a_b, a_e, a_w, b_ptr, b_b, b_e):
     """Pieces of A ∩ B per location, A's zero-weight rows left out: (ptr, begin, end)."""
     n_loc = len(a_ptr) - 1
@@ -79,7 +80,7 @@ def intersect_weighted(a_ptr, a_b, a_e, a_w, b_ptr, b_b, b_e):
     return ptr, out_b[:m].copy(), out_e[:m].copy()
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def subtract(a_ptr, a_b, a_e, b_ptr, b_b, b_e):
     """Pieces of A less B per location (both sorted and disjoint within a location):
     (ptr, begin, end, index in A)."""
@@ -114,7 +115,7 @@ def subtract(a_ptr, a_b, a_e, b_ptr, b_b, b_e):
     return ptr, out_b[:m].copy(), out_e[:m].copy(), out_ia[:m].copy()
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def merge_overlaps(ptr, b, e):
     """Union of possibly overlapping intervals (sorted by begin) per location."""
     n_loc = len(ptr) - 1
@@ -136,7 +137,7 @@ def merge_overlaps(ptr, b, e):
     return out_ptr, out_b[:m].copy(), out_e[:m].copy()
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def points_inside(ptr, t, iv_ptr, iv_b, iv_e):
     """Whether each time t (ascending per location, CSR by ptr) lies in
     [begin, end) of one of its location's disjoint intervals."""
@@ -150,7 +151,7 @@ def points_inside(ptr, t, iv_ptr, iv_b, iv_e):
     return out
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def leaves(ptr, begin, end, callpath):
     """Innermost call path per time: nested calls -> disjoint (begin, end, callpath)."""
     n_loc = len(ptr) - 1
@@ -192,7 +193,7 @@ def leaves(ptr, begin, end, callpath):
     return out_ptr, out_b[:m].copy(), out_e[:m].copy(), out_cp[:m].copy()
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def with_gaps(ptr, begin, end, selected, t_end):
     """The rows plus, on the selected locations, a row for every stretch of
     [0, t_end] no row covers: (ptr, begin, end, source row or -1 for a gap)."""

@@ -2,10 +2,10 @@
 chunked selection of other tables, and call-parameter look-ups."""
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from popview.cache import schema
+from popview.jit import njit
 
 BLOCK_ROWS = 1 << 22
 
@@ -59,7 +59,7 @@ class Calls:
         return {c: v[rows] for c, v in a.items()}
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def value_within(q_loc, q_time, q_end, e_loc, e_time, e_value, default):
     """Value of the first event of location q_loc in [q_time, q_end] (a call's
     parameters: Extrae writes them at the call's entry, OTF2 at the collective's

@@ -82,6 +82,8 @@ class TimelinePane(QWidget):
         self.state = state
         self.views: dict[int, TimelineView] = {}
         self._path_lanes: dict[int, Lane] = {}        # one per view: each view's newest request wins
+        self._preparing: dict[int, Lane] = {}         # runs whose timeline overview is being built
+        self._unprepared: dict[int, str] = {}         # runs whose overview could not be built: why
         self._settle_timer = QTimer(self, singleShot=True, interval=120, timeout=self._settled)
         self._build()
         state.experimentsChanged.connect(self._sync_experiments)
@@ -217,8 +219,12 @@ class TimelinePane(QWidget):
             view.shutdown()
             view.hide()
             view.deleteLater()
+        for key in [k for k in self._preparing if k not in {id(e) for e in traces}]:
+            self._preparing.pop(key).cancel()
+        for key in [k for k in self._unprepared if k not in {id(e) for e in traces}]:
+            del self._unprepared[key]
         for exp in traces:
-            if id(exp) not in self.views:
+            if id(exp) not in self.views and self._overview_ready(exp):
                 view = TimelineView(exp)
                 view.hovered.connect(self._show_info)
                 view.windowSelected.connect(self._window_selected)
@@ -231,9 +237,36 @@ class TimelinePane(QWidget):
                 self.splitter.addWidget(view)
                 self._apply_focus(view, self.state.focus)
                 view.set_annotations(self._annotation_ranges(exp))
-        for index, exp in enumerate(traces):          # stacked in the experiments' order
+        for index, exp in enumerate(e for e in traces if id(e) in self.views):   # stacked in the experiments' order
             self.splitter.insertWidget(index, self.views[id(exp)])
         self._current_changed(self.state.current)
+
+    def _overview_ready(self, exp) -> bool:
+        """Whether the run's timeline overview (popview.cache.overview) is open. If not, it is
+        built on a lane of its own, never in the GUI thread (seconds on a large trace), with
+        its progress in the pane, and the run's view made once it is there. The window's
+        openings build it on their lane already (gui/workers.py): this is for runs that
+        came another way."""
+        prepared = getattr(exp, "timeline_prepared", True)
+        if prepared or id(exp) in self._unprepared:
+            return prepared
+        if id(exp) not in self._preparing:
+            lane = self._preparing[id(exp)] = Lane(self, f"timeline overview of {exp.name}")
+            lane.progressed.connect(lambda fraction, _text, name=exp.name: self._preparing_shown(name, fraction))
+            lane.submit(lambda job, e=exp: e.prepare_timeline(job.progress, job.cancel),
+                        lambda _result, error, e=exp: self._overview_built(e, error))
+        return False
+
+    def _preparing_shown(self, name: str, fraction: float) -> None:
+        if not self.views:
+            self._show_message(f"Building the timeline overview of {name}: {100 * fraction:.0f} %")
+
+    def _overview_built(self, exp, error: str | None) -> None:
+        self._preparing.pop(id(exp), None)
+        if error is not None:
+            self._unprepared[id(exp)] = error.splitlines()[0]
+        self.message.setText(NO_TIMELINE)         # the progress text goes (the page is hidden behind the runs)
+        self._sync_experiments()
 
     # ---- session view state ----------------------------------------------------------
     def view_state(self) -> dict:
@@ -276,7 +309,13 @@ class TimelinePane(QWidget):
             self._show_message(NO_TIMELINE)
             return
         if not self.views:
-            self._show_message("Open a trace to see its timeline." if exp is None else NO_TIMELINE)
+            if self._preparing:
+                self._show_message("Building the timeline overview…")
+            elif self._unprepared:
+                self._show_message(f"No timeline: its overview could not be built "
+                                   f"({next(iter(self._unprepared.values()))})")
+            else:
+                self._show_message("Open a trace to see its timeline." if exp is None else NO_TIMELINE)
             return
         self.stack.setCurrentIndex(0)
         self._enable_tools(True)

@@ -10,16 +10,15 @@ keys) handled by cached numba functions: numba's typed containers would be
 compiled anew in every process, which costs seconds."""
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from popview.jit import refcount_free
+from popview.jit import njit, refcount_free
 
 ROOT = -1
 EMPTY = -1
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def slot(keys, key):
     """Where `key` is, or the empty slot where it goes (linear probing)."""
     mask = len(keys) - 1
@@ -45,7 +44,7 @@ def get(keys, values, parent, region, depth, n, p, r):
     return n, n + 1
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _merge(keys, values, parent, region, depth, n, lt_parent, lt_region):
     out = np.empty(len(lt_parent), np.int64)
     for j in range(len(lt_parent)):
@@ -55,7 +54,7 @@ def _merge(keys, values, parent, region, depth, n, lt_parent, lt_region):
     return out, n
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def rehash(keys, values, size):
     new_keys = np.full(size, EMPTY, np.int64)
     new_values = np.empty(size, np.int64)

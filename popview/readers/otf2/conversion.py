@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from popview import jit
 from popview.cache.batches import by_budget
 from popview.cache.progress import Cancelled, Progress
 from popview.cache.writer import Writer
@@ -94,7 +95,7 @@ class _Conversion:
         self.sends, self.recvs, self.problems = Halves(), Halves(), Problems()
         self.counts: Counter = Counter()
         self.read: dict[int, int] = {}          # events read per location, against the announced counts
-        self.seen_regions: set[int] = set()
+        self.seen_regions = np.zeros(len(defs.regions), bool)    # regions entered anywhere
         self.callpaths = CallPaths()
         self.summaries: dict[int, threads.Summary | None] = {}
         self.waiting: list[int] = []
@@ -110,8 +111,9 @@ class _Conversion:
         """(ref, result) in the order of `refs`: each location decoded and mapped (`linked`:
         with its links, the second pass) on this machine's worker threads. DaskConversion
         runs the same on Dask workers."""
-        with ThreadPoolExecutor(WORKERS) as pool:
-            yield from _in_window(pool, refs, self._decode_linked if linked else self._decode_first, self._watch)
+        with ThreadPoolExecutor(WORKERS) as pool:       # the workers run the kernels in this thread's mode
+            yield from _in_window(pool, refs, jit.carry(self._decode_linked if linked else self._decode_first),
+                                  self._watch)
 
     def first_pass(self) -> None:
         for ref, result in self.decoded(self.tables.location_refs, linked=False):
@@ -241,8 +243,8 @@ class _Conversion:
         for what, n in problems.counts.items():
             self.problems.add(what, n)
         ev = mapped.events
-        regions = ev["value"][(ev["type"] == dd.REGION_TYPE) & (ev["value"] > 0)]
-        self.seen_regions.update((np.unique(regions) - 1).tolist())
+        regions = ev["value"][(ev["type"] == dd.REGION_TYPE) & (ev["value"] > 0)] - 1
+        self.seen_regions[regions[regions < len(self.seen_regions)]] = True   # no sort (np.unique: 0.17 s at 10^7)
         self.done += self.tables.location_events[ref]
         self.progress(0.9 * self.done / self.total, f"reading {self.anchor.name}: {self.done:,} of {self.total:,} events")
 
@@ -292,7 +294,7 @@ def _finish_definitions(defs: Definitions, run: _Conversion, writer: Writer) -> 
     defs.t_end = max(defs.t_end, writer.time_max())
     for what, n in run.problems.counts.items():
         defs.warn(f"{n} {what} not represented")
-    used = {defs.regions[i].paradigm for i in seen_regions if 0 <= i < len(defs.regions)}
+    used = {defs.regions[i].paradigm for i in np.flatnonzero(seen_regions)}
     order = ["mpi", "openmp", "pthread", "cuda", "hip", "opencl", "io"]
     defs.paradigms = [p for p in order if p in used]
     defs.flags["measurement_off"] = counts.get("MeasurementOnOff", 0) > 0

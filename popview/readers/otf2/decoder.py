@@ -13,13 +13,13 @@ and clock offsets, which the OTF2 reader applies; so does this decoder.
 Anything else, and big-endian archives, go to the bindings."""
 from __future__ import annotations
 
+import ctypes
 from collections import Counter
 from pathlib import Path
 
-import numba
 import numpy as np
 
-from popview.jit import refcount_free
+from popview.jit import njit, refcount_free
 from popview.cache.progress import Cancelled
 from popview.readers.errors import InputError
 from popview.readers.files import check_size, regular_file
@@ -86,7 +86,25 @@ MAX_LOCAL_DEFS = 1 << 30      # mapping tables and clock offsets of one location
 MAX_CHUNK_SIZE = 1 << 40
 
 
-@numba.njit(cache=True, inline="always")
+def _u64_full_python(addr, pos):
+    """_u64_full in interpreted runs (popview.jit): one read of the 8 bytes."""
+    return np.int64(int.from_bytes(ctypes.string_at(int(addr) + int(pos), 8), "little", signed=True))
+
+
+def _compressed_python(addr, pos, end, all_ones):
+    """_compressed in interpreted runs: the n bytes read at once."""
+    if pos >= end:
+        return np.int64(0), np.int64(-1)
+    n = ctypes.c_uint8.from_address(int(addr) + int(pos)).value
+    if n == 0xFF:
+        return all_ones, pos + 1
+    if n > 8 or pos + 1 + n > end:
+        return np.int64(0), np.int64(-1)
+    v = int.from_bytes(ctypes.string_at(int(addr) + int(pos) + 1, n), "little")
+    return np.int64(v - (1 << 64) if v >= 1 << 63 else v), pos + 1 + n
+
+
+@njit(cache=True, inline="always", python=_u64_full_python)
 def _u64_full(addr, pos):
     """8 little-endian bytes at address addr (see popview.readers.rawbytes) as int64
     (int64 arithmetic: numba's uint64 paths are slow)."""
@@ -96,7 +114,7 @@ def _u64_full(addr, pos):
     return v
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always", python=_compressed_python)
 def _compressed(addr, pos, end, all_ones):
     """(value as int64, new position) of the bytes at address addr; all_ones is the value
     of a 0xff byte. pos < 0: overrun."""
@@ -135,7 +153,7 @@ def _corrected(t, clk_begin, clk_end, clk_offset, clk_slope, state):
     return t + clk_offset[i] + np.int64(np.rint(clk_slope[i] * diff))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def decode(buf, chunk_size, capacity, map_region, map_comm, map_metric,
            clk_begin, clk_end, clk_offset, clk_slope, cancel):
     """Raw rows of one event file. Returns (kind, time, a, b, c, d, e, counts per record id,

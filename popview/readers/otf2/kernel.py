@@ -17,10 +17,9 @@ Two inputs tie a location to the others of its process:
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from popview.jit import refcount_free
+from popview.jit import njit, refcount_free
 from popview.model.states import FORK_JOIN, NOT_CREATED
 from popview.readers.otf2 import raw
 from popview.readers.otf2.callpaths import EMPTY, ROOT, rehash, slot
@@ -52,7 +51,7 @@ for _k, _code, _v in ((raw.THREAD_FORK, 1, 1), (raw.THREAD_JOIN, 2, 0), (raw.TEA
     INFO[_k] = (_code, _v)
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _ns(ticks, offset, ns_per_tick):
     return np.int64(np.rint((ticks - offset) * ns_per_tick))
 
@@ -106,7 +105,7 @@ def _close_to(level, t, depth, st_row, rows_end):
     return depth
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def map_location(kind, ticks, a, b, c, cf, d, e, offset, ns_per_tick, t_end,
                  region_index, region_state, flush_region, root_region, tasks_region, idle_state, with_states,
                  metric_code, metric_slot, metric_acc, metric_double, n_slots,
@@ -395,7 +394,7 @@ def _state(stack, depth, off, region_state, idle_state):
     return idle_state if s < 0 else s
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _grow(x, at_least=0):
     out = np.empty(max(2 * len(x), at_least), x.dtype)
     out[:len(x)] = x

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 from popview.cache.progress import Cancelled
+from popview.jit import njit
 from popview.readers.otf2 import kernel
 from popview.readers.otf2.definitions import Tables
 from popview.readers.otf2.raw import RawEvents
@@ -172,7 +172,7 @@ def _ranked_keys(sends: dict, recvs: dict) -> tuple[np.ndarray, np.ndarray]:
     return ranks[:n_s], ranks[n_s:]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _pair_in_step(key_s, key_r):
     """Positions of the pairs in two key-sorted sides: within a key, the k-th of one
     side with the k-th of the other; in key order."""

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from popview.jit import njit
 from popview.readers.otf2 import raw
 from popview.readers.otf2.callpaths import CallPaths, get
 from popview.readers.otf2.kernel import _grow, _ns
@@ -78,7 +78,7 @@ def summarize(rec: RawEvents, region_index: np.ndarray, offset: int, ns_per_tick
     return Summary(*out, team_records=team_records)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _summarize(kind, ticks, a, b, c, region_index, offset, ns_per_tick):
     n = len(kind)
     n_fork = n_team = n_task = 0
@@ -321,7 +321,7 @@ def _reorder_csr(offsets: np.ndarray, regions: np.ndarray, order: np.ndarray) ->
     return new, regions[idx]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _resolve(f_loc, f_time, f_join, f_team, f_in_task, f_off, f_reg, i_loc, i_begin, i_end, i_comm, n_loc,
              keys, values, parent, region, depth, n):
     """Forks and team intervals in time order (a fork before an interval starting
@@ -396,7 +396,7 @@ def _restores(summaries: list[Summary], locs: list[int]) -> dict[int, tuple[np.n
     return out
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _replay(order, first, pops, done, offsets, regions):
     """Each task's fragments in time order: the stack at a fragment's start is the
     previous fragment's end. Returns, per fragment, where its start stack is in `data`."""

@@ -10,10 +10,9 @@ references to the array took more than half of the parsing time.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from popview.jit import refcount_free
+from popview.jit import njit, refcount_free
 from popview.readers.rawbytes import byte_at
 
 # Problem kinds (index into the counters the kernel returns).
@@ -116,7 +115,7 @@ def merge_cpus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(a == NO_CPU_YET, b, np.where((b == NO_CPU_YET) | (a == b), a, SEVERAL_CPUS))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def parse_block(buf, line0, appl_first_task, task_first_loc, tick_ns, t_end):
     """Parse whole lines in `buf` (uint8). Times are returned in ns."""
     # times beyond 2^62 ns are refused: int64 nanoseconds with room for the sums and bin
@@ -320,7 +319,7 @@ def distinct(values):
     return np.unique(values) if found is None else found
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _distinct_few(values):
     """distinct(), or None when there are more distinct values than room (numpy then
     does it: np.unique compiled inside a kernel costs seconds at first use)."""

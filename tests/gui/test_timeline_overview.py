@@ -1,0 +1,123 @@
+"""A trace converted without its timeline overview (`popview convert`) opens in the
+window with a correct timeline: the overview is built on the opening lane, never in the
+GUI thread, with progress and cancel (popview.cache.overview)."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings
+
+import popview
+from popview.analysis.timeline_data import ColourMode, TimelineData
+from popview.cache import overview
+from popview.experiment import convert
+from popview.gui.mainwindow import PANES, MainWindow
+from popview.gui.state import AppState
+from popview.gui.timeline import TimelinePane
+from popview.testing import synthetic
+
+PANES_HERE = [s for s in PANES if s.module in ("popview.gui.experiments", "popview.gui.logpane", "popview.gui.timeline")]
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tl_overview")
+    synthetic.write(d / "h.prv", synthetic.Shape(processes=2, threads=2, iterations=6, work_ns=2_000_000))
+    return d / "h.prv"
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """The threads the overview was built in (and a gate to hold a build in the middle)."""
+    seen, gate = [], threading.Event()
+    gate.set()
+    real = overview.build
+
+    def build(source, defs, path, progress):
+        seen.append(threading.current_thread() is threading.main_thread())
+        progress(0.1, "building the timeline pyramid")
+        while not gate.wait(0.01):
+            progress.check()
+        real(source, defs, path, progress)
+
+    monkeypatch.setattr(overview, "build", build)
+    return seen, gate
+
+
+def _window(qtbot, tmp_path, cache_dir):
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), cache_dir=cache_dir,
+                   panes=PANES_HERE)
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    return w
+
+
+def _expected(trace, cache_dir, rows, width):
+    """The picture of the whole run from an overview built with the conversion (elsewhere)."""
+    with popview.open(trace, cache_dir=cache_dir, timeline=True) as exp:
+        data = TimelineData(exp)
+        return data.picture(ColourMode("state"), rows, 0, data.t_end, width)
+
+
+def test_a_cache_converted_without_the_overview_opens_with_a_correct_timeline(qtbot, tmp_path, cache_dir, trace,
+                                                                              builds, monkeypatch):
+    from popview.analysis import timeline_data
+
+    monkeypatch.setattr(timeline_data, "RAW_BUDGET", 0)         # drawn from the pyramid's levels
+    cache, _ = convert(trace, cache_dir)                          # as `popview convert` does
+    assert not overview.path_of(cache).exists()
+    w = _window(qtbot, tmp_path, cache_dir)
+    w.open_paths([trace])
+    qtbot.waitUntil(lambda: len(w.state.experiments) == 1 and not w.jobs, timeout=120_000)
+    seen, _ = builds
+    assert seen == [False], "built once, on the opening lane, not in the GUI thread"
+    assert overview.path_of(cache).exists()
+    pane = w.panes["Timeline"]
+    view = pane.view
+    assert view is not None
+    view.redraw_now()
+    assert view.last_picture.source.startswith("pyramid") and view.last_picture.values.size
+    full = view.data.picture(ColourMode("state"), view.last_rows, 0, view.data.t_end, 300)
+    want = _expected(trace, tmp_path / "elsewhere", view.last_rows, 300)
+    assert np.array_equal(full.values, want.values) and np.array_equal(full.share, want.share)
+
+
+def test_cancel_while_the_overview_is_built_opens_nothing_and_leaves_nothing(qtbot, tmp_path, cache_dir, trace,
+                                                                           builds):
+    cache, _ = convert(trace, cache_dir)
+    seen, gate = builds
+    gate.clear()
+    w = _window(qtbot, tmp_path, cache_dir)
+    w.open_paths([trace])
+    (job,) = w.jobs
+    qtbot.waitUntil(lambda: bool(seen), timeout=60_000)          # the build is under way
+    job.cancel()
+    qtbot.waitUntil(lambda: not w.jobs, timeout=60_000)
+    assert w.state.experiments == [] and w.errors == []
+    assert sorted(p.name for p in cache_dir.iterdir()) == [cache.name], "no overview, scratch or lock left"
+    gate.set()
+
+
+@pytest.mark.answers_later
+def test_a_run_added_without_its_overview_gets_it_on_a_lane_not_in_the_gui_thread(qtbot, trace, tmp_path, builds):
+    """Runs that reach the window another way than its openings (tests, sessions of
+    tomorrow): the pane builds the overview on a lane and makes the view when it is there."""
+    seen, gate = builds
+    gate.clear()
+    state = AppState()
+    pane = TimelinePane(state)
+    qtbot.addWidget(pane)
+    pane.show()
+    exp = popview.open(trace, cache_dir=tmp_path / "c")
+    state.add_experiment(exp)
+    qtbot.waitUntil(lambda: bool(seen), timeout=60_000)
+    assert pane.view is None and "Building the timeline overview" in pane.message.text()
+    gate.set()
+    qtbot.waitUntil(lambda: pane.view is not None, timeout=60_000)
+    assert seen == [False]
+    pane.view.redraw_now()
+    assert pane.view.last_picture is not None and pane.view.last_picture.values.size
+    exp.close()

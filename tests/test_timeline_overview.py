@@ -1,0 +1,251 @@
+"""The timeline overview (popview.cache.overview): not built by a default conversion,
+built from the cache on first use into a companion file equal to the one a conversion
+with the timeline builds, tied to its cache, rebuilt when damaged or foreign, never
+left half-written."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import h5py
+import hdf5plugin  # noqa: F401  (filters for reading the files)
+import numpy as np
+import pytest
+
+import popview
+from popview.analysis.timeline_data import ColourMode, TimelineData
+from popview.cache import Cancelled, integrity, overview, sidecar
+from popview.cache.reader import Reader
+from popview.experiment import convert
+from popview.testing import synthetic
+from tests.test_cache_sidecar import trace  # noqa: F401  (the fixture: a hybrid trace with counters)
+
+
+@pytest.fixture(scope="module")
+def other(tmp_path_factory):
+    d = tmp_path_factory.mktemp("other")
+    synthetic.write(d / "o.prv", synthetic.Shape(processes=3, threads=1, iterations=3, work_ns=1_000_000))
+    return d / "o.prv"
+
+
+def _datasets(path) -> dict:
+    found = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(lambda name, obj: found.__setitem__(name, obj[()]) if isinstance(obj, h5py.Dataset) else None)
+        f.visititems(lambda name, obj: found.__setitem__(f"{name}@", dict(obj.attrs)))
+    return found
+
+
+def _assert_same(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys() and a
+    for name, value in a.items():
+        if name.endswith("@"):
+            assert {k: str(v) for k, v in value.items()} == {k: str(v) for k, v in b[name].items()}, name
+        else:
+            assert value.dtype == b[name].dtype and value.shape == b[name].shape, name
+            assert np.array_equal(value, b[name], equal_nan=value.dtype.kind == "f"), name
+
+
+def _pyramid(cache) -> dict:
+    """The datasets and attributes of the pyramid in the companion of `cache`."""
+    return {k: v for k, v in _datasets(overview.path_of(cache)).items() if k.startswith("pyramid")}
+
+
+def _files(folder) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_a_default_conversion_builds_no_pyramid_and_first_use_builds_the_eager_one(trace, tmp_path, monkeypatch):
+    from popview.analysis import timeline_data
+
+    monkeypatch.setattr(timeline_data, "RAW_BUDGET", 0)          # drawn from the pyramid's levels
+    eager, _ = convert(trace, tmp_path / "eager", timeline=True)
+    lazy, _ = convert(trace, tmp_path / "lazy")
+    with h5py.File(lazy) as f:
+        assert "pyramid" not in f and "cumulative" in f
+    assert not overview.path_of(lazy).exists()
+    assert overview.path_of(eager).exists()
+    with popview.open(trace, cache_dir=tmp_path / "lazy") as exp:
+        assert not exp.timeline_prepared
+        data = TimelineData(exp)                          # nothing is built before a picture needs it
+        assert not overview.path_of(lazy).exists()
+        pic = data.picture(ColourMode("state"), np.arange(data.n_loc), 0, data.t_end, 300)
+        assert pic.source.startswith("pyramid") and exp.timeline_prepared
+    assert _files(tmp_path / "lazy") == sorted([lazy.name, overview.path_of(lazy).name]), "nothing else left"
+    _assert_same(_pyramid(eager), _pyramid(lazy))
+    # the caches themselves: the same tables and cumulative sums, so the same metrics
+    _assert_same({k: v for k, v in _datasets(eager).items() if not k.endswith("@")},
+                 {k: v for k, v in _datasets(lazy).items() if not k.endswith("@")})
+
+
+def test_the_side_process_split_and_the_one_process_build_give_the_same_overview(trace, tmp_path, monkeypatch):
+    """The conversion's split of the pyramid between two processes (sidecar), against the
+    overview built later from the cache in one."""
+    monkeypatch.setattr(sidecar, "MIN_ROWS", 0)
+    two, _ = convert(trace, tmp_path / "two", timeline=True)
+    one, _ = convert(trace, tmp_path / "one")
+    with Reader(one) as reader:
+        reader.timeline()
+    assert any(k.startswith("pyramid/counter_") for k in _pyramid(two)), "the trace must have counters"
+    _assert_same(_pyramid(two), _pyramid(one))
+
+
+def test_metrics_are_the_same_with_or_without_the_overview(trace, tmp_path):
+    with popview.open(trace, cache_dir=tmp_path / "a") as a, \
+            popview.open(trace, cache_dir=tmp_path / "b", timeline=True) as b:
+        assert a.metrics().to_dict() == b.metrics().to_dict()
+        assert a.metrics(model="hybrid-multiplicative").to_dict() == b.metrics(model="hybrid-multiplicative").to_dict()
+        assert not overview.path_of(a.cache_path).exists(), "metrics never build the timeline overview"
+
+
+def _companion(trace, folder):
+    cache, _ = convert(trace, folder, timeline=True)
+    return cache, overview.path_of(cache)
+
+
+def _rebuilt(trace, folder, cache, companion, caplog=None) -> None:
+    before = os.stat(companion).st_ino if companion.exists() else None
+    with Reader(cache) as reader:
+        group = reader.timeline()
+        assert "state" in group and group.file.attrs[overview.DIGEST_ATTR] == integrity.stored_digest(cache)
+    assert os.stat(companion).st_ino != before, "built again, not reused"
+    with h5py.File(companion) as f:
+        integrity.verify(f)
+
+
+def test_a_damaged_companion_is_rebuilt_never_used(trace, tmp_path, caplog):
+    cache, companion = _companion(trace, tmp_path / "c")
+    size = companion.stat().st_size
+    with open(companion, "r+b") as f:          # a byte in the middle of the data
+        f.seek(size // 2)
+        byte = f.read(1)
+        f.seek(size // 2)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    _rebuilt(trace, tmp_path / "c", cache, companion)
+    assert "timeline overview damaged" in caplog.text
+
+
+def test_a_truncated_companion_is_rebuilt(trace, tmp_path):
+    cache, companion = _companion(trace, tmp_path / "c")
+    with open(companion, "r+b") as f:
+        f.truncate(companion.stat().st_size // 3)
+    _rebuilt(trace, tmp_path / "c", cache, companion)
+
+
+def test_the_companion_of_another_cache_is_rebuilt(trace, other, tmp_path):
+    cache, companion = _companion(trace, tmp_path / "c")
+    _, foreign = _companion(other, tmp_path / "o")
+    os.replace(foreign, companion)             # whole and sealed, but another cache's
+    with h5py.File(companion) as f:
+        integrity.verify(f)
+    _rebuilt(trace, tmp_path / "c", cache, companion)
+
+
+def test_the_old_overview_goes_with_a_reconversion(trace, tmp_path):
+    cache, companion = _companion(trace, tmp_path / "c")
+    convert(trace, tmp_path / "c", force=True)
+    assert not companion.exists(), "a reconversion without the overview removes the old one"
+    convert(trace, tmp_path / "c", force=True, timeline=True)
+    with h5py.File(companion) as f:
+        assert f.attrs[overview.DIGEST_ATTR] == integrity.stored_digest(cache)
+
+
+def test_an_old_cache_with_its_pyramid_inside_is_read_there(trace, tmp_path):
+    """Caches converted before the companion existed keep their pyramid: no companion made."""
+    from popview.cache import pyramid
+    from popview.cache.progress import Progress
+
+    cache, _ = convert(trace, tmp_path / "c")
+    with Reader(cache) as reader:
+        defs = reader.definitions
+    with h5py.File(cache, "r+") as f:
+        pyramid.build(f, defs, Progress())
+    integrity.reseal(cache)
+    with Reader(cache) as reader:
+        assert reader.timeline().file.filename == str(cache) and reader.timeline_open()
+    assert not overview.path_of(cache).exists()
+
+
+@pytest.mark.parametrize("at", ["building the timeline pyramid", "writing state tiles", "writing messages tiles",
+                                "sealing"])
+def test_cancel_during_the_build_leaves_nothing_half_written(trace, tmp_path, monkeypatch, at):
+    cache, _ = convert(trace, tmp_path / "c")
+    cancel = threading.Event()
+    seen = []
+
+    def progress(fraction, message):
+        seen.append(message)
+        if message == at:
+            cancel.set()
+
+    if at == "sealing":             # the build done, a failure before the rename
+        def fail(path, digest):
+            assert path.exists() and path.parent != cache.parent
+            raise Cancelled("cancelled by the user")
+
+        monkeypatch.setattr(overview, "complete", fail)
+    with popview.open(trace, cache_dir=tmp_path / "c") as exp:
+        with pytest.raises(Cancelled):
+            exp.prepare_timeline(progress, cancel)
+        assert not exp.timeline_prepared
+    assert at in seen or at == "sealing"
+    assert _files(tmp_path / "c") == [cache.name], "no companion, scratch folder or lock left"
+    monkeypatch.undo()
+    with popview.open(trace, cache_dir=tmp_path / "c") as exp:      # and the next use builds it
+        exp.prepare_timeline()
+    assert overview.path_of(cache).exists()
+
+
+def test_convert_with_the_timeline_builds_it_for_a_cache_found_without(trace, tmp_path):
+    cache, converted = convert(trace, tmp_path / "c")
+    assert converted and not overview.path_of(cache).exists()
+    _, converted = convert(trace, tmp_path / "c", timeline=True)
+    assert not converted and overview.path_of(cache).exists()
+
+
+def test_the_cli_option(trace, tmp_path):
+    env = dict(os.environ, POPVIEW_PRECOMPILE="0")
+    out = subprocess.run([sys.executable, "-m", "popview", "convert", str(trace), "--cache-dir", str(tmp_path),
+                          "--timeline"], capture_output=True, text=True, env=env, check=True).stdout
+    assert "with its timeline overview" in out
+    cache = next(p for p in tmp_path.iterdir() if p.name.endswith(".popview.h5"))
+    assert overview.path_of(cache).exists()
+
+
+def test_two_processes_asking_at_once_build_one_whole_file(trace, tmp_path):
+    cache, _ = convert(trace, tmp_path / "c")
+    script = ("import sys, popview\n"
+              "with popview.open(sys.argv[1], cache_dir=sys.argv[2]) as exp:\n"
+              "    exp.prepare_timeline()\n"
+              "    print(exp.reader.timeline().file.attrs['cache_digest'])\n")
+    env = dict(os.environ, POPVIEW_PRECOMPILE="0")
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(trace), str(tmp_path / "c")],
+                              stdout=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    outs = [p.communicate(timeout=300)[0].strip() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    assert outs == [integrity.stored_digest(cache)] * 2
+    assert _files(tmp_path / "c") == sorted([cache.name, overview.path_of(cache).name])
+    with h5py.File(overview.path_of(cache)) as f:
+        integrity.verify(f)
+
+
+def test_a_folder_that_cannot_be_written_gets_a_private_overview(trace, tmp_path, monkeypatch):
+    """A shared, read-only cache directory: built for this process, in a temporary file."""
+    import errno
+
+    from popview.cache import scratch
+
+    cache, _ = convert(trace, tmp_path / "c")
+
+    def refused(self, waiting=None):
+        raise PermissionError(errno.EACCES, "Permission denied", str(self.path))
+
+    monkeypatch.setattr(scratch.CacheLock, "acquire", refused)
+    with popview.open(trace, cache_dir=tmp_path / "c") as exp:
+        group = exp.reader.timeline()
+        assert "state" in group and not os.path.exists(group.file.filename)
+        data = TimelineData(exp)
+        assert data.picture(ColourMode("state"), np.arange(data.n_loc), 0, data.t_end, 100).values.size
+    assert _files(tmp_path / "c") == [cache.name]
