@@ -217,10 +217,11 @@ def _read_source(module, anchor: Path, writer: Writer, progress: Progress, clien
 
 def _tidy(target: Path) -> None:
     """What a conversion killed after putting its cache in place left beside it (its
-    scratch folder and the cache's lock): removed by the next opening, not only by the
-    next conversion."""
+    scratch folder and the cache's lock), and a build of its timeline overview killed (its
+    scratch folder and lock): removed by the next opening, not only by the next conversion."""
     scratch.remove_stale(target.parent)
     scratch.remove_stale_lock(target.parent / location.lock_name(target))
+    scratch.remove_stale_lock(target.parent / location.lock_name(location.overview_path(target)))
 
 
 def _reusable(target: Path, files: list[Path], quiet: bool = False) -> Reader | None:

@@ -249,3 +249,22 @@ def test_a_folder_that_cannot_be_written_gets_a_private_overview(trace, tmp_path
         data = TimelineData(exp)
         assert data.picture(ColourMode("state"), np.arange(data.n_loc), 0, data.t_end, 100).values.size
     assert _files(tmp_path / "c") == [cache.name]
+
+
+def test_a_build_killed_leaves_what_the_next_opening_removes(trace, tmp_path):
+    """kill -9 during the build: its scratch folder and lock stay; the next opening of the
+    trace removes both (nobody holds their locks) and the next use builds the overview."""
+    from popview.cache import location
+
+    cache, _ = convert(trace, tmp_path / "c")
+    stale = tmp_path / "c" / ".popview-scratch-999999999-deadbeef"
+    stale.mkdir()
+    (stale / "lock").write_text("")
+    (stale / "timeline.h5").write_bytes(b"half")
+    lock = tmp_path / "c" / location.lock_name(overview.path_of(cache))
+    lock.write_text("")
+    with popview.open(trace, cache_dir=tmp_path / "c") as exp:
+        assert not exp.converted
+        assert _files(tmp_path / "c") == [cache.name]
+        exp.prepare_timeline()
+    assert _files(tmp_path / "c") == sorted([cache.name, overview.path_of(cache).name])

@@ -72,6 +72,16 @@ def lock_name(cache: Path) -> str:
     return f".{Path(cache).name}.lock"
 
 
+OVERVIEW_SUFFIX = ".timeline.h5"
+
+
+def overview_path(cache) -> Path:
+    """The timeline overview's companion file of the cache at `cache` (popview.cache.overview)."""
+    cache = Path(cache)
+    stem = cache.name[:-len(".h5")] if cache.name.endswith(".h5") else cache.name
+    return cache.with_name(stem + OVERVIEW_SUFFIX)
+
+
 def owned_and_writable(folder: Path) -> bool:
     """A folder of the user's own that the user may write (root passes os.access on
     anybody's folder: the owner is what tells)."""

@@ -53,15 +53,13 @@ from popview.cache.version import SCHEMA_VERSION
 
 log = logging.getLogger("popview")
 
-SUFFIX = ".timeline.h5"
+SUFFIX = location.OVERVIEW_SUFFIX
 DIGEST_ATTR = "cache_digest"
 
 
 def path_of(cache) -> Path:
     """The companion of the cache at `cache`."""
-    cache = Path(cache)
-    stem = cache.name[:-len(".h5")] if cache.name.endswith(".h5") else cache.name
-    return cache.with_name(stem + SUFFIX)
+    return location.overview_path(cache)
 
 
 def remove(cache) -> None:
