@@ -42,7 +42,7 @@ def test_a_failed_spill_write_is_raised_by_drain(tmp_path, monkeypatch):
     assert raised.value.errno == errno.ENOSPC
 
 
-def test_read_ahead_keeps_the_order_and_reads_one_ahead():
+def test_read_ahead_keeps_the_order_and_reads_one_ahead_within_the_budget():
     started, lock = [], threading.Lock()
 
     def read(item):
@@ -51,12 +51,20 @@ def test_read_ahead_keeps_the_order_and_reads_one_ahead():
         return item * 10
 
     seen = []
-    for value in _read_ahead(read, list(range(6))):
+    for value in _read_ahead(read, list(range(6)), [1] * 6, budget=2):
         with lock:
             assert len(started) <= value // 10 + 2        # never more than one beyond the one handed out
         seen.append(value)
     assert seen == [0, 10, 20, 30, 40, 50]
-    assert list(_read_ahead(read, [])) == []
+    assert list(_read_ahead(read, [], [], budget=2)) == []
+
+    started.clear()
+    for value in _read_ahead(read, list(range(4)), [2, 1, 1, 2], budget=2):   # only item 2 read ahead
+        with lock:
+            if value in (0, 20):              # the next one is over the budget with this one: not read yet
+                assert len(started) == value // 10 + 1
+            else:
+                assert len(started) <= value // 10 + 2
 
 
 def test_in_order_consumer_sees_every_group_in_order_and_its_failure_is_raised():

@@ -589,7 +589,7 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
         if copy is not None:
             copy.finish(table, offsets)
         return
-    groups = _location_groups(counts, SORT_BUDGET_ROWS)
+    groups = _location_groups(counts, SORT_BUDGET_ROWS // 2)    # two at once when one is read ahead
     copied = stage.loc_sorted and stage.time_sorted      # arrived in order: nothing to sort
     runs = stage.runs(len(counts))
     sinks = {name: ChunkedWriter(dsets[name]) for name, _ in cols}
@@ -603,7 +603,8 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
             data = {name: column[order] for name, column in data.items()}
         return data
 
-    with _InOrder(consumer) as consume, closing(_read_ahead(read, full)) as reads:
+    sizes = [int(offsets[b] - offsets[a]) for _, a, b in full]
+    with _InOrder(consumer) as consume, closing(_read_ahead(read, full, sizes, SORT_BUDGET_ROWS)) as reads:
         for (gi, a, _), data in zip(full, reads):
             progress(gi / len(groups), f"{'writing' if copied else 'sorting'} {table}")
             if not stage.time_sorted:
@@ -621,23 +622,26 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")
 
 
-def _read_ahead(read, items: list):
-    """read(item) for each item in order, the next one read by a thread while the caller
-    works on this one (the sort's reads, its compressing and its call paths then share
-    the two cores); at most two items' rows in memory."""
-    if not items:
-        return
+def _read_ahead(read, items: list, rows: list[int], budget: int):
+    """read(item) for each item in order. The next item is read by a thread while the
+    caller works on this one (the sort's reads, its compressing and its call paths then
+    share the two cores) when the two hold at most `budget` rows between them; a larger
+    one (a location of the 1 GB trace is 3.4 M events) is read when its turn comes, so
+    that the rows in memory stay those of one budget."""
     read = jit.carry(read)          # the kernels run in the caller's mode (popview.jit)
     with ThreadPoolExecutor(1, thread_name_prefix="popview-read") as pool:
-        ahead = pool.submit(read, items[0])
+        ahead: Future | None = None
         try:
-            for item in items[1:]:
-                done, ahead = ahead.result(), pool.submit(read, item)
+            for k, item in enumerate(items):
+                done = ahead.result() if ahead is not None else read(item)
+                ahead = None
+                if k + 1 < len(items) and rows[k] + rows[k + 1] <= budget:
+                    ahead = pool.submit(read, items[k + 1])
                 yield done
                 del done
-            yield ahead.result()
         finally:
-            ahead.cancel()
+            if ahead is not None:
+                ahead.cancel()
 
 
 class _InOrder:
