@@ -194,7 +194,7 @@ def _states(reader, mask: Mask, n_loc: int):
     the cache's cumulative sums give each) and their row pointers per location."""
     if not reader.has("states"):
         return _no_states(), np.zeros(n_loc + 1, np.int64)
-    states, seg = reader.group("states"), reader.group("cumulative")["seg"]
+    states, seg = reader.group("states"), reader.window_sums()["seg"]      # built at their first use
     if not mask.is_window:
         st = reader.read("states", columns=["begin", "end", "state"])
         st.update(_row_kinds(seg[:, 1]))
