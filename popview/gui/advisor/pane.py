@@ -225,13 +225,13 @@ class AdvisorPane(QWidget):
         once they are there. A failed build is left to the computation, which tells it."""
         if getattr(exp, "window_sums_prepared", True) or id(exp) in self._sums_failed:
             return True
+        tab.show_busy()
+        tab.show_message(f"<i>preparing the window sums of {escape(exp.name)}...</i>")
         if id(exp) not in self._sums_lanes:
             lane = self._sums_lanes[id(exp)] = Lane(self, f"window sums of {exp.name}")
             lane.progressed.connect(lambda fraction, _text, e=exp: self._sums_progress(e, fraction))
             lane.submit(lambda job, e=exp: e.prepare_window_sums(job.progress, job.cancel),
                         lambda _result, error, e=exp: self._sums_built(e, error))
-        tab.show_busy()
-        tab.show_message(f"<i>preparing the window sums of {escape(exp.name)}...</i>")
         return False
 
     def _sums_progress(self, exp, fraction: float) -> None:
