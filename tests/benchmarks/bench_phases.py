@@ -106,7 +106,7 @@ print(json.dumps(phases))
 def run(prv: Path, tree: Path, cache: Path) -> list[dict]:
     env = dict(os.environ, PYTHONPATH=str(tree), POPVIEW_PRECOMPILE="0")
     out = subprocess.run([sys.executable, "-c", CHILD, str(prv), str(cache)], env=env, capture_output=True,
-                         text=True, check=True)
+                         text=True, check=True, cwd=tree)      # `-c` puts the working folder first on the path
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
