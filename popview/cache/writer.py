@@ -481,26 +481,14 @@ class _WriteBack:
 
     def start(self, path: Path) -> None:
         self.join()
-        self._thread = threading.Thread(target=_fsync, args=(path,), name="popview-writeback", daemon=True)
+        self._thread = threading.Thread(target=atomic.sync_path, args=(path,), name="popview-writeback",
+                                        daemon=True)
         self._thread.start()
 
     def join(self) -> None:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-
-
-def _fsync(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _start_side_builder(rows: int | None):
