@@ -217,6 +217,29 @@ def test_bindings_path_links_alike(tmp_path, monkeypatch):
             np.testing.assert_array_equal(values, tables[False][t][name], err_msg=f"{t}.{name}")
 
 
+def test_waiting_locations_are_decoded_once_and_map_alike(tmp_path, monkeypatch):
+    """The workers of a small archive keep their first pass's records for the second (each
+    location decoded once); with nothing kept (a large archive) they are decoded again, and
+    the tables are the same."""
+    from popview.readers.otf2 import conversion
+
+    written = write_task_trace(tmp_path / "run")
+    decode = events.decode
+    tables, decoded, default = {}, {}, conversion.KEEP_EVENTS
+    for keep in (default, 0):
+        calls = Counter()
+        monkeypatch.setattr(conversion, "KEEP_EVENTS", keep)
+        monkeypatch.setattr(events, "decode", lambda anchor, ref, *a, **k: calls.update([ref]) or decode(anchor, ref, *a, **k))
+        with popview.open(written.anchor, cache_dir=tmp_path / str(keep), force=True) as exp:
+            tables[keep] = {t: exp.reader.read(t) for t in ("events", "states", "calls")}
+        decoded[keep] = calls
+    assert set(decoded[0].values()) == {1, 2}, "some locations wait for their links"
+    assert set(decoded[default].values()) == {1}
+    for t in ("events", "states", "calls"):
+        for name, values in tables[0][t].items():
+            np.testing.assert_array_equal(values, tables[default][t][name], err_msg=f"{t}.{name}")
+
+
 # ------------------------------------------------------------------ double metrics
 
 def test_double_metrics_are_exact(tmp_path):

@@ -5,6 +5,7 @@ batches) with their visits and the archive's call paths, then the matched
 messages."""
 from __future__ import annotations
 
+import threading
 from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
@@ -29,6 +30,7 @@ from popview.readers.otf2.raw import RawEvents
 BATCH_EVENTS = 2_000_000   # records the bindings read into memory at once (bounded memory)
 WORKERS = 2                # locations decoded and mapped in parallel
 WATCH_SECONDS = 0.2        # how often a cancel request is looked for while a location decodes
+KEEP_EVENTS = 1_000_000    # records of waiting locations kept from the first pass to the second (about 56 MB)
 
 
 def read_definitions(anchor: Path) -> tuple[Definitions, dd.Tables]:
@@ -105,6 +107,10 @@ class _Conversion:
         self.total = max(sum(tables.location_events.values()), 1)
         self.done = 0
         self.cancel = np.zeros(1, np.uint8)      # set when the user cancels: the decoder kernels stop
+        # the records of locations that wait for their links, kept while they are few (not decoded twice)
+        self.kept: dict[int, RawEvents] = {}
+        self._kept_events = 0
+        self._keeping = threading.Lock()
 
     # -------------------------------------------------------------- passes
     def decoded(self, refs: list[int], linked: bool):
@@ -169,10 +175,23 @@ class _Conversion:
             return None
         rec, counts = out
         summary = self._summary(rec)
-        return summary, None if self._waits(ref, summary, rec) else self._map(ref, rec), counts
+        if self._waits(ref, summary, rec):
+            self._keep(ref, rec)
+            return summary, None, counts
+        return summary, self._map(ref, rec), counts
+
+    def _keep(self, ref: int, rec: RawEvents) -> None:
+        """A waiting location's records, for the second pass, while they stay under KEEP_EVENTS
+        in all (a small archive's OpenMP workers were decoded twice: 40 % of hyb_2x2's decoding)."""
+        with self._keeping:
+            if self._kept_events + len(rec) <= KEEP_EVENTS:
+                self.kept[ref] = rec
+                self._kept_events += len(rec)
 
     def _decode_linked(self, ref: int):
-        rec, _ = events.decode(self.anchor, ref, self.tables, self.cancel)
+        rec = self.kept.pop(ref, None)
+        if rec is None:
+            rec, _ = events.decode(self.anchor, ref, self.tables, self.cancel)
         return self._map(ref, rec)
 
     def _watch(self) -> None:
