@@ -55,8 +55,13 @@ def _release(fd: int) -> None:
 def sync_dir(directory: Path) -> None:
     """fsync a directory so that a rename in it survives a crash (best effort: some
     filesystems cannot open or sync a directory)."""
+    sync_path(directory)
+
+
+def sync_path(path: Path) -> None:
+    """fsync a file or directory, best effort (a failure is left to a later fsync to report)."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return
     try:

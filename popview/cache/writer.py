@@ -483,26 +483,14 @@ class _WriteBack:
 
     def start(self, path: Path) -> None:
         self.join()
-        self._thread = threading.Thread(target=_fsync, args=(path,), name="popview-writeback", daemon=True)
+        self._thread = threading.Thread(target=atomic.sync_path, args=(path,), name="popview-writeback",
+                                        daemon=True)
         self._thread.start()
 
     def join(self) -> None:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-
-
-def _fsync(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _start_side_builder(rows: int | None):
@@ -616,6 +604,7 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
                 sinks[name].write(data[name])
             index.add(int(offsets[a]), data)
             del data
+            consume.done()         # before the next group is read: two groups in memory raised the peak
     for sink in sinks.values():
         sink.close()
     index.write(group)
@@ -649,8 +638,9 @@ def _read_ahead(read, items: list, rows: list[int], budget: int):
 class _InOrder:
     """consumer(data) for each group, in order, by a thread of its own, while the caller
     writes the group (the call paths built from the events' groups: a numba kernel and
-    numpy lookups that release the GIL). One group at a time: the next one waits for the
-    previous; a failure is raised by the next call or at the end."""
+    numpy lookups that release the GIL). One group at a time: done() waits for it (the
+    caller's next group is read after), as does the next call; a failure is raised there
+    or at the end."""
 
     def __init__(self, consumer):
         self.consumer = consumer
@@ -662,6 +652,10 @@ class _InOrder:
             return
         self._wait()
         self._job = self._pool.submit(jit.carry(self.consumer), data)
+
+    def done(self) -> None:
+        """The group submitted last is consumed (its failure raised here)."""
+        self._wait()
 
     def _wait(self) -> None:
         if self._job is not None:
