@@ -23,7 +23,7 @@ from popview.experiment import convert
 from popview.testing import synthetic
 
 ROWS = ("seg", "ck_row", "ck_begin", "ck_cum", "ck_ctr")          # what the companion holds
-WHOLE = ("totals", "ctr_totals", "profile", "master_calls")        # what the cache keeps
+WHOLE = ("totals", "ctr_totals", "profile", "master_calls", "kind")   # what the cache keeps
 
 
 @pytest.fixture(scope="module")
@@ -63,11 +63,19 @@ def _assert_same(a: dict, b: dict) -> None:
 
 def _eager(trace, folder, monkeypatch):
     """A cache as conversions wrote it before the window sums had a companion: the
-    cumulative group whole (rows and whole-run part) inside the cache."""
-    build = cumulative.build
-    monkeypatch.setattr(cumulative, "build", lambda *a, **k: build(*a, **{**k, "rows": True}))
-    cache, _ = convert(trace, folder)
-    monkeypatch.setattr(cumulative, "build", build)
+    cumulative group whole (rows and whole-run part) inside the cache, without `kind`
+    (the replay then reads seg's word column)."""
+    build, create = cumulative.build, cumulative._Builder.create
+
+    def old_create(self, dst):
+        g, seg, kind = create(self, dst)
+        del g["kind"]
+        return g, seg, None
+
+    with monkeypatch.context() as m:
+        m.setattr(cumulative, "build", lambda *a, **k: build(*a, **{**k, "rows": True}))
+        m.setattr(cumulative._Builder, "create", old_create)
+        cache, _ = convert(trace, folder)
     return cache
 
 
@@ -87,8 +95,9 @@ def test_default_conversion_builds_no_rows_and_a_window_builds_the_eager_ones(tr
     assert not window_sums.path_of(lazy).exists()
     with popview.open(trace, cache_dir=tmp_path / "lazy") as exp:
         assert not exp.window_sums_prepared
-        exp.metrics(focus=Focus.whole(), use_replay=False)
-        exp.metrics(focus=Focus.on_callpath("main/timestep"), use_replay=False)
+        for model in ("pop-mpi", "hybrid-additive", "critical-path"):      # the replay too
+            exp.metrics(model, focus=Focus.whole())
+            exp.metrics(model, focus=Focus.on_callpath("main/timestep"))
         assert not window_sums.path_of(lazy).exists(), "whole-run and call-path metrics need no rows"
         exp.metrics(focus=Focus.window(3_000_000, 9_000_000), use_replay=False)
         assert exp.window_sums_prepared and window_sums.path_of(lazy).exists()
@@ -98,7 +107,9 @@ def test_default_conversion_builds_no_rows_and_a_window_builds_the_eager_ones(tr
         rows = {k: v for k, v in whole_e.items() if k.split("/")[0] in ROWS}
         assert rows.keys() == set(ROWS)
         _assert_same(rows | {"@": whole_e["@"]}, _datasets(s["cumulative"]))
-        _assert_same({k: v for k, v in whole_e.items() if k not in rows}, _datasets(c["cumulative"]))
+        whole_c = _datasets(c["cumulative"])
+        assert np.array_equal(whole_c.pop("kind"), (whole_e["seg"][:, 1] & 0xFFFF).astype(np.uint16))
+        _assert_same({k: v for k, v in whole_e.items() if k not in rows and k != "kind"}, whole_c)
         assert s.attrs[window_sums.companion.DIGEST_ATTR] == integrity.stored_digest(lazy)
 
 
@@ -174,17 +185,23 @@ def test_a_cancelled_build_leaves_nothing(trace, tmp_path, monkeypatch):
         assert "seg" in reader.window_sums()
 
 
-def test_a_read_only_folder_builds_a_private_copy(trace, tmp_path):
+def test_a_folder_that_cannot_be_written_gets_private_sums(trace, tmp_path, monkeypatch):
+    """A shared, read-only cache directory: built for this process, in a temporary file."""
+    import errno
+
+    from popview.cache import scratch
+
     cache, _ = convert(trace, tmp_path / "c")
-    if os.geteuid() == 0:
-        pytest.skip("root writes read-only folders")
-    os.chmod(tmp_path / "c", 0o555)
-    try:
-        with Reader(cache) as reader:
-            assert "seg" in reader.window_sums()
-        assert _files(tmp_path / "c") == [cache.name]
-    finally:
-        os.chmod(tmp_path / "c", 0o755)
+
+    def refused(self, waiting=None):
+        raise PermissionError(errno.EACCES, "Permission denied", str(self.path))
+
+    monkeypatch.setattr(scratch.CacheLock, "acquire", refused)
+    with popview.open(trace, cache_dir=tmp_path / "c") as exp:
+        assert "seg" in exp.reader.window_sums()
+        assert not os.path.exists(exp.reader._sums.filename)
+        assert exp.metrics(focus=Focus.window(3_000_000, 9_000_000), use_replay=False).nodes()
+    assert _files(tmp_path / "c") == [cache.name]
 
 
 def test_cli_convert_all_builds_every_companion(trace, tmp_path):

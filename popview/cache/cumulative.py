@@ -8,6 +8,8 @@ and the regions open on its location. The group `cumulative` holds:
     seg          (n, 2 + n_counters) int64: begin, (end - begin) << 16 | (region + 1) << 8 | category,
                  then, as float64 bits, the counter deltas read during the row (useful rows
                  only) and the pseudo counters (MPI calls entered during the row): one read per slab
+    kind         (n,) uint16: (region + 1) << 8 | category of each row (seg's word without the
+                 duration: what the replay reads, whole run or window)
     ck_row, ck_begin, ck_cum, ck_ctr: checkpoints every CHECK rows (and at each
                  location's first row) with the sums of everything before them
     totals, ctr_totals (n_loc, ...): the sums over each whole location
@@ -15,8 +17,8 @@ and the regions open on its location. The group `cumulative` holds:
     master_calls/ the master threads' visits by call path (iterations of a region)
 
 A conversion builds the whole-run part (`totals`, `ctr_totals`, `profile`,
-`master_calls`: what whole-run and call-path metrics and the trees read) into the
-cache; the rows (`seg` and the checkpoints: what only time windows and the replay
+`master_calls`, `kind`: what whole-run and call-path metrics, the replay and the
+trees read) into the cache; the rows (`seg` and the checkpoints: what only time windows and the replay
 read) are built when first needed, into the cache's window-sums companion
 (window_sums.py), by the same pass over the records (build(rows=True, profile=False)).
 
@@ -51,6 +53,7 @@ from popview.model.definitions import THREAD_JOIN, Definitions
 from popview.model.states import FORK_JOIN, StateClass, class_lookup
 
 CHECK = 1024               # rows between checkpoints (and rows per chunk)
+KIND_CHUNK = 1 << 16       # rows per chunk of `kind`
 MAX_REGIONS = 64           # parallel regions with their own sums (outlined functions first, by call-path id)
 BUDGET_ROWS = 1_000_000    # state rows held in memory at once
 EVENT_SLICE = 1 << 20      # a location's events read at once for its counters (one slice: 20 MB)
@@ -100,12 +103,10 @@ def build_part(src, defs: Definitions, part: dict, path, rows: bool = False) -> 
     from popview.cache.integrity import LIBVER
 
     b = _Builder(src, defs, rows)
-    if not rows:
-        built = b.part(part["procs"], None, Progress())
-        return {**built, "procs": part["procs"], "lo": part["lo"], "hi": part["hi"], "h5": None}
     with h5py.File(path, "w", libver=LIBVER) as f:
-        _, seg = b.create(f)
-        built = b.part(part["procs"], _WindowSink(WindowWriter(seg, part["lo"], part["hi"])), Progress())
+        _, seg, kind = b.create(f)
+        sinks = [_WindowSink(WindowWriter(d, part["lo"], part["hi"])) if d is not None else None for d in (seg, kind)]
+        built = b.part(part["procs"], *sinks, progress=Progress())
     return {**built, "procs": part["procs"], "lo": part["lo"], "hi": part["hi"], "h5": str(path)}
 
 
@@ -114,13 +115,14 @@ def join_parts(src, defs: Definitions, dst: h5py.File, built: list[dict], rows: 
     `rows`), the sums added, the checkpoints and profile parts concatenated: what build()
     writes."""
     b = _Builder(src, defs, rows)
-    g, seg = b.create(dst)
+    g, seg, kind = b.create(dst)
     whole = {"totals": np.zeros((b.n_loc, b.width)), "ctr_totals": np.zeros((b.n_loc, b.n_ctr)),
              "ck": {"row": [], "begin": [], "cum": [], "ctr": []}, "prof": _ProfileParts(b.n_loc)}
     for part in built:
-        if seg is not None:
-            with h5py.File(part["h5"], "r") as f:
-                copy_rows(f["cumulative/seg"], seg, part["lo"], part["hi"])
+        with h5py.File(part["h5"], "r") as f:
+            for d in (seg, kind):
+                if d is not None:
+                    copy_rows(f[d.name], d, part["lo"], part["hi"])
         locs = [loc for group in part["procs"] for p_locs in group for loc in p_locs]
         whole["totals"][locs] = part["totals"][locs]
         whole["ctr_totals"][locs] = part["ctr_totals"][locs]
@@ -362,14 +364,17 @@ class _Builder:
 
     # -------------------------------------------------------------- run
     def run(self, progress: Progress, dst: h5py.File) -> None:
-        g, seg = self.create(dst)
+        g, seg, kind = self.create(dst)
         procs = self._process_groups()
-        part = self.part(procs, _SegmentSink(seg, procs) if seg is not None else None, progress)
+        part = self.part(procs, *(_SegmentSink(d, procs) if d is not None else None for d in (seg, kind)),
+                         progress=progress)
         self.write(g, part)
 
-    def create(self, dst: h5py.File) -> tuple[h5py.Group, h5py.Dataset | None]:
-        """The group with its attributes and, with the rows, its `seg` dataset, sized for every
-        state row."""
+    def create(self, dst: h5py.File) -> tuple[h5py.Group, h5py.Dataset | None, h5py.Dataset | None]:
+        """The group with its attributes and, sized for every state row, with the rows its `seg`
+        dataset, with the profile its `kind` (each row's category and region: seg's word
+        column without the duration, `(region + 1) << 8 | category` as uint16, what the
+        replay reads: the whole-run metrics need no window sums)."""
         n = int(self.offsets[-1])
         n_ctr = self.n_ctr
         g = dst.create_group("cumulative")
@@ -384,20 +389,25 @@ class _Builder:
                            f"cover the first {MAX_REGIONS}, the others are under 'Outside the listed regions'")
         # Zstd without the shuffle filter: as small here, and a window's slab reads decompress 3x faster;
         # level -1 compresses these rows 1.6x faster than 1 (2.2x than 3), for 5 % more bytes
+        kind = None
+        if self.profile:
+            kind = g.create_dataset("kind", shape=(n,), dtype=np.uint16, chunks=(max(1, min(KIND_CHUNK, n)),),
+                                    **compression())
         if not self.rows:
-            return g, None
+            return g, None, kind
         seg = g.create_dataset("seg", shape=(n, 2 + n_ctr), dtype=np.int64,
                                chunks=(min(CHECK, max(n, 1)), 2 + n_ctr), **hdf5plugin.Zstd(clevel=-1), **checked())
-        return g, seg
+        return g, seg, kind
 
     @property
     def n_ctr(self) -> int:
         return len(self.counter_codes) + len(PSEUDO_COUNTERS)
 
-    def part(self, procs: list[list[list[int]]], sink, progress: Progress) -> dict:
+    def part(self, procs: list[list[list[int]]], sink, kinds=None, progress: Progress | None = None) -> dict:
         """The rows of `seg` of the processes `procs` (groups of processes, each its locations,
-        master first) into `sink` (None: without the rows), and what the other datasets gather
-        of them."""
+        master first) into `sink` (None: without the rows), their `kind` into `kinds` (None:
+        without), and what the other datasets gather of them."""
+        progress = progress or Progress()
         n_ctr = self.n_ctr
         totals = np.zeros((self.n_loc, self.width))
         ctr_totals = np.zeros((self.n_loc, n_ctr))
@@ -414,6 +424,8 @@ class _Builder:
                     lo, hi = int(self.offsets[loc]), int(self.offsets[loc + 1])
                     rows = self._location_rows(loc, lo, hi, instances)
                     per_loc[loc] = rows
+                    if hi > lo and kinds is not None:
+                        kinds.write(lo, hi, ((rows["reg"] + 1) << 8 | rows["cat"]).astype(np.uint16))
                     if hi > lo and sink is not None:
                         block = np.empty((hi - lo, 2 + n_ctr), np.int64)
                         block[:, 0] = rows["begin"]
@@ -426,8 +438,9 @@ class _Builder:
                         _checkpoints(ck, lo, rows)
                 if self.profile:
                     self._profile_process(p_locs, per_loc, master, prof)
-        if sink is not None:
-            sink.close()
+        for s in (sink, kinds):
+            if s is not None:
+                s.close()
         return {"totals": totals, "ctr_totals": ctr_totals, "ck": ck, "prof": prof}
 
     def write(self, g: h5py.Group, part: dict) -> None:
