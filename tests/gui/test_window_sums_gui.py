@@ -54,6 +54,8 @@ def test_a_window_focus_on_a_cli_converted_cache(qtbot, tmp_path, monkeypatch):
         assert not exp.converted and not exp.window_sums_prepared
         state.add_experiment(exp)
         pane.select_variant("pop-mpi")
+        qtbot.waitUntil(lambda: not pane.runner.busy and "parallel_efficiency" in shown(pane), timeout=60000)
+        assert not exp.window_sums_prepared and not threads, "the whole run (its replay too) needs no window sums"
         focus = Focus.window(SHAPE.init_ns, SHAPE.init_ns + 3 * 2_000_000)
         state.set_focus(focus)
         assert "window sums" in pane.current_tab().message.text() or exp.window_sums_prepared

@@ -21,6 +21,7 @@ from popview.gui.advisor.tab import VariantTab
 from popview.gui.jobs import Lane
 from popview.gui.widgets.elided import ElidedLabel
 
+WINDOW_FOCI = ("window", "iterations", "auto")   # foci that read the window sums (auto: iterations, often)
 LOW_DOCK = 320
 """Below this height (px) the Advisor keeps its room for the tree."""
 
@@ -208,7 +209,7 @@ class AdvisorPane(QWidget):
         if key in self._results:
             self._show(tab, *self._results[key])
             return
-        if not self._window_sums_ready(exp, tab):
+        if focus.kind in WINDOW_FOCI and not self._window_sums_ready(exp, tab):
             return
         tab.show_busy()
 
@@ -219,7 +220,7 @@ class AdvisorPane(QWidget):
 
     def _window_sums_ready(self, exp, tab) -> bool:
         """Whether the run's window sums (popview.cache.window_sums: what time-window and
-        iteration foci and the replay read) are open. If not, they are built on a lane of
+        iteration foci read) are open. If not, they are built on a lane of
         their own with their progress in the tab (seconds on a large trace; a cache
         converted by the CLI has none), never in the GUI thread, and the Advisor computes
         once they are there. A failed build is left to the computation, which tells it."""
