@@ -171,14 +171,14 @@ def _convert(path, cache_dir, progress, cancel, force, beside, dask=None,
             before = stats(files)
             with Writer(target, "", source_bytes=size, timeline=timeline) as writer, \
                     _engine(module, anchor, dask) as client:
-                hashing = _fingerprinting(files, before)
-                # a small source's kernels run as Python: numba never loads (popview.jit); not with
-                # the timeline overview, which loads it (always compiled), nor on Dask
-                small = not timeline and client is None and size <= getattr(module, "INTERPRETED_BYTES", 0)
-                with jit.interpreted(small):
-                    _read_source(module, anchor, writer, prog.sub(0.0, 0.7), client, dask_options or {})
-                    writer.fingerprint = _fingerprinted(hashing, files, before)
-                    writer.finish(prog.sub(0.7, 1.0))
+                with _fingerprinting(files, before) as hashing:
+                    # a small source's kernels run as Python: numba never loads (popview.jit); not
+                    # with the timeline overview, which loads it (always compiled), nor on Dask
+                    small = not timeline and client is None and size <= getattr(module, "INTERPRETED_BYTES", 0)
+                    with jit.interpreted(small):
+                        _read_source(module, anchor, writer, prog.sub(0.0, 0.7), client, dask_options or {})
+                        writer.fingerprint = _fingerprinted(hashing, files, before)
+                        writer.finish(prog.sub(0.7, 1.0))
     except OSError as exc:
         if exc.filename and not location.inside(exc.filename, target.parent):   # reading the source
             raise InputError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
@@ -194,14 +194,19 @@ def _convert(path, cache_dir, progress, cancel, force, beside, dask=None,
     return target, True, None
 
 
-def _fingerprinting(files: list[Path], before: dict) -> Future:
+@contextmanager
+def _fingerprinting(files: list[Path], before: dict):
     """The sources' fingerprint, hashed by a thread while they are read (the hash of a
-    gigabyte, 0.3 s of reading it again from the page cache, came after the parse)."""
+    gigabyte, 0.3 s of reading it again from the page cache, came after the parse).
+    A conversion that fails stops it: the hash is then of no use, and the thread must
+    not outlive the conversion."""
+    stop = threading.Event()
     pool = ThreadPoolExecutor(1, thread_name_prefix="popview-fingerprint")
     try:
-        return pool.submit(fingerprint, files, before)
+        yield pool.submit(fingerprint, files, before, stop)
     finally:
-        pool.shutdown(wait=False)
+        stop.set()
+        pool.shutdown(wait=True)
 
 
 def _fingerprinted(hashing: Future, files: list[Path], before: dict) -> str:

@@ -37,8 +37,9 @@ def test_stacked_runs_scale_to_their_own_call_path_span(qtbot, tmp_path, cache_d
     state = AppState()
     pane = TimelinePane(state)
     qtbot.addWidget(pane)
-    a = popview.open(write_trace(tmp_path / "a", body=BODY, header=HEADER), cache_dir=cache_dir)
-    b = popview.open(write_trace(tmp_path / "b", body=late, header=HEADER), cache_dir=cache_dir)
+    # the window opens runs with their timeline overview built (its opening lane): as here
+    a = popview.open(write_trace(tmp_path / "a", body=BODY, header=HEADER), cache_dir=cache_dir, timeline=True)
+    b = popview.open(write_trace(tmp_path / "b", body=late, header=HEADER), cache_dir=cache_dir, timeline=True)
     state.add_experiment(a)
     state.add_experiment(b)
     state.set_focus(Focus.on_callpath("main_loop"))

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import gzip
 import os
+import threading
 import zlib
 
 import pytest
 
 import popview
+from popview.cache.fingerprint import content_hash
 from popview.readers import InputError, files, reader_for
 from popview.readers.paraver import stream
 from popview.session import store
@@ -47,6 +49,18 @@ def test_pcf_linked_to_a_device_is_refused(tmp_path, cache_dir):
     prv = write_trace(tmp_path, pcf=None)
     (tmp_path / "t.pcf").symlink_to("/dev/zero")
     _fails(prv, cache_dir, r"t\.pcf: is a character device")
+    # the sources' hash runs beside the reading: it must not go on reading /dev/zero forever
+    assert not [t for t in threading.enumerate() if t.name.startswith("popview-fingerprint")]
+
+
+def test_only_regular_files_are_hashed(tmp_path):
+    assert content_hash("/dev/zero") == ""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert content_hash(fifo) == ""           # opening it would block
+    grown = tmp_path / "grown"
+    grown.write_bytes(b"x" * 100)
+    assert content_hash(grown) == content_hash(grown) != ""
 
 
 def test_session_path_that_is_a_device_or_pipe(tmp_path):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
+import threading
 from pathlib import Path
 
 import xxhash
@@ -21,15 +23,25 @@ _BLOCK = 8 << 20
 _STAT_FIELDS = ("st_size", "st_mtime_ns", "st_ctime_ns", "st_dev", "st_ino")
 
 
-def content_hash(path: Path) -> str:
+def content_hash(path: Path, stop: threading.Event | None = None) -> str:
     """xxh3-128 of the whole file, read in blocks (a hash of its edges once missed
-    same-size edits in the middle)."""
+    same-size edits in the middle). Only a regular file is hashed, and only as far as
+    its size when the hash began (a device such as /dev/zero never ends, a FIFO blocks
+    on opening): anything else, or a hash stopped by `stop`, gives "", which no cache
+    matches."""
     h = xxhash.xxh3_128()
     buf = bytearray(_BLOCK)
     view = memoryview(buf)
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        return ""
+    left = st.st_size
     with open(path, "rb", buffering=0) as f:
-        while n := f.readinto(buf):
+        while left > 0 and (n := f.readinto(view[:min(_BLOCK, left)])):
+            if stop is not None and stop.is_set():
+                return ""
             h.update(view[:n])
+            left -= n
     return h.hexdigest()
 
 
@@ -53,14 +65,16 @@ def stats(files: list[Path]) -> dict[str, list[int]]:
     return {name: _stat(p) for name, p in _named(files).items()}
 
 
-def fingerprint(files: list[Path], before: dict[str, list[int]] | None = None) -> str:
+def fingerprint(files: list[Path], before: dict[str, list[int]] | None = None,
+                stop: threading.Event | None = None) -> str:
     """JSON string identifying the content of `files` (order-independent). With
     `before` (their stats when the conversion started), a file changed since then
-    gets no hash, so that the cache never matches it."""
+    gets no hash, so that the cache never matches it; `stop` ends the hashing early
+    (the conversion failed: its hash is not needed)."""
     items = []
     for name, path in _named(files).items():
         st = _stat(path)
-        digest = content_hash(path)
+        digest = content_hash(path, stop)
         if before is not None and (before.get(name) != st or _stat(path) != st):
             digest = ""
         items.append([name, *st, digest])
