@@ -212,3 +212,23 @@ def test_cli_convert_all_builds_every_companion(trace, tmp_path):
     cache = next(p for p in tmp_path.iterdir() if p.name.endswith(location.SUFFIX))
     assert window_sums.path_of(cache).exists()
     assert location.overview_path(cache).exists()
+
+
+def test_a_cache_deleted_or_reconverted_while_open_gets_private_sums(tmp_path):
+    """The companion mechanism's guard (companion.obtain), for the window sums too: a stale
+    reader never puts its sums at the name of another cache's."""
+    trace = tmp_path / "run.prv"
+    synthetic.write(trace, synthetic.Shape(processes=2, threads=2, iterations=4, work_ns=1_000_000))
+    with popview.open(trace, cache_dir=tmp_path / "c") as old:
+        synthetic.write(trace, synthetic.Shape(processes=3, threads=1, iterations=5, work_ns=2_000_000))
+        cache, converted = convert(trace, tmp_path / "c", window_sums=True)
+        assert converted and cache == old.cache_path
+        assert "seg" in old.reader.window_sums()
+        assert not os.path.exists(old.reader._sums.filename), "the old cache's sums are private"
+    with h5py.File(window_sums.path_of(cache)) as f:
+        assert f.attrs["cache_digest"] == integrity.stored_digest(cache), "the new cache's sums stay in place"
+    with popview.open(trace, cache_dir=tmp_path / "c") as exp:
+        exp.cache_path.unlink()
+        window_sums.path_of(exp.cache_path).unlink()
+        assert "seg" in exp.reader.window_sums()
+    assert _files(tmp_path / "c") == []

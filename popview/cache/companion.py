@@ -146,15 +146,21 @@ def obtain(part: Part, cache: Path, source: h5py.File, defs, cache_digest: str |
         found = open_valid(part, cache, cache_digest, target)       # built by the process we waited for
         if found is not None:
             return found
-        log.info("popview: building the %s of %s (its first use)", part.title, cache)
-        try:
-            build_into(part, target.parent, target, source, defs, cache_digest, progress)
-        except OSError as exc:
-            if not location.is_write_failure(exc):
-                raise
-            return _private(part, source, defs, progress)
+        replaced = integrity.stored_digest(cache) != cache_digest
+        if not replaced:
+            log.info("popview: building the %s of %s (its first use)", part.title, cache)
+            try:
+                build_into(part, target.parent, target, source, defs, cache_digest, progress)
+            except OSError as exc:
+                if not location.is_write_failure(exc):
+                    raise
+                return _private(part, source, defs, progress)
     finally:
         lock.release()
+    if replaced:
+        # the cache open here was reconverted or deleted since it was opened: the name of its
+        # companion belongs to the cache now at its path (or to none), not to this one
+        return _private(part, source, defs, progress, f"{cache} changed since it was opened")
     found = open_valid(part, cache, cache_digest, target)
     if found is None:
         raise CacheDamaged(f"{target}: the {part.title} just built does not verify")
@@ -178,15 +184,15 @@ def build_into(part: Part, directory: Path, target: Path, source: h5py.File, def
         scratch.remove()
 
 
-def _private(part: Part, source: h5py.File, defs, progress: Progress) -> h5py.File:
+def _private(part: Part, source: h5py.File, defs, progress: Progress,
+             why: str = "the cache's folder cannot be written") -> h5py.File:
     """Built into a temporary file of this process's own, opened and unlinked: for caches in
-    a folder this user cannot write."""
+    a folder this user cannot write, or replaced since they were opened (`why`)."""
     folder = Path(tempfile.mkdtemp(prefix="popview-part-"))
     try:
         path = folder / f"part{part.suffix}"
         part.build(source, defs, path, progress)
-        log.info("popview: the cache's folder cannot be written: its %s is kept for this process only",
-                 part.title)
+        log.info("popview: %s: its %s is kept for this process only", why, part.title)
         return h5py.File(path, "r")       # unlinked below; the open file lives on
     finally:
         shutil.rmtree(folder, ignore_errors=True)
