@@ -268,3 +268,33 @@ def test_a_build_killed_leaves_what_the_next_opening_removes(trace, tmp_path):
         assert _files(tmp_path / "c") == [cache.name]
         exp.prepare_timeline()
     assert _files(tmp_path / "c") == sorted([cache.name, overview.path_of(cache).name])
+
+
+def test_a_cache_reconverted_while_open_keeps_the_new_caches_overview(tmp_path):
+    """A process that opened a cache, which another one then reconverted (the trace changed)
+    with its overview, builds its own overview privately: it never puts an overview of the
+    old cache at the name of the new one's (which the next opening would build again)."""
+    trace = tmp_path / "run.prv"
+    synthetic.write(trace, synthetic.Shape(processes=2, threads=2, iterations=4, work_ns=1_000_000))
+    with popview.open(trace, cache_dir=tmp_path / "c") as old:
+        synthetic.write(trace, synthetic.Shape(processes=3, threads=1, iterations=5, work_ns=2_000_000))
+        cache, converted = convert(trace, tmp_path / "c", timeline=True)
+        assert converted and cache == old.cache_path
+        new_digest = integrity.stored_digest(cache)
+        assert new_digest != overview.cache_digest_of(old.reader.h5)
+        group = old.reader.timeline()
+        assert not os.path.exists(group.file.filename), "the old cache's overview is private"
+        data = TimelineData(old)
+        assert data.picture(ColourMode("state"), np.arange(data.n_loc), 0, data.t_end, 100).values.size
+    with h5py.File(overview.path_of(cache)) as f:
+        assert f.attrs[overview.DIGEST_ATTR] == new_digest, "the new cache's overview is still in place"
+    assert _files(tmp_path / "c") == sorted([cache.name, overview.path_of(cache).name])
+
+
+def test_a_cache_deleted_while_open_leaves_no_overview_beside_it(tmp_path):
+    trace = tmp_path / "run.prv"
+    synthetic.write(trace, synthetic.Shape(processes=2, threads=1, iterations=3, work_ns=1_000_000))
+    with popview.open(trace, cache_dir=tmp_path / "c") as exp:
+        exp.cache_path.unlink()
+        assert "state" in exp.reader.timeline()
+    assert _files(tmp_path / "c") == []

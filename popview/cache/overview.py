@@ -146,15 +146,21 @@ def obtain(cache: Path, source: h5py.File, defs, cache_digest: str, progress: Pr
         found = open_valid(cache, cache_digest, target)       # built by the process we waited for
         if found is not None:
             return found
-        log.info("popview: building the timeline overview of %s (its first use)", cache)
-        try:
-            build_into(target.parent, target, source, defs, cache_digest, progress)
-        except OSError as exc:
-            if not location.is_write_failure(exc):
-                raise
-            return _private(source, defs, progress)
+        replaced = integrity.stored_digest(cache) != cache_digest
+        if not replaced:
+            log.info("popview: building the timeline overview of %s (its first use)", cache)
+            try:
+                build_into(target.parent, target, source, defs, cache_digest, progress)
+            except OSError as exc:
+                if not location.is_write_failure(exc):
+                    raise
+                return _private(source, defs, progress)
     finally:
         lock.release()
+    if replaced:
+        # the cache open here was reconverted or deleted since it was opened: the name of its
+        # companion belongs to the cache now at its path (or to none), not to this one
+        return _private(source, defs, progress, f"{cache} changed since it was opened")
     found = open_valid(cache, cache_digest, target)
     if found is None:
         raise CacheDamaged(f"{target}: the timeline overview just built does not verify")
@@ -178,15 +184,15 @@ def build_into(directory: Path, target: Path, source: h5py.File, defs, cache_dig
         scratch.remove()
 
 
-def _private(source: h5py.File, defs, progress: Progress) -> h5py.File:
+def _private(source: h5py.File, defs, progress: Progress,
+             why: str = "the cache's folder cannot be written") -> h5py.File:
     """Built into a temporary file of this process's own, opened and unlinked: for caches in
-    a folder this user cannot write."""
+    a folder this user cannot write, or replaced since they were opened (`why`)."""
     folder = Path(tempfile.mkdtemp(prefix="popview-timeline-"))
     try:
         path = folder / "timeline.h5"
         build(source, defs, path, progress)
-        log.info("popview: the cache's folder cannot be written: its timeline overview is kept for this "
-                 "process only")
+        log.info("popview: %s: its timeline overview is kept for this process only", why)
         return h5py.File(path, "r")       # unlinked below; the open file lives on
     finally:
         shutil.rmtree(folder, ignore_errors=True)
