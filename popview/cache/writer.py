@@ -390,8 +390,9 @@ class Writer:
         """The definitions and attributes written last, the digests signed, the file renamed
         into place: only a cache that got here is ever found. The timeline overview built
         with it (at `timeline`) is sealed as its companion and put in place first; without
-        one, the old cache's companion is removed (overview.py)."""
-        from popview.cache import overview
+        one, the old cache's companion is removed (overview.py), and so are the old cache's
+        window sums (window_sums.py: built from the new cache when first needed)."""
+        from popview.cache import overview, window_sums
 
         self._written_back.start(tmp_path)       # the derived data, while signed and sealed
         with writing(tmp_path, "r+", self.abort) as out:
@@ -408,6 +409,7 @@ class Writer:
             atomic.put_in_place(timeline, overview.path_of(self.final_path))
         else:
             overview.remove(self.final_path)
+        window_sums.remove(self.final_path)
         atomic.put_in_place(tmp_path, self.final_path)   # made 0600 in a private folder; shared as the umask says
 
     def _adopt_in_order(self, copy: SortedCopy) -> set[str]:
