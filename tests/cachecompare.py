@@ -88,9 +88,21 @@ def overview_differences(one: Path, other: Path) -> list[str]:
     return differences(a, b, ignore=OVERVIEW_OWN) if a.exists() else []
 
 
+def window_sums_differences(one: Path, other: Path) -> list[str]:
+    """What differs between the window sums of the caches at `one` and `other`
+    (popview.cache.window_sums): none for both, or the same but for the cache they name."""
+    from popview.cache import window_sums
+
+    a, b = window_sums.path_of(one), window_sums.path_of(other)
+    if a.exists() != b.exists():
+        return [f"window sums beside {one if a.exists() else other} only"]
+    return differences(a, b, ignore=OVERVIEW_OWN) if a.exists() else []
+
+
 def assert_same_cache(one: Path, other: Path, attrs: str = "all") -> None:
-    """The caches, and their timeline overviews, the same."""
-    found = differences(one, other, attrs) + [f"timeline overview: {d}" for d in overview_differences(one, other)]
+    """The caches, and their timeline overviews and window sums, the same."""
+    found = differences(one, other, attrs) + [f"timeline overview: {d}" for d in overview_differences(one, other)] \
+        + [f"window sums: {d}" for d in window_sums_differences(one, other)]
     assert not found, "\n".join(found)
 
 

@@ -16,7 +16,7 @@ import pytest
 
 import popview
 from popview.analysis.timeline_data import ColourMode, TimelineData
-from popview.cache import Cancelled, integrity, overview, sidecar
+from popview.cache import Cancelled, companion, integrity, overview, sidecar
 from popview.cache.reader import Reader
 from popview.experiment import convert
 from popview.testing import synthetic
@@ -185,7 +185,7 @@ def test_cancel_during_the_build_leaves_nothing_half_written(trace, tmp_path, mo
             assert path.exists() and path.parent != cache.parent
             raise Cancelled("cancelled by the user")
 
-        monkeypatch.setattr(overview, "complete", fail)
+        monkeypatch.setattr(companion, "complete", fail)      # the mechanism shared with the window sums
     with popview.open(trace, cache_dir=tmp_path / "c") as exp:
         with pytest.raises(Cancelled):
             exp.prepare_timeline(progress, cancel)
