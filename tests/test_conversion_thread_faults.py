@@ -41,6 +41,12 @@ def _outliving(before: set[threading.Thread]) -> list[str]:
     return sorted(t.name for t in threading.enumerate() if t not in before and t.is_alive())
 
 
+def _nothing_left(before: set[threading.Thread], cache_dir) -> None:
+    """No thread of the conversion alive, nothing in its cache folder."""
+    assert _outliving(before) == []
+    assert os.listdir(cache_dir) == []
+
+
 def _fails(trace, cache_dir, **options) -> BaseException:
     """The conversion's exception, raised in a thread of its own under DEADLINE (a hung
     conversion fails the test instead of the suite)."""
@@ -95,8 +101,7 @@ def test_a_failed_read_ahead_is_raised_with_its_message(trace, tmp_path, monkeyp
     exc = _fails(trace, tmp_path / "cache")
     assert "disk read error in the read-ahead" in str(exc)
     assert any(name.startswith("popview-read") for name in reads_in_thread[:3])
-    assert _outliving(before) == []
-    assert os.listdir(tmp_path / "cache") == []
+    _nothing_left(before, tmp_path / "cache")
 
 
 def test_a_failed_call_path_thread_is_raised_with_its_message(trace, tmp_path, monkeypatch, small_groups):
@@ -107,8 +112,7 @@ def test_a_failed_call_path_thread_is_raised_with_its_message(trace, tmp_path, m
     before = _lasting()
     exc = _fails(trace, tmp_path / "cache")
     assert isinstance(exc, ValueError) and "call-path kernel failed" in str(exc)
-    assert _outliving(before) == []
-    assert os.listdir(tmp_path / "cache") == []
+    _nothing_left(before, tmp_path / "cache")
 
 
 def test_a_full_disk_in_the_spill_thread_leaves_no_thread(trace, tmp_path, monkeypatch):
@@ -117,8 +121,7 @@ def test_a_full_disk_in_the_spill_thread_leaves_no_thread(trace, tmp_path, monke
     before = _lasting()
     exc = _fails(trace, tmp_path / "cache")
     assert isinstance(exc, CacheUnwritable) and "No space left on device" in str(exc)
-    assert _outliving(before) == []
-    assert os.listdir(tmp_path / "cache") == []
+    _nothing_left(before, tmp_path / "cache")
 
 
 def test_a_reader_thread_that_dies_unexpectedly_is_an_error_not_a_hang(trace, tmp_path, monkeypatch):
@@ -134,8 +137,7 @@ def test_a_reader_thread_that_dies_unexpectedly_is_an_error_not_a_hang(trace, tm
     before = _lasting()
     exc = _fails(trace, tmp_path / "cache")
     assert "no memory for a block" in str(exc)
-    assert _outliving(before) == []
-    assert os.listdir(tmp_path / "cache") == []
+    _nothing_left(before, tmp_path / "cache")
 
 
 def test_a_write_back_thread_does_not_outlive_a_failed_conversion(trace, tmp_path, monkeypatch):
@@ -159,8 +161,7 @@ def test_a_write_back_thread_does_not_outlive_a_failed_conversion(trace, tmp_pat
     before = _lasting()
     exc = _fails(trace, tmp_path / "cache")
     assert "derived data failed" in str(exc)
-    assert _outliving(before) == []
-    assert os.listdir(tmp_path / "cache") == []
+    _nothing_left(before, tmp_path / "cache")
 
 
 @pytest.mark.parametrize("phase, how", [(phase, how) for phase in ("parsing", "sorting events", "writing call paths")
@@ -182,8 +183,7 @@ def test_stopped_in_any_phase_leaves_no_thread_and_nothing_behind(trace, tmp_pat
     before = _lasting()
     exc = _fails(trace, tmp_path / "cache", progress=progress, cancel=cancel)
     assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), (exc, seen)
-    assert _outliving(before) == []
-    assert os.listdir(tmp_path / "cache") == []
+    _nothing_left(before, tmp_path / "cache")
 
 
 def test_spill_writes_waited_for_by_an_interrupted_caller_still_finish_before_the_files_close(tmp_path):
@@ -226,3 +226,34 @@ def test_spill_writes_waited_for_by_an_interrupted_caller_still_finish_before_th
     finally:
         writer._pwrite_all = old
     assert fd_after == [ino], "a spill write ran after its file was closed"
+
+
+@pytest.mark.parametrize("how", ["cancel", "interrupt"])
+def test_stopped_while_the_derived_data_process_works_leaves_no_thread(trace, tmp_path, monkeypatch, how):
+    """With the timeline overview built by the derived-data process (its jobs written by a
+    thread of their own): stopped once the derived data are under way."""
+    from popview.cache import sidecar
+
+    monkeypatch.setattr(sidecar, "MIN_ROWS", 0)
+    started, real = [], sidecar.SideBuilder.submit
+
+    def submit(self, *args, **kwargs):
+        started.append(args[0])
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(sidecar.SideBuilder, "submit", submit)
+    cancel, seen = threading.Event(), []
+
+    def progress(fraction, text):
+        seen.append(text)
+        if any(t.startswith("writing call paths") for t in seen[:-1]):
+            if how == "cancel":
+                cancel.set()
+            else:
+                raise KeyboardInterrupt("stopped")
+
+    before = _lasting()
+    exc = _fails(trace, tmp_path / "cache", progress=progress, cancel=cancel, timeline=True)
+    assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), (exc, seen)
+    assert started, "no job went to the derived-data process"
+    _nothing_left(before, tmp_path / "cache")
