@@ -257,3 +257,36 @@ def test_stopped_while_the_derived_data_process_works_leaves_no_thread(trace, tm
     assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), (exc, seen)
     assert started, "no job went to the derived-data process"
     _nothing_left(before, tmp_path / "cache")
+
+
+def test_the_same_trace_converted_twice_at_once_gives_one_sound_cache(trace, tmp_path):
+    """The window converts in threads: two conversions of one trace at once (the second
+    forced, so that it replaces the first's cache while that one's pages may still be
+    written back and released by threads) both end with a cache equal to a lone one."""
+    from popview.cache.reader import Reader
+    from tests.cachecompare import assert_same_cache
+
+    cache_dir, errors, paths = tmp_path / "both", [], []
+
+    def convert(force: bool) -> None:
+        try:
+            with popview.open(trace, cache_dir=cache_dir, force=force) as exp:
+                paths.append(exp.cache_path)
+        except Exception as exc:  # noqa: BLE001 - asserted below
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    before = _lasting()
+    runners = [threading.Thread(target=convert, args=(force,)) for force in (False, True)]
+    for runner in runners:
+        runner.start()
+    for runner in runners:
+        runner.join(DEADLINE)
+    assert not errors and len(paths) == 2 and paths[0] == paths[1], (errors, paths)
+    for thread in threading.enumerate():       # the replaced cache's release: a moment
+        if thread not in before and thread.name == "popview-release":
+            thread.join(10)
+    assert _outliving(before) == []
+    with Reader(paths[0]) as reader:           # its checksums verified
+        assert reader.definitions.n_locations == 8
+    with popview.open(trace, cache_dir=tmp_path / "alone") as exp:
+        assert_same_cache(paths[0], exp.cache_path)
