@@ -298,3 +298,41 @@ def test_a_cache_deleted_while_open_leaves_no_overview_beside_it(tmp_path):
         exp.cache_path.unlink()
         assert "state" in exp.reader.timeline()
     assert _files(tmp_path / "c") == []
+
+
+def test_an_overview_that_cannot_be_written_does_not_stop_the_opening(trace, tmp_path, monkeypatch):
+    """The disk full (the cache's folder and the temporary one): popview.open(timeline=True),
+    as the window opens runs, gives the run without a timeline, saying why; the failure is
+    kept, not built again at every use (a timeline picture, the next prepare)."""
+    import errno
+
+    cache, _ = convert(trace, tmp_path / "c")
+    calls = []
+
+    def full(source, defs, path, progress):
+        calls.append(path)
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(overview, "build", full)
+    with popview.open(trace, cache_dir=tmp_path / "c", timeline=True) as exp:
+        assert len(calls) == 2, "the cache's folder, then a private file"
+        assert exp.timeline_failure is not None and exp.timeline_failure.errno == errno.ENOSPC
+        assert exp.metrics("pop-mpi") is not None                  # the rest of the run is there
+        with pytest.raises(OSError, match="No space left"):
+            exp.prepare_timeline()
+        data = TimelineData(exp)
+        pic = data.picture(ColourMode("state"), np.arange(data.n_loc), 0, data.t_end, 100)
+        assert pic.source == "none" and "cannot be written" in pic.message and "No space left" in pic.message
+        assert len(calls) == 2, "not built again"
+    assert _files(tmp_path / "c") == [cache.name]
+
+
+def test_an_overview_that_fails_otherwise_still_fails_the_opening(trace, tmp_path, monkeypatch):
+    convert(trace, tmp_path / "c")
+
+    def broken(source, defs, path, progress):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(overview, "build", broken)
+    with pytest.raises(ValueError, match="a bug"):
+        popview.open(trace, cache_dir=tmp_path / "c", timeline=True)

@@ -121,3 +121,37 @@ def test_a_run_added_without_its_overview_gets_it_on_a_lane_not_in_the_gui_threa
     pane.view.redraw_now()
     assert pane.view.last_picture is not None and pane.view.last_picture.values.size
     exp.close()
+
+
+def test_a_full_disk_opens_the_run_without_a_timeline_and_says_why(qtbot, tmp_path, cache_dir, trace, monkeypatch):
+    """The overview cannot be written anywhere (the cache's folder and the temporary one
+    full): the run opens (its profile, metrics), the Timeline pane says why, no error
+    dialog, and nothing builds it again, in the GUI thread or elsewhere (compare view)."""
+    import errno
+
+    from popview.gui.compare import CompareView
+
+    cache, _ = convert(trace, cache_dir)
+    calls = []
+
+    def full(source, defs, path, progress):
+        calls.append(threading.current_thread() is threading.main_thread())
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(overview, "build", full)
+    w = _window(qtbot, tmp_path, cache_dir)
+    w.open_paths([trace])
+    qtbot.waitUntil(lambda: len(w.state.experiments) == 1 and not w.jobs, timeout=120_000)
+    pane = w.panes["Timeline"]
+    qtbot.waitUntil(lambda: "could not be built" in pane.message.text(), timeout=60_000)
+    assert "no space left" in pane.message.text().lower() and pane.view is None
+    assert w.errors == [] and calls == [False, False], "tried once (the folder, then a private file), off the GUI thread"
+    (exp,) = w.state.experiments
+    assert exp.profile() is not None
+    view = CompareView(exp, exp)
+    qtbot.addWidget(view)
+    for side in view.timelines.views:
+        side.redraw_now()
+        assert side.last_picture.source == "none" and "cannot be written" in side.last_picture.message
+    assert calls == [False, False]
+    view.close()
