@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from popview import jit
-from popview.cache import Progress, location, summary
+from popview.cache import Progress, integrity, location, summary
 from popview.cache.fingerprint import fingerprint, matches, stats
 from popview.cache import scratch
 from popview.cache.scratch import CacheLock
@@ -35,6 +35,7 @@ class Experiment:
         self.cache_path = reader.path
         self.converted = converted          # False when opened from an existing cache
         self.definitions = reader.definitions
+        self.timeline_failure: OSError | None = None    # why its timeline overview cannot be written
 
     @property
     def format(self) -> str:
@@ -71,14 +72,40 @@ class Experiment:
     def prepare_timeline(self, progress=None, cancel: threading.Event | None = None) -> None:
         """Make the timeline overview ready (popview.cache.overview): opened, or built from the
         cache now when it has none (seconds on a large trace: the window calls this on its
-        opening lane, never in its GUI thread). A trace only; nothing for a profile."""
-        if self.is_trace:
+        opening lane, never in its GUI thread). A trace only; nothing for a profile.
+        When it cannot be written anywhere (the cache's folder and the temporary folder full,
+        over quota: location.is_write_failure), the failure is kept (timeline_failure) and
+        raised again by the next calls without building again: the run has no timeline, the
+        rest of it is there."""
+        if not self.is_trace:
+            return
+        if self.timeline_failure is not None:
+            raise self.timeline_failure
+        try:
             self.reader.timeline(Progress(progress, cancel))
+        except OSError as exc:
+            if location.is_write_failure(exc):
+                self.timeline_failure = exc
+            raise
 
     @property
     def timeline_prepared(self) -> bool:
         """Whether a timeline of this run draws without building its overview first."""
         return not self.is_trace or self.reader.timeline_open()
+
+    def prepare_window_sums(self, progress=None, cancel: threading.Event | None = None) -> None:
+        """Make the window sums ready (popview.cache.window_sums): opened, or built from the
+        cache now when it has none (seconds on a large trace: the window calls this on a
+        lane of its own before a time-window or iteration focus, never in its GUI thread;
+        the API and the CLI build them at their first use, in the caller's thread). A
+        trace only; nothing for a profile."""
+        if self.is_trace:
+            self.reader.window_sums(Progress(progress, cancel))
+
+    @property
+    def window_sums_prepared(self) -> bool:
+        """Whether a time-window focus of this run is computed without building the window sums first."""
+        return not self.is_trace or self.reader.window_sums_open()
 
     def metrics(self, model: str = "pop-mpi", focus=None, **options):
         """The POP metric tree of `model` for `focus` (popview.analysis.metrics.metrics)."""
@@ -100,7 +127,7 @@ class Experiment:
 
 def convert(path, cache_dir=None, progress=None, cancel: threading.Event | None = None,
             force: bool = False, beside: bool | None = None, dask=None, timeline: bool = False,
-            **dask_options) -> tuple[Path, bool]:
+            window_sums: bool = False, **dask_options) -> tuple[Path, bool]:
     """Make sure a valid cache of `path` exists. Returns (cache path, converted now).
 
     A cache is reused when it is complete, intact (its checksums verified) and of
@@ -109,13 +136,21 @@ def convert(path, cache_dir=None, progress=None, cancel: threading.Event | None 
     `dask` converts on a Dask cluster: "local", "local:N", a scheduler's address, or a
     distributed Client or cluster (popview.cluster; docs/dask.md); the cache is the same.
     `timeline` also builds the timeline overview now (popview.cache.overview), with the
-    conversion or for the cache found; otherwise it is built when a timeline first needs it."""
+    conversion or for the cache found; otherwise it is built when a timeline first needs it.
+    `window_sums` also builds the window sums now (popview.cache.window_sums), from the
+    cache converted or found; otherwise they are built when a time window first needs them."""
+    from popview.cache.reader import Reader
+
     target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options,
                                          timeline)
+    if window_sums and reader is None:
+        reader = Reader(target, verify=False)
     if reader is not None:
         try:
             if timeline:
                 reader.timeline(Progress(progress, cancel))
+            if window_sums:
+                reader.window_sums(Progress(progress, cancel))
         finally:
             reader.close()
     return target, converted
@@ -222,11 +257,13 @@ def _read_source(module, anchor: Path, writer: Writer, progress: Progress, clien
 
 def _tidy(target: Path) -> None:
     """What a conversion killed after putting its cache in place left beside it (its
-    scratch folder and the cache's lock), and a build of its timeline overview killed (its
-    scratch folder and lock): removed by the next opening, not only by the next conversion."""
+    scratch folder and the cache's lock), and a build of a companion killed (its timeline
+    overview's or window sums': its scratch folder and lock): removed by the next opening, not
+    only by the next conversion."""
     scratch.remove_stale(target.parent)
     scratch.remove_stale_lock(target.parent / location.lock_name(target))
-    scratch.remove_stale_lock(target.parent / location.lock_name(location.overview_path(target)))
+    for suffix in location.COMPANION_SUFFIXES:
+        scratch.remove_stale_lock(target.parent / location.lock_name(location.companion_path(target, suffix)))
 
 
 def _reusable(target: Path, files: list[Path], quiet: bool = False) -> Reader | None:
@@ -242,23 +279,35 @@ def _tell_damaged(message: str) -> None:
 
 def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = None,  # noqa: A001
          force: bool = False, beside: bool | None = None, dask=None, timeline: bool = False,
-         **dask_options) -> Experiment:
+         window_sums: bool = False, **dask_options) -> Experiment:
     """Open a trace or profile, converting it (once) into the cache (placement:
     popview.cache.location; `beside` None follows the user's setting; `dask`: see convert).
     `timeline`: the timeline overview is made ready too (built with the conversion, or
     from the cache found when it has none yet), so that drawing a timeline never waits
-    for it; otherwise the first timeline drawn builds it (Experiment.prepare_timeline)."""
+    for it; otherwise the first timeline drawn builds it (Experiment.prepare_timeline).
+    `window_sums`: the window sums are made ready too (built from the cache when it has
+    none yet); otherwise the first time-window focus builds them (Experiment.prepare_window_sums).
+    An overview that cannot be written (a full disk) does not stop the opening: it is
+    logged and kept in the run's timeline_failure."""
     from popview.cache.reader import Reader
 
     target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options,
                                          timeline)
     exp = Experiment(Path(path), reader or Reader(target, verify=False), converted)
-    if timeline:
-        try:
-            exp.prepare_timeline(progress, cancel)
-        except BaseException:
-            exp.close()
-            raise
+    try:
+        if timeline:
+            try:
+                exp.prepare_timeline(progress, cancel)
+            except OSError as exc:
+                if not location.is_write_failure(exc):
+                    raise
+                log.warning("popview: %s: its timeline overview cannot be written (%s): opened without a timeline",
+                            path, integrity.first_line(exc))
+        if window_sums:
+            exp.prepare_window_sums(progress, cancel)
+    except BaseException:
+        exp.close()
+        raise
     return exp
 
 

@@ -31,9 +31,11 @@ def client(request):
         yield c
 
 
-def both(source: Path, tmp_path: Path, client, timeline: bool = False, **options) -> tuple[Path, Path]:
-    single, _ = convert(source, tmp_path / "single", timeline=timeline)
-    on_dask, converted = convert(source, tmp_path / "dask", dask=client, timeline=timeline, **options)
+def both(source: Path, tmp_path: Path, client, timeline: bool = False, window_sums: bool = False,
+         **options) -> tuple[Path, Path]:
+    single, _ = convert(source, tmp_path / "single", timeline=timeline, window_sums=window_sums)
+    on_dask, converted = convert(source, tmp_path / "dask", dask=client, timeline=timeline, window_sums=window_sums,
+                                 **options)
     assert converted
     assert not any(p.name.startswith(".popview-scratch") for p in (tmp_path / "dask").iterdir())
     return single, on_dask
@@ -64,6 +66,18 @@ def test_the_overview_built_on_first_use_after_dask_equals_the_one_built_there(s
     with popview.open(source, cache_dir=tmp_path / "b") as exp:
         exp.prepare_timeline()
     assert not overview_differences(with_it, without)
+
+
+@pytest.mark.shared
+def test_everything_built_with_a_dask_conversion(shared_traces, tmp_path, client):
+    """`popview convert --all` on Dask: the timeline overview and the window sums too, the
+    same as on one machine (the window sums built from the cache after the conversion)."""
+    from popview.cache import window_sums
+
+    source = shared_traces / "popview-heat/extrae/hyb_2x2/hyb_2x2.prv"
+    single, on_dask = both(source, tmp_path, client, True, True, group_rows=3000)
+    assert window_sums.path_of(on_dask).exists() and overview.path_of(on_dask).exists()
+    assert_same_cache(single, on_dask)
 
 
 @pytest.mark.shared

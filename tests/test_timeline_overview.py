@@ -16,7 +16,7 @@ import pytest
 
 import popview
 from popview.analysis.timeline_data import ColourMode, TimelineData
-from popview.cache import Cancelled, integrity, overview, sidecar
+from popview.cache import Cancelled, companion, integrity, overview, sidecar
 from popview.cache.reader import Reader
 from popview.experiment import convert
 from popview.testing import synthetic
@@ -185,7 +185,7 @@ def test_cancel_during_the_build_leaves_nothing_half_written(trace, tmp_path, mo
             assert path.exists() and path.parent != cache.parent
             raise Cancelled("cancelled by the user")
 
-        monkeypatch.setattr(overview, "complete", fail)
+        monkeypatch.setattr(companion, "complete", fail)      # the mechanism shared with the window sums
     with popview.open(trace, cache_dir=tmp_path / "c") as exp:
         with pytest.raises(Cancelled):
             exp.prepare_timeline(progress, cancel)
@@ -268,3 +268,71 @@ def test_a_build_killed_leaves_what_the_next_opening_removes(trace, tmp_path):
         assert _files(tmp_path / "c") == [cache.name]
         exp.prepare_timeline()
     assert _files(tmp_path / "c") == sorted([cache.name, overview.path_of(cache).name])
+
+
+def test_a_cache_reconverted_while_open_keeps_the_new_caches_overview(tmp_path):
+    """A process that opened a cache, which another one then reconverted (the trace changed)
+    with its overview, builds its own overview privately: it never puts an overview of the
+    old cache at the name of the new one's (which the next opening would build again)."""
+    trace = tmp_path / "run.prv"
+    synthetic.write(trace, synthetic.Shape(processes=2, threads=2, iterations=4, work_ns=1_000_000))
+    with popview.open(trace, cache_dir=tmp_path / "c") as old:
+        synthetic.write(trace, synthetic.Shape(processes=3, threads=1, iterations=5, work_ns=2_000_000))
+        cache, converted = convert(trace, tmp_path / "c", timeline=True)
+        assert converted and cache == old.cache_path
+        new_digest = integrity.stored_digest(cache)
+        assert new_digest != overview.cache_digest_of(old.reader.h5)
+        group = old.reader.timeline()
+        assert not os.path.exists(group.file.filename), "the old cache's overview is private"
+        data = TimelineData(old)
+        assert data.picture(ColourMode("state"), np.arange(data.n_loc), 0, data.t_end, 100).values.size
+    with h5py.File(overview.path_of(cache)) as f:
+        assert f.attrs[overview.DIGEST_ATTR] == new_digest, "the new cache's overview is still in place"
+    assert _files(tmp_path / "c") == sorted([cache.name, overview.path_of(cache).name])
+
+
+def test_a_cache_deleted_while_open_leaves_no_overview_beside_it(tmp_path):
+    trace = tmp_path / "run.prv"
+    synthetic.write(trace, synthetic.Shape(processes=2, threads=1, iterations=3, work_ns=1_000_000))
+    with popview.open(trace, cache_dir=tmp_path / "c") as exp:
+        exp.cache_path.unlink()
+        assert "state" in exp.reader.timeline()
+    assert _files(tmp_path / "c") == []
+
+
+def test_an_overview_that_cannot_be_written_does_not_stop_the_opening(trace, tmp_path, monkeypatch):
+    """The disk full (the cache's folder and the temporary one): popview.open(timeline=True),
+    as the window opens runs, gives the run without a timeline, saying why; the failure is
+    kept, not built again at every use (a timeline picture, the next prepare)."""
+    import errno
+
+    cache, _ = convert(trace, tmp_path / "c")
+    calls = []
+
+    def full(source, defs, path, progress):
+        calls.append(path)
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(overview, "build", full)
+    with popview.open(trace, cache_dir=tmp_path / "c", timeline=True) as exp:
+        assert len(calls) == 2, "the cache's folder, then a private file"
+        assert exp.timeline_failure is not None and exp.timeline_failure.errno == errno.ENOSPC
+        assert exp.metrics("pop-mpi") is not None                  # the rest of the run is there
+        with pytest.raises(OSError, match="No space left"):
+            exp.prepare_timeline()
+        data = TimelineData(exp)
+        pic = data.picture(ColourMode("state"), np.arange(data.n_loc), 0, data.t_end, 100)
+        assert pic.source == "none" and "cannot be written" in pic.message and "No space left" in pic.message
+        assert len(calls) == 2, "not built again"
+    assert _files(tmp_path / "c") == [cache.name]
+
+
+def test_an_overview_that_fails_otherwise_still_fails_the_opening(trace, tmp_path, monkeypatch):
+    convert(trace, tmp_path / "c")
+
+    def broken(source, defs, path, progress):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(overview, "build", broken)
+    with pytest.raises(ValueError, match="a bug"):
+        popview.open(trace, cache_dir=tmp_path / "c", timeline=True)

@@ -1,5 +1,7 @@
 """Time by category (and per OpenMP region) up to any instant, from the
-cache's cumulative group.
+cache's cumulative group: its whole-run sums (totals) in the cache, its rows
+and checkpoints in the window sums (popview.cache.window_sums), opened, or
+built from the cache, at the first window evaluated (or `prepare()`).
 
 A query reads the checkpoints (in memory) and one slab of at most CHECK
 rows per location and distinct checkpoint, so a window costs
@@ -23,27 +25,39 @@ class CumulativeIndex:
         if g is None:
             raise KeyError(f"{reader.path}: the cache has no cumulative sums (convert it again)")
         self.group = g
-        self.seg = g["seg"]
+        self.reader = reader
         self.offsets = reader.offsets("states")
         self.counter_names: list[str] = json.loads(g.attrs["counters"])
         self.region_callpaths: list[int] = json.loads(g.attrs.get("regions", "[]"))
         self.n_regions = len(self.region_callpaths)
+        self.totals = g["totals"][:]
+        self.ctr_totals = g["ctr_totals"][:]
+        self.width = self.totals.shape[1]
+        self.seg = None
+
+    def prepare(self, progress=None) -> None:
+        """The rows and checkpoints read in: the window sums opened, or built now from the
+        cache (`progress`, a popview.cache.Progress, reports and cancels the build)."""
+        if self.seg is not None:
+            return
+        g = self.reader.window_sums(progress)
+        if g is None or "seg" not in g:
+            raise KeyError(f"{self.reader.path}: the cache has no cumulative sums (convert it again)")
         self.ck_row = g["ck_row"][:]
         self.ck_begin = g["ck_begin"][:]
         self.ck_cum = g["ck_cum"][:]
         self.ck_ctr = g["ck_ctr"][:]
         self.ck_off = np.searchsorted(self.ck_row, self.offsets)
-        self.totals = g["totals"][:]
-        self.ctr_totals = g["ctr_totals"][:]
-        self.width = self.totals.shape[1]
         n = len(self.offsets) - 1
         self.first_begin = np.full(n, np.iinfo(np.int64).max)
         has = self.ck_off[:-1] < self.ck_off[1:]
         self.first_begin[has] = self.ck_begin[self.ck_off[:-1][has]]
+        self.seg = g["seg"]
 
     def evaluate(self, requests: list[tuple[int, np.ndarray]]) -> list[tuple[np.ndarray, np.ndarray]]:
         """For each (location, times): the sums before each time, reading each
         needed slab once."""
+        self.prepare()
         out, slabs = [], {}
         for loc, times in requests:
             times = np.asarray(times, np.int64)

@@ -1,5 +1,5 @@
-"""Per-location cumulative time by category, built at conversion, so that
-the POP figures of any time window cost O(locations x log records).
+"""Per-location cumulative time by category, so that the POP figures of any
+time window cost O(locations x log records).
 
 Every state interval gets one *category* (useful outside / inside OpenMP,
 MPI by kind, OpenMP runtime by kind, I/O, idle, other) from its state code
@@ -8,11 +8,19 @@ and the regions open on its location. The group `cumulative` holds:
     seg          (n, 2 + n_counters) int64: begin, (end - begin) << 16 | (region + 1) << 8 | category,
                  then, as float64 bits, the counter deltas read during the row (useful rows
                  only) and the pseudo counters (MPI calls entered during the row): one read per slab
+    kind         (n,) uint16: (region + 1) << 8 | category of each row (seg's word without the
+                 duration: what the replay reads, whole run or window)
     ck_row, ck_begin, ck_cum, ck_ctr: checkpoints every CHECK rows (and at each
                  location's first row) with the sums of everything before them
     totals, ctr_totals (n_loc, ...): the sums over each whole location
     profile/     a popview Profile (process-level call paths, see below)
     master_calls/ the master threads' visits by call path (iterations of a region)
+
+A conversion builds the whole-run part (`totals`, `ctr_totals`, `profile`,
+`master_calls`, `kind`: what whole-run and call-path metrics, the replay and the
+trees read) into the cache; the rows (`seg` and the checkpoints: what only time windows and the replay
+read) are built when first needed, into the cache's window-sums companion
+(window_sums.py), by the same pass over the records (build(rows=True, profile=False)).
 
 A row's *region* is the OpenMP parallel region its process's master thread
 is in at that moment (key: the first outlined function of the instance, else
@@ -45,6 +53,7 @@ from popview.model.definitions import THREAD_JOIN, Definitions
 from popview.model.states import FORK_JOIN, StateClass, class_lookup
 
 CHECK = 1024               # rows between checkpoints (and rows per chunk)
+KIND_CHUNK = 1 << 16       # rows per chunk of `kind`
 MAX_REGIONS = 64           # parallel regions with their own sums (outlined functions first, by call-path id)
 BUDGET_ROWS = 1_000_000    # state rows held in memory at once
 EVENT_SLICE = 1 << 20      # a location's events read at once for its counters (one slice: 20 MB)
@@ -55,11 +64,14 @@ PSEUDO_COUNTERS = ("mpi_calls", "mpi_collective_calls")
 _OMP_SYNC_STATES = (5, 9, 41)       # synchronization, blocked, OpenMP synchronization
 
 
-def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File | None = None) -> None:
-    """The cumulative group from a cache's sorted tables, into `dst` (default: the cache)."""
+def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File | None = None,
+          rows: bool = False, profile: bool = True) -> None:
+    """The cumulative group from a cache's sorted tables, into `dst` (default: the cache):
+    its whole-run part (`profile`: totals, profile, master calls) and its `rows` (seg and
+    the checkpoints: the window sums)."""
     if "states" not in out or out["states"]["loc"].shape[0] == 0:
         return
-    _Builder(out, defs).run(progress, out if dst is None else dst)
+    _Builder(out, defs, rows, profile).run(progress, out if dst is None else dst)
 
 
 # ------------------------------------------------------------------ by parts (a finish on Dask)
@@ -83,30 +95,34 @@ def plan_parts(src, defs: Definitions, budget: int | None = None) -> list[dict] 
     return parts
 
 
-def build_part(src, defs: Definitions, part: dict, path) -> dict:
-    """One part (see plan_parts): its rows of `seg` into a file of its own at `path` (the
-    dataset at its whole size, its rows only), and the sums, checkpoints and profile of its
-    processes."""
+def build_part(src, defs: Definitions, part: dict, path, rows: bool = False) -> dict:
+    """One part (see plan_parts): with `rows`, its rows of `seg` into a file of its own at
+    `path` (the dataset at its whole size, its rows only), and the sums, checkpoints and
+    profile of its processes."""
     from popview.cache.chunks import WindowWriter
     from popview.cache.integrity import LIBVER
 
-    b = _Builder(src, defs)
+    b = _Builder(src, defs, rows)
     with h5py.File(path, "w", libver=LIBVER) as f:
-        _, seg = b.create(f)
-        built = b.part(part["procs"], _WindowSink(WindowWriter(seg, part["lo"], part["hi"])), Progress())
+        _, seg, kind = b.create(f)
+        sinks = [_WindowSink(WindowWriter(d, part["lo"], part["hi"])) if d is not None else None for d in (seg, kind)]
+        built = b.part(part["procs"], *sinks, progress=Progress())
     return {**built, "procs": part["procs"], "lo": part["lo"], "hi": part["hi"], "h5": str(path)}
 
 
-def join_parts(src, defs: Definitions, dst: h5py.File, built: list[dict]) -> None:
-    """The group from the parts' results, in their order: `seg` joined by `copy_rows`, the
-    sums added, the checkpoints and profile parts concatenated: what build() writes."""
-    b = _Builder(src, defs)
-    g, seg = b.create(dst)
+def join_parts(src, defs: Definitions, dst: h5py.File, built: list[dict], rows: bool = False) -> None:
+    """The group from the parts' results, in their order: `seg` joined by `copy_rows` (with
+    `rows`), the sums added, the checkpoints and profile parts concatenated: what build()
+    writes."""
+    b = _Builder(src, defs, rows)
+    g, seg, kind = b.create(dst)
     whole = {"totals": np.zeros((b.n_loc, b.width)), "ctr_totals": np.zeros((b.n_loc, b.n_ctr)),
              "ck": {"row": [], "begin": [], "cum": [], "ctr": []}, "prof": _ProfileParts(b.n_loc)}
     for part in built:
         with h5py.File(part["h5"], "r") as f:
-            copy_rows(f["cumulative/seg"], seg, part["lo"], part["hi"])
+            for d in (seg, kind):
+                if d is not None:
+                    copy_rows(f[d.name], d, part["lo"], part["hi"])
         locs = [loc for group in part["procs"] for p_locs in group for loc in p_locs]
         whole["totals"][locs] = part["totals"][locs]
         whole["ctr_totals"][locs] = part["ctr_totals"][locs]
@@ -298,8 +314,9 @@ def search_sorted(a: np.ndarray, x: np.ndarray, side: str = "left") -> np.ndarra
 # ------------------------------------------------------------------ builder
 
 class _Builder:
-    def __init__(self, out: h5py.File, defs: Definitions):
+    def __init__(self, out: h5py.File, defs: Definitions, rows: bool = False, profile: bool = True):
         self.out, self.defs = out, defs
+        self.rows, self.profile = rows, profile
         self.states = out["states"]
         self.offsets = self.states["offsets"][:]
         self.n_loc = len(self.offsets) - 1
@@ -347,13 +364,17 @@ class _Builder:
 
     # -------------------------------------------------------------- run
     def run(self, progress: Progress, dst: h5py.File) -> None:
-        g, seg = self.create(dst)
+        g, seg, kind = self.create(dst)
         procs = self._process_groups()
-        part = self.part(procs, _SegmentSink(seg, procs), progress)
+        part = self.part(procs, *(_SegmentSink(d, procs) if d is not None else None for d in (seg, kind)),
+                         progress=progress)
         self.write(g, part)
 
-    def create(self, dst: h5py.File) -> tuple[h5py.Group, h5py.Dataset]:
-        """The group with its attributes and its `seg` dataset, sized for every state row."""
+    def create(self, dst: h5py.File) -> tuple[h5py.Group, h5py.Dataset | None, h5py.Dataset | None]:
+        """The group with its attributes and, sized for every state row, with the rows its `seg`
+        dataset, with the profile its `kind` (each row's category and region: seg's word
+        column without the duration, `(region + 1) << 8 | category` as uint16, what the
+        replay reads: the whole-run metrics need no window sums)."""
         n = int(self.offsets[-1])
         n_ctr = self.n_ctr
         g = dst.create_group("cumulative")
@@ -362,23 +383,31 @@ class _Builder:
                                          + list(PSEUDO_COUNTERS))
         g.attrs["regions"] = json.dumps([int(k) for k in self.region_keys])
         g.attrs["check"] = CHECK
-        if self.too_many_regions:
+        if self.too_many_regions and self.profile:        # said once, by the conversion
             self.defs.flags["parallel_regions_without_sums"] = int(self.n_keys - MAX_REGIONS)
             self.defs.warn(f"{self.n_keys} OpenMP parallel regions, more than {MAX_REGIONS}: per-region figures "
                            f"cover the first {MAX_REGIONS}, the others are under 'Outside the listed regions'")
         # Zstd without the shuffle filter: as small here, and a window's slab reads decompress 3x faster;
         # level -1 compresses these rows 1.6x faster than 1 (2.2x than 3), for 5 % more bytes
+        kind = None
+        if self.profile:
+            kind = g.create_dataset("kind", shape=(n,), dtype=np.uint16, chunks=(max(1, min(KIND_CHUNK, n)),),
+                                    **compression())
+        if not self.rows:
+            return g, None, kind
         seg = g.create_dataset("seg", shape=(n, 2 + n_ctr), dtype=np.int64,
                                chunks=(min(CHECK, max(n, 1)), 2 + n_ctr), **hdf5plugin.Zstd(clevel=-1), **checked())
-        return g, seg
+        return g, seg, kind
 
     @property
     def n_ctr(self) -> int:
         return len(self.counter_codes) + len(PSEUDO_COUNTERS)
 
-    def part(self, procs: list[list[list[int]]], sink, progress: Progress) -> dict:
+    def part(self, procs: list[list[list[int]]], sink, kinds=None, progress: Progress | None = None) -> dict:
         """The rows of `seg` of the processes `procs` (groups of processes, each its locations,
-        master first) into `sink`, and what the other datasets gather of them."""
+        master first) into `sink` (None: without the rows), their `kind` into `kinds` (None:
+        without), and what the other datasets gather of them."""
+        progress = progress or Progress()
         n_ctr = self.n_ctr
         totals = np.zeros((self.n_loc, self.width))
         ctr_totals = np.zeros((self.n_loc, n_ctr))
@@ -395,7 +424,9 @@ class _Builder:
                     lo, hi = int(self.offsets[loc]), int(self.offsets[loc + 1])
                     rows = self._location_rows(loc, lo, hi, instances)
                     per_loc[loc] = rows
-                    if hi > lo:
+                    if hi > lo and kinds is not None:
+                        kinds.write(lo, hi, ((rows["reg"] + 1) << 8 | rows["cat"]).astype(np.uint16))
+                    if hi > lo and sink is not None:
                         block = np.empty((hi - lo, 2 + n_ctr), np.int64)
                         block[:, 0] = rows["begin"]
                         block[:, 1] = ((rows["end"] - rows["begin"]) << 16) | ((rows["reg"] + 1) << 8) | rows["cat"]
@@ -403,17 +434,24 @@ class _Builder:
                         sink.write(lo, hi, block)
                     totals[loc] = rows["total"]
                     ctr_totals[loc] = rows["ctr_total"]
-                    _checkpoints(ck, lo, rows)
-                self._profile_process(p_locs, per_loc, master, prof)
-        sink.close()
+                    if sink is not None:
+                        _checkpoints(ck, lo, rows)
+                if self.profile:
+                    self._profile_process(p_locs, per_loc, master, prof)
+        for s in (sink, kinds):
+            if s is not None:
+                s.close()
         return {"totals": totals, "ctr_totals": ctr_totals, "ck": ck, "prof": prof}
 
     def write(self, g: h5py.Group, part: dict) -> None:
-        """The datasets besides `seg` from the part (or the parts joined: join_parts)."""
-        _write_checkpoints(g, part["ck"], self.n_ctr, self.width)
-        g.create_dataset("totals", data=part["totals"], **checked())
-        g.create_dataset("ctr_totals", data=part["ctr_totals"], **checked())
-        part["prof"].write(g, self)
+        """The datasets besides `seg` from the part (or the parts joined: join_parts): the
+        checkpoints with the rows, the whole-run sums and the profile with the profile."""
+        if self.rows:
+            _write_checkpoints(g, part["ck"], self.n_ctr, self.width)
+        if self.profile:
+            g.create_dataset("totals", data=part["totals"], **checked())
+            g.create_dataset("ctr_totals", data=part["ctr_totals"], **checked())
+            part["prof"].write(g, self)
 
     def _fork_rows(self, loc: int) -> tuple[np.ndarray, np.ndarray]:
         """(begin, end) of the location's Scheduling and Fork/Join state rows."""

@@ -27,7 +27,8 @@ order, which numbers every call path as the one-machine builder does (a path
 new to the merge gets the next number, in the order its group met it). The
 derived data are then built by parts on the workers from the groups' raw
 copies (linked as segments of one column: `rawtables.SortedCopy.adopt_segments`):
-the cumulative sums by groups of whole processes, the timeline pyramid by
+the cumulative sums' whole-run part (their rows, the window sums, are built
+when first needed: window_sums.py) by groups of whole processes, the timeline pyramid by
 location groups, then its tiles by ranges of time blocks, each part into files
 of its own, joined here the same way (`cumulative.build_part` / `join_parts`,
 `pyramid.build_part` / `join_parts` / `write_tile_part` / `join_tile_parts`).
@@ -272,7 +273,8 @@ def _derived_on_dask(client, tables: Path, out: h5py.File, defs, folder: Path, p
     elif sums:
         cumulative.join_parts(src, defs, out, built_sums)
         for part in built_sums:
-            Path(part["h5"]).unlink()
+            if part["h5"]:                      # the rows (seg): built on demand, not here (window_sums.py)
+                Path(part["h5"]).unlink()
     if timeline is None:
         return
     specs = pyramid.join_parts(src, defs, timeline, plan, built_pyramid, progress.sub(0.7, 0.75))

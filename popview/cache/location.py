@@ -73,13 +73,20 @@ def lock_name(cache: Path) -> str:
 
 
 OVERVIEW_SUFFIX = ".timeline.h5"
+WINDOW_SUMS_SUFFIX = ".sums.h5"
+COMPANION_SUFFIXES = (OVERVIEW_SUFFIX, WINDOW_SUMS_SUFFIX)   # popview.cache.companion's parts
+
+
+def companion_path(cache, suffix: str) -> Path:
+    """The companion file ending in `suffix` of the cache at `cache` (popview.cache.companion)."""
+    cache = Path(cache)
+    stem = cache.name[:-len(".h5")] if cache.name.endswith(".h5") else cache.name
+    return cache.with_name(stem + suffix)
 
 
 def overview_path(cache) -> Path:
     """The timeline overview's companion file of the cache at `cache` (popview.cache.overview)."""
-    cache = Path(cache)
-    stem = cache.name[:-len(".h5")] if cache.name.endswith(".h5") else cache.name
-    return cache.with_name(stem + OVERVIEW_SUFFIX)
+    return companion_path(cache, OVERVIEW_SUFFIX)
 
 
 def owned_and_writable(folder: Path) -> bool:

@@ -19,6 +19,7 @@ from popview.model.profile import Profile
 
 
 TIMELINE_GROUP = "pyramid"        # pyramid.GROUP (not imported: it loads the numba kernels)
+SUMS_GROUP, SUMS_ROWS = "cumulative", "seg"     # window_sums.GROUP, .ROWS
 
 
 class Reader:
@@ -53,6 +54,8 @@ class Reader:
     def _load(self) -> None:
         self._timeline: h5py.File | None = None
         self._timeline_lock = threading.Lock()
+        self._sums: h5py.File | None = None
+        self._sums_lock = threading.Lock()
         self.fingerprint = str(self.h5.attrs.get("fingerprint", ""))
         g = self.h5["definitions"]
         self.definitions = Definitions.from_json_dict(
@@ -62,7 +65,7 @@ class Reader:
 
     # ---- basics ---------------------------------------------------------
     def close(self) -> None:
-        for f in (getattr(self, "_timeline", None), self.h5):
+        for f in (getattr(self, "_timeline", None), getattr(self, "_sums", None), self.h5):
             try:
                 if f is not None:
                     f.close()
@@ -102,6 +105,32 @@ class Reader:
     def timeline_open(self) -> bool:
         """Whether timeline() answers at once: the overview is open already (or none is needed)."""
         return TIMELINE_GROUP in self.h5 or self._timeline is not None or not self.has_records()
+
+    def window_sums(self, progress: Progress | None = None) -> Group | None:
+        """The rows of the cumulative sums (the group with `seg` and the checkpoints:
+        window_sums.py), built now from this cache when it has none yet (`progress` reports
+        and cancels the build); None for a run without them (a profile, no states). Safe to
+        call from several threads: built once."""
+        own = self.h5.get(SUMS_GROUP)
+        if own is None:
+            return None
+        if SUMS_ROWS in own:                     # a cache converted before the companion existed
+            return Group(own, self.path)
+        if not self.has("states"):
+            return None
+        with self._sums_lock:
+            if self._sums is None:
+                from popview.cache import companion, window_sums
+
+                self._sums = window_sums.obtain(self.path, self.h5, self.definitions,
+                                                companion.cache_digest_of(self.h5), progress)
+            found = self._sums[SUMS_GROUP]
+            return Group(found, found.file.filename)
+
+    def window_sums_open(self) -> bool:
+        """Whether window_sums() answers at once: open already, or none is needed."""
+        own = self.h5.get(SUMS_GROUP)
+        return own is None or SUMS_ROWS in own or self._sums is not None or not self.has("states")
 
     def has_records(self) -> bool:
         return any(self.has(t) for t in ("states", "events", "messages"))

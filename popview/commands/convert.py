@@ -14,6 +14,9 @@ def add_parser(sub) -> None:
     p.add_argument("--timeline", action="store_true",
                    help="also build the timeline overview now (otherwise the window builds it when it first "
                         "opens the trace): for traces converted here and opened later")
+    p.add_argument("--all", action="store_true",
+                   help="build every derived part now: the timeline overview and the window sums (the rows "
+                        "that time-window and iteration foci read; otherwise built at their first use)")
     add_cache_dir(p)
     add_dask(p, "convert")
 
@@ -24,10 +27,13 @@ def run(args) -> int:
     with dask_client(args) as client:
         for path in paths:
             t0 = time.perf_counter()
+            timeline = args.timeline or args.all
             target, converted = convert(path, args.cache_dir, ProgressBar(str(path)), force=args.force, dask=client,
-                                        timeline=args.timeline)
+                                        timeline=timeline, window_sums=args.all)
             what = "converted" if converted else "cache up to date"
-            if args.timeline:
+            if args.all:
+                what += ", with its timeline overview and window sums"
+            elif timeline:
                 what += ", with its timeline overview"
             print(f"{path}: {what} -> {target} ({time.perf_counter() - t0:.2f} s"
                   f"{', on Dask' if client is not None and converted else ''})")

@@ -194,10 +194,10 @@ def _states(reader, mask: Mask, n_loc: int):
     the cache's cumulative sums give each) and their row pointers per location."""
     if not reader.has("states"):
         return _no_states(), np.zeros(n_loc + 1, np.int64)
-    states, seg = reader.group("states"), reader.group("cumulative")["seg"]
+    states, kind = reader.group("states"), _kind_column(reader)
     if not mask.is_window:
         st = reader.read("states", columns=["begin", "end", "state"])
-        st.update(_row_kinds(seg[:, 1]))
+        st.update(_row_kinds(kind[:]))
         return st, reader.offsets("states").astype(np.int64)
     parts, counts = [], np.zeros(n_loc, np.int64)
     for loc in range(n_loc):
@@ -207,13 +207,33 @@ def _states(reader, mask: Mask, n_loc: int):
         begin, end = states["begin"][lo:hi], states["end"][lo:hi]
         keep = (begin < mask.t_stop) & (end > mask.t_start)
         parts.append({"begin": begin[keep], "end": end[keep], "state": states["state"][lo:hi][keep],
-                      **_row_kinds(seg[lo:hi, 1][keep])})
+                      **_row_kinds(kind[lo:hi][keep])})
         counts[loc] = int(keep.sum())
     st = {k: np.concatenate([p[k] for p in parts]) for k in ("begin", "end", "state", "cat", "region")} if parts \
         else _no_states()
     ptr = np.zeros(n_loc + 1, np.int64)
     np.cumsum(counts, out=ptr[1:])
     return st, ptr
+
+
+class _WordColumn:
+    """seg's word column (rows sliced as kind[lo:hi]), for caches converted before `kind`."""
+
+    def __init__(self, seg):
+        self.seg = seg
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        return self.seg[rows, 1]
+
+
+def _kind_column(reader):
+    """Each state row's category and region, as `_row_kinds` reads them: the cache's `kind`
+    (cumulative.py), or the word column of `seg` in a cache converted before it (where the
+    rows are in the cache itself: never a build of the window sums)."""
+    g = reader.group("cumulative")
+    if "kind" in g:
+        return g["kind"]
+    return _WordColumn(reader.window_sums()["seg"])
 
 
 def _no_states() -> dict[str, np.ndarray]:

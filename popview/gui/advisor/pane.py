@@ -21,6 +21,7 @@ from popview.gui.advisor.tab import VariantTab
 from popview.gui.jobs import Lane
 from popview.gui.widgets.elided import ElidedLabel
 
+WINDOW_FOCI = ("window", "iterations", "auto")   # foci that read the window sums (auto: iterations, often)
 LOW_DOCK = 320
 """Below this height (px) the Advisor keeps its room for the tree."""
 
@@ -53,6 +54,8 @@ class AdvisorPane(QWidget):
         self.runner = Lane(self, "Advisor")
         self.candidate_runner = Lane(self, "Advisor candidates")
         self.report_runner = Lane(self, "report")
+        self._sums_lanes: dict[int, Lane] = {}     # exp id -> the lane building its window sums
+        self._sums_failed: dict[int, str] = {}
 
         self.header = QLabel(self)
         self.header.setTextFormat(Qt.RichText)
@@ -160,6 +163,8 @@ class AdvisorPane(QWidget):
         if exp is self._exp and self.tabs.count():
             self.refresh()
             return
+        for key in [k for k in self._sums_lanes if exp is None or k != id(exp)]:
+            self._sums_lanes.pop(key).cancel()      # a run no longer shown: its build stops, leaving nothing
         self._exp = exp
         self._results.clear()
         self.candidates.clear()
@@ -204,12 +209,43 @@ class AdvisorPane(QWidget):
         if key in self._results:
             self._show(tab, *self._results[key])
             return
+        if focus.kind in WINDOW_FOCI and not self._window_sums_ready(exp, tab):
+            return
         tab.show_busy()
 
         def job():
             trees = compute.variant(exp, tab.variant, focus, reference, runs, scaling)
             return [r for t in trees for r in t.roots], warn.collect(exp, trees, focus), warn.notes(trees)
         self.runner.submit(job, lambda result, error: self._arrived(key, tab, result, error))
+
+    def _window_sums_ready(self, exp, tab) -> bool:
+        """Whether the run's window sums (popview.cache.window_sums: what time-window and
+        iteration foci read) are open. If not, they are built on a lane of
+        their own with their progress in the tab (seconds on a large trace; a cache
+        converted by the CLI has none), never in the GUI thread, and the Advisor computes
+        once they are there. A failed build is left to the computation, which tells it."""
+        if getattr(exp, "window_sums_prepared", True) or id(exp) in self._sums_failed:
+            return True
+        tab.show_busy()
+        tab.show_message(f"<i>preparing the window sums of {escape(exp.name)}...</i>")
+        if id(exp) not in self._sums_lanes:
+            lane = self._sums_lanes[id(exp)] = Lane(self, f"window sums of {exp.name}")
+            lane.progressed.connect(lambda fraction, _text, e=exp: self._sums_progress(e, fraction))
+            lane.submit(lambda job, e=exp: e.prepare_window_sums(job.progress, job.cancel),
+                        lambda _result, error, e=exp: self._sums_built(e, error))
+        return False
+
+    def _sums_progress(self, exp, fraction: float) -> None:
+        tab = self.current_tab()
+        if tab is not None and exp is self._exp:
+            tab.show_message(f"<i>preparing the window sums of {escape(exp.name)}: {100 * fraction:.0f} %</i>")
+
+    def _sums_built(self, exp, error: str | None) -> None:
+        self._sums_lanes.pop(id(exp), None)
+        if error is not None:
+            self._sums_failed[id(exp)] = error.splitlines()[0]
+        if exp is self._exp:
+            self.refresh()
 
     def reference(self):
         """The run scalabilities are measured against: the smallest of the series (None: the run itself)."""

@@ -1,0 +1,210 @@
+"""Derived parts of a cache kept in companion files beside it and built when first
+needed, not at every conversion: the timeline overview (overview.py) and the
+window sums (window_sums.py). One mechanism for both:
+
+- `<cache stem><suffix>` beside `<cache stem>.h5` (path_of) holds the part's one
+  group. A conversion asked for it builds it; otherwise the first use builds it
+  from the finished cache itself (obtain: Reader.timeline, Reader.window_sums).
+- It belongs to one cache: its attribute `cache_digest` is the digest sealed in its
+  cache's user block (integrity.py), and it is complete, of this schema, signed and
+  sealed like a cache. It is used only when all of that holds and its whole-file
+  digest, attributes and chunk checksums verify (open_valid): the companion of
+  another (reconverted) cache, an older one, a damaged or truncated one is built
+  again, never read.
+- It is written in a scratch folder (scratch.py: one a process killed left is
+  removed by the next conversion or build in that folder) and renamed into place
+  once sealed (atomic.put_in_place): never a half-written file at its name. Builds
+  take the lock `.<name>.lock`, so that two processes asking at once build it once
+  (the second waits, then opens it).
+- A conversion into the cache replaces or removes every companion
+  (Writer._complete): a reconverted cache never keeps an old one.
+- Where the cache's folder cannot be written (a shared, read-only cache directory),
+  it is built into a private temporary file, unlinked once open: this process reads
+  it, and the next one builds it again.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import h5py
+
+from popview import atomic
+from popview.cache import integrity, location
+from popview.cache.errors import CacheDamaged
+from popview.cache.progress import Progress
+from popview.cache.version import SCHEMA_VERSION
+
+log = logging.getLogger("popview")
+
+DIGEST_ATTR = "cache_digest"
+
+
+@dataclass(frozen=True)
+class Part:
+    """A derived part kept beside its cache: `title` names it in messages, `suffix` ends
+    its file's name, `group` is what it holds, `build(source, defs, path, progress)`
+    writes that group from the open cache `source` into a new file at `path`."""
+    title: str
+    suffix: str
+    group: str
+    build: Callable[[h5py.File, object, Path, Progress], None]
+
+
+def path_of(part: Part, cache) -> Path:
+    """The companion `part` of the cache at `cache`."""
+    return location.companion_path(cache, part.suffix)
+
+
+def remove(part: Part, cache) -> None:
+    """Remove the companion `part` of `cache` (the cache is being replaced)."""
+    try:
+        path_of(part, cache).unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def complete(path: Path, cache_digest: str) -> None:
+    """Make the companion written at `path` whole: what it belongs to, signed, sealed."""
+    from popview._version import __version__
+
+    with integrity.writing(path, "r+") as h5:
+        h5.attrs["schema_version"] = SCHEMA_VERSION
+        h5.attrs["popview_version"] = __version__
+        h5.attrs[DIGEST_ATTR] = cache_digest
+        h5.attrs["complete"] = True
+        integrity.sign(h5)
+    integrity.seal(Path(path))
+
+
+def open_valid(part: Part, cache, cache_digest: str | None, path: Path | None = None) -> h5py.File | None:
+    """The companion `part` of `cache` (at `path`, default path_of), open, when it belongs to
+    the cache whose digest is `cache_digest` and is whole; None otherwise (a damaged one is
+    logged: it is built again)."""
+    path = Path(path) if path is not None else path_of(part, cache)
+    if cache_digest is None or not path.exists():
+        return None
+    try:
+        h5 = h5py.File(path, "r")
+    except OSError as exc:
+        log.warning("popview: %s: %s unreadable (%s); building it again", path, part.title,
+                    integrity.first_line(exc))
+        return None
+    try:
+        attrs = h5.attrs
+        if not (attrs.get("complete", False) and int(attrs.get("schema_version", -1)) == SCHEMA_VERSION
+                and _text(attrs.get(DIGEST_ATTR)) == cache_digest):
+            h5.close()                     # another cache's, or an older release's: not an error
+            return None
+        integrity.verify(h5)
+        if part.group not in h5:
+            raise CacheDamaged(f"{path}: cache damaged (no {part.group} group)")
+    except CacheDamaged as exc:
+        h5.close()
+        log.warning("popview: %s: %s damaged (%s); building it again", path, part.title, exc)
+        return None
+    except Exception as exc:               # noqa: BLE001 - attributes of the wrong type: not ours
+        h5.close()
+        log.warning("popview: %s: %s not usable (%s); building it again", path, part.title,
+                    integrity.first_line(exc))
+        return None
+    return h5
+
+
+def _text(value) -> str | None:
+    if value is None:
+        return None
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def obtain(part: Part, cache: Path, source: h5py.File, defs, cache_digest: str | None,
+           progress: Progress | None = None) -> h5py.File:
+    """The companion `part` of `cache`, open: the valid one, or one built now from `source`
+    (the cache open, whose definitions are `defs` and digest `cache_digest`)."""
+    from popview.cache.scratch import CacheLock
+
+    progress = progress or Progress()
+    if cache_digest is None:                   # an unsealed cache: nothing to tie a companion to
+        return _private(part, source, defs, progress)
+    target = path_of(part, cache)
+    found = open_valid(part, cache, cache_digest, target)
+    if found is not None:
+        return found
+    lock = CacheLock(target, location.lock_name(target))
+    try:
+        lock.acquire(lambda: progress(0.0, f"waiting for another build of the {part.title}"))
+    except OSError as exc:
+        if not location.is_write_failure(exc):
+            raise
+        return _private(part, source, defs, progress)
+    try:
+        found = open_valid(part, cache, cache_digest, target)       # built by the process we waited for
+        if found is not None:
+            return found
+        replaced = integrity.stored_digest(cache) != cache_digest
+        if not replaced:
+            log.info("popview: building the %s of %s (its first use)", part.title, cache)
+            try:
+                build_into(part, target.parent, target, source, defs, cache_digest, progress)
+            except OSError as exc:
+                if not location.is_write_failure(exc):
+                    raise
+                return _private(part, source, defs, progress)
+    finally:
+        lock.release()
+    if replaced:
+        # the cache open here was reconverted or deleted since it was opened: the name of its
+        # companion belongs to the cache now at its path (or to none), not to this one
+        return _private(part, source, defs, progress, f"{cache} changed since it was opened")
+    found = open_valid(part, cache, cache_digest, target)
+    if found is None:
+        raise CacheDamaged(f"{target}: the {part.title} just built does not verify")
+    return found
+
+
+def build_into(part: Part, directory: Path, target: Path, source: h5py.File, defs, cache_digest: str,
+               progress: Progress) -> None:
+    """Build the companion in a scratch folder of `directory` and rename it to `target`:
+    whole or not at all (a cancel or a failure leaves nothing)."""
+    from popview.cache.scratch import Scratch
+
+    scratch = Scratch(directory)
+    try:
+        tmp = scratch.path / f"part{part.suffix}"
+        part.build(source, defs, tmp, progress)
+        progress.check()                       # a cancel until the rename leaves nothing
+        complete(tmp, cache_digest)
+        atomic.put_in_place(tmp, target)
+    finally:
+        scratch.remove()
+
+
+def _private(part: Part, source: h5py.File, defs, progress: Progress,
+             why: str = "the cache's folder cannot be written") -> h5py.File:
+    """Built into a temporary file of this process's own, opened and unlinked: for caches in
+    a folder this user cannot write, or replaced since they were opened (`why`)."""
+    folder = Path(tempfile.mkdtemp(prefix="popview-part-"))
+    try:
+        path = folder / f"part{part.suffix}"
+        part.build(source, defs, path, progress)
+        log.info("popview: %s: its %s is kept for this process only", why, part.title)
+        return h5py.File(path, "r")       # unlinked below; the open file lives on
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def cache_digest_of(h5: h5py.File) -> str | None:
+    """The digest sealed in the user block of the open cache `h5` (read through its own
+    file descriptor: the file open, even when another conversion renamed a new one to its
+    path since)."""
+    try:
+        fd = h5.id.get_vfd_handle()
+        head = os.pread(fd, 64, 0)
+    except Exception:                        # noqa: BLE001 - another driver: read the path
+        return integrity.stored_digest(h5.filename)
+    return integrity.digest_in(head)

@@ -1,0 +1,72 @@
+"""The Advisor on a cache converted by the CLI, which has no window sums
+(popview.cache.window_sums): they are built on a lane of their own, never in the GUI
+thread, with their progress in the tab, and the window and iteration foci then show the
+same figures as the API computes."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import popview
+from popview.analysis.focus import Focus
+from popview.cache import window_sums
+from popview.gui.advisor import AdvisorPane
+from popview.gui.advisor.model import NodeRole
+from popview.gui.state import AppState
+from popview.testing.synthetic import Shape, write
+
+pytestmark = pytest.mark.gui
+
+SHAPE = Shape(processes=2, threads=2, iterations=4, serial_fraction=0.1, rank_weights=(1.0, 1.6),
+              parallel_regions=2, init_ns=200_000, fini_ns=100_000, fork_ns=1000)
+
+
+def shown(pane) -> dict:
+    model = pane.current_tab().model
+    out = {}
+
+    def visit(parent):
+        for r in range(model.rowCount(parent)):
+            idx = model.index(r, 0, parent)
+            out[idx.data(NodeRole).id] = idx.data(NodeRole).value
+            visit(idx)
+    visit(model.index(-1, -1))
+    return out
+
+
+@pytest.mark.answers_later
+def test_a_window_focus_on_a_cli_converted_cache(qtbot, tmp_path, monkeypatch):
+    write(tmp_path / "h.prv", SHAPE)
+    subprocess.run([sys.executable, "-m", "popview", "convert", "--cache-dir", str(tmp_path / "c"),
+                    str(tmp_path / "h.prv")], check=True, capture_output=True,
+                   env={**os.environ, "POPVIEW_PRECOMPILE": "0"})
+    threads = []
+    build = window_sums.build
+    monkeypatch.setattr(window_sums, "build", lambda *a: threads.append(threading.current_thread()) or build(*a))
+    state = AppState()
+    pane = AdvisorPane(state)
+    qtbot.addWidget(pane)
+    with popview.open(tmp_path / "h.prv", cache_dir=tmp_path / "c") as exp:
+        assert not exp.converted and not exp.window_sums_prepared
+        state.add_experiment(exp)
+        pane.select_variant("pop-mpi")
+        qtbot.waitUntil(lambda: not pane.runner.busy and "parallel_efficiency" in shown(pane), timeout=60000)
+        assert not exp.window_sums_prepared and not threads, "the whole run (its replay too) needs no window sums"
+        focus = Focus.window(SHAPE.init_ns, SHAPE.init_ns + 3 * 2_000_000)
+        state.set_focus(focus)
+        assert "window sums" in pane.current_tab().message.text() or exp.window_sums_prepared
+        qtbot.waitUntil(lambda: exp.window_sums_prepared and not pane.runner.busy and
+                        "parallel_efficiency" in shown(pane), timeout=60000)
+        assert threads and threading.main_thread() not in threads, "built off the GUI thread"
+        assert window_sums.path_of(exp.cache_path).exists()
+        want = {n.id: n.value for n in exp.metrics("pop-mpi", focus).nodes()}
+        got = shown(pane)
+        assert got["parallel_efficiency"] == pytest.approx(want["parallel_efficiency"], rel=1e-12)
+        assert got["load_balance"] == pytest.approx(want["load_balance"], rel=1e-12)
+        state.set_focus(Focus("iterations", callpath="main/timestep", first=1, last=2))
+        qtbot.waitUntil(lambda: not pane.runner.busy and "iterations" in pane.header.text(), timeout=60000)
+        assert "parallel_efficiency" in shown(pane)
