@@ -290,3 +290,66 @@ def test_the_same_trace_converted_twice_at_once_gives_one_sound_cache(trace, tmp
         assert reader.definitions.n_locations == 8
     with popview.open(trace, cache_dir=tmp_path / "alone") as exp:
         assert_same_cache(paths[0], exp.cache_path)
+
+
+class _SerialInOrder:
+    """writer._InOrder without its thread: the consumer called in the caller's."""
+
+    def __init__(self, consumer):
+        self.consumer = consumer
+
+    def __call__(self, data):
+        if self.consumer is not None:
+            self.consumer(data)
+
+    def done(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _serial(monkeypatch) -> None:
+    """The conversion's threads made serial: one parse thread, the spill written by the
+    caller, no read-ahead, the call paths built in the caller's thread."""
+    from popview.readers.paraver import stream
+
+    class CallersSpill(writer.SpillWrites):
+        def write(self, fd, data, offset):
+            writer._pwrite_all(fd, data, offset)
+
+    monkeypatch.setattr(stream, "PARSE_THREADS", 1)
+    monkeypatch.setattr(writer, "SpillWrites", CallersSpill)
+    monkeypatch.setattr(writer, "_read_ahead", lambda read, items, rows, budget: (read(item) for item in items))
+    monkeypatch.setattr(writer, "_InOrder", _SerialInOrder)
+
+
+def _stressed(monkeypatch) -> None:
+    """The threads given as much to interleave as a small trace allows: blocks of 64 KiB
+    (many in flight, many spill writes) and sort groups of 3,000 rows (read ahead)."""
+    from popview.readers.paraver import stream
+
+    monkeypatch.setattr(stream, "BLOCK", 64 << 10)
+    monkeypatch.setattr(writer, "SORT_BUDGET_ROWS", 3000)
+
+
+@pytest.mark.parametrize("name", ["popview-heat/extrae/hyb_2x2/hyb_2x2.prv",                  # hybrid Extrae
+                                  "profet-paraver/lulesh_4+4_with_uncores_sockets1+2.chop_5it.prv",  # two applications
+                                  "pypop/mpi/epoch_example_traces/epoch_4proc.prv.gz"])       # EPOCH, compressed
+def test_threaded_conversion_equals_the_serial_one_on_real_traces(shared_traces, tmp_path, monkeypatch, name):
+    from tests.cachecompare import assert_same_cache
+
+    trace = shared_traces / name
+    if not trace.exists():
+        pytest.skip(f"{trace} is missing")
+    caches = {}
+    for mode, setup in (("serial", _serial), ("threaded", _stressed)):
+        with monkeypatch.context() as patch:
+            setup(patch)
+            with popview.open(trace, cache_dir=tmp_path / mode) as exp:
+                caches[mode] = (exp.cache_path, list(exp.definitions.warnings))
+    assert caches["serial"][1] == caches["threaded"][1]
+    assert_same_cache(caches["serial"][0], caches["threaded"][0])
