@@ -136,7 +136,8 @@ def run_command(run, args) -> int:
     previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
     try:
         code = run(args)
-        sys.stdout.flush()           # a closed pipe must fail here, not at interpreter exit
+        if sys.stdout is not None:   # None: started with its output closed (`>&-`); print() drops it
+            sys.stdout.flush()       # a closed pipe must fail here, not at interpreter exit
         return code
     except BrokenPipeError:
         _silence_stdout()
@@ -206,7 +207,8 @@ def exit_now(code) -> None:
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:           # None: started with that output closed
+                stream.flush()
         except (OSError, ValueError):
             pass
     os._exit(code if isinstance(code, int) else int(code is not None))
