@@ -38,7 +38,12 @@ def put_in_place(tmp: Path, path: Path) -> None:
         os.close(fd)
     os.chmod(tmp, file_mode())
     old = _open_replaced(path)
-    os.replace(tmp, path)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        if old is not None:
+            os.close(old)
+        raise
     if old is not None:
         _release(old)
     sync_dir(Path(path).parent)

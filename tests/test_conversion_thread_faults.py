@@ -41,6 +41,12 @@ def _outliving(before: set[threading.Thread]) -> list[str]:
     return sorted(t.name for t in threading.enumerate() if t not in before and t.is_alive())
 
 
+def _nothing_left(before: set[threading.Thread], cache_dir) -> None:
+    """No thread of the conversion alive, nothing in its cache folder."""
+    assert _outliving(before) == []
+    assert os.listdir(cache_dir) == []
+
+
 def _fails(trace, cache_dir, **options) -> BaseException:
     """The conversion's exception, raised in a thread of its own under DEADLINE (a hung
     conversion fails the test instead of the suite)."""
@@ -95,8 +101,7 @@ def test_a_failed_read_ahead_is_raised_with_its_message(trace, tmp_path, monkeyp
     exc = _fails(trace, tmp_path / "cache")
     assert "disk read error in the read-ahead" in str(exc)
     assert any(name.startswith("popview-read") for name in reads_in_thread[:3])
-    assert _outliving(before) == []
-    assert os.listdir(tmp_path / "cache") == []
+    _nothing_left(before, tmp_path / "cache")
 
 
 def test_a_failed_call_path_thread_is_raised_with_its_message(trace, tmp_path, monkeypatch, small_groups):
@@ -107,8 +112,7 @@ def test_a_failed_call_path_thread_is_raised_with_its_message(trace, tmp_path, m
     before = _lasting()
     exc = _fails(trace, tmp_path / "cache")
     assert isinstance(exc, ValueError) and "call-path kernel failed" in str(exc)
-    assert _outliving(before) == []
-    assert os.listdir(tmp_path / "cache") == []
+    _nothing_left(before, tmp_path / "cache")
 
 
 def test_a_full_disk_in_the_spill_thread_leaves_no_thread(trace, tmp_path, monkeypatch):
@@ -117,8 +121,7 @@ def test_a_full_disk_in_the_spill_thread_leaves_no_thread(trace, tmp_path, monke
     before = _lasting()
     exc = _fails(trace, tmp_path / "cache")
     assert isinstance(exc, CacheUnwritable) and "No space left on device" in str(exc)
-    assert _outliving(before) == []
-    assert os.listdir(tmp_path / "cache") == []
+    _nothing_left(before, tmp_path / "cache")
 
 
 def test_a_reader_thread_that_dies_unexpectedly_is_an_error_not_a_hang(trace, tmp_path, monkeypatch):
@@ -134,8 +137,7 @@ def test_a_reader_thread_that_dies_unexpectedly_is_an_error_not_a_hang(trace, tm
     before = _lasting()
     exc = _fails(trace, tmp_path / "cache")
     assert "no memory for a block" in str(exc)
-    assert _outliving(before) == []
-    assert os.listdir(tmp_path / "cache") == []
+    _nothing_left(before, tmp_path / "cache")
 
 
 def test_a_write_back_thread_does_not_outlive_a_failed_conversion(trace, tmp_path, monkeypatch):
@@ -159,8 +161,7 @@ def test_a_write_back_thread_does_not_outlive_a_failed_conversion(trace, tmp_pat
     before = _lasting()
     exc = _fails(trace, tmp_path / "cache")
     assert "derived data failed" in str(exc)
-    assert _outliving(before) == []
-    assert os.listdir(tmp_path / "cache") == []
+    _nothing_left(before, tmp_path / "cache")
 
 
 @pytest.mark.parametrize("phase, how", [(phase, how) for phase in ("parsing", "sorting events", "writing call paths")
@@ -182,8 +183,7 @@ def test_stopped_in_any_phase_leaves_no_thread_and_nothing_behind(trace, tmp_pat
     before = _lasting()
     exc = _fails(trace, tmp_path / "cache", progress=progress, cancel=cancel)
     assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), (exc, seen)
-    assert _outliving(before) == []
-    assert os.listdir(tmp_path / "cache") == []
+    _nothing_left(before, tmp_path / "cache")
 
 
 def test_spill_writes_waited_for_by_an_interrupted_caller_still_finish_before_the_files_close(tmp_path):
@@ -226,3 +226,130 @@ def test_spill_writes_waited_for_by_an_interrupted_caller_still_finish_before_th
     finally:
         writer._pwrite_all = old
     assert fd_after == [ino], "a spill write ran after its file was closed"
+
+
+@pytest.mark.parametrize("how", ["cancel", "interrupt"])
+def test_stopped_while_the_derived_data_process_works_leaves_no_thread(trace, tmp_path, monkeypatch, how):
+    """With the timeline overview built by the derived-data process (its jobs written by a
+    thread of their own): stopped once the derived data are under way."""
+    from popview.cache import sidecar
+
+    monkeypatch.setattr(sidecar, "MIN_ROWS", 0)
+    started, real = [], sidecar.SideBuilder.submit
+
+    def submit(self, *args, **kwargs):
+        started.append(args[0])
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(sidecar.SideBuilder, "submit", submit)
+    cancel, seen = threading.Event(), []
+
+    def progress(fraction, text):
+        seen.append(text)
+        if any(t.startswith("writing call paths") for t in seen[:-1]):
+            if how == "cancel":
+                cancel.set()
+            else:
+                raise KeyboardInterrupt("stopped")
+
+    before = _lasting()
+    exc = _fails(trace, tmp_path / "cache", progress=progress, cancel=cancel, timeline=True)
+    assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), (exc, seen)
+    assert started, "no job went to the derived-data process"
+    _nothing_left(before, tmp_path / "cache")
+
+
+def test_the_same_trace_converted_twice_at_once_gives_one_sound_cache(trace, tmp_path):
+    """The window converts in threads: two conversions of one trace at once (the second
+    forced, so that it replaces the first's cache while that one's pages may still be
+    written back and released by threads) both end with a cache equal to a lone one."""
+    from popview.cache.reader import Reader
+    from tests.cachecompare import assert_same_cache
+
+    cache_dir, errors, paths = tmp_path / "both", [], []
+
+    def convert(force: bool) -> None:
+        try:
+            with popview.open(trace, cache_dir=cache_dir, force=force) as exp:
+                paths.append(exp.cache_path)
+        except Exception as exc:  # noqa: BLE001 - asserted below
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    before = _lasting()
+    runners = [threading.Thread(target=convert, args=(force,)) for force in (False, True)]
+    for runner in runners:
+        runner.start()
+    for runner in runners:
+        runner.join(DEADLINE)
+    assert not errors and len(paths) == 2 and paths[0] == paths[1], (errors, paths)
+    for thread in threading.enumerate():       # the replaced cache's release: a moment
+        if thread not in before and thread.name == "popview-release":
+            thread.join(10)
+    assert _outliving(before) == []
+    with Reader(paths[0]) as reader:           # its checksums verified
+        assert reader.definitions.n_locations == 8
+    with popview.open(trace, cache_dir=tmp_path / "alone") as exp:
+        assert_same_cache(paths[0], exp.cache_path)
+
+
+class _SerialInOrder:
+    """writer._InOrder without its thread: the consumer called in the caller's."""
+
+    def __init__(self, consumer):
+        self.consumer = consumer
+
+    def __call__(self, data):
+        if self.consumer is not None:
+            self.consumer(data)
+
+    def done(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _serial(monkeypatch) -> None:
+    """The conversion's threads made serial: one parse thread, the spill written by the
+    caller, no read-ahead, the call paths built in the caller's thread."""
+    from popview.readers.paraver import stream
+
+    class CallersSpill(writer.SpillWrites):
+        def write(self, fd, data, offset):
+            writer._pwrite_all(fd, data, offset)
+
+    monkeypatch.setattr(stream, "PARSE_THREADS", 1)
+    monkeypatch.setattr(writer, "SpillWrites", CallersSpill)
+    monkeypatch.setattr(writer, "_read_ahead", lambda read, items, rows, budget: (read(item) for item in items))
+    monkeypatch.setattr(writer, "_InOrder", _SerialInOrder)
+
+
+def _stressed(monkeypatch) -> None:
+    """The threads given as much to interleave as a small trace allows: blocks of 64 KiB
+    (many in flight, many spill writes) and sort groups of 3,000 rows (read ahead)."""
+    from popview.readers.paraver import stream
+
+    monkeypatch.setattr(stream, "BLOCK", 64 << 10)
+    monkeypatch.setattr(writer, "SORT_BUDGET_ROWS", 3000)
+
+
+@pytest.mark.parametrize("name", ["popview-heat/extrae/hyb_2x2/hyb_2x2.prv",                  # hybrid Extrae
+                                  "profet-paraver/lulesh_4+4_with_uncores_sockets1+2.chop_5it.prv",  # two applications
+                                  "pypop/mpi/epoch_example_traces/epoch_4proc.prv.gz"])       # EPOCH, compressed
+def test_threaded_conversion_equals_the_serial_one_on_real_traces(shared_traces, tmp_path, monkeypatch, name):
+    from tests.cachecompare import assert_same_cache
+
+    trace = shared_traces / name
+    if not trace.exists():
+        pytest.skip(f"{trace} is missing")
+    caches = {}
+    for mode, setup in (("serial", _serial), ("threaded", _stressed)):
+        with monkeypatch.context() as patch:
+            setup(patch)
+            with popview.open(trace, cache_dir=tmp_path / mode) as exp:
+                caches[mode] = (exp.cache_path, list(exp.definitions.warnings))
+    assert caches["serial"][1] == caches["threaded"][1]
+    assert_same_cache(caches["serial"][0], caches["threaded"][0])

@@ -311,7 +311,9 @@ class Writer:
 
     # ---- input ----------------------------------------------------------
     def append(self, table: str, cols: "dict[str, np.ndarray] | PreparedChunk") -> None:
-        """Records of `table` in any order: columns, or a chunk prepared from them."""
+        """Records of `table` in any order: columns, or a chunk prepared from them. The
+        arrays may be written later by the spill's thread (SpillWrites), as they are: the
+        caller must not change them afterwards."""
         if table not in self._tables:
             self._tables[table] = _Staging(self._staging_dir, table, self._hint, self._spill)
         self._tables[table].append(cols if isinstance(cols, PreparedChunk) else PreparedChunk(table, cols))

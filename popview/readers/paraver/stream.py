@@ -277,12 +277,13 @@ def _finish_body(defs: Definitions, pcf, path: Path, writer: Writer, tally: _Tal
 _READ_FAILURES = (OSError, EOFError, zlib.error, ValueError)   # a file that cannot be read or decompressed
 
 
-def text_blocks(path: Path, skip: int, block: int = BLOCK):
+def text_blocks(path: Path, skip: int, block: int | None = None):
     """The body's whole-line blocks in file order, read by a producer thread (`_blocks`):
-    (text, fraction of the file read[, "truncated"]); a read failure raises InputError."""
+    (text, fraction of the file read[, "truncated"]); a read failure raises InputError.
+    A compressed file is read in blocks of `block` bytes (default BLOCK, as it is now)."""
     q: queue.Queue = queue.Queue(maxsize=2)
     stop = threading.Event()
-    producer = threading.Thread(target=_blocks, args=(path, skip, q, stop, block), daemon=True)
+    producer = threading.Thread(target=_blocks, args=(path, skip, q, stop, block or BLOCK), daemon=True)
     producer.start()
     try:
         while (item := q.get()) is not None:
