@@ -9,6 +9,7 @@ a mix. Used by the cache writer, the report writer and the session store.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -36,14 +37,30 @@ def put_in_place(tmp: Path, path: Path) -> None:
     finally:
         os.close(fd)
     os.chmod(tmp, file_mode())
+    old = _open_replaced(path)
     try:
-        old = os.open(path, os.O_RDONLY)     # the file replaced, if any: released below
-    except OSError:
-        old = None
-    os.replace(tmp, path)
+        os.replace(tmp, path)
+    except BaseException:
+        if old is not None:
+            os.close(old)
+        raise
     if old is not None:
         _release(old)
     sync_dir(Path(path).parent)
+
+
+def _open_replaced(path: Path) -> int | None:
+    """A descriptor of the regular file `path` is about to replace, to be released by
+    _release; None when there is none. Opened without blocking: a FIFO there would wait
+    for a writer."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    if stat.S_ISREG(os.fstat(fd).st_mode):
+        return fd
+    os.close(fd)
+    return None
 
 
 def _release(fd: int) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from popview import jit
-from popview.cache import Progress, location, summary
+from popview.cache import Progress, integrity, location, summary
 from popview.cache.fingerprint import fingerprint, matches, stats
 from popview.cache import scratch
 from popview.cache.scratch import CacheLock
@@ -35,6 +35,7 @@ class Experiment:
         self.cache_path = reader.path
         self.converted = converted          # False when opened from an existing cache
         self.definitions = reader.definitions
+        self.timeline_failure: OSError | None = None    # why its timeline overview cannot be written
 
     @property
     def format(self) -> str:
@@ -71,9 +72,21 @@ class Experiment:
     def prepare_timeline(self, progress=None, cancel: threading.Event | None = None) -> None:
         """Make the timeline overview ready (popview.cache.overview): opened, or built from the
         cache now when it has none (seconds on a large trace: the window calls this on its
-        opening lane, never in its GUI thread). A trace only; nothing for a profile."""
-        if self.is_trace:
+        opening lane, never in its GUI thread). A trace only; nothing for a profile.
+        When it cannot be written anywhere (the cache's folder and the temporary folder full,
+        over quota: location.is_write_failure), the failure is kept (timeline_failure) and
+        raised again by the next calls without building again: the run has no timeline, the
+        rest of it is there."""
+        if not self.is_trace:
+            return
+        if self.timeline_failure is not None:
+            raise self.timeline_failure
+        try:
             self.reader.timeline(Progress(progress, cancel))
+        except OSError as exc:
+            if location.is_write_failure(exc):
+                self.timeline_failure = exc
+            raise
 
     @property
     def timeline_prepared(self) -> bool:
@@ -273,7 +286,9 @@ def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = N
     from the cache found when it has none yet), so that drawing a timeline never waits
     for it; otherwise the first timeline drawn builds it (Experiment.prepare_timeline).
     `window_sums`: the window sums are made ready too (built from the cache when it has
-    none yet); otherwise the first time-window focus builds them (Experiment.prepare_window_sums)."""
+    none yet); otherwise the first time-window focus builds them (Experiment.prepare_window_sums).
+    An overview that cannot be written (a full disk) does not stop the opening: it is
+    logged and kept in the run's timeline_failure."""
     from popview.cache.reader import Reader
 
     target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options,
@@ -281,7 +296,13 @@ def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = N
     exp = Experiment(Path(path), reader or Reader(target, verify=False), converted)
     try:
         if timeline:
-            exp.prepare_timeline(progress, cancel)
+            try:
+                exp.prepare_timeline(progress, cancel)
+            except OSError as exc:
+                if not location.is_write_failure(exc):
+                    raise
+                log.warning("popview: %s: its timeline overview cannot be written (%s): opened without a timeline",
+                            path, integrity.first_line(exc))
         if window_sums:
             exp.prepare_window_sums(progress, cancel)
     except BaseException:

@@ -10,9 +10,12 @@ helper compiled, and the helper goes on with what other commands need. It
 ends with the command.
 
 The helper starts only when a core is free (the load average says so) and
-while the kernels are not all compiled for this version of popview, numba
-and Python: when it has compiled everything it
-leaves a stamp in numba's cache folder, and later runs start no helper. A
+while the command's kernels are not all compiled for this version of popview,
+numba and Python: when it has gone through a scenario's kernels it leaves that
+scenario's stamp in numba's cache folder, and later commands of the scenario
+start no helper (one stamp for all would wait for the window's kernels, which
+short commands never leave it the time to compile: it started beside every
+command, for nothing). A
 kernel the list names wrongly (renamed, new argument types) is skipped: the
 list only saves time, it is never needed.
 """
@@ -129,9 +132,9 @@ def helper_order(kernels: dict, scenario: str) -> list:
     return out
 
 
-def stamp_path(kernels: dict) -> Path | None:
-    """The file that says every listed kernel is in numba's cache for this version of
-    popview, numba, Python and these kernels' source files."""
+def stamp_path(kernels: dict, scenario: str) -> Path | None:
+    """The file that says every kernel listed for `scenario` is in numba's cache for this
+    version of popview, numba, Python and the listed kernels' source files."""
     from popview._version import __version__
 
     cache_dir = os.environ.get("NUMBA_CACHE_DIR")
@@ -145,7 +148,7 @@ def stamp_path(kernels: dict) -> Path | None:
         except OSError:
             continue
         h.update(f"{module} {st.st_mtime_ns} {st.st_size}".encode())
-    return Path(cache_dir) / f"popview-kernels-{h.hexdigest()[:16]}.done"
+    return Path(cache_dir) / f"popview-kernels-{h.hexdigest()[:16]}-{scenario}.done"
 
 
 def _numba_version() -> str:
@@ -167,7 +170,7 @@ def start_helper(scenario: str) -> bool:
     if _helper or os.environ.get(ENV_OFF) == "0" or getattr(sys, "frozen", False) or os.name != "posix":
         return False
     kernels = manifest()
-    stamp = stamp_path(kernels) if kernels.get(scenario) else None
+    stamp = stamp_path(kernels, scenario) if kernels.get(scenario) else None
     if stamp is None or stamp.exists() or not _a_core_is_free():
         return False
     from popview.cache.sidecar import PARENT_ENV
@@ -261,7 +264,8 @@ def _relay_from(proc) -> None:
 
 def serve(scenario: str, listed_in: str | None = None) -> int:
     """The helper process: compile the kernels in helper_order() of the list `listed_in`
-    (default: popview's), each announced on stdout; leave the stamp when all are in the cache."""
+    (default: popview's), each announced on stdout; leave a scenario's stamp once all its
+    kernels are in the cache (the command's own first: its kernels come first)."""
     from popview.cache.sidecar import _end_with_parent
 
     global MANIFEST
@@ -271,13 +275,21 @@ def serve(scenario: str, listed_in: str | None = None) -> int:
     os.dup2(2, 1)
     firstuse.watch_phases(lambda kernel, phase: channel.write(json.dumps({"kernel": kernel, "phase": phase}) + "\n"))
     kernels = manifest()
-    for module, name, args in helper_order(kernels, scenario):
-        compile_one(module, name, args)
-    stamp = stamp_path(kernels)
+    left = {name: {json.dumps(entry) for entry in entries} for name, entries in kernels.items()}
+    for entry in helper_order(kernels, scenario):
+        compile_one(*entry)
+        for name, keys in left.items():
+            if keys:
+                keys.discard(json.dumps(entry))
+                if not keys:
+                    _leave_stamp(stamp_path(kernels, name))
+    return 0
+
+
+def _leave_stamp(stamp: Path | None) -> None:
     if stamp is not None:
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.touch()
-    return 0
 
 
 def compile_one(module: str, name: str, args: list) -> bool:

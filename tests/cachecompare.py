@@ -77,26 +77,27 @@ def differences(one: Path, other: Path, attrs: str = "all", ignore: tuple[str, .
     return out
 
 
+def _companion_differences(one: Path, other: Path, path_of, what: str) -> list[str]:
+    """What differs between the companion files (at path_of(cache)) of the caches at `one`
+    and `other`: none for both, or the same but for the cache they name."""
+    a, b = path_of(one), path_of(other)
+    if a.exists() != b.exists():
+        return [f"{what} beside {one if a.exists() else other} only"]
+    return differences(a, b, ignore=OVERVIEW_OWN) if a.exists() else []
+
+
 def overview_differences(one: Path, other: Path) -> list[str]:
-    """What differs between the timeline overviews of the caches at `one` and `other`
-    (popview.cache.overview): none for both, or the same but for the cache they name."""
+    """What differs between the timeline overviews (popview.cache.overview) of two caches."""
     from popview.cache import overview
 
-    a, b = overview.path_of(one), overview.path_of(other)
-    if a.exists() != b.exists():
-        return [f"a timeline overview beside {one if a.exists() else other} only"]
-    return differences(a, b, ignore=OVERVIEW_OWN) if a.exists() else []
+    return _companion_differences(one, other, overview.path_of, "a timeline overview")
 
 
 def window_sums_differences(one: Path, other: Path) -> list[str]:
-    """What differs between the window sums of the caches at `one` and `other`
-    (popview.cache.window_sums): none for both, or the same but for the cache they name."""
+    """What differs between the window sums (popview.cache.window_sums) of two caches."""
     from popview.cache import window_sums
 
-    a, b = window_sums.path_of(one), window_sums.path_of(other)
-    if a.exists() != b.exists():
-        return [f"window sums beside {one if a.exists() else other} only"]
-    return differences(a, b, ignore=OVERVIEW_OWN) if a.exists() else []
+    return _companion_differences(one, other, window_sums.path_of, "window sums")
 
 
 def assert_same_cache(one: Path, other: Path, attrs: str = "all") -> None:

@@ -57,3 +57,39 @@ def test_a_replaced_file_is_released_without_a_descriptor_left_open(tmp_path):
     assert target.read_text() == "new"
     if before is not None:
         assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_fifo_replaced_does_not_block(tmp_path):
+    """The file replaced is opened to be released by a thread: a FIFO at the target (a
+    report asked into a named pipe) blocked that opening until a writer came."""
+    import threading
+
+    target = tmp_path / "report"
+    os.mkfifo(target)
+    done = threading.Event()
+    writer = threading.Thread(target=lambda: (atomic.write_text(target, "new"), done.set()), daemon=True)
+    writer.start()
+    try:
+        assert done.wait(10), "writing over a FIFO blocked"
+    finally:
+        if not done.is_set():          # unblock the opening so that the thread ends
+            os.close(os.open(target, os.O_WRONLY | os.O_NONBLOCK))
+            writer.join(5)
+    assert target.read_text() == "new"
+
+
+def test_a_failed_replace_leaves_no_descriptor_open(tmp_path, monkeypatch):
+    """The replaced file is opened before the rename (to be released by a thread): a rename
+    that fails must close it (a long-running window would leak one descriptor a failure)."""
+    target = tmp_path / "cache"
+    atomic.write_text(target, "old")
+    before = len(os.listdir("/proc/self/fd"))
+
+    def refused(src, dst):
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(atomic.os, "replace", refused)
+    with pytest.raises(OSError, match="cross-device"):
+        atomic.write_text(target, "new")
+    assert len(os.listdir("/proc/self/fd")) == before
+    assert target.read_text() == "old"

@@ -187,3 +187,13 @@ def test_cache_on_a_full_disk(tmp_path, small_disk):
 def test_cache_on_a_read_only_disk(trace, read_only_disk):
     code, _, err = _popview(["info", trace, "--cache-dir", read_only_disk])
     _one_line_error(code, err, "read-only file system|permission denied")
+
+
+def test_a_command_started_with_its_output_closed_runs_quietly(trace, tmp_path):
+    """`popview convert T >&-` (a cron job, a daemon): Python starts with sys.stdout None; the
+    conversion is done and the exit code 0, no error about flushing None (the command's last flush
+    said "unexpected AttributeError", and the program's exit then failed with a traceback, code 1)."""
+    code, _, err = _popview(["convert", trace, "--cache-dir", tmp_path / "c"], stdout=None,
+                            preexec_fn=lambda: os.close(1))
+    assert code == 0 and "error" not in err and "Traceback" not in err, err
+    assert list((tmp_path / "c").glob("*.popview.h5"))

@@ -157,3 +157,56 @@ def test_numpy_stand_ins_equal_the_kernels(size):
         assert np.array_equal(out_c, out_p)
     for data in (raw[:size], raw, np.zeros(size, np.uint8), np.full(size, 255, np.uint8)):
         assert int(jit.as_python(integrity.fletcher32)(data)) == int(integrity.fletcher32(data))
+
+
+CONVERT_ALL = """
+import json, sys, threading
+from popview.readers import otf2
+from popview.experiment import convert
+limit, cache, anchors = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+otf2.INTERPRETED_BYTES = limit
+out = {}
+def one(i, anchor):
+    try:
+        out[anchor] = str(convert(anchor, f"{cache}/{i}", force=True)[0])
+    except Exception as exc:
+        out[anchor] = f"error: {type(exc).__name__}: {exc}"
+threads = [threading.Thread(target=one, args=(i, a)) for i, a in enumerate(anchors)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps([out, "numba" in sys.modules]))
+"""
+
+
+def test_the_real_small_archives_convert_the_same_both_ways(shared_traces, tmp_path):
+    """Every OTF2 archive of ../shared/traces under the interpreted limit, converted at once in
+    threads of one process with the kernels run as Python, gives the compiled conversion's cache
+    dataset by dataset (ping-pong with and without PAPI counters, TraceR's 32 and 64 ranks,
+    Score-P's hybrid runs: threads, OpenMP workers waiting for their links, metrics); an archive
+    that cannot convert fails the same way both ways."""
+    from popview.readers import otf2
+
+    small = []
+    for anchor in sorted(shared_traces.rglob("*.otf2")):
+        if sum(Path(f).stat().st_size for f in otf2.source_files(otf2.anchor(anchor))) <= otf2.INTERPRETED_BYTES:
+            small.append(str(anchor))
+    assert len(small) >= 5, small
+    runs = {}
+    for mode, limit in (("interpreted", otf2.INTERPRETED_BYTES), ("compiled", 0)):
+        run = subprocess.run([sys.executable, "-c", CONVERT_ALL, str(limit), str(tmp_path / mode), *small],
+                             capture_output=True, text=True, env=_env(), timeout=900)
+        assert run.returncode == 0, run.stderr[-2000:]
+        runs[mode] = json.loads(run.stdout.strip().splitlines()[-1])
+    assert runs["interpreted"][1] is False, "numba imported while converting small archives"
+    assert runs["compiled"][1] is True
+    converted = 0
+    for anchor in small:
+        a, b = runs["interpreted"][0][anchor], runs["compiled"][0][anchor]
+        if a.startswith("error: ") or b.startswith("error: "):    # archer2's archive lacks its event files
+            assert a == b, anchor
+            continue
+        assert_same_datasets(Path(a), Path(b))
+        converted += 1
+    assert converted >= 5, runs

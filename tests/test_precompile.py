@@ -128,9 +128,36 @@ def test_the_helper_compiles_tells_and_leaves_a_stamp(tmp_path, monkeypatch):
     assert seen[0] == ("cache.order.location_order", 0)              # and the kernels it calls
     assert seen[-1] == ("cache.order.location_order", len(seen) // 2), "every start ends"
     assert list((tmp_path / "numba").rglob("*location_order*.nbi")), "not in numba's cache"
-    stamp = precompile.stamp_path(manifest)
+    stamp = precompile.stamp_path(manifest, "info")
     assert stamp.exists()
     assert not precompile.start_helper("info"), "started again although everything is compiled"
+
+
+def test_a_scenario_done_is_stamped_before_the_others(tmp_path, monkeypatch):
+    """The helper stamps the command's scenario as soon as its kernels are in numba's cache:
+    ended (by a short command) before the other scenarios' kernels, it is not started again
+    beside the next command of that scenario. With one stamp for everything it started beside
+    every command of a user who never opened the window, and was ended before its first compile."""
+    (tmp_path / "slow_kernels.py").write_text("import time\ntime.sleep(600)\n")     # the window's, never done here
+    manifest = {"info": [KERNEL], "window": [["slow_kernels", "kernel", []]]}
+    _helper_env(tmp_path, monkeypatch, manifest)
+    monkeypatch.setenv("PYTHONPATH", f"{PACKAGE.parent}{os.pathsep}{tmp_path}")
+    seen = []
+    stop = firstuse.watch_compiles(lambda kernel, done, started: seen.append(kernel))
+    try:
+        assert precompile.start_helper("info")
+        deadline = time.monotonic() + 300
+        while "cache.order.location_order" not in seen and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "cache.order.location_order" in seen, "the helper compiled nothing"
+        time.sleep(2.0)                      # its stamp, if it leaves one, before the window's kernel
+        assert precompile._helper[0].poll() is None, "still on the window's kernels"
+    finally:
+        precompile.stop_helper()
+        stop()
+    assert not precompile.start_helper("info"), "started again although the command's kernels are all compiled"
+    assert precompile.start_helper("window"), "the window's kernels are not"
+    precompile.stop_helper()
 
 
 def test_a_kernel_in_numba_s_cache_is_not_loaded_by_the_helper(tmp_path):
@@ -201,3 +228,27 @@ def test_cpu_times_read_busy_and_idle_ticks():
     assert precompile._cpu_times("cpu  x") is None
     idle = precompile._idle_cores()
     assert idle is None or 0.0 <= idle <= (os.cpu_count() or 1) + 0.5
+
+
+def test_the_command_starts_the_helper_at_its_first_compile_only(tmp_path, monkeypatch):
+    """A command starts the helper when one of popview's kernels compiles, not when numba loads:
+    a command whose kernels are all compiled (here: run again in the same process) starts none.
+    Started at numba's load, it started beside every command and was ended before it compiled
+    anything."""
+    from popview import cli
+    from tests.paraver.prvtext import write_trace
+
+    trace = write_trace(tmp_path / "trace")
+    started = []
+    monkeypatch.setattr(precompile, "start_helper", lambda scenario: started.append(scenario) or False)
+    args = ["metrics", str(trace), "--cache-dir", str(tmp_path / "c")]
+    assert cli.main(args) == 0
+    started.clear()                 # the first run may have compiled (a fresh numba cache)
+    assert cli.main(args) == 0
+    assert started == [], "a helper beside a command that compiled nothing"
+    on = cli.helper_at_first_compile("info")
+    on("cache.order.take", "end")
+    assert started == []
+    on("cache.order.take", "start")
+    on("cache.order.location_order", "start")
+    assert started == ["info"], "started at the first compile, once"

@@ -298,3 +298,73 @@ def test_a_cache_deleted_while_open_leaves_no_overview_beside_it(tmp_path):
         exp.cache_path.unlink()
         assert "state" in exp.reader.timeline()
     assert _files(tmp_path / "c") == []
+
+
+def test_an_overview_that_cannot_be_written_does_not_stop_the_opening(trace, tmp_path, monkeypatch):
+    """The disk full (the cache's folder and the temporary one): popview.open(timeline=True),
+    as the window opens runs, gives the run without a timeline, saying why; the failure is
+    kept, not built again at every use (a timeline picture, the next prepare)."""
+    import errno
+
+    cache, _ = convert(trace, tmp_path / "c")
+    calls = []
+
+    def full(source, defs, path, progress):
+        calls.append(path)
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(overview, "build", full)
+    with popview.open(trace, cache_dir=tmp_path / "c", timeline=True) as exp:
+        assert len(calls) == 2, "the cache's folder, then a private file"
+        assert exp.timeline_failure is not None and exp.timeline_failure.errno == errno.ENOSPC
+        assert exp.metrics("pop-mpi") is not None                  # the rest of the run is there
+        with pytest.raises(OSError, match="No space left"):
+            exp.prepare_timeline()
+        data = TimelineData(exp)
+        pic = data.picture(ColourMode("state"), np.arange(data.n_loc), 0, data.t_end, 100)
+        assert pic.source == "none" and "cannot be written" in pic.message and "No space left" in pic.message
+        assert len(calls) == 2, "not built again"
+    assert _files(tmp_path / "c") == [cache.name]
+
+
+def test_an_overview_that_fails_otherwise_still_fails_the_opening(trace, tmp_path, monkeypatch):
+    convert(trace, tmp_path / "c")
+
+    def broken(source, defs, path, progress):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(overview, "build", broken)
+    with pytest.raises(ValueError, match="a bug"):
+        popview.open(trace, cache_dir=tmp_path / "c", timeline=True)
+
+
+_FULL_DISK = """
+import gc, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), int(sys.argv[3])))
+import popview
+exp = popview.open(sys.argv[1], cache_dir=sys.argv[2], timeline=True)
+print("failure", exp.timeline_failure.errno, flush=True)
+exp.close()
+del exp
+gc.collect()
+print("done", flush=True)
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="known: a write that fails inside HDF5 while the overview is built (a disk "
+                   "that fills up) leaves HDF5 objects whose release crashes the process (H5D_close); the window "
+                   "dies opening the run. Fix: build the companion in a child process (sidecar) or keep every "
+                   "handle of a failed file alive; docs/cache.md")
+def test_a_disk_that_fills_during_the_build_does_not_crash_the_process(trace, tmp_path):
+    """Every write past a size fails (RLIMIT_FSIZE: EFBIG, as a full disk's ENOSPC) while
+    the overview is built, in the cache's folder and in the private temporary file. The run
+    should open without a timeline and the process end normally; it ends with SIGSEGV."""
+    convert(trace, tmp_path / "c")
+    elsewhere, _ = convert(trace, tmp_path / "e", timeline=True)
+    limit = overview.path_of(elsewhere).stat().st_size // 3
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "POPVIEW_PRECOMPILE": "0"}
+    run = subprocess.run([sys.executable, "-c", _FULL_DISK, str(trace), str(tmp_path / "c"), str(limit)],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0 and run.stdout.splitlines() == ["failure 27", "done"], run.stderr[-2000:]

@@ -121,7 +121,8 @@ class TimelineData:
         from the cache on first use when the conversion did not build it (the window has it
         built on its opening lane before any timeline is drawn: Experiment.prepare_timeline)."""
         if self._pyr is None:
-            self._pyr = self.reader.group(pyramid.GROUP) or False
+            failed = getattr(self.exp, "timeline_failure", None)     # not built again (in the GUI thread)
+            self._pyr = (self.reader.group(pyramid.GROUP) if failed is None else None) or False
             self._base = int(self._pyr.attrs["base_ns"]) if self._pyr else 0
         return self._pyr or None
 
@@ -171,6 +172,12 @@ class TimelineData:
                            "none")
         if mode.kind == "event":
             return self._event_picture(mode, rows, t0, t1, width)
+        failed = getattr(self.exp, "timeline_failure", None)
+        if failed is not None and not self.pyr:
+            return Picture(mode, t0, t1, np.full((len(rows), width), NONE if mode.categorical else np.nan,
+                                                 np.int32 if mode.categorical else np.float64),
+                           np.zeros((len(rows), width), np.float32) if mode.categorical else None, "none",
+                           f"no timeline overview: it cannot be written ({failed})")
         if mode.categorical:
             return self._categorical(mode, rows, t0, t1, width)
         return self._numeric(mode, rows, t0, t1, width)

@@ -1,4 +1,5 @@
-"""The timeline's level of detail, built once at conversion.
+"""The timeline's level of detail (the timeline overview: kept in a companion file of the
+cache and built when first needed, or with the conversion when asked: overview.py).
 
 Two structures in the group "pyramid":
 

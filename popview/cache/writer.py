@@ -89,30 +89,41 @@ class SpillWrites:
     cache cost that thread about 1.4 s of CPU, during which the parser had one block
     to parse and one of the two cores idled. At most AHEAD writes wait (their chunks
     stay in memory until written); a failed write (a full disk) is raised by the next
-    write or by drain()."""
+    write or by drain().
+
+    A write is forgotten only once it is done: a caller interrupted while it waits
+    (Ctrl-C) leaves it pending, so that settle() still waits for it before the staging
+    closes the file (a write after that would land in whatever file took the descriptor's
+    number). The thread is started here, not by the first write, for the same reason:
+    an interrupted thread start leaves a thread the pool does not know of."""
 
     AHEAD = 8
 
     def __init__(self):
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="popview-spill")
+        self._pool.submit(int).result()
         self._pending: deque[Future] = deque()
 
     def write(self, fd: int, data: np.ndarray, offset: int) -> None:
         self._pending.append(self._pool.submit(_pwrite_all, fd, data, offset))
         while len(self._pending) > self.AHEAD:
-            self._pending.popleft().result()
+            self._done_oldest()
 
     def drain(self) -> None:
         """Every write submitted is done (its error raised)."""
         while self._pending:
-            self._pending.popleft().result()
+            self._done_oldest()
+
+    def _done_oldest(self) -> None:
+        self._pending[0].result()
+        self._pending.popleft()
 
     def settle(self) -> None:
         """The writes waited for, their errors dropped (after a failure: the files go; a
         file is never closed under a write, whose descriptor could be another file's by then)."""
-        for job in self._pending:
-            job.exception()
-        self._pending.clear()
+        while self._pending:
+            self._pending[0].exception()
+            self._pending.popleft()
 
     def close(self) -> None:
         self.settle()
@@ -300,7 +311,9 @@ class Writer:
 
     # ---- input ----------------------------------------------------------
     def append(self, table: str, cols: "dict[str, np.ndarray] | PreparedChunk") -> None:
-        """Records of `table` in any order: columns, or a chunk prepared from them."""
+        """Records of `table` in any order: columns, or a chunk prepared from them. The
+        arrays may be written later by the spill's thread (SpillWrites), as they are: the
+        caller must not change them afterwards."""
         if table not in self._tables:
             self._tables[table] = _Staging(self._staging_dir, table, self._hint, self._spill)
         self._tables[table].append(cols if isinstance(cols, PreparedChunk) else PreparedChunk(table, cols))
@@ -451,6 +464,7 @@ class Writer:
         if self._side is not None:
             self._side.close()
             self._side = None
+        self._written_back.join()      # its file goes next: no thread outlives the conversion
         self._close_staging()
 
     def __enter__(self):

@@ -29,6 +29,7 @@ from popview.analysis.cfg.evaluate import PERCENT_STATISTICS, NotEvaluated, Trac
 from popview.analysis.cfg.timeline import (ABOVE_OUTLIER, BACKGROUND, BELOW_OUTLIER, GRADIENT_BEGIN, GRADIENT_END,
                                            CfgTimeline, CfgTimelineData, code_colour, shown_windows,
                                            window_timeline)
+from popview.cache import location
 from popview.failures import one_line
 from popview.analysis.cfg.paramedir import UNIT_NS, evaluate_cfg, row_labels, value_names
 from popview.gui.histograms import TableModel
@@ -73,7 +74,11 @@ def evaluate(path: Path, exp) -> Evaluated:
         result.timelines.append(window_timeline(view, window, timeline, trace.t_end,
                                                 value_names(window, exp.definitions), exp.definitions))
     if result.timelines and getattr(exp, "prepare_timeline", None) is not None:
-        exp.prepare_timeline()      # the tabs' lines and point info read the run's overview: ready here, in the pool
+        try:
+            exp.prepare_timeline()      # the tabs' lines and point info read the run's overview: ready here, in the pool
+        except OSError as exc:          # cannot be written (a full disk): the tabs have no lines nor point info
+            if not location.is_write_failure(exc):
+                raise
     for t in tables:
         stat = t.statistic or "value"
         values, unit = t.values, ""

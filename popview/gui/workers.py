@@ -16,6 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 import popview
+from popview.cache import location
 from popview.cache.progress import Cancelled
 from popview.failures import one_line
 from popview.gui.jobs import OPENING, Lane
@@ -83,7 +84,11 @@ class OpenJob(QObject):
                     raise Cancelled("cancelled by the user")
                 prepare = getattr(exp, "prepare_timeline", None)     # before any timeline is drawn
                 if prepare is not None:
-                    prepare(job.progress, job.cancel)
+                    try:
+                        prepare(job.progress, job.cancel)
+                    except OSError as exc:           # cannot be written (a full disk): the run opens
+                        if not location.is_write_failure(exc):       # without it; the Timeline pane says why
+                            raise
                 warm_profile(exp)
             except Cancelled:
                 exp.close()

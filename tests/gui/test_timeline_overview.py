@@ -121,3 +121,134 @@ def test_a_run_added_without_its_overview_gets_it_on_a_lane_not_in_the_gui_threa
     pane.view.redraw_now()
     assert pane.view.last_picture is not None and pane.view.last_picture.values.size
     exp.close()
+
+
+def test_a_full_disk_opens_the_run_without_a_timeline_and_says_why(qtbot, tmp_path, cache_dir, trace, monkeypatch):
+    """The overview cannot be written anywhere (the cache's folder and the temporary one
+    full): the run opens (its profile, metrics), the Timeline pane says why, no error
+    dialog, and nothing builds it again, in the GUI thread or elsewhere (compare view)."""
+    import errno
+
+    from popview.gui.compare import CompareView
+
+    cache, _ = convert(trace, cache_dir)
+    calls = []
+
+    def full(source, defs, path, progress):
+        calls.append(threading.current_thread() is threading.main_thread())
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(overview, "build", full)
+    w = _window(qtbot, tmp_path, cache_dir)
+    w.open_paths([trace])
+    qtbot.waitUntil(lambda: len(w.state.experiments) == 1 and not w.jobs, timeout=120_000)
+    pane = w.panes["Timeline"]
+    qtbot.waitUntil(lambda: "could not be built" in pane.message.text(), timeout=60_000)
+    assert "no space left" in pane.message.text().lower() and pane.view is None
+    assert w.errors == [] and calls == [False, False], "tried once (the folder, then a private file), off the GUI thread"
+    (exp,) = w.state.experiments
+    assert exp.profile() is not None
+    view = CompareView(exp, exp)
+    qtbot.addWidget(view)
+    for side in view.timelines.views:
+        side.redraw_now()
+        assert side.last_picture.source == "none" and "cannot be written" in side.last_picture.message
+    assert calls == [False, False]
+    view.close()
+
+
+@pytest.mark.answers_later
+def test_every_way_the_window_shows_a_timeline_builds_the_overview_off_the_gui_thread(qtbot, tmp_path, cache_dir,
+                                                                                        builds, monkeypatch):
+    """Runs converted by `popview convert` (no overview) reach the window by drag and drop
+    and File > Open, as a series, and again from a saved session: each overview is built
+    once, on an opening lane; the timelines, the critical-path overlay, a time window chosen
+    on the timeline, the histograms, a bookmark, the compare view's timelines and a cfg's
+    timeline tabs then read it and never build it (in the GUI thread or anywhere)."""
+    from PySide6.QtWidgets import QFileDialog
+
+    from popview.analysis.cfg import CfgView, Function, Window
+    from popview.analysis.cfg.writer import write_cfg
+    from popview.gui.compare import CompareView
+    from popview.gui.session_binding import binding_for, open_session
+    from tests.gui.session_helpers import no_dialogs
+    from tests.gui.test_mainwindow import drop
+
+    monkeypatch.setenv("POPVIEW_STATE_DIR", str(tmp_path / "state"))
+    seen, _ = builds
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    a, b = runs / "heat_1x2.prv", runs / "heat_2x2.prv"
+    synthetic.write(a, synthetic.Shape(processes=1, threads=2, iterations=5, work_ns=2_000_000))
+    synthetic.write(b, synthetic.Shape(processes=2, threads=2, iterations=5, work_ns=1_000_000))
+    caches = [convert(p, cache_dir)[0] for p in (a, b)]
+    assert not any(overview.path_of(c).exists() for c in caches)
+    panes = [s for s in PANES if s.module in ("popview.gui.experiments", "popview.gui.logpane", "popview.gui.timeline",
+                                              "popview.gui.histograms", "popview.gui.bookmarks")]
+
+    def window():
+        state = AppState()
+        binding = binding_for(state)
+        no_dialogs(binding)
+        w = MainWindow(state=state, settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
+                       cache_dir=cache_dir, panes=panes)
+        qtbot.addWidget(w)
+        binding.attach(w, autosave_ms=3_600_000, offer_recovery=False)
+        w.resize(1400, 900)
+        w.show()
+        return w, binding
+
+    w, binding = window()
+    drop(w, [a])                                                   # drag and drop
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *args, **kw: ([str(b)], ""))
+    w.open_dialog()                                                # File > Open
+    qtbot.waitUntil(lambda: len(w.state.experiments) == 2 and not w.jobs, timeout=120_000)
+    assert seen == [False, False] and w.errors == []
+    pane = w.panes["Timeline"]
+    assert len(pane.views) == 2
+    for view in pane.views.values():
+        view.redraw_now()
+        assert view.last_picture.values.size and view.last_picture.source != "none"
+    pane.path_box.setChecked(True)                                 # the critical-path overlay
+    view = pane.view
+    qtbot.waitUntil(lambda: view.critical_path is not None or view.critical_path_error is not None, timeout=60_000)
+    view.windowSelected.emit(view.data.t_end // 4, view.data.t_end // 2)   # a time window chosen on the timeline
+    assert w.state.focus.kind == "window"
+    view.redraw_now()
+    hist = w.panes["Histograms"]
+    hist.refresh(wait=True)
+    qtbot.waitUntil(lambda: hist.table is not None, timeout=60_000)
+    w.panes["Bookmarks"].ask_bookmark = lambda default: ("half", "")
+    w.panes["Bookmarks"].bookmark_view()
+    w.panes["Bookmarks"].restore(w.state.session.bookmarks[0].id)
+    compare = CompareView(*w.state.experiments)                    # the side-by-side compare view
+    qtbot.addWidget(compare)
+    for side in compare.timelines.views:
+        side.redraw_now()
+        assert side.last_picture.values.size and side.last_picture.source != "none"
+    compare.close()
+    cfg = tmp_path / "useful.cfg"
+    cfg.write_text(write_cfg(CfgView("t", "3.4", "new", windows=[
+        Window("Useful", 1, functions={"thread": Function("Useful")}, gui={"window_open": "true"})])))
+    w.open_cfg(cfg)                                                # a cfg's timeline tab
+    (cfg_pane,) = w.cfg_panes
+    qtbot.waitUntil(lambda: cfg_pane.result is not None or cfg_pane.error is not None, timeout=60_000)
+    assert cfg_pane.error is None
+    (tab,) = cfg_pane.timeline_tabs
+    tab.view.redraw_now()
+    assert tab.view.last_picture.values.size
+    assert seen == [False, False], "nothing built the overviews again"
+
+    binding.ask_save_path = lambda: tmp_path / "study"
+    assert binding.save_as()
+    assert w.close()
+    for c in caches:                                               # a saved session reopened, overviews gone
+        overview.path_of(c).unlink()
+    w2, _ = window()
+    open_session(w2.state, tmp_path / "study.popview")
+    qtbot.waitUntil(lambda: len(w2.state.experiments) == 2 and not w2.jobs, timeout=120_000)
+    assert seen == [False] * 4 and w2.errors == []
+    for view in w2.panes["Timeline"].views.values():
+        view.redraw_now()
+        assert view.last_picture.values.size and view.last_picture.source != "none"
+    assert seen == [False] * 4

@@ -80,7 +80,8 @@ def _header_line(f, path: Path, number: int) -> bytes:
 def _blocks(path: Path, skip: int, out: queue.Queue, stop: threading.Event, block: int = BLOCK) -> None:
     """Producer: whole-line blocks of the body (decompressed), then None. A plain file's
     blocks are mapped, not read (_mapped_blocks); a compressed one's are read (in blocks of
-    `block` bytes)."""
+    `block` bytes). Whatever ends it early is handed on too (a failure it did not foresee,
+    a MemoryError, would otherwise leave the consumer waiting for ever)."""
     try:
         with open(path, "rb") as raw:
             gz = raw.read(2) == b"\x1f\x8b"
@@ -90,7 +91,7 @@ def _blocks(path: Path, skip: int, out: queue.Queue, stop: threading.Event, bloc
             else:
                 _mapped_blocks(raw.fileno(), skip, os.fstat(raw.fileno()).st_size, out, stop)
         out.put(None)
-    except (OSError, EOFError, zlib.error, ValueError) as exc:
+    except BaseException as exc:  # noqa: BLE001 - raised by the consumer (text_blocks)
         out.put(exc)
 
 
@@ -273,19 +274,25 @@ def _finish_body(defs: Definitions, pcf, path: Path, writer: Writer, tally: _Tal
     return defs
 
 
-def text_blocks(path: Path, skip: int, block: int = BLOCK):
+_READ_FAILURES = (OSError, EOFError, zlib.error, ValueError)   # a file that cannot be read or decompressed
+
+
+def text_blocks(path: Path, skip: int, block: int | None = None):
     """The body's whole-line blocks in file order, read by a producer thread (`_blocks`):
-    (text, fraction of the file read[, "truncated"]); a read failure raises InputError."""
+    (text, fraction of the file read[, "truncated"]); a read failure raises InputError.
+    A compressed file is read in blocks of `block` bytes (default BLOCK, as it is now)."""
     q: queue.Queue = queue.Queue(maxsize=2)
     stop = threading.Event()
-    producer = threading.Thread(target=_blocks, args=(path, skip, q, stop, block), daemon=True)
+    producer = threading.Thread(target=_blocks, args=(path, skip, q, stop, block or BLOCK), daemon=True)
     producer.start()
     try:
         while (item := q.get()) is not None:
             if isinstance(item, (LineTooLong, ExpansionTooLarge)):
                 raise InputError(f"{path}: {item}")
-            if isinstance(item, Exception):
+            if isinstance(item, _READ_FAILURES):
                 raise InputError(f"{path}: cannot read: {item}")
+            if isinstance(item, BaseException):
+                raise item                # not the input's fault: as it is
             yield item
     finally:
         stop.set()
