@@ -19,12 +19,12 @@ PANES = [PaneSpec("popview.gui.experiments", "ExperimentsPane", "Experiments", A
          PaneSpec("popview.gui.advisor", "AdvisorPane", "Advisor", Area.BottomDockWidgetArea)]
 
 
-def make_window(qtbot, tmp_path, cache_dir):
+def make_window(qtbot, tmp_path, cache_dir, panes=PANES):
     state = AppState()
     binding = binding_for(state)
     no_dialogs(binding)
     window = MainWindow(state=state, settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
-                        cache_dir=cache_dir, panes=PANES)
+                        cache_dir=cache_dir, panes=panes)
     qtbot.addWidget(window)
     binding.attach(window, autosave_ms=3_600_000, offer_recovery=False)
     return window, binding

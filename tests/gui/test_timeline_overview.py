@@ -170,8 +170,8 @@ def test_every_way_the_window_shows_a_timeline_builds_the_overview_off_the_gui_t
     from popview.analysis.cfg import CfgView, Function, Window
     from popview.analysis.cfg.writer import write_cfg
     from popview.gui.compare import CompareView
-    from popview.gui.session_binding import binding_for, open_session
-    from tests.gui.session_helpers import no_dialogs
+    from popview.gui.session_binding import open_session
+    from tests.gui.test_compare_runs import make_window
     from tests.gui.test_mainwindow import drop
 
     monkeypatch.setenv("POPVIEW_STATE_DIR", str(tmp_path / "state"))
@@ -187,13 +187,7 @@ def test_every_way_the_window_shows_a_timeline_builds_the_overview_off_the_gui_t
                                               "popview.gui.histograms", "popview.gui.bookmarks")]
 
     def window():
-        state = AppState()
-        binding = binding_for(state)
-        no_dialogs(binding)
-        w = MainWindow(state=state, settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
-                       cache_dir=cache_dir, panes=panes)
-        qtbot.addWidget(w)
-        binding.attach(w, autosave_ms=3_600_000, offer_recovery=False)
+        w, binding = make_window(qtbot, tmp_path, cache_dir, panes)
         w.resize(1400, 900)
         w.show()
         return w, binding
