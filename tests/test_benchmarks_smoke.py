@@ -37,6 +37,8 @@ SMALL = {
     "bench_vs_paramedir.py": (["--out", "{tmp}", "--cores"],
                               r"popview convert +wall +[\d.]+ s .* MB/s[\s\S]*popview convert --timeline +wall +[\d.]+ s"
                               r"[\s\S]*timeline's first use +wall +[\d.]+ s[\s\S]*(speed-up 1 -> 2 cores|SKIPPED 1 vs 2)"),
+    "bench_window_sums.py": ([], r"convert --force +wall +[\d.]+ s[\s\S]*first window focus +wall +[\d.]+ s"
+                                 r"[\s\S]*second window focus +wall +[\d.]+ s[\s\S]*window sums [\d.]+ MB"),
     "bench_phases.py": ([], r"sorting events +[\d.]+ +[\d.]+[\s\S]*total +[\d.]+ +[\d.]+"),
     "bench_startup.py": (["--out", "{tmp}"], r"version +median [\d.]+ s[\s\S]*info \(synthetic, small\) +median [\d.]+ s"
                                              r"[\s\S]*heavy modules loaded by info \(synthetic, small\): none"),
