@@ -134,10 +134,10 @@ def run_command(run, args) -> int:
     SIGTERM exit with 130 and 143; output cut short by a closed pipe (`| head`) exits 2."""
     handlers = {signal.SIGTERM: _terminate, signal.SIGINT: _interrupt} if _main_thread() else {}
     previous = {signum: signal.signal(signum, handler) for signum, handler in handlers.items()}
+    _discard_closed_outputs()
     try:
         code = run(args)
-        if sys.stdout is not None:   # None: started with its output closed (`>&-`); print() drops it
-            sys.stdout.flush()       # a closed pipe must fail here, not at interpreter exit
+        sys.stdout.flush()           # a closed pipe must fail here, not at interpreter exit
         return code
     except BrokenPipeError:
         _silence_stdout()
@@ -156,6 +156,16 @@ def run_command(run, args) -> int:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def _discard_closed_outputs() -> None:
+    """A command started with its output closed (`>&-`: a cron job, a daemon) has
+    sys.stdout / sys.stderr None: what it writes is dropped, as print() drops it, the
+    same for every command (`metrics` writing tables failed on None.write)."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w")
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
 
 
 def _main_thread() -> bool:

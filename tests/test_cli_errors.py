@@ -197,3 +197,13 @@ def test_a_command_started_with_its_output_closed_runs_quietly(trace, tmp_path):
                             preexec_fn=lambda: os.close(1))
     assert code == 0 and "error" not in err and "Traceback" not in err, err
     assert list((tmp_path / "c").glob("*.popview.h5"))
+
+
+@pytest.mark.parametrize("command", [["metrics"], ["info", "--json"], ["diff"]])
+def test_every_command_started_with_its_output_closed_runs_quietly(trace, tmp_path, command):
+    """`popview metrics T >&-` wrote its table through sys.stdout.write on None: "unexpected
+    AttributeError", exit 2; the output is dropped as print() drops it, the exit code 0."""
+    paths = [trace, trace] if command[0] == "diff" else [trace]
+    code, _, err = _popview([command[0], *paths, *command[1:], "--cache-dir", tmp_path / "c"], stdout=None,
+                            preexec_fn=lambda: os.close(1))
+    assert code == 0 and "error" not in err and "Traceback" not in err, err
