@@ -368,3 +368,29 @@ def test_a_disk_that_fills_during_the_build_does_not_crash_the_process(trace, tm
     run = subprocess.run([sys.executable, "-c", _FULL_DISK, str(trace), str(tmp_path / "c"), str(limit)],
                          capture_output=True, text=True, env=env, timeout=600)
     assert run.returncode == 0 and run.stdout.splitlines() == ["failure 27", "done"], run.stderr[-2000:]
+
+
+def test_a_disk_too_full_for_the_overview_is_refused_before_the_build(trace, tmp_path, monkeypatch):
+    """Too little room for the overview (about 1.5 times its cache) in the cache's folder and
+    the temporary one: refused before any write (a build whose writes fail as the disk fills
+    crashes HDF5, above), so the run opens without a timeline and says why."""
+    import errno
+    import shutil
+
+    from popview.cache import companion
+
+    cache, _ = convert(trace, tmp_path / "c")
+    calls = []
+    real_build = overview.build
+    monkeypatch.setattr(overview, "build", lambda *a: calls.append(a) or real_build(*a))
+    room = cache.stat().st_size                 # less than the overview needs
+    monkeypatch.setattr(companion.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10 * room, 9 * room, room))
+    with popview.open(trace, cache_dir=tmp_path / "c", timeline=True) as exp:
+        assert calls == [], "no build started"
+        assert exp.timeline_failure is not None and exp.timeline_failure.errno == errno.ENOSPC
+        assert "no room for the timeline overview" in str(exp.timeline_failure)
+        assert exp.metrics("pop-mpi") is not None
+    assert _files(tmp_path / "c") == [cache.name]
+    monkeypatch.undo()
+    with popview.open(trace, cache_dir=tmp_path / "c", timeline=True) as exp:      # room again: built
+        assert exp.timeline_failure is None and "state" in exp.reader.timeline()

@@ -24,6 +24,7 @@ window sums (window_sums.py). One mechanism for both:
 """
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
@@ -54,6 +55,28 @@ class Part:
     suffix: str
     group: str
     build: Callable[[h5py.File, object, Path, Progress], None]
+    size_ratio: float = 0.0       # its file's bytes per byte of its cache, about (0: not checked)
+
+
+# Beyond the part's own bytes: its scratch files and HDF5's metadata while it is built.
+_SPACE_MARGIN = 64 << 20
+
+
+def check_space(part: Part, source: h5py.File, directory: Path) -> None:
+    """Refuse a build the folder has no room for, with ENOSPC (a write failure, handled as
+    a full disk is), before it starts: HDF5 crashes the process (SIGSEGV in H5D_close)
+    releasing a file whose writes failed when the disk filled during the build. A disk
+    filled by others while it runs is not prevented (docs/cache.md)."""
+    if not part.size_ratio:
+        return
+    needed = int(part.size_ratio * os.fstat(source.id.get_vfd_handle()).st_size) + _SPACE_MARGIN
+    try:
+        free = shutil.disk_usage(directory).free
+    except OSError:
+        return
+    if free < needed:
+        raise OSError(errno.ENOSPC, f"no room for the {part.title}: about {needed >> 20} MiB needed, "
+                                    f"{free >> 20} MiB free", str(directory))
 
 
 def path_of(part: Part, cache) -> Path:
@@ -173,6 +196,7 @@ def build_into(part: Part, directory: Path, target: Path, source: h5py.File, def
     whole or not at all (a cancel or a failure leaves nothing)."""
     from popview.cache.scratch import Scratch
 
+    check_space(part, source, directory)
     scratch = Scratch(directory)
     try:
         tmp = scratch.path / f"part{part.suffix}"
@@ -188,6 +212,7 @@ def _private(part: Part, source: h5py.File, defs, progress: Progress,
              why: str = "the cache's folder cannot be written") -> h5py.File:
     """Built into a temporary file of this process's own, opened and unlinked: for caches in
     a folder this user cannot write, or replaced since they were opened (`why`)."""
+    check_space(part, source, Path(tempfile.gettempdir()))
     folder = Path(tempfile.mkdtemp(prefix="popview-part-"))
     try:
         path = folder / f"part{part.suffix}"
