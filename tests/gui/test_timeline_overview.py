@@ -123,6 +123,39 @@ def test_a_run_added_without_its_overview_gets_it_on_a_lane_not_in_the_gui_threa
     exp.close()
 
 
+@pytest.mark.answers_later
+def test_the_panes_own_build_shows_progress_and_a_cancel_that_leaves_nothing(qtbot, trace, tmp_path, builds):
+    """The pane's own building lane shows the status bar's progress entry (JobProgress: a
+    bar and Cancel); Cancel stops the build, leaves no file beside the cache, the pane says
+    the timeline is not there because it was cancelled, and its link builds it again."""
+    from popview.gui.widgets.progress import JobProgress
+
+    seen, gate = builds
+    gate.clear()
+    cache_dir = tmp_path / "c"
+    cache, _ = convert(trace, cache_dir)
+    state = AppState()
+    pane = TimelinePane(state)
+    qtbot.addWidget(pane)
+    pane.show()
+    exp = popview.open(trace, cache_dir=cache_dir)
+    state.add_experiment(exp)
+    qtbot.waitUntil(lambda: bool(seen), timeout=60_000)
+    (progress,) = pane.findChildren(JobProgress)
+    assert progress.isVisible() and progress.cancel_button.isEnabled()
+    qtbot.waitUntil(lambda: progress.bar.value() >= 10, timeout=60_000)       # the build's 10 %
+    progress.cancel_button.click()
+    qtbot.waitUntil(lambda: not pane._preparing, timeout=60_000)
+    assert pane.view is None and "cancelled" in pane.message.text()
+    assert not [w for w in pane.findChildren(JobProgress) if w.isVisible()], "the entry goes with its build"
+    assert sorted(p.name for p in cache_dir.iterdir()) == [cache.name], "no overview, scratch or lock left"
+    gate.set()
+    pane.message.linkActivated.emit("again")                   # "Build it again"
+    qtbot.waitUntil(lambda: pane.view is not None, timeout=60_000)
+    assert overview.path_of(cache).exists() and seen == [False, False]
+    exp.close()
+
+
 def test_a_full_disk_opens_the_run_without_a_timeline_and_says_why(qtbot, tmp_path, cache_dir, trace, monkeypatch):
     """The overview cannot be written anywhere (the cache's folder and the temporary one
     full): the run opens (its profile, metrics), the Timeline pane says why, no error

@@ -70,3 +70,64 @@ def test_a_window_focus_on_a_cli_converted_cache(qtbot, tmp_path, monkeypatch):
         state.set_focus(Focus("iterations", callpath="main/timestep", first=1, last=2))
         qtbot.waitUntil(lambda: not pane.runner.busy and "iterations" in pane.header.text(), timeout=60000)
         assert "parallel_efficiency" in shown(pane)
+
+
+@pytest.mark.answers_later
+def test_the_sums_build_shows_progress_and_a_cancel_that_leaves_nothing(qtbot, tmp_path, monkeypatch):
+    """The window sums' build shows the status bar's progress entry (JobProgress: a bar and
+    Cancel) above the tabs; Cancel stops it and leaves no file beside the cache; the tab says
+    the figures are not computed because it was cancelled; choosing the focus again builds
+    them and shows the API's figures."""
+    from popview.cache.progress import Cancelled
+    from popview.gui.widgets.progress import JobProgress
+
+    write(tmp_path / "h.prv", SHAPE)
+    cache_dir = tmp_path / "c"
+    subprocess.run([sys.executable, "-m", "popview", "convert", "--cache-dir", str(cache_dir),
+                    str(tmp_path / "h.prv")], check=True, capture_output=True,
+                   env={**os.environ, "POPVIEW_PRECOMPILE": "0"})
+    before = sorted(p.name for p in cache_dir.iterdir())
+    gate, started, cancelled = threading.Event(), [], []
+    build = window_sums.build
+
+    def held(source, defs, path, progress):
+        started.append(threading.current_thread() is threading.main_thread())
+        progress(0.25, "summing")
+        while not gate.wait(0.01):
+            try:
+                progress.check()
+            except Cancelled:
+                cancelled.append(True)
+                raise
+        build(source, defs, path, progress)
+
+    monkeypatch.setattr(window_sums, "build", held)
+    state = AppState()
+    pane = AdvisorPane(state)
+    qtbot.addWidget(pane)
+    pane.show()
+    with popview.open(tmp_path / "h.prv", cache_dir=cache_dir) as exp:
+        state.add_experiment(exp)
+        pane.select_variant("pop-mpi")
+        qtbot.waitUntil(lambda: not pane.runner.busy and "parallel_efficiency" in shown(pane), timeout=60000)
+        focus = Focus.window(SHAPE.init_ns, SHAPE.init_ns + 3 * 2_000_000)
+        state.set_focus(focus)
+        qtbot.waitUntil(lambda: bool(started), timeout=60000)
+        (entry,) = pane.findChildren(JobProgress)
+        assert entry.isVisible() and entry.cancel_button.isEnabled()
+        qtbot.waitUntil(lambda: entry.bar.value() >= 25, timeout=60000)
+        entry.cancel_button.click()
+        qtbot.waitUntil(lambda: not pane._sums_lanes, timeout=60000)
+        assert cancelled and started == [False]
+        text = pane.current_tab().message.text()
+        assert "Not computed" in text and "cancelled" in text and shown(pane) == {}
+        assert not [w for w in pane.findChildren(JobProgress) if w.isVisible()], "the entry goes with its build"
+        assert sorted(p.name for p in cache_dir.iterdir()) == before, "no sums, scratch or lock left"
+        assert not exp.window_sums_prepared
+        gate.set()
+        state.set_focus(Focus("iterations", callpath="main/timestep", first=1, last=2))   # asked again
+        state.set_focus(focus)
+        qtbot.waitUntil(lambda: exp.window_sums_prepared and not pane.runner.busy and
+                        "parallel_efficiency" in shown(pane), timeout=60000)
+        want = {n.id: n.value for n in exp.metrics("pop-mpi", focus).nodes()}
+        assert shown(pane)["parallel_efficiency"] == pytest.approx(want["parallel_efficiency"], rel=1e-12)

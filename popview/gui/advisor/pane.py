@@ -20,7 +20,9 @@ from popview.gui.advisor.runs import series_runs
 from popview.gui.advisor.tab import VariantTab
 from popview.gui.jobs import Lane
 from popview.gui.widgets.elided import ElidedLabel
+from popview.gui.widgets.progress import JobProgress
 
+CANCELLED = "cancelled"
 WINDOW_FOCI = ("window", "iterations", "auto")   # foci that read the window sums (auto: iterations, often)
 LOW_DOCK = 320
 """Below this height (px) the Advisor keeps its room for the tree."""
@@ -34,6 +36,17 @@ def algebra_label(exp) -> str:
     what = ("values are A - B of the two runs' own metrics (percentage points), not efficiencies"
             if info["operation"] == "difference" else "metrics computed from the combined profile")
     return f"<br><i>{escape(algebra_meaning.describe(info))}: {escape(what)}</i>"
+
+
+def _prepare_sums(exp, job):
+    """In the lane: the run's window sums built, or CANCELLED when their Cancel stopped them."""
+    from popview.cache.progress import Cancelled
+
+    try:
+        exp.prepare_window_sums(job.progress, job.cancel)
+    except Cancelled:
+        return CANCELLED
+    return None
 
 
 class AdvisorPane(QWidget):
@@ -56,6 +69,9 @@ class AdvisorPane(QWidget):
         self.report_runner = Lane(self, "report")
         self._sums_lanes: dict[int, Lane] = {}     # exp id -> the lane building its window sums
         self._sums_failed: dict[int, str] = {}
+        self._sums_cancelled: set[int] = set()     # runs whose build was cancelled: asked again by a focus chosen
+        self._sums_entries: dict[int, JobProgress] = {}   # their progress and Cancel
+        self.building = QVBoxLayout()
 
         self.header = QLabel(self)
         self.header.setTextFormat(Qt.RichText)
@@ -85,7 +101,10 @@ class AdvisorPane(QWidget):
         top = QWidget(split)
         top_lay = QVBoxLayout(top)
         top_lay.setContentsMargins(0, 0, 0, 0)
-        for w in (self.header, self.note, self.warnings, self.tabs, self.notes):
+        for w in (self.header, self.note, self.warnings):
+            top_lay.addWidget(w)
+        top_lay.addLayout(self.building)
+        for w in (self.tabs, self.notes):
             top_lay.addWidget(w)
         split.addWidget(top)
         split.addWidget(self.candidates)
@@ -104,7 +123,7 @@ class AdvisorPane(QWidget):
         self.candidates.expandedChanged.connect(lambda _on: self._arrange())
         state.currentExperimentChanged.connect(self._rebuild)
         state.experimentsChanged.connect(self._rebuild)
-        state.focusChanged.connect(self.refresh)
+        state.focusChanged.connect(self._focus_changed)
         state.scalingChanged.connect(self.refresh)     # strong / weak as chosen in the Scaling pane
         palette.setting().changed.connect(self._repaint)
         self._rebuild()
@@ -165,6 +184,7 @@ class AdvisorPane(QWidget):
             return
         for key in [k for k in self._sums_lanes if exp is None or k != id(exp)]:
             self._sums_lanes.pop(key).cancel()      # a run no longer shown: its build stops, leaving nothing
+            self._drop_entry(key)
         self._exp = exp
         self._results.clear()
         self.candidates.clear()
@@ -177,6 +197,7 @@ class AdvisorPane(QWidget):
             best, why = variants.preferred(exp)
             for v in variants.applicable(exp):
                 tab = VariantTab(v, self.tabs)
+                tab.message.linkActivated.connect(self._sums_again)
                 tab.set_compact(getattr(self, "_low", False))
                 tab.tree.setMinimumHeight(44)     # scrolls: a low dock must not push the window taller
                 self.tabs.addTab(tab, v.label)
@@ -218,31 +239,74 @@ class AdvisorPane(QWidget):
             return [r for t in trees for r in t.roots], warn.collect(exp, trees, focus), warn.notes(trees)
         self.runner.submit(job, lambda result, error: self._arrived(key, tab, result, error))
 
+    def _focus_changed(self, *_signal_args) -> None:
+        """A focus chosen again asks again for window sums whose build was cancelled."""
+        if self._exp is not None:
+            self._sums_cancelled.discard(id(self._exp))
+        self.refresh()
+
     def _window_sums_ready(self, exp, tab) -> bool:
         """Whether the run's window sums (popview.cache.window_sums: what time-window and
-        iteration foci read) are open. If not, they are built on a lane of
-        their own with their progress in the tab (seconds on a large trace; a cache
-        converted by the CLI has none), never in the GUI thread, and the Advisor computes
-        once they are there. A failed build is left to the computation, which tells it."""
+        iteration foci read) are open. If not, they are built on a lane of their own with
+        their progress and Cancel (JobProgress) above the tabs (seconds on a large trace; a
+        cache converted by the CLI has none), never in the GUI thread, and the Advisor
+        computes once they are there. A cancelled build leaves nothing and the tab says
+        so, until the focus is chosen again or its link is followed. A failed build is
+        left to the computation, which tells it."""
         if getattr(exp, "window_sums_prepared", True) or id(exp) in self._sums_failed:
             return True
+        if id(exp) in self._sums_cancelled:
+            tab.show_done()
+            tab.show_roots([])
+            self._show_warnings([], [])
+            tab.show_message(f"<b>Not computed:</b> building the window sums of {escape(exp.name)} (what "
+                             "this focus reads) was cancelled; nothing was kept. Choose the focus again or "
+                             '<a href="again">build them now</a>.')
+            return False
         tab.show_busy()
         tab.show_message(f"<i>preparing the window sums of {escape(exp.name)}...</i>")
         if id(exp) not in self._sums_lanes:
             lane = self._sums_lanes[id(exp)] = Lane(self, f"window sums of {exp.name}")
             lane.progressed.connect(lambda fraction, _text, e=exp: self._sums_progress(e, fraction))
-            lane.submit(lambda job, e=exp: e.prepare_window_sums(job.progress, job.cancel),
-                        lambda _result, error, e=exp: self._sums_built(e, error))
+            entry = self._sums_entries[id(exp)] = JobProgress(
+                lane, self, name=f"Window sums of {exp.name}",
+                what=f"building the window sums of {exp.name} (nothing is kept)",
+                stop=lambda e=exp: self._stop_sums(e))
+            self.building.addWidget(entry)
+            entry.show()
+            lane.submit(lambda job, e=exp: _prepare_sums(e, job),
+                        lambda result, error, e=exp: self._sums_built(e, error, result))
         return False
+
+    def _stop_sums(self, exp) -> None:
+        """Cancel: the build stops at its next progress report, leaving no file
+        (popview.cache.companion); one still waiting for its turn ends now."""
+        lane = self._sums_lanes.get(id(exp))
+        if lane is not None and lane.stop():
+            self._sums_built(exp, None, CANCELLED)
+
+    def _sums_again(self, _link: str = "") -> None:
+        if self._exp is not None:
+            self._sums_cancelled.discard(id(self._exp))
+        self.refresh()
+
+    def _drop_entry(self, key: int) -> None:
+        entry = self._sums_entries.pop(key, None)
+        if entry is not None:
+            self.building.removeWidget(entry)
+            entry.deleteLater()
 
     def _sums_progress(self, exp, fraction: float) -> None:
         tab = self.current_tab()
         if tab is not None and exp is self._exp:
             tab.show_message(f"<i>preparing the window sums of {escape(exp.name)}: {100 * fraction:.0f} %</i>")
 
-    def _sums_built(self, exp, error: str | None) -> None:
+    def _sums_built(self, exp, error: str | None, result=None) -> None:
         self._sums_lanes.pop(id(exp), None)
-        if error is not None:
+        self._drop_entry(id(exp))
+        if result == CANCELLED:
+            self._sums_cancelled.add(id(exp))
+        elif error is not None:
             self._sums_failed[id(exp)] = error.splitlines()[0]
         if exp is self._exp:
             self.refresh()

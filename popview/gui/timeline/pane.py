@@ -23,6 +23,7 @@ from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import AUTO, AUTO_LINES, AUTO_PX_PER_LINE, OFF, ON, TimelineView, format_time
 from popview.gui.widgets.elided import ElidedLabel
+from popview.gui.widgets.progress import JobProgress
 
 NO_TIMELINE = "A profile has no timeline: open a trace to see one."
 VIEW_MIN_HEIGHT = 70      # px per stacked run: a few rows and the time axis stay readable
@@ -76,6 +77,22 @@ def critical_path_summary(path: dict, run: str = "") -> str:
             f"{_count(int(waiting.sum()), 'dependency', 'dependencies')} (thin)")
 
 
+CANCELLED = "cancelled"
+CANCELLED_TEXT = ("No timeline: building its overview was cancelled, nothing was kept. "
+                  '<a href="again">Build it again</a>')
+
+
+def _prepare_overview(exp, job):
+    """In the lane: the run's overview built, or CANCELLED when its Cancel stopped it."""
+    from popview.cache.progress import Cancelled
+
+    try:
+        exp.prepare_timeline(job.progress, job.cancel)
+    except Cancelled:
+        return CANCELLED
+    return None
+
+
 class TimelinePane(QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
@@ -84,6 +101,7 @@ class TimelinePane(QWidget):
         self._path_lanes: dict[int, Lane] = {}        # one per view: each view's newest request wins
         self._preparing: dict[int, Lane] = {}         # runs whose timeline overview is being built
         self._unprepared: dict[int, str] = {}         # runs whose overview could not be built: why
+        self._progress: dict[int, JobProgress] = {}   # the builds' progress and Cancel
         self._settle_timer = QTimer(self, singleShot=True, interval=120, timeout=self._settled)
         self._build()
         state.experimentsChanged.connect(self._sync_experiments)
@@ -170,6 +188,8 @@ class TimelinePane(QWidget):
         body.addWidget(side)
         self.message = QLabel(NO_TIMELINE, alignment=Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
+        self.message.linkActivated.connect(self._build_again)     # "build it again" after a cancel
+        self.building = QVBoxLayout()       # the overviews being built: progress and Cancel (JobProgress)
         self.stack = QStackedWidget()
         self.timeline_page = timeline = QWidget()
         timeline.setLayout(body)
@@ -184,6 +204,7 @@ class TimelinePane(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
         layout.addWidget(self.stack, 1)
+        layout.addLayout(self.building)
         layout.addWidget(self.info)
 
     def _fit_min_height(self) -> None:
@@ -220,7 +241,11 @@ class TimelinePane(QWidget):
             view.hide()
             view.deleteLater()
         for key in [k for k in self._preparing if k not in {id(e) for e in traces}]:
-            self._preparing.pop(key).cancel()
+            self._preparing.pop(key).cancel()       # a run closed: its build stops, leaving nothing
+            progress = self._progress.pop(key, None)
+            if progress is not None:
+                self.building.removeWidget(progress)
+                progress.deleteLater()
         for key in [k for k in self._unprepared if k not in {id(e) for e in traces}]:
             del self._unprepared[key]
         for exp in traces:
@@ -253,17 +278,42 @@ class TimelinePane(QWidget):
         if id(exp) not in self._preparing:
             lane = self._preparing[id(exp)] = Lane(self, f"timeline overview of {exp.name}")
             lane.progressed.connect(lambda fraction, _text, name=exp.name: self._preparing_shown(name, fraction))
-            lane.submit(lambda job, e=exp: e.prepare_timeline(job.progress, job.cancel),
-                        lambda _result, error, e=exp: self._overview_built(e, error))
+            progress = JobProgress(lane, self, name=f"Building the timeline overview of {exp.name}",
+                                   what=f"building the timeline overview of {exp.name} (nothing is kept)",
+                                   stop=lambda e=exp: self._stop_overview(e))
+            self._progress[id(exp)] = progress
+            self.building.addWidget(progress)
+            progress.show()
+            lane.submit(lambda job, e=exp: _prepare_overview(e, job),
+                        lambda result, error, e=exp: self._overview_built(e, result, error))
         return False
+
+    def _stop_overview(self, exp) -> None:
+        """The Cancel of a build: it stops at its next progress report, leaving no file
+        (popview.cache.companion); one still waiting for its turn ends now."""
+        lane = self._preparing.get(id(exp))
+        if lane is not None and lane.stop():
+            self._overview_built(exp, CANCELLED, None)
+
+    def _build_again(self, _link: str = "") -> None:
+        """The message's link after a cancel: build the cancelled overviews again."""
+        for key in [k for k, why in self._unprepared.items() if why == CANCELLED]:
+            del self._unprepared[key]
+        self._sync_experiments()
 
     def _preparing_shown(self, name: str, fraction: float) -> None:
         if not self.views:
             self._show_message(f"Building the timeline overview of {name}: {100 * fraction:.0f} %")
 
-    def _overview_built(self, exp, error: str | None) -> None:
+    def _overview_built(self, exp, result, error: str | None) -> None:
         self._preparing.pop(id(exp), None)
-        if error is not None:
+        progress = self._progress.pop(id(exp), None)
+        if progress is not None:
+            self.building.removeWidget(progress)
+            progress.deleteLater()
+        if result == CANCELLED:
+            self._unprepared[id(exp)] = CANCELLED
+        elif error is not None:
             self._unprepared[id(exp)] = error.splitlines()[0]
         self.message.setText(NO_TIMELINE)         # the progress text goes (the page is hidden behind the runs)
         self._sync_experiments()
@@ -311,6 +361,8 @@ class TimelinePane(QWidget):
         if not self.views:
             if self._preparing:
                 self._show_message("Building the timeline overview…")
+            elif CANCELLED in self._unprepared.values():
+                self._show_message(CANCELLED_TEXT)
             elif self._unprepared:
                 self._show_message(f"No timeline: its overview could not be built "
                                    f"({next(iter(self._unprepared.values()))})")
