@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from popview import jit
-from popview.cache import Progress, integrity, location, summary
+from popview.cache import Progress, location, summary
 from popview.cache.fingerprint import fingerprint, matches, stats
 from popview.cache import scratch
 from popview.cache.scratch import CacheLock
@@ -301,8 +301,10 @@ def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = N
             except OSError as exc:
                 if not location.is_write_failure(exc):
                     raise
+                from popview.cache.integrity import first_line      # h5py: not for a warm `popview info`
+
                 log.warning("popview: %s: its timeline overview cannot be written (%s): opened without a timeline",
-                            path, integrity.first_line(exc))
+                            path, first_line(exc))
         if window_sums:
             exp.prepare_window_sums(progress, cancel)
     except BaseException:
