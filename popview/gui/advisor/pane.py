@@ -264,6 +264,8 @@ class AdvisorPane(QWidget):
                              '<a href="again">build them now</a>.')
             return False
         tab.show_busy()
+        tab.show_roots([])        # not the previous focus's figures under this focus's header for that long
+        self._show_warnings([], [])
         tab.show_message(f"<i>preparing the window sums of {escape(exp.name)}...</i>")
         if id(exp) not in self._sums_lanes:
             lane = self._sums_lanes[id(exp)] = Lane(self, f"window sums of {exp.name}")
@@ -294,6 +296,7 @@ class AdvisorPane(QWidget):
         entry = self._sums_entries.pop(key, None)
         if entry is not None:
             self.building.removeWidget(entry)
+            entry.hide()
             entry.deleteLater()
 
     def _sums_progress(self, exp, fraction: float) -> None:

@@ -245,6 +245,7 @@ class TimelinePane(QWidget):
             progress = self._progress.pop(key, None)
             if progress is not None:
                 self.building.removeWidget(progress)
+            progress.hide()
                 progress.deleteLater()
         for key in [k for k in self._unprepared if k not in {id(e) for e in traces}]:
             del self._unprepared[key]
@@ -310,6 +311,7 @@ class TimelinePane(QWidget):
         progress = self._progress.pop(id(exp), None)
         if progress is not None:
             self.building.removeWidget(progress)
+            progress.hide()
             progress.deleteLater()
         if result == CANCELLED:
             self._unprepared[id(exp)] = CANCELLED
