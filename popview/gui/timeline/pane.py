@@ -242,11 +242,7 @@ class TimelinePane(QWidget):
             view.deleteLater()
         for key in [k for k in self._preparing if k not in {id(e) for e in traces}]:
             self._preparing.pop(key).cancel()       # a run closed: its build stops, leaving nothing
-            progress = self._progress.pop(key, None)
-            if progress is not None:
-                self.building.removeWidget(progress)
-            progress.hide()
-                progress.deleteLater()
+            self._drop_progress(key)
         for key in [k for k in self._unprepared if k not in {id(e) for e in traces}]:
             del self._unprepared[key]
         for exp in traces:
@@ -302,17 +298,20 @@ class TimelinePane(QWidget):
             del self._unprepared[key]
         self._sync_experiments()
 
+    def _drop_progress(self, key: int) -> None:
+        progress = self._progress.pop(key, None)
+        if progress is not None:
+            self.building.removeWidget(progress)
+            progress.hide()
+            progress.deleteLater()
+
     def _preparing_shown(self, name: str, fraction: float) -> None:
         if not self.views:
             self._show_message(f"Building the timeline overview of {name}: {100 * fraction:.0f} %")
 
     def _overview_built(self, exp, result, error: str | None) -> None:
         self._preparing.pop(id(exp), None)
-        progress = self._progress.pop(id(exp), None)
-        if progress is not None:
-            self.building.removeWidget(progress)
-            progress.hide()
-            progress.deleteLater()
+        self._drop_progress(id(exp))
         if result == CANCELLED:
             self._unprepared[id(exp)] = CANCELLED
         elif error is not None:
