@@ -22,8 +22,10 @@ from popview.analysis.report.scale import ACCEPTABLE, colour, text_on
 from popview.analysis.report.svgplot import PALETTE
 from popview.gui.advisor.model import tooltip_html
 from popview.gui.advisor import palette
+from popview.gui.advisor.pane import WINDOW_FOCI
 from popview.gui.advisor.runs import series_name, series_runs
 from popview.gui.jobs import Lane
+from popview.gui.widgets.progress import JobProgress
 
 PLOT_DEPTH = 1
 """Efficiencies down to this depth of the tree are drawn in the plot."""
@@ -56,6 +58,22 @@ def fit_legend(plot) -> None:
     legend.setColumnCount(n)
 
 
+CANCELLED = "cancelled"
+
+
+def _build_table(job, unprepared, runs, model, focus, ref, mode):
+    """In the lane: the window sums of `unprepared` built (their progress reported), then the
+    table; CANCELLED when the Cancel stopped the build."""
+    from popview.cache.progress import Cancelled
+
+    try:
+        for i, run in enumerate(unprepared):
+            run.prepare_window_sums(lambda f, m="", i=i: job.progress((i + f) / len(unprepared), m), job.cancel)
+    except Cancelled:
+        return CANCELLED
+    return series.build(runs, model, focus, ref, mode)
+
+
 class ScalingPane(QWidget):
     pane_id = "scaling"
     title = "Scaling"
@@ -67,6 +85,7 @@ class ScalingPane(QWidget):
         self.table = None                # the last ScalingTable
         self._runs: list = []            # the runs on show
         self.runner = Lane(self, "Scaling")
+        self._entry: JobProgress | None = None     # the window sums being built: progress and Cancel
 
         self.model_box = QComboBox(self)
         self.reference_box = QComboBox(self)
@@ -120,6 +139,8 @@ class ScalingPane(QWidget):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addLayout(controls)
         lay.addWidget(self.status)
+        self.building = QVBoxLayout()
+        lay.addLayout(self.building)
         lay.addWidget(split, 1)
 
         self.mode_box.setCurrentText(state.scaling)
@@ -196,10 +217,41 @@ class ScalingPane(QWidget):
         mode = self.state.scaling
         focus = self.state.focus
         self.status.setText("calculating...")
-        self.runner.submit(lambda: series.build(runs, model, focus, ref, mode), self._arrived)
+        self._drop_entry()
+        unprepared = [r for r in runs if not getattr(r, "window_sums_prepared", True)] \
+            if focus.kind in WINDOW_FOCI else []
+        if unprepared:
+            # the window sums of the runs without them (popview.cache.window_sums), built first with
+            # their progress and Cancel: seconds a run on a large trace
+            self.status.setText(f"preparing the window sums of {len(unprepared)} run(s)...")
+            self._entry = JobProgress(self.runner, self, name=f"Window sums of {len(unprepared)} run(s)",
+                                      what="building the window sums (nothing is kept)", stop=self._stop)
+            self.building.addWidget(self._entry)
+            self._entry.show()
+        self.runner.submit(lambda job: _build_table(job, unprepared, runs, model, focus, ref, mode),
+                           self._arrived)
+
+    def _stop(self) -> None:
+        if self.runner.stop():                 # still waiting for its turn: ended now
+            self._arrived(CANCELLED, None)
+
+    def _drop_entry(self) -> None:
+        if self._entry is not None:
+            self.building.removeWidget(self._entry)
+            self._entry.hide()
+            self._entry.deleteLater()
+            self._entry = None
 
     def _arrived(self, table, error) -> None:
-        if error is not None:
+        self._drop_entry()
+        if table == CANCELLED:
+            self.table = None
+            self.tree.clear()
+            self.speedup_plot.clear()
+            self.efficiency_plot.clear()
+            self.status.setText("Not computed: building the window sums this focus reads was cancelled; nothing "
+                                "was kept. Choose the focus again to build them.")
+        elif error is not None:
             self.table = None
             self.tree.clear()
             self.status.setText(f"Could not compute the scaling table: {error.splitlines()[0]}")

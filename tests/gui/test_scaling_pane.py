@@ -215,3 +215,60 @@ def test_the_advisor_follows_the_scaling_panes_choice(qtbot, series, tmp_path):
     finally:
         for e in exps:
             e.close()
+
+
+@pytest.mark.answers_later
+def test_a_window_focus_builds_the_runs_sums_with_progress_and_a_cancel(qtbot, series, tmp_path, monkeypatch):
+    """Runs converted without their window sums: a window focus builds them on the pane's lane
+    with the progress entry (JobProgress: bar and Cancel); Cancel leaves no file beside the
+    caches and the pane says the table is not computed because it was cancelled; the focus
+    chosen again builds them and fills the table."""
+    import threading
+
+    from popview.analysis.focus import Focus
+    from popview.cache import window_sums
+    from popview.gui.widgets.progress import JobProgress
+
+    _, runs = series
+    cache_dir = tmp_path / "c"
+    gate, started = threading.Event(), []
+    build = window_sums.build
+
+    def held(source, defs, path, progress):
+        started.append(threading.current_thread() is threading.main_thread())
+        progress(0.5, "summing")
+        while not gate.wait(0.01):
+            progress.check()
+        build(source, defs, path, progress)
+
+    monkeypatch.setattr(window_sums, "build", held)
+    state = AppState()
+    p = ScalingPane(state)
+    qtbot.addWidget(p)
+    p.show()
+    exps = [popview.open(path, cache_dir=cache_dir) for path, _ in reversed(runs)]
+    try:
+        for e in exps:
+            state.add_experiment(e)
+        qtbot.waitUntil(lambda: not p.runner.busy and p.table is not None, timeout=60000)
+        before = sorted(f.name for f in cache_dir.iterdir())
+        focus = Focus.window(0, 2_000_000)
+        state.set_focus(focus)
+        qtbot.waitUntil(lambda: bool(started), timeout=60000)
+        (entry,) = p.findChildren(JobProgress)
+        assert entry.isVisible()
+        qtbot.waitUntil(lambda: entry.bar.value() > 0, timeout=60000)
+        entry.cancel_button.click()
+        qtbot.waitUntil(lambda: not p.runner.busy, timeout=60000)
+        assert "Not computed" in p.status.text() and "cancelled" in p.status.text() and p.table is None
+        assert not [w for w in p.findChildren(JobProgress) if w.isVisible()]
+        assert sorted(f.name for f in cache_dir.iterdir()) == before, "no sums, scratch or lock left"
+        assert started == [False]
+        gate.set()
+        state.set_focus(Focus.whole())
+        state.set_focus(focus)                    # chosen again
+        qtbot.waitUntil(lambda: not p.runner.busy and p.table is not None, timeout=60000)
+        assert all(e.window_sums_prepared for e in exps) and "Not computed" not in p.status.text()
+    finally:
+        for e in exps:
+            e.close()
