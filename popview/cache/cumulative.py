@@ -414,8 +414,10 @@ class _Builder:
         ck = {"row": [], "begin": [], "cum": [], "ctr": []}
         prof = _ProfileParts(self.n_loc)
         for gi, locs in enumerate(procs):
-            progress(gi / max(len(procs), 1), "cumulative sums")
-            for p_locs in locs:
+            # each process reported (and a cancel seen there): a run's processes are often one group,
+            # whose one report left the window's bar at 0 % and its Cancel unseen until the end
+            for pi, p_locs in enumerate(locs):
+                progress((gi + pi / max(len(locs), 1)) / max(len(procs), 1), "cumulative sums")
                 master = self._calls(p_locs[0])
                 instances = self._instances(master, [self._calls(loc) for loc in p_locs[1:]],
                                             self._fork_rows(p_locs[0]), self._join_times(p_locs[0]))

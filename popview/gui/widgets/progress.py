@@ -31,6 +31,7 @@ class JobProgress(QWidget):
         lay.addWidget(self.label)
         lay.addWidget(self.bar)
         lay.addWidget(self.cancel_button)
+        lay.addStretch(1)              # in a pane's width: label, bar and button together, at its left
         job.progressed.connect(self._on_progress)
 
     def _on_progress(self, fraction: float, message: str) -> None:
