@@ -123,3 +123,17 @@ def test_a_narrow_metric_pane_gives_its_names_the_room(qtbot):
     assert model.name(mpi + 1) == "Point-to-point"          # not "MPI point-to-point" under "MPI"
     texts = [model.index(r, 1).data() for r in range(model.rowCount())]
     assert header.sectionSize(1) >= max(metrics.horizontalAdvance(t) for t in texts if t) + 8
+
+
+def test_the_metric_tree_says_it_is_the_whole_run_under_another_focus(qtbot):
+    """Time 374 s read under "Focus: 7.02 s - 14.04 s" was taken for the window's: the trees
+    hold the whole run's profile, and the pane says so once the focus is not the whole run."""
+    from popview.analysis.focus import Focus
+
+    pane = _metric_pane(qtbot, [], 400)
+    assert not pane.scope_label.text()
+    pane.state.set_focus(Focus.window(7_020_000_000, 14_040_000_000))
+    assert pane.scope_label.text().startswith("Whole run")
+    assert "7.02 s - 14.04 s" in pane.scope_label.toolTip()
+    pane.state.set_focus(Focus.whole())
+    assert not pane.scope_label.text()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QComboBox, QHBoxLayout
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel
 
 from popview.gui.trees.models import Forest, ValueTreeModel
 from popview.gui.trees.pane import TreePane
@@ -124,12 +124,26 @@ class MetricTreePane(TreePane):
         self.hierarchy_combo.setToolTip("How the time metrics are grouped")
         self.hierarchy_combo.currentIndexChanged.connect(
             lambda i: self.set_hierarchy(self.hierarchy_combo.itemData(i)))
+        self.scope_label = QLabel(self)
+        self.scope_label.setStyleSheet("color: #666;")
         bar = QHBoxLayout()
+        bar.addWidget(self.scope_label)
         bar.addStretch(1)
         bar.addWidget(self.hierarchy_combo)
         self.layout_.insertLayout(0, bar)
         state.metricSelected.connect(self._on_metric_selected)
+        state.focusChanged.connect(self._show_scope)
+        self._show_scope(state.focus)
         self.reload()
+
+    def _show_scope(self, focus) -> None:
+        """The trees hold the whole run's profile whatever the focus (the Advisor follows the
+        focus): an analyst reading Time 374 s under "Focus: 7.02 s - 14.04 s" took it for the
+        window's, so the pane says so when the focus is not the whole run."""
+        partial = focus is not None and focus.kind != "whole"
+        self.scope_label.setText("Whole run (the focus is the Advisor's)" if partial else "")
+        self.scope_label.setToolTip("The metric, call and system trees show the profile of the whole run; "
+                                    f"the focus ({focus.label()}) applies to the Advisor" if partial else "")
 
     def _on_metric_selected(self, key: str) -> None:
         node = self.model.node_of_key(key)
