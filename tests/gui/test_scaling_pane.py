@@ -17,6 +17,7 @@ from popview.gui.advisor import palette
 from popview.gui.scaling import ScalingPane
 from popview.gui.state import AppState
 from popview.testing.synthetic import write_scaling_series
+from tests.gui.held_builds import hold_builds
 
 pytestmark = pytest.mark.gui
 
@@ -223,7 +224,6 @@ def test_a_window_focus_builds_the_runs_sums_with_progress_and_a_cancel(qtbot, s
     with the progress entry (JobProgress: bar and Cancel); Cancel leaves no file beside the
     caches and the pane says the table is not computed because it was cancelled; the focus
     chosen again builds them and fills the table."""
-    import threading
 
     from popview.analysis.focus import Focus
     from popview.cache import window_sums
@@ -231,17 +231,7 @@ def test_a_window_focus_builds_the_runs_sums_with_progress_and_a_cancel(qtbot, s
 
     _, runs = series
     cache_dir = tmp_path / "c"
-    gate, started = threading.Event(), []
-    build = window_sums.build
-
-    def held(source, defs, path, progress):
-        started.append(threading.current_thread() is threading.main_thread())
-        progress(0.5, "summing")
-        while not gate.wait(0.01):
-            progress.check()
-        build(source, defs, path, progress)
-
-    monkeypatch.setattr(window_sums, "build", held)
+    started, gate, _ = hold_builds(monkeypatch, window_sums, 0.5, "summing")
     state = AppState()
     p = ScalingPane(state)
     qtbot.addWidget(p)

@@ -17,6 +17,7 @@ from popview.gui.mainwindow import PANES, MainWindow
 from popview.gui.state import AppState
 from popview.gui.timeline import TimelinePane
 from popview.testing import synthetic
+from tests.gui.held_builds import hold_builds
 
 PANES_HERE = [s for s in PANES if s.module in ("popview.gui.experiments", "popview.gui.logpane", "popview.gui.timeline")]
 
@@ -31,18 +32,8 @@ def trace(tmp_path_factory):
 @pytest.fixture
 def builds(monkeypatch):
     """The threads the overview was built in (and a gate to hold a build in the middle)."""
-    seen, gate = [], threading.Event()
+    seen, gate, _ = hold_builds(monkeypatch, overview, 0.1, "building the timeline pyramid")
     gate.set()
-    real = overview.build
-
-    def build(source, defs, path, progress):
-        seen.append(threading.current_thread() is threading.main_thread())
-        progress(0.1, "building the timeline pyramid")
-        while not gate.wait(0.01):
-            progress.check()
-        real(source, defs, path, progress)
-
-    monkeypatch.setattr(overview, "build", build)
     return seen, gate
 
 

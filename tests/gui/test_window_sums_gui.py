@@ -18,6 +18,7 @@ from popview.gui.advisor import AdvisorPane
 from popview.gui.advisor.model import NodeRole
 from popview.gui.state import AppState
 from popview.testing.synthetic import Shape, write
+from tests.gui.held_builds import hold_builds
 
 pytestmark = pytest.mark.gui
 
@@ -78,7 +79,6 @@ def test_the_sums_build_shows_progress_and_a_cancel_that_leaves_nothing(qtbot, t
     Cancel) above the tabs; Cancel stops it and leaves no file beside the cache; the tab says
     the figures are not computed because it was cancelled; choosing the focus again builds
     them and shows the API's figures."""
-    from popview.cache.progress import Cancelled
     from popview.gui.widgets.progress import JobProgress
 
     write(tmp_path / "h.prv", SHAPE)
@@ -87,21 +87,7 @@ def test_the_sums_build_shows_progress_and_a_cancel_that_leaves_nothing(qtbot, t
                     str(tmp_path / "h.prv")], check=True, capture_output=True,
                    env={**os.environ, "POPVIEW_PRECOMPILE": "0"})
     before = sorted(p.name for p in cache_dir.iterdir())
-    gate, started, cancelled = threading.Event(), [], []
-    build = window_sums.build
-
-    def held(source, defs, path, progress):
-        started.append(threading.current_thread() is threading.main_thread())
-        progress(0.25, "summing")
-        while not gate.wait(0.01):
-            try:
-                progress.check()
-            except Cancelled:
-                cancelled.append(True)
-                raise
-        build(source, defs, path, progress)
-
-    monkeypatch.setattr(window_sums, "build", held)
+    started, gate, cancelled = hold_builds(monkeypatch, window_sums, 0.25, "summing")
     state = AppState()
     pane = AdvisorPane(state)
     qtbot.addWidget(pane)
@@ -117,7 +103,7 @@ def test_the_sums_build_shows_progress_and_a_cancel_that_leaves_nothing(qtbot, t
         assert entry.isVisible() and entry.cancel_button.isEnabled()
         qtbot.waitUntil(lambda: entry.bar.value() >= 25, timeout=60000)
         entry.cancel_button.click()
-        qtbot.waitUntil(lambda: not pane._sums_lanes, timeout=60000)
+        qtbot.waitUntil(lambda: not pane._sums_builds, timeout=60000)
         assert cancelled and started == [False]
         text = pane.current_tab().message.text()
         assert "Not computed" in text and "cancelled" in text and shown(pane) == {}

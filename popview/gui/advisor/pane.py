@@ -20,9 +20,8 @@ from popview.gui.advisor.runs import series_runs
 from popview.gui.advisor.tab import VariantTab
 from popview.gui.jobs import Lane
 from popview.gui.widgets.elided import ElidedLabel
-from popview.gui.widgets.progress import JobProgress
+from popview.gui.widgets.builds import CANCELLED, PaneBuilds
 
-CANCELLED = "cancelled"
 WINDOW_FOCI = ("window", "iterations", "auto")   # foci that read the window sums (auto: iterations, often)
 LOW_DOCK = 320
 """Below this height (px) the Advisor keeps its room for the tree."""
@@ -38,15 +37,6 @@ def algebra_label(exp) -> str:
     return f"<br><i>{escape(algebra_meaning.describe(info))}: {escape(what)}</i>"
 
 
-def _prepare_sums(exp, job):
-    """In the lane: the run's window sums built, or CANCELLED when their Cancel stopped them."""
-    from popview.cache.progress import Cancelled
-
-    try:
-        exp.prepare_window_sums(job.progress, job.cancel)
-    except Cancelled:
-        return CANCELLED
-    return None
 
 
 class AdvisorPane(QWidget):
@@ -67,11 +57,12 @@ class AdvisorPane(QWidget):
         self.runner = Lane(self, "Advisor")
         self.candidate_runner = Lane(self, "Advisor candidates")
         self.report_runner = Lane(self, "report")
-        self._sums_lanes: dict[int, Lane] = {}     # exp id -> the lane building its window sums
         self._sums_failed: dict[int, str] = {}
         self._sums_cancelled: set[int] = set()     # runs whose build was cancelled: asked again by a focus chosen
-        self._sums_entries: dict[int, JobProgress] = {}   # their progress and Cancel
         self.building = QVBoxLayout()
+        self._sums_builds = PaneBuilds(self, self.building, "window sums",
+                                       lambda exp, result, error: self._sums_built(exp, error, result),
+                                       self._sums_progress)
 
         self.header = QLabel(self)
         self.header.setTextFormat(Qt.RichText)
@@ -182,9 +173,7 @@ class AdvisorPane(QWidget):
         if exp is self._exp and self.tabs.count():
             self.refresh()
             return
-        for key in [k for k in self._sums_lanes if exp is None or k != id(exp)]:
-            self._sums_lanes.pop(key).cancel()      # a run no longer shown: its build stops, leaving nothing
-            self._drop_entry(key)
+        self._sums_builds.cancel_all_but(set() if exp is None else {id(exp)})   # runs no longer shown
         self._exp = exp
         self._results.clear()
         self.candidates.clear()
@@ -267,37 +256,14 @@ class AdvisorPane(QWidget):
         tab.show_roots([])        # not the previous focus's figures under this focus's header for that long
         self._show_warnings([], [])
         tab.show_message(f"<i>preparing the window sums of {escape(exp.name)}...</i>")
-        if id(exp) not in self._sums_lanes:
-            lane = self._sums_lanes[id(exp)] = Lane(self, f"window sums of {exp.name}")
-            lane.progressed.connect(lambda fraction, _text, e=exp: self._sums_progress(e, fraction))
-            entry = self._sums_entries[id(exp)] = JobProgress(
-                lane, self, name=f"Window sums of {exp.name}",
-                what=f"building the window sums of {exp.name} (nothing is kept)",
-                stop=lambda e=exp: self._stop_sums(e))
-            self.building.addWidget(entry)
-            entry.show()
-            lane.submit(lambda job, e=exp: _prepare_sums(e, job),
-                        lambda result, error, e=exp: self._sums_built(e, error, result))
+        self._sums_builds.start(exp, exp.prepare_window_sums)
         return False
-
-    def _stop_sums(self, exp) -> None:
-        """Cancel: the build stops at its next progress report, leaving no file
-        (popview.cache.companion); one still waiting for its turn ends now."""
-        lane = self._sums_lanes.get(id(exp))
-        if lane is not None and lane.stop():
-            self._sums_built(exp, None, CANCELLED)
 
     def _sums_again(self, _link: str = "") -> None:
         if self._exp is not None:
             self._sums_cancelled.discard(id(self._exp))
         self.refresh()
 
-    def _drop_entry(self, key: int) -> None:
-        entry = self._sums_entries.pop(key, None)
-        if entry is not None:
-            self.building.removeWidget(entry)
-            entry.hide()
-            entry.deleteLater()
 
     def _sums_progress(self, exp, fraction: float) -> None:
         tab = self.current_tab()
@@ -305,8 +271,6 @@ class AdvisorPane(QWidget):
             tab.show_message(f"<i>preparing the window sums of {escape(exp.name)}: {100 * fraction:.0f} %</i>")
 
     def _sums_built(self, exp, error: str | None, result=None) -> None:
-        self._sums_lanes.pop(id(exp), None)
-        self._drop_entry(id(exp))
         if result == CANCELLED:
             self._sums_cancelled.add(id(exp))
         elif error is not None:

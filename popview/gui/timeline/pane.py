@@ -23,7 +23,7 @@ from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import AUTO, AUTO_LINES, AUTO_PX_PER_LINE, OFF, ON, TimelineView, format_time
 from popview.gui.widgets.elided import ElidedLabel
-from popview.gui.widgets.progress import JobProgress
+from popview.gui.widgets.builds import CANCELLED, PaneBuilds
 
 NO_TIMELINE = "A profile has no timeline: open a trace to see one."
 VIEW_MIN_HEIGHT = 70      # px per stacked run: a few rows and the time axis stay readable
@@ -77,20 +77,10 @@ def critical_path_summary(path: dict, run: str = "") -> str:
             f"{_count(int(waiting.sum()), 'dependency', 'dependencies')} (thin)")
 
 
-CANCELLED = "cancelled"
 CANCELLED_TEXT = ("No timeline: building its overview was cancelled, nothing was kept. "
                   '<a href="again">Build it again</a>')
 
 
-def _prepare_overview(exp, job):
-    """In the lane: the run's overview built, or CANCELLED when its Cancel stopped it."""
-    from popview.cache.progress import Cancelled
-
-    try:
-        exp.prepare_timeline(job.progress, job.cancel)
-    except Cancelled:
-        return CANCELLED
-    return None
 
 
 class TimelinePane(QWidget):
@@ -99,9 +89,7 @@ class TimelinePane(QWidget):
         self.state = state
         self.views: dict[int, TimelineView] = {}
         self._path_lanes: dict[int, Lane] = {}        # one per view: each view's newest request wins
-        self._preparing: dict[int, Lane] = {}         # runs whose timeline overview is being built
         self._unprepared: dict[int, str] = {}         # runs whose overview could not be built: why
-        self._progress: dict[int, JobProgress] = {}   # the builds' progress and Cancel
         self._settle_timer = QTimer(self, singleShot=True, interval=120, timeout=self._settled)
         self._build()
         state.experimentsChanged.connect(self._sync_experiments)
@@ -190,6 +178,8 @@ class TimelinePane(QWidget):
         self.message.setWordWrap(True)
         self.message.linkActivated.connect(self._build_again)     # "build it again" after a cancel
         self.building = QVBoxLayout()       # the overviews being built: progress and Cancel (JobProgress)
+        self._preparing = PaneBuilds(self, self.building, "timeline overview", self._overview_built,
+                                     lambda exp, fraction: self._preparing_shown(exp.name, fraction))
         self.stack = QStackedWidget()
         self.timeline_page = timeline = QWidget()
         timeline.setLayout(body)
@@ -240,9 +230,7 @@ class TimelinePane(QWidget):
             view.shutdown()
             view.hide()
             view.deleteLater()
-        for key in [k for k in self._preparing if k not in {id(e) for e in traces}]:
-            self._preparing.pop(key).cancel()       # a run closed: its build stops, leaving nothing
-            self._drop_progress(key)
+        self._preparing.cancel_all_but({id(e) for e in traces})     # a run closed: its build stops
         for key in [k for k in self._unprepared if k not in {id(e) for e in traces}]:
             del self._unprepared[key]
         for exp in traces:
@@ -272,25 +260,8 @@ class TimelinePane(QWidget):
         prepared = getattr(exp, "timeline_prepared", True)
         if prepared or id(exp) in self._unprepared:
             return prepared
-        if id(exp) not in self._preparing:
-            lane = self._preparing[id(exp)] = Lane(self, f"timeline overview of {exp.name}")
-            lane.progressed.connect(lambda fraction, _text, name=exp.name: self._preparing_shown(name, fraction))
-            progress = JobProgress(lane, self, name=f"Building the timeline overview of {exp.name}",
-                                   what=f"building the timeline overview of {exp.name} (nothing is kept)",
-                                   stop=lambda e=exp: self._stop_overview(e))
-            self._progress[id(exp)] = progress
-            self.building.addWidget(progress)
-            progress.show()
-            lane.submit(lambda job, e=exp: _prepare_overview(e, job),
-                        lambda result, error, e=exp: self._overview_built(e, result, error))
+        self._preparing.start(exp, exp.prepare_timeline)
         return False
-
-    def _stop_overview(self, exp) -> None:
-        """The Cancel of a build: it stops at its next progress report, leaving no file
-        (popview.cache.companion); one still waiting for its turn ends now."""
-        lane = self._preparing.get(id(exp))
-        if lane is not None and lane.stop():
-            self._overview_built(exp, CANCELLED, None)
 
     def _build_again(self, _link: str = "") -> None:
         """The message's link after a cancel: build the cancelled overviews again."""
@@ -298,20 +269,11 @@ class TimelinePane(QWidget):
             del self._unprepared[key]
         self._sync_experiments()
 
-    def _drop_progress(self, key: int) -> None:
-        progress = self._progress.pop(key, None)
-        if progress is not None:
-            self.building.removeWidget(progress)
-            progress.hide()
-            progress.deleteLater()
-
     def _preparing_shown(self, name: str, fraction: float) -> None:
         if not self.views:
             self._show_message(f"Building the timeline overview of {name}: {100 * fraction:.0f} %")
 
     def _overview_built(self, exp, result, error: str | None) -> None:
-        self._preparing.pop(id(exp), None)
-        self._drop_progress(id(exp))
         if result == CANCELLED:
             self._unprepared[id(exp)] = CANCELLED
         elif error is not None:
