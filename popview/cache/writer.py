@@ -367,7 +367,7 @@ class Writer:
             adopted = self._adopt_in_order(copy)
             early = derived.start_early(side, copy.folder, self.definitions) \
                 if side is not None and "events" in adopted else None
-            beside = side is None and timeline is None and DERIVED_READS <= adopted
+            beside = side is None and timeline is None and DERIVED_READS <= adopted and not jit.is_interpreted()
             with writing(tmp_path, "w", self.abort) as out:
                 if beside:
                     self._tables_beside_derived(out, copy, progress, adopted)
@@ -392,7 +392,8 @@ class Writer:
     def _tables_beside_derived(self, out: h5py.File, copy: SortedCopy, progress: Progress, adopted: set[str]) -> None:
         """The derived data (the cumulative sums) built by a thread while this one writes the
         tables: possible when what they read arrived in order (adopted before the sort: the
-        OTF2 reader's tables) and the reader wrote the calls. The tables' writing mostly waits
+        OTF2 reader's tables), the reader wrote the calls and the kernels run compiled (as
+        Python, under one GIL, the two would only take turns). The tables' writing mostly waits
         for its compression threads; on the 10^7-event OTF2 archive it took 0.35 s of wall
         and the sums 0.8 s after it, on one core. Each writes its own datasets (h5py
         serialises the calls into the file); the sums report no progress of their own (the
