@@ -152,15 +152,10 @@ def stamp_path(kernels: dict, scenario: str) -> Path | None:
 
 
 def _numba_version() -> str:
-    """The installed numba, told by its files (importlib.metadata takes a tenth of a second)."""
-    import importlib.util
+    """The installed numba, told by its files."""
+    from popview.aot import installed
 
-    spec = importlib.util.find_spec("numba")
-    try:
-        st = os.stat(spec.origin)
-    except (AttributeError, TypeError, OSError):
-        return "?"
-    return f"{spec.origin} {st.st_mtime_ns} {st.st_size}"
+    return installed("numba")
 
 
 def start_helper(scenario: str) -> bool:

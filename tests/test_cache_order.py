@@ -42,3 +42,26 @@ def test_concat_runs_copies_the_bytes_of_any_item_type():
         assert out.dtype == src.dtype
         assert out.tobytes() == expect.tobytes()
     assert "float64" not in {str(sig[0].dtype) for sig in order._concat_runs.signatures}
+
+
+def test_run_copies_as_python_equal_the_kernels():
+    """Interpreted mode (small archives) copies the runs by slices: the same bytes as the kernels."""
+    from popview import jit
+    from popview.cache import order
+
+    rng = np.random.default_rng(5)
+    src = rng.integers(-2**62, 2**62, 300)
+    starts = np.array([250, 0, 17, 299, 40], np.int64)
+    lengths = np.array([50, 0, 9, 1, 30], np.int64)
+    dst = np.array([0, 50, 50, 59, 60], np.int64)
+    got = {}
+    for interpreted in (False, True):
+        with jit.interpreted(interpreted):
+            concat = np.full(90, -1, np.int64)
+            order.concat_runs(src, starts, lengths, concat)
+            placed = np.full(95, -1, np.int64)
+            order.place_runs(src, starts, lengths, placed, dst)
+        got[interpreted] = (concat, placed)
+    for a, b in zip(got[False], got[True]):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(got[True][0], np.concatenate([src[s:s + n] for s, n in zip(starts, lengths)]))

@@ -92,7 +92,21 @@ def concat_runs(src, starts, lengths, out) -> None:
     _concat_runs(src, starts, lengths, out)
 
 
-@njit(cache=True, nogil=True)
+def _concat_runs_python(src, starts, lengths, out):
+    """_concat_runs as slice copies (interpreted mode: element loops in Python cost 1.4 ms a
+    read of an 8.6 k-event archive's small tables)."""
+    pos = 0
+    for first, n in zip(starts.tolist(), lengths.tolist()):
+        out[pos:pos + n] = src[first:first + n]
+        pos += n
+
+
+def _place_runs_python(src, src_starts, lengths, out, dst_starts):
+    for a, n, b in zip(src_starts.tolist(), lengths.tolist(), dst_starts.tolist()):
+        out[b:b + n] = src[a:a + n]
+
+
+@njit(cache=True, nogil=True, python=_concat_runs_python)
 def _concat_runs(src, starts, lengths, out):
     pos = 0
     for r in range(len(starts)):        # element loops: a slice copy compiles numba's shape checks (seconds)
@@ -118,7 +132,7 @@ def _same_width(src, out):
     return src, out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, python=_place_runs_python)
 def _place_runs(src, src_starts, lengths, out, dst_starts):
     for r in range(len(src_starts)):
         a = src_starts[r]

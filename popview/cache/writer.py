@@ -178,6 +178,8 @@ class _Staging:
             if self._spill is None:
                 f.seek(0, os.SEEK_END)
                 f.write(column.data)
+            elif jit.is_interpreted():     # a small source: handing each write to a thread cost more
+                _pwrite_all(f.fileno(), column, at * column.itemsize)
             else:
                 self._spill.write(f.fileno(), column, at * column.itemsize)
         self.n += chunk.n
