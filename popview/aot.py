@@ -29,13 +29,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import sys
 import threading
 import warnings
 from pathlib import Path
 
 ENV = "POPVIEW_AOT"
+MANIFEST = Path(__file__).with_name("resources") / "kernels.json"     # the kernels built (precompile's list)
 FORMAT = 1                   # of the index; a change keys a new module
 PREFIX = "popview_aot_"
 
@@ -79,7 +79,6 @@ def key(manifest_path: Path | None = None) -> str:
     """What the module is built for: this copy of popview, numba, numpy, Python, the host CPU, the
     kernels' list."""
     from popview._version import __version__
-    from popview.precompile import MANIFEST
 
     manifest_path = manifest_path or MANIFEST
     h = hashlib.sha256(f"{FORMAT} {__version__} {sys.version} {sys.implementation.cache_tag}".encode())
@@ -290,7 +289,7 @@ def build(where: Path | None = None, manifest_path: Path | None = None, target_c
 
     from popview import jit, precompile
 
-    manifest_path = Path(manifest_path or precompile.MANIFEST)
+    manifest_path = Path(manifest_path or MANIFEST)
     k = key(manifest_path)
     where = Path(where or folder())
     where.mkdir(parents=True, exist_ok=True)
@@ -320,7 +319,7 @@ def build(where: Path | None = None, manifest_path: Path | None = None, target_c
     if not kernels:
         raise RuntimeError("no listed kernel compiles")
 
-    module_name = f"{PREFIX}{k[:12]}_{secrets.token_hex(4)}"
+    module_name = f"{PREFIX}{k[:12]}_{os.urandom(4).hex()}"
     scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=where))
     try:
         cc = CC(module_name, source_module="popview")
