@@ -331,7 +331,7 @@ def build(where: Path | None = None, manifest_path: Path | None = None, target_c
         digest = hashlib.sha256(built.read_bytes()).hexdigest()
         final = where / cc.output_file
         os.replace(built, final)
-        index = {"format": FORMAT, "key": k, "package": _package(), "module": module_name, "file": final.name, "sha256": digest,
+        index = {"format": FORMAT, "key": k, "package": _package(), "cpu": _cpu_digest(), "module": module_name, "file": final.name, "sha256": digest,
                  "sources": _sources(), "kernels": kernels}
         path = index_path(k) if where == folder() else where / f"popview-aot-{k}.json"
         tmp = scratch / "index.json"
@@ -420,9 +420,14 @@ def _package() -> str:
     return str(Path(__file__).resolve().parent)
 
 
+def _cpu_digest() -> str:
+    return hashlib.sha256(host_cpu().encode()).hexdigest()[:16]
+
+
 def _remove_replaced(where: Path, k: str, keep: str) -> None:
     """Earlier modules of this key, and the modules and indexes of other keys built from this copy
-    of popview (a process that loaded one keeps its mapping). Other copies' are theirs."""
+    of popview for this CPU (a process that loaded one keeps its mapping). Other copies' are
+    theirs, and other CPUs' (a home folder shared by a cluster's different nodes) too."""
     doomed = [p for p in where.glob(f"{PREFIX}{k[:12]}_*") if p.name != keep]
     for index in where.glob("popview-aot-*.json"):
         if index.name == f"popview-aot-{k}.json":
@@ -431,7 +436,7 @@ def _remove_replaced(where: Path, k: str, keep: str) -> None:
             other = json.loads(index.read_text())
         except (OSError, ValueError):
             continue
-        if other.get("package") == _package():
+        if other.get("package") == _package() and other.get("cpu") == _cpu_digest():
             doomed += [where / str(other.get("file", "")), index]
     for path in doomed:
         if path.name.startswith((PREFIX, "popview-aot-")):

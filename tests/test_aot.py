@@ -404,3 +404,22 @@ def test_the_background_build_runs_alone_and_once(kernels_dir, tmp_path):
     assert not list((cache / "popview-aot").glob(".build-*"))
     out = _run(BACKGROUND_OK, kernels_dir, kernels_dir / "kernels.json", env=env).stdout.split()
     assert out[:3] == ["0", "True", "False"]                              # built: nothing to do
+
+
+def test_a_new_build_removes_this_copys_older_modules_for_this_cpu_only(tmp_path):
+    def index(k, package, cpu):
+        so = tmp_path / f"{aot.PREFIX}{k[:12]}_0000.so"
+        so.write_bytes(b"x")
+        (tmp_path / f"popview-aot-{k}.json").write_text(json.dumps({"package": package, "cpu": cpu, "file": so.name}))
+        return so
+
+    mine = index("a" * 24, aot._package(), aot._cpu_digest())
+    older = index("b" * 24, aot._package(), aot._cpu_digest())
+    other_cpu = index("c" * 24, aot._package(), "another node's")
+    other_copy = index("d" * 24, "/elsewhere/popview", aot._cpu_digest())
+    stale_same_key = tmp_path / f"{aot.PREFIX}{'a' * 12}_1111.so"
+    stale_same_key.write_bytes(b"x")
+    aot._remove_replaced(tmp_path, "a" * 24, mine.name)
+    assert mine.exists() and other_cpu.exists() and other_copy.exists()
+    assert not older.exists() and not (tmp_path / f"popview-aot-{'b' * 24}.json").exists()
+    assert not stale_same_key.exists()
