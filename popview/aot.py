@@ -29,13 +29,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import sys
 import threading
 import warnings
 from pathlib import Path
 
 ENV = "POPVIEW_AOT"
+MANIFEST = Path(__file__).with_name("resources") / "kernels.json"     # the kernels built (precompile's list)
 FORMAT = 1                   # of the index; a change keys a new module
 PREFIX = "popview_aot_"
 
@@ -79,7 +79,6 @@ def key(manifest_path: Path | None = None) -> str:
     """What the module is built for: this copy of popview, numba, numpy, Python, the host CPU, the
     kernels' list."""
     from popview._version import __version__
-    from popview.precompile import MANIFEST
 
     manifest_path = manifest_path or MANIFEST
     h = hashlib.sha256(f"{FORMAT} {__version__} {sys.version} {sys.implementation.cache_tag}".encode())
@@ -290,7 +289,7 @@ def build(where: Path | None = None, manifest_path: Path | None = None, target_c
 
     from popview import jit, precompile
 
-    manifest_path = Path(manifest_path or precompile.MANIFEST)
+    manifest_path = Path(manifest_path or MANIFEST)
     k = key(manifest_path)
     where = Path(where or folder())
     where.mkdir(parents=True, exist_ok=True)
@@ -320,7 +319,7 @@ def build(where: Path | None = None, manifest_path: Path | None = None, target_c
     if not kernels:
         raise RuntimeError("no listed kernel compiles")
 
-    module_name = f"{PREFIX}{k[:12]}_{secrets.token_hex(4)}"
+    module_name = f"{PREFIX}{k[:12]}_{os.urandom(4).hex()}"
     scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=where))
     try:
         cc = CC(module_name, source_module="popview")
@@ -332,7 +331,7 @@ def build(where: Path | None = None, manifest_path: Path | None = None, target_c
         digest = hashlib.sha256(built.read_bytes()).hexdigest()
         final = where / cc.output_file
         os.replace(built, final)
-        index = {"format": FORMAT, "key": k, "package": _package(), "module": module_name, "file": final.name, "sha256": digest,
+        index = {"format": FORMAT, "key": k, "package": _package(), "cpu": _cpu_digest(), "module": module_name, "file": final.name, "sha256": digest,
                  "sources": _sources(), "kernels": kernels}
         path = index_path(k) if where == folder() else where / f"popview-aot-{k}.json"
         tmp = scratch / "index.json"
@@ -421,9 +420,14 @@ def _package() -> str:
     return str(Path(__file__).resolve().parent)
 
 
+def _cpu_digest() -> str:
+    return hashlib.sha256(host_cpu().encode()).hexdigest()[:16]
+
+
 def _remove_replaced(where: Path, k: str, keep: str) -> None:
     """Earlier modules of this key, and the modules and indexes of other keys built from this copy
-    of popview (a process that loaded one keeps its mapping). Other copies' are theirs."""
+    of popview for this CPU (a process that loaded one keeps its mapping). Other copies' are
+    theirs, and other CPUs' (a home folder shared by a cluster's different nodes) too."""
     doomed = [p for p in where.glob(f"{PREFIX}{k[:12]}_*") if p.name != keep]
     for index in where.glob("popview-aot-*.json"):
         if index.name == f"popview-aot-{k}.json":
@@ -432,7 +436,7 @@ def _remove_replaced(where: Path, k: str, keep: str) -> None:
             other = json.loads(index.read_text())
         except (OSError, ValueError):
             continue
-        if other.get("package") == _package():
+        if other.get("package") == _package() and other.get("cpu") == _cpu_digest():
             doomed += [where / str(other.get("file", "")), index]
     for path in doomed:
         if path.name.startswith((PREFIX, "popview-aot-")):

@@ -76,7 +76,7 @@ import sys
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from popview import aot, precompile
-precompile.MANIFEST = Path(sys.argv[2])
+aot.MANIFEST = Path(sys.argv[2])
 print(aot.build(target_cpu=sys.argv[3] if len(sys.argv) > 3 else None))
 """
 
@@ -85,7 +85,7 @@ import json, sys, threading, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from popview import aot, precompile
-precompile.MANIFEST = Path(sys.argv[2])
+aot.MANIFEST = Path(sys.argv[2])
 import numpy as np
 import aotkernels as k
 a = np.arange(5, dtype=np.int64)
@@ -204,7 +204,8 @@ def test_each_kernel_is_compiled_with_its_own_options():
                           pipeline_class=None):
             seen.append((func, flags, locals))
 
-    dispatchers = {id(k.py_func): k.materialize() for k in (free, fast)}
+    # a kernel made once numba is active (an earlier test ran one compiled) is its dispatcher already
+    dispatchers = {id(k.py_func): k.materialize() if hasattr(k, "materialize") else k for k in (free, fast)}
     pycc_flags = numba_compiler.Flags()
     pycc_flags.no_compile, pycc_flags.nrt = True, True
     with aot._kernel_flags(Fake, numba_compiler, dispatchers):
@@ -269,7 +270,7 @@ import sys
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from popview import aot, precompile
-precompile.MANIFEST = Path(sys.argv[2])
+aot.MANIFEST = Path(sys.argv[2])
 if sys.argv[3] == "no pycc":
     sys.modules["numba.pycc"] = None          # a numba release without it
 print(aot.build_in_background(), aot.wanted())
@@ -342,3 +343,84 @@ def test_a_real_trace_converts_the_same_through_the_module(shared_traces, tmp_pa
     if not trace.exists():
         pytest.skip(f"{trace} absent")
     _convert_both_ways(trace, tmp_path)
+
+
+def test_a_command_that_loaded_numba_starts_one_detached_build(kernels_dir, tmp_path, monkeypatch):
+    """precompile.build_ahead() at a command's end: nothing while numba is not loaded (every kernel
+    ran from the module, or none ran); else one build process of its own session, once."""
+    from popview import jit
+
+    started = []
+
+    class Popen:
+        def __init__(self, cmd, **kwargs):
+            started.append((cmd, kwargs))
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    monkeypatch.setenv("POPVIEW_PRECOMPILE", "1")
+    monkeypatch.delenv(aot.ENV, raising=False)
+    monkeypatch.setattr(aot, "MANIFEST", kernels_dir / "kernels.json")
+    monkeypatch.setattr(aot, "_started", [])
+    monkeypatch.setattr(subprocess, "Popen", Popen)
+    monkeypatch.setattr(jit, "_active", False)
+    precompile.build_ahead()
+    assert started == []
+    monkeypatch.setattr(jit, "_active", True)
+    precompile.build_ahead()
+    precompile.build_ahead()
+    assert len(started) == 1
+    cmd, kwargs = started[0]
+    assert cmd[:2] == [sys.executable, "-c"] and "build_in_background" in cmd[2]
+    assert kwargs["start_new_session"] and kwargs["stdin"] == subprocess.DEVNULL
+    monkeypatch.setattr(aot, "_started", [])
+    monkeypatch.setenv(aot.ENV, "0")                     # switched off: no build
+    precompile.build_ahead()
+    assert len(started) == 1
+
+
+BACKGROUND_OK = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from popview import aot, precompile
+aot.MANIFEST = Path(sys.argv[2])
+t = time.perf_counter()
+code = aot.build_in_background()
+print(code, aot.is_built(), aot.wanted(), round(time.perf_counter() - t, 2))
+"""
+
+
+def test_the_background_build_runs_alone_and_once(kernels_dir, tmp_path):
+    import fcntl
+
+    cache = tmp_path / "numba"
+    (cache / "popview-aot").mkdir(parents=True)
+    env = {**_env(cache), "POPVIEW_PRECOMPILE": "1"}
+    with open(cache / "popview-aot" / "build.lock", "w") as lock:       # another process builds
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        out = _run(BACKGROUND_OK, kernels_dir, kernels_dir / "kernels.json", env=env).stdout.split()
+        assert out[:3] == ["0", "False", "True"]
+    out = _run(BACKGROUND_OK, kernels_dir, kernels_dir / "kernels.json", env=env).stdout.split()
+    assert out[:3] == ["0", "True", "False"]
+    assert not list((cache / "popview-aot").glob(".build-*"))
+    out = _run(BACKGROUND_OK, kernels_dir, kernels_dir / "kernels.json", env=env).stdout.split()
+    assert out[:3] == ["0", "True", "False"]                              # built: nothing to do
+
+
+def test_a_new_build_removes_this_copys_older_modules_for_this_cpu_only(tmp_path):
+    def index(k, package, cpu):
+        so = tmp_path / f"{aot.PREFIX}{k[:12]}_0000.so"
+        so.write_bytes(b"x")
+        (tmp_path / f"popview-aot-{k}.json").write_text(json.dumps({"package": package, "cpu": cpu, "file": so.name}))
+        return so
+
+    mine = index("a" * 24, aot._package(), aot._cpu_digest())
+    older = index("b" * 24, aot._package(), aot._cpu_digest())
+    other_cpu = index("c" * 24, aot._package(), "another node's")
+    other_copy = index("d" * 24, "/elsewhere/popview", aot._cpu_digest())
+    stale_same_key = tmp_path / f"{aot.PREFIX}{'a' * 12}_1111.so"
+    stale_same_key.write_bytes(b"x")
+    aot._remove_replaced(tmp_path, "a" * 24, mine.name)
+    assert mine.exists() and other_cpu.exists() and other_copy.exists()
+    assert not older.exists() and not (tmp_path / f"popview-aot-{'b' * 24}.json").exists()
+    assert not stale_same_key.exists()
