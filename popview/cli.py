@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 forget_helper()
                 precompile.stop_helper()
+                precompile.build_ahead()        # once: the listed kernels compiled ahead of time
                 stop_announcing()
                 _ran.append(args.command)
     unknown = [a for a in argv if a.startswith("-") and a != "--demo"]

@@ -117,9 +117,14 @@ class _Conversion:
         """(ref, result) in the order of `refs`: each location decoded and mapped (`linked`:
         with its links, the second pass) on this machine's worker threads. DaskConversion
         runs the same on Dask workers."""
+        work = self._decode_linked if linked else self._decode_first
+        if jit.is_interpreted():
+            for ref in refs:
+                self._watch()
+                yield ref, work(ref)
+            return
         with ThreadPoolExecutor(WORKERS) as pool:       # the workers run the kernels in this thread's mode
-            yield from _in_window(pool, refs, jit.carry(self._decode_linked if linked else self._decode_first),
-                                  self._watch)
+            yield from _in_window(pool, refs, jit.carry(work), self._watch)
 
     def first_pass(self) -> None:
         for ref, result in self.decoded(self.tables.location_refs, linked=False):
