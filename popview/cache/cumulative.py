@@ -147,7 +147,7 @@ class _WindowSink:
 
 # ------------------------------------------------------------------ kernels
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def innermost_segments(begin, end, cp):
     """Partition of the time covered by nested intervals (sorted by begin,
     parents first) into segments labelled by the innermost interval."""
@@ -188,7 +188,7 @@ def innermost_segments(begin, end, cp):
     return s_begin[:m], s_end[:m], s_cp[:m]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def running_sums(begin, end, cat, reg, ctr, n_cat, n_regions, lo, check):
     """Sums of everything before each checkpoint row (the location's first row
     and every global row index divisible by `check`), and the location's totals.
@@ -224,7 +224,7 @@ def running_sums(begin, end, cat, reg, ctr, n_cat, n_regions, lo, check):
     return ck_row[:k], ck_cum[:k], ck_ctr[:k], acc, acc_ctr
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def attribute_rows(seg_begin, seg_end, seg_key, n_keys, begin, end, cat, ctr, n_cat):
     """Category time and counters of a location's rows falling in each segment
     (segments sorted and disjoint, rows sorted and disjoint), summed per key;
@@ -266,7 +266,7 @@ def attribute_rows(seg_begin, seg_end, seg_key, n_keys, begin, end, cat, ctr, n_
     return sums, csums
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _merge_search(a, x, right):
     """np.searchsorted(a, x, side) for x in ascending order, by one merge:
     linear and cache-friendly where binary searches of big arrays are not."""
@@ -283,7 +283,7 @@ def _merge_search(a, x, right):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def add_readings(which, time, raw, is_double, begin, end, cat, useful_last, out):
     """out[row, k] += each reading of counter k (which[i]: the counter of event i, -1 for
     none), where row is the row ending at or after the reading and beginning before it,
@@ -753,7 +753,7 @@ def _innermost(calls: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return innermost_segments(calls["begin"][order], calls["end"][order], calls["callpath"][order].astype(np.int32))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _parents_first(begin, end):
     """Whether intervals are sorted by begin, the longer first on equal begins."""
     for i in range(1, len(begin)):
@@ -770,7 +770,7 @@ def _overlay(top: tuple, under: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return begin[order], np.concatenate((top[1], rest[1]))[order], np.concatenate((top[2], rest[2]))[order]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _uncovered(b, e, label, cover_b, cover_e):
     """The parts of segments [b, e) that no cover segment overlaps (both sorted and disjoint)."""
     n = len(b) + len(cover_b) + 1
@@ -848,7 +848,7 @@ def _inside(calls: dict, select: np.ndarray, x: np.ndarray, label: np.ndarray | 
     return _inside_sorted(b, e, select, lab, x, fallback)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _inside_sorted(b, e, select, label, x, fallback):
     """_inside for times in ascending order and intervals sorted by begin: one merge."""
     out = np.full(len(x), -1, np.int64)
@@ -993,7 +993,7 @@ def _by_callpath(callpath: np.ndarray, proc: np.ndarray, begin: np.ndarray, n_cp
     return np.argsort(keys, kind="stable")
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _by_process_then_begin(proc, begin):
     for i in range(1, len(proc)):
         if proc[i] < proc[i - 1] or (proc[i] == proc[i - 1] and begin[i] < begin[i - 1]):
