@@ -1,5 +1,6 @@
 """The staging's kernels that order an appended chunk by location."""
 import numpy as np
+import pytest
 
 from popview.cache.order import location_order, order_three, take
 
@@ -65,3 +66,29 @@ def test_run_copies_as_python_equal_the_kernels():
     for a, b in zip(got[False], got[True]):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(got[True][0], np.concatenate([src[s:s + n] for s, n in zip(starts, lengths)]))
+
+
+@pytest.mark.parametrize("shape", ["in order", "shuffled", "times back", "one", "empty"])
+def test_chunk_summary_as_python_equals_the_kernel(shape):
+    """summarize_chunk's numpy stand-in (interpreted mode) gives what the kernel gives."""
+    from popview import jit
+    from popview.cache.order import summarize_chunk
+
+    rng = np.random.default_rng(11)
+    n = {"one": 1, "empty": 0}.get(shape, 2000)
+    locs = np.sort(rng.integers(0, 7, n)).astype(np.int32)
+    times = np.sort(rng.integers(-10**6, 10**12, n))
+    if shape == "shuffled":
+        perm = rng.permutation(n)
+        locs, times = locs[perm], times[perm]
+    if shape == "times back":
+        times[n // 2] = times[0] - 5
+    top = int(locs.max()) + 3 if n else 4             # locations beyond the last present
+    got = {}
+    for interpreted in (False, True):
+        with jit.interpreted(interpreted):
+            got[interpreted] = summarize_chunk(locs, times, top)
+    for a, b in zip(got[False], got[True]):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.dtype == b.dtype or a.shape == (), (a.dtype, b.dtype)
+        np.testing.assert_array_equal(a, b)

@@ -4,7 +4,28 @@ import numpy as np
 from popview.jit import njit
 
 
-@njit(cache=True, nogil=True)
+def _summarize_chunk_python(locs, times, top):
+    """summarize_chunk by numpy (interpreted mode: the row loop in Python was 6 % of a
+    21.6 k-event archive's conversion)."""
+    locs, times = np.asarray(locs), np.asarray(times, np.int64)
+    counts = np.bincount(locs, minlength=top).astype(np.int64)[:top] if len(locs) else np.zeros(top, np.int64)
+    first = np.zeros(top, np.int64)
+    last = np.zeros(top, np.int64)
+    if not len(locs):
+        return counts, first, last, True, True, np.iinfo(np.int64).min
+    in_order = bool((locs[1:] >= locs[:-1]).all())
+    order = np.arange(len(locs)) if in_order else np.argsort(locs, kind="stable")
+    by_loc, t = locs[order], times[order]
+    same = by_loc[1:] == by_loc[:-1]
+    times_ok = bool(((t[1:] >= t[:-1]) | ~same).all())
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    ends = np.concatenate((starts[1:], [len(t)])) - 1
+    first[by_loc[starts]] = t[starts]
+    last[by_loc[starts]] = t[ends]
+    return counts, first, last, in_order, times_ok, np.int64(times.max())
+
+
+@njit(cache=True, nogil=True, python=_summarize_chunk_python)
 def summarize_chunk(locs, times, top):
     """One pass over an appended chunk: rows per location, each location's first
     and last time, whether locations never decrease, whether times never
