@@ -208,12 +208,29 @@ def test_the_companion_of_another_cache_is_rebuilt(trace, other, tmp_path):
     _rebuilt(trace, tmp_path / "c", cache, companion)
 
 
-def test_the_old_overview_goes_with_a_reconversion(trace, tmp_path):
-    cache, companion = _companion(trace, tmp_path / "c")
+def test_a_reconversion_keeps_the_companions_of_the_same_cache_and_removes_the_others(tmp_path):
+    """`popview convert --force` of an unchanged trace gives the same cache, byte for byte (the
+    same digest): its timeline overview and window sums stay (they were removed, and their next
+    use built them again); a trace that changed gives another cache, whose old companions go."""
+    trace = tmp_path / "t.prv"
+    synthetic.write(trace, synthetic.Shape(processes=2, threads=2, iterations=3, work_ns=1_000_000))
+    cache, _ = convert(trace, tmp_path / "c", window_sums=True)
+    with Reader(cache) as reader:
+        reader.timeline()
+    files = [overview.path_of(cache), window_sums.path_of(cache)]
+    before = [(p.stat().st_ino, p.stat().st_mtime_ns) for p in files]
+    digest = integrity.stored_digest(cache)
+    _, converted = convert(trace, tmp_path / "c", force=True)
+    assert converted and integrity.stored_digest(cache) == digest, "the same trace, the same cache"
+    assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in files] == before, "both kept, untouched"
+    with Reader(cache) as reader:
+        assert reader.timeline().file.filename == str(files[0]) and reader.window_sums() is not None
+    assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in files] == before, "used, not built again"
+    synthetic.write(trace, synthetic.Shape(processes=2, threads=2, iterations=4, work_ns=1_000_000))
     convert(trace, tmp_path / "c", force=True)
-    assert not companion.exists(), "a reconversion without the overview removes the old one"
+    assert integrity.stored_digest(cache) != digest and not any(p.exists() for p in files), "another cache's: gone"
     convert(trace, tmp_path / "c", force=True, timeline=True)
-    with h5py.File(companion) as f:
+    with h5py.File(files[0]) as f:
         assert f.attrs[overview.DIGEST_ATTR] == integrity.stored_digest(cache)
 
 

@@ -108,6 +108,23 @@ def remove(part: Part, cache) -> None:
         pass
 
 
+def keep_if_still_valid(part: Part, cache, new_digest: str) -> bool:
+    """The cache at `cache` is being replaced by one whose digest is `new_digest`: its
+    companion `part` stays when it belongs to that digest (a trace converted again unchanged
+    gives the same cache, byte for byte: `popview convert --force`), and is removed
+    otherwise. Only its attribute is read here; its use verifies it whole (open_valid).
+    Whether it was kept."""
+    path = path_of(part, cache)
+    try:
+        with h5py.File(path, "r") as h5:
+            if _text(h5.attrs.get(DIGEST_ATTR)) == new_digest and h5.attrs.get("complete", False):
+                return True
+    except (OSError, ValueError, TypeError):
+        pass                          # none there, or not a whole file: removed
+    remove(part, cache)
+    return False
+
+
 def complete(path: Path, cache_digest: str) -> None:
     """Make the companion written at `path` whole: what it belongs to, signed, sealed."""
     _sign(path, cache_digest)

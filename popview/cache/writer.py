@@ -424,9 +424,10 @@ class Writer:
         """The definitions and attributes written last, the digests signed, the file renamed
         into place: only a cache that got here is ever found. The timeline overview built
         with it (at `timeline`) is sealed as its companion and put in place first; without
-        one, the old cache's companion is removed (overview.py), and so are the old cache's
-        window sums (window_sums.py: built from the new cache when first needed)."""
-        from popview.cache import overview, window_sums
+        one, the old cache's companion (overview.py) and its window sums (window_sums.py)
+        are removed unless they belong to the new cache: the same digest (a trace converted
+        again unchanged gives the same bytes), else built from the new cache when first needed."""
+        from popview.cache import companion, overview, window_sums
 
         self._written_back.start(tmp_path)       # the derived data, while signed and sealed
         with writing(tmp_path, "r+", self.abort) as out:
@@ -438,12 +439,13 @@ class Writer:
             sign(out)
         seal(tmp_path, _summary(tmp_path, self.fingerprint))
         self._written_back.join()
+        digest = stored_digest(tmp_path)
         if timeline is not None and timeline.exists():
-            overview.complete(timeline, stored_digest(tmp_path))
+            overview.complete(timeline, digest)
             atomic.put_in_place(timeline, overview.path_of(self.final_path))
         else:
-            overview.remove(self.final_path)
-        window_sums.remove(self.final_path)
+            companion.keep_if_still_valid(overview.PART, self.final_path, digest)
+        companion.keep_if_still_valid(window_sums.PART, self.final_path, digest)
         atomic.put_in_place(tmp_path, self.final_path)   # made 0600 in a private folder; shared as the umask says
 
     def _adopt_in_order(self, copy: SortedCopy) -> set[str]:
