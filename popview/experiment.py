@@ -35,7 +35,7 @@ class Experiment:
         self.cache_path = reader.path
         self.converted = converted          # False when opened from an existing cache
         self.definitions = reader.definitions
-        self.timeline_failure: OSError | None = None    # why its timeline overview cannot be written
+        self.timeline_failure: OSError | None = None    # why its timeline overview could not be built (location.cannot_build)
 
     @property
     def format(self) -> str:
@@ -84,7 +84,7 @@ class Experiment:
         try:
             self.reader.timeline(Progress(progress, cancel))
         except OSError as exc:
-            if location.is_write_failure(exc):
+            if location.cannot_build(exc):
                 self.timeline_failure = exc
             raise
 
@@ -299,11 +299,11 @@ def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = N
             try:
                 exp.prepare_timeline(progress, cancel)
             except OSError as exc:
-                if not location.is_write_failure(exc):
+                if not location.cannot_build(exc):
                     raise
                 from popview.cache.integrity import first_line      # h5py: not for a warm `popview info`
 
-                log.warning("popview: %s: its timeline overview cannot be written (%s): opened without a timeline",
+                log.warning("popview: %s: its timeline overview cannot be built (%s): opened without a timeline",
                             path, first_line(exc))
         if window_sums:
             exp.prepare_window_sums(progress, cancel)

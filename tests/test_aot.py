@@ -292,14 +292,20 @@ def test_without_a_c_compiler_or_pycc_everything_runs_through_numba(kernels_dir,
     out = _use(kernels_dir, cache)
     assert out["status"].startswith("not built: ") and out["numba_before_fallback"] is True
     assert out["checked"] == 42 and out["raised"] == "negative count"
+    if case == "no compiler":                           # a compiler installed since: a build by hand
+        _run(BUILD, kernels_dir, kernels_dir / "kernels.json", env=_env(cache))
+        assert not list((cache / "popview-aot").glob("*.failed"))
+        assert _use(kernels_dir, cache)["status"].startswith("used: 4 kernels")
 
 
 CONVERT = """
 import json, sys
 from popview import aot
 from popview.experiment import convert
-path, _ = convert(sys.argv[1], sys.argv[2], force=True)
-print(json.dumps([str(path), "numba" in sys.modules, aot.status()]))
+from popview.readers import otf2
+otf2.INTERPRETED_BYTES = 0                # an OTF2 archive compiled, as bigger ones are
+out = [str(convert(anchor, f"{sys.argv[1]}/{i}", force=True)[0]) for i, anchor in enumerate(sys.argv[2:])]
+print(json.dumps([out, "numba" in sys.modules, aot.status()]))
 """
 
 
@@ -313,7 +319,7 @@ def _popview_module_built() -> None:
     assert aot.is_built()
 
 
-def _convert_both_ways(trace: Path, tmp_path: Path) -> None:
+def _convert_both_ways(tmp_path: Path, *traces: Path) -> None:
     from tests.cachecompare import differences
 
     _popview_module_built()
@@ -322,11 +328,12 @@ def _convert_both_ways(trace: Path, tmp_path: Path) -> None:
         env = dict(os.environ, PYTHONPATH=str(REPO), POPVIEW_PRECOMPILE="0")
         if mode == "numba":
             env[aot.ENV] = "0"
-        run = _run(CONVERT, trace, tmp_path / mode, env=env)
+        run = _run(CONVERT, tmp_path / mode, *traces, env=env)
         out[mode] = json.loads(run.stdout.strip().splitlines()[-1])
     assert out["ahead"][2].startswith("used: ") and out["ahead"][1] is False, out["ahead"]
     assert out["numba"][1] is True
-    assert not differences(Path(out["ahead"][0]), Path(out["numba"][0]))
+    for a, b in zip(out["ahead"][0], out["numba"][0]):
+        assert not differences(Path(a), Path(b)), a
 
 
 def test_a_paraver_conversion_through_the_module_gives_numbas_cache(tmp_path):
@@ -334,7 +341,7 @@ def test_a_paraver_conversion_through_the_module_gives_numbas_cache(tmp_path):
 
     trace = tmp_path / "small.prv"
     write(trace, Shape(processes=4, threads=2, iterations=30))
-    _convert_both_ways(trace, tmp_path)
+    _convert_both_ways(tmp_path, trace)
 
 
 @pytest.mark.shared
@@ -342,7 +349,26 @@ def test_a_real_trace_converts_the_same_through_the_module(shared_traces, tmp_pa
     trace = shared_traces / "pypop" / "mpi" / "epoch_example_traces" / "epoch_16proc.prv.gz"
     if not trace.exists():
         pytest.skip(f"{trace} absent")
-    _convert_both_ways(trace, tmp_path)
+    _convert_both_ways(tmp_path, trace)
+
+
+def test_an_otf2_conversion_through_the_module_gives_numbas_cache(tmp_path):
+    from popview.testing.otf2_writer import write_trace
+
+    written = write_trace(tmp_path / "trace", ranks=3, iterations=60, threads=2)
+    _convert_both_ways(tmp_path, written.anchor)
+
+
+@pytest.mark.shared
+def test_real_otf2_archives_convert_the_same_through_the_module(shared_traces, tmp_path):
+    """Score-P's hybrid run (threads, OpenMP), TraceR's 64-rank stencil, the mi300 metric run."""
+    found = [shared_traces / p for p in ("popview-heat/scorep/hyb_2x2/traces.otf2",
+                                         "tracer-stencil4d/traces-64/traces.otf2",
+                                         "fastotf2/simple-mi300-example-run/traces.otf2")]
+    found = [p for p in found if p.exists()]
+    if not found:
+        pytest.skip("no real OTF2 archive")
+    _convert_both_ways(tmp_path, *found)
 
 
 def test_a_command_that_loaded_numba_starts_one_detached_build(kernels_dir, tmp_path, monkeypatch):

@@ -164,11 +164,13 @@ def test_a_write_back_thread_does_not_outlive_a_failed_conversion(trace, tmp_pat
     _nothing_left(before, tmp_path / "cache")
 
 
-@pytest.mark.parametrize("phase, how", [(phase, how) for phase in ("parsing", "sorting events", "writing call paths")
-                                        for how in ("cancel", "interrupt")] + [("cumulative sums", "interrupt")])
+@pytest.mark.parametrize("phase, how", [(phase, how) for phase in ("parsing", "sorting events", "writing call paths",
+                                                                    "cumulative sums", "sealing the cache")
+                                        for how in ("cancel", "interrupt")])
 def test_stopped_in_any_phase_leaves_no_thread_and_nothing_behind(trace, tmp_path, small_groups, phase, how):
-    """The window's cancel (an Event) or Ctrl-C / SIGTERM (a KeyboardInterrupt) at each phase
-    (a cancel after the cumulative sums is not seen: no step after them reports progress)."""
+    """The window's cancel (an Event) or Ctrl-C / SIGTERM (a KeyboardInterrupt) at each phase,
+    until the cache is sealed (a cancel after the cumulative sums was not seen: the conversion
+    completed)."""
     cancel = threading.Event()
     seen = []
 
@@ -184,6 +186,38 @@ def test_stopped_in_any_phase_leaves_no_thread_and_nothing_behind(trace, tmp_pat
     exc = _fails(trace, tmp_path / "cache", progress=progress, cancel=cancel)
     assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), (exc, seen)
     _nothing_left(before, tmp_path / "cache")
+
+
+@pytest.mark.parametrize("at", ["seal", "keep_if_still_valid"])
+def test_a_cancel_until_the_rename_leaves_no_cache_and_the_old_one_as_it_was(trace, tmp_path, monkeypatch, at):
+    """Cancel pressed while the finished cache is sealed (hashed whole: a second on a large
+    trace), or as its companions are settled, just before the rename: the analyst asked for
+    no cache, so there is none (a cache converted before stays as it was, its companions
+    too), and the conversion says it was cancelled. It used to complete."""
+    from popview.cache import companion, overview
+
+    cache_dir = tmp_path / "cache"
+    with popview.open(trace, cache_dir=cache_dir, timeline=True) as exp:
+        old = exp.cache_path
+    kept = sorted((p.name, p.stat().st_ino, p.stat().st_mtime_ns) for p in cache_dir.iterdir())
+    assert overview.path_of(old).exists()
+    cancel = threading.Event()
+    module = writer if at == "seal" else companion
+    real = getattr(module, at)
+    monkeypatch.setattr(module, at, lambda *a, **k: cancel.set() or real(*a, **k))
+    before = _lasting()
+    exc = _fails(trace, cache_dir, progress=lambda fraction, text: None, cancel=cancel, force=True)
+    assert isinstance(exc, Cancelled) and str(exc) == "cancelled by the user", exc
+    assert cancel.is_set()
+    assert _outliving(before) == []
+    assert sorted((p.name, p.stat().st_ino, p.stat().st_mtime_ns) for p in cache_dir.iterdir()) == kept
+    monkeypatch.undo()
+    new = tmp_path / "new"
+    cancel.clear()
+    monkeypatch.setattr(module, at, lambda *a, **k: cancel.set() or real(*a, **k))
+    exc = _fails(trace, new, progress=lambda fraction, text: None, cancel=cancel)
+    assert isinstance(exc, Cancelled)
+    _nothing_left(before, new)
 
 
 def test_spill_writes_waited_for_by_an_interrupted_caller_still_finish_before_the_files_close(tmp_path):

@@ -161,8 +161,15 @@ def test_a_foreign_or_truncated_companion_is_rebuilt(trace, other, tmp_path):
     _rebuilt(cache, companion)
 
 
-def test_a_reconversion_removes_the_old_companion(trace, tmp_path):
+def test_a_reconversion_keeps_the_companion_of_the_same_cache_only(trace, tmp_path):
+    """The same trace converted again gives the same cache (its digest): its window sums stay;
+    the companion of another cache goes (a changed trace: tests/test_timeline_overview.py)."""
     cache, companion = _companion(trace, tmp_path / "c")
+    before = companion.stat().st_ino
+    convert(trace, tmp_path / "c", force=True)
+    assert companion.stat().st_ino == before
+    with h5py.File(companion, "r+") as f:                 # as if another cache's
+        f.attrs[window_sums.companion.DIGEST_ATTR] = "0" * 32
     convert(trace, tmp_path / "c", force=True)
     assert not companion.exists()
 

@@ -389,7 +389,7 @@ class Writer:
             if side is not None:
                 derived.build_optional_in_parallel(copy.folder, tmp_path, self.definitions,
                                                    progress.sub(0.65, 0.98), side, early, self.abort, timeline)
-            self._complete(tmp_path, timeline)
+            self._complete(tmp_path, timeline, progress)
         finally:
             self.abort()
         progress(1.0, "done")
@@ -426,14 +426,20 @@ class Writer:
         has_records = any(self.count(t) for t in ("states", "events", "messages"))   # a profile has no timeline
         return self._scratch.path / "timeline.h5" if self.timeline and has_records else None
 
-    def _complete(self, tmp_path: Path, timeline: Path | None = None) -> None:
+    def _complete(self, tmp_path: Path, timeline: Path | None = None, progress: Progress | None = None) -> None:
         """The definitions and attributes written last, the digests signed, the file renamed
-        into place: only a cache that got here is ever found. The timeline overview built
+        into place: only a cache that got here is ever found. A cancel (`progress`) until the
+        rename is honoured: the conversion stops, leaving no new cache (and the companions of
+        a cache replaced are untouched when it comes before they are settled); after it, the
+        cache is there and the conversion done. The timeline overview built
         with it (at `timeline`) is sealed as its companion and put in place first; without
-        one, the old cache's companion is removed (overview.py), and so are the old cache's
-        window sums (window_sums.py: built from the new cache when first needed)."""
-        from popview.cache import overview, window_sums
+        one, the old cache's companion (overview.py) and its window sums (window_sums.py)
+        are removed unless they belong to the new cache: the same digest (a trace converted
+        again unchanged gives the same bytes), else built from the new cache when first needed."""
+        from popview.cache import companion, overview, window_sums
 
+        progress = progress or Progress()
+        progress(0.99, "sealing the cache")     # a cancel pressed after the derived data is seen here
         self._written_back.start(tmp_path)       # the derived data, while signed and sealed
         with writing(tmp_path, "r+", self.abort) as out:
             _write_definitions(out, self.definitions)
@@ -444,12 +450,15 @@ class Writer:
             sign(out)
         seal(tmp_path, _summary(tmp_path, self.fingerprint))
         self._written_back.join()
+        progress.check()                         # nothing replaced yet: a cancel leaves all as it was
+        digest = stored_digest(tmp_path)
         if timeline is not None and timeline.exists():
-            overview.complete(timeline, stored_digest(tmp_path))
+            overview.complete(timeline, digest)
             atomic.put_in_place(timeline, overview.path_of(self.final_path))
         else:
-            overview.remove(self.final_path)
-        window_sums.remove(self.final_path)
+            companion.keep_if_still_valid(overview.PART, self.final_path, digest)
+        companion.keep_if_still_valid(window_sums.PART, self.final_path, digest)
+        progress.check()                         # the last moment a cancel can leave no cache
         atomic.put_in_place(tmp_path, self.final_path)   # made 0600 in a private folder; shared as the umask says
 
     def _adopt_in_order(self, copy: SortedCopy) -> set[str]:

@@ -86,8 +86,8 @@ class OpenJob(QObject):
                 if prepare is not None:
                     try:
                         prepare(job.progress, job.cancel)
-                    except OSError as exc:           # cannot be written (a full disk): the run opens
-                        if not location.is_write_failure(exc):       # without it; the Timeline pane says why
+                    except OSError as exc:           # cannot be built (a full disk): the run opens
+                        if not location.cannot_build(exc):           # without it; the Timeline pane says why
                             raise
                 warm_profile(exp)
             except Cancelled:
