@@ -340,6 +340,9 @@ def build(where: Path | None = None, manifest_path: Path | None = None, target_c
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     _remove_replaced(where, k, final.name)
+    failed = where / f"popview-aot-{k}.failed"
+    if failed.exists():                          # a build that failed before (no compiler then)
+        failed.unlink()
     return path
 
 
@@ -474,7 +477,9 @@ def start_build() -> bool:
     where = folder()
     try:
         where.mkdir(parents=True, exist_ok=True)
-        with open(where / "build.log", "ab") as log:
+        log_path = where / "build.log"
+        big = log_path.exists() and log_path.stat().st_size > (1 << 20)
+        with open(log_path, "wb" if big else "ab") as log:          # the last builds' output
             proc = subprocess.Popen([sys.executable, "-c", _BOOT], stdin=subprocess.DEVNULL, stdout=log,
                                     stderr=log, close_fds=True, start_new_session=True)
     except OSError:

@@ -292,6 +292,10 @@ def test_without_a_c_compiler_or_pycc_everything_runs_through_numba(kernels_dir,
     out = _use(kernels_dir, cache)
     assert out["status"].startswith("not built: ") and out["numba_before_fallback"] is True
     assert out["checked"] == 42 and out["raised"] == "negative count"
+    if case == "no compiler":                           # a compiler installed since: a build by hand
+        _run(BUILD, kernels_dir, kernels_dir / "kernels.json", env=_env(cache))
+        assert not list((cache / "popview-aot").glob("*.failed"))
+        assert _use(kernels_dir, cache)["status"].startswith("used: 4 kernels")
 
 
 CONVERT = """

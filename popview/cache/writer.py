@@ -346,6 +346,12 @@ class Writer:
         folder.mkdir(exist_ok=True)
         return folder
 
+    def expect_locations(self, n: int) -> None:
+        """The number of locations, when a reader knows it before its records: the stagings'
+        per-location arrays are made that long at once (grown location by location, the 64
+        locations of an 8.6 k-event OTF2 archive cost 0.02 s of np.pad)."""
+        self._hint = max(self._hint, int(n))
+
     def set_definitions(self, defs: Definitions) -> None:
         self.definitions = defs
 

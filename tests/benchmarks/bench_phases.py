@@ -72,6 +72,11 @@ def loop():
 
 
 threading.Thread(target=loop, daemon=True, name="sampler").start()
+try:
+    from popview.cli import _one_blas_thread       # as `popview convert` starts (numpy's BLAS threads)
+    _one_blas_thread()
+except ImportError:                                 # a tree from before it
+    pass
 from popview.experiment import convert
 
 phases, last, before = [], [None], {}

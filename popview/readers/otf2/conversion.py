@@ -60,6 +60,7 @@ def convert(path: Path, writer: Writer, progress: Progress, client=None) -> Defi
     anchor = archive.anchor(Path(path))
     defs, tables = read_definitions(anchor)
     archive.check_event_files(anchor, tables.location_events)
+    writer.expect_locations(defs.n_locations)
     if client is None:
         run = _Conversion(anchor, defs, tables, writer, progress)
     else:
