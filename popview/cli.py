@@ -58,6 +58,7 @@ def build_parser(mods) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _one_blas_thread()
     if argv[:1] == ["--version"]:
         print(f"popview {__version__}")
         return 0
@@ -82,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 forget_helper()
                 precompile.stop_helper()
+                precompile.build_ahead()        # once: the listed kernels compiled ahead of time
                 stop_announcing()
                 _ran.append(args.command)
     unknown = [a for a in argv if a.startswith("-") and a != "--demo"]
@@ -110,6 +112,15 @@ def helper_at_first_compile(scenario: str):
 
             precompile.start_helper(scenario)
     return on
+
+
+def _one_blas_thread() -> None:
+    """numpy's OpenBLAS on one thread in popview's own processes, unless the environment says
+    otherwise: popview makes no BLAS call, and OpenBLAS starting its threads and buffers took
+    60-120 ms of `import numpy` (0.12-0.18 -> 0.06 s on the 2-core machine), in every command
+    that reads a trace. Only before numpy is imported (a library user's process is theirs)."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 class Terminated(KeyboardInterrupt):

@@ -6,7 +6,7 @@ import errno
 import logging
 import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +18,7 @@ from popview.cache import scratch
 from popview.cache.scratch import CacheLock
 from popview.cache.version import SCHEMA_VERSION
 from popview.readers import InputError, format_named, reader_for, run_name
+from popview.threads import Pool
 
 if TYPE_CHECKING:
     from popview.cache.reader import Reader
@@ -35,7 +36,7 @@ class Experiment:
         self.cache_path = reader.path
         self.converted = converted          # False when opened from an existing cache
         self.definitions = reader.definitions
-        self.timeline_failure: OSError | None = None    # why its timeline overview cannot be written
+        self.timeline_failure: OSError | None = None    # why its timeline overview could not be built (location.cannot_build)
 
     @property
     def format(self) -> str:
@@ -84,7 +85,7 @@ class Experiment:
         try:
             self.reader.timeline(Progress(progress, cancel))
         except OSError as exc:
-            if location.is_write_failure(exc):
+            if location.cannot_build(exc):
                 self.timeline_failure = exc
             raise
 
@@ -222,7 +223,7 @@ def _fingerprinting(files: list[Path], before: dict):
     A conversion that fails stops it: the hash is then of no use, and the thread must
     not outlive the conversion."""
     stop = threading.Event()
-    pool = ThreadPoolExecutor(1, thread_name_prefix="popview-fingerprint")
+    pool = Pool(1, thread_name_prefix="popview-fingerprint")
     try:
         yield pool.submit(fingerprint, files, before, stop)
     finally:
@@ -316,11 +317,11 @@ def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = N
             try:
                 exp.prepare_timeline(progress, cancel)
             except OSError as exc:
-                if not location.is_write_failure(exc):
+                if not location.cannot_build(exc):
                     raise
                 from popview.cache.integrity import first_line      # h5py: not for a warm `popview info`
 
-                log.warning("popview: %s: its timeline overview cannot be written (%s): opened without a timeline",
+                log.warning("popview: %s: its timeline overview cannot be built (%s): opened without a timeline",
                             path, first_line(exc))
         if window_sums:
             exp.prepare_window_sums(progress, cancel)

@@ -25,11 +25,11 @@ _OS_HINTS = {
 
 def one_line(exc: BaseException) -> str:
     """What went wrong, in one line."""
-    from popview.cache.errors import CacheError
+    from popview.cache.errors import CacheError, CompanionFailed
     from popview.cache.progress import Cancelled
     from popview.readers.errors import InputError
 
-    if isinstance(exc, (InputError, CacheError)):
+    if isinstance(exc, (InputError, CacheError, CompanionFailed)):      # their message names the file and why
         return _flat(exc)
     if isinstance(exc, Cancelled):
         return "cancelled"

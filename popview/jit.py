@@ -8,6 +8,11 @@ at once, in the globals of every module (`activate`), so kernels compiled
 afterwards see dispatchers where they call each other, as with numba.njit
 written directly, and their numba cache is the same.
 
+Before that, a compiled call whose argument types the ahead-of-time module
+holds (popview.aot: the kernels of resources/kernels.json, built once per
+machine) runs its function there, numba not imported; any other call loads
+numba as above. The results are the same (tests compare whole caches).
+
 A thread inside `interpreted()` runs the kernels as plain Python instead
 (copies of the functions whose globals name the other kernels' Python
 versions, or the numpy stand-in given as njit(python=...)): for small inputs
@@ -183,6 +188,7 @@ class Kernel(_Lazy):
 
     def __init__(self, fn, options: dict, refcount_free: bool = False, python=None):
         self.options, self.refcount_free, self._python_impl = options, refcount_free, python
+        self._ahead = None           # {argument types: the ahead-of-time compiled function}, once looked up
         super().__init__(fn)
 
     def _python_function(self):
@@ -202,12 +208,22 @@ class Kernel(_Lazy):
 
             with np.errstate(all="ignore"):      # integers wrap silently, as compiled
                 return self.python()(*args, **kwargs)
+        if not _active and not kwargs:
+            ahead = self._ahead
+            if ahead is None:
+                ahead = self._ahead = _ahead_of_time(self.py_func)
+            if ahead:
+                from popview.aot import signature_of
+
+                found = ahead.get(signature_of(args))
+                if found is not None:
+                    return found(*args)
         return self.compiled()(*args, **kwargs)
 
     def __getattr__(self, name):
         """The dispatcher's attributes (signatures, overloads, targetoptions, compile...)."""
         if name.startswith("__") or name in ("_compiled", "_python", "_python_impl", "options", "refcount_free",
-                                             "py_func"):
+                                             "py_func", "_ahead"):
             raise AttributeError(name)
         return getattr(self.compiled(), name)
 
@@ -229,6 +245,13 @@ class Intrinsic(_Lazy):
 
     def __call__(self, *args):
         return self._python_impl(*args)
+
+
+def _ahead_of_time(fn) -> dict:
+    """{argument types: function} of fn in the ahead-of-time compiled module (popview.aot), {} if none."""
+    from popview import aot
+
+    return aot.functions().get((fn.__module__, fn.__name__), {})
 
 
 def _resolve(module: str, qualname: str):

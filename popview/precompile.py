@@ -32,10 +32,10 @@ import time
 from pathlib import Path
 
 from popview import firstuse
+from popview.aot import MANIFEST  # the list (popview.aot builds its kernels ahead of time too)
 
-MANIFEST = Path(__file__).with_name("resources") / "kernels.json"
 ENV_OFF = "POPVIEW_PRECOMPILE"           # "0": no helper (the tests: their kernels are compiled already)
-SCENARIOS = ("info", "metrics", "window")
+SCENARIOS = ("info", "metrics", "window", "otf2")
 
 _BOOT = ("import os, signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
          "signal.signal(signal.SIGTERM, lambda *_: os._exit(1)); "
@@ -152,15 +152,10 @@ def stamp_path(kernels: dict, scenario: str) -> Path | None:
 
 
 def _numba_version() -> str:
-    """The installed numba, told by its files (importlib.metadata takes a tenth of a second)."""
-    import importlib.util
+    """The installed numba, told by its files."""
+    from popview.aot import installed
 
-    spec = importlib.util.find_spec("numba")
-    try:
-        st = os.stat(spec.origin)
-    except (AttributeError, TypeError, OSError):
-        return "?"
-    return f"{spec.origin} {st.st_mtime_ns} {st.st_size}"
+    return installed("numba")
 
 
 def start_helper(scenario: str) -> bool:
@@ -248,6 +243,23 @@ def stop_helper() -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def build_ahead() -> None:
+    """At the end of a command (or the window): when this process loaded numba for popview's
+    kernels and no module of them compiled ahead of time exists for this machine (popview.aot),
+    start its build in the background; it outlives the command, and later commands run the
+    listed kernels from it without importing numba. Never raises."""
+    from popview import jit
+
+    if not jit.is_active():
+        return
+    try:
+        from popview import aot
+
+        aot.start_build()
+    except Exception:
+        pass
 
 
 def _relay_from(proc) -> None:

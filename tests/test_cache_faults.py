@@ -387,7 +387,7 @@ def test_a_killed_derived_data_process_is_one_line_and_leaves_nothing(trace, tmp
             continue
         assert proc.returncode == 2
         assert [line for line in err.strip().splitlines() if not line.startswith(FIRST_USE)] == [
-            "popview: error: the derived-data process ended without a result (exit code -9)"], err
+            "popview: error: the derived-data process ended without a result (killed by SIGKILL, exit code -9)"], err
         assert os.listdir(cache_dir) == []
         return
     pytest.skip("the derived-data process always finished before it could be killed")

@@ -95,7 +95,9 @@ def test_modes_in_a_fresh_process():
 
 
 def _env() -> dict:
-    return dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    """The compiled side through numba's dispatchers (popview.aot's module, which would run the
+    listed kernels without numba, is compared with them in tests/test_aot.py)."""
+    return dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), POPVIEW_AOT="0")
 
 
 def test_a_small_otf2_conversion_never_imports_numba(tmp_path):

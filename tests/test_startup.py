@@ -139,3 +139,21 @@ def test_a_cache_with_the_earlier_512_byte_user_block_still_opens(tmp_path, monk
     assert stored_info(prv, tmp_path / "c") is None
     with popview.open(prv, cache_dir=tmp_path / "c") as exp:
         assert not exp.converted and exp.info() == info
+
+
+def test_the_commands_run_numpys_blas_on_one_thread_unless_told(tmp_path):
+    """OpenBLAS starting its threads cost 60-120 ms of every command's `import numpy`; popview
+    makes no BLAS call. A value in the environment wins; a process that imported numpy first
+    (a library user's) is left alone."""
+    code = ("import os, sys\nfrom popview.cli import main\nmain(['--version'])\n"
+            "print('BLAS', os.environ.get('OPENBLAS_NUM_THREADS'))")
+    for given, expected in ((None, "1"), ("4", "4")):
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        env.pop("OPENBLAS_NUM_THREADS", None)
+        if given:
+            env["OPENBLAS_NUM_THREADS"] = given
+        for prefix, want in (("", expected), ("import numpy\n", given)):
+            out = subprocess.run([sys.executable, "-c", prefix + code], env=env, capture_output=True, text=True,
+                                 timeout=120)
+            assert out.returncode == 0, out.stderr
+            assert out.stdout.strip().splitlines()[-1] == f"BLAS {want}", (given, prefix)

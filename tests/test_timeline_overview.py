@@ -5,6 +5,7 @@ left half-written."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -16,7 +17,7 @@ import pytest
 
 import popview
 from popview.analysis.timeline_data import ColourMode, TimelineData
-from popview.cache import Cancelled, companion, integrity, overview, sidecar
+from popview.cache import Cancelled, companion, integrity, overview, sidecar, window_sums
 from popview.cache.reader import Reader
 from popview.experiment import convert
 from popview.testing import synthetic
@@ -92,6 +93,70 @@ def test_the_side_process_split_and_the_one_process_build_give_the_same_overview
     _assert_same(_pyramid(two), _pyramid(one))
 
 
+@pytest.mark.parametrize("part", [overview.PART, window_sums.PART], ids=lambda p: p.title)
+def test_a_large_companion_is_built_in_a_child_process_and_is_the_same(trace, tmp_path, monkeypatch, part):
+    """Past IN_MEMORY_BYTES a companion is built in a child process (its failures cannot crash
+    this one): the same file as one built here in memory, and as the conversion's."""
+    eager, _ = convert(trace, tmp_path / "eager", timeline=True, window_sums=True)
+    children = []
+    real = companion._build_in_child
+    monkeypatch.setattr(companion, "_build_in_child", lambda *a: children.append(a) or real(*a))
+    built = {}
+    for where, limit in (("child", 0), ("memory", 1 << 40)):
+        monkeypatch.setattr(companion, "IN_MEMORY_BYTES", limit)
+        cache, _ = convert(trace, tmp_path / where)
+        with Reader(cache) as reader:
+            reader.timeline() if part is overview.PART else reader.window_sums()
+        assert len(children) == 1, where
+        built[where] = _datasets(companion.path_of(part, cache))
+        assert _files(tmp_path / where) == sorted([cache.name, companion.path_of(part, cache).name])
+        with h5py.File(companion.path_of(part, cache)) as f:
+            assert f.attrs[companion.DIGEST_ATTR] == integrity.stored_digest(cache)
+    _assert_same(built["child"], built["memory"])
+    ours = {k: v for k, v in built["child"].items() if k.startswith(part.group)}
+    _assert_same(ours, {k: v for k, v in _datasets(companion.path_of(part, eager)).items() if k.startswith(part.group)})
+
+
+def test_a_cancel_stops_the_child_process_and_leaves_nothing(trace, tmp_path, monkeypatch):
+    cache, _ = convert(trace, tmp_path / "c")
+    monkeypatch.setattr(companion, "IN_MEMORY_BYTES", 0)
+    children = []
+    real = sidecar.SideBuilder.__init__
+    monkeypatch.setattr(sidecar.SideBuilder, "__init__", lambda self, *a, **k: children.append(self) or real(self, *a, **k))
+    cancel = threading.Event()
+    with popview.open(trace, cache_dir=tmp_path / "c") as exp:
+        with pytest.raises(Cancelled):
+            exp.prepare_timeline(lambda fraction, message: cancel.set(), cancel)
+        assert not exp.timeline_prepared
+    assert len(children) == 1 and children[0]._proc.poll() is not None, "the child ended"
+    assert _files(tmp_path / "c") == [cache.name], "no companion, scratch folder or lock left"
+
+
+def test_a_child_process_that_dies_leaves_the_run_without_a_timeline_saying_why(trace, tmp_path, monkeypatch):
+    """The build's child process killed (a crash, the OOM killer): this process goes on, the
+    run opens without a timeline, the failure names the file and how the child ended."""
+    import signal
+
+    cache, _ = convert(trace, tmp_path / "c")
+    monkeypatch.setattr(companion, "IN_MEMORY_BYTES", 0)
+    children = []
+    real = sidecar.SideBuilder.__init__
+    monkeypatch.setattr(sidecar.SideBuilder, "__init__", lambda self, *a, **k: children.append(self) or real(self, *a, **k))
+
+    def progress(fraction, message):
+        if children and children[-1]._proc.poll() is None:
+            os.kill(children[-1]._proc.pid, signal.SIGKILL)
+
+    with popview.open(trace, cache_dir=tmp_path / "c", timeline=True, progress=progress) as exp:
+        assert str(exp.timeline_failure) == (f"{overview.path_of(cache)}: building the timeline overview failed: its "
+                                             "process ended without a result (killed by SIGKILL, exit code -9)")
+        assert exp.metrics("pop-mpi") is not None
+        with pytest.raises(OSError, match="killed by SIGKILL"):
+            exp.prepare_timeline()
+    assert len(children) == 1, "not built again"
+    assert _files(tmp_path / "c") == [cache.name]
+
+
 def test_metrics_are_the_same_with_or_without_the_overview(trace, tmp_path):
     with popview.open(trace, cache_dir=tmp_path / "a") as a, \
             popview.open(trace, cache_dir=tmp_path / "b", timeline=True) as b:
@@ -143,12 +208,29 @@ def test_the_companion_of_another_cache_is_rebuilt(trace, other, tmp_path):
     _rebuilt(trace, tmp_path / "c", cache, companion)
 
 
-def test_the_old_overview_goes_with_a_reconversion(trace, tmp_path):
-    cache, companion = _companion(trace, tmp_path / "c")
+def test_a_reconversion_keeps_the_companions_of_the_same_cache_and_removes_the_others(tmp_path):
+    """`popview convert --force` of an unchanged trace gives the same cache, byte for byte (the
+    same digest): its timeline overview and window sums stay (they were removed, and their next
+    use built them again); a trace that changed gives another cache, whose old companions go."""
+    trace = tmp_path / "t.prv"
+    synthetic.write(trace, synthetic.Shape(processes=2, threads=2, iterations=3, work_ns=1_000_000))
+    cache, _ = convert(trace, tmp_path / "c", window_sums=True)
+    with Reader(cache) as reader:
+        reader.timeline()
+    files = [overview.path_of(cache), window_sums.path_of(cache)]
+    before = [(p.stat().st_ino, p.stat().st_mtime_ns) for p in files]
+    digest = integrity.stored_digest(cache)
+    _, converted = convert(trace, tmp_path / "c", force=True)
+    assert converted and integrity.stored_digest(cache) == digest, "the same trace, the same cache"
+    assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in files] == before, "both kept, untouched"
+    with Reader(cache) as reader:
+        assert reader.timeline().file.filename == str(files[0]) and reader.window_sums() is not None
+    assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in files] == before, "used, not built again"
+    synthetic.write(trace, synthetic.Shape(processes=2, threads=2, iterations=4, work_ns=1_000_000))
     convert(trace, tmp_path / "c", force=True)
-    assert not companion.exists(), "a reconversion without the overview removes the old one"
+    assert integrity.stored_digest(cache) != digest and not any(p.exists() for p in files), "another cache's: gone"
     convert(trace, tmp_path / "c", force=True, timeline=True)
-    with h5py.File(companion) as f:
+    with h5py.File(files[0]) as f:
         assert f.attrs[overview.DIGEST_ATTR] == integrity.stored_digest(cache)
 
 
@@ -181,11 +263,11 @@ def test_cancel_during_the_build_leaves_nothing_half_written(trace, tmp_path, mo
             cancel.set()
 
     if at == "sealing":             # the build done, a failure before the rename
-        def fail(path, digest):
+        def fail(path, summary=None):
             assert path.exists() and path.parent != cache.parent
             raise Cancelled("cancelled by the user")
 
-        monkeypatch.setattr(companion, "complete", fail)      # the mechanism shared with the window sums
+        monkeypatch.setattr(companion.integrity, "seal", fail)      # the mechanism shared with the window sums
     with popview.open(trace, cache_dir=tmp_path / "c") as exp:
         with pytest.raises(Cancelled):
             exp.prepare_timeline(progress, cancel)
@@ -322,7 +404,7 @@ def test_an_overview_that_cannot_be_written_does_not_stop_the_opening(trace, tmp
             exp.prepare_timeline()
         data = TimelineData(exp)
         pic = data.picture(ColourMode("state"), np.arange(data.n_loc), 0, data.t_end, 100)
-        assert pic.source == "none" and "cannot be written" in pic.message and "No space left" in pic.message
+        assert pic.source == "none" and "could not be built" in pic.message and "No space left" in pic.message
         assert len(calls) == 2, "not built again"
     assert _files(tmp_path / "c") == [cache.name]
 
@@ -340,11 +422,25 @@ def test_an_overview_that_fails_otherwise_still_fails_the_opening(trace, tmp_pat
 
 _FULL_DISK = """
 import gc, resource, signal, sys
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), int(sys.argv[3])))
+from popview.cache import companion
+companion.IN_MEMORY_BYTES = int(sys.argv[4])      # 0: built in a child process; else here, in memory
+companion.check_space = lambda *a: None           # the room was there when the build began
+if int(sys.argv[3]):
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), int(sys.argv[3])))
 import popview
-exp = popview.open(sys.argv[1], cache_dir=sys.argv[2], timeline=True)
-print("failure", exp.timeline_failure.errno, flush=True)
+if sys.argv[5] == "window sums":
+    exp = popview.open(sys.argv[1], cache_dir=sys.argv[2])
+    try:
+        from popview.analysis.focus import Focus
+        exp.metrics("pop-mpi", focus=Focus.window(3_000_000, 9_000_000))      # its first use builds them
+    except OSError as exc:
+        failure = exc
+else:
+    exp = popview.open(sys.argv[1], cache_dir=sys.argv[2], timeline=True)
+    failure = exp.timeline_failure
+print("failure", failure.errno, flush=True)
+print("message", failure, flush=True)
 exp.close()
 del exp
 gc.collect()
@@ -352,22 +448,55 @@ print("done", flush=True)
 """
 
 
-@pytest.mark.xfail(strict=True, reason="known: a write that fails inside HDF5 while the overview is built (a disk "
-                   "that fills up) leaves HDF5 objects whose release crashes the process (H5D_close); the window "
-                   "dies opening the run. Fix: build the companion in a child process (sidecar) or keep every "
-                   "handle of a failed file alive; docs/cache.md")
-def test_a_disk_that_fills_during_the_build_does_not_crash_the_process(trace, tmp_path):
-    """Every write past a size fails (RLIMIT_FSIZE: EFBIG, as a full disk's ENOSPC) while
-    the overview is built, in the cache's folder and in the private temporary file. The run
-    should open without a timeline and the process end normally; it ends with SIGSEGV."""
-    convert(trace, tmp_path / "c")
-    elsewhere, _ = convert(trace, tmp_path / "e", timeline=True)
-    limit = overview.path_of(elsewhere).stat().st_size // 3
-    (tmp_path / "tmp").mkdir()
-    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "POPVIEW_PRECOMPILE": "0"}
-    run = subprocess.run([sys.executable, "-c", _FULL_DISK, str(trace), str(tmp_path / "c"), str(limit)],
-                         capture_output=True, text=True, env=env, timeout=600)
-    assert run.returncode == 0 and run.stdout.splitlines() == ["failure 27", "done"], run.stderr[-2000:]
+def _small_tmpfs(folder, size: int) -> bool:
+    """A tmpfs of `size` bytes mounted at `folder` (root only: False when it cannot be)."""
+    folder.mkdir()
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return False
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                          capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("part", [overview.PART, window_sums.PART], ids=lambda p: p.title)
+@pytest.mark.parametrize("where", ["in a child process", "in memory"])
+@pytest.mark.parametrize("disk", ["RLIMIT_FSIZE", "a full tmpfs"])
+def test_a_disk_that_fills_during_the_build_does_not_crash_the_process(trace, tmp_path, disk, where, part):
+    """Every write past a size fails (a full small tmpfs: ENOSPC; RLIMIT_FSIZE: EFBIG) while the
+    overview is built, in the cache's folder and in the private temporary file, the check for
+    room before it having passed (others filled the disk since). A write failing inside HDF5
+    crashed the process releasing the file's objects (SIGSEGV in H5D_close): the window died
+    opening the run. Now the run opens without a timeline, the failure says which file and
+    why, and the process ends normally -- for a companion built in a child process (a large
+    one) and one built here in memory (a small one)."""
+    cache, _ = convert(trace, tmp_path / "e", timeline=True, window_sums=True)
+    room = companion.path_of(part, cache).stat().st_size // 3
+    small = 0 if where == "in a child process" else 1 << 40
+    folder = tmp_path / "small"
+    if disk == "a full tmpfs":
+        if not _small_tmpfs(folder, 16 << 20):
+            pytest.skip("no tmpfs can be mounted here (root on Linux only)")
+        limit = 0
+    else:
+        folder.mkdir()
+        limit = room                      # a file's size: past it, every write fails
+    try:
+        cache, _ = convert(trace, folder / "c")
+        (folder / "tmp").mkdir()
+        if disk == "a full tmpfs":          # filled by others but for a third of the overview
+            (folder / "filler").write_bytes(b"\1" * (shutil.disk_usage(folder).free - room))
+        env = {**os.environ, "TMPDIR": str(folder / "tmp"), "POPVIEW_PRECOMPILE": "0"}
+        run = subprocess.run([sys.executable, "-c", _FULL_DISK, str(trace), str(folder / "c"), str(limit),
+                              str(small), part.title], capture_output=True, text=True, env=env, timeout=600)
+        lines = run.stdout.splitlines()
+        code = 28 if disk == "a full tmpfs" else 27
+        assert run.returncode == 0 and lines[0] == f"failure {code}" and lines[-1] == "done", run.stderr[-2000:]
+        assert lines[1].startswith(f"message {companion.path_of(part, cache)}: cannot write the {part.title}: "
+                                   f"{os.strerror(code)} (nor a private copy in {folder / 'tmp'}: "), lines
+        assert sorted(p.name for p in (folder / "c").iterdir()) == [cache.name], "nothing left beside the cache"
+        assert list((folder / "tmp").iterdir()) == []
+    finally:
+        if disk == "a full tmpfs":
+            subprocess.run(["umount", str(folder)], check=False)
 
 
 def test_a_disk_too_full_for_the_overview_is_refused_before_the_build(trace, tmp_path, monkeypatch):
@@ -375,7 +504,6 @@ def test_a_disk_too_full_for_the_overview_is_refused_before_the_build(trace, tmp
     the temporary one: refused before any write (a build whose writes fail as the disk fills
     crashes HDF5, above), so the run opens without a timeline and says why."""
     import errno
-    import shutil
 
     from popview.cache import companion
 
@@ -388,7 +516,7 @@ def test_a_disk_too_full_for_the_overview_is_refused_before_the_build(trace, tmp
     with popview.open(trace, cache_dir=tmp_path / "c", timeline=True) as exp:
         assert calls == [], "no build started"
         assert exp.timeline_failure is not None and exp.timeline_failure.errno == errno.ENOSPC
-        assert "no room for the timeline overview" in str(exp.timeline_failure)
+        assert "cannot write the timeline overview: no room: about " in str(exp.timeline_failure)
         assert exp.metrics("pop-mpi") is not None
     assert _files(tmp_path / "c") == [cache.name]
     monkeypatch.undo()

@@ -161,8 +161,15 @@ def test_a_foreign_or_truncated_companion_is_rebuilt(trace, other, tmp_path):
     _rebuilt(cache, companion)
 
 
-def test_a_reconversion_removes_the_old_companion(trace, tmp_path):
+def test_a_reconversion_keeps_the_companion_of_the_same_cache_only(trace, tmp_path):
+    """The same trace converted again gives the same cache (its digest): its window sums stay;
+    the companion of another cache goes (a changed trace: tests/test_timeline_overview.py)."""
     cache, companion = _companion(trace, tmp_path / "c")
+    before = companion.stat().st_ino
+    convert(trace, tmp_path / "c", force=True)
+    assert companion.stat().st_ino == before
+    with h5py.File(companion, "r+") as f:                 # as if another cache's
+        f.attrs[window_sums.companion.DIGEST_ATTR] = "0" * 32
     convert(trace, tmp_path / "c", force=True)
     assert not companion.exists()
 
@@ -244,3 +251,22 @@ def test_a_cache_deleted_or_reconverted_while_open_gets_private_sums(tmp_path):
         window_sums.path_of(exp.cache_path).unlink()
         assert "seg" in exp.reader.window_sums()
     assert _files(tmp_path / "c") == []
+
+
+def test_small_tables_read_whole_give_the_sums_read_location_by_location(trace, tmp_path, monkeypatch):
+    """cumulative.WHOLE_ROWS: tables that small are read a column at once, not a location's slice
+    at a time; the cumulative group and the window sums are the same either way."""
+    from popview.testing.otf2_writer import write_openmp_trace
+
+    write_openmp_trace(tmp_path / "omp", ranks=2, threads=3, iterations=3)
+    for source in (trace, tmp_path / "omp" / "traces.otf2"):
+        found = []
+        for whole in (0, cumulative.WHOLE_ROWS):
+            monkeypatch.setattr(cumulative, "WHOLE_ROWS", whole)
+            folder = tmp_path / f"{source.stem}-{whole}"
+            cache, _ = convert(source, folder)
+            with Reader(cache) as r:
+                assert "seg" in r.window_sums()
+                found.append((_datasets(r.h5["cumulative"]), _datasets(r._sums["cumulative"])))
+        for a, b in zip(*found):
+            _assert_same(a, b)

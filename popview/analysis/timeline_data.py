@@ -177,7 +177,7 @@ class TimelineData:
             return Picture(mode, t0, t1, np.full((len(rows), width), NONE if mode.categorical else np.nan,
                                                  np.int32 if mode.categorical else np.float64),
                            np.zeros((len(rows), width), np.float32) if mode.categorical else None, "none",
-                           f"no timeline overview: it cannot be written ({failed})")
+                           f"no timeline overview: it could not be built ({failed})")
         if mode.categorical:
             return self._categorical(mode, rows, t0, t1, width)
         return self._numeric(mode, rows, t0, t1, width)

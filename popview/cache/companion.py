@@ -21,6 +21,14 @@ window sums (window_sums.py). One mechanism for both:
 - Where the cache's folder cannot be written (a shared, read-only cache directory),
   it is built into a private temporary file, unlinked once open: this process reads
   it, and the next one builds it again.
+- No write to it can fail inside HDF5 in this process (build_file): a write that fails
+  inside HDF5 (a disk filled up during the build) leaves objects whose release crashes
+  the process that made them (SIGSEGV in H5D_close). A small one is built into memory
+  and written out with plain writes; a large one in a child process (the conversion's
+  side process, sidecar.py, given the open cache's descriptor), which this process
+  waits for, relaying its progress and stopping it on a cancel, and which alone may
+  crash. A failure is raised here as errors.CompanionFailed: the file, and "No space
+  left on device" or how the child ended.
 """
 from __future__ import annotations
 
@@ -37,7 +45,7 @@ import h5py
 
 from popview import atomic
 from popview.cache import integrity, location
-from popview.cache.errors import CacheDamaged
+from popview.cache.errors import CacheDamaged, CompanionFailed, DerivedProcessEnded
 from popview.cache.progress import Progress
 from popview.cache.version import SCHEMA_VERSION
 
@@ -56,6 +64,14 @@ class Part:
     group: str
     build: Callable[[h5py.File, object, Path, Progress], None]
     size_ratio: float = 0.0       # its file's bytes per byte of its cache, about (0: not checked)
+    module: str = ""              # the module whose PART it is: how the child process finds it
+
+
+# Where a companion is built (build_file): one expected to weigh up to IN_MEMORY_BYTES in this
+# process, into memory, then written out; a larger one in a child process (IN_CHILD; off: here,
+# as the small ones, for systems without the side process and tests).
+IN_MEMORY_BYTES = 64 << 20
+IN_CHILD = True
 
 
 # Beyond the part's own bytes: its scratch files and HDF5's metadata while it is built.
@@ -75,8 +91,8 @@ def check_space(part: Part, source: h5py.File, directory: Path) -> None:
     except OSError:
         return
     if free < needed:
-        raise OSError(errno.ENOSPC, f"no room for the {part.title}: about {needed >> 20} MiB needed, "
-                                    f"{free >> 20} MiB free", str(directory))
+        raise OSError(errno.ENOSPC, f"no room: about {needed >> 20} MiB needed, {free >> 20} MiB free",
+                      str(directory))
 
 
 def path_of(part: Part, cache) -> Path:
@@ -92,8 +108,30 @@ def remove(part: Part, cache) -> None:
         pass
 
 
+def keep_if_still_valid(part: Part, cache, new_digest: str) -> bool:
+    """The cache at `cache` is being replaced by one whose digest is `new_digest`: its
+    companion `part` stays when it belongs to that digest (a trace converted again unchanged
+    gives the same cache, byte for byte: `popview convert --force`), and is removed
+    otherwise. Only its attribute is read here; its use verifies it whole (open_valid).
+    Whether it was kept."""
+    path = path_of(part, cache)
+    try:
+        with h5py.File(path, "r") as h5:
+            if _text(h5.attrs.get(DIGEST_ATTR)) == new_digest and h5.attrs.get("complete", False):
+                return True
+    except (OSError, ValueError, TypeError):
+        pass                          # none there, or not a whole file: removed
+    remove(part, cache)
+    return False
+
+
 def complete(path: Path, cache_digest: str) -> None:
     """Make the companion written at `path` whole: what it belongs to, signed, sealed."""
+    _sign(path, cache_digest)
+    integrity.seal(Path(path))
+
+
+def _sign(path: Path, cache_digest: str) -> None:
     from popview._version import __version__
 
     with integrity.writing(path, "r+") as h5:
@@ -102,7 +140,6 @@ def complete(path: Path, cache_digest: str) -> None:
         h5.attrs[DIGEST_ATTR] = cache_digest
         h5.attrs["complete"] = True
         integrity.sign(h5)
-    integrity.seal(Path(path))
 
 
 def open_valid(part: Part, cache, cache_digest: str | None, path: Path | None = None) -> h5py.File | None:
@@ -164,7 +201,7 @@ def obtain(part: Part, cache: Path, source: h5py.File, defs, cache_digest: str |
     except OSError as exc:
         if not location.is_write_failure(exc):
             raise
-        return _private(part, source, defs, progress)
+        return _private_after(exc, part, target, source, defs, progress)
     try:
         found = open_valid(part, cache, cache_digest, target)       # built by the process we waited for
         if found is not None:
@@ -177,7 +214,7 @@ def obtain(part: Part, cache: Path, source: h5py.File, defs, cache_digest: str |
             except OSError as exc:
                 if not location.is_write_failure(exc):
                     raise
-                return _private(part, source, defs, progress)
+                return _private_after(exc, part, target, source, defs, progress)
     finally:
         lock.release()
     if replaced:
@@ -200,12 +237,107 @@ def build_into(part: Part, directory: Path, target: Path, source: h5py.File, def
     scratch = Scratch(directory)
     try:
         tmp = scratch.path / f"part{part.suffix}"
-        part.build(source, defs, tmp, progress)
+        build_file(part, source, defs, tmp, progress, cache_digest, target)
         progress.check()                       # a cancel until the rename leaves nothing
-        complete(tmp, cache_digest)
         atomic.put_in_place(tmp, target)
     finally:
         scratch.remove()
+
+
+def build_file(part: Part, source: h5py.File, defs, path: Path, progress: Progress, cache_digest: str | None,
+               named: Path) -> None:
+    """The part built into a new file at `path` from the open cache `source` and, given
+    `cache_digest`, completed (complete), such that a write failing as it is built (a disk
+    that fills up) never happens inside HDF5 in this process: HDF5 crashes the process
+    (SIGSEGV in H5D_close) releasing a file whose writes failed. A small one (up to
+    IN_MEMORY_BYTES expected) is built here into memory and then written with plain writes
+    (integrity.in_memory): a few MB held a moment, no process to start (0.3-0.6 s of a
+    small trace's first use); a larger one in a child process (IN_CHILD, where the side
+    process runs), which alone may crash. A failure to write it, or the child's death, is
+    raised as errors.CompanionFailed naming `named` (the file the user knows of) and what
+    failed."""
+    from popview.cache import sidecar
+
+    try:
+        fd = source.id.get_vfd_handle()
+        expected = part.size_ratio * os.fstat(fd).st_size
+    except Exception:                        # noqa: BLE001 - another driver: no descriptor to hand over
+        fd, expected = None, 0
+    try:
+        if IN_CHILD and part.module and fd is not None and sidecar.available() and expected > IN_MEMORY_BYTES:
+            _build_in_child(part, fd, path, progress, cache_digest, named)
+            return
+        with integrity.in_memory(path) as write_out:
+            part.build(source, defs, path, progress)
+            if cache_digest is not None:
+                progress.check()
+                _sign(path, cache_digest)
+            write_out()
+        if cache_digest is not None:
+            integrity.seal(path)
+    except OSError as exc:
+        if not location.is_write_failure(exc) or isinstance(exc, CompanionFailed):
+            raise
+        raise CompanionFailed(exc.errno, f"cannot write the {part.title}: {os.strerror(exc.errno)}",
+                              str(named)) from None
+
+
+def _build_in_child(part: Part, fd: int, path: Path, progress: Progress, cache_digest: str | None,
+                    named: Path) -> None:
+    """build_file's work in a child process given the cache's descriptor `fd` (run_job); its
+    failure raised here: a write failure with its errno (an OSError), another exception as
+    errors.DerivedDataFailed with its type and message, its death as CompanionFailed."""
+    from popview.cache import sidecar
+
+    child = sidecar.SideBuilder(preload=("h5py", "hdf5plugin", part.module), pass_fds=(fd,))
+    try:
+        child.submit_job({"companion": part.module, "source": fd, "dst": str(path), "digest": cache_digest})
+        child.no_more_jobs()
+        child.wait(progress)
+    except DerivedProcessEnded as exc:       # killed, crashed: the run is used without it
+        raise CompanionFailed(None, f"building the {part.title} failed: "
+                                    f"{str(exc).replace('the derived-data process', 'its process')}",
+                              str(named)) from None
+    finally:
+        child.close()
+
+
+def run_job(job: dict, progress: Progress) -> None:
+    """In the child process (sidecar._run): build_file's work, the cache read through the
+    descriptor its parent handed over (the very file the parent has open, even when another
+    conversion renamed a new cache to its path since)."""
+    import importlib
+
+    from popview.cache.reader import Reader
+
+    part = importlib.import_module(job["companion"]).PART
+    with Reader(Path(f"/dev/fd/{job['source']}"), verify=False) as cache:
+        digest = job["digest"]
+        if digest is not None and cache_digest_of(cache.h5) != digest:
+            raise CacheDamaged(f"{job['dst']}: the cache handed over is not the one asked for")
+        part.build(cache.h5, cache.definitions, Path(job["dst"]), progress)
+        if digest is not None:
+            complete(Path(job["dst"]), digest)
+
+
+def _private_after(failure: OSError, part: Part, target: Path, source: h5py.File, defs,
+                   progress: Progress) -> h5py.File:
+    """_private, the build at `target` having failed with `failure` (a full disk, a read-only
+    folder): when the private one fails too, both are said, `target` named."""
+    try:
+        return _private(part, source, defs, progress)
+    except OSError as exc:
+        if not location.is_write_failure(exc):
+            raise
+        raise CompanionFailed(failure.errno, f"cannot write the {part.title}: {_why(failure)} (nor a private "
+                                             f"copy in {tempfile.gettempdir()}: {_why(exc)})", str(target)) from None
+
+
+def _why(exc: OSError) -> str:
+    """What failed, in a few words: `No space left on device`, `no room: ...`."""
+    if isinstance(exc, CompanionFailed) or not exc.strerror:
+        return os.strerror(exc.errno)
+    return exc.strerror
 
 
 def _private(part: Part, source: h5py.File, defs, progress: Progress,
@@ -216,7 +348,7 @@ def _private(part: Part, source: h5py.File, defs, progress: Progress,
     folder = Path(tempfile.mkdtemp(prefix="popview-part-"))
     try:
         path = folder / f"part{part.suffix}"
-        part.build(source, defs, path, progress)
+        build_file(part, source, defs, path, progress, None, Path(tempfile.gettempdir()))
         log.info("popview: %s: its %s is kept for this process only", why, part.title)
         return h5py.File(path, "r")       # unlinked below; the open file lives on
     finally:

@@ -20,3 +20,17 @@ class CacheUnwritable(CacheError):
 
 class DerivedDataFailed(CacheError, RuntimeError):
     """The derived-data process failed or ended (killed, say) before its result."""
+
+
+class CompanionFailed(OSError):
+    """A companion of a cache (its timeline overview, its window sums: companion.py) could
+    not be built: its build process ended without a result (killed, crashed), or could not
+    write it (then `errno` says why: ENOSPC, ...). The run is there without it; the message
+    names the file and what failed."""
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}" if self.filename else str(self.strerror)
+
+
+class DerivedProcessEnded(DerivedDataFailed):
+    """The derived-data process ended (killed, crashed) without reporting a result."""

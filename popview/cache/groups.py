@@ -237,7 +237,7 @@ def finish_on_dask(writer, client, progress: Progress) -> Path:
             with _maybe_writing(timeline, writer.abort) as overview_out:
                 _derived_on_dask(client, copy.folder, out, defs, folder, progress.sub(0.6, 0.98), writer._part_rows,
                                  overview_out)
-        writer._complete(tmp_path, timeline)
+        writer._complete(tmp_path, timeline, progress)
     finally:
         writer.abort()
     progress(1.0, "done")

@@ -17,6 +17,7 @@
 """
 from __future__ import annotations
 
+import io
 import mmap
 import os
 from contextlib import contextmanager
@@ -39,10 +40,52 @@ FLETCHER32 = 3        # h5py.h5z.FILTER_FLETCHER32
 
 
 def open_file(path, mode: str) -> h5py.File:
-    """A cache (or part) file in the checksummed format, with room for the seal."""
+    """A cache (or part) file in the checksummed format, with room for the seal; held in
+    memory when `path` is (in_memory)."""
+    held = _held.get(os.path.abspath(path))
+    if held is not None:
+        if mode == "w":
+            held.seek(0)
+            held.truncate()
+        path = held
     if mode == "w":
         return h5py.File(path, mode, libver=LIBVER, userblock_size=USERBLOCK)
     return h5py.File(path, mode, libver=LIBVER)
+
+
+# Files written in memory (in_memory): path -> the bytes HDF5 writes, and the name h5py gives
+# such a file -> path (folder_of).
+_held: dict[str, io.BytesIO] = {}
+_held_names: dict[str, str] = {}
+
+
+@contextmanager
+def in_memory(path):
+    """Within, the HDF5 file at `path` (open_file, writing) is written into memory, never
+    to the disk; yields a function that writes what it holds to `path` with plain writes.
+    A write that fails inside HDF5 (a disk filled up) leaves objects whose release crashes
+    the process (SIGSEGV in H5D_close); a file written so cannot fail inside HDF5, and
+    its writing to the disk fails as an ordinary OSError (ENOSPC)."""
+    key = os.path.abspath(path)
+    held = _held[key] = io.BytesIO()
+    _held_names[repr(held)] = key
+
+    def write_out() -> None:
+        with open(key, "wb") as f:
+            f.write(held.getbuffer())
+
+    try:
+        yield write_out
+    finally:
+        _held.pop(key, None)
+        _held_names.pop(repr(held), None)
+        held.close()
+
+
+def folder_of(f: h5py.File) -> Path:
+    """The folder of the open file `f` (of the path it is held for, in memory: in_memory)."""
+    name = f.filename
+    return Path(_held_names.get(name, name)).resolve().parent
 
 
 # Files whose closing failed even after room was made: never deallocated, since HDF5

@@ -123,6 +123,15 @@ def is_write_failure(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in _WRITE_ERRNOS
 
 
+def cannot_build(exc: BaseException) -> bool:
+    """A companion (timeline overview, window sums) that cannot be built here: no room or no
+    right to write it (is_write_failure), or its build process died (errors.CompanionFailed).
+    The run is used without it, saying why."""
+    from popview.cache.errors import CompanionFailed
+
+    return is_write_failure(exc) or isinstance(exc, CompanionFailed)
+
+
 def inside(path, directory: Path) -> bool:
     """Whether `path` lies in `directory` (the cache's: its scratch folder, lock, file)."""
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import h5py
 import numpy as np
 
+from popview.cache.chunk_reads import read_rows
 from popview.cache.errors import CacheDamaged
 
 
@@ -23,6 +24,9 @@ class Dataset:
 
     def __getitem__(self, key) -> np.ndarray:
         try:
+            if isinstance(key, slice) and key.step in (None, 1) and len(self.shape) == 1:
+                lo, hi, _ = key.indices(self.shape[0])
+                return read_rows(self._d, lo, hi)
             return self._d[key]
         except OSError as exc:
             raise _damaged(self._cache, self._d.name, exc) from None

@@ -64,7 +64,8 @@ def build(source: h5py.File, defs, path: Path, progress: Progress) -> None:
 
 
 # An EPOCH-shaped cache's overview weighs 1.44-1.48 times the cache (docs/cache.md).
-PART = companion.Part("timeline overview", SUFFIX, "pyramid", lambda *a: build(*a), size_ratio=1.5)
+PART = companion.Part("timeline overview", SUFFIX, "pyramid", lambda *a: build(*a), size_ratio=1.5,
+                      module=__name__)
 
 
 def path_of(cache) -> Path:

@@ -14,7 +14,6 @@ metrics, so writing and opening stay fast) and the definitions as JSON.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 
 import h5py
 import numpy as np
@@ -22,6 +21,7 @@ import numpy as np
 from popview.cache.integrity import checked
 from popview.cache.writer import compression
 from popview.model.definitions import Region
+from popview.model.plain import as_plain
 from popview.model.profile import MetricDef, MetricValues, Profile
 
 
@@ -45,8 +45,8 @@ def write_profile(group: h5py.Group, profile: Profile) -> None:
     group.attrs["n_locations"] = profile.n_locations
     _dataset(group, "callpath_parent", profile.callpath_parent.astype(np.int32))
     _dataset(group, "callpath_region", profile.callpath_region.astype(np.int32))
-    _json(group, "metrics_json", [asdict(m) for m in profile.metrics])
-    _json(group, "regions_json", [asdict(r) for r in profile.regions])
+    _json(group, "metrics_json", [as_plain(m) for m in profile.metrics])
+    _json(group, "regions_json", [as_plain(r) for r in profile.regions])
     stored = [i for i, m in enumerate(profile.metrics) if m.id in profile.values]
     columns = [profile.values[profile.metrics[i].id] for i in stored]
     sizes = [len(mv.loc) for mv in columns]

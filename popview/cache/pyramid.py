@@ -29,7 +29,7 @@ from popview import jit
 from popview.cache import schema
 from popview.cache.chunks import ChunkedWriter, copy_rows, join_rows
 from popview.cache.codes import code_index
-from popview.cache.integrity import checked
+from popview.cache.integrity import checked, folder_of
 from popview.cache.progress import Progress
 from popview.cache.writer import SORT_BUDGET_ROWS, _location_groups, compression
 from popview.jit import njit, refcount_free
@@ -363,7 +363,7 @@ def _build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File
         return
     sources = _Sources(out, defs)
     groups = plan["groups"]
-    parent = Path(g.file.filename).resolve().parent
+    parent = folder_of(g.file)      # where the file goes (it may be written in memory)
     with tempfile.TemporaryDirectory(dir=parent, prefix=".popview-tiles-") as scratch:
         tiles = _Tiles(g, sources, plan["t_end"], plan["n_loc"], Path(scratch), plan["sizes"], _share(channels))
         for gi, (a, b) in enumerate(groups):

@@ -10,6 +10,7 @@ import hdf5plugin  # noqa: F401  (registers the Zstd filter the cache is written
 import numpy as np
 
 from popview.cache import fingerprint, integrity, schema
+from popview.cache.chunk_reads import read_rows
 from popview.cache.errors import CacheDamaged, CacheError
 from popview.cache.nodes import Group
 from popview.cache.profile_store import metric_ids, read_profile
@@ -183,14 +184,14 @@ class Reader:
         g = self.h5[table]
         off = self._offsets[table]
         if locations is None and t0 is None and t1 is None:
-            return {c: g[c][:] for c in names}
+            return {c: read_rows(g[c]) for c in names}
         locs = range(len(off) - 1) if locations is None else np.atleast_1d(locations)
         parts = {c: [] for c in names}
         for loc in locs:
             lo, hi = self._row_range(table, int(loc), t0, t1)
             if hi <= lo:
                 continue
-            rows = {c: g[c][lo:hi] for c in set(names) | self._filter_columns(table, t0, t1)}
+            rows = {c: read_rows(g[c], lo, hi) for c in set(names) | self._filter_columns(table, t0, t1)}
             keep = self._window_mask(table, rows, t0, t1)
             for c in names:
                 parts[c].append(rows[c][keep] if keep is not None else rows[c])

@@ -9,6 +9,9 @@ It is started early, so its imports overlap the sorting, reads the raw
 sorted copy of the tables (rawtables.py), writes its group into a side file
 the writer then copies into the cache, and talks JSON lines over its pipes.
 The side builder must not change the definitions: its copy is thrown away.
+A large companion of a finished cache (companion.py) is built the same way, its
+cache handed over as an open descriptor: a write failing inside HDF5 there can
+crash only the child, which reports the failure (its errno) and leaves at once.
 
 The child ends with its parent, quietly: it ignores Ctrl-C (the parent, which
 gets it too, stops it), SIGTERM ends it at once (os._exit: no traceback, no
@@ -23,25 +26,27 @@ import importlib
 import json
 import os
 import queue
+import re
 import select
 import signal
 import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from popview import firstuse
 from popview.cache import heap
-from popview.cache.errors import DerivedDataFailed
+from popview.cache.errors import DerivedDataFailed, DerivedProcessEnded
 from popview.cache.progress import Progress
 from popview.model.definitions import Definitions
+from popview.threads import Pool
 
 # Below this many staged records a second process costs more than it saves.
 MIN_ROWS = 2_000_000
 WORKER_FLAG = "--popview-derived-worker"
 PARENT_ENV = "POPVIEW_DERIVED_PARENT"
+PRELOAD_ENV = "POPVIEW_DERIVED_PRELOAD"      # the modules the child imports first (default: _PRELOAD)
 PR_SET_PDEATHSIG = 1
 _REPORT_EVERY = 0.25    # seconds between the child's progress messages
 _PRELOAD = ("popview.cache.pyramid", "popview.cache.cumulative")
@@ -63,25 +68,32 @@ def worker_command() -> list[str]:
 class SideBuilder:
     """Handle on the child process: submit builds (run in order), then wait for them."""
 
-    def __init__(self):
+    def __init__(self, preload: tuple[str, ...] | None = None, pass_fds: tuple[int, ...] = ()):
+        """`preload`: the modules the child imports before its first job (default: the
+        builders'); `pass_fds`: descriptors the child inherits (a companion's cache: companion.py)."""
         env = dict(os.environ, **{PARENT_ENV: str(os.getpid())})
         env.pop(firstuse.ENV_TERMINAL, None)          # its compiles are told here (relayed), not by the child
+        if preload is not None:
+            env[PRELOAD_ENV] = ",".join(preload)
         self._proc = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      close_fds=True, env=env)
+                                      close_fds=True, pass_fds=pass_fds, env=env)
         self._buffer = b""
         self._pending = 0
         self._fraction = 0.0
         # the jobs are written by a thread: a job (the definitions, the call paths: 90 KB on
         # the EPOCH runs) is larger than the pipe, and the child reads it only once its
         # imports are done, so writing it here blocked the conversion 0.35 s on 143 MB
-        self._sender = ThreadPoolExecutor(1, thread_name_prefix="popview-side-jobs")
+        self._sender = Pool(1, thread_name_prefix="popview-side-jobs")
 
     def submit(self, module: str, src: Path, dst: Path, defs: Definitions, options: dict | None = None) -> None:
         """Run module.build(RawTables(src), defs, progress, dst=..., **options) in the child."""
-        job = {"module": module, "src": str(src), "dst": str(dst), "options": options or {},
-               "definitions": defs.to_json_dict(),
-               "callpath_parent": list(map(int, defs.callpath_parent)),
-               "callpath_region": list(map(int, defs.callpath_region))}
+        self.submit_job({"module": module, "src": str(src), "dst": str(dst), "options": options or {},
+                         "definitions": defs.to_json_dict(),
+                         "callpath_parent": list(map(int, defs.callpath_parent)),
+                         "callpath_region": list(map(int, defs.callpath_region))})
+
+    def submit_job(self, job: dict) -> None:
+        """Send `job` (a build above, or a companion's: companion.run_job) to the child."""
         self._sender.submit(self._send, json.dumps(job).encode() + b"\n")    # the job as it is now
         self._pending += 1
 
@@ -123,7 +135,8 @@ class SideBuilder:
                 elif message["kind"] == "done":
                     self._pending -= 1
                 elif message.get("errno"):        # a full disk, say: raised as what it is
-                    raise OSError(message["errno"], f"building derived data failed: {message['text']}")
+                    raise OSError(message["errno"], f"building derived data failed: {message['text']}",
+                                  message.get("filename"))
                 else:
                     raise DerivedDataFailed(f"building derived data failed: {message['text']}")
 
@@ -135,7 +148,7 @@ class SideBuilder:
         chunk = os.read(fd, 1 << 16)
         if not chunk:
             code = self._proc.wait()
-            raise DerivedDataFailed(f"the derived-data process ended without a result (exit code {code})")
+            raise DerivedProcessEnded(f"the derived-data process ended without a result ({exit_reason(code)})")
         self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
         return [json.loads(line) for line in lines if line.strip()]
@@ -163,6 +176,25 @@ class SideBuilder:
                 pass
 
 
+def errno_of(exc: BaseException) -> int | None:
+    """The errno of a failure: an OSError's, or the one HDF5 tells in the text of the
+    RuntimeError h5py raises for some failed writes (`... errno = 28, error message = ...`)."""
+    if isinstance(exc, OSError) and exc.errno:
+        return exc.errno
+    found = re.search(r"\berrno = (\d+)", str(exc)) if isinstance(exc, RuntimeError) else None
+    return int(found.group(1)) if found else None
+
+
+def exit_reason(code: int) -> str:
+    """`exit code 1`, or the signal that ended a process (`killed by SIGSEGV`, exit code -11)."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}, exit code {code}"
+        except ValueError:
+            pass
+    return f"exit code {code}"
+
+
 def available() -> bool:
     """Pipes are polled with select(): POSIX only; elsewhere everything runs in one process."""
     return os.name == "posix"
@@ -180,8 +212,10 @@ def serve() -> int:
         channel.write(json.dumps(message) + "\n")
 
     firstuse.watch_phases(lambda kernel, phase: send(kind="compile", kernel=kernel, phase=phase))
-    for name in _PRELOAD:
-        importlib.import_module(name)
+    preload = os.environ.get(PRELOAD_ENV)
+    for name in (preload.split(",") if preload is not None else _PRELOAD):
+        if name:
+            importlib.import_module(name)
     heap.keep_freed_memory()
 
     def report(fraction: float, text: str) -> None:
@@ -195,9 +229,23 @@ def serve() -> int:
             heap.release_free_memory()    # the next job's peak comes while the other process peaks
             send(kind="done")
         except Exception as exc:      # reported to the parent, which raises it
-            send(kind="error", text=f"{type(exc).__name__}: {exc}", errno=getattr(exc, "errno", None))
-            return 0
+            send(kind="error", text=f"{type(exc).__name__}: {exc}", errno=errno_of(exc),
+                 filename=getattr(exc, "filename", None) if isinstance(exc, OSError) else None)
+            channel.flush()
+            # gone at once: after a write failure inside HDF5 (a full disk), releasing the failed
+            # file's objects at the interpreter's exit crashes (SIGSEGV in H5D_close)
+            _leave(1)
+    _leave(0)      # the work is done and written: no interpreter teardown for the parent to wait for
     return 0
+
+
+def _leave(code: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def _end_with_parent() -> None:
@@ -241,6 +289,11 @@ def _lines_read_ahead(stream):
 
 
 def _run(job: dict, report) -> None:
+    if "companion" in job:
+        from popview.cache.companion import run_job
+
+        run_job(job, Progress(report))
+        return
     from popview.cache.integrity import writing
     from popview.cache.rawtables import RawTables
 

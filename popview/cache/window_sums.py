@@ -41,7 +41,7 @@ def build(source: h5py.File, defs, path: Path, progress: Progress) -> None:
 
 # The window sums weigh 0.4-0.6 times an EPOCH-shaped or small real trace's cache (1 GB trace: 68 MB beside
 # 114 MB), 1.5 times the 10^7-event OTF2 archive's (15.6 MB beside 10.2 MB): room for twice the cache is asked.
-PART = companion.Part("window sums", SUFFIX, GROUP, lambda *a: build(*a), size_ratio=2.0)
+PART = companion.Part("window sums", SUFFIX, GROUP, lambda *a: build(*a), size_ratio=2.0, module=__name__)
 
 
 def path_of(cache) -> Path:

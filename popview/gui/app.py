@@ -64,6 +64,7 @@ def run_gui(argv: list[str]) -> int:
         return app.exec()
     finally:
         precompile.stop_helper()
+        precompile.build_ahead()
 
 
 def _quit_on_ctrl_c(app) -> None:

@@ -76,8 +76,8 @@ def evaluate(path: Path, exp) -> Evaluated:
     if result.timelines and getattr(exp, "prepare_timeline", None) is not None:
         try:
             exp.prepare_timeline()      # the tabs' lines and point info read the run's overview: ready here, in the pool
-        except OSError as exc:          # cannot be written (a full disk): the tabs have no lines nor point info
-            if not location.is_write_failure(exc):
+        except OSError as exc:          # cannot be built (a full disk): the tabs have no lines nor point info
+            if not location.cannot_build(exc):
                 raise
     for t in tables:
         stat = t.statistic or "value"

@@ -6,11 +6,12 @@ inside the cache except the call-path columns, which may be large.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
+from popview.model.plain import as_plain
 from popview.model.states import default_states
 
 # Region paradigms understood by the analysis layer.
@@ -151,9 +152,11 @@ class Definitions:
 
     # ---- serialisation ------------------------------------------------
     def to_json_dict(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if k not in ("callpath_parent", "callpath_region")}
+        later = ("states", "event_types")            # in their places, filled below
+        d = {f.name: None if f.name in later else as_plain(getattr(self, f.name)) for f in fields(self)
+             if f.name not in ("callpath_parent", "callpath_region")}
         d["states"] = {str(k): v for k, v in self.states.items()}
-        d["event_types"] = {str(k): {**asdict(v), "values": {str(a): b for a, b in v.values.items()}}
+        d["event_types"] = {str(k): {**as_plain(v), "values": {str(a): b for a, b in v.values.items()}}
                             for k, v in self.event_types.items()}
         return d
 

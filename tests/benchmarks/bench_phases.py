@@ -28,6 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ahead import ready
 from small import add_small
 
 HERE = Path(__file__).resolve()
@@ -71,6 +72,11 @@ def loop():
 
 
 threading.Thread(target=loop, daemon=True, name="sampler").start()
+try:
+    from popview.cli import _one_blas_thread       # as `popview convert` starts (numpy's BLAS threads)
+    _one_blas_thread()
+except ImportError:                                 # a tree from before it
+    pass
 from popview.experiment import convert
 
 phases, last, before = [], [None], {}
@@ -165,6 +171,7 @@ def main() -> int:
         tmp = Path(tmp)
         prv = args.prv or (small_trace(tmp) if args.small else ap.error("give --prv TRACE (or --small)"))
         results: dict[Path, list] = {t: [] for t in trees}
+        ahead = {t: ready(t, build=not args.small) for t in trees}
         for t in trees if not args.small else []:
             run(prv, t, tmp / f"warm-{trees.index(t)}")
         for _ in range(args.runs):
@@ -174,6 +181,7 @@ def main() -> int:
             load = " ".join(f.read().split()[:3])
         print(f"{prv.name}: {prv.stat().st_size / 1e6:.0f} MB; load average after the runs {load}")
         for t in trees:
+            print(f"{t}: kernels compiled ahead of time: {ahead[t]}")
             print(table(str(t), results[t]))
     return 0
 

@@ -45,6 +45,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 SHARED = HERE.parents[3] / "shared"
 REPO = HERE.parents[2]
+sys.path.insert(0, str(HERE.parent))
+from ahead import ready  # noqa: E402
 DEFAULT_CFG = SHARED / "traces" / "paraver-cfgs" / "basicanalysis" / "cfgs" / "timings.cfg"
 
 
@@ -144,6 +146,7 @@ def compare(prv: Path, out: Path, runs: int, exe: str | None, cfg: Path, warm_up
     first_use_cmd = [sys.executable, "-c", FIRST_USE, str(prv), str(cache)]
     pm_cmd = [exe, str(prv), str(cfg), str(out / "histogram.txt")] if exe else None
     if warm_up:                                        # page cache, numba's cached kernels
+        print(f"  kernels compiled ahead of time: {ready(REPO)}")
         timed(timeline_cmd, env)
         if pm_cmd:
             timed(pm_cmd, pm_env, out)

@@ -2,13 +2,19 @@
 order it needs them, into popview/resources/kernels.json: the list the
 first-run compile helper (popview.precompile) works from.
 
-    python tests/benchmarks/record_kernels.py [--out FILE] [--synthetic]
+    python tests/benchmarks/record_kernels.py [--out FILE] [--synthetic] [--only SCENARIO ...]
 
 Each scenario runs as a fresh process with an empty numba cache:
   info     `popview info` on the EPOCH 16-rank trace,
   metrics  `popview metrics` on it,
-  window   `popview --demo` until its three runs are open (offscreen Qt).
-Run it again when kernels change; a stale list costs time, never results.
+  window   `popview --demo` until its three runs are open (offscreen Qt),
+  otf2     `popview convert` of OTF2 archives with the kernels compiled (not run as
+           Python as small archives are): a synthetic one (threads, counters) and
+           ../shared/traces' Score-P hybrid, TraceR stencil and mi300 metric runs.
+Run it again when kernels change; a stale list costs time, never results (the
+first-run helper and the kernels compiled ahead of time, popview.aot, skip an
+entry that no longer compiles). `--only` records those scenarios again and keeps
+the others from the existing list.
 Reads ../shared/traces (--synthetic, or when absent: a small synthetic trace).
 """
 from __future__ import annotations
@@ -26,14 +32,42 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_first_run import EPOCH16, HERE, PROBE  # noqa: E402
 
 
+OTF2_REAL = ("popview-heat/scorep/hyb_2x2/traces.otf2", "tracer-stencil4d/traces-64/traces.otf2",
+             "fastotf2/simple-mi300-example-run/traces.otf2")
+OTF2 = """
+import sys
+from popview import cli
+from popview.readers import otf2
+otf2.INTERPRETED_BYTES = 0            # compiled, as archives over the limit are
+cache = sys.argv[1]
+for anchor in sys.argv[2:]:
+    code = cli.main(["convert", anchor, "--force", "--cache-dir", cache])
+    if code:
+        raise SystemExit(f"{anchor}: exit {code}")
+"""
+
+
+def otf2_archives(scratch: Path) -> list[str]:
+    """A synthetic archive (two threads a rank, counters) and the real ones present."""
+    sys.path.insert(0, str(HERE))
+    from popview.testing.otf2_writer import write_trace
+
+    written = write_trace(scratch / "otf2", ranks=4, iterations=200, threads=2)
+    shared = HERE.parent / "shared" / "traces"
+    return [str(written.anchor)] + [str(shared / p) for p in OTF2_REAL if (shared / p).exists()]
+
+
 def record(args: list[str], trace: Path | None, tmp: str) -> list:
-    """The kernels one fresh process compiles for `args` (None: the demo)."""
+    """The kernels one fresh process compiles for `args` (None: the demo; ["-c", SCRIPT, ...]:
+    that script)."""
     log = os.path.join(tmp, "kernels.jsonl")
     env = dict(os.environ, PYTHONPATH=str(HERE), NUMBA_CACHE_DIR=os.path.join(tmp, "numba"),
                POPVIEW_CACHE_DIR=os.path.join(tmp, "cache"), POPVIEW_STATE_DIR=os.path.join(tmp, "state"),
                XDG_CACHE_HOME=os.path.join(tmp, "xdg-cache"), XDG_CONFIG_HOME=os.path.join(tmp, "config"),
                QT_QPA_PLATFORM="offscreen", POPVIEW_RECORD_KERNELS=log, POPVIEW_PRECOMPILE="0")
-    if args:
+    if args[:1] == ["-c"]:
+        cmd = [sys.executable, *args[:2], os.path.join(tmp, "cache"), *args[2:]]
+    elif args:
         cmd = [sys.executable, "-m", "popview", *args, str(trace), "--cache-dir", os.path.join(tmp, "cache")]
     else:
         cmd = [sys.executable, "-c", PROBE, repr(time.time())]
@@ -59,8 +93,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=HERE / "popview" / "resources" / "kernels.json")
     parser.add_argument("--synthetic", action="store_true", help="a small synthetic trace instead of EPOCH's")
+    parser.add_argument("--only", action="append", choices=("info", "metrics", "window", "otf2"),
+                        help="record this scenario again, keep the others of --out (repeat for several)")
     args = parser.parse_args()
     scenarios = {}
+    if args.only and args.out.exists():
+        scenarios = json.loads(args.out.read_text())["scenarios"]
     with tempfile.TemporaryDirectory(prefix="popview-record-") as scratch:
         trace = EPOCH16
         if args.synthetic or not trace.exists():
@@ -68,7 +106,12 @@ def main() -> int:
             from popview.testing.synthetic import Shape, write
             trace = Path(scratch) / "small.prv"
             write(trace, Shape(processes=4, iterations=20))
-        for name, command in (("info", ["info"]), ("metrics", ["metrics"]), ("window", [])):
+        for name, command in (("info", ["info"]), ("metrics", ["metrics"]), ("window", []),
+                              ("otf2", ["-c", OTF2])):
+            if args.only and name not in args.only:
+                continue
+            if name == "otf2":
+                command = command + otf2_archives(Path(scratch))
             with tempfile.TemporaryDirectory(prefix="popview-record-", dir=scratch) as tmp:
                 scenarios[name] = record(command, trace, tmp)
             print(f"{name}: {len(scenarios[name])} kernels", flush=True)

@@ -217,7 +217,7 @@ def test_a_full_disk_opens_the_run_without_a_timeline_and_says_why(qtbot, tmp_pa
     qtbot.addWidget(view)
     for side in view.timelines.views:
         side.redraw_now()
-        assert side.last_picture.source == "none" and "cannot be written" in side.last_picture.message
+        assert side.last_picture.source == "none" and "could not be built" in side.last_picture.message
     assert calls == [False, False]
     view.close()
 

@@ -117,3 +117,47 @@ def test_the_sums_build_shows_progress_and_a_cancel_that_leaves_nothing(qtbot, t
                         "parallel_efficiency" in shown(pane), timeout=60000)
         want = {n.id: n.value for n in exp.metrics("pop-mpi", focus).nodes()}
         assert shown(pane)["parallel_efficiency"] == pytest.approx(want["parallel_efficiency"], rel=1e-12)
+
+
+@pytest.mark.answers_later
+def test_a_sums_build_that_cannot_write_says_why_and_is_not_tried_again(qtbot, tmp_path, monkeypatch):
+    """No room for the window sums (the cache's folder and the temporary one full): the tab
+    says the figures are not computed because the window sums could not be built, naming
+    the file and "No space left on device"; nothing builds them again until the focus is
+    chosen again, which tries again (room made: the figures)."""
+    import errno
+
+    write(tmp_path / "h.prv", SHAPE)
+    cache_dir = tmp_path / "c"
+    subprocess.run([sys.executable, "-m", "popview", "convert", "--cache-dir", str(cache_dir),
+                    str(tmp_path / "h.prv")], check=True, capture_output=True,
+                   env={**os.environ, "POPVIEW_PRECOMPILE": "0"})
+    calls = []
+    build = window_sums.build
+
+    def full(source, defs, path, progress):
+        calls.append(path)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(window_sums, "build", full)
+    state = AppState()
+    pane = AdvisorPane(state)
+    qtbot.addWidget(pane)
+    with popview.open(tmp_path / "h.prv", cache_dir=cache_dir) as exp:
+        state.add_experiment(exp)
+        pane.select_variant("pop-mpi")
+        qtbot.waitUntil(lambda: not pane.runner.busy and "parallel_efficiency" in shown(pane), timeout=60000)
+        focus = Focus.window(SHAPE.init_ns, SHAPE.init_ns + 3 * 2_000_000)
+        state.set_focus(focus)
+        qtbot.waitUntil(lambda: "could not be built" in pane.current_tab().message.text(), timeout=60000)
+        text = pane.current_tab().message.text()
+        assert "Not computed" in text and "No space left on device" in text, text
+        assert str(window_sums.path_of(exp.cache_path)) in text and shown(pane) == {}
+        qtbot.wait(300)
+        assert len(calls) == 2 and not pane._sums_builds, "the folder, then a private file; not again"
+        assert sorted(p.name for p in cache_dir.iterdir()) == [exp.cache_path.name]
+        monkeypatch.setattr(window_sums, "build", build)            # room again
+        state.set_focus(Focus("iterations", callpath="main/timestep", first=1, last=2))   # asked again
+        state.set_focus(focus)
+        qtbot.waitUntil(lambda: exp.window_sums_prepared and not pane.runner.busy and
+                        "parallel_efficiency" in shown(pane), timeout=60000)

@@ -229,9 +229,10 @@ class AdvisorPane(QWidget):
         self.runner.submit(job, lambda result, error: self._arrived(key, tab, result, error))
 
     def _focus_changed(self, *_signal_args) -> None:
-        """A focus chosen again asks again for window sums whose build was cancelled."""
+        """A focus chosen again asks again for window sums whose build was cancelled or failed."""
         if self._exp is not None:
             self._sums_cancelled.discard(id(self._exp))
+            self._sums_failed.pop(id(self._exp), None)
         self.refresh()
 
     def _window_sums_ready(self, exp, tab) -> bool:
@@ -240,10 +241,19 @@ class AdvisorPane(QWidget):
         their progress and Cancel (JobProgress) above the tabs (seconds on a large trace; a
         cache converted by the CLI has none), never in the GUI thread, and the Advisor
         computes once they are there. A cancelled build leaves nothing and the tab says
-        so, until the focus is chosen again or its link is followed. A failed build is
-        left to the computation, which tells it."""
-        if getattr(exp, "window_sums_prepared", True) or id(exp) in self._sums_failed:
+        so, a failed one (a full disk: popview.cache.companion) says why, until the focus is
+        chosen again or its link is followed."""
+        if getattr(exp, "window_sums_prepared", True):
             return True
+        failed = self._sums_failed.get(id(exp))
+        if failed is not None:
+            tab.show_done()
+            tab.show_roots([])
+            self._show_warnings([], [])
+            tab.show_message(f"<b>Not computed:</b> the window sums of {escape(exp.name)} (what this focus reads) "
+                             f"could not be built: {escape(failed)}. Choose the focus again or "
+                             '<a href="again">try again</a>.')
+            return False
         if id(exp) in self._sums_cancelled:
             tab.show_done()
             tab.show_roots([])
@@ -262,6 +272,7 @@ class AdvisorPane(QWidget):
     def _sums_again(self, _link: str = "") -> None:
         if self._exp is not None:
             self._sums_cancelled.discard(id(self._exp))
+            self._sums_failed.pop(id(self._exp), None)
         self.refresh()
 
 

@@ -1,0 +1,535 @@
+"""Kernels compiled ahead of time: a conversion that never imports numba.
+
+numba's fixed cost is about 0.45 s of every command that runs a kernel
+compiled: importing it (0.2 s), starting its CPU target at the first kernel
+(0.13 s), then 3-12 ms to load each cached kernel, all holding the GIL while
+the parse threads wait. popview.precompile's first-run helper also builds,
+once per machine, an extension module of the kernels listed in
+resources/kernels.json (numba's `pycc`, a C compiler): its own file in numba's
+cache folder, keyed by the versions of popview, numba, numpy and Python, the
+host CPU and the list. `popview.jit` calls its functions at a kernel's compiled
+calls while numba is not loaded, for the argument types the module was built
+for (dtype, dimensions, layout, writeable; `signature_of`), and numba's
+dispatcher for anything else. Loading the module takes about a millisecond.
+
+Each function is compiled with its kernel's own options (`nogil` releases the
+GIL, `_nrt=False` of refcount_free, fastmath, error model...), the kernels it
+calls with theirs, for the host CPU and its features. The module's index (JSON,
+written last, by rename) names its file and that file's SHA-256, and the
+modification times and sizes of the kernels' source files: a module whose
+hash or sources differ is not used (the next build replaces it). Where the
+build cannot run (no C compiler, a numba release without pycc, a compile
+error) it leaves a note of why in the folder and is not tried again for that
+key: everything runs through numba as before.
+
+POPVIEW_AOT=0: neither built nor used.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+ENV = "POPVIEW_AOT"
+MANIFEST = Path(__file__).with_name("resources") / "kernels.json"     # the kernels built (precompile's list)
+FORMAT = 1                   # of the index; a change keys a new module
+PREFIX = "popview_aot_"
+
+_lock = threading.Lock()
+_table: dict | None = None   # (module, function) -> {argument types: compiled function}; {} when none
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV) != "0"
+
+
+def folder() -> Path | None:
+    """Where the module and its index live: beside numba's cache (popview/__init__ sets it)."""
+    cache = os.environ.get("NUMBA_CACHE_DIR")
+    return Path(cache) / "popview-aot" if cache else None
+
+
+# ---------------------------------------------------------------- the key
+
+def host_cpu() -> str:
+    """The CPU model and its feature flags (code built for them may not run on another)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            text = f.read(1 << 16)
+    except OSError:
+        import platform
+
+        return f"{platform.machine()} {platform.processor()}"
+    wanted, found = ("vendor_id", "model name", "flags", "Features", "CPU part", "isa"), {}
+    for line in text.splitlines():
+        name, _, value = line.partition(":")
+        name = name.strip()
+        if name in wanted and name not in found:
+            found[name] = value.strip()
+        if not line.strip() and found:        # the first processor only
+            break
+    return json.dumps(found, sort_keys=True)
+
+
+def key(manifest_path: Path | None = None) -> str:
+    """What the module is built for: this copy of popview, numba, numpy, Python, the host CPU, the
+    kernels' list."""
+    from popview._version import __version__
+
+    manifest_path = manifest_path or MANIFEST
+    h = hashlib.sha256(f"{FORMAT} {__version__} {sys.version} {sys.implementation.cache_tag}".encode())
+    h.update(str(Path(__file__).resolve().parent).encode())        # this copy of popview (its sources)
+    h.update(f"{installed('numba')} {installed('numpy')} {installed('llvmlite')}".encode())
+    h.update(host_cpu().encode())
+    try:
+        h.update(Path(manifest_path).read_bytes())
+    except OSError:
+        h.update(b"no manifest")
+    return h.hexdigest()[:24]
+
+
+def installed(package: str) -> str:
+    """An installed package, told by its files (importlib.metadata takes a tenth of a second)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    try:
+        st = os.stat(spec.origin)
+    except (AttributeError, TypeError, OSError):
+        return "?"
+    return f"{spec.origin} {st.st_mtime_ns} {st.st_size}"
+
+
+def index_path(k: str) -> Path | None:
+    where = folder()
+    return None if where is None else where / f"popview-aot-{k}.json"
+
+
+def failure_path(k: str) -> Path | None:
+    where = folder()
+    return None if where is None else where / f"popview-aot-{k}.failed"
+
+
+# ---------------------------------------------------------------- argument types without numba
+
+def signature_of(args) -> tuple | None:
+    """The argument types numba's dispatcher would give `args`, as type_to_data() writes them
+    (tuples, not lists), or None for a kind the module never holds."""
+    out = []
+    for value in args:
+        found = _type_of(value)
+        if found is None:
+            return None
+        out.append(found)
+    return tuple(out)
+
+
+def _type_of(value):
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        dtype = value.dtype
+        if dtype.kind not in "biuf" or not dtype.isnative or not value.flags.aligned:
+            return None
+        flags = value.flags
+        layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
+        return ("array", ("scalar", dtype.name), value.ndim, layout, not flags.writeable)
+    if isinstance(value, (bool, np.bool_)):
+        return ("scalar", "bool")
+    if isinstance(value, int):
+        if -(1 << 63) <= value < (1 << 63):
+            return ("scalar", "int64")
+        return ("scalar", "uint64") if 0 <= value < (1 << 64) else None
+    if isinstance(value, float):
+        return ("scalar", "float64")
+    if isinstance(value, (np.integer, np.floating)):
+        return ("scalar", value.dtype.name)
+    if value is None:
+        return ("scalar", "none")
+    if type(value) is tuple:
+        inner = signature_of(value)
+        if inner is None:
+            return None
+        if inner and all(t == inner[0] for t in inner):
+            return ("unituple", inner[0], len(inner))
+        return ("tuple", inner)
+    return None
+
+
+def _frozen(data):
+    """JSON's lists as tuples: type_to_data()'s output comparable with signature_of()'s."""
+    if isinstance(data, list):
+        return tuple(_frozen(x) for x in data)
+    return data
+
+
+# ---------------------------------------------------------------- loading
+
+def functions() -> dict:
+    """{(module, function name): {argument types: compiled function}} of the module built for
+    this key, loaded once a process; {} when there is none, it is switched off, or it fails
+    (`status()` says why)."""
+    global _table
+    if _table is None:
+        with _lock:
+            if _table is None:
+                _table = _load()
+    return _table
+
+
+def reset() -> None:
+    """Forget the loaded table (tests)."""
+    global _table
+    with _lock:
+        _table = None
+
+
+_why = ["not looked for yet"]
+
+
+def status() -> str:
+    """Why this process uses the module or not ("used: N kernels", or the reason)."""
+    return _why[0]
+
+
+def _load() -> dict:
+    try:
+        if not enabled():
+            return _note({}, f"switched off ({ENV}=0)")
+        path = index_path(key())
+        if path is None:
+            return _note({}, "no cache folder")
+        try:
+            index = json.loads(path.read_text())
+        except FileNotFoundError:
+            failed = failure_path(key())
+            return _note({}, f"not built: {failed.read_text().strip()}" if failed.exists() else "not built")
+        except (OSError, ValueError) as exc:
+            return _note({}, f"unreadable index {path}: {exc}")
+        why = _distrust(index, path.parent)
+        if why:
+            return _note({}, why)
+        import importlib.machinery
+        import importlib.util
+
+        so = path.parent / index["file"]
+        loader = importlib.machinery.ExtensionFileLoader(index["module"], str(so))
+        spec = importlib.util.spec_from_file_location(index["module"], str(so), loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        table: dict = {}
+        for mod, name, args, symbol in index["kernels"]:
+            table.setdefault((mod, name), {})[_frozen(args)] = getattr(module, symbol)
+        return _note(table, f"used: {len(index['kernels'])} kernels from {so}")
+    except Exception as exc:            # a damaged index or module: numba as before
+        return _note({}, f"not loaded: {type(exc).__name__}: {exc}")
+
+
+def _note(table: dict, why: str) -> dict:
+    _why[0] = why
+    return table
+
+
+def _distrust(index: dict, where: Path) -> str:
+    """Why the index cannot be trusted ("" when it can): another format, its module file not
+    whole (SHA-256), a kernel's source changed since."""
+    if index.get("format") != FORMAT or not str(index.get("file", "")).startswith(PREFIX):
+        return "an index of another format"
+    for source, mtime_ns, size in index.get("sources", []):
+        try:
+            st = os.stat(source)
+        except OSError:
+            return f"source gone: {source}"
+        if (st.st_mtime_ns, st.st_size) != (mtime_ns, size):
+            return f"source changed since the build: {source}"
+    try:
+        data = (where / index["file"]).read_bytes()
+    except OSError as exc:
+        return f"module unreadable: {exc}"
+    if hashlib.sha256(data).hexdigest() != index.get("sha256"):
+        return f"module damaged (its SHA-256 is not the index's): {where / index['file']}"
+    return ""
+
+
+def is_built(k: str | None = None) -> bool:
+    """Whether a trusted module exists for this key (sources unchanged)."""
+    path = index_path(k or key())
+    if path is None:
+        return False
+    try:
+        return not _distrust(json.loads(path.read_text()), path.parent)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return False
+
+
+# ---------------------------------------------------------------- building
+
+def entries(manifest: dict) -> list:
+    """The distinct [module, function, argument types] of every scenario, in order."""
+    out, seen = [], set()
+    for kernels in manifest.values():
+        for entry in kernels:
+            text = json.dumps(entry)
+            if text not in seen:
+                seen.add(text)
+                out.append(entry)
+    return out
+
+
+def build(where: Path | None = None, manifest_path: Path | None = None, target_cpu: str | None = None) -> Path:
+    """Compile the listed kernels into a new module in `where` (default: folder()) and write its
+    index last; returns the index's path. Imports numba; raises when the module cannot be built."""
+    import importlib
+    import shutil
+    import tempfile
+
+    from popview import jit, precompile
+
+    manifest_path = Path(manifest_path or MANIFEST)
+    k = key(manifest_path)
+    where = Path(where or folder())
+    where.mkdir(parents=True, exist_ok=True)
+    listed = entries(json.loads(manifest_path.read_text())["scenarios"])
+
+    jit.activate()                               # the modules hold numba's dispatchers from here
+    from numba.core import compiler as numba_compiler
+    from numba.core import typing
+
+    with warnings.catch_warnings():              # "pending deprecation" since numba 0.57: see docs/cache.md
+        warnings.simplefilter("ignore")
+        from numba.pycc import CC                # ImportError where a numba release has none
+        from numba.pycc import compiler as pycc_compiler
+
+    exports, kernels, dispatchers = {}, [], {}
+    for mod, name, args in listed:
+        try:
+            dispatcher = getattr(importlib.import_module(mod), name)
+            sig = tuple(precompile.data_to_type(a) for a in args)
+            dispatcher.compile(sig)              # from numba's cache mostly; a stale entry fails here
+        except Exception:
+            continue
+        symbol = f"k{len(kernels)}"
+        exports[symbol] = pycc_compiler.ExportEntry(symbol, typing.signature(None, *sig), dispatcher.py_func)
+        dispatchers[id(dispatcher.py_func)] = dispatcher
+        kernels.append([mod, name, args, symbol])
+    if not kernels:
+        raise RuntimeError("no listed kernel compiles")
+
+    module_name = f"{PREFIX}{k[:12]}_{os.urandom(4).hex()}"
+    scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=where))
+    try:
+        cc = CC(module_name, source_module="popview")
+        cc.output_dir = str(scratch)
+        cc._exported_functions.update(exports)   # export()'s decorator wants the return type up front
+        with _kernel_flags(pycc_compiler, numba_compiler, dispatchers), _host_target(cc, target_cpu):
+            cc.compile()
+        built = scratch / cc.output_file
+        digest = hashlib.sha256(built.read_bytes()).hexdigest()
+        final = where / cc.output_file
+        os.replace(built, final)
+        index = {"format": FORMAT, "key": k, "package": _package(), "cpu": _cpu_digest(), "module": module_name, "file": final.name, "sha256": digest,
+                 "sources": _sources(), "kernels": kernels}
+        path = index_path(k) if where == folder() else where / f"popview-aot-{k}.json"
+        tmp = scratch / "index.json"
+        tmp.write_text(json.dumps(index))
+        os.replace(tmp, path)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    _remove_replaced(where, k, final.name)
+    failed = where / f"popview-aot-{k}.failed"
+    if failed.exists():                          # a build that failed before (no compiler then)
+        failed.unlink()
+    return path
+
+
+class _kernel_flags:
+    """During a pycc build: each exported kernel compiled with its dispatcher's own flags and
+    locals (pycc gives all the same flags: the GIL held, numba's reference counting on)."""
+
+    def __init__(self, pycc_compiler, numba_compiler, dispatchers: dict):
+        self.pycc, self.numba, self.dispatchers = pycc_compiler, numba_compiler, dispatchers
+
+    def __enter__(self):
+        original = self.original = self.pycc.compile_extra
+        numba_compiler, dispatchers = self.numba, self.dispatchers
+
+        def compile_extra(typingctx, targetctx, func, args, return_type, flags, locals, library=None,
+                          pipeline_class=numba_compiler.Compiler):
+            dispatcher = dispatchers[id(func)]
+            own = numba_compiler.Flags()
+            dispatcher.targetdescr.options.parse_as_flags(own, dispatcher.targetoptions)
+            own.no_compile = flags.no_compile
+            own.no_cpython_wrapper, own.no_cfunc_wrapper = flags.no_cpython_wrapper, flags.no_cfunc_wrapper
+            pipeline = getattr(getattr(dispatcher, "_compiler", None), "pipeline_class", pipeline_class)
+            return original(typingctx, targetctx, func, args, return_type, own, locals=dict(dispatcher.locals),
+                            library=library, pipeline_class=pipeline)
+
+        self.pycc.compile_extra = compile_extra
+        return self
+
+    def __exit__(self, *exc):
+        self.pycc.compile_extra = self.original
+
+
+class _host_target:
+    """The code built for this CPU and its features, as numba's JIT does (pycc's default is the
+    architecture's generic model, several times slower on some kernels)."""
+
+    def __init__(self, cc, target_cpu: str | None):
+        self.cc, self.target_cpu = cc, target_cpu
+
+    def __enter__(self):
+        import llvmlite.binding as ll
+        from numba.core.codegen import AOTCPUCodegen
+
+        self.codegen = AOTCPUCodegen
+        self.original = AOTCPUCodegen.__dict__.get("_customize_tm_features")
+        if self.target_cpu is None:
+            features = ll.get_host_cpu_features().flatten()
+            AOTCPUCodegen._customize_tm_features = lambda self: features
+            self.cc.target_cpu = ll.get_host_cpu_name()
+        else:
+            self.cc.target_cpu = self.target_cpu
+        return self
+
+    def __exit__(self, *exc):
+        if self.original is not None:
+            self.codegen._customize_tm_features = self.original
+
+
+def _sources() -> list:
+    """[path, mtime_ns, size] of every file holding a kernel (lazy kernels made so far)."""
+    from popview import jit
+
+    files = set()
+    for lazy in list(jit._lazy):
+        if not lazy.py_func.__module__.startswith("popview."):
+            continue
+        code = getattr(lazy.py_func, "__code__", None)
+        if code is not None and os.path.exists(code.co_filename):
+            files.add(code.co_filename)
+    out = []
+    for source in sorted(files):
+        st = os.stat(source)
+        out.append([source, st.st_mtime_ns, st.st_size])
+    return out
+
+
+def _package() -> str:
+    return str(Path(__file__).resolve().parent)
+
+
+def _cpu_digest() -> str:
+    return hashlib.sha256(host_cpu().encode()).hexdigest()[:16]
+
+
+def _remove_replaced(where: Path, k: str, keep: str) -> None:
+    """Earlier modules of this key, and the modules and indexes of other keys built from this copy
+    of popview for this CPU (a process that loaded one keeps its mapping). Other copies' are
+    theirs, and other CPUs' (a home folder shared by a cluster's different nodes) too."""
+    doomed = [p for p in where.glob(f"{PREFIX}{k[:12]}_*") if p.name != keep]
+    for index in where.glob("popview-aot-*.json"):
+        if index.name == f"popview-aot-{k}.json":
+            continue
+        try:
+            other = json.loads(index.read_text())
+        except (OSError, ValueError):
+            continue
+        if other.get("package") == _package() and other.get("cpu") == _cpu_digest():
+            doomed += [where / str(other.get("file", "")), index]
+    for path in doomed:
+        if path.name.startswith((PREFIX, "popview-aot-")):
+            try:
+                path.unlink()
+            except OSError:
+                pass
+
+
+# ---------------------------------------------------------------- the background build
+
+_BOOT = ("import os, signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+         "from popview.aot import build_in_background; raise SystemExit(build_in_background())")
+_started: list = []
+
+
+def wanted() -> bool:
+    """Whether a build would help: switched on, and no module (nor a failed build) for this key."""
+    if not enabled() or os.environ.get("POPVIEW_PRECOMPILE") == "0" or os.name != "posix" \
+            or getattr(sys, "frozen", False) or folder() is None:
+        return False
+    k = key()
+    failed = failure_path(k)
+    return not is_built(k) and not (failed is not None and failed.exists())
+
+
+def start_build() -> bool:
+    """Start the build in a process of its own that outlives the command (it takes 30-60 s of
+    one core, niced; one at a time: a lock in the folder), when wanted(). Returns whether it
+    started."""
+    if _started or not wanted():
+        return False
+    import subprocess
+
+    where = folder()
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        log_path = where / "build.log"
+        big = log_path.exists() and log_path.stat().st_size > (1 << 20)
+        with open(log_path, "wb" if big else "ab") as log:          # the last builds' output
+            proc = subprocess.Popen([sys.executable, "-c", _BOOT], stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=log, close_fds=True, start_new_session=True)
+    except OSError:
+        return False
+    _started.append(proc)
+    return True
+
+
+def build_in_background() -> int:
+    """The build process: niced, alone (a lock), leaves the module or a note of why not."""
+    import fcntl
+    import traceback
+
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+    where = folder()
+    where.mkdir(parents=True, exist_ok=True)
+    with open(where / "build.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return 0                                # another process builds it
+        k = key()
+        if is_built(k):
+            return 0
+        try:
+            build()
+        except Exception as exc:
+            traceback.print_exc()
+            note = failure_path(k)
+            tmp = note.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(f"{type(exc).__name__}: {exc}".strip()[:2000] + "\n")
+            os.replace(tmp, note)
+            return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m popview.aot [build|status]: build the module now (in this process), or say
+    whether a process would use it and why."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["build"]:
+        print(build())
+        return 0
+    functions()
+    print(status())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,452 @@
+"""Kernels compiled ahead of time (popview.aot): the module built from a list of kernels, used
+without numba for the argument types it holds, numba's dispatcher for the rest, the same
+results; a damaged or stale module, a build without a C compiler or without numba's pycc:
+everything as before."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import popview
+from popview import aot, precompile
+
+REPO = Path(popview.__file__).resolve().parents[1]
+
+KERNELS = '''
+import numpy as np
+from popview.jit import njit, refcount_free
+
+
+@refcount_free
+def _cell(a, i):
+    return a[i] * 3 + 1
+
+
+@njit(cache=True, nogil=True)
+def spin(a, rounds):
+    """Seconds of work without the GIL."""
+    total = 0
+    for _ in range(rounds):
+        for i in range(a.size):
+            total = total * 6364136223846793005 + _cell(a, i)
+    return total
+
+
+@njit(cache=True)
+def spin_holding(a, rounds):
+    """The same work, holding the GIL (numba's default)."""
+    total = 0
+    for _ in range(rounds):
+        for i in range(a.size):
+            total = total * 6364136223846793005 + _cell(a, i)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def stats(a, scale):
+    """A tuple back, with arrays allocated inside (numba's reference counting)."""
+    out = np.empty(a.size, np.float64)
+    for i in range(a.size):
+        out[i] = a[i] * scale
+    return out, out.sum(), a.size, (a > 2).astype(np.int32)
+
+
+@refcount_free
+def checked(n):
+    if n < 0:
+        raise ValueError("negative count")
+    return n * 2
+'''
+
+I64 = ["array", ["scalar", "int64"], 1, "C", False]
+LISTED = [["aotkernels", "spin", [I64, ["scalar", "int64"]]],
+          ["aotkernels", "spin_holding", [I64, ["scalar", "int64"]]],
+          ["aotkernels", "stats", [I64, ["scalar", "float64"]]],
+          ["aotkernels", "checked", [["scalar", "int64"]]]]
+
+BUILD = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from popview import aot, precompile
+aot.MANIFEST = Path(sys.argv[2])
+print(aot.build(target_cpu=sys.argv[3] if len(sys.argv) > 3 else None))
+"""
+
+USE = """
+import json, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from popview import aot, precompile
+aot.MANIFEST = Path(sys.argv[2])
+import numpy as np
+import aotkernels as k
+a = np.arange(5, dtype=np.int64)
+out = {}
+arr, total, n, big = k.stats(a, 0.5)
+out["stats"] = [arr.tolist(), float(total), int(n), big.tolist(), str(big.dtype)]
+out["checked"] = k.checked(21)
+try:
+    k.checked(-1)
+except ValueError as exc:
+    out["raised"] = str(exc)
+out["spin"] = int(k.spin(a, 3))
+
+
+def longest_pause(kernel, data, rounds):
+    # the longest the main thread waited for the GIL while `kernel` ran in another thread
+    done, stamps = [], [time.perf_counter()]
+    thread = threading.Thread(target=lambda: done.append(kernel(data, rounds)))
+    thread.start()
+    while not done:
+        stamps.append(time.perf_counter())
+    thread.join()
+    return max(np.diff(stamps)), stamps[-1] - stamps[0]
+
+
+if sys.argv[3] == "gil":
+    data = np.arange(2_000_000, dtype=np.int64)
+    out["nogil"] = longest_pause(k.spin, data, 100)
+    out["holding"] = longest_pause(k.spin_holding, data, 100)
+out["numba_before_fallback"] = "numba" in sys.modules
+out["status"] = aot.status()
+out["int32"] = int(k.spin(a.astype(np.int32), 3))          # not in the module: numba's dispatcher
+out["numba"] = "numba" in sys.modules
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def kernels_dir(tmp_path_factory) -> Path:
+    where = tmp_path_factory.mktemp("aotkernels")
+    (where / "aotkernels.py").write_text(textwrap.dedent(KERNELS))
+    (where / "kernels.json").write_text(json.dumps({"scenarios": {"info": LISTED}}))
+    return where
+
+
+def _env(numba_cache: Path, **extra) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(numba_cache), POPVIEW_PRECOMPILE="0",
+               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop(aot.ENV, None)
+    return {**env, **extra}
+
+
+def _run(script: str, *args, env: dict, check=True) -> subprocess.CompletedProcess:
+    run = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True,
+                         env=env, timeout=900)
+    if check:
+        assert run.returncode == 0, run.stderr[-3000:]
+    return run
+
+
+@pytest.fixture(scope="module")
+def built(kernels_dir, tmp_path_factory) -> Path:
+    """The test kernels' module, built once (numba's cache of its own)."""
+    cache = tmp_path_factory.mktemp("numba")
+    _run(BUILD, kernels_dir, kernels_dir / "kernels.json", env=_env(cache))
+    return cache
+
+
+def _use(kernels_dir, cache, mode="plain", **extra) -> dict:
+    run = _run(USE, kernels_dir, kernels_dir / "kernels.json", mode, env=_env(cache, **extra))
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_the_module_runs_the_listed_kernels_without_numba_and_numba_the_rest(kernels_dir, built):
+    out = _use(kernels_dir, built)
+    assert out["status"].startswith("used: 4 kernels"), out["status"]
+    assert out["numba_before_fallback"] is False            # the listed types: never imported
+    assert out["numba"] is True                             # an int32 array: numba's dispatcher
+    jit_out = _use(kernels_dir, built, POPVIEW_AOT="0")      # every call through numba
+    assert jit_out["status"].startswith("switched off") and jit_out["numba_before_fallback"] is True
+    for name in ("stats", "checked", "raised", "spin", "int32"):
+        assert out[name] == jit_out[name], name
+    assert out["stats"][4] == "int32" and out["raised"] == "negative count"
+
+
+def test_a_nogil_kernel_lets_other_threads_run_and_the_others_keep_the_gil(kernels_dir, built):
+    """pycc holds the GIL in every function; the module's keep their kernels' nogil option."""
+    out = _use(kernels_dir, built, mode="gil")
+    assert out["numba_before_fallback"] is False, out["status"]
+    pause, ran = out["nogil"]
+    assert ran > 0.2 and pause < 0.5 * ran, out["nogil"]           # the main thread ran meanwhile
+    pause, ran = out["holding"]
+    assert ran > 0.05 and pause > 0.5 * ran, out["holding"]        # it waited for the whole kernel
+
+
+def test_each_kernel_is_compiled_with_its_own_options():
+    """The build gives pycc's compile each kernel's flags: nogil, numba's reference counting off
+    for refcount_free, fastmath..., and its locals."""
+    import warnings
+
+    from numba.core import compiler as numba_compiler
+
+    from popview import jit
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from numba.pycc import compiler as pycc_compiler
+
+    free = jit.refcount_free(lambda a: a)
+    fast = jit.njit(fastmath=True, nogil=True, locals={"x": "int64"})(lambda a: a)
+    seen = []
+
+    class Fake:
+        @staticmethod
+        def compile_extra(typingctx, targetctx, func, args, return_type, flags, locals, library=None,
+                          pipeline_class=None):
+            seen.append((func, flags, locals))
+
+    # a kernel made once numba is active (an earlier test ran one compiled) is its dispatcher already
+    dispatchers = {id(k.py_func): k.materialize() if hasattr(k, "materialize") else k for k in (free, fast)}
+    pycc_flags = numba_compiler.Flags()
+    pycc_flags.no_compile, pycc_flags.nrt = True, True
+    with aot._kernel_flags(Fake, numba_compiler, dispatchers):
+        for kernel in (free, fast):
+            Fake.compile_extra(None, None, kernel.py_func, (), None, pycc_flags, {})
+    (_, f_free, _), (_, f_fast, loc) = seen
+    assert f_free.nrt is False and f_free.release_gil is False and f_free.no_compile
+    assert f_fast.nrt is True and f_fast.release_gil is True and f_fast.fastmath and f_fast.no_compile
+    assert "x" in loc and f_fast.enable_pyobject is False
+    assert pycc_compiler.compile_extra is not Fake.compile_extra
+
+
+def test_argument_types_are_numbas():
+    """signature_of() gives what numba's typeof gives, for the kinds the list keeps."""
+    from numba import typeof
+
+    a = np.arange(12, dtype=np.int64)
+    readonly = a.view()
+    readonly.flags.writeable = False
+    values = [a, a.astype(np.int32), a.astype(np.uint8), a.astype(np.float64), a > 3, readonly,
+              a.reshape(3, 4), a.reshape(3, 4).T, a[::2], np.asfortranarray(a.reshape(3, 4)), a[:0],
+              5, -(1 << 63), (1 << 63), 2.5, True, np.int32(3), np.uint64(7), np.float32(1.5), np.bool_(True),
+              None, (1, 2, 3), (1, 2.5), (a, a)]
+    for value in values:
+        expected = precompile.type_to_data(typeof(value))
+        assert aot.signature_of([value]) == (aot._frozen(json.loads(json.dumps(expected))),), value
+    assert aot.signature_of([1 << 64]) is None and aot.signature_of(["text"]) is None
+    swapped = a.astype(">i8")
+    assert aot.signature_of([swapped]) is None           # numba types it otherwise: left to numba
+
+
+def test_a_damaged_or_stale_module_is_not_used(kernels_dir, built, tmp_path):
+    import shutil
+
+    cache = tmp_path / "numba"
+    shutil.copytree(built, cache)
+    folder = cache / "popview-aot"
+    so = next(folder.glob(f"{aot.PREFIX}*"))
+    data = bytearray(so.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    so.write_bytes(bytes(data))
+    out = _use(kernels_dir, cache)
+    assert "damaged" in out["status"] and out["numba_before_fallback"] is True
+    assert out["spin"] == _use(kernels_dir, built)["spin"]
+    so.unlink()                                           # gone
+    assert "unreadable" in _use(kernels_dir, cache)["status"]
+
+    shutil.rmtree(cache)
+    shutil.copytree(built, cache)
+    index = next(folder.glob("popview-aot-*.json"))
+    entry = json.loads(index.read_text())
+    entry["sources"].append([str(kernels_dir / "aotkernels.py"), 1, 1])      # a kernel's source changed
+    index.write_text(json.dumps(entry))
+    out = _use(kernels_dir, cache)
+    assert out["status"].startswith("source changed") and out["numba_before_fallback"] is True
+    index.write_text("{not json")
+    assert out["spin"] == _use(kernels_dir, cache)["spin"]
+
+
+BACKGROUND = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from popview import aot, precompile
+aot.MANIFEST = Path(sys.argv[2])
+if sys.argv[3] == "no pycc":
+    sys.modules["numba.pycc"] = None          # a numba release without it
+print(aot.build_in_background(), aot.wanted())
+"""
+
+
+@pytest.mark.parametrize("case", ["no compiler", "no pycc"])
+def test_without_a_c_compiler_or_pycc_everything_runs_through_numba(kernels_dir, tmp_path, case):
+    cache = tmp_path / "numba"
+    extra = {"CC": str(tmp_path / "no-such-cc"), "LDSHARED": str(tmp_path / "no-such-cc")} \
+        if case == "no compiler" else {}
+    env = _env(cache, **extra)
+    env["POPVIEW_PRECOMPILE"] = "1"                      # wanted() reads it
+    run = _run(BACKGROUND, kernels_dir, kernels_dir / "kernels.json", case, env=env)
+    assert run.stdout.split() == ["1", "False"], run.stdout + run.stderr[-2000:]    # failed, not tried again
+    notes = list((cache / "popview-aot").glob("*.failed"))
+    assert len(notes) == 1 and notes[0].read_text().strip()
+    assert not list((cache / "popview-aot").glob(f"{aot.PREFIX}*"))       # nothing half-written
+    out = _use(kernels_dir, cache)
+    assert out["status"].startswith("not built: ") and out["numba_before_fallback"] is True
+    assert out["checked"] == 42 and out["raised"] == "negative count"
+    if case == "no compiler":                           # a compiler installed since: a build by hand
+        _run(BUILD, kernels_dir, kernels_dir / "kernels.json", env=_env(cache))
+        assert not list((cache / "popview-aot").glob("*.failed"))
+        assert _use(kernels_dir, cache)["status"].startswith("used: 4 kernels")
+
+
+CONVERT = """
+import json, sys
+from popview import aot
+from popview.experiment import convert
+from popview.readers import otf2
+otf2.INTERPRETED_BYTES = 0                # an OTF2 archive compiled, as bigger ones are
+out = [str(convert(anchor, f"{sys.argv[1]}/{i}", force=True)[0]) for i, anchor in enumerate(sys.argv[2:])]
+print(json.dumps([out, "numba" in sys.modules, aot.status()]))
+"""
+
+
+def _popview_module_built() -> None:
+    """popview's own module for this tree, in the folder beside numba's cache the tests use (built
+    once: 30-60 s; again when a kernel's source changes)."""
+    if not aot.is_built():
+        run = subprocess.run([sys.executable, "-m", "popview.aot", "build"], capture_output=True, text=True,
+                             env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=1800)
+        assert run.returncode == 0, run.stderr[-3000:]
+    assert aot.is_built()
+
+
+def _convert_both_ways(tmp_path: Path, *traces: Path) -> None:
+    from tests.cachecompare import differences
+
+    _popview_module_built()
+    out = {}
+    for mode in ("ahead", "numba"):
+        env = dict(os.environ, PYTHONPATH=str(REPO), POPVIEW_PRECOMPILE="0")
+        if mode == "numba":
+            env[aot.ENV] = "0"
+        run = _run(CONVERT, tmp_path / mode, *traces, env=env)
+        out[mode] = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["ahead"][2].startswith("used: ") and out["ahead"][1] is False, out["ahead"]
+    assert out["numba"][1] is True
+    for a, b in zip(out["ahead"][0], out["numba"][0]):
+        assert not differences(Path(a), Path(b)), a
+
+
+def test_a_paraver_conversion_through_the_module_gives_numbas_cache(tmp_path):
+    from popview.testing.synthetic import Shape, write
+
+    trace = tmp_path / "small.prv"
+    write(trace, Shape(processes=4, threads=2, iterations=30))
+    _convert_both_ways(tmp_path, trace)
+
+
+@pytest.mark.shared
+def test_a_real_trace_converts_the_same_through_the_module(shared_traces, tmp_path):
+    trace = shared_traces / "pypop" / "mpi" / "epoch_example_traces" / "epoch_16proc.prv.gz"
+    if not trace.exists():
+        pytest.skip(f"{trace} absent")
+    _convert_both_ways(tmp_path, trace)
+
+
+def test_an_otf2_conversion_through_the_module_gives_numbas_cache(tmp_path):
+    from popview.testing.otf2_writer import write_trace
+
+    written = write_trace(tmp_path / "trace", ranks=3, iterations=60, threads=2)
+    _convert_both_ways(tmp_path, written.anchor)
+
+
+@pytest.mark.shared
+def test_real_otf2_archives_convert_the_same_through_the_module(shared_traces, tmp_path):
+    """Score-P's hybrid run (threads, OpenMP), TraceR's 64-rank stencil, the mi300 metric run."""
+    found = [shared_traces / p for p in ("popview-heat/scorep/hyb_2x2/traces.otf2",
+                                         "tracer-stencil4d/traces-64/traces.otf2",
+                                         "fastotf2/simple-mi300-example-run/traces.otf2")]
+    found = [p for p in found if p.exists()]
+    if not found:
+        pytest.skip("no real OTF2 archive")
+    _convert_both_ways(tmp_path, *found)
+
+
+def test_a_command_that_loaded_numba_starts_one_detached_build(kernels_dir, tmp_path, monkeypatch):
+    """precompile.build_ahead() at a command's end: nothing while numba is not loaded (every kernel
+    ran from the module, or none ran); else one build process of its own session, once."""
+    from popview import jit
+
+    started = []
+
+    class Popen:
+        def __init__(self, cmd, **kwargs):
+            started.append((cmd, kwargs))
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    monkeypatch.setenv("POPVIEW_PRECOMPILE", "1")
+    monkeypatch.delenv(aot.ENV, raising=False)
+    monkeypatch.setattr(aot, "MANIFEST", kernels_dir / "kernels.json")
+    monkeypatch.setattr(aot, "_started", [])
+    monkeypatch.setattr(subprocess, "Popen", Popen)
+    monkeypatch.setattr(jit, "_active", False)
+    precompile.build_ahead()
+    assert started == []
+    monkeypatch.setattr(jit, "_active", True)
+    precompile.build_ahead()
+    precompile.build_ahead()
+    assert len(started) == 1
+    cmd, kwargs = started[0]
+    assert cmd[:2] == [sys.executable, "-c"] and "build_in_background" in cmd[2]
+    assert kwargs["start_new_session"] and kwargs["stdin"] == subprocess.DEVNULL
+    monkeypatch.setattr(aot, "_started", [])
+    monkeypatch.setenv(aot.ENV, "0")                     # switched off: no build
+    precompile.build_ahead()
+    assert len(started) == 1
+
+
+BACKGROUND_OK = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from popview import aot, precompile
+aot.MANIFEST = Path(sys.argv[2])
+t = time.perf_counter()
+code = aot.build_in_background()
+print(code, aot.is_built(), aot.wanted(), round(time.perf_counter() - t, 2))
+"""
+
+
+def test_the_background_build_runs_alone_and_once(kernels_dir, tmp_path):
+    import fcntl
+
+    cache = tmp_path / "numba"
+    (cache / "popview-aot").mkdir(parents=True)
+    env = {**_env(cache), "POPVIEW_PRECOMPILE": "1"}
+    with open(cache / "popview-aot" / "build.lock", "w") as lock:       # another process builds
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        out = _run(BACKGROUND_OK, kernels_dir, kernels_dir / "kernels.json", env=env).stdout.split()
+        assert out[:3] == ["0", "False", "True"]
+    out = _run(BACKGROUND_OK, kernels_dir, kernels_dir / "kernels.json", env=env).stdout.split()
+    assert out[:3] == ["0", "True", "False"]
+    assert not list((cache / "popview-aot").glob(".build-*"))
+    out = _run(BACKGROUND_OK, kernels_dir, kernels_dir / "kernels.json", env=env).stdout.split()
+    assert out[:3] == ["0", "True", "False"]                              # built: nothing to do
+
+
+def test_a_new_build_removes_this_copys_older_modules_for_this_cpu_only(tmp_path):
+    def index(k, package, cpu):
+        so = tmp_path / f"{aot.PREFIX}{k[:12]}_0000.so"
+        so.write_bytes(b"x")
+        (tmp_path / f"popview-aot-{k}.json").write_text(json.dumps({"package": package, "cpu": cpu, "file": so.name}))
+        return so
+
+    mine = index("a" * 24, aot._package(), aot._cpu_digest())
+    older = index("b" * 24, aot._package(), aot._cpu_digest())
+    other_cpu = index("c" * 24, aot._package(), "another node's")
+    other_copy = index("d" * 24, "/elsewhere/popview", aot._cpu_digest())
+    stale_same_key = tmp_path / f"{aot.PREFIX}{'a' * 12}_1111.so"
+    stale_same_key.write_bytes(b"x")
+    aot._remove_replaced(tmp_path, "a" * 24, mine.name)
+    assert mine.exists() and other_cpu.exists() and other_copy.exists()
+    assert not older.exists() and not (tmp_path / f"popview-aot-{'b' * 24}.json").exists()
+    assert not stale_same_key.exists()

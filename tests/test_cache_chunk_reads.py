@@ -1,0 +1,77 @@
+"""Columns read by whole chunks in threads equal h5py's reads, and a damaged chunk still fails."""
+from __future__ import annotations
+
+import h5py
+import hdf5plugin
+import numpy as np
+import pytest
+
+from popview import jit
+from popview.cache import chunk_reads
+from popview.cache.chunk_reads import read_rows
+from popview.cache.writer import compression
+
+
+def _column(path, data, chunk=1000, **filters):
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=data, chunks=(chunk,), maxshape=(None,), **(filters or compression()))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int16, np.uint8, np.float64])
+@pytest.mark.parametrize("lo,hi", [(0, None), (0, 10_000), (1, 9_999), (999, 3001), (2500, 7777), (0, 3000)])
+def test_any_rows_read_as_h5py_reads_them(tmp_path, dtype, lo, hi):
+    data = np.random.default_rng(7).integers(0, 120, 10_000).astype(dtype).cumsum().astype(dtype)
+    _column(tmp_path / "c.h5", data)
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        got = read_rows(f["x"], lo, hi)
+        assert got.dtype == data.dtype
+        np.testing.assert_array_equal(got, data[lo:hi])
+
+
+def test_interpreted_kernels_read_the_same(tmp_path):
+    data = np.arange(12_345, dtype=np.int64) * 3
+    _column(tmp_path / "c.h5", data)
+    with h5py.File(tmp_path / "c.h5", "r") as f, jit.interpreted():
+        np.testing.assert_array_equal(read_rows(f["x"], 17, 12_000), data[17:12_000])
+
+
+def test_other_pipelines_and_short_reads_go_through_h5py(tmp_path, monkeypatch):
+    calls = []
+    real = chunk_reads._decoded
+    monkeypatch.setattr(chunk_reads, "_decoded", lambda *a: calls.append(a) or real(*a))
+    data = np.arange(10_000, dtype=np.int32)
+    _column(tmp_path / "g.h5", data, compression="gzip")
+    _column(tmp_path / "z.h5", data, **hdf5plugin.Zstd(clevel=1))       # no shuffle, no checksum
+    with h5py.File(tmp_path / "g.h5", "r") as g, h5py.File(tmp_path / "z.h5", "r") as z:
+        np.testing.assert_array_equal(read_rows(g["x"]), data)
+        assert not calls
+        np.testing.assert_array_equal(read_rows(z["x"], 10, 9000), data[10:9000])
+        assert len(calls) == 1
+        np.testing.assert_array_equal(read_rows(z["x"], 10, 1500), data[10:1500])   # two chunks: h5py
+        assert len(calls) == 1
+
+
+def test_a_damaged_chunk_fails_as_hdf5_reports_it(tmp_path):
+    data = np.arange(10_000, dtype=np.int64) * 7
+    path = tmp_path / "d.h5"
+    _column(path, data)
+    with h5py.File(path, "r") as f:
+        offset = f["x"].id.get_chunk_info(5).byte_offset
+    with open(path, "r+b") as fh:                 # one byte of chunk 5's stored bytes flipped
+        fh.seek(offset + 10)
+        byte = fh.read(1)
+        fh.seek(offset + 10)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(read_rows(f["x"], 0, 4000), data[:4000])   # chunks 0-3 intact
+        with pytest.raises(OSError):
+            read_rows(f["x"])
+
+
+def test_chunks_not_stored_read_as_fill_values(tmp_path):
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        ds = f.create_dataset("x", shape=(10_000,), dtype=np.int64, chunks=(1000,), **compression())
+        ds[:3000] = np.arange(3000)
+    with h5py.File(tmp_path / "f.h5", "r") as f:
+        got = read_rows(f["x"])
+    assert got[:3000].tolist() == list(range(3000)) and not got[3000:].any()
