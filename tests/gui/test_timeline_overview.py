@@ -238,7 +238,7 @@ def test_the_compare_view_builds_missing_overviews_on_lanes_then_draws(qtbot, tr
     cache_dir = tmp_path / "c"
     cache, _ = convert(trace, cache_dir)
     exp = popview.open(trace, cache_dir=cache_dir)
-    threading.Timer(20, gate.set).start()           # a build held in the GUI thread would hang the test
+    threading.Timer(120, gate.set).start()          # a build held in the GUI thread would hang the test
     view = CompareView(exp, exp)
     qtbot.addWidget(view)
     view.show()
