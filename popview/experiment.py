@@ -6,7 +6,7 @@ import errno
 import logging
 import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +18,7 @@ from popview.cache import scratch
 from popview.cache.scratch import CacheLock
 from popview.cache.version import SCHEMA_VERSION
 from popview.readers import InputError, format_named, reader_for, run_name
+from popview.threads import Pool
 
 if TYPE_CHECKING:
     from popview.cache.reader import Reader
@@ -214,7 +215,7 @@ def _fingerprinting(files: list[Path], before: dict):
     A conversion that fails stops it: the hash is then of no use, and the thread must
     not outlive the conversion."""
     stop = threading.Event()
-    pool = ThreadPoolExecutor(1, thread_name_prefix="popview-fingerprint")
+    pool = Pool(1, thread_name_prefix="popview-fingerprint")
     try:
         yield pool.submit(fingerprint, files, before, stop)
     finally:

@@ -387,3 +387,73 @@ def test_threaded_conversion_equals_the_serial_one_on_real_traces(shared_traces,
                 caches[mode] = (exp.cache_path, list(exp.definitions.warnings))
     assert caches["serial"][1] == caches["threaded"][1]
     assert_same_cache(caches["serial"][0], caches["threaded"][0])
+
+
+@pytest.mark.parametrize("pool", ["popview-blocks", "popview-parse", "popview-spill", "popview-fingerprint",
+                                  "popview-read", "popview-consume", "popview-side-jobs", "popview-writeback"])
+def test_ctrl_c_while_a_thread_starts_leaves_no_thread_unwaited_for(trace, tmp_path, small_groups, monkeypatch, pool):
+    """Ctrl-C (SIGINT to the converting main thread) in the ~100 us between the creation of
+    a pool's thread and the end of its start: the thread runs, and its pool (or the code that
+    started it) must still know of it and wait for it. A ThreadPoolExecutor registered its
+    worker only after start() returned, and the block reader started its thread before the
+    try that joins it: both left a thread nothing waited for (popview.threads)."""
+    from popview.cache import sidecar
+
+    monkeypatch.setattr(sidecar, "MIN_ROWS", 0)            # the side process and its job sender too
+    started, joined = [], set()
+    real_spawn, real_join = threading._start_new_thread, threading.Thread.join
+
+    def spawn(function, args, *rest):
+        ident = real_spawn(function, args, *rest)
+        thread = getattr(function, "__self__", None)
+        if isinstance(thread, threading.Thread) and thread.name.startswith(pool) and not started \
+                and threading.current_thread() is threading.main_thread():
+            started.append(thread)
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)     # the new thread runs already
+        return ident
+
+    def join(self, timeout=None):
+        real_join(self, timeout)
+        if not self.is_alive():
+            joined.add(self)
+
+    monkeypatch.setattr(threading, "_start_new_thread", spawn)
+    monkeypatch.setattr(threading.Thread, "join", join)
+    with pytest.raises(KeyboardInterrupt):
+        popview.open(trace, cache_dir=tmp_path / "cache", timeline=True).close()
+    assert started, f"no {pool} thread was started"
+    assert started[0] in joined, f"{started[0].name} was not waited for"
+    assert os.listdir(tmp_path / "cache") == []
+
+
+@pytest.mark.parametrize("kind", ["Pool", "ThreadPoolExecutor"])
+def test_a_pool_waits_for_a_worker_whose_start_ctrl_c_interrupted(monkeypatch, kind):
+    """popview.threads.Pool, against the standard ThreadPoolExecutor it replaces: SIGINT
+    right after a worker is created; the worker's task (0.3 s) must be over when the
+    `with` block has unwound."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from popview.threads import Pool
+
+    real_spawn = threading._start_new_thread
+    fired = []
+
+    def spawn(function, args, *rest):
+        ident = real_spawn(function, args, *rest)
+        if not fired:
+            fired.append(function.__self__)
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        return ident
+
+    monkeypatch.setattr(threading, "_start_new_thread", spawn)
+    with pytest.raises(KeyboardInterrupt):
+        with (Pool if kind == "Pool" else ThreadPoolExecutor)(1, thread_name_prefix="test-pool") as pool:
+            pool.submit(time.sleep, 0.3)
+    monkeypatch.undo()
+    time.sleep(0.05)                       # the worker's own start done, its task not (0.3 s)
+    alive = fired[0].is_alive()
+    fired[0].join()
+    if kind == "Pool":
+        assert not alive, "the pool waited for its worker"
+    else:
+        assert alive, "the standard pool does not know its interrupted worker (what Pool fixes)"

@@ -12,26 +12,27 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import h5py
 import numpy as np
 import zstandard
 
 from popview import jit
+from popview.threads import Pool
 from popview.cache.integrity import append_checksum
 
 ZSTD_FILTER = 32015          # the HDF5 filter id of Zstandard (hdf5plugin.Zstd)
 _local = threading.local()
-_pool: ThreadPoolExecutor | None = None
+_pool: Pool | None = None
 _pool_lock = threading.Lock()
 
 
-def _threads() -> ThreadPoolExecutor:
+def _threads() -> Pool:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ThreadPoolExecutor(max(2, min(4, os.cpu_count() or 2)), thread_name_prefix="popview-zstd")
+            _pool = Pool(max(2, min(4, os.cpu_count() or 2)), thread_name_prefix="popview-zstd")
         return _pool
 
 

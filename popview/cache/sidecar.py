@@ -33,7 +33,6 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from popview import firstuse
@@ -41,6 +40,7 @@ from popview.cache import heap
 from popview.cache.errors import DerivedDataFailed, DerivedProcessEnded
 from popview.cache.progress import Progress
 from popview.model.definitions import Definitions
+from popview.threads import Pool
 
 # Below this many staged records a second process costs more than it saves.
 MIN_ROWS = 2_000_000
@@ -83,7 +83,7 @@ class SideBuilder:
         # the jobs are written by a thread: a job (the definitions, the call paths: 90 KB on
         # the EPOCH runs) is larger than the pipe, and the child reads it only once its
         # imports are done, so writing it here blocked the conversion 0.35 s on 143 MB
-        self._sender = ThreadPoolExecutor(1, thread_name_prefix="popview-side-jobs")
+        self._sender = Pool(1, thread_name_prefix="popview-side-jobs")
 
     def submit(self, module: str, src: Path, dst: Path, defs: Definitions, options: dict | None = None) -> None:
         """Run module.build(RawTables(src), defs, progress, dst=..., **options) in the child."""

@@ -35,6 +35,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parent))
+from ahead import ready  # noqa: E402
 from bench_vs_paramedir import REPO, SHARED, figures, ratio_line, timed  # noqa: E402
 
 REAL = ("pipit/ping-pong-otf2", "pipit/ping-pong-otf2-papi", "tracer-stencil4d/traces-64",
@@ -118,6 +119,7 @@ def main() -> int:
     args.dir.mkdir(parents=True, exist_ok=True)
     cache = args.dir / "cache"
     print(f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, load {os.getloadavg()[0]:.1f}")
+    print(f"kernels compiled ahead of time: {ready(REPO, build=not args.small)}")   # as after a first run
 
     if args.only != "real":
         synthetic(args, cache)

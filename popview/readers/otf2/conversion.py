@@ -26,6 +26,7 @@ from popview.readers.otf2 import definitions as dd
 from popview.readers.otf2.callpaths import CallPaths
 from popview.readers.otf2.mapping import Halves, Links, Problems, convert_location, match_messages
 from popview.readers.otf2.raw import RawEvents
+from popview.threads import Pool
 
 BATCH_EVENTS = 2_000_000   # records the bindings read into memory at once (bounded memory)
 WORKERS = 2                # locations decoded and mapped in parallel
@@ -59,6 +60,7 @@ def convert(path: Path, writer: Writer, progress: Progress, client=None) -> Defi
     anchor = archive.anchor(Path(path))
     defs, tables = read_definitions(anchor)
     archive.check_event_files(anchor, tables.location_events)
+    writer.expect_locations(defs.n_locations)
     if client is None:
         run = _Conversion(anchor, defs, tables, writer, progress)
     else:
@@ -123,7 +125,7 @@ class _Conversion:
                 self._watch()
                 yield ref, work(ref)
             return
-        with ThreadPoolExecutor(WORKERS) as pool:       # the workers run the kernels in this thread's mode
+        with Pool(WORKERS, thread_name_prefix="popview-otf2") as pool:       # the workers run the kernels in this thread's mode
             yield from _in_window(pool, refs, jit.carry(work), self._watch)
 
     def first_pass(self) -> None:

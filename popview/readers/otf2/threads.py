@@ -67,12 +67,22 @@ class Summary:
         return len(self.task_begin) > 0
 
 
+def _kinds(*kinds) -> np.ndarray:
+    """A table by record kind (as uint8) of whether it is one of `kinds`: one lookup a record."""
+    table = np.zeros(256, bool)
+    table[np.asarray(kinds, np.int8).view(np.uint8)] = True
+    return table
+
+
+_IS_THREAD_KIND, _IS_TEAM_KIND = _kinds(*THREAD_KINDS), _kinds(raw.TEAM_BEGIN, raw.TEAM_END)
+
+
 def has_thread_records(rec: RawEvents) -> bool:
-    return bool(np.isin(rec.kind, THREAD_KINDS).any())
+    return bool(_IS_THREAD_KIND[rec.kind.astype(np.int8, copy=False).view(np.uint8)].any())
 
 
 def summarize(rec: RawEvents, region_index: np.ndarray, offset: int, ns_per_tick: float) -> Summary:
-    team_records = bool(np.isin(rec.kind, (raw.TEAM_BEGIN, raw.TEAM_END)).any())
+    team_records = bool(_IS_TEAM_KIND[rec.kind.astype(np.int8, copy=False).view(np.uint8)].any())
     out = _summarize(rec.kind, rec.time, rec.a, rec.b, rec.c, region_index.astype(np.int64), np.int64(offset),
                      np.float64(ns_per_tick))
     return Summary(*out, team_records=team_records)

@@ -8,11 +8,11 @@ import queue
 import threading
 import zlib
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
+from popview import threads
 from popview.cache.progress import Progress
 from popview.cache.writer import PreparedChunk, Writer
 from popview.model.definitions import Definitions, Location, Process, Region
@@ -23,6 +23,7 @@ from popview.readers.paraver import body, eventtypes
 from popview.readers.paraver.header import Header, parse_communicator, parse_header
 from popview.readers.paraver.pcf import Pcf, parse_pcf
 from popview.readers.paraver.row import parse_row
+from popview.threads import Pool
 
 BLOCK = 16 << 20
 MAX_LINE = 64 << 20         # longer lines are not records (a file of zeros, a compression bomb)
@@ -283,9 +284,10 @@ def text_blocks(path: Path, skip: int, block: int | None = None):
     A compressed file is read in blocks of `block` bytes (default BLOCK, as it is now)."""
     q: queue.Queue = queue.Queue(maxsize=2)
     stop = threading.Event()
-    producer = threading.Thread(target=_blocks, args=(path, skip, q, stop, block or BLOCK), daemon=True)
-    producer.start()
+    producer = threading.Thread(target=_blocks, args=(path, skip, q, stop, block or BLOCK), daemon=True,
+                                name="popview-blocks")
     try:
+        threads.start(producer)            # inside the try: a Ctrl-C during the start still stops and joins it
         while (item := q.get()) is not None:
             if isinstance(item, (LineTooLong, ExpansionTooLarge)):
                 raise InputError(f"{path}: {item}")
@@ -301,6 +303,8 @@ def text_blocks(path: Path, skip: int, block: int | None = None):
                 q.get_nowait()
             except queue.Empty:
                 producer.join(0.05)
+        if producer.ident is not None:     # started: waited for, ended or not when looked at
+            producer.join()
 
 
 def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
@@ -324,7 +328,7 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     pending: deque = deque()
     blocks = text_blocks(path, skip)
     try:
-        with ThreadPoolExecutor(PARSE_THREADS, thread_name_prefix="popview-parse") as pool:
+        with Pool(PARSE_THREADS, thread_name_prefix="popview-parse") as pool:
             for item in blocks:
                 if len(item) == 3:
                     defs.warn(f"{path.name}: last line has no newline (truncated file?)")
