@@ -82,6 +82,18 @@ def record(args: list[str], trace: Path | None, tmp: str) -> list:
     return kernels
 
 
+U8_READ, U8_WRITE = ["array", ["scalar", "uint8"], 1, "C", True], ["array", ["scalar", "uint8"], 1, "C", False]
+# Kernels of paths the scenarios' small trace does not reach, with the types they are called with:
+# columns of three chunks or more are read through cache/chunk_reads.py (every larger trace).
+BEYOND_SMALL = {"metrics": [["popview.cache.chunk_reads", "_unshuffle8", [U8_READ, U8_WRITE]],
+                            ["popview.cache.chunk_reads", "_unshuffle4", [U8_READ, U8_WRITE]]]}
+BEYOND_SMALL["window"] = BEYOND_SMALL["metrics"]
+
+
+def with_beyond_small(name: str, kernels: list) -> list:
+    return kernels + [k for k in BEYOND_SMALL.get(name, []) if k not in kernels]
+
+
 def as_text(scenarios: dict) -> str:
     """The list as JSON, one kernel a line (readable diffs when kernels change)."""
     parts = [f"{json.dumps(name)}: [\n" + ",\n".join(json.dumps(k) for k in kernels) + "\n]"
@@ -113,7 +125,7 @@ def main() -> int:
             if name == "otf2":
                 command = command + otf2_archives(Path(scratch))
             with tempfile.TemporaryDirectory(prefix="popview-record-", dir=scratch) as tmp:
-                scenarios[name] = record(command, trace, tmp)
+                scenarios[name] = with_beyond_small(name, record(command, trace, tmp))
             print(f"{name}: {len(scenarios[name])} kernels", flush=True)
     tmp_out = args.out.with_suffix(".tmp")
     tmp_out.write_text(as_text(scenarios))
