@@ -477,6 +477,8 @@ def start_build() -> bool:
     where = folder()
     try:
         where.mkdir(parents=True, exist_ok=True)
+        if _building(where):
+            return False
         log_path = where / "build.log"
         big = log_path.exists() and log_path.stat().st_size > (1 << 20)
         with open(log_path, "wb" if big else "ab") as log:          # the last builds' output
@@ -486,6 +488,19 @@ def start_build() -> bool:
         return False
     _started.append(proc)
     return True
+
+
+def _building(where: Path) -> bool:
+    """Whether a build holds the folder's lock now (no second process started for nothing)."""
+    import fcntl
+
+    try:
+        with open(where / "build.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    except OSError:
+        return True
+    return False
 
 
 def build_in_background() -> int:

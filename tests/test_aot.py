@@ -399,6 +399,12 @@ def test_a_command_that_loaded_numba_starts_one_detached_build(kernels_dir, tmp_
     assert cmd[:2] == [sys.executable, "-c"] and "build_in_background" in cmd[2]
     assert kwargs["start_new_session"] and kwargs["stdin"] == subprocess.DEVNULL
     monkeypatch.setattr(aot, "_started", [])
+    import fcntl
+
+    with open(tmp_path / "numba" / "popview-aot" / "build.lock", "a") as lock:     # a build runs
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        precompile.build_ahead()
+    assert len(started) == 1
     monkeypatch.setenv(aot.ENV, "0")                     # switched off: no build
     precompile.build_ahead()
     assert len(started) == 1
