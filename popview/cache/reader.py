@@ -103,6 +103,18 @@ class Reader:
                                                  overview.cache_digest_of(self.h5), progress)
             return self._timeline[TIMELINE_GROUP]
 
+    def timeline_found(self) -> bool:
+        """Open the timeline overview when a valid one is there (its checks: overview.open_valid),
+        never building it; whether timeline() answers at once now."""
+        if self.timeline_open():
+            return True
+        from popview.cache import overview
+
+        with self._timeline_lock:
+            if self._timeline is None:
+                self._timeline = overview.open_valid(self.path, overview.cache_digest_of(self.h5))
+            return self._timeline is not None
+
     def timeline_open(self) -> bool:
         """Whether timeline() answers at once: the overview is open already (or none is needed)."""
         return TIMELINE_GROUP in self.h5 or self._timeline is not None or not self.has_records()

@@ -517,9 +517,12 @@ class MainWindow(QMainWindow):
         """How a file is opened: popview.open (or the test's opener), converting on the Dask
         cluster of the File menu's setting when there is one; a conversion here builds the
         timeline overview with the cache (from its sorted tables, cheaper than afterwards
-        from the cache: popview.cache.overview)."""
+        from the cache: popview.cache.overview); a cache found without one (`popview
+        convert`'s) opens at once, and the Timeline pane builds it on a lane of its own."""
+        from popview.experiment import WITH_CONVERSION
+
         where = scheduler(self.settings)
-        opener = self.opener or functools.partial(popview.open, timeline=True)
+        opener = self.opener or functools.partial(popview.open, timeline=WITH_CONVERSION)
         return opener if where is None else functools.partial(opener, dask=where)
 
     def _on_opened(self, job: OpenJob, exp) -> None:

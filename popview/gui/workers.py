@@ -1,9 +1,10 @@
 """Opening experiments off the GUI thread, with progress and cancel.
 
-An OpenJob runs `popview.open(path, progress=..., cancel=...)`, makes the
-trace's timeline overview ready (built from its cache when the conversion did
-not build it: popview.cache.overview) and warms the experiment's profile, on
-the application's opening pool (popview.gui.jobs).
+An OpenJob runs `popview.open(path, progress=..., cancel=...)` and warms the
+experiment's profile, on the application's opening pool (popview.gui.jobs).
+It does not build the trace's timeline overview (popview.cache.overview): the
+run appears once its cache is open, and the Timeline pane builds the overview
+it lacks on a lane of its own, with its progress and Cancel (6-10 s at 1 GB).
 The GUI thread only receives signals, so the window stays responsive;
 cancelling sets the threading.Event the core checks at each progress report.
 """
@@ -16,7 +17,6 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 import popview
-from popview.cache import location
 from popview.cache.progress import Cancelled
 from popview.failures import one_line
 from popview.gui.jobs import OPENING, Lane
@@ -82,13 +82,6 @@ class OpenJob(QObject):
             try:
                 if job.cancel.is_set():
                     raise Cancelled("cancelled by the user")
-                prepare = getattr(exp, "prepare_timeline", None)     # before any timeline is drawn
-                if prepare is not None:
-                    try:
-                        prepare(job.progress, job.cancel)
-                    except OSError as exc:           # cannot be built (a full disk): the run opens
-                        if not location.cannot_build(exc):           # without it; the Timeline pane says why
-                            raise
                 warm_profile(exp)
             except Cancelled:
                 exp.close()

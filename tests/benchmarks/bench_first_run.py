@@ -49,7 +49,9 @@ def fresh_env(tree: Path, tmp: str) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree), NUMBA_CACHE_DIR=numba_cache or os.path.join(tmp, "numba"),
                POPVIEW_CACHE_DIR=os.path.join(tmp, "cache"), POPVIEW_STATE_DIR=os.path.join(tmp, "state"),
                XDG_CACHE_HOME=os.path.join(tmp, "xdg-cache"), XDG_CONFIG_HOME=os.path.join(tmp, "config"),
-               QT_QPA_PLATFORM="offscreen")
+               QT_QPA_PLATFORM="offscreen", POPVIEW_AOT="0")
+    # POPVIEW_AOT=0: the first run's compiles as measured here; the module of kernels compiled ahead of
+    # time (docs/cache.md, Kernels) is built in the background after a first command, outliving it
     if NO_HELPER:
         env["POPVIEW_PRECOMPILE"] = "0"
     elif not KEEP_NUMBA_CACHE:            # measuring a new machine: as a user has it (a smoke run: as it is)

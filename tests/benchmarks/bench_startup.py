@@ -44,6 +44,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ahead import ready
 from small import add_small
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -216,6 +217,7 @@ def main() -> int:
     if not os.environ.get("DISPLAY"):
         print("window: skipped, no display (run under xvfb-run -a)")
         return 0
+    print(f"kernels compiled ahead of time: {ready(ROOT, build=not args.small)}")    # as after a first run
     with tempfile.TemporaryDirectory(prefix="popview-bench-") as tmp:
         env = dict(os.environ, POPVIEW_CACHE_DIR=os.path.join(tmp, "cache"),
                    POPVIEW_STATE_DIR=os.path.join(tmp, "state"), XDG_CONFIG_HOME=os.path.join(tmp, "config"))

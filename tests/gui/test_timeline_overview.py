@@ -1,6 +1,7 @@
 """A trace converted without its timeline overview (`popview convert`) opens in the
-window with a correct timeline: the overview is built on the opening lane, never in the
-GUI thread, with progress and cancel (popview.cache.overview)."""
+window at once (its trees and Advisor read the cache) and gets a correct timeline: the
+Timeline pane builds the overview on a lane of its own, never in the GUI thread, with
+its progress and Cancel (popview.cache.overview)."""
 from __future__ import annotations
 
 import threading
@@ -20,6 +21,8 @@ from popview.testing import synthetic
 from tests.gui.held_builds import hold_builds
 
 PANES_HERE = [s for s in PANES if s.module in ("popview.gui.experiments", "popview.gui.logpane", "popview.gui.timeline")]
+PANES_AND_TREES = [s for s in PANES if s.module in ("popview.gui.experiments", "popview.gui.logpane", "popview.gui.timeline",
+                                                    "popview.gui.trees", "popview.gui.advisor")]
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +40,9 @@ def builds(monkeypatch):
     return seen, gate
 
 
-def _window(qtbot, tmp_path, cache_dir):
+def _window(qtbot, tmp_path, cache_dir, panes=PANES_HERE):
     w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), cache_dir=cache_dir,
-                   panes=PANES_HERE)
+                   panes=panes)
     qtbot.addWidget(w)
     w.resize(1400, 900)
     w.show()
@@ -62,13 +65,12 @@ def test_a_cache_converted_without_the_overview_opens_with_a_correct_timeline(qt
     assert not overview.path_of(cache).exists()
     w = _window(qtbot, tmp_path, cache_dir)
     w.open_paths([trace])
-    qtbot.waitUntil(lambda: len(w.state.experiments) == 1 and not w.jobs, timeout=120_000)
-    seen, _ = builds
-    assert seen == [False], "built once, on the opening lane, not in the GUI thread"
-    assert overview.path_of(cache).exists()
     pane = w.panes["Timeline"]
+    qtbot.waitUntil(lambda: len(w.state.experiments) == 1 and not w.jobs and pane.view is not None, timeout=120_000)
+    seen, _ = builds
+    assert seen == [False], "built once, on the Timeline pane's lane, not in the GUI thread"
+    assert overview.path_of(cache).exists()
     view = pane.view
-    assert view is not None
     view.redraw_now()
     assert view.last_picture.source.startswith("pyramid") and view.last_picture.values.size
     full = view.data.picture(ColourMode("state"), view.last_rows, 0, view.data.t_end, 300)
@@ -76,18 +78,56 @@ def test_a_cache_converted_without_the_overview_opens_with_a_correct_timeline(qt
     assert np.array_equal(full.values, want.values) and np.array_equal(full.share, want.share)
 
 
-def test_cancel_while_the_overview_is_built_opens_nothing_and_leaves_nothing(qtbot, tmp_path, cache_dir, trace,
-                                                                           builds):
+def test_a_run_converted_by_the_command_line_appears_before_its_overview_is_built(qtbot, tmp_path, cache_dir,
+                                                                                  trace, builds):
+    """The opening does not wait for the overview (6-10 s at 1 GB): while its build is held,
+    the run is open, its trees and Advisor filled from the cache, and the Timeline pane shows
+    the build's progress and Cancel; the timeline draws once the build ends."""
+    from popview.gui.widgets.progress import JobProgress
+
+    cache, _ = convert(trace, cache_dir)                          # as `popview convert` does
+    seen, gate = builds
+    gate.clear()
+    w = _window(qtbot, tmp_path, cache_dir, PANES_AND_TREES)
+    w.open_paths([trace])
+    qtbot.waitUntil(lambda: len(w.state.experiments) == 1 and not w.jobs, timeout=60_000)
+    qtbot.waitUntil(lambda: bool(seen), timeout=60_000)           # the pane's build, held
+    assert seen == [False] and not overview.path_of(cache).exists()
+    pane = w.panes["Timeline"]
+    assert pane.view is None and "Building the timeline overview" in pane.message.text()
+    (progress,) = [p for p in pane.findChildren(JobProgress) if p.isVisible()]
+    assert progress.cancel_button.isEnabled()
+    metrics, advisor = w.panes["Metrics"], w.panes["Advisor"]
+    assert metrics.model.rowCount() > 0, "the metric tree is read from the cache"
+    assert w.panes["Call tree"].model.root_total() > 0
+    qtbot.waitUntil(lambda: advisor.current_tab().tree.isEnabled() and advisor.current_tab().model.rowCount() > 0,
+                    timeout=60_000)
+    assert not overview.path_of(cache).exists(), "all of that without the overview"
+    gate.set()
+    qtbot.waitUntil(lambda: pane.view is not None, timeout=60_000)
+    pane.view.redraw_now()
+    assert pane.view.last_picture.values.size and pane.view.last_picture.source != "none"
+    assert seen == [False] and overview.path_of(cache).exists()
+    assert not [p for p in pane.findChildren(JobProgress) if p.isVisible()], "the entry goes with its build"
+
+
+def test_cancel_of_the_panes_build_keeps_the_run_and_leaves_nothing(qtbot, tmp_path, cache_dir, trace, builds):
+    """Cancel in the Timeline pane stops the overview's build: the run stays open, no file
+    is left beside the cache, the pane says so and offers to build it again."""
+    from popview.gui.widgets.progress import JobProgress
+
     cache, _ = convert(trace, cache_dir)
     seen, gate = builds
     gate.clear()
     w = _window(qtbot, tmp_path, cache_dir)
     w.open_paths([trace])
-    (job,) = w.jobs
-    qtbot.waitUntil(lambda: bool(seen), timeout=60_000)          # the build is under way
-    job.cancel()
-    qtbot.waitUntil(lambda: not w.jobs, timeout=60_000)
-    assert w.state.experiments == [] and w.errors == []
+    qtbot.waitUntil(lambda: bool(seen) and not w.jobs, timeout=60_000)          # the build is under way
+    pane = w.panes["Timeline"]
+    (progress,) = [p for p in pane.findChildren(JobProgress) if p.isVisible()]
+    progress.cancel_button.click()
+    qtbot.waitUntil(lambda: not pane._preparing, timeout=60_000)
+    assert len(w.state.experiments) == 1 and w.errors == []
+    assert pane.view is None and "cancelled" in pane.message.text()
     assert sorted(p.name for p in cache_dir.iterdir()) == [cache.name], "no overview, scratch or lock left"
     gate.set()
 
@@ -168,6 +208,7 @@ def test_a_full_disk_opens_the_run_without_a_timeline_and_says_why(qtbot, tmp_pa
     qtbot.waitUntil(lambda: len(w.state.experiments) == 1 and not w.jobs, timeout=120_000)
     pane = w.panes["Timeline"]
     qtbot.waitUntil(lambda: "could not be built" in pane.message.text(), timeout=60_000)
+    assert exp_failure(w) is not None
     assert "no space left" in pane.message.text().lower() and pane.view is None
     assert w.errors == [] and calls == [False, False], "tried once (the folder, then a private file), off the GUI thread"
     (exp,) = w.state.experiments
@@ -181,12 +222,45 @@ def test_a_full_disk_opens_the_run_without_a_timeline_and_says_why(qtbot, tmp_pa
     view.close()
 
 
+def exp_failure(w):
+    (exp,) = w.state.experiments
+    return exp.timeline_failure
+
+
+def test_the_compare_view_builds_missing_overviews_on_lanes_then_draws(qtbot, trace, tmp_path, builds):
+    """A compare view opened before the runs' overviews exist builds them on lanes of its own
+    (progress and Cancel in its place), never in the GUI thread where its timelines draw."""
+    from popview.gui.compare import CompareView
+    from popview.gui.widgets.progress import JobProgress
+
+    seen, gate = builds
+    gate.clear()
+    cache_dir = tmp_path / "c"
+    cache, _ = convert(trace, cache_dir)
+    exp = popview.open(trace, cache_dir=cache_dir)
+    threading.Timer(120, gate.set).start()          # a build held in the GUI thread would hang the test
+    view = CompareView(exp, exp)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitUntil(lambda: bool(seen), timeout=60_000)
+    assert view.timelines is None and "Building the timeline overview" in view.place.message.text()
+    assert [p for p in view.place.findChildren(JobProgress) if p.isVisible()]
+    gate.set()
+    qtbot.waitUntil(lambda: view.timelines is not None, timeout=60_000)
+    assert seen == [False], "built once, off the GUI thread"
+    for side in view.timelines.views:
+        side.redraw_now()
+        assert side.last_picture.values.size and side.last_picture.source != "none"
+    view.close()
+    exp.close()
+
+
 @pytest.mark.answers_later
 def test_every_way_the_window_shows_a_timeline_builds_the_overview_off_the_gui_thread(qtbot, tmp_path, cache_dir,
                                                                                         builds, monkeypatch):
     """Runs converted by `popview convert` (no overview) reach the window by drag and drop
     and File > Open, as a series, and again from a saved session: each overview is built
-    once, on an opening lane; the timelines, the critical-path overlay, a time window chosen
+    once, on the Timeline pane's lanes; the timelines, the critical-path overlay, a time window chosen
     on the timeline, the histograms, a bookmark, the compare view's timelines and a cfg's
     timeline tabs then read it and never build it (in the GUI thread or anywhere)."""
     from PySide6.QtWidgets import QFileDialog
@@ -220,10 +294,9 @@ def test_every_way_the_window_shows_a_timeline_builds_the_overview_off_the_gui_t
     drop(w, [a])                                                   # drag and drop
     monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *args, **kw: ([str(b)], ""))
     w.open_dialog()                                                # File > Open
-    qtbot.waitUntil(lambda: len(w.state.experiments) == 2 and not w.jobs, timeout=120_000)
-    assert seen == [False, False] and w.errors == []
     pane = w.panes["Timeline"]
-    assert len(pane.views) == 2
+    qtbot.waitUntil(lambda: len(w.state.experiments) == 2 and not w.jobs and len(pane.views) == 2, timeout=120_000)
+    assert seen == [False, False] and w.errors == []
     for view in pane.views.values():
         view.redraw_now()
         assert view.last_picture.values.size and view.last_picture.source != "none"
@@ -264,7 +337,8 @@ def test_every_way_the_window_shows_a_timeline_builds_the_overview_off_the_gui_t
         overview.path_of(c).unlink()
     w2, _ = window()
     open_session(w2.state, tmp_path / "study.popview")
-    qtbot.waitUntil(lambda: len(w2.state.experiments) == 2 and not w2.jobs, timeout=120_000)
+    qtbot.waitUntil(lambda: len(w2.state.experiments) == 2 and not w2.jobs and len(w2.panes["Timeline"].views) == 2,
+                    timeout=120_000)
     assert seen == [False] * 4 and w2.errors == []
     for view in w2.panes["Timeline"].views.values():
         view.redraw_now()

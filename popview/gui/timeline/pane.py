@@ -254,9 +254,10 @@ class TimelinePane(QWidget):
     def _overview_ready(self, exp) -> bool:
         """Whether the run's timeline overview (popview.cache.overview) is open. If not, it is
         built on a lane of its own, never in the GUI thread (seconds on a large trace), with
-        its progress in the pane, and the run's view made once it is there. The window's
-        openings build it on their lane already (gui/workers.py): this is for runs that
-        came another way."""
+        its progress and Cancel in the pane, and the run's view made once it is there. The
+        window's openings build it only with a conversion of their own (popview.experiment
+        WITH_CONVERSION): a run converted by `popview convert` appears at once (its trees and
+        the Advisor read the cache) and its overview is built here."""
         prepared = getattr(exp, "timeline_prepared", True)
         if prepared or id(exp) in self._unprepared:
             return prepared

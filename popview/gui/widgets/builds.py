@@ -9,6 +9,12 @@ from popview.gui.widgets.progress import JobProgress
 CANCELLED = "cancelled"     # the result of a build its Cancel stopped (nothing was kept)
 
 
+def overview_ready(exp) -> bool:
+    """Whether a timeline of `exp` draws without building its overview: open, none needed,
+    or known not to be writable (the timeline then says why, building nothing)."""
+    return getattr(exp, "timeline_prepared", True) or getattr(exp, "timeline_failure", None) is not None
+
+
 def _run(prepare, job):
     """In the lane: prepare(progress, cancel); CANCELLED when the Cancel stopped it."""
     from popview.cache.progress import Cancelled
