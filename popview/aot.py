@@ -524,8 +524,10 @@ def _building(where: Path) -> bool:
     return False
 
 
-def build_in_background() -> int:
-    """The build process: niced, alone (a lock), leaves the module or a note of why not."""
+def build_in_background(wait_for_a_free_core: bool = True) -> int:
+    """The build process: niced, alone (a lock), only when a core is free (a batch job's node whose
+    cores are all busy, a loaded login node: not now, a later command tries again); leaves the
+    module or a note of why not."""
     import fcntl
     import traceback
 
@@ -533,6 +535,12 @@ def build_in_background() -> int:
         os.nice(10)
     except OSError:
         pass
+    if wait_for_a_free_core:
+        from popview.precompile import _a_core_is_free
+
+        if not _a_core_is_free():
+            print("no core free: not built now", flush=True)
+            return 2
     where = folder()
     where.mkdir(parents=True, exist_ok=True)
     with open(where / "build.lock", "w") as lock:
