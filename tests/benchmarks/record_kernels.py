@@ -105,7 +105,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=HERE / "popview" / "resources" / "kernels.json")
     parser.add_argument("--synthetic", action="store_true", help="a small synthetic trace instead of EPOCH's")
-    parser.add_argument("--only", action="append", choices=("info", "metrics", "window", "otf2"),
+    parser.add_argument("--only", action="append", choices=("info", "metrics", "window", "archives"),
                         help="record this scenario again, keep the others of --out (repeat for several)")
     args = parser.parse_args()
     scenarios = {}
@@ -119,10 +119,10 @@ def main() -> int:
             trace = Path(scratch) / "small.prv"
             write(trace, Shape(processes=4, iterations=20))
         for name, command in (("info", ["info"]), ("metrics", ["metrics"]), ("window", []),
-                              ("otf2", ["-c", OTF2])):
+                              ("archives", ["-c", OTF2])):
             if args.only and name not in args.only:
                 continue
-            if name == "otf2":
+            if name == "archives":
                 command = command + otf2_archives(Path(scratch))
             with tempfile.TemporaryDirectory(prefix="popview-record-", dir=scratch) as tmp:
                 scenarios[name] = with_beyond_small(name, record(command, trace, tmp))
