@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 forget_helper()
                 precompile.stop_helper()
-                precompile.build_ahead()        # once: the listed kernels compiled ahead of time
+                if not _signalled:               # a job killed by its scheduler starts nothing
+                    precompile.build_ahead()    # once: the listed kernels compiled ahead of time
                 stop_announcing()
                 _ran.append(args.command)
     unknown = [a for a in argv if a.startswith("-") and a != "--demo"]

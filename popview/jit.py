@@ -213,9 +213,7 @@ class Kernel(_Lazy):
             if ahead is None:
                 ahead = self._ahead = _ahead_of_time(self.py_func)
             if ahead:
-                from popview.aot import signature_of
-
-                found = ahead.get(signature_of(args))
+                found = ahead.get(_signature_of[0](args))
                 if found is not None:
                     return found(*args)
         return self.compiled()(*args, **kwargs)
@@ -247,10 +245,15 @@ class Intrinsic(_Lazy):
         return self._python_impl(*args)
 
 
+_signature_of: list = []            # popview.aot.signature_of, once a kernel has looked the module up
+
+
 def _ahead_of_time(fn) -> dict:
     """{argument types: function} of fn in the ahead-of-time compiled module (popview.aot), {} if none."""
     from popview import aot
 
+    if not _signature_of:
+        _signature_of.append(aot.signature_of)
     return aot.functions().get((fn.__module__, fn.__name__), {})
 
 

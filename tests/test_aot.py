@@ -273,7 +273,7 @@ from popview import aot, precompile
 aot.MANIFEST = Path(sys.argv[2])
 if sys.argv[3] == "no pycc":
     sys.modules["numba.pycc"] = None          # a numba release without it
-print(aot.build_in_background(), aot.wanted())
+print(aot.build_in_background(wait_for_a_free_core=False), aot.wanted())
 """
 
 
@@ -417,7 +417,7 @@ from pathlib import Path
 from popview import aot, precompile
 aot.MANIFEST = Path(sys.argv[2])
 t = time.perf_counter()
-code = aot.build_in_background()
+code = aot.build_in_background(wait_for_a_free_core=False)
 print(code, aot.is_built(), aot.wanted(), round(time.perf_counter() - t, 2))
 """
 
@@ -437,6 +437,18 @@ def test_the_background_build_runs_alone_and_once(kernels_dir, tmp_path):
     assert not list((cache / "popview-aot").glob(".build-*"))
     out = _run(BACKGROUND_OK, kernels_dir, kernels_dir / "kernels.json", env=env).stdout.split()
     assert out[:3] == ["0", "True", "False"]                              # built: nothing to do
+
+
+def test_the_background_build_waits_for_a_free_core(kernels_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    monkeypatch.setenv("POPVIEW_PRECOMPILE", "1")
+    monkeypatch.delenv(aot.ENV, raising=False)
+    monkeypatch.setattr(aot, "MANIFEST", kernels_dir / "kernels.json")
+    monkeypatch.setattr(precompile, "_a_core_is_free", lambda: False)
+    monkeypatch.setattr(os, "nice", lambda n: 0)
+    assert aot.build_in_background() == 2
+    assert not (tmp_path / "numba" / "popview-aot").exists() or not list((tmp_path / "numba" / "popview-aot").iterdir())
+    assert aot.wanted()                                  # no note: a later command tries again
 
 
 def test_a_new_build_removes_this_copys_older_modules_for_this_cpu_only(tmp_path):

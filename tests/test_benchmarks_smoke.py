@@ -39,6 +39,8 @@ SMALL = {
                               r"[\s\S]*timeline's first use +wall +[\d.]+ s[\s\S]*(speed-up 1 -> 2 cores|SKIPPED 1 vs 2)"),
     "bench_window_sums.py": ([], r"convert --force +wall +[\d.]+ s[\s\S]*first window focus +wall +[\d.]+ s"
                                  r"[\s\S]*second window focus +wall +[\d.]+ s[\s\S]*window sums [\d.]+ MB"),
+    "bench_companion_first_use.py": ([], r"first use of the timeline \(in memory\): [\d.]+ s[\s\S]*"
+                                         r"first use of the sums \(child\): [\d.]+ s"),
     "bench_phases.py": ([], r"sorting events +[\d.]+ +[\d.]+[\s\S]*total +[\d.]+ +[\d.]+"),
     "bench_startup.py": (["--out", "{tmp}"], r"version +median [\d.]+ s[\s\S]*info \(synthetic, small\) +median [\d.]+ s"
                                              r"[\s\S]*heavy modules loaded by info \(synthetic, small\): none"),
