@@ -35,7 +35,7 @@ from popview import firstuse
 from popview.aot import MANIFEST  # the list (popview.aot builds its kernels ahead of time too)
 
 ENV_OFF = "POPVIEW_PRECOMPILE"           # "0": no helper (the tests: their kernels are compiled already)
-SCENARIOS = ("info", "metrics", "window", "otf2")
+SCENARIOS = ("info", "metrics", "window", "archives")   # archives: OTF2 conversions, compiled
 
 _BOOT = ("import os, signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
          "signal.signal(signal.SIGTERM, lambda *_: os._exit(1)); "

@@ -75,3 +75,25 @@ def test_chunks_not_stored_read_as_fill_values(tmp_path):
     with h5py.File(tmp_path / "f.h5", "r") as f:
         got = read_rows(f["x"])
     assert got[:3000].tolist() == list(range(3000)) and not got[3000:].any()
+
+
+def test_the_kernels_it_calls_are_in_the_ahead_of_time_list(tmp_path, monkeypatch):
+    """A read of a larger trace's columns must not import numba where the module of kernels
+    compiled ahead of time exists: its list holds the unshuffle kernels with the types used."""
+    import json
+
+    from popview import aot
+
+    listed = {(m, f, aot._frozen(args)) for m, f, args in aot.entries(json.loads(aot.MANIFEST.read_text())["scenarios"])}
+    called = []
+    for name in ("_unshuffle8", "_unshuffle4"):
+        real = getattr(chunk_reads, name)
+        monkeypatch.setattr(chunk_reads, name, lambda *a, _n=name, _r=real: called.append((_n, aot.signature_of(a)))
+                            or _r(*a))
+    for dtype in (np.int64, np.int32):
+        _column(tmp_path / f"{np.dtype(dtype).name}.h5", np.arange(10_000, dtype=dtype))
+        with h5py.File(tmp_path / f"{np.dtype(dtype).name}.h5", "r") as f:
+            read_rows(f["x"], 5, 9_000)          # whole chunks and partial ones
+    assert {n for n, _ in called} == {"_unshuffle8", "_unshuffle4"}
+    for name, types in called:
+        assert ("popview.cache.chunk_reads", name, types) in listed, (name, types)

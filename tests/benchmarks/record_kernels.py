@@ -82,6 +82,18 @@ def record(args: list[str], trace: Path | None, tmp: str) -> list:
     return kernels
 
 
+U8_READ, U8_WRITE = ["array", ["scalar", "uint8"], 1, "C", True], ["array", ["scalar", "uint8"], 1, "C", False]
+# Kernels of paths the scenarios' small trace does not reach, with the types they are called with:
+# columns of three chunks or more are read through cache/chunk_reads.py (every larger trace).
+BEYOND_SMALL = {"metrics": [["popview.cache.chunk_reads", "_unshuffle8", [U8_READ, U8_WRITE]],
+                            ["popview.cache.chunk_reads", "_unshuffle4", [U8_READ, U8_WRITE]]]}
+BEYOND_SMALL["window"] = BEYOND_SMALL["metrics"]
+
+
+def with_beyond_small(name: str, kernels: list) -> list:
+    return kernels + [k for k in BEYOND_SMALL.get(name, []) if k not in kernels]
+
+
 def as_text(scenarios: dict) -> str:
     """The list as JSON, one kernel a line (readable diffs when kernels change)."""
     parts = [f"{json.dumps(name)}: [\n" + ",\n".join(json.dumps(k) for k in kernels) + "\n]"
@@ -93,7 +105,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=HERE / "popview" / "resources" / "kernels.json")
     parser.add_argument("--synthetic", action="store_true", help="a small synthetic trace instead of EPOCH's")
-    parser.add_argument("--only", action="append", choices=("info", "metrics", "window", "otf2"),
+    parser.add_argument("--only", action="append", choices=("info", "metrics", "window", "archives"),
                         help="record this scenario again, keep the others of --out (repeat for several)")
     args = parser.parse_args()
     scenarios = {}
@@ -107,13 +119,13 @@ def main() -> int:
             trace = Path(scratch) / "small.prv"
             write(trace, Shape(processes=4, iterations=20))
         for name, command in (("info", ["info"]), ("metrics", ["metrics"]), ("window", []),
-                              ("otf2", ["-c", OTF2])):
+                              ("archives", ["-c", OTF2])):
             if args.only and name not in args.only:
                 continue
-            if name == "otf2":
+            if name == "archives":
                 command = command + otf2_archives(Path(scratch))
             with tempfile.TemporaryDirectory(prefix="popview-record-", dir=scratch) as tmp:
-                scenarios[name] = record(command, trace, tmp)
+                scenarios[name] = with_beyond_small(name, record(command, trace, tmp))
             print(f"{name}: {len(scenarios[name])} kernels", flush=True)
     tmp_out = args.out.with_suffix(".tmp")
     tmp_out.write_text(as_text(scenarios))
