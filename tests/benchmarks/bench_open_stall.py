@@ -27,6 +27,8 @@ def main() -> int:
     parser.add_argument("--cache-dir", type=Path, required=True)
     parser.add_argument("--no-overview", action="store_true")
     parser.add_argument("--panes", choices=("all", "timeline"), default="all")
+    parser.add_argument("--stacks", type=float, default=0.0, metavar="MS",
+                        help="print every thread's stack whenever the GUI thread has not ticked for MS ms")
     args = parser.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -80,6 +82,8 @@ def main() -> int:
         window.open_paths([args.trace])
 
     QTimer.singleShot(200, start)
+    if args.stacks:
+        _watch(state, args.stacks / 1000)
     app.exec()
     probe.stop()
     for key in ("appear", "timeline", "idle"):
@@ -93,6 +97,32 @@ def main() -> int:
     print(f"errors: {window.errors}")
     window.close()
     return 0
+
+
+def _watch(state: dict, after: float) -> None:
+    """A thread printing every thread's stack while the GUI thread has not ticked for `after` s."""
+    import threading
+    import traceback
+
+    main_id = threading.main_thread().ident
+
+    def watch() -> None:
+        seen = None
+        while True:
+            time.sleep(after / 4)
+            last = state["last"]
+            if last and time.perf_counter() - last > after and seen != last:
+                seen = last
+                frames = sys._current_frames()
+                names = {t.ident: t.name for t in threading.enumerate()}
+                print(f"--- GUI thread {1000 * (time.perf_counter() - last):.0f} ms without a tick:", flush=True)
+                for ident, frame in frames.items():
+                    if ident == threading.get_ident():
+                        continue
+                    mark = "GUI thread" if ident == main_id else names.get(ident, ident)
+                    print(f"  [{mark}]\n" + "".join(traceback.format_stack(frame)[-6:]), flush=True)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 if __name__ == "__main__":
