@@ -218,6 +218,7 @@ class CfgTimeline:
         self.value = np.ascontiguousarray(t.value, np.float64)
         self.levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.zero_levels: list[np.ndarray] = []      # per level: the ns of each bin valued zero (float32)
+        self._zero_duration: np.ndarray | None = None
         self.base = 1.0
         self._build_pyramid()
 
@@ -264,11 +265,12 @@ class CfgTimeline:
         """Per row (intervals lo[r]:hi[r]) and cell of `width` ns from t0: the ns valued zero."""
         from popview.cache.pyramid import reduce_kernel
 
-        zero = np.where(self.value == 0.0, (self.end - self.begin).astype(np.float64), np.nan)
+        if self._zero_duration is None:             # each interval's length when valued zero, else NaN
+            self._zero_duration = np.where(self.value == 0.0, (self.end - self.begin).astype(np.float64), np.nan)
         out = np.full((len(rows), n_bins), np.nan)
         reduce_kernel(np.arange(len(rows), dtype=np.int64), np.asarray(lo, np.int64), np.asarray(hi, np.int64),
-                      np.full(len(rows), np.iinfo(np.int64).min), self.begin, self.end, zero, float(t0), float(width),
-                      n_bins, True, out)
+                      np.full(len(rows), np.iinfo(np.int64).min), self.begin, self.end, self._zero_duration,
+                      float(t0), float(width), n_bins, True, out)
         return np.nan_to_num(out)
 
     def zero_share(self, rows, t0: int, t1: int, width: int) -> np.ndarray:
