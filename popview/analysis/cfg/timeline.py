@@ -58,7 +58,8 @@ ABOVE_OUTLIER, BELOW_OUTLIER = (255, 146, 24), (207, 207, 68)
 ZERO_IN_PROPORTION = (LAST, MAXIMUM, ABS_MAXIMUM)   # draw modes whose zeros the window draws in proportion
 ZERO_NOTE = "zero (idle) drawn in proportion to its time"
 RAW_BUDGET = 1_000_000      # intervals drawn one by one at most; beyond, the pyramid
-PYRAMID_CELLS = 1 << 20     # rows x bins of the finest level at most (16 MB with its counts; all levels 32 MB)
+PYRAMID_CELLS = 1 << 20     # rows x bins of the finest level at most (16 MB with its counts; all levels 32 MB,
+                            # and 8 MB more of zero time when the window draws its zeros in proportion)
 FINEST_BINS = 1 << 18
 COARSEST_BINS = 64
 
@@ -179,6 +180,19 @@ class Colouring:
 
 
 @dataclass
+class _Window:
+    """The rows asked of a picture, its pixels and the intervals they overlap."""
+    rows: np.ndarray
+    width: int
+    pw: float
+    inside: np.ndarray
+    asked: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    records: bool
+
+
+@dataclass
 class CfgTimeline:
     """One evaluated timeline window, ready to draw."""
     name: str
@@ -203,7 +217,8 @@ class CfgTimeline:
         self.end = np.ascontiguousarray(t.end, np.int64)
         self.value = np.ascontiguousarray(t.value, np.float64)
         self.levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self.zero_levels: list[np.ndarray] = []      # per level: the ns of each bin valued zero
+        self.zero_levels: list[np.ndarray] = []      # per level: the ns of each bin valued zero (float32)
+        self._zero_duration: np.ndarray | None = None
         self.base = 1.0
         self._build_pyramid()
 
@@ -231,7 +246,7 @@ class CfgTimeline:
             self.levels.append(o)
         if self.zero_in_proportion:
             self.zero_levels = [self._zero_ns(rows, self.row_start, self.row_stop, 0.0, self.base,
-                                              self.levels[0][0].shape[1])]
+                                              self.levels[0][0].shape[1]).astype(np.float32)]
             for level in self.levels[1:]:
                 n = level[0].shape[1]
                 finer = self.zero_levels[-1]
@@ -250,43 +265,31 @@ class CfgTimeline:
         """Per row (intervals lo[r]:hi[r]) and cell of `width` ns from t0: the ns valued zero."""
         from popview.cache.pyramid import reduce_kernel
 
-        zero = np.where(self.value == 0.0, (self.end - self.begin).astype(np.float64), np.nan)
+        if self._zero_duration is None:             # each interval's length when valued zero, else NaN
+            self._zero_duration = np.where(self.value == 0.0, (self.end - self.begin).astype(np.float64), np.nan)
         out = np.full((len(rows), n_bins), np.nan)
         reduce_kernel(np.arange(len(rows), dtype=np.int64), np.asarray(lo, np.int64), np.asarray(hi, np.int64),
-                      np.full(len(rows), np.iinfo(np.int64).min), self.begin, self.end, zero, float(t0), float(width),
-                      n_bins, True, out)
+                      np.full(len(rows), np.iinfo(np.int64).min), self.begin, self.end, self._zero_duration,
+                      float(t0), float(width), n_bins, True, out)
         return np.nan_to_num(out)
 
     def zero_share(self, rows, t0: int, t1: int, width: int) -> np.ndarray:
         """Per row and pixel of [t0, t1): the share of the pixel whose value is zero (from the
         intervals, or zoomed out from the pyramid's bins overlapping the pixel)."""
-        rows = np.asarray(rows, np.int64)
-        width = max(int(width), 1)
-        t1 = max(int(t1), int(t0) + 1)
-        pw = (t1 - t0) / width
-        inside = (rows >= 0) & (rows < self.n_rows)
-        asked = np.where(inside, rows, 0)
-        lo, hi = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
-        window_ranges(self.row_start, self.row_stop, asked, self.begin, self.end, int(t0), int(t1), lo, hi)
-        hi[~inside] = lo[~inside]
-        if int((hi - lo).sum()) <= RAW_BUDGET or not self.zero_levels:
-            return np.clip(self._zero_ns(asked, lo, hi, float(t0), pw, width) / pw, 0.0, 1.0)
-        level = int(np.clip(np.floor(np.log2(max(pw / self.base, 1.0))), 0, len(self.zero_levels) - 1))
-        bin_ns = self.base * (1 << level)
-        zero = self.zero_levels[level]
-        edges = t0 + np.arange(width + 1) * pw
-        starts = np.clip(np.floor(edges[:-1] / bin_ns), 0, zero.shape[1]).astype(np.int64)
-        stops = np.clip(np.ceil(edges[1:] / bin_ns), 0, zero.shape[1]).astype(np.int64)
-        stops = np.maximum(stops, np.minimum(starts + 1, zero.shape[1]))
-        total = np.concatenate([np.zeros((len(rows), 1)), np.cumsum(zero[asked], axis=1)], axis=1)
-        span = np.maximum((stops - starts) * bin_ns, 1.0)
-        share = (total[:, stops] - total[:, starts]) / span
-        share[~inside] = 0.0
+        w = self._window(rows, t0, t1, width)
+        if w.records or not self.zero_levels:
+            return np.clip(self._zero_ns(w.asked, w.lo, w.hi, float(t0), w.pw, w.width) / w.pw, 0.0, 1.0)
+        level, bin_ns, starts, stops = self._bins(t0, w, [z.shape[1] for z in self.zero_levels])
+        b0, b1 = int(starts.min()), int(stops.max())
+        zero = self.zero_levels[level][w.asked, b0:b1]
+        total = np.concatenate([np.zeros((len(w.rows), 1)), np.cumsum(zero, axis=1, dtype=np.float64)], axis=1)
+        share = (total[:, stops - b0] - total[:, starts - b0]) / np.maximum((stops - starts) * bin_ns, 1.0)
+        share[~w.inside] = 0.0
         return np.clip(share, 0.0, 1.0)
 
     # ---- pictures -----------------------------------------------------------------------
-    def picture(self, rows, t0: int, t1: int, width: int) -> tuple[np.ndarray, str]:
-        """(values rows x width, source): the drawn value of each pixel, NaN where no interval."""
+    def _window(self, rows, t0: int, t1: int, width: int) -> "_Window":
+        """The asked rows' intervals overlapping [t0, t1) and whether to draw from them."""
         rows = np.asarray(rows, np.int64)
         width = max(int(width), 1)
         t1 = max(int(t1), int(t0) + 1)
@@ -297,19 +300,32 @@ class CfgTimeline:
         window_ranges(self.row_start, self.row_stop, asked, self.begin, self.end, int(t0), int(t1), lo, hi)
         hi[~inside] = lo[~inside]
         count = int((hi - lo).sum())
-        if count <= RAW_BUDGET or (pw < self.base and count <= 8 * RAW_BUDGET):
-            acc, cnt, nz = _cells(len(rows), width)
-            intervals_kernel(asked, lo, hi, self.begin, self.end, self.value, float(t0), pw, self.how, acc, cnt, nz)
-            return finish(self.how, acc, cnt, nz), "records"
-        level = int(np.clip(np.floor(np.log2(max(pw / self.base, 1.0))), 0, len(self.levels) - 1))
+        records = count <= RAW_BUDGET or (pw < self.base and count <= 8 * RAW_BUDGET)
+        return _Window(rows, width, pw, inside, asked, lo, hi, records)
+
+    def _bins(self, t0: int, w: "_Window", sizes: list[int]):
+        """(level, its bin width, first and end bin of each pixel) of the pyramid level drawn;
+        `sizes`: the bins of each level."""
+        level = int(np.clip(np.floor(np.log2(max(w.pw / self.base, 1.0))), 0, len(sizes) - 1))
         bin_ns = self.base * (1 << level)
+        n_bins = sizes[level]
+        edges = t0 + np.arange(w.width + 1) * w.pw
+        starts = np.clip(np.floor(edges[:-1] / bin_ns), 0, n_bins).astype(np.int64)
+        stops = np.clip(np.ceil(edges[1:] / bin_ns), 0, n_bins).astype(np.int64)
+        return level, bin_ns, starts, np.maximum(stops, np.minimum(starts + 1, n_bins))
+
+    def picture(self, rows, t0: int, t1: int, width: int) -> tuple[np.ndarray, str]:
+        """(values rows x width, source): the drawn value of each pixel, NaN where no interval."""
+        w = self._window(rows, t0, t1, width)
+        if w.records:
+            acc, cnt, nz = _cells(len(w.rows), w.width)
+            intervals_kernel(w.asked, w.lo, w.hi, self.begin, self.end, self.value, float(t0), w.pw, self.how,
+                             acc, cnt, nz)
+            return finish(self.how, acc, cnt, nz), "records"
+        level, _, starts, stops = self._bins(t0, w, [level[0].shape[1] for level in self.levels])
         acc, cnt, nz = self.levels[level]
-        edges = t0 + np.arange(width + 1) * pw
-        starts = np.clip(np.floor(edges[:-1] / bin_ns), 0, acc.shape[1]).astype(np.int64)
-        stops = np.clip(np.ceil(edges[1:] / bin_ns), 0, acc.shape[1]).astype(np.int64)
-        stops = np.maximum(stops, np.minimum(starts + 1, acc.shape[1]))
-        o = _cells(len(rows), width)
-        combine_kernel(acc, cnt, nz, np.where(inside, rows, -1), starts, stops, self.how, *o)
+        o = _cells(len(w.rows), w.width)
+        combine_kernel(acc, cnt, nz, np.where(w.inside, w.rows, -1), starts, stops, self.how, *o)
         return finish(self.how, *o), f"pyramid level {level}"
 
     def drawn(self, rows, t0: int, t1: int, width: int) -> tuple[np.ndarray, str]:
