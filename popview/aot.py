@@ -141,37 +141,45 @@ def _numpy():
     return _np[0]
 
 
+_KEPT = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+         "float64"}                                       # numba's names of numpy's (native) kinds kept
+
+
 def _dtype_type(dtype):
     try:
         return _dtype_types[dtype]
     except KeyError:
-        found = ("scalar", dtype.name) if dtype.kind in "biuf" and dtype.isnative else None
+        found = ("scalar", dtype.name) if dtype.kind in "biuf" and dtype.isnative and dtype.name in _KEPT \
+            and dtype.fields is None and dtype.subdtype is None else None
         _dtype_types[dtype] = found
         return found
 
 
 def _type_of(value):
+    """Exact types only: numba types a subclass otherwise (an IntEnum member is its own type, a
+    MaskedArray is refused) or not at all."""
     np = _numpy()
-    if isinstance(value, np.ndarray):
+    kind = type(value)
+    if kind is np.ndarray or kind is np.memmap:          # numba types a memmap as an ndarray
         inner = _dtype_type(value.dtype)
         bits = value.flags.num
         if inner is None or not bits & _ALIGNED:
             return None
         layout = "C" if bits & _C else "F" if bits & _F else "A"
         return ("array", inner, value.ndim, layout, not bits & _WRITEABLE)
-    if isinstance(value, (bool, np.bool_)):
+    if kind is bool or kind is np.bool_:
         return ("scalar", "bool")
-    if isinstance(value, int):
+    if kind is int:
         if -(1 << 63) <= value < (1 << 63):
             return ("scalar", "int64")
         return ("scalar", "uint64") if 0 <= value < (1 << 64) else None
-    if isinstance(value, float):
+    if kind is float:
         return ("scalar", "float64")
-    if isinstance(value, (np.integer, np.floating)):
+    if isinstance(value, (np.integer, np.floating)):     # numba types these by their dtype
         return _dtype_type(value.dtype)
     if value is None:
         return ("scalar", "none")
-    if type(value) is tuple:
+    if kind is tuple:
         inner = signature_of(value)
         if inner is None:
             return None
