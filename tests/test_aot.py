@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -278,12 +279,15 @@ def test_no_argument_gets_a_signature_numbas_dispatcher_would_not_give_it(tmp_pa
     readonly.flags.writeable = False
     unaligned = np.zeros(100, np.uint8)[1:65].view(np.int64)
     mapped = np.memmap(tmp_path / "mapped", dtype=np.int64, mode="w+", shape=(4,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        matrix = np.matrix([[1, 2]])
     values = {
         "IntEnum": Level.HIGH, "int subclass": Count(4), "float subclass": Ratio(2.0), "namedtuple": pair(1, 2),
         "empty tuple": (), "nested tuple": ((1, 2), (3, 4)), "mixed nested": ((1, 2), (3.0, 4)),
         "int and np.int64": (1, np.int64(2)), "int32 and int": (np.int32(1), 2), "tuple of arrays": (a, a[::2]),
         "tuple with None": (None, 1), "list": [1, 2], "bytes": b"ab", "str": "s", "complex": 1j,
-        "unaligned": unaligned, "memmap": mapped, "matrix": np.matrix([[1, 2]]),
+        "unaligned": unaligned, "memmap": mapped, "matrix": matrix,
         "recarray": np.rec.array([(1, 2.0)], dtype=[("a", "i8"), ("b", "f8")]),
         "masked": np.ma.array([1, 2], mask=[0, 1]), "structured": np.zeros(3, dtype=[("a", "i8")]),
         "subarray field": np.zeros(3, dtype=[("a", "i8", (2,))]), "datetime64": np.zeros(3, "M8[s]"),
@@ -341,6 +345,46 @@ def test_a_damaged_or_stale_module_is_not_used(kernels_dir, built, tmp_path):
     assert out["status"].startswith("source changed") and out["numba_before_fallback"] is True
     index.write_text("{not json")
     assert out["spin"] == _use(kernels_dir, cache)["spin"]
+
+
+SWAPPED = """
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from popview import aot
+aot.MANIFEST = Path(sys.argv[2])
+checked = aot._distrust
+
+
+def check_then_swap(index, where, *rest):
+    why = checked(index, where, *rest)
+    so = where / index["file"]                 # another file put in its place once its hash is checked
+    other = so.with_name("other.tmp")
+    other.write_bytes(b"not the module that was checked" * 1000)
+    os.replace(other, so)
+    return why
+
+
+aot._distrust = check_then_swap
+import numpy as np
+import aotkernels as k
+print(json.dumps([k.checked(21), aot.status(), "numba" in sys.modules]))
+"""
+
+
+def test_the_module_imported_is_the_file_whose_hash_was_checked(kernels_dir, built, tmp_path):
+    """A file renamed over the module's path between its hash check and its import (a build of
+    another process, anyone) is not the one imported: the process runs the file it checked."""
+    import shutil
+
+    cache = tmp_path / "numba"
+    shutil.copytree(built, cache)
+    run = _run(SWAPPED, kernels_dir, kernels_dir / "kernels.json", env=_env(cache))
+    value, status, numba_loaded = json.loads(run.stdout.strip().splitlines()[-1])
+    assert status.startswith("used: 4 kernels"), status
+    assert value == 42 and not numba_loaded
+    so = next((cache / "popview-aot").glob(f"{aot.PREFIX}*"))
+    assert so.read_bytes().startswith(b"not the module")                 # the swap did happen
 
 
 BACKGROUND = """
