@@ -319,6 +319,41 @@ def test_no_argument_gets_a_signature_numbas_dispatcher_would_not_give_it(tmp_pa
     assert not wrong
 
 
+EDITED = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from popview import aot
+aot.MANIFEST = Path(sys.argv[2])
+from numba.pycc import CC
+compile_module = CC.compile
+
+
+def edited_meanwhile(self):
+    source = Path(sys.argv[1]) / "aotkernels.py"   # a kernel edited while the build compiles the old one
+    source.write_text(source.read_text().replace("return n * 2", "return n * 20"))
+    return compile_module(self)
+
+
+CC.compile = edited_meanwhile
+print(aot.build())
+"""
+
+
+def test_a_kernel_edited_during_the_build_makes_the_module_untrusted(kernels_dir, tmp_path):
+    """The index keeps the kernels' sources as the build imported them: a file edited during the
+    build (a developer's next change, within the build's minute) is not taken for the module's."""
+    import shutil
+
+    _needs_a_compiler()
+    where, cache = tmp_path / "kernels", tmp_path / "numba"
+    shutil.copytree(kernels_dir, where)
+    _run(EDITED, where, where / "kernels.json", env=_env(cache))
+    out = _use(where, cache)
+    assert out["status"].startswith("source changed since the build"), out["status"]
+    assert out["checked"] == 420
+
+
 def test_a_damaged_or_stale_module_is_not_used(kernels_dir, built, tmp_path):
     import shutil
 
