@@ -422,6 +422,49 @@ def test_the_module_imported_is_the_file_whose_hash_was_checked(kernels_dir, bui
     assert so.read_bytes().startswith(b"not the module")                 # the swap did happen
 
 
+THREADS = """
+import json, sys, threading
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from popview import aot
+aot.MANIFEST = Path(sys.argv[2])
+import numpy as np
+import aotkernels as k
+loads, load = [], aot._load
+
+
+def counted():
+    loads.append(threading.get_ident())
+    return load()
+
+
+aot._load = counted
+start, results = threading.Barrier(8), {}
+
+
+def first_call(i):
+    start.wait()
+    results[i] = k.checked(i)
+
+
+threads = [threading.Thread(target=first_call, args=(i,)) for i in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps([len(loads), [results[i] for i in range(8)], aot.status(), "numba" in sys.modules]))
+"""
+
+
+def test_threads_calling_kernels_at_once_load_the_module_once(kernels_dir, built):
+    """The first lookup of the module by several threads at once: loaded once, every call right,
+    numba not loaded."""
+    run = _run(THREADS, kernels_dir, kernels_dir / "kernels.json", env=_env(built))
+    loads, results, status, numba_loaded = json.loads(run.stdout.strip().splitlines()[-1])
+    assert loads == 1 and results == [2 * i for i in range(8)] and not numba_loaded, status
+    assert status.startswith("used: 4 kernels")
+
+
 BACKGROUND = """
 import sys
 sys.path.insert(0, sys.argv[1])
