@@ -13,6 +13,7 @@ so a damaged chunk still fails as HDF5 reports it.
 from __future__ import annotations
 
 import threading
+from collections import deque
 
 import h5py
 import numpy as np
@@ -23,6 +24,7 @@ from popview.cache import chunks
 from popview.cache.integrity import fletcher32
 
 MIN_CHUNKS = 3            # fewer chunks than this: h5py's own read costs no more
+AHEAD = 64                # chunks read ahead of their decoding, at most
 _local = threading.local()
 
 
@@ -60,15 +62,21 @@ def _plan(dset: h5py.Dataset, lo: int, hi: int):
 
 
 def _decoded(dset, lo: int, hi: int, rows: int, shuffle: bool, checksum: bool) -> np.ndarray:
+    """The rows decoded; at most AHEAD chunks read and not yet decoded at once (all read
+    first held the column's compressed bytes beside it)."""
     out = np.empty(hi - lo, dset.dtype)
-    pending = []
+    pending: deque = deque()
     try:
         for first in range(lo // rows * rows, hi, rows):
+            while len(pending) >= AHEAD:
+                pending[0].result()      # left in `pending` until it is done: waited for below
+                pending.popleft()
             stored = _stored(dset, first)
             pending.append(chunks._threads().submit(jit.carry(_decode_into), out, lo, hi, first, rows,
                                                     stored, shuffle, checksum))
-        for job in pending:
-            job.result()
+        while pending:
+            pending[0].result()
+            pending.popleft()
     finally:
         for job in pending:
             job.cancel()
