@@ -71,7 +71,7 @@ def test_pure_mpi_skips_the_openmp_work(tmp_path, monkeypatch):
 
     def never(*args, **kwargs):
         raise AssertionError("OpenMP work for a pure MPI run")
-    for name in ("_master_waiting", "_instances", "_worker_part"):
+    for name in ("_master_waiting", "_Instances", "_worker_part"):
         monkeypatch.setattr(ct, name, never)
     with popview.open(_trace(tmp_path, 1), cache_dir=tmp_path / "cache") as e:
         t = ct.callpath_time(e, "main/timestep")
