@@ -73,6 +73,25 @@ def callpath_time(exp, path: str, own_calls=None) -> CallpathTime:
     return _CACHE.get(key, lambda: _callpath_time(exp, path, None))
 
 
+@dataclass
+class CallpathExtent:
+    """R in ns and the masters' waiting time of `callpath_time` (the metric tree's needs),
+    without each location's intervals."""
+
+    runtime_ns: int
+    extra_ptr: np.ndarray
+    extra_begin: np.ndarray
+    extra_end: np.ndarray
+
+
+def callpath_extent(exp, path: str) -> CallpathExtent:
+    """`callpath_time`'s R and masters' waiting time, computed once per cache file and call path;
+    the workers' visits read only where their master is not in the call path."""
+    st = os.stat(exp.cache_path)
+    key = (str(exp.cache_path), st.st_mtime_ns, st.st_size, exp.reader.fingerprint, path, "extent")
+    return _CACHE.get(key, lambda: _callpath_extent(exp, path))
+
+
 def clear_cache() -> None:
     _CACHE.clear()
 
@@ -118,6 +137,129 @@ def _callpath_time(exp, path: str, own_calls) -> CallpathTime:
     return CallpathTime(ptr, begin, end, runtime, _ptr(extra, defs.n_locations),
                         np.concatenate([b for b, _ in extra]) if extra else empty,
                         np.concatenate([e for _, e in extra]) if extra else empty)
+
+
+GAPS = 64      # a process whose master leaves the call path more often: its workers' visits read whole
+
+
+def _callpath_extent(exp, path: str) -> CallpathExtent:
+    """R and the masters' waiting time as `_callpath_time` has them, from the workers' time in
+    the call path outside their master's (`gaps`): a master's time in it is the union of its
+    visits of the call path (M); a worker's is its own kept segments (S) and M outside its own
+    visits, so the union of a process's threads is M and the workers' S outside M, and a
+    master waits for its team in S outside M within its parallel-region instances. Only the
+    workers' visits overlapping the gaps of M are read (there the stack of open visits is
+    whole): the few rows before the master's first visit and after its last, when the call
+    path is entered once per process."""
+    from popview.analysis.gather import main_locations
+    from popview.analysis.replay.weights import masters
+    defs = exp.definitions
+    target = callpath_ids(defs, path)
+    if not target:
+        raise ValueError(f"no call path {path!r} in {exp.source}")
+    inside = subtree(defs.callpath_parent, target)
+    grafted = bool(defs.flags.get("threads_grafted"))
+    proc, master_of = defs.location_process(), masters(defs)
+    main = main_locations(defs)[0]
+    g = exp.reader.group("cumulative")["master_calls"]
+    off = g["cp_offsets"][:]
+    own_time = _visits_by_process(g, off, target, defs.n_processes, nonempty=True)
+    teams = {p: [int(loc) for loc in np.flatnonzero(proc == p) if loc != master_of[p]]
+             for p in range(defs.n_processes)} if grafted else {}
+    teams = {p: team for p, team in teams.items() if team}
+    for p in teams:
+        mine = main[proc[main] == p]
+        if len(mine) and master_of[p] not in mine:      # the union without the master: as callpath_time has it
+            t = callpath_time(exp, path)
+            return CallpathExtent(t.runtime_ns, t.extra_ptr, t.extra_begin, t.extra_end)
+    gaps = {p: _gaps(own_time[p]) for p in teams}
+    outside = _outside(exp.reader, teams, inside, gaps)
+    instances = None
+    extra = [(_EMPTY, _EMPTY)] * defs.n_locations
+    runtime = 0
+    for p in range(defs.n_processes):
+        m = int(master_of[p])
+        mine = main[proc[main] == p]
+        inner = (_EMPTY, _EMPTY)
+        if p in teams:
+            team_out = _union([outside[w] for w in teams[p]])
+            if len(team_out[0]):
+                instances = instances or _Instances(g, off, _constructs(defs), defs.n_processes)
+                inst = instances.of(p)
+                if len(inst[0]):
+                    extra[m] = _intersect(team_out, inst)
+            inner = _union([extra[m]] + [outside[int(w)] for w in mine if w != m])
+        if len(mine):
+            own = own_time[p]
+            runtime = max(runtime, int((own[1] - own[0]).sum() + (inner[1] - inner[0]).sum()))
+    return CallpathExtent(runtime, _ptr(extra, defs.n_locations),
+                          np.concatenate([b for b, _ in extra] + [_EMPTY]), np.concatenate([e for _, e in extra] + [_EMPTY]))
+
+
+_FAR = np.iinfo(np.int64).max // 4
+
+
+def _gaps(visits) -> tuple[np.ndarray, np.ndarray]:
+    """The complement of sorted, disjoint intervals (of positive length), its ends far away."""
+    b, e = visits
+    return np.concatenate(([-_FAR], e)), np.concatenate((b, [_FAR]))
+
+
+def _outside(reader, teams: dict, inside, gaps: dict) -> dict:
+    """Per worker of `teams` (process -> workers), its own kept segments (those of its innermost
+    visits inside the call path) within its process's `gaps`: the rows that may overlap each gap
+    (a slab of the calls table: every visit open in the gap is there, whole), read at once; all
+    of a worker's rows where its process's gaps are many."""
+    columns = ["begin", "end", "callpath"]
+    if not reader.has("calls"):
+        return {w: (_EMPTY, _EMPTY) for team in teams.values() for w in team}
+    slabs = {}           # (worker, gap) -> rows [lo, hi)
+    whole = [w for p, team in teams.items() if len(gaps[p][0]) > GAPS for w in team]
+    whole_set = set(whole)
+    for p, team in teams.items():
+        if len(gaps[p][0]) > GAPS:
+            continue
+        for w in team:
+            for k, (t0, t1) in enumerate(zip(*gaps[p])):
+                lo, hi = reader.row_range("calls", w, None if t0 == -_FAR else int(t0), None if t1 == _FAR else int(t1))
+                if hi > lo:
+                    slabs[w, k] = lo, hi
+    merged = _merged_ranges(list(slabs.values()))
+    table = reader.group("calls")
+    rows = {c: table[c].read_rows(merged) for c in columns} if merged else {}
+    starts = np.array([lo for lo, _ in merged], np.int64)
+    at = np.concatenate(([0], np.cumsum([hi - lo for lo, hi in merged]))).astype(np.int64)
+    calls = _cache_calls(reader, whole) if whole else None
+    out = {}
+    for p, team in teams.items():
+        for w in team:
+            if w in whole_set:
+                ob, oe, ocp = _innermost(calls(w))
+                out[w] = _intersect(_joined(ob, oe, inside[ocp], _EMPTY, _EMPTY, _NONE), gaps[p])
+                continue
+            pieces = []
+            for k, (t0, t1) in enumerate(zip(*gaps[p])):
+                if (w, k) not in slabs:
+                    continue
+                lo, hi = slabs[w, k]
+                i = int(np.searchsorted(starts, lo, side="right")) - 1
+                a = int(at[i] + lo - starts[i])
+                ob, oe, ocp = _innermost({c: rows[c][a:a + hi - lo] for c in columns})
+                kept = _joined(ob, oe, inside[ocp], _EMPTY, _EMPTY, _NONE)
+                pieces.append(_intersect(kept, (np.array([t0], np.int64), np.array([t1], np.int64))))
+            out[w] = (np.concatenate([b for b, _ in pieces] + [_EMPTY]), np.concatenate([e for _, e in pieces] + [_EMPTY]))
+    return out
+
+
+def _merged_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Row ranges sorted, the overlapping and adjacent ones joined."""
+    out: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return [(lo, hi) for lo, hi in out]
 
 
 def _visits_by_process(g, off, cps, n_processes: int, nonempty: bool = False) -> list:
