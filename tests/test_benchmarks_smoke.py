@@ -28,6 +28,7 @@ SMALL = {
     "bench_distribution.py": ([], r"box +draw \+ paint: median [\d.]+ s[\s\S]*bars +draw \+ paint: median [\d.]+ s"),
     "bench_cancel.py": (["--out", "{tmp}"], r"uncancelled conversion: [\d.]+ s[\s\S]*cancel at .* s: (stopped|finished)"),
     "bench_dask.py": (["--out", "{tmp}"], r"median wall: Dask 2 workers [\d.]+ s[\s\S]*predicted T\(64\) = [\d.]+ s"),
+    "bench_open_stall.py": ([], r"appear: [\d.]+ s\ntimeline: [\d.]+ s\nidle: [\d.]+ s\nstall: \d+ ms"),
     "bench_cfg_timeline.py": (["--out", "{tmp}"], r"first evaluation: .* s[\s\S]*redraw at +full view: median .* ms"),
     "bench_cfg_comms.py": (["--out", "{tmp}"], r"Event Bytes: [\d.]+ s[\s\S]*peak memory [\d.]+ GB"),
     "bench_first_run.py": ([], r"info median [\d.]+ s"),

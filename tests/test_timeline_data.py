@@ -225,3 +225,43 @@ def test_worker_time_without_records_is_drawn_idle_as_the_profile_counts_it(late
     # what the profile counts as OpenMP idle on a worker: before its first record and between its records
     np.testing.assert_allclose((idle + not_created)[worker], omp_idle[worker], rtol=0.05)
     assert data.category_label(ColourMode("state"), IDLE_GAP) == IDLE_GAP_LABEL
+
+
+@pytest.fixture(scope="module")
+def heat_2x2(tmp_path_factory, shared_traces):
+    """popview-heat Extrae 2x2: each OpenMP worker runs about 1.7 ms of every 8 ms and has no
+    record in between (Extrae writes nothing while a worker waits)."""
+    trace = shared_traces / "popview-heat" / "extrae" / "hyb_2x2" / "hyb_2x2.prv"
+    with popview.open(trace, cache_dir=tmp_path_factory.mktemp("heat22"), timeline=True) as exp:
+        yield exp
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("budget, width", [(timeline_data.RAW_BUDGET, 1200), (timeline_data.RAW_BUDGET, 500),
+                                           (0, 1200), (0, 12000)],
+                         ids=["records-1200px", "records-500px", "pyramid-1200px", "pyramid-12000px"])
+def test_zoomed_out_a_worker_shows_its_idle_time_in_proportion(heat_2x2, monkeypatch, budget, width):
+    """Zoomed out, a pixel holding a short burst and a long wait drew the burst (the dominant
+    record), the wait only in pixels without any record: heat 2x2's workers, idle 75-82 % of the
+    run, drew 46-53 % of their pixels idle (30-37 % from the pyramid). Now the idle time is drawn
+    in proportion along each worker row (error diffusion of each pixel's idle share), where the
+    worker waits: its idle pixels are its idle time, as zoomed in, from records and pyramid alike;
+    a pixel without a wait is never drawn idle, nor is a master's."""
+    from popview.analysis.timeline_data import IDLE_GAP
+
+    exp = heat_2x2
+    rows = np.arange(len(exp.definitions.locations))
+    zoomed_in = TimelineData(exp).picture(ColourMode("state"), rows, 0, exp.definitions.t_end, 400_000)
+    assert zoomed_in.source == "records"
+    idle_in = (zoomed_in.values == IDLE_GAP).mean(axis=1)
+    worker = TimelineData(exp).worker[rows]
+    assert worker.tolist() == [False, True, False, True] and (idle_in[worker] > 0.7).all()
+    monkeypatch.setattr(timeline_data, "RAW_BUDGET", budget)
+    data = TimelineData(exp)
+    out = data.picture(ColourMode("state"), rows, 0, data.t_end, width)
+    assert out.source.startswith("records" if budget else "pyramid")
+    shown = out.values == IDLE_GAP
+    assert not shown[~worker].any()
+    np.testing.assert_allclose(shown.mean(axis=1)[worker], idle_in[worker], atol=0.02)
+    assert (out.share[shown] > 0).all(), "drawn idle only where the worker waits"
+    assert (out.values[worker] != NONE).all()

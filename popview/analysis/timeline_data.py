@@ -102,7 +102,7 @@ class TimelineData:
         self._pyr = None      # the timeline overview, opened (or built: popview.cache.overview) when first read
         self._tile_offsets: dict[str, np.ndarray] = {}
         self._range_cache: dict[ColourMode, tuple[float, float]] = {}
-        self._levels: dict[tuple[str, int], tuple] = {}
+        self._levels: dict[tuple, tuple] = {}
         self._handles: dict[tuple[str, ...], object] = {}
         self._block_ns: dict[str, int] = {}
         # worker threads (a CPU thread other than its process's first): the profile counts the time
@@ -183,27 +183,57 @@ class TimelineData:
         return self._numeric(mode, rows, t0, t1, width)
 
     def _categorical(self, mode, rows, t0, t1, width) -> Picture:
-        pic = self._categorical_records(mode, rows, t0, t1, width)
-        if mode.kind == "state" and pic.source != "none":
-            self._fill_idle_gaps(pic, rows)
+        idle = [] if mode.kind == "state" and self._workers(rows).any() else None
+        pic = self._categorical_records(mode, rows, t0, t1, width, idle)
+        if idle is not None and pic.source != "none":
+            self._fill_idle_gaps(pic, rows, idle[0] if idle else None)
         return pic
 
-    def _fill_idle_gaps(self, pic: Picture, rows: np.ndarray) -> None:
-        """A worker thread's pixels with no record inside the run are what the profile counts
-        them as: OpenMP idle (Extrae writes nothing while a worker waits), not blank like the
-        time outside the run. Records and pyramid alike: whole empty pixels only; a 'Not created'
-        record stays itself."""
-        worker = self.worker[rows] if len(self.worker) else np.zeros(len(rows), bool)
-        if not worker.any():
-            return
+    def _workers(self, rows: np.ndarray) -> np.ndarray:
+        return self.worker[rows] if len(self.worker) else np.zeros(len(rows), bool)
+
+    def _fill_idle_gaps(self, pic: Picture, rows: np.ndarray, idle: np.ndarray | None) -> None:
+        """A worker thread's time with no record inside the run is what the profile counts it
+        as: OpenMP idle (Extrae writes nothing while a worker waits), not blank like the time
+        outside the run. Zoomed out, it is drawn in proportion to its time: along each worker
+        row, a pixel is idle where the idle time summed from the row's first pixel reaches
+        its next whole pixel (rounded: error diffusion, as a line is drawn between pixels), and
+        shows its dominant record otherwise. A worker waiting 80 % of the run then has about
+        80 % of its pixels idle, placed where it waits, whatever the zoom: a pixel's dominant
+        record hid the waits of every pixel that held a short burst (heat 2x2's workers, idle
+        75-82 % of the run, drew 46-53 % idle), and the state covering most of each pixel
+        (Paraver's mode) hid every burst shorter than half a pixel. Zoomed in, a pixel
+        holds one record or one wait and is drawn as it is. `idle` (rows x pixels: the share of
+        each pixel, or of the pyramid bin drawn there, inside the run and covered by no
+        record) is None where the overview does not hold it (one built before it did): whole
+        empty pixels only then. Records and pyramid alike; a 'Not created' record stays itself."""
+        worker = self._workers(rows)
         width = pic.values.shape[1]
         centre = pic.t0 + (np.arange(width) + 0.5) * ((pic.t1 - pic.t0) / width)
         inside = (centre >= 0) & (centre < self.t_end)
         gap = (pic.values == NONE) & worker[:, None] & inside[None, :]
+        if idle is not None:
+            mine = np.clip(idle[worker].astype(np.float64), 0.0, 1.0)
+            whole = np.floor(np.cumsum(mine, axis=1) + 0.5)
+            gap[worker] = np.diff(whole, axis=1, prepend=0.0) > 0
         pic.values[gap] = IDLE_GAP
-        pic.share[gap] = 1.0
+        pic.share[gap] = 1.0 if idle is None else np.clip(idle[gap], 0.0, 1.0)
 
-    def _categorical_records(self, mode, rows, t0, t1, width) -> Picture:
+    def _records_idle(self, recs, rows, t0: int, pw: float, width: int) -> np.ndarray:
+        """Per worker row and pixel: the share of the pixel inside the run that no record covers."""
+        seg_row, lo, hi, skip, begin, end = recs[:6]
+        mine = self._workers(rows)[seg_row]
+        covered = np.full((len(rows), width), np.nan)
+        pyramid.reduce_kernel(seg_row[mine], lo[mine], hi[mine], skip[mine], begin, end,
+                              (end - begin).astype(np.float64), float(t0), pw, width, True, covered)
+        edges = t0 + np.arange(width + 1) * pw
+        inside = np.clip(np.minimum(edges[1:], self.t_end) - np.maximum(edges[:-1], 0), 0, None) / pw
+        return np.clip(inside[None, :] - np.nan_to_num(covered) / pw, 0.0, 1.0).astype(np.float32)
+
+    def _categorical_records(self, mode, rows, t0, t1, width, idle: list | None = None) -> Picture:
+        """The dominant value of each pixel (and the share it covers). `idle`, a list, receives
+        the share of each pixel no record covers inside the run (state mode: _fill_idle_gaps)
+        when the records or the overview tell it."""
         pw = (t1 - t0) / width
         tile = "state" if mode.kind == "state" else "callpath"
         recs = self._tile_records(tile, rows, t0, t1) if self._raw_ok(tile, t0, t1, pw) else None
@@ -214,6 +244,8 @@ class TimelineData:
             share = np.zeros((len(rows), width), np.float32)
             pyramid.dominant_kernel(seg_row, lo, hi, skip, begin, end, value, np.ones(len(value)), float(t0), pw,
                                     width, values, share)
+            if idle is not None:
+                idle.append(self._records_idle(recs, rows, t0, pw, width))
             return Picture(mode, t0, t1, values, share, "records")
         channel = "state" if mode.kind == "state" else ("callpath" if mode.kind == "callpath" else mode.kind)
         level, cols, vals, shr = self._level(channel, rows, t0, t1, width)
@@ -226,6 +258,10 @@ class TimelineData:
             region = np.asarray(self.defs.callpath_region, np.int64)
             vals = np.where(vals >= 0, region[np.maximum(vals, 0)], NONE)
         shr = shr * np.float32(1.0 / 255.0)
+        if idle is not None:
+            bin_idle = self._level_idle(rows, level, cols)
+            if bin_idle is not None:
+                idle.append(bin_idle)
         if (cols >= 0).all():
             return Picture(mode, t0, t1, vals.astype(np.int32, copy=False), shr, f"pyramid level {level}")
         values = np.full((len(rows), width), NONE, np.int32)
@@ -233,6 +269,19 @@ class TimelineData:
         values[:, cols >= 0] = vals
         share[:, cols >= 0] = shr
         return Picture(mode, t0, t1, values, share, f"pyramid level {level}")
+
+    def _level_idle(self, rows, level: int, cols: np.ndarray) -> np.ndarray | None:
+        """Per row and pixel: the share of the pyramid bin drawn there (cols: -1 outside the run)
+        inside the run that no record covers; None when the overview has no cover (older)."""
+        if self._group(("state", str(level), pyramid.COVER)) is None:
+            return None
+        cover = self._pick(self._level_arrays("state", level, pyramid.COVER)[0], rows, cols[cols >= 0])
+        width_ns = self.base << level
+        out = np.zeros((len(rows), len(cols)), np.float32)
+        first = cols[cols >= 0] * width_ns
+        inside = np.clip(np.minimum(first + width_ns, self.t_end) - first, 0, None) / width_ns
+        out[:, cols >= 0] = np.clip(inside[None, :] - cover * (1.0 / 255.0), 0.0, 1.0)
+        return out
 
     def _numeric(self, mode, rows, t0, t1, width) -> Picture:
         pw = (t1 - t0) / width
@@ -365,26 +414,32 @@ class TimelineData:
         inside = cols[cols >= 0]
         if len(inside) == 0:
             return level, cols, np.zeros((len(rows), 0)), np.zeros((len(rows), 0))
-        b0, b1 = int(inside.min()), int(inside.max()) + 1
+        return level, cols, self._pick(value, rows, inside), (self._pick(share, rows, inside)
+                                                              if share is not None else None)
+
+    @staticmethod
+    def _pick(ds, rows: np.ndarray, bins: np.ndarray) -> np.ndarray:
+        """Rows `rows`, bins `bins` (at least one) of a level's dataset or array."""
+        if len(bins) == 0:
+            return np.zeros((len(rows), 0))
+        b0, b1 = int(bins.min()), int(bins.max()) + 1
         r0, r1 = int(rows.min()), int(rows.max()) + 1
         contiguous = len(rows) == r1 - r0 and bool((np.diff(rows) == 1).all())
+        block = ds[r0:r1, b0:b1]
+        return np.take(block if contiguous else block[rows - r0], bins - b0, axis=1)
 
-        def pick(ds):
-            block = ds[r0:r1, b0:b1]
-            return np.take(block if contiguous else block[rows - r0], inside - b0, axis=1)
-        return level, cols, pick(value), (pick(share) if share is not None else None)
-
-    def _level_arrays(self, channel: str, level: int):
-        """A level's datasets, or the level in memory when small (the zoomed-out views reuse it)."""
-        value = self._group((channel, str(level), "value"))
-        share = self._group((channel, str(level), "share"))
-        if value.size > LEVEL_CACHE_CELLS:
-            return value, share
-        key = (channel, level)
+    def _level_arrays(self, channel: str, level: int, *names: str):
+        """A level's datasets ("value" and "share", or `names`), or the level in memory when
+        small (the zoomed-out views reuse it)."""
+        names = names or ("value", "share")
+        found = [self._group((channel, str(level), name)) for name in names]
+        if found[0].size > LEVEL_CACHE_CELLS:
+            return tuple(found)
+        key = (channel, level, names)
         if key not in self._levels:
             while len(self._levels) >= LEVEL_CACHE_SIZE:
                 self._levels.pop(next(iter(self._levels)))
-            self._levels[key] = (value[...], share[...] if share is not None else None)
+            self._levels[key] = tuple(ds[...] if ds is not None else None for ds in found)
         return self._levels[key]
 
     def _estimate_rows(self, table: str, rows, t0: int, t1: int) -> int:

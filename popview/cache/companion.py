@@ -52,6 +52,7 @@ from popview.cache.version import SCHEMA_VERSION
 log = logging.getLogger("popview")
 
 DIGEST_ATTR = "cache_digest"
+VERSION_ATTR = "part_version"     # Part.version (none: 0)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class Part:
     build: Callable[[h5py.File, object, Path, Progress], None]
     size_ratio: float = 0.0       # its file's bytes per byte of its cache, about (0: not checked)
     module: str = ""              # the module whose PART it is: how the child process finds it
+    version: int = 0              # of its content: one of another version is built again (the cache kept)
 
 
 # Where a companion is built (build_file): one expected to weigh up to IN_MEMORY_BYTES in this
@@ -117,7 +119,8 @@ def keep_if_still_valid(part: Part, cache, new_digest: str) -> bool:
     path = path_of(part, cache)
     try:
         with h5py.File(path, "r") as h5:
-            if _text(h5.attrs.get(DIGEST_ATTR)) == new_digest and h5.attrs.get("complete", False):
+            if _text(h5.attrs.get(DIGEST_ATTR)) == new_digest and h5.attrs.get("complete", False) \
+                    and int(h5.attrs.get(VERSION_ATTR, 0)) == part.version:
                 return True
     except (OSError, ValueError, TypeError):
         pass                          # none there, or not a whole file: removed
@@ -125,17 +128,19 @@ def keep_if_still_valid(part: Part, cache, new_digest: str) -> bool:
     return False
 
 
-def complete(path: Path, cache_digest: str) -> None:
-    """Make the companion written at `path` whole: what it belongs to, signed, sealed."""
-    _sign(path, cache_digest)
+def complete(path: Path, cache_digest: str, version: int = 0) -> None:
+    """Make the companion written at `path` whole: what it belongs to, its part's content
+    `version` (Part.version), signed, sealed."""
+    _sign(path, cache_digest, version)
     integrity.seal(Path(path))
 
 
-def _sign(path: Path, cache_digest: str) -> None:
+def _sign(path: Path, cache_digest: str, version: int = 0) -> None:
     from popview._version import __version__
 
     with integrity.writing(path, "r+") as h5:
         h5.attrs["schema_version"] = SCHEMA_VERSION
+        h5.attrs[VERSION_ATTR] = version
         h5.attrs["popview_version"] = __version__
         h5.attrs[DIGEST_ATTR] = cache_digest
         h5.attrs["complete"] = True
@@ -158,7 +163,7 @@ def open_valid(part: Part, cache, cache_digest: str | None, path: Path | None = 
     try:
         attrs = h5.attrs
         if not (attrs.get("complete", False) and int(attrs.get("schema_version", -1)) == SCHEMA_VERSION
-                and _text(attrs.get(DIGEST_ATTR)) == cache_digest):
+                and int(attrs.get(VERSION_ATTR, 0)) == part.version and _text(attrs.get(DIGEST_ATTR)) == cache_digest):
             h5.close()                     # another cache's, or an older release's: not an error
             return None
         integrity.verify(h5)
@@ -271,7 +276,7 @@ def build_file(part: Part, source: h5py.File, defs, path: Path, progress: Progre
             part.build(source, defs, path, progress)
             if cache_digest is not None:
                 progress.check()
-                _sign(path, cache_digest)
+                _sign(path, cache_digest, part.version)
             write_out()
         if cache_digest is not None:
             integrity.seal(path)
@@ -317,7 +322,7 @@ def run_job(job: dict, progress: Progress) -> None:
             raise CacheDamaged(f"{job['dst']}: the cache handed over is not the one asked for")
         part.build(cache.h5, cache.definitions, Path(job["dst"]), progress)
         if digest is not None:
-            complete(Path(job["dst"]), digest)
+            complete(Path(job["dst"]), digest, part.version)
 
 
 def _private_after(failure: OSError, part: Part, target: Path, source: h5py.File, defs,

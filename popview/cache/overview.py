@@ -64,8 +64,10 @@ def build(source: h5py.File, defs, path: Path, progress: Progress) -> None:
 
 
 # An EPOCH-shaped cache's overview weighs 1.44-1.48 times the cache (docs/cache.md).
+# Version 1: the state channel's levels hold each bin's cover (pyramid.COVER); an overview of
+# version 0 is built again at its first use.
 PART = companion.Part("timeline overview", SUFFIX, "pyramid", lambda *a: build(*a), size_ratio=1.5,
-                      module=__name__)
+                      module=__name__, version=1)
 
 
 def path_of(cache) -> Path:
@@ -78,7 +80,9 @@ def remove(cache) -> None:
     companion.remove(PART, cache)
 
 
-complete = companion.complete
+def complete(path: Path, cache_digest: str) -> None:
+    """Make the overview written at `path` (by a conversion) whole: see companion.complete."""
+    companion.complete(path, cache_digest, PART.version)
 
 
 def open_valid(cache, cache_digest: str | None, path: Path | None = None) -> h5py.File | None:

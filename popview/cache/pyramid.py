@@ -7,7 +7,10 @@ Two structures in the group "pyramid":
   a channel and the share of the bin it covers (categorical channels:
   thread state, innermost call path, MPI call, OpenMP construct), the
   longest useful burst overlapping the bin, and each counter's sum spread
-  over the bins. Level 0 has bins of `base_ns`, level k of base_ns * 2**k,
+  over the bins. The thread state's levels also hold the share of each bin
+  any record covers ("cover"): the time a worker thread has no record (an
+  OpenMP worker waiting) competes with the dominant state when the timeline
+  draws (analysis/timeline_data.py). Level 0 has bins of `base_ns`, level k of base_ns * 2**k,
   so any zoom draws from about pixels-many bins per row.
 * tiles: the records again, grouped by time block then location (states,
   innermost call-path pieces, counter intervals, messages as send -> receive
@@ -42,6 +45,7 @@ BLOCK_ROWS = 65536        # about this many tile rows per time block
 MAX_BLOCKS = 4096
 NONE = -1                 # no value in a bin / no record
 CATEGORICAL = ("state", "callpath", "mpi", "openmp")
+COVER = "cover"           # the state channel's levels: share of each bin any record covers (x 255)
 
 
 # ---- kernels shared with popview.analysis.timeline_data ----------------------
@@ -740,7 +744,11 @@ def _create_levels(g: h5py.Group, channels, numeric, n_loc: int, bins: list[int]
                 v = lg.create_dataset("value", shape=(n_loc, n), dtype=np.int32, chunks=chunks,
                                       fillvalue=NONE, **filters)
                 s = lg.create_dataset("share", shape=(n_loc, n), dtype=np.uint8, chunks=chunks, **filters)
-                dsets[name].append((v, s))
+                if name == "state":
+                    c = lg.create_dataset(COVER, shape=(n_loc, n), dtype=np.uint8, chunks=chunks, **filters)
+                    dsets[name].append((v, s, c))
+                else:
+                    dsets[name].append((v, s))
             else:
                 v = lg.create_dataset("value", shape=(n_loc, n), dtype=np.float32, chunks=chunks,
                                       fillvalue=np.nan, **filters)
@@ -769,6 +777,11 @@ def _fill_categorical(levels, recs, a: int, b: int, base: int, bins: list[int]) 
         dominant_of(*hist, float(base << level), out_v, out_s)
         levels[level][0][a:b] = out_v.astype(np.int32)
         levels[level][1][a:b] = np.round(out_s * 255).astype(np.uint8)
+        if len(levels[level]) > 2:             # the share of each bin the records cover, whatever their value
+            e_row, e_bin, _, e_cov = hist
+            cover = np.bincount(e_row.astype(np.int64) * n + e_bin, weights=e_cov, minlength=(b - a) * n)
+            levels[level][2][a:b] = np.round(np.clip(cover.reshape(b - a, n) / float(base << level), 0.0, 1.0)
+                                             * 255).astype(np.uint8)
 
 
 def _fill_numeric(levels, spread: bool, recs, a: int, b: int, base: int, bins: list[int]) -> None:

@@ -2,6 +2,7 @@
 longest stall of the GUI thread's event loop meanwhile (a QTimer probe every 10 ms).
 
     python tests/benchmarks/bench_open_stall.py TRACE --cache-dir DIR [--no-overview] [--panes all|timeline]
+    python tests/benchmarks/bench_open_stall.py --small      # a small synthetic hybrid run, no overview
 
 TRACE is converted into DIR first when DIR has no cache of it (as `popview convert` does,
 without the timeline overview; not timed). --no-overview removes the cache's timeline
@@ -20,15 +21,37 @@ import tempfile
 import time
 from pathlib import Path
 
+from small import add_small, in_scratch
+
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("trace", type=Path)
-    parser.add_argument("--cache-dir", type=Path, required=True)
+    parser.add_argument("trace", type=Path, nargs="?")
+    parser.add_argument("--cache-dir", type=Path)
     parser.add_argument("--no-overview", action="store_true")
     parser.add_argument("--panes", choices=("all", "timeline"), default="all")
+    parser.add_argument("--stacks", type=float, default=0.0, metavar="MS",
+                        help="print every thread's stack whenever the GUI thread has not ticked for MS ms")
+    add_small(parser)
     args = parser.parse_args()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if args.trace is None:
+        return in_scratch(parser, args.small, "a TRACE and --cache-dir", lambda tmp: _small(args, tmp))
+    if args.cache_dir is None:
+        parser.error("give --cache-dir")
+    return measure(args)
+
+
+def _small(args, tmp: Path) -> int:
+    from popview.testing import synthetic
+
+    args.trace, args.cache_dir, args.no_overview = tmp / "small.prv", tmp / "cache", True
+    synthetic.write(args.trace, synthetic.Shape(processes=2, threads=2, iterations=4, work_ns=2_000_000))
+    return measure(args)
+
+
+def measure(args) -> int:
+    """Open args.trace in a window, print the figures (see the module's docstring)."""
 
     from popview.cache import overview
     from popview.experiment import convert
@@ -80,6 +103,8 @@ def main() -> int:
         window.open_paths([args.trace])
 
     QTimer.singleShot(200, start)
+    if args.stacks:
+        _watch(state, args.stacks / 1000)
     app.exec()
     probe.stop()
     for key in ("appear", "timeline", "idle"):
@@ -93,6 +118,32 @@ def main() -> int:
     print(f"errors: {window.errors}")
     window.close()
     return 0
+
+
+def _watch(state: dict, after: float) -> None:
+    """A thread printing every thread's stack while the GUI thread has not ticked for `after` s."""
+    import threading
+    import traceback
+
+    main_id = threading.main_thread().ident
+
+    def watch() -> None:
+        seen = None
+        while True:
+            time.sleep(after / 4)
+            last = state["last"]
+            if last and time.perf_counter() - last > after and seen != last:
+                seen = last
+                frames = sys._current_frames()
+                names = {t.ident: t.name for t in threading.enumerate()}
+                print(f"--- GUI thread {1000 * (time.perf_counter() - last):.0f} ms without a tick:", flush=True)
+                for ident, frame in frames.items():
+                    if ident == threading.get_ident():
+                        continue
+                    mark = "GUI thread" if ident == main_id else names.get(ident, ident)
+                    print(f"  [{mark}]\n" + "".join(traceback.format_stack(frame)[-6:]), flush=True)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def test_a_pixel_without_interval_has_no_value_and_unknown_rows_are_empty():
 
 def test_random_and_mode_are_drawn_as_the_maximum_and_say_so():
     t = _cfg_timeline([ROW], "draw_random")
-    assert t.draw_mode == "draw_maximum" and t.notes == ["draw_random drawn as draw_maximum"]
+    assert t.draw_mode == "draw_maximum" and t.notes == ["draw_random drawn as draw_maximum", tl.ZERO_NOTE]
 
 
 def test_zoomed_out_the_pyramid_gives_what_the_intervals_give(monkeypatch):
@@ -95,3 +95,60 @@ def test_the_windows_shown_are_the_open_ones_else_the_final_ones():
     assert [w.name for w in tl.shown_windows(view)] == ["Cycles"]
     assert tl.describe(view, ipc) == ("Instructions (Next Evt Val, events = 42000050) / "
                                       "Cycles (Next Evt Val)")
+
+
+# a worker: value 5 for 2 ns of every 10 ns, zero (idle, in no state the window shows) between
+BURSTS = [(k, k + 2, 5.0) for k in range(0, 1000, 10)] + [(k + 2, k + 10, 0.0) for k in range(0, 1000, 10)]
+
+
+def test_zoomed_out_the_windows_zeros_keep_their_share_where_they_are(monkeypatch):
+    """draw_maximum drew every pixel holding a burst in the burst's colour: a thread idle 80 %
+    of the time looked busy all along, its idle gaps in the neighbouring state's colour. What
+    the timeline draws (drawn) keeps the zeros' share, records and pyramid alike; zoomed in,
+    pixels are the draw mode's."""
+    t = _cfg_timeline([sorted(BURSTS)], "draw_maximum", t_end=1000)
+    assert t.zero_in_proportion and tl.ZERO_NOTE in t.notes
+    values, _ = t.picture([0], 0, 1000, 10)
+    assert (values == 5.0).all()                                   # Paraver's draw mode: the maximum
+    drawn, source = t.drawn([0], 0, 1000, 10)
+    assert source == "records" and (drawn == 0.0).sum() == 8 and (drawn == 5.0).sum() == 2
+    monkeypatch.setattr(tl, "RAW_BUDGET", 10)
+    zoomed_out, source = t.drawn([0], 0, 1000, 10)
+    assert source.startswith("pyramid level") and (zoomed_out == 0.0).sum() == 8
+    monkeypatch.undo()
+    zoomed_in, _ = t.drawn([0], 0, 100, 50)                        # 2 ns a pixel: each pixel one interval
+    np.testing.assert_array_equal(zoomed_in, t.picture([0], 0, 100, 50)[0])
+
+
+def test_gradients_and_not_zero_draw_modes_keep_the_draw_mode():
+    for mode, window in (("draw_maximum", {"color_mode": "window_in_gradient_mode"}), ("draw_minnotzero", {}),
+                         ("draw_average", {})):
+        t = _cfg_timeline([sorted(BURSTS)], mode, t_end=1000, **window)
+        assert not t.zero_in_proportion and tl.ZERO_NOTE not in t.notes
+        np.testing.assert_array_equal(t.drawn([0], 0, 1000, 10)[0], t.picture([0], 0, 1000, 10)[0])
+
+
+@pytest.mark.shared
+def test_a_state_as_is_cfg_draws_heat_workers_idle_as_long_as_they_are(shared_traces, tmp_path):
+    """parami's State As Is view on popview-heat Extrae 2x2: at the whole run, its workers' idle
+    (value 0) takes the share of their pixels it takes zoomed in, not 20 %."""
+    import popview
+    from popview.analysis.cfg import read_cfg
+    from popview.analysis.cfg.evaluate import TraceColumns, evaluate_window
+    from popview.analysis.cfg.timeline import CfgTimelineData
+    from popview.gui.cfgviews import on_threads
+
+    trace = shared_traces / "popview-heat" / "extrae" / "hyb_2x2" / "hyb_2x2.prv"
+    view = read_cfg(shared_traces / "paraver-cfgs" / "parami" / "cfgs" / "General" / "views" / "state_as_is.cfg")
+    with popview.open(trace, cache_dir=tmp_path, timeline=True) as exp:
+        columns = TraceColumns.from_cache(exp.reader, exp.definitions)
+        (window,) = tl.shown_windows(view)
+        t = tl.window_timeline(view, window, on_threads(evaluate_window(view, 1, columns), window, columns),
+                               columns.t_end)
+        data = CfgTimelineData(exp, t)
+        rows = np.arange(t.n_rows)
+        near = data.picture(data.mode, rows, 0, columns.t_end, 400_000).values
+        far = data.picture(data.mode, rows, 0, columns.t_end, 800).values
+        idle_near, idle_far = (near == 0).mean(axis=1), (far == 0).mean(axis=1)
+        assert (idle_near[[1, 3]] > 0.7).all()
+        np.testing.assert_allclose(idle_far, idle_near, atol=0.02)

@@ -55,8 +55,11 @@ BACKGROUND = (0, 0, 0)
 GRADIENT_BEGIN, GRADIENT_END = (0, 255, 0), (0, 0, 255)
 ABOVE_OUTLIER, BELOW_OUTLIER = (255, 146, 24), (207, 207, 68)
 
+ZERO_IN_PROPORTION = (LAST, MAXIMUM, ABS_MAXIMUM)   # draw modes whose zeros the window draws in proportion
+ZERO_NOTE = "zero (idle) drawn in proportion to its time"
 RAW_BUDGET = 1_000_000      # intervals drawn one by one at most; beyond, the pyramid
-PYRAMID_CELLS = 1 << 20     # rows x bins of the finest level at most (16 MB with its counts; all levels 32 MB)
+PYRAMID_CELLS = 1 << 20     # rows x bins of the finest level at most (16 MB with its counts; all levels 32 MB,
+                            # and 8 MB more of zero time when the window draws its zeros in proportion)
 FINEST_BINS = 1 << 18
 COARSEST_BINS = 64
 
@@ -177,6 +180,19 @@ class Colouring:
 
 
 @dataclass
+class _Window:
+    """The rows asked of a picture, its pixels and the intervals they overlap."""
+    rows: np.ndarray
+    width: int
+    pw: float
+    inside: np.ndarray
+    asked: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    records: bool
+
+
+@dataclass
 class CfgTimeline:
     """One evaluated timeline window, ready to draw."""
     name: str
@@ -201,6 +217,8 @@ class CfgTimeline:
         self.end = np.ascontiguousarray(t.end, np.int64)
         self.value = np.ascontiguousarray(t.value, np.float64)
         self.levels: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.zero_levels: list[np.ndarray] = []      # per level: the ns of each bin valued zero (float32)
+        self._zero_duration: np.ndarray | None = None
         self.base = 1.0
         self._build_pyramid()
 
@@ -226,10 +244,52 @@ class CfgTimeline:
             o = _cells(self.n_rows, bins)
             combine_kernel(*self.levels[-1], rows, starts, starts + 2, self.how, *o)
             self.levels.append(o)
+        if self.zero_in_proportion:
+            self.zero_levels = [self._zero_ns(rows, self.row_start, self.row_stop, 0.0, self.base,
+                                              self.levels[0][0].shape[1]).astype(np.float32)]
+            for level in self.levels[1:]:
+                n = level[0].shape[1]
+                finer = self.zero_levels[-1]
+                self.zero_levels.append(finer[:, 0:2 * n:2] + finer[:, 1:2 * n:2])
+
+    @property
+    def zero_in_proportion(self) -> bool:
+        """Whether the window's zeros (the time a thread is in none of the states or values it
+        shows: Paraver's idle colour or background) are drawn in proportion to their time
+        zoomed out (zero_share), rather than lost to the draw mode's pick among a pixel's
+        values: code colours and the null gradient, drawn by the last, maximum or absolute
+        maximum value."""
+        return self.how in ZERO_IN_PROPORTION and (self.colouring.code or self.colouring.null_gradient)
+
+    def _zero_ns(self, rows, lo, hi, t0: float, width: float, n_bins: int) -> np.ndarray:
+        """Per row (intervals lo[r]:hi[r]) and cell of `width` ns from t0: the ns valued zero."""
+        from popview.cache.pyramid import reduce_kernel
+
+        if self._zero_duration is None:             # each interval's length when valued zero, else NaN
+            self._zero_duration = np.where(self.value == 0.0, (self.end - self.begin).astype(np.float64), np.nan)
+        out = np.full((len(rows), n_bins), np.nan)
+        reduce_kernel(np.arange(len(rows), dtype=np.int64), np.asarray(lo, np.int64), np.asarray(hi, np.int64),
+                      np.full(len(rows), np.iinfo(np.int64).min), self.begin, self.end, self._zero_duration,
+                      float(t0), float(width), n_bins, True, out)
+        return np.nan_to_num(out)
+
+    def zero_share(self, rows, t0: int, t1: int, width: int) -> np.ndarray:
+        """Per row and pixel of [t0, t1): the share of the pixel whose value is zero (from the
+        intervals, or zoomed out from the pyramid's bins overlapping the pixel)."""
+        w = self._window(rows, t0, t1, width)
+        if w.records or not self.zero_levels:
+            return np.clip(self._zero_ns(w.asked, w.lo, w.hi, float(t0), w.pw, w.width) / w.pw, 0.0, 1.0)
+        level, bin_ns, starts, stops = self._bins(t0, w, [z.shape[1] for z in self.zero_levels])
+        b0, b1 = int(starts.min()), int(stops.max())
+        zero = self.zero_levels[level][w.asked, b0:b1]
+        total = np.concatenate([np.zeros((len(w.rows), 1)), np.cumsum(zero, axis=1, dtype=np.float64)], axis=1)
+        share = (total[:, stops - b0] - total[:, starts - b0]) / np.maximum((stops - starts) * bin_ns, 1.0)
+        share[~w.inside] = 0.0
+        return np.clip(share, 0.0, 1.0)
 
     # ---- pictures -----------------------------------------------------------------------
-    def picture(self, rows, t0: int, t1: int, width: int) -> tuple[np.ndarray, str]:
-        """(values rows x width, source): the drawn value of each pixel, NaN where no interval."""
+    def _window(self, rows, t0: int, t1: int, width: int) -> "_Window":
+        """The asked rows' intervals overlapping [t0, t1) and whether to draw from them."""
         rows = np.asarray(rows, np.int64)
         width = max(int(width), 1)
         t1 = max(int(t1), int(t0) + 1)
@@ -240,20 +300,49 @@ class CfgTimeline:
         window_ranges(self.row_start, self.row_stop, asked, self.begin, self.end, int(t0), int(t1), lo, hi)
         hi[~inside] = lo[~inside]
         count = int((hi - lo).sum())
-        if count <= RAW_BUDGET or (pw < self.base and count <= 8 * RAW_BUDGET):
-            acc, cnt, nz = _cells(len(rows), width)
-            intervals_kernel(asked, lo, hi, self.begin, self.end, self.value, float(t0), pw, self.how, acc, cnt, nz)
-            return finish(self.how, acc, cnt, nz), "records"
-        level = int(np.clip(np.floor(np.log2(max(pw / self.base, 1.0))), 0, len(self.levels) - 1))
+        records = count <= RAW_BUDGET or (pw < self.base and count <= 8 * RAW_BUDGET)
+        return _Window(rows, width, pw, inside, asked, lo, hi, records)
+
+    def _bins(self, t0: int, w: "_Window", sizes: list[int]):
+        """(level, its bin width, first and end bin of each pixel) of the pyramid level drawn;
+        `sizes`: the bins of each level."""
+        level = int(np.clip(np.floor(np.log2(max(w.pw / self.base, 1.0))), 0, len(sizes) - 1))
         bin_ns = self.base * (1 << level)
+        n_bins = sizes[level]
+        edges = t0 + np.arange(w.width + 1) * w.pw
+        starts = np.clip(np.floor(edges[:-1] / bin_ns), 0, n_bins).astype(np.int64)
+        stops = np.clip(np.ceil(edges[1:] / bin_ns), 0, n_bins).astype(np.int64)
+        return level, bin_ns, starts, np.maximum(stops, np.minimum(starts + 1, n_bins))
+
+    def picture(self, rows, t0: int, t1: int, width: int) -> tuple[np.ndarray, str]:
+        """(values rows x width, source): the drawn value of each pixel, NaN where no interval."""
+        w = self._window(rows, t0, t1, width)
+        if w.records:
+            acc, cnt, nz = _cells(len(w.rows), w.width)
+            intervals_kernel(w.asked, w.lo, w.hi, self.begin, self.end, self.value, float(t0), w.pw, self.how,
+                             acc, cnt, nz)
+            return finish(self.how, acc, cnt, nz), "records"
+        level, _, starts, stops = self._bins(t0, w, [level[0].shape[1] for level in self.levels])
         acc, cnt, nz = self.levels[level]
-        edges = t0 + np.arange(width + 1) * pw
-        starts = np.clip(np.floor(edges[:-1] / bin_ns), 0, acc.shape[1]).astype(np.int64)
-        stops = np.clip(np.ceil(edges[1:] / bin_ns), 0, acc.shape[1]).astype(np.int64)
-        stops = np.maximum(stops, np.minimum(starts + 1, acc.shape[1]))
-        o = _cells(len(rows), width)
-        combine_kernel(acc, cnt, nz, np.where(inside, rows, -1), starts, stops, self.how, *o)
+        o = _cells(len(w.rows), w.width)
+        combine_kernel(acc, cnt, nz, np.where(w.inside, w.rows, -1), starts, stops, self.how, *o)
         return finish(self.how, *o), f"pyramid level {level}"
+
+    def drawn(self, rows, t0: int, t1: int, width: int) -> tuple[np.ndarray, str]:
+        """picture(), what the timeline draws: the draw mode per pixel, and the window's zeros
+        (the time a thread is in none of the states or values it shows) in proportion to their
+        time when zero_in_proportion, as the State mode draws an OpenMP worker's waits
+        (TimelineData._fill_idle_gaps): along each row, a pixel is zero where the zero time
+        summed from the row's first pixel reaches its next whole pixel. Zoomed out the idle
+        time keeps its share of the picture, where it is, instead of taking the colour of a
+        state sharing its pixels (heat 2x2's workers, idle 75-82 % of the run, drew 20 % of a
+        State As Is window idle); zoomed in, a pixel inside one interval is drawn as before."""
+        values, source = self.picture(rows, t0, t1, width)
+        if self.zero_in_proportion and values.size:
+            zero = self.zero_share(rows, t0, t1, width)
+            whole = np.floor(np.cumsum(zero, axis=1) + 0.5)
+            values[np.diff(whole, axis=1, prepend=0.0) > 0] = 0.0
+        return values, source
 
     def values_present(self, limit: int = 256) -> np.ndarray:
         """The distinct values of the window (at most `limit`, the smallest)."""
@@ -297,6 +386,8 @@ def window_timeline(view: CfgView, window: Window, timeline: Timeline, t_end: in
             low, high = (float(finite.min()), float(finite.max())) if len(finite) else (0.0, 1.0)
             colouring.low, colouring.high = low, high if high > low else low + 1.0
     comm = window.gui.get("window_comm_lines_enabled", "false").lower() == "true"
+    if DRAW_MODES[draw_mode] in ZERO_IN_PROPORTION and (colouring.code or colouring.null_gradient):
+        notes.append(ZERO_NOTE)
     return CfgTimeline(window.name, window.position, describe(view, window, definitions), timeline, int(t_end),
                        colouring, draw_mode, dict(value_names or {}), notes, window_unit(window), comm,
                        initial_window(window, int(t_end)))
@@ -381,7 +472,8 @@ class CfgTimelineData(TimelineData):
         return [self.mode]
 
     def picture(self, mode: ColourMode, rows, t0: int, t1: int, width: int) -> Picture:
-        values, source = self.cfg.picture(rows, t0, t1, width)
+        """What the window draws (CfgTimeline.drawn)."""
+        values, source = self.cfg.drawn(rows, t0, t1, width)
         share = np.isfinite(values).astype(np.float32) if mode.categorical else None
         return Picture(mode, int(t0), int(max(t1, t0 + 1)), values, share, source)
 
