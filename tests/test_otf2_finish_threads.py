@@ -45,6 +45,23 @@ def test_beside_is_taken_and_equals_one_after_the_other(archive, tmp_path, monke
     assert differences(beside, serial) == []
 
 
+def test_beside_gives_the_same_cache_byte_for_byte_every_time(archive, tmp_path, monkeypatch, compiled):
+    """Two threads writing into one HDF5 file place its objects in the order they happen to
+    come: the cache's bytes (its digest) changed from one conversion to the next, so
+    `convert --force` of an unchanged archive never kept its companions (companion.keep_if_still_valid)."""
+    from popview.cache import integrity
+
+    taken = []
+    real = writer.Writer._tables_beside_derived
+    monkeypatch.setattr(writer.Writer, "_tables_beside_derived", lambda self, *a: taken.append(1) or real(self, *a))
+    digests = set()
+    for i in range(4):
+        with popview.open(archive, cache_dir=tmp_path / f"c{i}") as exp:
+            digests.add(integrity.stored_digest(exp.cache_path))
+    assert len(taken) == 4
+    assert len(digests) == 1, f"{len(digests)} different caches of one archive"
+
+
 @pytest.mark.parametrize("how", ["cancel", "interrupt"])
 def test_stopped_while_the_tables_are_written_leaves_nothing(archive, tmp_path, compiled, how):
     cancel = threading.Event()

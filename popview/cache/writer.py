@@ -410,26 +410,40 @@ class Writer:
         OTF2 reader's tables), the reader wrote the calls and the kernels run compiled (as
         Python, under one GIL, the two would only take turns). The tables' writing mostly waits
         for its compression threads; on the 10^7-event OTF2 archive it took 0.35 s of wall
-        and the sums 0.8 s after it, on one core. Each writes its own datasets (h5py
-        serialises the calls into the file); the sums report no progress of their own (the
-        tables' fraction would go back and forth) but see a cancel, and are stopped and waited
-        for when the tables fail."""
+        and the sums 0.8 s after it, on one core. The sums are written into a part file of
+        their own, joined into the cache once the tables are there (as the side process's
+        parts are: derived._join): two threads writing into one HDF5 file place its objects
+        in the order they happen to come, and the same archive gave a different cache (digest)
+        at every conversion. The sums report no progress of their own (the tables' fraction
+        would go back and forth) but see a cancel, and are stopped and waited for when the
+        tables fail."""
         from popview.cache import derived
 
         stop = threading.Event()
         quiet = Progress(None, _Either(progress.cancel, stop))
+        part = self._scratch.path / "beside.part"
+
+        def sums() -> None:
+            with writing(part, "w") as dst:
+                derived.build_all(RawTables(copy.folder), dst, self.definitions, quiet)
+
         with Pool(1, thread_name_prefix="popview-derived") as pool:
             job = None
             try:
-                job = pool.submit(jit.carry(derived.build_all), RawTables(copy.folder), out, self.definitions, quiet)
+                job = pool.submit(jit.carry(sums))
                 self._write_tables(out, copy, progress.sub(0.0, 0.6), adopted)   # no calls to collect: adopted
             except BaseException:
                 stop.set()               # a Ctrl-C as its thread starts too: it stops at once
                 if job is not None:
-                    job.exception()      # waited for: nothing writes into the file once it closes
+                    job.exception()      # waited for: its file is closed before the scratch goes
                 raise
             progress(0.65, "cumulative sums")
             job.result()
+        progress.check()
+        with h5py.File(part, "r") as built:       # builders_for(False): none built in shares (merge)
+            for group in built:
+                out.copy(built[group], group)
+        part.unlink()
         heap.release_free_memory()
 
     def timeline_path(self) -> Path | None:
