@@ -141,37 +141,45 @@ def _numpy():
     return _np[0]
 
 
+_KEPT = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+         "float64"}                                       # numba's names of numpy's (native) kinds kept
+
+
 def _dtype_type(dtype):
     try:
         return _dtype_types[dtype]
     except KeyError:
-        found = ("scalar", dtype.name) if dtype.kind in "biuf" and dtype.isnative else None
+        found = ("scalar", dtype.name) if dtype.kind in "biuf" and dtype.isnative and dtype.name in _KEPT \
+            and dtype.fields is None and dtype.subdtype is None else None
         _dtype_types[dtype] = found
         return found
 
 
 def _type_of(value):
+    """Exact types only: numba types a subclass otherwise (an IntEnum member is its own type, a
+    MaskedArray is refused) or not at all."""
     np = _numpy()
-    if isinstance(value, np.ndarray):
+    kind = type(value)
+    if kind is np.ndarray or kind is np.memmap:          # numba types a memmap as an ndarray
         inner = _dtype_type(value.dtype)
         bits = value.flags.num
         if inner is None or not bits & _ALIGNED:
             return None
         layout = "C" if bits & _C else "F" if bits & _F else "A"
         return ("array", inner, value.ndim, layout, not bits & _WRITEABLE)
-    if isinstance(value, (bool, np.bool_)):
+    if kind is bool or kind is np.bool_:
         return ("scalar", "bool")
-    if isinstance(value, int):
+    if kind is int:
         if -(1 << 63) <= value < (1 << 63):
             return ("scalar", "int64")
         return ("scalar", "uint64") if 0 <= value < (1 << 64) else None
-    if isinstance(value, float):
+    if kind is float:
         return ("scalar", "float64")
-    if isinstance(value, (np.integer, np.floating)):
+    if isinstance(value, (np.integer, np.floating)):     # numba types these by their dtype
         return _dtype_type(value.dtype)
     if value is None:
         return ("scalar", "none")
-    if type(value) is tuple:
+    if kind is tuple:
         inner = signature_of(value)
         if inner is None:
             return None
@@ -231,17 +239,18 @@ def _load() -> dict:
             return _note({}, f"not built: {failed.read_text().strip()}" if failed.exists() else "not built")
         except (OSError, ValueError) as exc:
             return _note({}, f"unreadable index {path}: {exc}")
-        why = _distrust(index, path.parent)
-        if why:
-            return _note({}, why)
-        import importlib.machinery
-        import importlib.util
-
-        so = path.parent / index["file"]
-        loader = importlib.machinery.ExtensionFileLoader(index["module"], str(so))
-        spec = importlib.util.spec_from_file_location(index["module"], str(so), loader=loader)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        so = path.parent / str(index.get("file", ""))
+        try:
+            fd = os.open(so, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            return _note({}, f"module unreadable: {exc}")
+        try:
+            why = _distrust(index, path.parent, fd)
+            if why:
+                return _note({}, why)
+            module = _import_from(index["module"], so, fd)
+        finally:
+            os.close(fd)
         table: dict = {}
         for mod, name, args, symbol in index["kernels"]:
             table.setdefault((mod, name), {})[_frozen(args)] = getattr(module, symbol)
@@ -255,9 +264,9 @@ def _note(table: dict, why: str) -> dict:
     return table
 
 
-def _distrust(index: dict, where: Path) -> str:
+def _distrust(index: dict, where: Path, fd: int | None = None) -> str:
     """Why the index cannot be trusted ("" when it can): another format, its module file not
-    whole (SHA-256), a kernel's source changed since."""
+    whole (SHA-256; of the file open as `fd` when given), a kernel's source changed since."""
     if index.get("format") != FORMAT or not str(index.get("file", "")).startswith(PREFIX):
         return "an index of another format"
     for source, mtime_ns, size in index.get("sources", []):
@@ -268,12 +277,37 @@ def _distrust(index: dict, where: Path) -> str:
         if (st.st_mtime_ns, st.st_size) != (mtime_ns, size):
             return f"source changed since the build: {source}"
     try:
-        data = (where / index["file"]).read_bytes()
+        if fd is None:
+            data = (where / index["file"]).read_bytes()
+        else:
+            with os.fdopen(os.dup(fd), "rb") as f:
+                f.seek(0)
+                data = f.read()
     except OSError as exc:
         return f"module unreadable: {exc}"
     if hashlib.sha256(data).hexdigest() != index.get("sha256"):
         return f"module damaged (its SHA-256 is not the index's): {where / index['file']}"
     return ""
+
+
+def _import_from(name: str, so: Path, fd: int):
+    """The extension module of the file open as `fd`, the one whose hash was checked: loaded through
+    /proc/self/fd (its path may name another file by now: a build's rename, or anyone's), or by
+    its path where there is no /proc."""
+    import importlib.machinery
+    import importlib.util
+
+    by_fd = f"/proc/self/fd/{fd}"
+    origin = by_fd if os.path.exists(by_fd) else str(so)
+    loader = importlib.machinery.ExtensionFileLoader(name, origin)
+    spec = importlib.util.spec_from_file_location(name, origin, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        module.__file__ = str(so)
+    except (AttributeError, TypeError):
+        pass
+    return module
 
 
 def is_built(k: str | None = None) -> bool:

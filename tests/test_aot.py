@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -248,6 +249,76 @@ def test_argument_types_are_numbas():
     assert aot.signature_of([swapped]) is None           # numba types it otherwise: left to numba
 
 
+def test_no_argument_gets_a_signature_numbas_dispatcher_would_not_give_it(tmp_path):
+    """For every kind of argument a caller could pass, signature_of() is None (numba's dispatcher
+    decides) or exactly what the dispatcher's own typing (typeof_pyval) makes of it: a module's
+    function is never chosen for other types than numba would compile for. An IntEnum member
+    was typed int64 (numba: its IntEnum type) and a MaskedArray as an array (numba refuses it: the
+    module's function ran on its data, the mask ignored)."""
+    import collections
+    import enum
+
+    from numba import njit
+
+    @njit
+    def probe(x):
+        return 0
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Count(int):
+        pass
+
+    class Ratio(float):
+        pass
+
+    pair = collections.namedtuple("pair", "a b")
+    a = np.arange(12, dtype=np.int64)
+    readonly = a.view()
+    readonly.flags.writeable = False
+    unaligned = np.zeros(100, np.uint8)[1:65].view(np.int64)
+    mapped = np.memmap(tmp_path / "mapped", dtype=np.int64, mode="w+", shape=(4,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        matrix = np.matrix([[1, 2]])
+    values = {
+        "IntEnum": Level.HIGH, "int subclass": Count(4), "float subclass": Ratio(2.0), "namedtuple": pair(1, 2),
+        "empty tuple": (), "nested tuple": ((1, 2), (3, 4)), "mixed nested": ((1, 2), (3.0, 4)),
+        "int and np.int64": (1, np.int64(2)), "int32 and int": (np.int32(1), 2), "tuple of arrays": (a, a[::2]),
+        "tuple with None": (None, 1), "list": [1, 2], "bytes": b"ab", "str": "s", "complex": 1j,
+        "unaligned": unaligned, "memmap": mapped, "matrix": matrix,
+        "recarray": np.rec.array([(1, 2.0)], dtype=[("a", "i8"), ("b", "f8")]),
+        "masked": np.ma.array([1, 2], mask=[0, 1]), "structured": np.zeros(3, dtype=[("a", "i8")]),
+        "subarray field": np.zeros(3, dtype=[("a", "i8", (2,))]), "datetime64": np.zeros(3, "M8[s]"),
+        "timedelta64 scalar": np.timedelta64(5, "s"), "datetime64 scalar": np.datetime64(5, "s"),
+        "float16": np.zeros(3, np.float16), "float16 scalar": np.float16(1), "longdouble": np.longdouble(1),
+        "longdouble array": np.zeros(2, np.longdouble), "complex array": np.zeros(2, complex),
+        "metadata dtype": np.zeros(3, np.dtype("i8", metadata={"x": 1})), "0-d": np.array(5),
+        "0-d readonly": readonly[:1].reshape(()), "F": np.asfortranarray(a.reshape(3, 4)),
+        "A": a.reshape(3, 4)[:, ::2], "1x1": a[:1].reshape(1, 1), "empty 2-d": np.zeros((0, 3)),
+        "strided single": a[::5][:1], "bool array": a > 3, "readonly bool": readonly > 3, "readonly": readonly,
+        "np.bool_": np.bool_(True), "bool": True, "2**63": 1 << 63, "-2**63": -(1 << 63), "2**64": 1 << 64,
+        "2**31": 1 << 31, "intc": np.intc(3), "longlong": np.longlong(3), "uint64": np.uint64(1 << 63),
+        "ulonglong array": np.zeros(2, np.ulonglong), "int8": np.int8(1), "float": 2.5, "np.float64": np.float64(2),
+        "float32": np.float32(1.5), "byte-swapped": a.astype(">i8"), "byte-swapped float": a.astype(">f8"),
+        "objects": np.array([None]), "bytes array": np.zeros(3, "S3"), "unicode array": np.zeros(2, "U2"),
+    }
+    wrong = {}
+    for name, value in values.items():
+        try:
+            numba_type = precompile.type_to_data(probe.typeof_pyval(value))
+        except Exception:                                # numba refuses it: so must the module
+            numba_type = None
+        expected = None if numba_type is None else aot._frozen(json.loads(json.dumps(numba_type)))
+        found = aot.signature_of([value])
+        if found is not None and found != (expected,):
+            wrong[name] = (found, expected)
+        elif found is not None:
+            assert aot.signature_of([(value, value)]) == (("unituple", expected, 2),), name
+    assert not wrong
+
+
 def test_a_damaged_or_stale_module_is_not_used(kernels_dir, built, tmp_path):
     import shutil
 
@@ -274,6 +345,46 @@ def test_a_damaged_or_stale_module_is_not_used(kernels_dir, built, tmp_path):
     assert out["status"].startswith("source changed") and out["numba_before_fallback"] is True
     index.write_text("{not json")
     assert out["spin"] == _use(kernels_dir, cache)["spin"]
+
+
+SWAPPED = """
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from popview import aot
+aot.MANIFEST = Path(sys.argv[2])
+checked = aot._distrust
+
+
+def check_then_swap(index, where, *rest):
+    why = checked(index, where, *rest)
+    so = where / index["file"]                 # another file put in its place once its hash is checked
+    other = so.with_name("other.tmp")
+    other.write_bytes(b"not the module that was checked" * 1000)
+    os.replace(other, so)
+    return why
+
+
+aot._distrust = check_then_swap
+import numpy as np
+import aotkernels as k
+print(json.dumps([k.checked(21), aot.status(), "numba" in sys.modules]))
+"""
+
+
+def test_the_module_imported_is_the_file_whose_hash_was_checked(kernels_dir, built, tmp_path):
+    """A file renamed over the module's path between its hash check and its import (a build of
+    another process, anyone) is not the one imported: the process runs the file it checked."""
+    import shutil
+
+    cache = tmp_path / "numba"
+    shutil.copytree(built, cache)
+    run = _run(SWAPPED, kernels_dir, kernels_dir / "kernels.json", env=_env(cache))
+    value, status, numba_loaded = json.loads(run.stdout.strip().splitlines()[-1])
+    assert status.startswith("used: 4 kernels"), status
+    assert value == 42 and not numba_loaded
+    so = next((cache / "popview-aot").glob(f"{aot.PREFIX}*"))
+    assert so.read_bytes().startswith(b"not the module")                 # the swap did happen
 
 
 BACKGROUND = """
