@@ -71,7 +71,7 @@ def test_pure_mpi_skips_the_openmp_work(tmp_path, monkeypatch):
 
     def never(*args, **kwargs):
         raise AssertionError("OpenMP work for a pure MPI run")
-    for name in ("_master_waiting", "_instances", "_worker_part"):
+    for name in ("_master_waiting", "_Instances", "_worker_part"):
         monkeypatch.setattr(ct, name, never)
     with popview.open(_trace(tmp_path, 1), cache_dir=tmp_path / "cache") as e:
         t = ct.callpath_time(e, "main/timestep")
@@ -85,8 +85,8 @@ def test_computed_once_for_every_model(tmp_path, monkeypatch):
     call path's time once."""
     ct.clear_cache()
     calls = []
-    inner = ct._callpath_time
-    monkeypatch.setattr(ct, "_callpath_time", lambda *a: calls.append(a[1]) or inner(*a))
+    inner = ct._callpath_extent
+    monkeypatch.setattr(ct, "_callpath_extent", lambda *a: calls.append(a[1]) or inner(*a))
     trace = _trace(tmp_path, 4)
     trees = []
     for model in ("pop-mpi", "hybrid-additive", "pop-mpi"):
@@ -94,3 +94,62 @@ def test_computed_once_for_every_model(tmp_path, monkeypatch):
             trees.append(e.metrics(model, "callpath:main/timestep", use_replay=False).to_dict())
     assert calls == ["main/timestep"]
     assert trees[0] == trees[2]
+
+
+def _same_extent(e, path):
+    """callpath_extent's R and masters' waiting time are callpath_time's."""
+    full = ct._callpath_time(e, path, None)
+    ext = ct._callpath_extent(e, path)
+    assert ext.runtime_ns == full.runtime_ns, path
+    for f in ("extra_ptr", "extra_begin", "extra_end"):
+        assert np.array_equal(getattr(ext, f), getattr(full, f)), (path, f)
+    return full
+
+
+@pytest.mark.parametrize("gaps", [ct.GAPS, 0])       # the workers' rows read in the gaps; read whole
+@pytest.mark.parametrize("threads", [1, 4])
+def test_extent_as_callpath_time(tmp_path, monkeypatch, threads, gaps):
+    monkeypatch.setattr(ct, "GAPS", gaps)
+    ct.clear_cache()
+    with popview.open(_trace(tmp_path, threads), cache_dir=tmp_path / "cache") as e:
+        defs = e.definitions
+        for path in sorted({defs.callpath_name(c) for c in range(len(defs.callpath_parent))}):
+            _same_extent(e, path)
+
+
+def test_extent_reads_workers_only_outside_their_master(tmp_path, monkeypatch):
+    """The master enters main/timestep once: its workers' visits are read before and after
+    that visit only, not whole, and R and the masters' waiting time are those of the intervals."""
+    ct.clear_cache()
+    slabs = []
+    shape = Shape(processes=2, threads=3, iterations=3000, work_ns=20_000, rank_weights=(1.0, 1.3),
+                  serial_fraction=0.1, parallel_regions=2, init_ns=300_000, fini_ns=100_000)
+    write(tmp_path / "long.prv", shape)      # more rows per worker than a step of the cache's sparse index
+    with popview.open(tmp_path / "long.prv", cache_dir=tmp_path / "cache") as e:
+        real = e.reader.row_range
+
+        def row_range(table, loc, t0=None, t1=None):
+            assert table == "calls" and (t0 is not None or t1 is not None), "a worker's visits read whole"
+            lo, hi = real(table, loc, t0, t1)
+            slabs.append(hi - lo)
+            return lo, hi
+        monkeypatch.setattr(e.reader, "row_range", row_range)
+        monkeypatch.setattr(ct, "_cache_calls", lambda *a: pytest.fail("a worker's visits read whole"))
+        tree = e.metrics("pop-mpi", "callpath:main/timestep", use_replay=False)
+        assert tree.value("parallel_efficiency") > 0
+        workers = e.definitions.n_locations - e.definitions.n_processes
+        assert len(slabs) == 2 * workers and sum(slabs) < e.reader.count("calls") / 4    # a sparse step each
+        monkeypatch.undo()
+        assert _same_extent(e, "main/timestep").runtime_ns > 0
+
+
+def test_extent_as_callpath_time_on_real_traces(shared_traces, cache_dir):
+    """On traces of Extrae and Score-P (OpenMP workers grafted, masters waiting for their team)."""
+    waited = 0
+    for trace in ("popview-heat/extrae/hyb_2x2/hyb_2x2.prv", "popview-heat/scorep/hyb_2x2/traces.otf2"):
+        ct.clear_cache()
+        with popview.open(shared_traces / trace, cache_dir=cache_dir) as e:
+            defs = e.definitions
+            for path in sorted({defs.callpath_name(c) for c in range(len(defs.callpath_parent))}):
+                waited += len(_same_extent(e, path).extra_begin) > 0
+    assert waited > 0

@@ -152,9 +152,9 @@ class _TraceGather:
         for k, name in enumerate(self.index.counter_names):
             if prof.has(name):
                 ctr[:, k] = prof.by_location(name, cp, True)[self.locs]
-        from popview.analysis.callpath_time import callpath_time
+        from popview.analysis.callpath_time import callpath_extent
         defs_cp = _defs_callpath(self.defs, path)
-        cp_time = callpath_time(self.exp, path) if defs_cp >= 0 else None   # not the profile's artificial root
+        cp_time = callpath_extent(self.exp, path) if defs_cp >= 0 else None   # not the profile's artificial root
         if cp_time is not None:
             self._add_masters_waiting(cat, cp_time)
         runtime = float(cat[:, :N_CAT].sum(axis=1).max()) if len(self.locs) else 0.0

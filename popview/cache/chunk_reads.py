@@ -13,6 +13,7 @@ so a damaged chunk still fails as HDF5 reports it.
 from __future__ import annotations
 
 import threading
+from collections import deque
 
 import h5py
 import numpy as np
@@ -23,6 +24,7 @@ from popview.cache import chunks
 from popview.cache.integrity import fletcher32
 
 MIN_CHUNKS = 3            # fewer chunks than this: h5py's own read costs no more
+AHEAD = 64                # chunks read ahead of their decoding, at most
 _local = threading.local()
 
 
@@ -45,6 +47,38 @@ def read_rows(dset: h5py.Dataset, lo: int = 0, hi: int | None = None) -> np.ndar
         return dset[lo:hi]
 
 
+def read_ranges(dset: h5py.Dataset, ranges: list[tuple[int, int]]) -> np.ndarray:
+    """The rows of [lo, hi) ranges of a one-dimensional column, concatenated: the chunks of
+    them all decoded in threads together (many short ranges cost their chunks, not a read
+    each); the rows as h5py reads them where this path does not know the chunks."""
+    ranges = [(max(0, lo), min(hi, dset.shape[0])) for lo, hi in ranges]
+    ranges = [(lo, hi) for lo, hi in ranges if hi > lo]
+    plan = _plan(dset, 0, dset.shape[0]) if ranges else None
+    if plan is None:
+        return np.concatenate([dset[lo:hi] for lo, hi in ranges] + [np.zeros(0, dset.dtype)])
+    rows, shuffle, checksum = plan
+    out = np.empty(sum(hi - lo for lo, hi in ranges), dset.dtype)
+    pending = []
+    try:
+        pos = 0
+        for lo, hi in ranges:
+            for first in range(lo // rows * rows, hi, rows):
+                pending.append(chunks._threads().submit(jit.carry(_decode_into), out[pos:pos + hi - lo], lo, hi,
+                                                        first, rows, _stored(dset, first), shuffle, checksum))
+            pos += hi - lo
+        for job in pending:
+            job.result()
+    except _Unknown:
+        return np.concatenate([dset[lo:hi] for lo, hi in ranges])
+    finally:
+        for job in pending:
+            job.cancel()
+        for job in pending:
+            if not job.cancelled():
+                job.exception()          # wait: no thread may write into `out` after we return
+    return out
+
+
 def _plan(dset: h5py.Dataset, lo: int, hi: int):
     """(chunk rows, shuffle, checksum) when the rows span enough chunks of a known pipeline."""
     if dset.ndim != 1 or dset.chunks is None or dset.dtype.itemsize not in (1, 2, 4, 8):
@@ -60,15 +94,21 @@ def _plan(dset: h5py.Dataset, lo: int, hi: int):
 
 
 def _decoded(dset, lo: int, hi: int, rows: int, shuffle: bool, checksum: bool) -> np.ndarray:
+    """The rows decoded; at most AHEAD chunks read and not yet decoded at once (all read
+    first held the column's compressed bytes beside it)."""
     out = np.empty(hi - lo, dset.dtype)
-    pending = []
+    pending: deque = deque()
     try:
         for first in range(lo // rows * rows, hi, rows):
+            while len(pending) >= AHEAD:
+                pending[0].result()      # left in `pending` until it is done: waited for below
+                pending.popleft()
             stored = _stored(dset, first)
             pending.append(chunks._threads().submit(jit.carry(_decode_into), out, lo, hi, first, rows,
                                                     stored, shuffle, checksum))
-        for job in pending:
-            job.result()
+        while pending:
+            pending[0].result()
+            pending.popleft()
     finally:
         for job in pending:
             job.cancel()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import h5py
 import numpy as np
 
-from popview.cache.chunk_reads import read_rows
+from popview.cache.chunk_reads import read_ranges, read_rows
 from popview.cache.errors import CacheDamaged
 
 
@@ -35,9 +35,15 @@ class Dataset:
         return self.shape[0]
 
     def read_rows(self, ranges: list[tuple[int, int]]) -> np.ndarray:
-        """The rows of sorted, disjoint [lo, hi) ranges of a 2-D dataset, concatenated: one
+        """The rows of sorted, disjoint [lo, hi) ranges, concatenated. A 2-D dataset: one
         low-level read per range (each lies inside one chunk, and HDF5 handles a union of
-        many hyperslabs far slower than the separate reads)."""
+        many hyperslabs far slower than the separate reads); a column: their chunks decoded
+        together (chunk_reads.read_ranges)."""
+        if len(self.shape) == 1:
+            try:
+                return read_ranges(self._d, ranges)
+            except OSError as exc:
+                raise _damaged(self._cache, self._d.name, exc) from None
         ncols = self.shape[1]
         out = np.empty((sum(hi - lo for lo, hi in ranges), ncols), self.dtype)
         fspace = self._d.id.get_space()

@@ -187,8 +187,7 @@ class Reader:
             return {c: read_rows(g[c]) for c in names}
         locs = range(len(off) - 1) if locations is None else np.atleast_1d(locations)
         parts = {c: [] for c in names}
-        for loc in locs:
-            lo, hi = self._row_range(table, int(loc), t0, t1)
+        for lo, hi in self._slabs(table, locs, t0, t1):
             if hi <= lo:
                 continue
             rows = {c: read_rows(g[c], lo, hi) for c in set(names) | self._filter_columns(table, t0, t1)}
@@ -196,6 +195,19 @@ class Reader:
             for c in names:
                 parts[c].append(rows[c][keep] if keep is not None else rows[c])
         return {c: (np.concatenate(p) if p else np.zeros(0, dict(schema.columns(table))[c])) for c, p in parts.items()}
+
+    def _slabs(self, table: str, locs, t0, t1) -> list[tuple[int, int]]:
+        """The row slabs of `locs` in their order, consecutive ones as one (a read each)."""
+        out: list[list[int]] = []
+        for loc in locs:
+            lo, hi = self._row_range(table, int(loc), t0, t1)
+            if hi <= lo:
+                continue
+            if out and out[-1][1] == lo and t0 is None and t1 is None:
+                out[-1][1] = hi
+            else:
+                out.append([lo, hi])
+        return [(lo, hi) for lo, hi in out]
 
     @staticmethod
     def _filter_columns(table: str, t0, t1) -> set[str]:
