@@ -149,3 +149,32 @@ def test_the_chunks_held_at_once_are_bounded(tmp_path, monkeypatch):
         np.testing.assert_array_equal(read_rows(f["x"]), data)
     assert held[0] == 0
     assert most[0] <= getattr(chunk_reads, "AHEAD", 16) + 1, f"{most[0]} of 200 chunks held at once"
+
+
+def test_a_read_after_the_main_thread_ended_is_h5pys(tmp_path):
+    """Once the main thread has ended, concurrent.futures takes no more jobs ('cannot schedule
+    new futures after shutdown'): a thread still reading then (a window's lane as the window
+    closes, a script's thread) failed where h5py's read works; it reads through h5py."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import threading, time
+        import numpy as np, h5py, hdf5plugin
+        from popview.cache.writer import compression
+        from popview.cache.chunk_reads import read_rows
+        with h5py.File({str(tmp_path / "s.h5")!r}, "w") as f:
+            f.create_dataset("x", data=np.arange(100_000), chunks=(1000,), **compression())
+        f = h5py.File({str(tmp_path / "s.h5")!r}, "r")
+        read_rows(f["x"])          # the pool is there
+        def late():
+            time.sleep(0.3)        # the main thread has ended by now
+            try:
+                print("read", int(read_rows(f["x"], 10, 90_000).sum()), flush=True)
+            except Exception as exc:
+                print("failed", type(exc).__name__, exc, flush=True)
+        threading.Thread(target=late).start()
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == f"read {sum(range(10, 90_000))}", done.stdout + done.stderr

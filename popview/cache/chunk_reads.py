@@ -7,7 +7,8 @@ read as they are (`read_direct_chunk`, I/O only) and checked, decompressed
 (zstandard releases the GIL) and unshuffled (nogil kernels) in the threads
 that compress chunks when a cache is written (chunks._threads): twice as
 fast on two cores. Anything this path does not know (another filter, a
-chunk not stored, a checksum that does not match) is read by h5py instead,
+chunk not stored, a checksum that does not match, threads that take no more
+jobs once the main thread has ended) is read by h5py instead,
 so a damaged chunk still fails as HDF5 reports it.
 """
 from __future__ import annotations
@@ -104,8 +105,12 @@ def _decoded(dset, lo: int, hi: int, rows: int, shuffle: bool, checksum: bool) -
                 pending[0].result()      # left in `pending` until it is done: waited for below
                 pending.popleft()
             stored = _stored(dset, first)
-            pending.append(chunks._threads().submit(jit.carry(_decode_into), out, lo, hi, first, rows,
-                                                    stored, shuffle, checksum))
+            try:
+                job = chunks._threads().submit(jit.carry(_decode_into), out, lo, hi, first, rows, stored,
+                                               shuffle, checksum)
+            except RuntimeError as exc:  # no more jobs taken: the main thread has ended (or the pool shut)
+                raise _Unknown from exc
+            pending.append(job)
         while pending:
             pending[0].result()
             pending.popleft()
