@@ -22,7 +22,7 @@ build cannot run (no C compiler, a numba release without pycc, a compile
 error) it leaves a note of why in the folder and is not tried again for that
 key: everything runs through numba as before.
 
-POPVIEW_AOT=0: neither built nor used.
+POPVIEW_AOT=0, or numba's debugging settings (NUMBA_SETTINGS): neither built nor used.
 """
 from __future__ import annotations
 
@@ -43,8 +43,14 @@ _lock = threading.Lock()
 _table: dict | None = None   # (module, function) -> {argument types: compiled function}; {} when none
 
 
+NUMBA_SETTINGS = ("NUMBA_DISABLE_JIT", "NUMBA_BOUNDSCHECK", "NUMBA_OPT", "NUMBA_DEBUGINFO")
+"""numba's settings that change what a kernel's call does (run as Python, check bounds, another
+optimisation level, debugging): where one is set numba serves every kernel, and nothing is built
+(a module built under one would serve every later process)."""
+
+
 def enabled() -> bool:
-    return os.environ.get(ENV) != "0"
+    return os.environ.get(ENV) != "0" and not any(os.environ.get(name) for name in NUMBA_SETTINGS)
 
 
 def folder() -> Path | None:
@@ -228,7 +234,8 @@ def status() -> str:
 def _load() -> dict:
     try:
         if not enabled():
-            return _note({}, f"switched off ({ENV}=0)")
+            why = [f"{name}={os.environ[name]}" for name in NUMBA_SETTINGS if os.environ.get(name)]
+            return _note({}, f"switched off ({', '.join(why) or ENV + '=0'})")
         path = index_path(key())
         if path is None:
             return _note({}, "no cache folder")

@@ -354,6 +354,27 @@ def test_a_kernel_edited_during_the_build_makes_the_module_untrusted(kernels_dir
     assert out["checked"] == 420
 
 
+@pytest.mark.parametrize("setting", ["NUMBA_BOUNDSCHECK=1", "NUMBA_DISABLE_JIT=1", "NUMBA_OPT=0"])
+def test_numbas_debugging_settings_are_served_by_numba(kernels_dir, built, setting, monkeypatch):
+    """A user asking numba to check bounds, run the kernels as Python or optimise otherwise gets
+    numba for every kernel (the module was compiled without), and no module is built under it."""
+    name, value = setting.split("=")
+    if name != "NUMBA_DISABLE_JIT":                      # as Python the test's kernels overflow
+        out = _use(kernels_dir, built, **{name: value})
+        assert out["status"] == f"switched off ({setting})" and out["numba_before_fallback"] is True
+        assert out["checked"] == 42 and out["raised"] == "negative count"
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(built))
+    monkeypatch.setenv("POPVIEW_PRECOMPILE", "1")
+    monkeypatch.setattr(aot, "MANIFEST", kernels_dir / "kernels.json")
+    monkeypatch.setenv(name, value)
+    assert not aot.enabled() and not aot.wanted()
+    aot.reset()
+    try:
+        assert aot.functions() == {} and aot.status() == f"switched off ({setting})"
+    finally:
+        aot.reset()
+
+
 def test_a_damaged_or_stale_module_is_not_used(kernels_dir, built, tmp_path):
     import shutil
 
