@@ -147,7 +147,7 @@ def _numpy():
     return _np[0]
 
 
-_KEPT = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+_KEPT = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
          "float64"}                                       # numba's names of numpy's (native) kinds kept
 
 
