@@ -211,7 +211,7 @@ class Kernel(_Lazy):
         if not _active and not kwargs:
             ahead = self._ahead
             if ahead is None:
-                ahead = self._ahead = _ahead_of_time(self.py_func)
+                ahead = self._ahead = _ahead_of_time(self)
             if ahead:
                 found = ahead.get(_signature_of[0](args))
                 if found is not None:
@@ -248,10 +248,16 @@ class Intrinsic(_Lazy):
 _signature_of: list = []            # popview.aot.signature_of, once a kernel has looked the module up
 
 
-def _ahead_of_time(fn) -> dict:
-    """{argument types: function} of fn in the ahead-of-time compiled module (popview.aot), {} if none."""
+def _ahead_of_time(kernel) -> dict:
+    """{argument types: function} of the kernel in the ahead-of-time compiled module (popview.aot),
+    {} if none. The module's functions are the module-level kernels the build found by module and
+    name: a kernel made elsewhere under the same names (in a function, or another function given
+    them) is not one of them."""
     from popview import aot
 
+    fn = kernel.py_func
+    if fn.__qualname__ != fn.__name__ or getattr(sys.modules.get(fn.__module__), fn.__name__, None) is not kernel:
+        return {}
     if not _signature_of:
         _signature_of.append(aot.signature_of)
     return aot.functions().get((fn.__module__, fn.__name__), {})

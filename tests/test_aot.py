@@ -490,6 +490,43 @@ def test_threads_calling_kernels_at_once_load_the_module_once(kernels_dir, built
     assert status.startswith("used: 4 kernels")
 
 
+NAMESAKES = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from popview import aot
+from popview.jit import njit
+aot.MANIFEST = Path(sys.argv[2])
+import aotkernels as k
+
+
+def make():
+    def checked(n):                             # the listed kernel's module and name, other code
+        return n + 1000
+    checked.__module__ = "aotkernels"
+    return njit(cache=False)(checked)
+
+
+def checked(n):
+    return n + 2000
+
+
+checked.__module__ = "aotkernels"
+namesake = make() if sys.argv[3] == "nested" else njit(cache=False)(checked)
+print(json.dumps([namesake(21), k.checked(21), aot.status()]))     # the first call of this process
+"""
+
+
+@pytest.mark.parametrize("case", ["nested", "module-level"])
+def test_a_kernel_named_as_a_listed_one_is_not_given_its_function(kernels_dir, built, case):
+    """The module's functions stand for the module-level kernels the build compiled: a kernel
+    made in a function, or another function given the listed one's module and name, runs its own
+    code (it ran the listed kernel's: 42 for 1021)."""
+    run = _run(NAMESAKES, kernels_dir, kernels_dir / "kernels.json", case, env=_env(built))
+    namesake, listed, status = json.loads(run.stdout.strip().splitlines()[-1])
+    assert namesake == (1021 if case == "nested" else 2021) and listed == 42, status
+
+
 BACKGROUND = """
 import sys
 sys.path.insert(0, sys.argv[1])
