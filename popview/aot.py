@@ -373,6 +373,7 @@ def build(where: Path | None = None, manifest_path: Path | None = None, target_c
         kernels.append([mod, name, args, symbol])
     if not kernels:
         raise RuntimeError("no listed kernel compiles")
+    sources = _sources()     # as imported: a file edited during the build makes the module untrusted
 
     module_name = f"{PREFIX}{k[:12]}_{os.urandom(4).hex()}"
     scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=where))
@@ -387,7 +388,7 @@ def build(where: Path | None = None, manifest_path: Path | None = None, target_c
         final = where / cc.output_file
         os.replace(built, final)
         index = {"format": FORMAT, "key": k, "package": _package(), "cpu": _cpu_digest(), "module": module_name, "file": final.name, "sha256": digest,
-                 "sources": _sources(), "kernels": kernels}
+                 "sources": sources, "kernels": kernels}
         path = index_path(k) if where == folder() else where / f"popview-aot-{k}.json"
         tmp = scratch / "index.json"
         tmp.write_text(json.dumps(index))
@@ -457,13 +458,12 @@ class _host_target:
 
 
 def _sources() -> list:
-    """[path, mtime_ns, size] of every file holding a kernel (lazy kernels made so far)."""
+    """[path, mtime_ns, size] of every file holding a kernel (lazy kernels made so far: popview's,
+    and a list's own modules)."""
     from popview import jit
 
     files = set()
     for lazy in list(jit._lazy):
-        if not lazy.py_func.__module__.startswith("popview."):
-            continue
         code = getattr(lazy.py_func, "__code__", None)
         if code is not None and os.path.exists(code.co_filename):
             files.add(code.co_filename)

@@ -319,6 +319,41 @@ def test_no_argument_gets_a_signature_numbas_dispatcher_would_not_give_it(tmp_pa
     assert not wrong
 
 
+EDITED = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from popview import aot
+aot.MANIFEST = Path(sys.argv[2])
+from numba.pycc import CC
+compile_module = CC.compile
+
+
+def edited_meanwhile(self):
+    source = Path(sys.argv[1]) / "aotkernels.py"   # a kernel edited while the build compiles the old one
+    source.write_text(source.read_text().replace("return n * 2", "return n * 20"))
+    return compile_module(self)
+
+
+CC.compile = edited_meanwhile
+print(aot.build())
+"""
+
+
+def test_a_kernel_edited_during_the_build_makes_the_module_untrusted(kernels_dir, tmp_path):
+    """The index keeps the kernels' sources as the build imported them: a file edited during the
+    build (a developer's next change, within the build's minute) is not taken for the module's."""
+    import shutil
+
+    _needs_a_compiler()
+    where, cache = tmp_path / "kernels", tmp_path / "numba"
+    shutil.copytree(kernels_dir, where)
+    _run(EDITED, where, where / "kernels.json", env=_env(cache))
+    out = _use(where, cache)
+    assert out["status"].startswith("source changed since the build"), out["status"]
+    assert out["checked"] == 420
+
+
 def test_a_damaged_or_stale_module_is_not_used(kernels_dir, built, tmp_path):
     import shutil
 
@@ -385,6 +420,49 @@ def test_the_module_imported_is_the_file_whose_hash_was_checked(kernels_dir, bui
     assert value == 42 and not numba_loaded
     so = next((cache / "popview-aot").glob(f"{aot.PREFIX}*"))
     assert so.read_bytes().startswith(b"not the module")                 # the swap did happen
+
+
+THREADS = """
+import json, sys, threading
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from popview import aot
+aot.MANIFEST = Path(sys.argv[2])
+import numpy as np
+import aotkernels as k
+loads, load = [], aot._load
+
+
+def counted():
+    loads.append(threading.get_ident())
+    return load()
+
+
+aot._load = counted
+start, results = threading.Barrier(8), {}
+
+
+def first_call(i):
+    start.wait()
+    results[i] = k.checked(i)
+
+
+threads = [threading.Thread(target=first_call, args=(i,)) for i in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps([len(loads), [results[i] for i in range(8)], aot.status(), "numba" in sys.modules]))
+"""
+
+
+def test_threads_calling_kernels_at_once_load_the_module_once(kernels_dir, built):
+    """The first lookup of the module by several threads at once: loaded once, every call right,
+    numba not loaded."""
+    run = _run(THREADS, kernels_dir, kernels_dir / "kernels.json", env=_env(built))
+    loads, results, status, numba_loaded = json.loads(run.stdout.strip().splitlines()[-1])
+    assert loads == 1 and results == [2 * i for i in range(8)] and not numba_loaded, status
+    assert status.startswith("used: 4 kernels")
 
 
 BACKGROUND = """

@@ -114,3 +114,81 @@ def test_the_kernels_it_calls_are_in_the_ahead_of_time_list(tmp_path, monkeypatc
     assert {n for n, _ in called} == {"_unshuffle8", "_unshuffle4"}
     for name, types in called:
         assert ("popview.cache.chunk_reads", name, types) in listed, (name, types)
+
+
+def test_the_chunks_held_at_once_are_bounded(tmp_path, monkeypatch):
+    """The stored chunks are read ahead of their decoding by a few only: reading them all
+    before waiting held the whole column's compressed bytes beside it (a 580 MB column of
+    poorly compressible values: about as much again)."""
+    import threading
+    import time
+
+    data = np.random.default_rng(3).integers(0, 1 << 62, 200_000)
+    _column(tmp_path / "c.h5", data)
+    lock, held, most = threading.Lock(), [0], [0]
+    real_stored, real_decode = chunk_reads._stored, chunk_reads._decode_into
+
+    def stored(*a):
+        got = real_stored(*a)
+        with lock:
+            held[0] += 1
+            most[0] = max(most[0], held[0])
+        return got
+
+    def decode(*a):
+        time.sleep(0.002)                  # decoding slower than reading: the reads run ahead
+        try:
+            return real_decode(*a)
+        finally:
+            with lock:
+                held[0] -= 1
+
+    monkeypatch.setattr(chunk_reads, "_stored", stored)
+    monkeypatch.setattr(chunk_reads, "_decode_into", decode)
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        np.testing.assert_array_equal(read_rows(f["x"]), data)
+    assert held[0] == 0
+    assert most[0] <= getattr(chunk_reads, "AHEAD", 16) + 1, f"{most[0]} of 200 chunks held at once"
+
+
+def test_a_read_after_the_main_thread_ended_is_h5pys(tmp_path):
+    """Once the main thread has ended, concurrent.futures takes no more jobs ('cannot schedule
+    new futures after shutdown'): a thread still reading then (a window's lane as the window
+    closes, a script's thread) failed where h5py's read works; it reads through h5py."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import threading, time
+        import numpy as np, h5py, hdf5plugin
+        from popview.cache.writer import compression
+        from popview.cache.chunk_reads import read_rows
+        with h5py.File({str(tmp_path / "s.h5")!r}, "w") as f:
+            f.create_dataset("x", data=np.arange(100_000), chunks=(1000,), **compression())
+        f = h5py.File({str(tmp_path / "s.h5")!r}, "r")
+        read_rows(f["x"])          # the pool is there
+        def late():
+            time.sleep(0.3)        # the main thread has ended by now
+            try:
+                print("read", int(read_rows(f["x"], 10, 90_000).sum()), flush=True)
+            except Exception as exc:
+                print("failed", type(exc).__name__, exc, flush=True)
+        threading.Thread(target=late).start()
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == f"read {sum(range(10, 90_000))}", done.stdout + done.stderr
+
+
+def test_a_read_inside_the_decoding_threads_does_not_wait_for_them(tmp_path):
+    """A read from one of the pool's own threads (a job that reads a column) decodes in that
+    thread: waiting there for jobs of the same pool deadlocked once every thread did so."""
+    from popview.cache import chunks
+
+    data = np.arange(50_000, dtype=np.int64)
+    _column(tmp_path / "c.h5", data)
+    pool = chunks._threads()
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        jobs = [pool.submit(read_rows, f["x"]) for _ in range(pool._max_workers * 2)]
+        for job in jobs:
+            np.testing.assert_array_equal(job.result(timeout=60), data)

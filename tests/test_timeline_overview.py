@@ -117,6 +117,30 @@ def test_a_large_companion_is_built_in_a_child_process_and_is_the_same(trace, tm
     _assert_same(ours, {k: v for k, v in _datasets(companion.path_of(part, eager)).items() if k.startswith(part.group)})
 
 
+@pytest.mark.parametrize("part", [overview.PART, window_sums.PART], ids=lambda p: p.title)
+def test_a_large_companion_without_a_child_process_is_not_held_in_memory(trace, tmp_path, monkeypatch, part):
+    """Where no child process can be started (sidecar.available: not POSIX) a companion past
+    IN_MEMORY_BYTES was built in memory whatever its size (1.5-3 times its cache's): it is
+    written into its file as it is built, and is the same file."""
+    monkeypatch.setattr(sidecar, "available", lambda: False)
+    monkeypatch.setattr(companion, "IN_MEMORY_BYTES", 0)
+    held = []
+    real = integrity.in_memory
+    monkeypatch.setattr(integrity, "in_memory", lambda path: held.append(path) or real(path))
+    monkeypatch.setattr(companion, "_build_in_child", lambda *a: pytest.fail("no child process here"))
+    cache, _ = convert(trace, tmp_path / "c")
+    with Reader(cache) as reader:
+        reader.timeline() if part is overview.PART else reader.window_sums()
+    assert held == [], "built in memory"
+    built = _datasets(companion.path_of(part, cache))
+    monkeypatch.setattr(companion, "IN_MEMORY_BYTES", 1 << 40)
+    cache2, _ = convert(trace, tmp_path / "m")
+    with Reader(cache2) as reader:
+        reader.timeline() if part is overview.PART else reader.window_sums()
+    assert len(held) == 1
+    _assert_same(built, _datasets(companion.path_of(part, cache2)))
+
+
 def test_a_cancel_stops_the_child_process_and_leaves_nothing(trace, tmp_path, monkeypatch):
     cache, _ = convert(trace, tmp_path / "c")
     monkeypatch.setattr(companion, "IN_MEMORY_BYTES", 0)

@@ -7,12 +7,14 @@ read as they are (`read_direct_chunk`, I/O only) and checked, decompressed
 (zstandard releases the GIL) and unshuffled (nogil kernels) in the threads
 that compress chunks when a cache is written (chunks._threads): twice as
 fast on two cores. Anything this path does not know (another filter, a
-chunk not stored, a checksum that does not match) is read by h5py instead,
+chunk not stored, a checksum that does not match, threads that take no more
+jobs once the main thread has ended) is read by h5py instead,
 so a damaged chunk still fails as HDF5 reports it.
 """
 from __future__ import annotations
 
 import threading
+from collections import deque
 
 import h5py
 import numpy as np
@@ -23,6 +25,7 @@ from popview.cache import chunks
 from popview.cache.integrity import fletcher32
 
 MIN_CHUNKS = 3            # fewer chunks than this: h5py's own read costs no more
+AHEAD = 64                # chunks read ahead of their decoding, at most
 _local = threading.local()
 
 
@@ -36,7 +39,7 @@ def read_rows(dset: h5py.Dataset, lo: int = 0, hi: int | None = None) -> np.ndar
     lo = max(0, lo)
     if hi <= lo:
         return np.zeros(0, dset.dtype)
-    plan = _plan(dset, lo, hi)
+    plan = _plan(dset, lo, hi) if not chunks.in_worker() else None    # no sub-jobs from a job of the pool
     if plan is None:
         return dset[lo:hi]
     try:
@@ -92,15 +95,25 @@ def _plan(dset: h5py.Dataset, lo: int, hi: int):
 
 
 def _decoded(dset, lo: int, hi: int, rows: int, shuffle: bool, checksum: bool) -> np.ndarray:
+    """The rows decoded; at most AHEAD chunks read and not yet decoded at once (all read
+    first held the column's compressed bytes beside it)."""
     out = np.empty(hi - lo, dset.dtype)
-    pending = []
+    pending: deque = deque()
     try:
         for first in range(lo // rows * rows, hi, rows):
+            while len(pending) >= AHEAD:
+                pending[0].result()      # left in `pending` until it is done: waited for below
+                pending.popleft()
             stored = _stored(dset, first)
-            pending.append(chunks._threads().submit(jit.carry(_decode_into), out, lo, hi, first, rows,
-                                                    stored, shuffle, checksum))
-        for job in pending:
-            job.result()
+            try:
+                job = chunks._threads().submit(jit.carry(_decode_into), out, lo, hi, first, rows, stored,
+                                               shuffle, checksum)
+            except RuntimeError as exc:  # no more jobs taken: the main thread has ended (or the pool shut)
+                raise _Unknown from exc
+            pending.append(job)
+        while pending:
+            pending[0].result()
+            pending.popleft()
     finally:
         for job in pending:
             job.cancel()

@@ -70,8 +70,8 @@ class Part:
 
 
 # Where a companion is built (build_file): one expected to weigh up to IN_MEMORY_BYTES in this
-# process, into memory, then written out; a larger one in a child process (IN_CHILD; off: here,
-# as the small ones, for systems without the side process and tests).
+# process, into memory, then written out; a larger one in a child process (IN_CHILD; off, or
+# where the side process cannot run: here, into its file as it is built, never held whole).
 IN_MEMORY_BYTES = 64 << 20
 IN_CHILD = True
 
@@ -258,7 +258,8 @@ def build_file(part: Part, source: h5py.File, defs, path: Path, progress: Progre
     IN_MEMORY_BYTES expected) is built here into memory and then written with plain writes
     (integrity.in_memory): a few MB held a moment, no process to start (0.3-0.6 s of a
     small trace's first use); a larger one in a child process (IN_CHILD, where the side
-    process runs), which alone may crash. A failure to write it, or the child's death, is
+    process runs), which alone may crash; where it cannot run (not POSIX), into its file as
+    it is built (never held whole in memory: 1.5-3 times its cache's size), as before. A failure to write it, or the child's death, is
     raised as errors.CompanionFailed naming `named` (the file the user knows of) and what
     failed."""
     from popview.cache import sidecar
@@ -269,8 +270,17 @@ def build_file(part: Part, source: h5py.File, defs, path: Path, progress: Progre
     except Exception:                        # noqa: BLE001 - another driver: no descriptor to hand over
         fd, expected = None, 0
     try:
-        if IN_CHILD and part.module and fd is not None and sidecar.available() and expected > IN_MEMORY_BYTES:
-            _build_in_child(part, fd, path, progress, cache_digest, named)
+        if expected > IN_MEMORY_BYTES:
+            if IN_CHILD and part.module and fd is not None and sidecar.available():
+                _build_in_child(part, fd, path, progress, cache_digest, named)
+                return
+            # no child process here (not POSIX): written into its file as it is built, as
+            # before, not held whole in memory (1.5-3 times its cache's size); a disk that
+            # fills up during the build may then end the process (docs/cache.md)
+            part.build(source, defs, path, progress)
+            if cache_digest is not None:
+                progress.check()
+                complete(path, cache_digest, part.version)
             return
         with integrity.in_memory(path) as write_out:
             part.build(source, defs, path, progress)
