@@ -178,3 +178,17 @@ def test_a_read_after_the_main_thread_ended_is_h5pys(tmp_path):
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == f"read {sum(range(10, 90_000))}", done.stdout + done.stderr
+
+
+def test_a_read_inside_the_decoding_threads_does_not_wait_for_them(tmp_path):
+    """A read from one of the pool's own threads (a job that reads a column) decodes in that
+    thread: waiting there for jobs of the same pool deadlocked once every thread did so."""
+    from popview.cache import chunks
+
+    data = np.arange(50_000, dtype=np.int64)
+    _column(tmp_path / "c.h5", data)
+    pool = chunks._threads()
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        jobs = [pool.submit(read_rows, f["x"]) for _ in range(pool._max_workers * 2)]
+        for job in jobs:
+            np.testing.assert_array_equal(job.result(timeout=60), data)

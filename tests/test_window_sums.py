@@ -270,3 +270,27 @@ def test_small_tables_read_whole_give_the_sums_read_location_by_location(trace, 
                 found.append((_datasets(r.h5["cumulative"]), _datasets(r._sums["cumulative"])))
         for a, b in zip(*found):
             _assert_same(a, b)
+
+
+def test_the_window_kernel_is_in_the_ahead_of_time_list(tmp_path, monkeypatch):
+    """A window's sums past a checkpoint must not import numba where the module of kernels
+    compiled ahead of time exists: its list holds slab_sums with the types it is called with
+    (the recorded scenarios' small trace does not reach it)."""
+    import json
+
+    from popview import aot
+    from popview.analysis import window_index
+
+    listed = {(m, f, aot._frozen(args)) for m, f, args in aot.entries(json.loads(aot.MANIFEST.read_text())["scenarios"])}
+    called = []
+    real = window_index.slab_sums
+    monkeypatch.setattr(window_index, "slab_sums", lambda *a: called.append(aot.signature_of(a)) or real(*a))
+    synthetic.write(tmp_path / "t.prv", synthetic.Shape(processes=2, threads=2, iterations=40, work_ns=200_000,
+                                                        rank_weights=(1.0, 1.2), serial_fraction=0.1,
+                                                        parallel_regions=2, init_ns=300_000, fini_ns=100_000))
+    with popview.open(tmp_path / "t.prv", cache_dir=tmp_path / "cache") as e:
+        t_end = e.definitions.t_end
+        assert e.metrics("pop-mpi", f"window:{t_end * 0.3 / 1e9}:{t_end * 0.6 / 1e9}", use_replay=False)
+    assert called
+    for types in set(called):
+        assert ("popview.analysis.window_index", "slab_sums", types) in listed, types

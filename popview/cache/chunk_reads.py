@@ -39,7 +39,7 @@ def read_rows(dset: h5py.Dataset, lo: int = 0, hi: int | None = None) -> np.ndar
     lo = max(0, lo)
     if hi <= lo:
         return np.zeros(0, dset.dtype)
-    plan = _plan(dset, lo, hi)
+    plan = _plan(dset, lo, hi) if not chunks.in_worker() else None    # no sub-jobs from a job of the pool
     if plan is None:
         return dset[lo:hi]
     try:

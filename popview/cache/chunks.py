@@ -32,8 +32,19 @@ def _threads() -> Pool:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = Pool(max(2, min(4, os.cpu_count() or 2)), thread_name_prefix="popview-zstd")
+            _pool = Pool(max(2, min(4, os.cpu_count() or 2)), thread_name_prefix="popview-zstd",
+                         initializer=_mark_worker)
         return _pool
+
+
+def _mark_worker() -> None:
+    _local.worker = True
+
+
+def in_worker() -> bool:
+    """Whether this thread is one of _threads(): a job there must not wait for jobs of its pool
+    (every thread waiting so, none is left to run them)."""
+    return getattr(_local, "worker", False)
 
 
 def _transposed(raw, out, size: int) -> None:

@@ -83,10 +83,14 @@ def record(args: list[str], trace: Path | None, tmp: str) -> list:
 
 
 U8_READ, U8_WRITE = ["array", ["scalar", "uint8"], 1, "C", True], ["array", ["scalar", "uint8"], 1, "C", False]
+I64, F64 = ["scalar", "int64"], ["scalar", "float64"]
 # Kernels of paths the scenarios' small trace does not reach, with the types they are called with:
-# columns of three chunks or more are read through cache/chunk_reads.py (every larger trace).
+# columns of three chunks or more are read through cache/chunk_reads.py (every larger trace); a
+# window's sums past a checkpoint (analysis/window_index.py).
 BEYOND_SMALL = {"metrics": [["popview.cache.chunk_reads", "_unshuffle8", [U8_READ, U8_WRITE]],
-                            ["popview.cache.chunk_reads", "_unshuffle4", [U8_READ, U8_WRITE]]]}
+                            ["popview.cache.chunk_reads", "_unshuffle4", [U8_READ, U8_WRITE]],
+                            ["popview.analysis.window_index", "slab_sums",
+                             [["array", I64, 2, "C", False], ["array", F64, 2, "C", False], I64, I64, I64]]]}
 BEYOND_SMALL["window"] = BEYOND_SMALL["metrics"]
 
 
