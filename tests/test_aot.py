@@ -64,13 +64,20 @@ def checked(n):
     if n < 0:
         raise ValueError("negative count")
     return n * 2
+
+
+@njit(cache=True)
+def divided(a, b, i):
+    """numba's Python error model: ZeroDivisionError; an index out of bounds is not checked."""
+    return a[i] // b, a[i] % b, a[i] / b
 '''
 
 I64 = ["array", ["scalar", "int64"], 1, "C", False]
 LISTED = [["aotkernels", "spin", [I64, ["scalar", "int64"]]],
           ["aotkernels", "spin_holding", [I64, ["scalar", "int64"]]],
           ["aotkernels", "stats", [I64, ["scalar", "float64"]]],
-          ["aotkernels", "checked", [["scalar", "int64"]]]]
+          ["aotkernels", "checked", [["scalar", "int64"]]],
+          ["aotkernels", "divided", [I64, ["scalar", "int64"], ["scalar", "int64"]]]]
 
 BUILD = """
 import sys
@@ -99,6 +106,12 @@ try:
 except ValueError as exc:
     out["raised"] = str(exc)
 out["spin"] = int(k.spin(a, 3))
+out["divided"] = [float(x) for x in k.divided(a, -2, 3)]
+for b in (0, -0):
+    try:
+        k.divided(a, b, 1)
+    except ZeroDivisionError as exc:
+        out.setdefault("zero", []).append(str(exc))
 
 
 def longest_pause(kernel, data, rounds):
@@ -173,14 +186,15 @@ def _use(kernels_dir, cache, mode="plain", **extra) -> dict:
 
 def test_the_module_runs_the_listed_kernels_without_numba_and_numba_the_rest(kernels_dir, built):
     out = _use(kernels_dir, built)
-    assert out["status"].startswith("used: 4 kernels"), out["status"]
+    assert out["status"].startswith("used: 5 kernels"), out["status"]
     assert out["numba_before_fallback"] is False            # the listed types: never imported
     assert out["numba"] is True                             # an int32 array: numba's dispatcher
     jit_out = _use(kernels_dir, built, POPVIEW_AOT="0")      # every call through numba
     assert jit_out["status"].startswith("switched off") and jit_out["numba_before_fallback"] is True
-    for name in ("stats", "checked", "raised", "spin", "int32"):
+    for name in ("stats", "checked", "raised", "spin", "int32", "divided", "zero"):
         assert out[name] == jit_out[name], name
     assert out["stats"][4] == "int32" and out["raised"] == "negative count"
+    assert out["divided"] == [-2.0, -1.0, -1.5] and out["zero"] == ["integer division by zero"] * 2
 
 
 def test_a_nogil_kernel_lets_other_threads_run_and_the_others_keep_the_gil(kernels_dir, built):
@@ -441,7 +455,7 @@ def test_the_module_imported_is_the_file_whose_hash_was_checked(kernels_dir, bui
     shutil.copytree(built, cache)
     run = _run(SWAPPED, kernels_dir, kernels_dir / "kernels.json", env=_env(cache))
     value, status, numba_loaded = json.loads(run.stdout.strip().splitlines()[-1])
-    assert status.startswith("used: 4 kernels"), status
+    assert status.startswith("used: 5 kernels"), status
     assert value == 42 and not numba_loaded
     so = next((cache / "popview-aot").glob(f"{aot.PREFIX}*"))
     assert so.read_bytes().startswith(b"not the module")                 # the swap did happen
@@ -487,7 +501,7 @@ def test_threads_calling_kernels_at_once_load_the_module_once(kernels_dir, built
     run = _run(THREADS, kernels_dir, kernels_dir / "kernels.json", env=_env(built))
     loads, results, status, numba_loaded = json.loads(run.stdout.strip().splitlines()[-1])
     assert loads == 1 and results == [2 * i for i in range(8)] and not numba_loaded, status
-    assert status.startswith("used: 4 kernels")
+    assert status.startswith("used: 5 kernels")
 
 
 NAMESAKES = """
@@ -557,7 +571,7 @@ def test_without_a_c_compiler_or_pycc_everything_runs_through_numba(kernels_dir,
     if case == "no compiler":                           # a compiler installed since: a build by hand
         _run(BUILD, kernels_dir, kernels_dir / "kernels.json", env=_env(cache))
         assert not list((cache / "popview-aot").glob("*.failed"))
-        assert _use(kernels_dir, cache)["status"].startswith("used: 4 kernels")
+        assert _use(kernels_dir, cache)["status"].startswith("used: 5 kernels")
 
 
 CONVERT = """
