@@ -165,3 +165,28 @@ def test_sigterm_ends_the_child_at_once_even_inside_a_long_c_call(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_ctrl_c_as_the_child_starts_leaves_no_child(monkeypatch):
+    """Ctrl-C (SIGINT to the main thread) just as the child process has been started, before
+    the SideBuilder holding it exists: nobody could stop it, its pipes stayed open and it
+    waited for jobs. It is stopped and waited for, its pipes closed, and the interrupt raised."""
+    import signal
+    import subprocess
+    import threading
+
+    started = []
+    real = subprocess.Popen
+
+    def popen(*args, **kwargs):
+        proc = real(*args, **kwargs)
+        started.append(proc)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)     # the child runs already
+        return proc
+
+    monkeypatch.setattr(sidecar.subprocess, "Popen", popen)
+    with pytest.raises(KeyboardInterrupt):
+        sidecar.SideBuilder()
+    assert len(started) == 1
+    assert started[0].poll() is not None, "the child still runs"
+    assert started[0].stdin.closed and started[0].stdout.closed

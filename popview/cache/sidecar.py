@@ -40,7 +40,7 @@ from popview.cache import heap
 from popview.cache.errors import DerivedDataFailed, DerivedProcessEnded
 from popview.cache.progress import Progress
 from popview.model.definitions import Definitions
-from popview.threads import Pool
+from popview.threads import Pool, interrupts_held
 
 # Below this many staged records a second process costs more than it saves.
 MIN_ROWS = 2_000_000
@@ -75,8 +75,15 @@ class SideBuilder:
         env.pop(firstuse.ENV_TERMINAL, None)          # its compiles are told here (relayed), not by the child
         if preload is not None:
             env[PRELOAD_ENV] = ",".join(preload)
-        self._proc = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      close_fds=True, pass_fds=pass_fds, env=env)
+        self._proc = None
+        try:
+            with interrupts_held():      # a Ctrl-C as it starts is raised once it is known here
+                self._proc = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                              close_fds=True, pass_fds=pass_fds, env=env)
+        except BaseException:
+            if self._proc is not None:   # started, but no owner to stop it: stopped here
+                self._stop()
+            raise
         self._buffer = b""
         self._pending = 0
         self._fraction = 0.0
@@ -161,6 +168,11 @@ class SideBuilder:
             self._proc.wait(timeout=0 if self._pending else 2)
         except subprocess.TimeoutExpired:
             pass
+        self._stop(self._sender)
+
+    def _stop(self, sender: Pool | None = None) -> None:
+        """The child ended (asked to stop if it still runs) and waited for, `sender` shut
+        down, the pipes closed."""
         if self._proc.poll() is None:
             self._proc.terminate()
             try:
@@ -168,7 +180,8 @@ class SideBuilder:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
         self._proc.wait()
-        self._sender.shutdown()       # its last write failed with the child, or was done
+        if sender is not None:
+            sender.shutdown()         # its last write failed with the child, or was done
         for pipe in (self._proc.stdin, self._proc.stdout):
             try:
                 pipe.close()

@@ -161,3 +161,26 @@ def test_a_sums_build_that_cannot_write_says_why_and_is_not_tried_again(qtbot, t
         state.set_focus(focus)
         qtbot.waitUntil(lambda: exp.window_sums_prepared and not pane.runner.busy and
                         "parallel_efficiency" in shown(pane), timeout=60000)
+
+
+def test_a_closed_runs_failed_or_cancelled_sums_are_forgotten(qtbot, tmp_path):
+    """What the pane keeps of a run by its id (window sums that could not be built, a cancelled
+    build, its candidates) goes with the run: a run opened later at the same address (Python
+    reuses ids) was told "could not be built" with the closed run's reason, never tried."""
+    write(tmp_path / "h.prv", SHAPE)
+    state = AppState()
+    pane = AdvisorPane(state)
+    qtbot.addWidget(pane)
+    kept, gone = popview.open(tmp_path / "h.prv", cache_dir=tmp_path / "c"), \
+        popview.open(tmp_path / "h.prv", cache_dir=tmp_path / "c")
+    state.add_experiment(kept)
+    state.add_experiment(gone)
+    for exp in (kept, gone):
+        pane._sums_failed[id(exp)] = "No space left on device"
+        pane._sums_cancelled.add(id(exp))
+        pane._candidate_results[(id(exp), "pop-mpi")] = []
+    state.remove_experiment(gone)
+    assert list(pane._sums_failed) == [id(kept)] and pane._sums_cancelled == {id(kept)}
+    assert list(pane._candidate_results) == [(id(kept), "pop-mpi")]
+    state.remove_experiment(kept)
+    assert not pane._sums_failed and not pane._sums_cancelled and not pane._candidate_results

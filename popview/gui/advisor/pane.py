@@ -169,6 +169,11 @@ class AdvisorPane(QWidget):
             self.tabs.setCurrentWidget(t)
 
     def _rebuild(self, *_signal_args) -> None:
+        live = {id(e) for e in self.state.experiments}      # what is kept by a run's id goes with it:
+        for kept in (self._sums_failed, self._candidate_results):   # Python gives its id to a later one
+            for key in [k for k in kept if (k[0] if isinstance(k, tuple) else k) not in live]:
+                del kept[key]
+        self._sums_cancelled &= live
         exp = self.state.current
         if exp is self._exp and self.tabs.count():
             self.refresh()
