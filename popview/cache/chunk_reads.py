@@ -54,7 +54,7 @@ def read_ranges(dset: h5py.Dataset, ranges: list[tuple[int, int]]) -> np.ndarray
     each); the rows as h5py reads them where this path does not know the chunks."""
     ranges = [(max(0, lo), min(hi, dset.shape[0])) for lo, hi in ranges]
     ranges = [(lo, hi) for lo, hi in ranges if hi > lo]
-    plan = _plan(dset, 0, dset.shape[0]) if ranges else None
+    plan = _plan(dset, 0, dset.shape[0]) if ranges and not chunks.in_worker() else None   # as read_rows
     if plan is None:
         return np.concatenate([dset[lo:hi] for lo, hi in ranges] + [np.zeros(0, dset.dtype)])
     rows, shuffle, checksum = plan
