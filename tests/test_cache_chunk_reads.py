@@ -116,7 +116,8 @@ def test_the_kernels_it_calls_are_in_the_ahead_of_time_list(tmp_path, monkeypatc
         assert ("popview.cache.chunk_reads", name, types) in listed, (name, types)
 
 
-def test_the_chunks_held_at_once_are_bounded(tmp_path, monkeypatch):
+@pytest.mark.parametrize("how", ["rows", "ranges"])
+def test_the_chunks_held_at_once_are_bounded(tmp_path, monkeypatch, how):
     """The stored chunks are read ahead of their decoding by a few only: reading them all
     before waiting held the whole column's compressed bytes beside it (a 580 MB column of
     poorly compressible values: about as much again)."""
@@ -146,7 +147,11 @@ def test_the_chunks_held_at_once_are_bounded(tmp_path, monkeypatch):
     monkeypatch.setattr(chunk_reads, "_stored", stored)
     monkeypatch.setattr(chunk_reads, "_decode_into", decode)
     with h5py.File(tmp_path / "c.h5", "r") as f:
-        np.testing.assert_array_equal(read_rows(f["x"]), data)
+        if how == "rows":
+            np.testing.assert_array_equal(read_rows(f["x"]), data)
+        else:
+            got = chunk_reads.read_ranges(f["x"], [(0, 100_000), (100_000, 200_000)])
+            np.testing.assert_array_equal(got, data)
     assert held[0] == 0
     assert most[0] <= getattr(chunk_reads, "AHEAD", 16) + 1, f"{most[0]} of 200 chunks held at once"
 
@@ -163,6 +168,7 @@ def test_a_read_after_the_main_thread_ended_is_h5pys(tmp_path):
         import threading, time
         import numpy as np, h5py, hdf5plugin
         from popview.cache.writer import compression
+        from popview.cache import chunk_reads
         from popview.cache.chunk_reads import read_rows
         with h5py.File({str(tmp_path / "s.h5")!r}, "w") as f:
             f.create_dataset("x", data=np.arange(100_000), chunks=(1000,), **compression())
@@ -171,13 +177,14 @@ def test_a_read_after_the_main_thread_ended_is_h5pys(tmp_path):
         def late():
             time.sleep(0.3)        # the main thread has ended by now
             try:
-                print("read", int(read_rows(f["x"], 10, 90_000).sum()), flush=True)
+                print("read", int(read_rows(f["x"], 10, 90_000).sum()),
+                      int(chunk_reads.read_ranges(f["x"], [(10, 50_000), (50_000, 90_000)]).sum()), flush=True)
             except Exception as exc:
                 print("failed", type(exc).__name__, exc, flush=True)
         threading.Thread(target=late).start()
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.stdout.strip() == f"read {sum(range(10, 90_000))}", done.stdout + done.stderr
+    assert done.stdout.strip() == f"read {sum(range(10, 90_000))} {sum(range(10, 90_000))}", done.stdout + done.stderr
 
 
 def test_a_read_inside_the_decoding_threads_does_not_wait_for_them(tmp_path):
@@ -190,6 +197,7 @@ def test_a_read_inside_the_decoding_threads_does_not_wait_for_them(tmp_path):
     pool = chunks._threads()
     with h5py.File(tmp_path / "c.h5", "r") as f:
         jobs = [pool.submit(read_rows, f["x"]) for _ in range(pool._max_workers * 2)]
+        jobs += [pool.submit(chunk_reads.read_ranges, f["x"], [(0, 50_000)]) for _ in range(pool._max_workers * 2)]
         for job in jobs:
             np.testing.assert_array_equal(job.result(timeout=60), data)
         ranges = [(5, 100), (20_000, 45_000)]

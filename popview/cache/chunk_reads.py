@@ -54,29 +54,23 @@ def read_ranges(dset: h5py.Dataset, ranges: list[tuple[int, int]]) -> np.ndarray
     each); the rows as h5py reads them where this path does not know the chunks."""
     ranges = [(max(0, lo), min(hi, dset.shape[0])) for lo, hi in ranges]
     ranges = [(lo, hi) for lo, hi in ranges if hi > lo]
-    plan = _plan(dset, 0, dset.shape[0]) if ranges and not chunks.in_worker() else None   # as read_rows
+    plan = _plan(dset, 0, dset.shape[0]) if ranges and not chunks.in_worker() else None
     if plan is None:
         return np.concatenate([dset[lo:hi] for lo, hi in ranges] + [np.zeros(0, dset.dtype)])
-    rows, shuffle, checksum = plan
+    rows = plan[0]
     out = np.empty(sum(hi - lo for lo, hi in ranges), dset.dtype)
-    pending = []
-    try:
+
+    def pieces():
         pos = 0
         for lo, hi in ranges:
             for first in range(lo // rows * rows, hi, rows):
-                pending.append(chunks._threads().submit(jit.carry(_decode_into), out[pos:pos + hi - lo], lo, hi,
-                                                        first, rows, _stored(dset, first), shuffle, checksum))
+                yield out[pos:pos + hi - lo], lo, hi, first
             pos += hi - lo
-        for job in pending:
-            job.result()
+
+    try:
+        _decode_all(dset, pieces(), *plan)
     except _Unknown:
         return np.concatenate([dset[lo:hi] for lo, hi in ranges])
-    finally:
-        for job in pending:
-            job.cancel()
-        for job in pending:
-            if not job.cancelled():
-                job.exception()          # wait: no thread may write into `out` after we return
     return out
 
 
@@ -95,12 +89,20 @@ def _plan(dset: h5py.Dataset, lo: int, hi: int):
 
 
 def _decoded(dset, lo: int, hi: int, rows: int, shuffle: bool, checksum: bool) -> np.ndarray:
-    """The rows decoded; at most AHEAD chunks read and not yet decoded at once (all read
-    first held the column's compressed bytes beside it)."""
     out = np.empty(hi - lo, dset.dtype)
+    _decode_all(dset, ((out, lo, hi, first) for first in range(lo // rows * rows, hi, rows)), rows, shuffle,
+                checksum)
+    return out
+
+
+def _decode_all(dset, pieces, rows: int, shuffle: bool, checksum: bool) -> None:
+    """Each of `pieces` (out, lo, hi, first: rows [lo, hi) of the chunk starting at row `first`
+    into `out`, which holds rows lo..hi) decoded in the pool's threads; at most AHEAD chunks
+    read and not yet decoded at once (all read first held the column's compressed bytes
+    beside it). Returns once no thread writes into any `out`."""
     pending: deque = deque()
     try:
-        for first in range(lo // rows * rows, hi, rows):
+        for out, lo, hi, first in pieces:
             while len(pending) >= AHEAD:
                 pending[0].result()      # left in `pending` until it is done: waited for below
                 pending.popleft()
@@ -120,7 +122,6 @@ def _decoded(dset, lo: int, hi: int, rows: int, shuffle: bool, checksum: bool) -
         for job in pending:
             if not job.cancelled():
                 job.exception()          # wait: no thread may write into `out` after we return
-    return out
 
 
 def _stored(dset, first: int) -> bytes:

@@ -32,6 +32,10 @@ class CountingWriter:
         columns = list(chunk.values())
         self.rows[table] += len(columns[0]) if columns else 0
 
+    def expect_locations(self, n: int) -> None:
+        """The reader announces its location count (the writer sizes its staging): checked only."""
+        assert n >= 0
+
     def count(self, table: str) -> int:
         return self.rows[table]
 
