@@ -200,3 +200,7 @@ def test_a_read_inside_the_decoding_threads_does_not_wait_for_them(tmp_path):
         jobs += [pool.submit(chunk_reads.read_ranges, f["x"], [(0, 50_000)]) for _ in range(pool._max_workers * 2)]
         for job in jobs:
             np.testing.assert_array_equal(job.result(timeout=60), data)
+        ranges = [(5, 100), (20_000, 45_000)]
+        jobs = [pool.submit(chunk_reads.read_ranges, f["x"], ranges) for _ in range(pool._max_workers * 2)]
+        for job in jobs:       # read_ranges too
+            np.testing.assert_array_equal(job.result(timeout=60), np.concatenate([data[5:100], data[20_000:45_000]]))
