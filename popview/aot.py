@@ -609,7 +609,14 @@ def main(argv: list[str] | None = None) -> int:
     whether a process would use it and why."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["build"]:
-        print(build())
+        import fcntl
+
+        where = folder()
+        where.mkdir(parents=True, exist_ok=True)
+        with open(where / "build.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)           # after a background build (each removed the other's module)
+            k = key()
+            print(index_path(k) if is_built(k) else build())
         return 0
     functions()
     print(status())

@@ -717,6 +717,49 @@ def test_the_background_build_runs_alone_and_once(kernels_dir, tmp_path):
     assert out[:3] == ["0", "True", "False"]                              # built: nothing to do
 
 
+BY_HAND = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from popview import aot
+aot.MANIFEST = Path(sys.argv[2])
+raise SystemExit(aot.main(["build"]))
+"""
+
+
+def test_a_build_by_hand_waits_for_the_background_one(kernels_dir, tmp_path):
+    """`python -m popview.aot build` while a background build holds the folder's lock waits for
+    it (two builds at once each removed the other's module: the index of one named the file the
+    other had removed), then finds the module built."""
+    import fcntl
+    import time
+
+    _needs_a_compiler()
+    if not Path("/proc/locks").exists():
+        pytest.skip("no /proc/locks to see a process wait for a lock")
+    cache = tmp_path / "numba"
+    (cache / "popview-aot").mkdir(parents=True)
+    with open(cache / "popview-aot" / "build.lock", "w") as lock:       # a background build
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        proc = subprocess.Popen([sys.executable, "-c", BY_HAND, str(kernels_dir), str(kernels_dir / "kernels.json")],
+                                env=_env(cache), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline, waiting = time.monotonic() + 60, False
+            while not waiting and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)                           # a waiter on a lock: "N: -> FLOCK ... PID ..."
+                waiting = any("->" in line and f" {proc.pid} " in line
+                              for line in Path("/proc/locks").read_text().splitlines())
+            assert waiting, "the build by hand did not wait for the lock"
+            assert not list((cache / "popview-aot").glob("*.json"))
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    out, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err[-2000:]
+    assert out.strip().endswith(".json") and Path(out.strip()).exists()
+    again = _run(BY_HAND, kernels_dir, kernels_dir / "kernels.json", env=_env(cache)).stdout.strip()
+    assert again == out.strip() and len(list((cache / "popview-aot").glob(f"{aot.PREFIX}*"))) == 1
+
+
 def test_the_background_build_waits_for_a_free_core(kernels_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
     monkeypatch.setenv("POPVIEW_PRECOMPILE", "1")
