@@ -335,7 +335,7 @@ def _coalesce_runs(out: Profile, keys: list[np.ndarray], values: list[np.ndarray
     return MetricValues(offsets, loc, merged_value)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _merge_sorted_runs(keys, values, starts):
     """k-way merge of runs of sorted keys (run r: keys[starts[r]:starts[r + 1]]); equal keys
     summed in run order, exact zeros dropped."""
@@ -364,7 +364,7 @@ def _merge_sorted_runs(keys, values, starts):
     return out_key[:n], out_value[:n]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _csr_of_sorted_keys(keys, n_locations, n_callpaths):
     """Row offsets and locations of sorted (call path * n_locations + location) keys."""
     offsets = np.zeros(n_callpaths + 1, np.int64)

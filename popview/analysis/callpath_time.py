@@ -389,7 +389,7 @@ def _worker_part(own: dict, master_part, inside) -> tuple[np.ndarray, np.ndarray
     return _joined(ob, oe, inside[ocp], rb, re_, np.ones(len(rb), np.bool_))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _joined(b1, e1, keep1, b2, e2, keep2):
     """The union of the kept intervals of two lists, each sorted by begin, touching
     intervals joined: merge_overlaps of them all sorted by begin, in one pass."""

@@ -88,7 +88,7 @@ class CumulativeIndex:
         return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def slab_sums(slab, counts, t, width, n_regions):
     """Sums of the slab's rows before t (the row across t counted up to t)."""
     n_ctr = counts.shape[1]

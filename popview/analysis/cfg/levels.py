@@ -115,7 +115,7 @@ def not_thread_code(name: str) -> int | None:
     return NOT_THREAD_FUNCTIONS.get(name)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _apply(code, cur, m, params):
     """One not-thread function of the m values in cur (in child order), as the kernel's execute."""
     if code == ADDING or code == ADDING_SIGN or code == AVERAGE:
@@ -172,7 +172,7 @@ def _apply(code, cur, m, params):
     return tmp
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _reduce_kernel(starts, begin, end, value, kk, nk, t_end, code, params,
                    out_row, out_begin, out_end, out_value):
     """Per parent p, its children's intervals starts[p]:starts[p+1] (sorted by begin): the

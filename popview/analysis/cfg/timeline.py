@@ -71,7 +71,7 @@ def code_colour(value: float) -> tuple[int, int, int]:
 
 # ---- kernels ------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pick(how, old, v):
     """The cell's value after `v` (in time order) joins `old` (NaN: none yet): the draw mode's
     choice, or the running sum for the averages."""
@@ -88,7 +88,7 @@ def _pick(how, old, v):
     return old + v                                   # AVERAGE, AVERAGE_NOT_ZERO: sums
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add(how, acc, cnt, nz, r, k, v):
     """One value into cell (r, k): acc holds the mode's value (a sum for the averages), cnt the
     values seen, nz the non-zero values seen."""
@@ -100,7 +100,7 @@ def _add(how, acc, cnt, nz, r, k, v):
     acc[r, k] = _pick(how, acc[r, k], v)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def intervals_kernel(rows, lo, hi, begin, end, value, t0, width, how, acc, cnt, nz):
     """Cells of width `width` from t0 (acc.shape[1] of them) of each out row r: the values of
     intervals lo[r]:hi[r] (in time order) that overlap each cell."""
@@ -118,7 +118,7 @@ def intervals_kernel(rows, lo, hi, begin, end, value, t0, width, how, acc, cnt, 
                 _add(how, acc, cnt, nz, r, k, value[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def combine_kernel(acc, cnt, nz, rows, starts, stops, how, o_acc, o_cnt, o_nz):
     """Out cell (r, k): the cells rows[r], starts[k]:stops[k] of a level combined in time order."""
     for r in range(len(rows)):
@@ -136,7 +136,7 @@ def combine_kernel(acc, cnt, nz, rows, starts, stops, how, o_acc, o_cnt, o_nz):
                     o_acc[r, k] = _pick(how, o_acc[r, k], acc[src, j])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def window_ranges(row_start, row_stop, rows, begin, end, t0, t1, lo, hi):
     """Per asked row: the intervals [lo, hi) of the row that overlap [t0, t1)."""
     for r in range(len(rows)):

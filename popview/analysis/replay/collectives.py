@@ -168,7 +168,7 @@ def completion_times(calls: Calls, defs, loc, after, need) -> np.ndarray:
     return _completing_call_end(ptr, w["begin"], w["end"], loc.astype(np.int64), after, need)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _completing_call_end(ptr, w_begin, w_end, q_loc, q_after, q_need):
     """Wait / test calls of one location do not overlap, so begins and ends
     both ascend: two binary searches per query."""
@@ -206,7 +206,7 @@ def _instances(comm, loc, begin):
     return offset[dense] + k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kth_call(dense, loc, n_comm):
     """k of each call (its rank among its location's calls on its communicator)
     and the largest k per communicator; counters reset where the location changes."""
@@ -266,7 +266,7 @@ def _roots(group, kind, loc, root_value, n_groups, proc):
     return root_loc, unknown
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def single_process(group, procs, n_groups):
     """Whether all members of each instance belong to one process."""
     first = np.full(n_groups, -1, np.int64)

@@ -116,7 +116,7 @@ class GraphBuilder:
         return max((int(t.max()) for _, t, *_ in self._nodes if len(t)), default=0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def forward_edges(src, dst, time, n_virtual):
     """Which edges run forward in time (source stamped no later than target;
     a virtual node stands at its earliest successor). A node never waits for
@@ -160,7 +160,7 @@ def _node_order(loc, time, pri, copy):
     return _positions(key, np.argsort(key, kind="stable"), copy, t0, t_bits)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pack(loc, time, pri, t0, loc_shift):
     key = np.empty(len(loc), np.int64)
     for i in range(len(loc)):
@@ -168,7 +168,7 @@ def _pack(loc, time, pri, t0, loc_shift):
     return key
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _positions(key, order, copy, t0, t_bits):
     """Walk the sorted keys once: a node starts wherever the key changes or
     a copying node is involved."""

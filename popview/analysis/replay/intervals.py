@@ -19,7 +19,7 @@ def csr(loc: np.ndarray, n_loc: int) -> np.ndarray:
     return ptr
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def intersect(a_ptr, a_b, a_e, b_ptr, b_b, b_e):
     """Pieces of A ∩ B per location: (ptr, begin, end, index in A, index in B)."""
     n_loc = len(a_ptr) - 1
@@ -50,7 +50,7 @@ def intersect(a_ptr, a_b, a_e, b_ptr, b_b, b_e):
     return ptr, out_b[:m].copy(), out_e[:m].copy(), out_ia[:m].copy(), out_ib[:m].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def intersect_weighted(a_ptr, a_b, a_e, a_w, b_ptr, b_b, b_e):
     """Pieces of A ∩ B per location, A's zero-weight rows left out: (ptr, begin, end)."""
     n_loc = len(a_ptr) - 1
@@ -80,7 +80,7 @@ def intersect_weighted(a_ptr, a_b, a_e, a_w, b_ptr, b_b, b_e):
     return ptr, out_b[:m].copy(), out_e[:m].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def subtract(a_ptr, a_b, a_e, b_ptr, b_b, b_e):
     """Pieces of A less B per location (both sorted and disjoint within a location):
     (ptr, begin, end, index in A)."""
@@ -115,7 +115,7 @@ def subtract(a_ptr, a_b, a_e, b_ptr, b_b, b_e):
     return ptr, out_b[:m].copy(), out_e[:m].copy(), out_ia[:m].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def merge_overlaps(ptr, b, e):
     """Union of possibly overlapping intervals (sorted by begin) per location."""
     n_loc = len(ptr) - 1
@@ -137,7 +137,7 @@ def merge_overlaps(ptr, b, e):
     return out_ptr, out_b[:m].copy(), out_e[:m].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def points_inside(ptr, t, iv_ptr, iv_b, iv_e):
     """Whether each time t (ascending per location, CSR by ptr) lies in
     [begin, end) of one of its location's disjoint intervals."""
@@ -151,7 +151,7 @@ def points_inside(ptr, t, iv_ptr, iv_b, iv_e):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def leaves(ptr, begin, end, callpath):
     """Innermost call path per time: nested calls -> disjoint (begin, end, callpath)."""
     n_loc = len(ptr) - 1
@@ -193,7 +193,7 @@ def leaves(ptr, begin, end, callpath):
     return out_ptr, out_b[:m].copy(), out_e[:m].copy(), out_cp[:m].copy()
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def with_gaps(ptr, begin, end, selected, t_end):
     """The rows plus, on the selected locations, a row for every stretch of
     [0, t_end] no row covers: (ptr, begin, end, source row or -1 for a gap)."""

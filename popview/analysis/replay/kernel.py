@@ -23,7 +23,7 @@ WEIGHT_OF_CLOCK = np.array([0, 1, 2, 0, 3], np.int64)   # CUE, COO, COM, CUE, ID
 LOCAL_CLOCK = np.array([False, False, False, True, False])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _push(node, value, succ_ptr, succ, succ_cross, acc, came_from, pending, local_clock, n_real, loc_of, cursor,
           queued, ready, top, vstack, vtop):
     """Offer `value` (the clocks of `node`) to its successors and count the
@@ -54,7 +54,7 @@ def _push(node, value, succ_ptr, succ, succ_cross, acc, came_from, pending, loca
     return top, vtop
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _segment(loc, t, k, k_end, piece_b, piece_e, piece_w, done, before, seg):
     """Weighted time on `loc` since its previous node (into seg[w]): pieces
     ending by t are added to done[loc]; the piece open at t counts up to t.
@@ -72,7 +72,7 @@ def _segment(loc, t, k, k_end, piece_b, piece_e, piece_w, done, before, seg):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegree, piece_ptr, piece_b, piece_e,
               piece_w, weight_of_clock, local_clock):
     """Clocks at every location's end; per-node G-CUE origin for the critical path.
@@ -166,7 +166,7 @@ def propagate(loc_ptr, time, copy, n_virtual, succ_ptr, succ, succ_cross, indegr
     return clock, came_from, forced, done
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def backtrack(loc_ptr, time, came_from, start_node, t_start, t_stop):
     """Pieces (loc int32, begin, end, waiting bool) of the G-CUE critical path ending at
     start_node, in time order and contiguous: they cover [t_start, t_stop]."""
@@ -176,7 +176,7 @@ def backtrack(loc_ptr, time, came_from, start_node, t_start, t_stop):
             pieces[:, 3].astype(np.bool_))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _backtrack(loc_ptr, time, came_from, start_node, t_start, t_stop):
     """backtrack()'s pieces from the last, as rows (loc, begin, end, waiting) of one int64
     array grown in place (four arrays of three types compiled a growing helper six times

@@ -59,7 +59,7 @@ class Calls:
         return {c: v[rows] for c, v in a.items()}
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def value_within(q_loc, q_time, q_end, e_loc, e_time, e_value, default):
     """Value of the first event of location q_loc in [q_time, q_end] (a call's
     parameters: Extrae writes them at the call's entry, OTF2 at the collective's

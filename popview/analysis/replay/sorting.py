@@ -7,13 +7,13 @@ import numpy as np
 from popview.jit import njit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _position(node, rank, n_real):
     """Sorted position of a builder id; virtual ids -1, -2, ... follow the real nodes."""
     return rank[node] if node >= 0 else n_real - 1 - node
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def edges_by_source(src, dst, cross, rank, n_real, n_virtual):
     """CSR by source position: (ptr, successor positions, cross flags, in-degree);
     rank maps builder ids to the positions of the n_real real nodes."""

@@ -154,7 +154,7 @@ def _first_after(keys, times, q_key, q_time) -> np.ndarray:
                            np.searchsorted(keys, q_key, side="right"), q_time)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _search_in_runs(times, lo, hi, q_time):
     """First row of times[lo:hi] at or after q_time, per query (-1: none)."""
     out = np.full(len(lo), -1, np.int64)
@@ -173,7 +173,7 @@ def _innermost(calls, q_loc, q_time) -> np.ndarray:
     return _innermost_kernel(ptr, calls["begin"], calls["end"], q_loc, q_time)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _innermost_kernel(ptr, begin, end, q_loc, q_time):
     """Calls of a location nest (sorted by begin, longest first): the latest
     begin at or before t whose call is still open at t, walking outwards."""
@@ -215,7 +215,7 @@ def _taskwaits(builder: GraphBuilder, calls: Calls, defs, ev, tasks: Tasks, comp
     return len(w_loc)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _next_target(loc, ctx, is_target):
     """For each row, the position of the next target row with the same (loc, ctx), or -1."""
     out = np.full(len(loc), -1, np.int64)
