@@ -58,6 +58,15 @@ class CallpathTime:
     extra_end: np.ndarray | None = None
 
 
+def _target_and_subtree(exp, path: str) -> tuple[list[int], np.ndarray]:
+    """The call paths named `path` and whether each call path lies inside them."""
+    defs = exp.definitions
+    target = callpath_ids(defs, path)
+    if not target:
+        raise ValueError(f"no call path {path!r} in {exp.source}")
+    return target, subtree(defs.callpath_parent, target)
+
+
 def callpath_ids(defs, path: str) -> list[int]:
     return [cp for cp in range(len(defs.callpath_parent)) if defs.callpath_name(cp) == path]
 
@@ -100,10 +109,7 @@ def _callpath_time(exp, path: str, own_calls) -> CallpathTime:
     from popview.analysis.gather import main_locations
     from popview.analysis.replay.weights import masters
     defs = exp.definitions
-    target = callpath_ids(defs, path)
-    if not target:
-        raise ValueError(f"no call path {path!r} in {exp.source}")
-    inside = subtree(defs.callpath_parent, target)
+    target, inside = _target_and_subtree(exp, path)
     grafted = bool(defs.flags.get("threads_grafted"))
     proc = defs.location_process()
     master_of = masters(defs)
@@ -154,10 +160,7 @@ def _callpath_extent(exp, path: str) -> CallpathExtent:
     from popview.analysis.gather import main_locations
     from popview.analysis.replay.weights import masters
     defs = exp.definitions
-    target = callpath_ids(defs, path)
-    if not target:
-        raise ValueError(f"no call path {path!r} in {exp.source}")
-    inside = subtree(defs.callpath_parent, target)
+    target, inside = _target_and_subtree(exp, path)
     grafted = bool(defs.flags.get("threads_grafted"))
     proc, master_of = defs.location_process(), masters(defs)
     main = main_locations(defs)[0]

@@ -207,7 +207,7 @@ def _unshuffle8(data, dest):
 
 @jit.njit(cache=True, nogil=True, python=lambda data, dest: _untransposed(data, dest, 4))
 def _unshuffle4(data, dest):
-    """The same for 4-byte items."""
+    """The same for 4-byte items (kept apart from _unshuffle8 on purpose, as chunks._shuffle4 is)."""
     n = len(data) // 4
     for i in range(n):
         j = i * 4

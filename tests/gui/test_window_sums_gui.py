@@ -26,6 +26,16 @@ SHAPE = Shape(processes=2, threads=2, iterations=4, serial_fraction=0.1, rank_we
               parallel_regions=2, init_ns=200_000, fini_ns=100_000, fork_ns=1000)
 
 
+def whole_run_shown(qtbot, pane) -> None:
+    """POP MPI chosen, and the whole run's figures on show."""
+    pane.select_variant("pop-mpi")
+    qtbot.waitUntil(lambda: not pane.runner.busy and "parallel_efficiency" in shown(pane), timeout=60000)
+
+
+def window_of_three_iterations() -> Focus:
+    return Focus.window(SHAPE.init_ns, SHAPE.init_ns + 3 * 2_000_000)
+
+
 def shown(pane) -> dict:
     model = pane.current_tab().model
     out = {}
@@ -54,11 +64,9 @@ def test_a_window_focus_on_a_cli_converted_cache(qtbot, tmp_path, monkeypatch):
     with popview.open(tmp_path / "h.prv", cache_dir=tmp_path / "c") as exp:
         assert not exp.converted and not exp.window_sums_prepared
         state.add_experiment(exp)
-        pane.select_variant("pop-mpi")
-        qtbot.waitUntil(lambda: not pane.runner.busy and "parallel_efficiency" in shown(pane), timeout=60000)
+        whole_run_shown(qtbot, pane)
         assert not exp.window_sums_prepared and not threads, "the whole run (its replay too) needs no window sums"
-        focus = Focus.window(SHAPE.init_ns, SHAPE.init_ns + 3 * 2_000_000)
-        state.set_focus(focus)
+        state.set_focus(focus := window_of_three_iterations())
         assert "window sums" in pane.current_tab().message.text() or exp.window_sums_prepared
         qtbot.waitUntil(lambda: exp.window_sums_prepared and not pane.runner.busy and
                         "parallel_efficiency" in shown(pane), timeout=60000)
@@ -94,10 +102,8 @@ def test_the_sums_build_shows_progress_and_a_cancel_that_leaves_nothing(qtbot, t
     pane.show()
     with popview.open(tmp_path / "h.prv", cache_dir=cache_dir) as exp:
         state.add_experiment(exp)
-        pane.select_variant("pop-mpi")
-        qtbot.waitUntil(lambda: not pane.runner.busy and "parallel_efficiency" in shown(pane), timeout=60000)
-        focus = Focus.window(SHAPE.init_ns, SHAPE.init_ns + 3 * 2_000_000)
-        state.set_focus(focus)
+        whole_run_shown(qtbot, pane)
+        state.set_focus(focus := window_of_three_iterations())
         qtbot.waitUntil(lambda: bool(started), timeout=60000)
         (entry,) = pane.findChildren(JobProgress)
         assert entry.isVisible() and entry.cancel_button.isEnabled()
@@ -145,10 +151,8 @@ def test_a_sums_build_that_cannot_write_says_why_and_is_not_tried_again(qtbot, t
     qtbot.addWidget(pane)
     with popview.open(tmp_path / "h.prv", cache_dir=cache_dir) as exp:
         state.add_experiment(exp)
-        pane.select_variant("pop-mpi")
-        qtbot.waitUntil(lambda: not pane.runner.busy and "parallel_efficiency" in shown(pane), timeout=60000)
-        focus = Focus.window(SHAPE.init_ns, SHAPE.init_ns + 3 * 2_000_000)
-        state.set_focus(focus)
+        whole_run_shown(qtbot, pane)
+        state.set_focus(focus := window_of_three_iterations())
         qtbot.waitUntil(lambda: "could not be built" in pane.current_tab().message.text(), timeout=60000)
         text = pane.current_tab().message.text()
         assert "Not computed" in text and "No space left on device" in text, text
