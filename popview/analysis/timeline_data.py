@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from popview.analysis import dither
 from popview.cache import pyramid
 from popview.model.states import RUNNING
 
@@ -196,7 +197,7 @@ class TimelineData:
         """A worker thread's time with no record inside the run is what the profile counts it
         as: OpenMP idle (Extrae writes nothing while a worker waits), not blank like the time
         outside the run. Zoomed out, it is drawn in proportion to its time: a pixel is idle
-        where its idle share exceeds its threshold (_idle_thresholds: ordered dithering fixed
+        where its idle share exceeds its threshold (dither.drawn: ordered dithering fixed
         to the pixel's place in time, so panning never recolours a pixel whose time span is
         unchanged, as the error diffusion along the row did: its rounding carried from the
         view's first pixel), and shows its dominant record otherwise; a pixel with no record
@@ -216,7 +217,7 @@ class TimelineData:
         gap = (pic.values == NONE) & worker[:, None] & inside[None, :]
         if idle is not None:
             mine = np.clip(idle[worker].astype(np.float64), 0.0, 1.0)
-            gap[worker] |= (mine > _idle_thresholds(pic.t0, pic.t1, width)[None, :]) & (mine > 0)
+            gap[worker] |= dither.drawn(mine, pic.t0, pic.t1)
         pic.values[gap] = IDLE_GAP
         pic.share[gap] = 1.0 if idle is None else np.clip(idle[gap], 0.0, 1.0)
 
@@ -676,12 +677,3 @@ def focus_span(exp, focus) -> tuple[int, int] | None:
         return None
     return None
 
-
-def _idle_thresholds(t0: int, t1: int, width: int) -> np.ndarray:
-    """Per pixel of [t0, t1): a threshold in [0, 1) from the pixel's index counted from time 0
-    at this pixel width (the golden ratio's low-discrepancy sequence), so that the pixels with
-    an idle share s are idle in a fraction s of them, spread evenly, and a pixel keeps its
-    threshold when the view pans."""
-    first = np.floor(t0 * width / max(t1 - t0, 1) + 0.5)
-    index = first + np.arange(width, dtype=np.float64)
-    return np.modf(index * 0.6180339887498949)[0] % 1.0
