@@ -102,6 +102,21 @@ class Context:
             raise NotAvailable(f"{name} is zero during useful computation in the focus")
         return total
 
+    def counter_share(self, name: str, inputs: FocusInputs | None = None) -> float:
+        """The share of the useful time `name` was read in (1 unless the counter sets rotate)."""
+        share = (inputs or self.x).counter_shares.get(name, 1.0)
+        if isinstance(share, str):
+            raise NotAvailable(share)
+        if share <= 0:
+            raise NotAvailable(f"{name} was not read during useful computation in the focus (its counter set "
+                               "was not active)")
+        return share
+
+    def counter_scaled(self, name: str, inputs: FocusInputs | None = None) -> float:
+        """The counter over the whole useful time: as read, over the share of it read in."""
+        share = self.counter_share(name, inputs)
+        return self.counter(name, inputs) / share
+
     def weak_factor(self) -> float:
         """n / n_ref for weak scaling, 1 for strong."""
         return self.x.n_threads / self.ref.n_threads if self.scaling == "weak" else 1.0
