@@ -406,6 +406,8 @@ class _Builder:
         procs = self._process_groups()
         part = self.part(procs, *(_SegmentSink(d, procs) if d is not None else None for d in (seg, kind)),
                          progress=progress)
+        if hasattr(self.out, "done_reading"):      # RawTables: rows kept in memory can go before the write
+            self.out.done_reading()
         self.write(g, part)
 
     def create(self, dst: h5py.File) -> tuple[h5py.Group, h5py.Dataset | None, h5py.Dataset | None]:
