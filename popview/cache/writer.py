@@ -3,6 +3,7 @@ them by location then time in bounded memory and renames the file into
 place only when everything, derived data included, is written."""
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import threading
@@ -10,35 +11,46 @@ from collections import deque
 from contextlib import closing, contextmanager
 from concurrent.futures import Future
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import h5py
-import hdf5plugin
 import numpy as np
 
 from popview import atomic, jit, threads
 from popview._version import __version__
 from popview.cache import heap, schema
-from popview.cache.chunks import ChunkedWriter
-from popview.cache.integrity import checked, seal, sign, stored_digest, writing
 from popview.cache.kept import Budget, KeptColumn
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.runs import RunIndex
 from popview.cache.scratch import Scratch
-from popview.cache.sparse import SparseIndex
 from popview.model.definitions import Definitions
 from popview.threads import Pool
 
+if TYPE_CHECKING:
+    import h5py
+
 # Rows sorted in memory at once; bounds the peak memory of finish().
 SORT_BUDGET_ROWS = 4_000_000
+# The next group is read ahead while this one is written when the two hold at most this many
+# budgets: a location of the 1 GB trace (3.4 M events, 70 MB) was read alone, by the main thread.
+READ_AHEAD = 2
 # Sources of at least this many bytes start the derived-data process with the conversion
 # (Paraver text holds about 100 bytes a record: well above its 2 million records).
 SIDE_AT_START_BYTES = 256 << 20
+# What the finish imports (h5py, hdf5plugin, the derived builders: 40-70 ms), imported at the
+# first append, while the reader's threads parse, instead of before the parse starts or after it.
+FINISH_MODULES = ("h5py", "hdf5plugin", "popview.cache.chunks", "popview.cache.integrity", "popview.cache.sparse",
+                  "popview.cache.derived", "popview.cache.cumulative", "popview.cache.reader",
+                  "popview.cache.companion", "popview.cache.overview", "popview.cache.window_sums")
 
 
 def compression() -> dict:
     """Zstd + shuffle: ~5x faster to write than gzip at the same ratio (see docs/cache.md);
     each stored chunk checksummed (integrity.py)."""
+    import hdf5plugin
+
+    from popview.cache.integrity import checked
+
     return dict(**hdf5plugin.Zstd(clevel=1), shuffle=True, **checked())
 
 
@@ -346,6 +358,7 @@ class Writer:
         self._client = None        # a Dask client: finish() sorts and writes by location groups there
         self._written_back = _WriteBack()
         self._keep: Budget | None = None
+        self._finish_imported = False       # FINISH_MODULES
 
     def finish_on(self, client, group_rows: int | None = None) -> None:
         """Sort and write the tables on the Dask cluster of `client` (popview.cache.groups),
@@ -366,6 +379,10 @@ class Writer:
         if table not in self._tables:
             self._tables[table] = _Staging(self._staging_dir, table, self._hint, self._spill, self._keep)
         self._tables[table].append(cols if isinstance(cols, PreparedChunk) else PreparedChunk(table, cols))
+        if not self._finish_imported:
+            self._finish_imported = True
+            for name in FINISH_MODULES:
+                importlib.import_module(name)
 
     def keep_in_memory(self, limit: int) -> None:
         """Keep the staged rows in memory rather than spilling them, up to `limit` bytes in
@@ -411,6 +428,7 @@ class Writer:
     def finish(self, progress: Progress | None = None) -> Path:
         """Sort, derive, write and rename. Returns the final path."""
         from popview.cache import derived
+        from popview.cache.integrity import writing
 
         progress = progress or Progress()
         if self.definitions is None:
@@ -466,7 +484,10 @@ class Writer:
         at every conversion. The sums report no progress of their own (the tables' fraction
         would go back and forth) but see a cancel, and are stopped and waited for when the
         tables fail."""
+        import h5py
+
         from popview.cache import derived
+        from popview.cache.integrity import writing
 
         stop = threading.Event()
         quiet = Progress(None, _Either(progress.cancel, stop))
@@ -512,6 +533,7 @@ class Writer:
         are removed unless they belong to the new cache: the same digest (a trace converted
         again unchanged gives the same bytes), else built from the new cache when first needed."""
         from popview.cache import companion, overview, window_sums
+        from popview.cache.integrity import seal, sign, stored_digest, writing
 
         progress = progress or Progress()
         progress(0.99, "sealing the cache")     # a cancel pressed after the derived data is seen here
@@ -617,6 +639,8 @@ class _Either:
 @contextmanager
 def _maybe_writing(path: Path | None, make_room):
     """integrity.writing(path, "w") when there is a path, else None."""
+    from popview.cache.integrity import writing
+
     if path is None:
         yield None
         return
@@ -680,6 +704,8 @@ def _copy_file(src: Path, dst) -> None:
 
 
 def _write_definitions(out: h5py.File, defs: Definitions) -> None:
+    from popview.cache.integrity import checked
+
     g = out.require_group("definitions")
     payload = json.dumps(defs.to_json_dict(), separators=(",", ":")).encode()
     g.create_dataset("json", data=np.frombuffer(payload, dtype=np.uint8), **compression())
@@ -716,6 +742,10 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     """The table sorted by location then time, also into `copy` (None when the table
     was adopted into it: the rows arrived in time order); `consumer` also gets each
     sorted group of whole locations (the call paths are built from the events that way)."""
+    from popview.cache.chunks import ChunkedWriter
+    from popview.cache.integrity import checked
+    from popview.cache.sparse import SparseIndex
+
     loc_col, time_col, cols = schema.TABLES[table]
     group = out.create_group(table)
     total = stage.n if stage is not None else 0
@@ -746,7 +776,7 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
         return data
 
     sizes = [int(offsets[b] - offsets[a]) for _, a, b in full]
-    with _InOrder(consumer) as consume, closing(_read_ahead(read, full, sizes, SORT_BUDGET_ROWS)) as reads:
+    with _InOrder(consumer) as consume, closing(_read_ahead(read, full, sizes, READ_AHEAD * SORT_BUDGET_ROWS)) as reads:
         for (gi, a, _), data in zip(full, reads):
             progress(gi / len(groups), f"{'writing' if copied else 'sorting'} {table}")
             if not stage.time_sorted:
@@ -768,9 +798,9 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
 def _read_ahead(read, items: list, rows: list[int], budget: int):
     """read(item) for each item in order. The next item is read by a thread while the
     caller works on this one (the sort's reads, its compressing and its call paths then
-    share the two cores) when the two hold at most `budget` rows between them; a larger
-    one (a location of the 1 GB trace is 3.4 M events) is read when its turn comes, so
-    that the rows in memory stay those of one budget."""
+    share the two cores) when the two hold at most `budget` rows between them (READ_AHEAD
+    sort budgets: two locations of the 1 GB trace, 3.4 M events each); a larger one is
+    read when its turn comes, so that the rows in memory stay within the budget."""
     read = jit.carry(read)          # the kernels run in the caller's mode (popview.jit)
     with Pool(1, thread_name_prefix="popview-read") as pool:
         ahead: Future | None = None
