@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from popview.cache import schema
-from popview.cache.runs import RunIndex
+from popview.cache.runs import RunIndex, save_raw
 
 
 class SortedCopy:
@@ -47,7 +47,7 @@ class SortedCopy:
     def finish(self, table: str, offsets: np.ndarray) -> None:
         """The table is complete: its per-location offsets mark it present."""
         self.end()
-        np.ascontiguousarray(offsets, np.int64).tofile(self.folder / f"{table}.offsets.i64")
+        save_raw(self.folder / f"{table}.offsets.i64", np.ascontiguousarray(offsets, np.int64))
 
     def adopt(self, table: str, spill: dict[str, Path], runs: RunIndex, offsets: np.ndarray) -> None:
         """The table is the writer's spill files, read through their run index: linked
@@ -66,8 +66,8 @@ class SortedCopy:
         for k, files in enumerate(segments):
             for name, path in files.items():
                 os.link(path, self.folder / f"{table}.{name}.{k}")
-        np.concatenate(([0], np.cumsum(rows, dtype=np.int64))).astype("<i8").tofile(
-            self.folder / f"{table}.segments.i64")
+        save_raw(self.folder / f"{table}.segments.i64",
+                 np.concatenate(([0], np.cumsum(rows, dtype=np.int64))).astype("<i8"))
         self.finish(table, offsets)
 
     def end(self) -> None:
