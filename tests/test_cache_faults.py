@@ -289,8 +289,8 @@ def test_a_disk_that_fills_during_a_conversion_with_the_timeline_does_not_crash(
     """`popview convert --timeline` (the window converts so too) on a disk that fills up
     during the conversion: at several sizes, the writes of the cache, its part files or the
     timeline overview fail inside HDF5. That crashed the process (SIGSEGV, SIGBUS: HDF5
-    releasing the objects of a file whose writes failed; seen with RLIMIT_FSIZE at 4 of 5
-    sizes below in one process, and on a full tmpfs in a part file), or failed with
+    releasing the objects of a file whose writes failed; with RLIMIT_FSIZE at the first size
+    below in both cases, and on a full tmpfs in a part file), or failed with
     `unexpected IndexError` (a run index numpy's tofile wrote empty without a word). Now each
     ends with a good cache and overview, or exit code 2 and one line naming the file (the
     cache's folder, or the overview) and the reason, nothing left behind."""
