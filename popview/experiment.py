@@ -148,11 +148,11 @@ def convert(path, cache_dir=None, progress=None, cancel: threading.Event | None 
     conversion or for the cache found; otherwise it is built when a timeline first needs it.
     `window_sums` also builds the window sums now (popview.cache.window_sums), from the
     cache converted or found; otherwise they are built when a time window first needs them."""
-    from popview.cache.reader import Reader
-
     target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options,
                                          timeline)
     if window_sums and reader is None:
+        from popview.cache.reader import Reader
+
         reader = Reader(target, verify=False)
     if reader is not None:
         try:
@@ -279,6 +279,8 @@ def _tidy(target: Path) -> None:
 
 def _reusable(target: Path, files: list[Path], quiet: bool = False) -> Reader | None:
     """A valid cache's reader (a damaged one is told of once: `quiet` the second time)."""
+    if not target.exists():        # nothing to read: h5py is imported while the conversion parses instead
+        return None
     from popview.cache.reader import open_if_valid
 
     return open_if_valid(target, files, damaged=None if quiet else _tell_damaged)
@@ -321,10 +323,10 @@ def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = N
     none yet); otherwise the first time-window focus builds them (Experiment.prepare_window_sums).
     An overview that cannot be written (a full disk) does not stop the opening: it is
     logged and kept in the run's timeline_failure."""
-    from popview.cache.reader import Reader
-
     target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options,
                                          bool(timeline))
+    from popview.cache.reader import Reader    # imported by the conversion's first records, or by _reusable
+
     exp = Experiment(Path(path), reader or Reader(target, verify=False), converted)
     try:
         if timeline == WITH_CONVERSION and not converted:

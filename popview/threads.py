@@ -56,5 +56,8 @@ class Pool(ThreadPoolExecutor):
     while one starts is raised once the pool knows it, so that its shutdown waits for it."""
 
     def _adjust_thread_count(self):
+        if len(self._threads) >= self._max_workers:      # no thread to start: what every submit but the
+            super()._adjust_thread_count()              # first few meets (holding the signals cost 20-40 us)
+            return
         with interrupts_held():
             super()._adjust_thread_count()

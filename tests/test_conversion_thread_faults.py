@@ -194,7 +194,7 @@ def test_a_cancel_until_the_rename_leaves_no_cache_and_the_old_one_as_it_was(tra
     trace), or as its companions are settled, just before the rename: the analyst asked for
     no cache, so there is none (a cache converted before stays as it was, its companions
     too), and the conversion says it was cancelled. It used to complete."""
-    from popview.cache import companion, overview
+    from popview.cache import companion, integrity, overview
 
     cache_dir = tmp_path / "cache"
     with popview.open(trace, cache_dir=cache_dir, timeline=True) as exp:
@@ -202,7 +202,7 @@ def test_a_cancel_until_the_rename_leaves_no_cache_and_the_old_one_as_it_was(tra
     kept = sorted((p.name, p.stat().st_ino, p.stat().st_mtime_ns) for p in cache_dir.iterdir())
     assert overview.path_of(old).exists()
     cancel = threading.Event()
-    module = writer if at == "seal" else companion
+    module = integrity if at == "seal" else companion     # the writer imports seal when it seals
     real = getattr(module, at)
     monkeypatch.setattr(module, at, lambda *a, **k: cancel.set() or real(*a, **k))
     before = _lasting()

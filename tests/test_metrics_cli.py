@@ -162,3 +162,17 @@ def test_runs_of_one_shape_and_name_from_two_tools_are_told_apart(shared_traces,
     header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Hybrid additive"))
     labels = header[len("Hybrid additive"):].split()
     assert len(labels) == 4 and labels[0] == labels[2] == "2x2" and labels[1] != labels[3], header
+
+
+def test_columns_stay_apart_with_long_values(tmp_path, capsys):
+    """Useful instructions in the hundreds of billions (EPOCH: 84,792,039,818) ran into the next
+    run's column: '84,792,039,81887,643,808,043'."""
+    paths = []
+    for p in (1, 2):
+        write(tmp_path / f"r{p}.prv", Shape(processes=p, iterations=1, work_ns=20_000_000_000))
+        paths.append(str(tmp_path / f"r{p}.prv"))
+    assert main(["metrics", *paths, "--cache-dir", str(tmp_path / "cache"), "--no-replay",
+                 "--model", "computation"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Useful instructions"))
+    cells = line[len("Useful instructions"):].split()
+    assert len(cells) == 2 and all(len(c.replace(",", "")) >= 11 for c in cells), line

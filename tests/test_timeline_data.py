@@ -265,3 +265,29 @@ def test_zoomed_out_a_worker_shows_its_idle_time_in_proportion(heat_2x2, monkeyp
     np.testing.assert_allclose(shown.mean(axis=1)[worker], idle_in[worker], atol=0.02)
     assert (out.share[shown] > 0).all(), "drawn idle only where the worker waits"
     assert (out.values[worker] != NONE).all()
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("budget", [timeline_data.RAW_BUDGET, 0], ids=["records", "pyramid"])
+def test_panning_by_whole_pixels_keeps_each_idle_pixel(heat_2x2, monkeypatch, budget):
+    """The idle pixels were placed by error diffusion from the view's first pixel: panning the
+    view carried a different rounding along the row and recoloured pixels whose time had not
+    changed (24 of the 1,800 pixels both views show on heat 2x2's two workers, panned by 300 of
+    1,200 pixels, from records; 101 from the overview). Each pixel's threshold is now
+    fixed by its place in time: a pixel showing the same time span is drawn the same."""
+    from popview.analysis.timeline_data import IDLE_GAP
+
+    monkeypatch.setattr(timeline_data, "RAW_BUDGET", budget)
+    data = TimelineData(heat_2x2)
+    rows = np.arange(len(heat_2x2.definitions.locations))
+    width, shift = 1200, 300
+    pw = data.t_end // 4 // width            # a quarter of the run: whole nanoseconds a pixel
+    t0 = data.t_end // 3
+    here = data.picture(ColourMode("state"), rows, t0, t0 + pw * width, width)
+    panned = data.picture(ColourMode("state"), rows, t0 + pw * shift, t0 + pw * (width + shift), width)
+    assert here.source == panned.source and here.source.startswith("records" if budget else "pyramid")
+    worker = data.worker[rows]
+    before = here.values[worker][:, shift:] == IDLE_GAP
+    after = panned.values[worker][:, :-shift] == IDLE_GAP
+    assert before.mean() > 0.5
+    assert (before == after).all(), f"{(before != after).sum()} pixels recoloured by panning"

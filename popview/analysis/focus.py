@@ -1,6 +1,7 @@
 """The focus of analysis (FoA): what part of a run every POP figure is about."""
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 
@@ -47,10 +48,20 @@ class Focus:
         if kind == "callpath" and rest:
             return cls.on_callpath(rest)
         if kind == "window":
-            a, _, b = rest.partition(":")
-            return cls.window(int(float(a) * 1e9), int(float(b) * 1e9))
+            times = rest.split(":")
+            seconds = [_seconds(t) for t in times]
+            if len(times) != 2 or None in seconds:
+                raise ValueError(f"bad focus {text!r}: a time window is window:T0:T1, two times in seconds "
+                                 "from the start of the run (window:1.5:2.0)")
+            t0, t1 = (round(t * 1e9) for t in seconds)
+            if t1 <= t0:
+                raise ValueError(f"bad focus {text!r}: the window's end must come after its start")
+            return cls.window(t0, t1)
         if kind == "iterations":
-            path, first, last = rest.rsplit(":", 2)
+            path, first, last = (rest.rsplit(":", 2) + ["", ""])[:3] if rest.count(":") >= 2 else ("", "", "")
+            if not path or not _whole_number(first) or not _whole_number(last):
+                raise ValueError(f"bad focus {text!r}: iterations are iterations:PATH:I:J, a call path and the "
+                                 "first and last iteration numbers, counted from 0 (iterations:main/timestep:10:20)")
             return cls.iterations(path, int(first), int(last))
         raise ValueError(f"unknown focus {text!r}: use whole, auto, callpath:PATH, window:T0:T1 or iterations:PATH:I:J")
 
@@ -69,3 +80,16 @@ class Focus:
     @classmethod
     def from_dict(cls, d: dict) -> "Focus":
         return cls(**{k: d[k] for k in ("kind", "callpath", "t0", "t1", "first", "last") if k in d})
+
+
+def _seconds(text: str) -> float | None:
+    """A finite number of seconds, or None."""
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) and abs(v) < 1e9 else None
+
+
+def _whole_number(text: str) -> bool:
+    return text.strip().lstrip("-").isdigit()

@@ -115,12 +115,13 @@ class _TraceGather:
     def _window(self, t0: int, t1: int, label: str) -> FocusInputs:
         if t1 <= t0:
             raise FocusError(f"empty window [{t0}, {t1}] ns")
+        (t0, t1), cut = run_window(t0, t1, self.defs.t_end)
         res = self.index.evaluate([(loc, np.array([t0, t1])) for loc in self.locs.tolist()])
         sums = np.vstack([c[1] - c[0] for c, _ in res])
         ctr = np.vstack([k[1] - k[0] for _, k in res])
         inputs = self._inputs(t1 - t0, sums, ctr, label)
-        if t1 > self.defs.t_end:
-            inputs.notes.append(f"the window ends after the trace ({self.defs.t_end / NS:.6g} s)")
+        if cut:
+            inputs.notes.append(cut)
         return inputs
 
     # ---- call path -------------------------------------------------------------
@@ -244,6 +245,20 @@ def visits(exp, path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(process, begin, end) of the master threads' visits of `path`, by process then time."""
     g, lo, hi = _visit_rows(exp, path)
     return g["proc"][lo:hi], g["begin"][lo:hi], g["end"][lo:hi]
+
+
+def run_window(t0: int, t1: int, t_end: int) -> tuple[tuple[int, int], str]:
+    """The part of the window [t0, t1) ns that lies in the run [0, t_end), and a note when it
+    was cut: the time before or after the records is no time of the program's (it would count
+    as lost time, R being the window's length). A window wholly outside the run is refused."""
+    a, b = max(int(t0), 0), min(int(t1), int(t_end))
+    if b <= a:
+        raise FocusError(f"the window {t0 / NS:.6g} s - {t1 / NS:.6g} s lies outside the run "
+                         f"(0 s - {t_end / NS:.6g} s)")
+    if (a, b) == (t0, t1):
+        return (a, b), ""
+    return (a, b), (f"the window {t0 / NS:.6g} s - {t1 / NS:.6g} s was cut to the run: "
+                    f"{a / NS:.6g} s - {b / NS:.6g} s (R = {(b - a) / NS:.6g} s)")
 
 
 def iteration_window(exp, path: str, first: int, last: int) -> tuple[int, int]:

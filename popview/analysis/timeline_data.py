@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from popview.analysis import dither
 from popview.cache import pyramid
 from popview.model.states import RUNNING
 
@@ -195,10 +196,12 @@ class TimelineData:
     def _fill_idle_gaps(self, pic: Picture, rows: np.ndarray, idle: np.ndarray | None) -> None:
         """A worker thread's time with no record inside the run is what the profile counts it
         as: OpenMP idle (Extrae writes nothing while a worker waits), not blank like the time
-        outside the run. Zoomed out, it is drawn in proportion to its time: along each worker
-        row, a pixel is idle where the idle time summed from the row's first pixel reaches
-        its next whole pixel (rounded: error diffusion, as a line is drawn between pixels), and
-        shows its dominant record otherwise. A worker waiting 80 % of the run then has about
+        outside the run. Zoomed out, it is drawn in proportion to its time: a pixel is idle
+        where its idle share exceeds its threshold (dither.drawn: ordered dithering fixed
+        to the pixel's place in time, so panning never recolours a pixel whose time span is
+        unchanged, as the error diffusion along the row did: its rounding carried from the
+        view's first pixel), and shows its dominant record otherwise; a pixel with no record
+        inside the run is idle. A worker waiting 80 % of the run then has about
         80 % of its pixels idle, placed where it waits, whatever the zoom: a pixel's dominant
         record hid the waits of every pixel that held a short burst (heat 2x2's workers, idle
         75-82 % of the run, drew 46-53 % idle), and the state covering most of each pixel
@@ -214,8 +217,7 @@ class TimelineData:
         gap = (pic.values == NONE) & worker[:, None] & inside[None, :]
         if idle is not None:
             mine = np.clip(idle[worker].astype(np.float64), 0.0, 1.0)
-            whole = np.floor(np.cumsum(mine, axis=1) + 0.5)
-            gap[worker] = np.diff(whole, axis=1, prepend=0.0) > 0
+            gap[worker] |= dither.drawn(mine, pic.t0, pic.t1)
         pic.values[gap] = IDLE_GAP
         pic.share[gap] = 1.0 if idle is None else np.clip(idle[gap], 0.0, 1.0)
 
@@ -674,3 +676,4 @@ def focus_span(exp, focus) -> tuple[int, int] | None:
     except (FocusError, KeyError):
         return None
     return None
+

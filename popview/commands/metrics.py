@@ -106,11 +106,13 @@ def render_table(s: Series, models: list[str], why: str = "", extra=()) -> str:
         trees = [c[2][model] for c in cols]
         rows = [(("  " * d) + n.name, [find_like(t, n.id) for t in trees]) for d, n in trees[0].walk()]
         width = max([len(r[0]) for r in rows] + [len(trees[0].title)]) + 2
-        col = max([14] + [len(lab) + 2 for lab in labels])      # a long label never runs into the next
+        cells = [(name, [_cell(n) for n in nodes]) for name, nodes in rows]
+        # a long label or value (93,242,514,399 instructions) never runs into the next column
+        col = max([14] + [len(lab) + 2 for lab in labels] + [len(c) + 2 for _, cs in cells for c in cs])
         out.write("\n" + trees[0].title.ljust(width) + "".join(f"{lab:>{col}s}" for lab in labels) + "\n")
         out.write("-" * (width + col * len(labels)) + "\n")
-        for name, nodes in rows:
-            out.write(name.ljust(width) + "".join(f"{_cell(n):>{col}s}" for n in nodes) + "\n")
+        for name, texts in cells:
+            out.write(name.ljust(width) + "".join(f"{c:>{col}s}" for c in texts) + "\n")
         reasons = {}
         for t in trees:
             for _, n in t.walk():

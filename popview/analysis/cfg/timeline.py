@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from popview.analysis import dither
 from popview.analysis.timeline_data import ColourMode, Picture, TimelineData
 from popview.jit import njit
 
@@ -332,16 +333,15 @@ class CfgTimeline:
         """picture(), what the timeline draws: the draw mode per pixel, and the window's zeros
         (the time a thread is in none of the states or values it shows) in proportion to their
         time when zero_in_proportion, as the State mode draws an OpenMP worker's waits
-        (TimelineData._fill_idle_gaps): along each row, a pixel is zero where the zero time
-        summed from the row's first pixel reaches its next whole pixel. Zoomed out the idle
+        (TimelineData._fill_idle_gaps): a pixel is zero where its zero share exceeds its
+        threshold, fixed to its place in time (dither.drawn: panning recolours nothing). Zoomed out the idle
         time keeps its share of the picture, where it is, instead of taking the colour of a
         state sharing its pixels (heat 2x2's workers, idle 75-82 % of the run, drew 20 % of a
         State As Is window idle); zoomed in, a pixel inside one interval is drawn as before."""
         values, source = self.picture(rows, t0, t1, width)
         if self.zero_in_proportion and values.size:
             zero = self.zero_share(rows, t0, t1, width)
-            whole = np.floor(np.cumsum(zero, axis=1) + 0.5)
-            values[np.diff(whole, axis=1, prepend=0.0) > 0] = 0.0
+            values[dither.drawn(zero, t0, t1)] = 0.0
         return values, source
 
     def values_present(self, limit: int = 256) -> np.ndarray:

@@ -55,22 +55,31 @@ def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: in
     if not reader.has("messages"):
         return stats
     cols = _COLUMNS if rendezvous_bytes is None else _RENDEZVOUS_COLUMNS
-    if window is None:
+    whole = window is None
+    if whole:
         m = reader.read("messages", columns=cols)
     else:
         m = reader.read("messages", t0=window[0], t1=window[1], columns=cols)
         inside = m["recv_phys"] < window[1]
         m = {k: v[inside] for k, v in m.items()}
+        if repair and _needs_repair(m):
+            # A receive can sit on the row of a later send (the placeholders shift a channel's
+            # pairs): the channel is paired again from its first message, then cut to the window.
+            m, whole = reader.read("messages", columns=cols), True
     s_loc, r_loc = m["send_loc"], m["recv_loc"]
     s_t, r_t = m["send_time"], m["recv_phys"]
     ok = (s_loc >= 0) & (s_loc < n_loc) & (r_loc >= 0) & (r_loc < n_loc) & (s_t >= 0) & (r_t >= 0)
-    stats.unmatched += int((~ok).sum())
+    counted = window if whole and window is not None else None
+    stats.unmatched += int((~ok & _sent_in(m, counted)).sum())
     if not ok.all():
         m = {k: v[ok] for k, v in m.items()}
         s_loc, r_loc, s_t, r_t = m["send_loc"], m["recv_loc"], m["send_time"], m["recv_phys"]
     if repair:
-        m, stats.placeholders, stats.repaired_channels, left = repair_pairs(m)
+        m, stats.placeholders, stats.repaired_channels, left = repair_pairs(m, counted)
         stats.unmatched += left
+    if counted is not None:
+        keep = _sent_in(m, counted) & (m["recv_phys"] < counted[1])
+        m = {k: v[keep] for k, v in m.items()}
     s_loc, r_loc, s_t, r_t = m["send_loc"], m["recv_loc"], m["send_time"], m["recv_phys"]
     forward = r_t >= s_t
     stats.backwards = int((~forward).sum())
@@ -90,11 +99,28 @@ def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: in
     return stats
 
 
-def repair_pairs(m: dict) -> tuple[dict, int, int, int]:
+def _placeholders(m: dict) -> np.ndarray:
+    return np.isin(m["tag"], PLACEHOLDER_TAGS) & (m["size"] == 0)
+
+
+def _needs_repair(m: dict) -> bool:
+    return bool((_placeholders(m) | (m["recv_phys"] < m["send_time"])).any())
+
+
+def _sent_in(m: dict, window: tuple[int, int] | None) -> np.ndarray:
+    """Rows whose send lies in `window` (all rows without one)."""
+    t = m["send_time"]
+    if window is None:
+        return np.ones(len(t), bool)
+    return (t >= window[0]) & (t < window[1])
+
+
+def repair_pairs(m: dict, window: tuple[int, int] | None = None) -> tuple[dict, int, int, int]:
     """Pairs of the inconsistent channels made again in order (see the module
     doc): (messages, placeholder receives dropped, channels repaired, halves
-    left without a partner)."""
-    placeholder = np.isin(m["tag"], PLACEHOLDER_TAGS) & (m["size"] == 0)
+    left without a partner). With a `window` the three counts are those of the
+    window: rows sent in it, halves whose own time lies in it."""
+    placeholder = _placeholders(m)
     _, channel = np.unique(m["send_loc"].astype(np.int64) << 32 | m["recv_loc"].astype(np.int64),
                            return_inverse=True)
     channel = channel.ravel().astype(np.int64)
@@ -116,9 +142,16 @@ def repair_pairs(m: dict) -> tuple[dict, int, int, int]:
         paired[k] = m[k][r_rows]
     for k in ("size", "tag"):
         paired[k] = np.maximum(m[k][s_rows], m[k][r_rows]) if k == "size" else m[k][r_rows]
-    left = len(sends) + len(recvs) - 2 * len(s_rows)
     out = {k: np.concatenate([keep[k], paired[k]]) for k in m}
-    return out, int(placeholder[redo].sum()), len(bad), left
+    if window is None:
+        left = len(sends) + len(recvs) - 2 * len(s_rows)
+        return out, int(placeholder[redo].sum()), len(bad), left
+    sent_in = _sent_in(m, window)
+    r_t = m["recv_phys"]
+    recv_in = (r_t >= window[0]) & (r_t < window[1])
+    left = int(sent_in[np.setdiff1d(sends, s_rows)].sum() + recv_in[np.setdiff1d(recvs, r_rows)].sum())
+    channels = len(np.unique(channel[redo & sent_in]))
+    return out, int((placeholder & redo & sent_in).sum()), channels, left
 
 
 def _rank_key(channel: np.ndarray) -> np.ndarray:

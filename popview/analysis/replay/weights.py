@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from popview.analysis.focus import Focus
-from popview.analysis.gather import iteration_window, main_locations
+from popview.analysis.gather import iteration_window, main_locations, run_window
 from popview.analysis.inputs import MPI_CATS
 from popview.analysis.replay import intervals
 from popview.analysis.replay.records import Calls
@@ -78,8 +78,9 @@ def focus_mask(exp, focus: Focus, calls: Calls) -> Mask:
         return Mask(None, None, None, int(defs.t_end), 0, int(defs.t_end))
     if focus.kind == "window":
         ptr = np.arange(n_loc + 1, dtype=np.int64)
-        return Mask(ptr, np.full(n_loc, focus.t0, np.int64), np.full(n_loc, focus.t1, np.int64),
-                    int(focus.t1 - focus.t0), int(focus.t0), int(focus.t1), is_window=True)
+        (t0, t1), _ = run_window(focus.t0, focus.t1, defs.t_end)      # as the metric inputs cut it
+        return Mask(ptr, np.full(n_loc, t0, np.int64), np.full(n_loc, t1, np.int64),
+                    int(t1 - t0), int(t0), int(t1), is_window=True)
     if focus.kind == "iterations":          # the window the metric inputs use
         return focus_mask(exp, Focus.window(*iteration_window(exp, focus.callpath, focus.first, focus.last)), calls)
     if focus.kind == "callpath":

@@ -1,0 +1,122 @@
+"""A conversion's cumulative sums on two threads (cumulative._Builder._on_two_threads): each
+half of the processes by a thread, the second half's `kind` rows written after the first's.
+The cache equals the one built on one thread, dataset for dataset; a cancel, an interrupt or
+a failure in either half leaves no thread and nothing in the cache folder."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import popview
+from popview.cache import cumulative
+from popview.cache.progress import Cancelled
+from popview.testing import synthetic
+from tests.cachecompare import assert_same_cache
+from tests.test_conversion_thread_faults import _fails, _lasting, _nothing_left
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sums-threads")
+    synthetic.write(d / "t.prv", synthetic.Shape(processes=5, threads=3, iterations=30, work_ns=1_000_000))
+    return d / "t.prv"
+
+
+@pytest.fixture
+def split(monkeypatch):
+    """Every conversion's sums split, whatever its size; the halves it took listed."""
+    taken = []
+    real = cumulative._Builder._on_two_threads
+
+    def spy(self, halves, kinds, progress):
+        taken.append(halves)
+        return real(self, halves, kinds, progress)
+
+    monkeypatch.setattr(cumulative, "SPLIT_ROWS", 0)
+    monkeypatch.setattr(cumulative._Builder, "_on_two_threads", spy)
+    return taken
+
+
+def _one_thread(patch) -> None:
+    patch.setattr(cumulative._Builder, "_halves", lambda self, procs: None)
+
+
+def _converted(trace, folder, monkeypatch, one_thread: bool):
+    with monkeypatch.context() as patch:
+        if one_thread:
+            _one_thread(patch)
+        with popview.open(trace, cache_dir=folder) as exp:
+            return exp.cache_path, list(exp.definitions.warnings)
+
+
+def test_two_threads_give_the_one_thread_cache(trace, tmp_path, monkeypatch, split):
+    two, warnings_two = _converted(trace, tmp_path / "two", monkeypatch, one_thread=False)
+    assert len(split) == 1, "the sums were not split"
+    first, second = split[0]
+    assert first and second and sorted(loc for p in first + second for loc in p) == list(range(15))
+    one, warnings_one = _converted(trace, tmp_path / "one", monkeypatch, one_thread=True)
+    assert len(split) == 1
+    assert warnings_one == warnings_two
+    assert_same_cache(one, two)
+
+
+@pytest.mark.parametrize("name", ["popview-heat/extrae/hyb_2x2/hyb_2x2.prv",                  # hybrid Extrae
+                                  "pypop/mpi/epoch_example_traces/epoch_16proc.prv.gz",       # EPOCH, counters
+                                  "profet-paraver/lulesh_4+4_with_uncores_sockets1+2.chop_5it.prv"])
+def test_two_threads_give_the_one_thread_cache_on_real_traces(shared_traces, tmp_path, monkeypatch, split, name):
+    trace = shared_traces / name
+    if not trace.exists():
+        pytest.skip(f"{trace} is missing")
+    two, warnings_two = _converted(trace, tmp_path / "two", monkeypatch, one_thread=False)
+    assert split, "the sums were not split"
+    one, warnings_one = _converted(trace, tmp_path / "one", monkeypatch, one_thread=True)
+    assert warnings_one == warnings_two
+    assert_same_cache(one, two)
+
+
+def test_small_or_single_process_sums_stay_on_one_thread(trace, tmp_path, monkeypatch):
+    """Below SPLIT_ROWS state rows a thread costs more than it gives."""
+    taken = []
+    monkeypatch.setattr(cumulative._Builder, "_on_two_threads", lambda self, *a: taken.append(1))
+    with popview.open(trace, cache_dir=tmp_path / "c"):
+        pass
+    assert taken == []
+
+
+@pytest.mark.parametrize("how", ["cancel", "interrupt"])
+def test_stopped_during_split_sums_leaves_nothing(trace, tmp_path, split, how):
+    cancel = threading.Event()
+
+    def progress(fraction, text):
+        if text.startswith("cumulative sums"):
+            if how == "cancel":
+                cancel.set()
+            else:
+                raise KeyboardInterrupt("stopped")
+
+    before = _lasting()
+    exc = _fails(trace, tmp_path / "cache", progress=progress, cancel=cancel)
+    assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), exc
+    assert split
+    _nothing_left(before, tmp_path / "cache")
+
+
+@pytest.mark.parametrize("half", ["first", "second"])
+def test_a_failure_in_either_half_is_raised_and_leaves_nothing(trace, tmp_path, monkeypatch, split, half):
+    real = cumulative._Builder._location_rows
+    seen = []
+
+    def rows(self, loc, lo, hi, instances):
+        name = threading.current_thread().name
+        seen.append(name)
+        if (name.startswith("popview-sums")) == (half == "second"):
+            raise ValueError(f"sums of the {half} half failed")
+        return real(self, loc, lo, hi, instances)
+
+    monkeypatch.setattr(cumulative._Builder, "_location_rows", rows)
+    before = _lasting()
+    exc = _fails(trace, tmp_path / "cache")
+    assert isinstance(exc, ValueError) and f"sums of the {half} half failed" in str(exc), exc
+    assert split and (half == "first" or any(n.startswith("popview-sums") for n in seen))
+    _nothing_left(before, tmp_path / "cache")
