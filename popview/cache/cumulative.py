@@ -413,6 +413,8 @@ class _Builder:
                              progress=progress)
         else:
             part = self._on_two_threads(halves, _SegmentSink(kind, procs) if kind is not None else None, progress)
+        if hasattr(self.out, "done_reading"):      # RawTables: rows kept in memory can go before the write
+            self.out.done_reading()
         self.write(g, part)
 
     def _halves(self, procs: list[list[list[int]]]) -> tuple[list, list] | None:

@@ -10,6 +10,9 @@ arrived in time order per location is read from the writer's spill through
 its run index (adopted, not copied: writing a second gigabyte of scratch
 files cost seconds); a table that had to be sorted is written here sorted.
 The folder is removed with the rest of the conversion's scratch files.
+A table whose rows the writer kept in memory (kept.py) is adopted as those
+arrays: `SortedCopy.kept`, given to `RawTables` beside the folder (only a
+reader in the same process can read it so).
 
 Index files are bare little-endian int64 (`.i64`), never `.npy`: numpy parses
 an `.npy` header with `ast.literal_eval`, and CPython 3.11's AST constructor
@@ -25,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from popview.cache import schema
+from popview.cache.kept import KeptColumn
 from popview.cache.runs import RunIndex
 
 
@@ -35,6 +39,7 @@ class SortedCopy:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self._files: dict = {}
+        self.kept: dict[str, dict[str, KeptColumn]] = {}     # tables adopted as the writer's memory
 
     def begin(self, table: str) -> None:
         self.end()
@@ -49,12 +54,16 @@ class SortedCopy:
         self.end()
         np.ascontiguousarray(offsets, np.int64).tofile(self.folder / f"{table}.offsets.i64")
 
-    def adopt(self, table: str, spill: dict[str, Path], runs: RunIndex, offsets: np.ndarray) -> None:
+    def adopt(self, table: str, spill: dict[str, Path | KeptColumn], runs: RunIndex, offsets: np.ndarray) -> None:
         """The table is the writer's spill files, read through their run index: linked
-        here, since the writer reads them too and removes its own names when done."""
+        here, since the writer reads them too and removes its own names when done; or
+        the columns it kept in memory, held here."""
         self.end()
         for name, path in spill.items():
-            os.link(path, self.folder / f"{table}.{name}")
+            if isinstance(path, KeptColumn):
+                self.kept.setdefault(table, {})[name] = path.shared()     # the writer lets go of its own
+            else:
+                os.link(path, self.folder / f"{table}.{name}")
         runs.save(self.folder / f"{table}.runs.i64")
         self.finish(table, offsets)
 
@@ -77,11 +86,27 @@ class SortedCopy:
 
 
 class RawTables:
-    """Read-only view of a SortedCopy folder, shaped like the cache's HDF5 groups."""
+    """Read-only view of a SortedCopy folder, shaped like the cache's HDF5 groups (with the
+    SortedCopy's `kept` columns: those of the tables adopted from memory)."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, kept: dict[str, dict[str, KeptColumn]] | None = None,
+                 sole_reader: bool = False):
+        """`sole_reader`: one builder reads these tables, never changing what it reads (a
+        location's rows kept in memory are given as the kept arrays' slices, not copies), and
+        says when it is done (done_reading: the kept columns are let go of then)."""
         self.folder = Path(folder)
+        self.kept = kept or {}
+        self.sole_reader = sole_reader
         self._open: dict[str, RawTable] = {}
+
+    def done_reading(self) -> None:
+        """What a builder calls once it has read the tables for good (the cumulative sums, before
+        writing what they gathered: their peak): for a sole reader, the columns kept in memory
+        are let go of here (no reads after)."""
+        if self.sole_reader:
+            for columns in self.kept.values():
+                for column in columns.values():
+                    column.release()
 
     def __contains__(self, table: str) -> bool:
         return table in schema.TABLES and (self.folder / f"{table}.offsets.i64").exists()
@@ -90,13 +115,13 @@ class RawTables:
         if table not in self._open:
             if table not in self:
                 raise KeyError(table)
-            self._open[table] = RawTable(self.folder, table)
+            self._open[table] = RawTable(self.folder, table, self.kept.get(table, {}), self.sole_reader)
         return self._open[table]
 
 
 class RawTable:
-    def __init__(self, folder: Path, table: str):
-        self.folder, self.table = folder, table
+    def __init__(self, folder: Path, table: str, kept: dict[str, KeptColumn] | None = None, views: bool = False):
+        self.folder, self.table, self.kept, self.views = folder, table, kept or {}, views
         self._offsets = np.fromfile(folder / f"{table}.offsets.i64", np.int64)
         self._dtypes = dict(schema.columns(table))
         runs = folder / f"{table}.runs.i64"
@@ -110,10 +135,11 @@ class RawTable:
     def __getitem__(self, name: str):
         if name == "offsets":
             return self._offsets
-        path = self.folder / f"{self.table}.{name}"
+        path = self.kept.get(name) or self.folder / f"{self.table}.{name}"
         if self._runs is not None:
             spilled = name != schema.TABLES[self.table][0]      # the locations are told by the runs
-            return SpillColumn(path, self._dtypes[name], self._offsets, self._runs, spilled)
+            return SpillColumn(path, self._dtypes[name], self._offsets, self._runs, spilled,
+                               copy=not (self.views and name in self.kept))
         if self._segments is not None:
             return SegmentedColumn(path, self._dtypes[name], self._segments)
         return RawColumn(path, self._dtypes[name], int(self._offsets[-1]))
@@ -141,9 +167,11 @@ class SpillColumn(RawColumn):
     """One column of a spill: sorted rows [lo, hi) gathered from the parts of the runs
     of the locations they belong to that hold them."""
 
-    def __init__(self, path: Path, dtype, offsets: np.ndarray, runs: RunIndex, spilled: bool = True):
+    def __init__(self, path: Path | KeptColumn, dtype, offsets: np.ndarray, runs: RunIndex, spilled: bool = True,
+                 copy: bool = True):
+        """Without `copy`, rows kept in memory in one run are read as their slice (kept.py)."""
         super().__init__(path, dtype, int(offsets[-1]))
-        self.offsets, self.runs, self.spilled = offsets, runs, spilled
+        self.offsets, self.runs, self.spilled, self.copy = offsets, runs, spilled, copy
 
     def __getitem__(self, key) -> np.ndarray:
         lo, hi = _bounds(self.path, key, self.shape[0])
@@ -152,7 +180,7 @@ class SpillColumn(RawColumn):
         a = int(np.searchsorted(self.offsets, lo, side="right")) - 1
         b = int(np.searchsorted(self.offsets, hi, side="left"))
         return self.runs.read(self.path if self.spilled else None, self.dtype, a, b, lo - int(self.offsets[a]),
-                              hi - lo)
+                              hi - lo, self.copy)
 
 
 class SegmentedColumn(RawColumn):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from popview.cache.kept import KeptColumn
 from popview.cache.order import concat_runs
 
 
@@ -54,22 +55,27 @@ class RunIndex:
         loc, start, length = (data[2 + k * n:2 + (k + 1) * n] for k in range(3))
         return cls(loc, start, length, n_loc)
 
-    def read(self, path: Path | None, dtype, a: int, b: int, skip: int = 0, take: int | None = None) -> np.ndarray:
+    def read(self, path: "Path | KeptColumn | None", dtype, a: int, b: int, skip: int = 0, take: int | None = None,
+             copy: bool = True) -> np.ndarray:
         """The rows of locations [a, b) from the column file at `path` (only `take` of them
         after the first `skip`, when given); the location column itself (path None) is not
-        spilled but told by the runs."""
+        spilled but told by the runs. `path` may be the column kept in memory (kept.py):
+        without `copy`, rows in one run are its own slice then."""
         r0, r1 = int(self.loc_first_run[a]), int(self.loc_first_run[b])
         loc, start, length = self.loc[r0:r1], self.start[r0:r1], self.length[r0:r1]
         if skip or take is not None:
             loc, start, length = _clip_runs(loc, start, length, skip, take)
-        return read_listed(path, dtype, loc, start, length)
+        return read_listed(path, dtype, loc, start, length, copy)
 
 
-def read_listed(path: Path | None, dtype, loc: np.ndarray, start: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """The runs (loc, start, length) of the column file at `path`, one after another; the
-    location column itself (path None) is not spilled but told by the runs."""
+def read_listed(path: "Path | KeptColumn | None", dtype, loc: np.ndarray, start: np.ndarray, length: np.ndarray,
+                copy: bool = True) -> np.ndarray:
+    """The runs (loc, start, length) of the column file at `path` (or kept in memory), one
+    after another; the location column itself (path None) is not spilled but told by the runs."""
     if path is None:
         return np.repeat(loc.astype(dtype), length)     # repeated in the column's own type
+    if isinstance(path, KeptColumn):
+        return path.read(start, length, copy)
     out = np.empty(int(length.sum()), dtype)
     if len(out):
         read_runs(path, start, length, out)

@@ -18,6 +18,7 @@ import numpy as np
 from popview import atomic, jit, threads
 from popview._version import __version__
 from popview.cache import heap, schema
+from popview.cache.kept import Budget, KeptColumn
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.runs import RunIndex
@@ -160,9 +161,12 @@ class _Staging:
     so a group of locations is later read with one slice per chunk and put in
     location order by copying runs, without sorting or a pass over the whole table.
     With `spill` the column files are written by its thread (SpillWrites), the rows of
-    each chunk at their place in arrival order."""
+    each chunk at their place in arrival order. With `keep` the chunks' columns are kept
+    in memory instead while the budget lasts (kept.py), written into the files only when it
+    is passed (spill_kept)."""
 
-    def __init__(self, scratch: Path, table: str, n_locations_hint: int = 0, spill: SpillWrites | None = None):
+    def __init__(self, scratch: Path, table: str, n_locations_hint: int = 0, spill: SpillWrites | None = None,
+                 keep: Budget | None = None):
         self.table = table
         self._spill = spill
         self.n = 0
@@ -183,23 +187,47 @@ class _Staging:
         self.paths = {name: scratch / f"{table}.{name}" for name, _ in schema.columns(table) if name != self.loc_col}
         self._files = {name: open(path, "w+b") for name, path in self.paths.items()}
         self._runs: RunIndex | None = None
+        self._budget = keep
+        self.kept: dict[str, KeptColumn] | None = None
+        if keep is not None and keep.limit:
+            self.kept = {name: KeptColumn(path.name, dict(schema.columns(table))[name])
+                         for name, path in self.paths.items()}
+            keep.stagings.append(self)
 
     def append(self, chunk: "PreparedChunk") -> None:
         if chunk.n == 0:
             return
+        if self.kept is not None and not self._budget.take(sum(chunk.columns[name].nbytes for name in self.kept)):
+            self._budget.give_up()         # this staging's kept rows too
         at = self.own_rows
         self._note(chunk)
         self._note_own(chunk)
         for name, f in self._files.items():
-            column = chunk.columns[name]
-            if self._spill is None:
-                f.seek(0, os.SEEK_END)
-                f.write(column.data)
-            elif jit.is_interpreted():     # a small source: handing each write to a thread cost more
-                _pwrite_all(f.fileno(), column, at * column.itemsize)
+            if self.kept is not None:
+                self.kept[name].append(chunk.columns[name])
             else:
-                self._spill.write(f.fileno(), column, at * column.itemsize)
+                self._write(f, chunk.columns[name], at)
         self.n += chunk.n
+
+    def _write(self, f, column: np.ndarray, at: int) -> None:
+        """A chunk's column into its file, at row `at`."""
+        if self._spill is None:
+            f.seek(0, os.SEEK_END)
+            f.write(column.data)
+        elif jit.is_interpreted():     # a small source: handing each write to a thread cost more
+            _pwrite_all(f.fileno(), column, at * column.itemsize)
+        else:
+            self._spill.write(f.fileno(), column, at * column.itemsize)
+
+    def spill_kept(self) -> None:
+        """The rows kept in memory written into the files, where they would have been
+        spilled; from now on every chunk is spilled."""
+        kept, self.kept = self.kept, None
+        for name, column in (kept or {}).items():
+            at = 0
+            for part in column.parts:
+                self._write(self._files[name], part, at)
+                at += len(part)
 
     def _note_own(self, chunk: "PreparedChunk") -> None:
         self.own_chunks.append((self.own_rows, chunk.n, chunk.present, chunk.starts))
@@ -212,6 +240,7 @@ class _Staging:
         source of their own, unless this staging holds rows of its own already (then copied,
         so that the arrival order stays that of the sources then this staging's file)."""
         copy = copy or self.own_rows > 0
+        self.spill_kept()
         local, first = [], 0
         for chunk in chunks:
             if chunk.n:
@@ -251,6 +280,7 @@ class _Staging:
     def all_sources(self) -> list[tuple[dict[str, Path], list[tuple[int, int, np.ndarray, np.ndarray]]]]:
         """Every source of rows in arrival order: the pieces adopted where they lie, then this
         staging's own files (flushed)."""
+        self.spill_kept()
         self._written()
         return self.sources + ([(dict(self.paths), self.own_chunks)] if self.own_rows else [])
 
@@ -264,8 +294,14 @@ class _Staging:
         return self._runs
 
     def gather(self, runs: RunIndex, a: int, b: int) -> dict[str, np.ndarray]:
-        """The rows of locations [a, b), by location, in arrival order within each."""
-        return {name: runs.read(self.paths.get(name), dtype, a, b) for name, dtype in schema.columns(self.table)}
+        """The rows of locations [a, b), by location, in arrival order within each (rows kept
+        in memory: a single run is the kept array's slice, to be read only)."""
+        return {name: runs.read(self.source(name), dtype, a, b, copy=False) for name, dtype in schema.columns(self.table)}
+
+    def source(self, name: str) -> Path | KeptColumn | None:
+        """Where the column's rows are: its file, its arrays kept in memory, or nowhere (the
+        location column: told by the runs)."""
+        return (self.kept if self.kept is not None else self.paths).get(name)
 
     def _written(self) -> None:
         """Every row appended is in the files."""
@@ -275,6 +311,7 @@ class _Staging:
             f.flush()
 
     def close(self, remove: bool = False) -> None:
+        self.kept = None
         if self._spill is not None:
             self._spill.settle()
         for f in self._files.values():
@@ -320,6 +357,7 @@ class Writer:
         self._side = _start_side_builder(None) if timeline and source_bytes >= SIDE_AT_START_BYTES else None
         self._client = None        # a Dask client: finish() sorts and writes by location groups there
         self._written_back = _WriteBack()
+        self._keep: Budget | None = None
         self._finish_imported = False       # FINISH_MODULES
 
     def finish_on(self, client, group_rows: int | None = None) -> None:
@@ -339,12 +377,20 @@ class Writer:
         arrays may be written later by the spill's thread (SpillWrites), as they are: the
         caller must not change them afterwards."""
         if table not in self._tables:
-            self._tables[table] = _Staging(self._staging_dir, table, self._hint, self._spill)
+            self._tables[table] = _Staging(self._staging_dir, table, self._hint, self._spill, self._keep)
         self._tables[table].append(cols if isinstance(cols, PreparedChunk) else PreparedChunk(table, cols))
         if not self._finish_imported:
             self._finish_imported = True
             for name in FINISH_MODULES:
                 importlib.import_module(name)
+
+    def keep_in_memory(self, limit: int) -> None:
+        """Keep the staged rows in memory rather than spilling them, up to `limit` bytes in
+        all (kept.py), for the tables begun from now on; past it they are written out and
+        spilled. For a reader whose rows arrive in order per location: those are read where
+        they are kept; rows to sort are copied as the spill's would be. The finish writes them
+        out for a derived-data process (another process reads files)."""
+        self._keep = Budget(limit)
 
     def adopt(self, piece) -> None:
         """A piece of the staging a Dask worker spilled (popview.cache.pieces.Piece), taken
@@ -397,6 +443,8 @@ class Writer:
                                            if self.timeline else None)
         copy = SortedCopy(self._staging_dir / "sorted")
         try:
+            if side is not None and self._keep is not None:
+                self._keep.give_up()             # the side process reads files
             adopted = self._adopt_in_order(copy)
             early = derived.start_early(side, copy.folder, self.definitions) \
                 if side is not None and "events" in adopted else None
@@ -411,7 +459,8 @@ class Writer:
                 self._written_back.start(tmp_path)     # the tables, while the derived data are built
                 if side is None and not beside:
                     with _maybe_writing(timeline, self.abort) as overview_out:
-                        derived.build_all(RawTables(copy.folder), out, self.definitions, progress.sub(0.65, 0.98),
+                        derived.build_all(RawTables(copy.folder, copy.kept), out, self.definitions,
+                                          progress.sub(0.65, 0.98),
                                           overview_out)
             if side is not None:
                 derived.build_optional_in_parallel(copy.folder, tmp_path, self.definitions,
@@ -446,7 +495,8 @@ class Writer:
 
         def sums() -> None:
             with writing(part, "w") as dst:
-                derived.build_all(RawTables(copy.folder), dst, self.definitions, quiet)
+                # the only builder here (builders_for(False)): the kept rows it read go once it has read them
+                derived.build_all(RawTables(copy.folder, copy.kept, sole_reader=True), dst, self.definitions, quiet)
 
         with Pool(1, thread_name_prefix="popview-derived") as pool:
             job = None
@@ -518,7 +568,8 @@ class Writer:
         for table, stage in self._tables.items():
             if stage.time_sorted and stage.n:
                 offsets = _offsets(stage, n_loc)
-                copy.adopt(table, stage.paths, stage.runs(len(offsets) - 1), offsets)
+                copy.adopt(table, stage.kept if stage.kept is not None else stage.paths, stage.runs(len(offsets) - 1),
+                           offsets)
                 adopted.add(table)
         return adopted
 
