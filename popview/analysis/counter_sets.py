@@ -68,7 +68,7 @@ def _rotates(exp) -> bool:
         return False
     off = reader.offsets("events")
     lo, hi = int(off[0]), int(min(off[1], off[0] + PROBE_ROWS))
-    types = np.asarray(reader.h5["events"]["type"][lo:hi])
+    types = np.asarray(reader.group("events")["type"][lo:hi])
     return int(np.count_nonzero(types == SET_EVENT)) > 1
 
 
