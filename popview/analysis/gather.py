@@ -33,6 +33,11 @@ def main_locations(defs) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]
                      f"(application 1, {len(main_procs)} processes) is analysed")
     index = {p: i for i, p in enumerate(main_procs)}
     locs = [i for i, loc in enumerate(defs.locations) if loc.kind == "thread" and loc.process in index]
+    devices = sum(1 for loc in defs.locations if loc.kind == "gpu" and loc.process in index)
+    if devices:
+        notes.append(f"the {devices} GPU location{'' if devices == 1 else 's'} (device streams) are not analysed: "
+                     "the figures are the host threads'; their time in GPU API calls (waiting for the device) "
+                     "is neither computation, OpenMP nor MPI")
     proc = np.array([index[defs.locations[i].process] for i in locs], np.int64)
     thread = np.array([defs.locations[i].thread for i in locs], np.int64)
     return np.array(locs, np.int64), proc, thread, notes
