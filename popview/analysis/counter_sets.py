@@ -55,10 +55,27 @@ def periods(exp) -> Periods:
     return _CACHE.get(key, lambda: _periods(exp))
 
 
+PROBE_ROWS = 1 << 20     # the first location's events looked at for a second set change
+
+
+def _rotates(exp) -> bool:
+    """Whether the counter set changes more than once on the first location within its first
+    PROBE_ROWS events: Extrae rotates the sets of all threads together, every few global
+    operations or seconds; every Extrae trace declares the set event and writes it once per
+    thread at start, and reading all events of a large run to find none would cost seconds."""
+    reader = exp.reader
+    if not reader.has("events"):
+        return False
+    off = reader.offsets("events")
+    lo, hi = int(off[0]), int(min(off[1], off[0] + PROBE_ROWS))
+    types = np.asarray(reader.group("events")["type"][lo:hi])
+    return int(np.count_nonzero(types == SET_EVENT)) > 1
+
+
 def _periods(exp) -> Periods:
     defs = exp.definitions
     codes = {c: et.name for c, et in defs.event_types.items() if et.kind == "counter" and et.name in defs.counters}
-    if not codes:
+    if not codes or not _rotates(exp):
         return NONE
     code_array = np.array(sorted(codes), np.int64)
     bounds, counted = {}, {}

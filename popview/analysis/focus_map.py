@@ -124,15 +124,50 @@ def carry(source, focus: Focus, targets) -> tuple[Focus | None, str]:
 
 def common_focus(exps, focus: Focus) -> tuple[Focus, str]:
     """A focus every run of `exps` has, and a note: a time window (on the first run) becomes the
-    iterations it holds. ValueError, saying why, when there is none. The one rule by which a
+    iterations it holds. FocusError (a ValueError), saying why, when there is none. The one rule by which a
     series, its scaling decision and its table gather their runs."""
     if len(exps) == 1:
         return focus, ""
+    if focus.kind == "auto":
+        return _common_auto(exps)
     mapped, note = carry(exps[0], focus, exps)
     if mapped is None:
-        raise ValueError(note.replace("this run is shown alone", "open the first run alone or give an "
+        raise FocusError(note.replace("this run is shown alone", "open the first run alone or give an "
                                       "iterations / call-path focus"))
     lacking = [e.label for e in exps if not carries_to(e, mapped)]
     if lacking:
-        raise ValueError(f"{mapped.label()} does not apply to {', '.join(lacking)}: give a focus every run has")
+        raise FocusError(f"{mapped.label()} does not apply to {', '.join(lacking)}: give a focus every run has")
     return mapped, note
+
+
+def _common_auto(exps) -> tuple[Focus, str]:
+    """The automatic focus of a series: one focus for every run, so that the scalabilities
+    compare the same part of the program. Each run proposes its own (popview-heat Extrae 1x1
+    proposed its source-term region's iterations 0-199, 1x2 and 2x2 MPI_Waitall's 1-199: the
+    reference then held one iteration more than the others); the first proposal that applies
+    to every run is taken. When none does, each run keeps its own, and the note says so."""
+    from popview.analysis.metrics import propose_focus
+    proposed = [propose_focus(e) for e in exps]
+    foci = [f for f, _ in proposed]
+    if all(f == foci[0] for f in foci):
+        return foci[0], f"automatic focus: {foci[0].label()} - {proposed[0][1]}"
+    for (f, why), e in zip(proposed, exps):
+        if f.kind in ("whole", "callpath", "iterations") and all(_applies(x, f) for x in exps):
+            others = sorted({g.label() for g in foci if g != f})
+            return f, (f"automatic focus: {f.label()} for every run, as {getattr(e, 'label', 'a run')} proposes it "
+                       f"({why}); the others proposed {', '.join(others)}")
+    return Focus("auto"), ("automatic focus: the runs propose different foci and none applies to every run: "
+                           "each run is analysed over its own (see its note), so the scalabilities compare "
+                           "different parts of the program")
+
+
+def _applies(exp, focus: Focus) -> bool:
+    """Whether `exp` has `focus` (a call path it visits, iterations it has)."""
+    if focus.kind != "callpath":
+        return carries_to(exp, focus)
+    from popview.analysis.metrics import focus_inputs
+    try:
+        focus_inputs(exp, focus)
+    except (FocusError, ValueError, KeyError):
+        return False
+    return True
