@@ -107,9 +107,17 @@ class Experiment:
         cache now when it has none (seconds on a large trace: the window calls this on a
         lane of its own before a time-window or iteration focus, never in its GUI thread;
         the API and the CLI build them at their first use, in the caller's thread). A
-        trace only; nothing for a profile."""
+        trace only; nothing for a profile. A build that failed before (a full disk: the
+        reader remembers it, and the foci that read them fail with it at once) is tried
+        again: this is the request to build them."""
         if self.is_trace:
-            self.reader.window_sums(Progress(progress, cancel))
+            self.reader.window_sums(Progress(progress, cancel), again=True)
+
+    @property
+    def window_sums_failure(self) -> OSError | None:
+        """Why the window sums could not be built (a full disk; None: not failed): time-window,
+        iteration and auto foci fail with it, not building again, until prepare_window_sums."""
+        return getattr(self.reader, "window_sums_failure", None)
 
     @property
     def window_sums_prepared(self) -> bool:

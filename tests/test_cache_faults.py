@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import popview
-from popview.cache import CacheDamaged, CacheError, CacheUnwritable, fingerprint, overview, scratch
+from popview.cache import CacheDamaged, CacheError, CacheUnwritable, fingerprint, location, overview, scratch
 from popview.cache.reader import Reader
 from popview.testing import synthetic
 
@@ -271,6 +271,79 @@ def test_a_small_tmpfs_fills_up_cleanly(trace, tmp_path, size_kb):
             assert left == []
     finally:
         subprocess.run(["umount", str(disk)], check=False)
+
+
+FILLING = ("import resource, signal, sys\n"
+           "from popview.cache import sidecar\n"
+           "sidecar.MIN_ROWS = int(sys.argv[3])\n"
+           "if int(sys.argv[4]):      # every write past this size of a file fails (EFBIG)\n"
+           "    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+           "    resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[4]), int(sys.argv[4])))\n"
+           "from popview.cli import main\n"
+           "raise SystemExit(main(['convert', sys.argv[1], '--cache-dir', sys.argv[2], '--timeline']))\n")
+
+
+@pytest.mark.parametrize("where", ["here", "with the side process"])
+@pytest.mark.parametrize("disk", ["RLIMIT_FSIZE", "a full tmpfs"])
+def test_a_disk_that_fills_during_a_conversion_with_the_timeline_does_not_crash(trace, tmp_path, disk, where):
+    """`popview convert --timeline` (the window converts so too) on a disk that fills up
+    during the conversion: at several sizes, the writes of the cache, its part files or the
+    timeline overview fail inside HDF5. That crashed the process (SIGSEGV, SIGBUS: HDF5
+    releasing the objects of a file whose writes failed; with RLIMIT_FSIZE at the first size
+    below in both cases, and on a full tmpfs in a part file), or failed with
+    `unexpected IndexError` (a run index numpy's tofile wrote empty without a word). Now each
+    ends with a good cache and overview, or exit code 2 and one line naming the file (the
+    cache's folder, or the overview) and the reason, nothing left behind."""
+    min_rows = 0 if where == "with the side process" else 10 ** 9
+    sizes = {}
+    with popview.open(trace, cache_dir=tmp_path / "whole", timeline=True) as exp:
+        sizes["cache"] = exp.cache_path.stat().st_size
+        sizes["overview"] = overview.path_of(exp.cache_path).stat().st_size
+    folder = tmp_path / "disk"
+    if disk == "a full tmpfs":
+        if not _mount_tmpfs(folder, "16m"):
+            pytest.skip("mounting a tmpfs is not permitted here")
+        rooms = [int(f * (sizes["cache"] + sizes["overview"])) for f in (0.5, 1.0, 1.3, 1.45, 2.5)]
+    else:
+        folder.mkdir()
+        rooms = [int(f * sizes["overview"]) for f in (0.3, 0.5, 0.7, 0.9)]
+    outcomes = []
+    try:
+        for room in rooms:
+            cache_dir = folder / "c"
+            limit = 0
+            if disk == "a full tmpfs":      # filled by others but for `room` bytes
+                (folder / "filler").unlink(missing_ok=True)
+                (folder / "filler").write_bytes(b"\1" * (shutil.disk_usage(folder).free - room))
+            else:
+                limit = room
+            done = subprocess.run([sys.executable, "-c", FILLING, str(trace), str(cache_dir), str(min_rows), str(limit)],
+                                  capture_output=True, text=True, env=_env(), timeout=300)
+            told = [line for line in done.stderr.strip().splitlines() if not line.startswith(FIRST_USE)]
+            left = sorted(os.listdir(cache_dir)) if cache_dir.exists() else []
+            assert done.returncode in (0, 2), (room, done.returncode, done.stderr[-3000:])
+            if done.returncode == 0:
+                assert len(left) == 2 and all(_ours(name) for name in left), left
+                cache = cache_dir / next(name for name in left if name.endswith(".popview.h5"))
+                with popview.open(trace, cache_dir=cache_dir, timeline=True) as exp:
+                    assert not exp.converted and exp.timeline_prepared and exp.timeline_failure is None
+                outcomes.append("fits")
+                shutil.rmtree(cache_dir)
+                continue
+            reason = os.strerror(errno.ENOSPC if disk == "a full tmpfs" else errno.EFBIG)
+            cache_line = f"popview: error: {cache_dir}: cannot write the cache: {reason}"
+            assert len(told) == 1, (room, done.stderr[-3000:])
+            if told[0] != cache_line:
+                name = overview.path_of(location.cache_path(trace, cache_dir, False))
+                assert told[0] == f"popview: error: {name}: cannot write the timeline overview: {reason}", told
+                outcomes.append("overview")
+            else:
+                outcomes.append("cache")
+            assert left == [], (room, left)
+    finally:
+        if disk == "a full tmpfs":
+            subprocess.run(["umount", str(folder)], check=False)
+    assert "overview" in outcomes, outcomes        # the overview's writes were reached and failed
 
 
 # ---- killed conversions -----------------------------------------------------

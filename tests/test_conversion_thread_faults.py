@@ -116,6 +116,9 @@ def test_a_failed_call_path_thread_is_raised_with_its_message(trace, tmp_path, m
 
 
 def test_a_full_disk_in_the_spill_thread_leaves_no_thread(trace, tmp_path, monkeypatch):
+    from popview.readers.paraver import stream
+
+    monkeypatch.setattr(stream, "KEEP_TEXT_BYTES", 0)       # spilled, as a large trace is (not kept in memory)
     monkeypatch.setattr(writer, "_pwrite_all", _on_call(2, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))(
         writer._pwrite_all))
     before = _lasting()

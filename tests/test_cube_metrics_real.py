@@ -38,6 +38,7 @@ def test_serialisation_and_transfer_from_scalasca_wait_states(shared_traces, cac
     with popview.open(shared_traces / name, cache_dir=cache_dir) as exp:
         pop = exp.metrics("pop-mpi")
         hyb = exp.metrics("hybrid-multiplicative")
+        add = exp.metrics("hybrid-additive")
         cp = exp.metrics("critical-path")
         prof = exp.profile()
         masters = np.array([i for i, loc in enumerate(exp.definitions.locations) if loc.thread == 0])
@@ -52,6 +53,12 @@ def test_serialisation_and_transfer_from_scalasca_wait_states(shared_traces, cac
     assert pop.value("transfer_efficiency") < 1 and pop.value("serialisation_efficiency") <= 1
     assert pop.inconsistencies(1e-9) == [] and hyb.inconsistencies(1e-9) == []
     assert 0 < hyb.value("mpi_serialisation_efficiency") <= 1
+    # the additive model's MPI split from the same wait states (was n/a: "the critical-path model
+    # needs a replay of the records", the wait-state ideal lacking the masters' time outside MPI)
+    ser, tra = add.value("mpi_serialisation_efficiency"), add.value("mpi_transfer_efficiency")
+    assert ser is not None and tra is not None and 0 < ser <= 1 and 0 < tra <= 1
+    assert ser + tra - 1 == pytest.approx(add.value("mpi_communication_efficiency"), abs=1e-9)
+    assert add.inconsistencies(1e-9) == []
     # scout stores the fork time it measured (omp_fork): exact values, no bounds
     assert not [n.id for t in (pop, hyb, cp) for _, n in t.walk() if n.bound]
     assert cp.value("transfer_efficiency") is None and "critical-path model" in cp["transfer_efficiency"].reason

@@ -108,3 +108,19 @@ def test_candidates_of_a_profile_read_a_bound_as_at_most(shared_traces, tmp_path
         found = candidates.find(exp, "hybrid-additive", threshold=0.8)
     main_path = next(c for c in found if c.path == "main")
     assert "Thread efficiency \u2264 0.64" in main_path.summary()
+
+
+def test_a_superlinear_global_efficiency_is_not_called_inconsistent(tmp_path):
+    """tum-pos-gccg cojack metis 8 against 4 ranks: computation scalability 157.8 %, global efficiency
+    116.4 % was flagged 'the inputs are inconsistent (e.g. an ideal runtime longer than the measured
+    one)'; it is the superlinear computation scalability, a measured fact."""
+    import popview
+    from popview.testing.synthetic import Shape, write
+    write(tmp_path / "r1.prv", Shape(processes=1, iterations=2, work_ns=2_000_000))
+    write(tmp_path / "r2.prv", Shape(processes=2, iterations=2, work_ns=400_000))
+    ref = popview.open(tmp_path / "r1.prv", cache_dir=tmp_path / "c")
+    run = popview.open(tmp_path / "r2.prv", cache_dir=tmp_path / "c")
+    tree = run.metrics("pop-mpi", "whole", reference=ref, use_replay=False)
+    node = next(n for _, n in tree.walk() if n.id == "global_efficiency")
+    assert node.value > 1 and tree.value("computation_scalability") > 1
+    assert node.warnings and "superlinear" in node.warnings[0] and "inconsistent" not in node.warnings[0]

@@ -294,3 +294,45 @@ def test_the_window_kernel_is_in_the_ahead_of_time_list(tmp_path, monkeypatch):
     assert called
     for types in set(called):
         assert ("popview.analysis.window_index", "slab_sums", types) in listed, types
+
+
+def test_a_failed_build_is_remembered_until_asked_again(trace, tmp_path, monkeypatch, capsys):
+    """Window sums that cannot be written (a full disk, the cache's folder and the temporary
+    one): the first time-window focus fails saying why, and the next ones -- of a script, or
+    of one `popview metrics` or `report` computing several models and foci -- fail with the
+    same reason at once instead of paying the failed build again (a few seconds each at 1 GB);
+    Experiment.prepare_window_sums (the Advisor's "try again") builds them again, and once the
+    disk has room the foci are computed."""
+    import errno
+
+    from popview.cache.errors import CompanionFailed
+
+    cache, _ = convert(trace, tmp_path / "c")
+    calls = []
+    real_build = window_sums.build
+
+    def full(source, defs, path, progress):
+        calls.append(path)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(window_sums, "build", full)
+    window = Focus.window(3_000_000, 9_000_000)
+    with popview.open(trace, cache_dir=tmp_path / "c") as exp:
+        failures = []
+        for model, focus in [("pop-mpi", window), ("hybrid-additive", window), ("pop-mpi", Focus.parse("auto")),
+                             ("pop-mpi", Focus.window(1_000_000, 2_000_000))]:
+            with pytest.raises(CompanionFailed) as failed:
+                exp.metrics(model, focus=focus)
+            failures.append(str(failed.value))
+        assert len(calls) == 2, "one build: the cache's folder, then a private file"
+        assert len(set(failures)) == 1 and "cannot write the window sums: No space left on device" in failures[0]
+        assert failures[0].startswith(str(window_sums.path_of(cache)))
+        assert exp.window_sums_failure is not None and exp.window_sums_failure.errno == errno.ENOSPC
+        assert exp.metrics("pop-mpi") is not None                     # the whole run reads none of them
+        with pytest.raises(CompanionFailed):
+            exp.prepare_window_sums()                                  # asked again: built again
+        assert len(calls) == 4
+        monkeypatch.setattr(window_sums, "build", real_build)          # room again
+        exp.prepare_window_sums()
+        assert exp.window_sums_failure is None
+        assert exp.metrics("pop-mpi", focus=window) is not None

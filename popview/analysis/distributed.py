@@ -9,7 +9,9 @@ results where the metrics look for them (the experiment's focus inputs, the
 replay's cache), so the Series, the report and their figures are the ones a
 single machine computes; only where the work ran differs. The `auto` focus
 is resolved on the worker (autofocus: the focus it stands for in that run),
-whose inputs and replay are computed there too. A time window, which a series
+whose inputs and replay are computed there too; when the runs propose
+different foci, the one the series takes for all (focus_map.common_focus) is
+prepared by one more task on each run that lacks it. A time window, which a series
 carries to the other runs as the iterations it holds in the first run, is
 mapped by one task on the first run; the iterations are then prepared on
 every run's worker like any other focus.
@@ -58,6 +60,7 @@ def open_runs(paths, client, cache_dir=None, focus=None, use_replay: bool = True
                 replay.remember(exp, got["replay_focus"], got["replayed"])
         if prepared is not None and prepared.kind == "auto":
             _reference_foci(experiments, paths, client, cache_dir, prepared, use_replay, progress)
+            _common_auto_focus(experiments, paths, client, cache_dir, use_replay, progress)
     except BaseException:
         for exp in experiments:
             exp.close()
@@ -111,6 +114,30 @@ def _reference_foci(experiments, paths, client, cache_dir, focus, use_replay: bo
 
         for f, result in got["replays"].items():
             replay.remember(ref, f, result)
+
+
+def _common_auto_focus(experiments, paths, client, cache_dir, use_replay: bool, progress: Progress) -> None:
+    """A series analyses every run over one automatic focus (focus_map.common_focus: the first
+    run's proposal that every run has): its inputs and replays prepared by a task on each run
+    whose own proposal differs."""
+    from popview.analysis.focus import Focus
+    from popview.analysis.focus_map import common_focus
+
+    if len(experiments) < 2:
+        return
+    common, _ = common_focus(experiments, Focus("auto"))
+    if common.kind == "auto":
+        return
+    todo = [i for i, e in enumerate(experiments) if common not in e.__dict__["_focus_inputs"]]
+    tasks = [(prepare_foci, (str(paths[i]), None if cache_dir is None else str(cache_dir), [common], use_replay), 1.0)
+             for i in todo]
+    for i, got in zip(todo, cluster.in_order(client, tasks, progress, max(2 * cluster.workers(client), 4),
+                                             "common automatic focus prepared on Dask", len(todo))):
+        experiments[i].__dict__["_focus_inputs"].update(got["inputs"])
+        from popview.analysis import replay
+
+        for f, result in got["replays"].items():
+            replay.remember(experiments[i], f, result)
 
 
 def prepare_foci(path: str, cache_dir: str | None, foci: list, use_replay: bool) -> dict:

@@ -36,7 +36,16 @@ def window_iterations(exp, focus: Focus) -> Focus | None:
     if not inside.any():
         return None
     k = np.flatnonzero(inside)
+    # the iterations stand for the window only when they fill most of it (EPOCH 4x1's 0.5-1 s
+    # held one MPI_Comm_rank call of 0.4 ms, which then was the focus of every run)
+    covered = end[rows[:, k[-1]]].max() - begin[rows[:, k[0]]].min()
+    if covered < MIN_COVER * (focus.t1 - focus.t0):
+        return None
     return Focus.iterations(path, int(k[0]), int(k[-1]))
+
+
+MIN_COVER = 0.5      # the share of a window its whole iterations must fill to stand for it
+MIN_SPAN = 0.5       # the share of the run a marker's visits must span on every process
 
 
 def remember_window(exp, focus: Focus, held: Focus | None) -> None:
@@ -47,7 +56,9 @@ def remember_window(exp, focus: Focus, held: Focus | None) -> None:
 def _marker(exp) -> str | None:
     """The call path whose visits count the iterations: the automatic focus's region, else
     the call path every master visits equally often (at least 3 times), the rarest such
-    (once per iteration, e.g. an MPI_Allreduce or a parallel region)."""
+    (once per iteration, e.g. an MPI_Allreduce or a parallel region) whose visits span at
+    least half the run on every process (EPOCH's three MPI_Comm_rank calls, all in its first
+    0.53 s of 6 s, count no iterations), else the rarest such."""
     from popview.analysis.metrics import propose_focus
     auto, _ = propose_focus(exp)
     if auto.kind == "iterations":
@@ -63,9 +74,22 @@ def _marker(exp) -> str | None:
     equal = (v.min(axis=1) == v.max(axis=1)) & (v.min(axis=1) >= 3)
     real = np.array([prof.regions[r].role != "artificial" for r in prof.callpath_region], bool)
     cand = np.flatnonzero(equal & real)
-    if not len(cand):
-        return None
-    return prof.path(int(cand[np.argmin(v[cand, 0])]))
+    t_end = float(exp.definitions.t_end)
+    for c in cand[np.argsort(v[cand, 0], kind="stable")].tolist():
+        path = prof.path(int(c))
+        proc, begin, end = visits(exp, path)
+        if not len(proc):
+            continue
+        first = np.full(int(proc.max()) + 1, np.inf)
+        last = np.full(int(proc.max()) + 1, -np.inf)
+        np.minimum.at(first, proc, begin)
+        np.maximum.at(last, proc, end)
+        seen = np.isfinite(first)
+        if seen.any() and (last[seen] - first[seen]).min() >= MIN_SPAN * t_end:
+            return path
+    # none repeats over most of the run (a long set-up and wind-down): the rarest, as before;
+    # a window still needs its whole iterations to fill it (window_iterations)
+    return prof.path(int(cand[np.argmin(v[cand, 0])])) if len(cand) else None
 
 
 def carries_to(exp, focus: Focus) -> bool:
@@ -87,9 +111,9 @@ def carry(source, focus: Focus, targets) -> tuple[Focus | None, str]:
         return focus, ""
     mapped = window_iterations(source, focus)
     if mapped is None:
-        return None, (f"the time window {focus.label()} holds no whole iteration of a repeating region on every "
-                      "process, so it has no equivalent in the other runs: scalabilities need a focus per run "
-                      "(iterations or a call path); this run is shown alone")
+        return None, (f"the time window {focus.label()} holds no whole iterations of a repeating region on every "
+                      "process that fill at least half of it, so it has no equivalent in the other runs: "
+                      "scalabilities need a focus per run (iterations or a call path); this run is shown alone")
     missing = [getattr(t, "label", "?") for t in targets if t is not source and not carries_to(t, mapped)]
     if missing:
         return None, (f"the time window {focus.label()} holds {mapped.label()}, which {', '.join(missing)} "
@@ -104,6 +128,8 @@ def common_focus(exps, focus: Focus) -> tuple[Focus, str]:
     series, its scaling decision and its table gather their runs."""
     if len(exps) == 1:
         return focus, ""
+    if focus.kind == "auto":
+        return _common_auto(exps)
     mapped, note = carry(exps[0], focus, exps)
     if mapped is None:
         raise ValueError(note.replace("this run is shown alone", "open the first run alone or give an "
@@ -112,3 +138,36 @@ def common_focus(exps, focus: Focus) -> tuple[Focus, str]:
     if lacking:
         raise ValueError(f"{mapped.label()} does not apply to {', '.join(lacking)}: give a focus every run has")
     return mapped, note
+
+
+def _common_auto(exps) -> tuple[Focus, str]:
+    """The automatic focus of a series: one focus for every run, so that the scalabilities
+    compare the same part of the program. Each run proposes its own (popview-heat Extrae 1x1
+    proposed its source-term region's iterations 0-199, 1x2 and 2x2 MPI_Waitall's 1-199: the
+    reference then held one iteration more than the others); the first proposal that applies
+    to every run is taken. When none does, each run keeps its own, and the note says so."""
+    from popview.analysis.metrics import propose_focus
+    proposed = [propose_focus(e) for e in exps]
+    foci = [f for f, _ in proposed]
+    if all(f == foci[0] for f in foci):
+        return foci[0], f"automatic focus: {foci[0].label()} - {proposed[0][1]}"
+    for (f, why), e in zip(proposed, exps):
+        if f.kind in ("whole", "callpath", "iterations") and all(_applies(x, f) for x in exps):
+            others = sorted({g.label() for g in foci if g != f})
+            return f, (f"automatic focus: {f.label()} for every run, as {getattr(e, 'label', 'a run')} proposes it "
+                       f"({why}); the others proposed {', '.join(others)}")
+    return Focus("auto"), ("automatic focus: the runs propose different foci and none applies to every run: "
+                           "each run is analysed over its own (see its note), so the scalabilities compare "
+                           "different parts of the program")
+
+
+def _applies(exp, focus: Focus) -> bool:
+    """Whether `exp` has `focus` (a call path it visits, iterations it has)."""
+    if focus.kind != "callpath":
+        return carries_to(exp, focus)
+    from popview.analysis.metrics import focus_inputs
+    try:
+        focus_inputs(exp, focus)
+    except (FocusError, ValueError, KeyError):
+        return False
+    return True

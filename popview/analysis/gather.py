@@ -33,6 +33,11 @@ def main_locations(defs) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]
                      f"(application 1, {len(main_procs)} processes) is analysed")
     index = {p: i for i, p in enumerate(main_procs)}
     locs = [i for i, loc in enumerate(defs.locations) if loc.kind == "thread" and loc.process in index]
+    devices = sum(1 for loc in defs.locations if loc.kind == "gpu" and loc.process in index)
+    if devices:
+        notes.append(f"the {devices} GPU location{'' if devices == 1 else 's'} (device streams) are not analysed: "
+                     "the figures are the host threads'; their time in GPU API calls (waiting for the device) "
+                     "is neither computation, OpenMP nor MPI")
     proc = np.array([index[defs.locations[i].process] for i in locs], np.int64)
     thread = np.array([defs.locations[i].thread for i in locs], np.int64)
     return np.array(locs, np.int64), proc, thread, notes
@@ -64,18 +69,47 @@ class _TraceGather:
 
     def run(self, focus: Focus) -> FocusInputs:
         if focus.kind == "whole":
-            return self._whole()
+            return self._counted(self._whole(), 0, int(self.defs.t_end))
         if focus.kind == "window":
-            return self._window(int(focus.t0), int(focus.t1), focus.label())
+            out = self._window(int(focus.t0), int(focus.t1), focus.label())
+            (t0, t1), _ = run_window(int(focus.t0), int(focus.t1), self.defs.t_end)
+            return self._counted(out, t0, t1)
         if focus.kind == "iterations":
             t0, t1 = iteration_window(self.exp, focus.callpath, focus.first, focus.last)
             out = self._window(t0, t1, focus.label())
             out.notes.append(f"iterations {focus.first}-{focus.last} of {focus.callpath}: the window "
                              f"{t0 / NS:.6g} s - {t1 / NS:.6g} s (first start to last end over processes)")
-            return out
+            return self._counted(out, t0, t1)
         if focus.kind == "callpath":
-            return self._callpath(focus.callpath)
+            return self._counted(self._callpath(focus.callpath), None, None)
         raise FocusError(f"unknown focus kind {focus.kind!r}")
+
+    def _counted(self, inputs: FocusInputs, t0: int | None, t1: int | None) -> FocusInputs:
+        """The share of the useful time each counter was read in, when the counter sets rotate
+        (popview.analysis.counter_sets); a call-path focus does not know it."""
+        from popview.analysis import counter_sets
+        rotating = sorted(counter_sets.periods(self.exp).rotating)
+        if not rotating:
+            return inputs
+        if t0 is None:
+            why = ("the counter sets rotate (event 41999999) and the share of a call path's useful time each "
+                   "counter was read in is not known: focus on the whole run, a window or iterations")
+            inputs.counter_shares = {name: why for name in rotating}
+        elif (t0, t1) != (0, int(self.defs.t_end)) and counter_sets.mixed_rows(self.exp, self.locs, t0, t1):
+            why = ("the counter sets rotate (event 41999999) and a state of the focus spans a set change: a "
+                   "window's counters are its states' readings pro-rated by time, so the share read in the "
+                   "window is not known: focus on the whole run")
+            inputs.counter_shares = {name: why for name in rotating}
+        else:
+            inputs.counter_shares = counter_sets.shares(self.exp, self.index, self.locs, t0, t1)
+        shown = [n for n in ("PAPI_TOT_INS", "PAPI_TOT_CYC") if isinstance(inputs.counter_shares.get(n), float)]
+        others = len([n for n, v in inputs.counter_shares.items() if isinstance(v, float) and n not in shown])
+        read = ", ".join([f"{name} {inputs.counter_shares[name]:.1%}" for name in shown]
+                         + ([f"{others} other counters" if shown else f"{others} counters"] if others else []))
+        inputs.notes.append("the counter sets rotate: a counter is read only while its set is active"
+                            + (f" (share of the useful time read: {read}); the clock rate divides by that time, "
+                               "instruction counts are scaled up to the whole useful time" if read else ""))
+        return inputs
 
     def _inputs(self, runtime_ns, sums_ns, ctr, label, keep_region=None) -> FocusInputs:
         counters = {name: ctr[:, k] for k, name in enumerate(self.index.counter_names)}

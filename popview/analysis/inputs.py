@@ -45,6 +45,9 @@ class FocusInputs:
     # (it is then an upper bound of it), for the reason of the metrics shown as bounds
     useful_includes: str = ""
     regions_left_out: int = 0              # parallel regions (or outlined functions) without sums of their own
+    # counters read only part of the time (rotating counter sets): the share of the useful time they
+    # were read in, or why it is not known (popview.analysis.counter_sets); absent: read throughout
+    counter_shares: dict[str, float | str] = field(default_factory=dict)
     n_processes: int = 0
 
     def __post_init__(self):

@@ -56,9 +56,11 @@ def guess_scaling(runs: list[FocusInputs], ref: FocusInputs) -> tuple[str, str]:
         if x is ref:
             continue
         ins, ins_ref = x.counter("PAPI_TOT_INS"), ref.counter("PAPI_TOT_INS")
-        if ins is None or ins_ref is None or ins_ref.sum() <= 0:
+        share, share_ref = (r.counter_shares.get("PAPI_TOT_INS", 1.0) for r in (x, ref))
+        if ins is None or ins_ref is None or ins_ref.sum() <= 0 or isinstance(share, str) \
+                or isinstance(share_ref, str) or not share > 0 or not share_ref > 0:
             return "strong", "strong scaling assumed: no instruction counts to tell"
-        ratios.append((ins.sum() / ins_ref.sum()) / (x.n_threads / ref.n_threads))
+        ratios.append((ins.sum() / share) / (ins_ref.sum() / share_ref) / (x.n_threads / ref.n_threads))
     if not ratios:
         return "strong", "strong scaling: a single run"
     mean = sum(ratios) / len(ratios)

@@ -43,6 +43,7 @@ class WaitStateIdeal:
     r: float
     r_ideal: float
     mpi_ideal: np.ndarray            # per process
+    outside_mpi: np.ndarray          # per process: the master's time outside MPI (openmp + serial useful)
     transfer: np.ndarray             # per location
     wait: np.ndarray                 # per location
     notes: list[str] = field(default_factory=list)
@@ -83,7 +84,8 @@ def ideal(exp, focus: Focus) -> WaitStateIdeal:
     r_ideal = float((r - transfer[masters]).max())
     non_mpi = x.openmp + x.serial_useful
     mpi_ideal = np.clip(r - non_mpi - transfer[masters], 0.0, r - non_mpi)
-    return WaitStateIdeal(focus=focus, r=r, r_ideal=r_ideal, mpi_ideal=mpi_ideal, transfer=transfer, wait=wait,
+    return WaitStateIdeal(focus=focus, r=r, r_ideal=r_ideal, mpi_ideal=mpi_ideal, outside_mpi=non_mpi,
+                          transfer=transfer, wait=wait,
                           notes=[f"ideal runtime from Scalasca's wait states: transfer = MPI - wait states - "
                                  f"MPI-IO ({transfer.sum():.4g} s over all threads), R_ideal {r_ideal:.6g} s"])
 

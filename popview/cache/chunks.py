@@ -20,7 +20,7 @@ import zstandard
 
 from popview import jit
 from popview.threads import Pool
-from popview.cache.integrity import append_checksum
+from popview.cache.integrity import append_checksum, guard_of
 
 ZSTD_FILTER = 32015          # the HDF5 filter id of Zstandard (hdf5plugin.Zstd)
 _local = threading.local()
@@ -168,6 +168,7 @@ class ChunkedWriter:
         self._held = 0        # rows in _partial
         self._next = start    # first row of the next chunk submitted
         self._written = 0
+        self._guard = guard_of(dset)   # its file's writes: a failed one (a full disk) is raised after its chunk
 
     def write(self, rows: np.ndarray) -> None:
         if rows.dtype != self.dtype:
@@ -214,6 +215,8 @@ class ChunkedWriter:
         first, job = self._pending.popleft()
         offset = (first,) + (0,) * (len(self.shape) - 1)
         self.dset.id.write_direct_chunk(offset, job.result())
+        if self._guard is not None:
+            self._guard.check()
 
 
 class WindowWriter:

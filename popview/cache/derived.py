@@ -135,6 +135,11 @@ def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, prog
                     progress.check()
                     with h5py.File(part, "r") as built:
                         _join(out, built, importlib.import_module(name))
+    except OSError as exc:          # a part of the overview failed (a full disk): named as the overview
+        overview_parts = {str(part) for (name, _), part in zip(joined, parts) if name == TIMELINE_BUILDER}
+        if timeline is None or exc.filename is None or str(exc.filename) not in overview_parts:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(timeline)) from None
     finally:
         for part in parts:
             part.unlink(missing_ok=True)

@@ -50,7 +50,7 @@ from popview.cache.chunks import copy_rows, write_window
 from popview.cache.integrity import LIBVER, writing
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
-from popview.cache.runs import RunIndex
+from popview.cache.runs import RunIndex, save_raw
 from popview.cache.sparse import SparseIndex
 from popview.cache.writer import (_location_groups, _maybe_writing, _offsets, _write_sorted,
                                   create_column)
@@ -123,7 +123,7 @@ def sort_group(spec: dict) -> dict:
     raw = {}
     for name, dtype in cols:
         raw[name] = str(stem.with_name(f"{stem.name}.{name}"))
-        np.ascontiguousarray(data[name], dtype).tofile(raw[name])
+        save_raw(raw[name], np.ascontiguousarray(data[name], dtype))
     index = SparseIndex(table)
     index.add(lo, data)
     result = {"h5": str(h5), "raw": raw, "lo": lo, "hi": hi, "sparse": index.samples()}

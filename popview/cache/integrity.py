@@ -17,6 +17,7 @@
 """
 from __future__ import annotations
 
+import errno
 import io
 import mmap
 import os
@@ -41,16 +42,154 @@ FLETCHER32 = 3        # h5py.h5z.FILTER_FLETCHER32
 
 def open_file(path, mode: str) -> h5py.File:
     """A cache (or part) file in the checksummed format, with room for the seal; held in
-    memory when `path` is (in_memory)."""
+    memory when `path` is (in_memory). Written ("w", "r+") through a _Guarded file: no
+    write fails inside HDF5 (use it through writing(), which raises what failed)."""
     held = _held.get(os.path.abspath(path))
     if held is not None:
         if mode == "w":
             held.seek(0)
             held.truncate()
-        path = held
-    if mode == "w":
-        return h5py.File(path, mode, libver=LIBVER, userblock_size=USERBLOCK)
-    return h5py.File(path, mode, libver=LIBVER)
+        target = held
+    elif mode != "r":
+        target = _Guarded(path, mode)
+    else:
+        target = path
+    try:
+        if mode == "w":
+            return h5py.File(target, mode, libver=LIBVER, userblock_size=USERBLOCK)
+        return h5py.File(target, mode, libver=LIBVER)
+    except BaseException:
+        if isinstance(target, _Guarded):
+            target.close()
+        raise
+
+
+class _Guarded:
+    """The file HDF5 writes a cache (or a companion, a part file) through (h5py's `fileobj`
+    driver), whose writes never fail inside HDF5. A write that fails inside HDF5 (a disk
+    filled up: ENOSPC, EDQUOT; a file size limit: EFBIG) leaves the file's metadata dirty,
+    and releasing its objects afterwards crashed the process (SIGSEGV in H5D_close, a
+    SIGBUS, "Can't decrement id ref count": seen converting with RLIMIT_FSIZE and on a
+    full tmpfs, the timeline overview's pass above all). Here the first failed write is
+    kept (`failure`: its errno and this file's path) and it and every later write are taken
+    as done: held in memory to be read back (up to LOST_BYTES; beyond, dropped: the file is
+    thrown away anyway). HDF5 goes on, and closes the file, as if the disk had room; the
+    failure is raised by Python code (check: writing(), ChunkedWriter after each chunk),
+    outside HDF5, as an ordinary OSError."""
+
+    LOST_BYTES = 64 << 20
+
+    def __init__(self, path, mode: str):
+        self.path = os.fspath(path)
+        flags = os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | (os.O_CREAT | os.O_TRUNC if mode == "w" else 0)
+        self.fd = os.open(self.path, flags, 0o666)
+        self._pos = 0
+        self._size = os.fstat(self.fd).st_size
+        self.failure: OSError | None = None
+        self._lost: list[tuple[int, bytes]] = []     # (offset, bytes) written since the failure
+        self._lost_bytes = 0
+        name = repr(self)
+        _held_names[name] = self.path
+        _guards[name] = self
+
+    def __repr__(self) -> str:
+        # the name h5py gives the file (ASCII): its path when it is one, else a tag (folder_of)
+        return self.path if self.path.isascii() else f"<popview file {id(self):x}>"
+
+    def check(self) -> None:
+        """Raise the write that failed, if one did."""
+        if self.failure is not None:
+            raise OSError(self.failure.errno, self.failure.strerror, self.path)
+
+    # the file-like methods h5py's fileobj driver calls
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self._pos = offset if whence == 0 else self._pos + offset if whence == 1 else self._size + offset
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def write(self, data) -> int:
+        view = memoryview(data).cast("B")
+        at, n, done = self._pos, len(view), 0
+        if self.failure is None:
+            try:
+                while done < n:
+                    wrote = os.pwrite(self.fd, view[done:], at + done)
+                    if wrote <= 0:
+                        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                    done += wrote
+            except OSError as exc:
+                self.failure = exc
+        if done < n:
+            self._keep(at + done, view[done:])
+        self._pos = at + n
+        self._size = max(self._size, self._pos)
+        return n
+
+    def _keep(self, at: int, view) -> None:
+        if self._lost_bytes + len(view) <= self.LOST_BYTES:
+            self._lost.append((at, bytes(view)))
+            self._lost_bytes += len(view)
+
+    def readinto(self, buf) -> int:
+        view = memoryview(buf).cast("B")
+        at, n = self._pos, len(view)
+        got = os.preadv(self.fd, [view], at) if n else 0
+        if got < n:
+            view[got:] = bytes(n - got)            # past the end: zeros, as HDF5's own driver reads
+        for offset, data in self._lost:          # in order: a later write over an earlier one wins
+            a, b = max(at, offset), min(at + n, offset + len(data))
+            if a < b:
+                view[a - at:b - at] = data[a - offset:b - offset]
+        self._pos = at + n
+        return n
+
+    def read(self, size: int = -1) -> bytes:
+        buf = bytearray(max(0, self._size - self._pos) if size < 0 else size)
+        self.readinto(buf)
+        return bytes(buf)
+
+    def truncate(self, size: int | None = None) -> int:
+        size = self._pos if size is None else size
+        if self.failure is None:
+            try:
+                os.ftruncate(self.fd, size)
+            except OSError as exc:
+                self.failure = exc
+        self._size = size
+        return size
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        name = repr(self)
+        if _guards.get(name) is self:
+            del _guards[name]
+            _held_names.pop(name, None)
+        if self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            os.close(fd)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:        # noqa: BLE001 - at interpreter exit
+            pass
+
+
+# Files being written (_Guarded), by the name h5py gives them.
+_guards: dict[str, _Guarded] = {}
+
+
+def guard_of(obj) -> _Guarded | None:
+    """The _Guarded file the open HDF5 object `obj` (a file, a dataset) is written through;
+    None for another (read, held in memory)."""
+    try:
+        return _guards.get(obj.file.filename)
+    except Exception:        # noqa: BLE001 - a closed object
+        return None
 
 
 # Files written in memory (in_memory): path -> the bytes HDF5 writes, and the name h5py gives
@@ -95,21 +234,31 @@ _unclosable: list = []
 
 @contextmanager
 def writing(path, mode: str, make_room=None):
-    """open_file for writing, closed safely when anything fails: a full disk fails
-    HDF5's flush at closing too, after which releasing the file's objects crashed the
-    process. Room is made first (`make_room`: the conversion's scratch files removed),
-    then the file closed; a file that still cannot be closed is kept, not released."""
+    """open_file for writing, closed safely when anything fails; a write that failed (a
+    full disk: _Guarded keeps it from HDF5, which goes on as if it had not) is raised once
+    the file is closed, as an OSError naming the file, in place of what followed it.
+    Room is made first (`make_room`: the conversion's scratch files removed), then the
+    file closed; a file that still cannot be closed is kept, not released."""
     f = open_file(path, mode)
+    guard = guard_of(f)
     try:
-        yield f
-    except BaseException:
-        _close_after_failure(f, make_room)
-        raise
-    try:
-        f.close()
-    except BaseException:
-        _close_after_failure(f, make_room)
-        raise
+        try:
+            yield f
+        except BaseException as exc:
+            _close_after_failure(f, make_room)
+            if guard is not None and guard.failure is not None and isinstance(exc, Exception):
+                guard.check()       # what failed first (what followed read back what was lost)
+            raise
+        try:
+            f.close()
+        except BaseException:
+            _close_after_failure(f, make_room)
+            raise
+        if guard is not None:
+            guard.check()
+    finally:
+        if guard is not None:
+            guard.close()
 
 
 def _close_after_failure(f: h5py.File, make_room) -> None:
@@ -258,7 +407,7 @@ def reseal(path: Path) -> None:
     """Sign and seal again a cache changed in place on purpose (tools and benchmarks
     that rebuild one group: popview itself never changes a cache in place). The
     stored summary is dropped (`popview info` then reads the cache itself)."""
-    with open_file(path, "r+") as h5:
+    with writing(path, "r+") as h5:
         sign(h5)
     seal(Path(path))
 

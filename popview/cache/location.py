@@ -141,5 +141,9 @@ def inside(path, directory: Path) -> bool:
 
 
 def unwritable(directory: Path, exc: OSError) -> CacheUnwritable:
+    """The cache cannot be written in `directory` (`exc` says why); when `exc` names the
+    timeline overview (its companion: the conversion's with it), that file is named."""
     reason = os.strerror(exc.errno) if exc.errno else str(exc)
+    if exc.filename and str(exc.filename).endswith(OVERVIEW_SUFFIX):
+        return CacheUnwritable(f"{exc.filename}: cannot write the timeline overview: {reason}")
     return CacheUnwritable(f"{directory}: cannot write the cache: {reason}")

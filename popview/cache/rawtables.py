@@ -29,7 +29,7 @@ import numpy as np
 
 from popview.cache import schema
 from popview.cache.kept import KeptColumn
-from popview.cache.runs import RunIndex
+from popview.cache.runs import RunIndex, save_raw
 
 
 class SortedCopy:
@@ -52,7 +52,7 @@ class SortedCopy:
     def finish(self, table: str, offsets: np.ndarray) -> None:
         """The table is complete: its per-location offsets mark it present."""
         self.end()
-        np.ascontiguousarray(offsets, np.int64).tofile(self.folder / f"{table}.offsets.i64")
+        save_raw(self.folder / f"{table}.offsets.i64", np.ascontiguousarray(offsets, np.int64))
 
     def adopt(self, table: str, spill: dict[str, Path | KeptColumn], runs: RunIndex, offsets: np.ndarray) -> None:
         """The table is the writer's spill files, read through their run index: linked
@@ -75,8 +75,8 @@ class SortedCopy:
         for k, files in enumerate(segments):
             for name, path in files.items():
                 os.link(path, self.folder / f"{table}.{name}.{k}")
-        np.concatenate(([0], np.cumsum(rows, dtype=np.int64))).astype("<i8").tofile(
-            self.folder / f"{table}.segments.i64")
+        save_raw(self.folder / f"{table}.segments.i64",
+                 np.concatenate(([0], np.cumsum(rows, dtype=np.int64))).astype("<i8"))
         self.finish(table, offsets)
 
     def end(self) -> None:

@@ -57,6 +57,7 @@ class Reader:
         self._timeline_lock = threading.Lock()
         self._sums: h5py.File | None = None
         self._sums_lock = threading.Lock()
+        self.window_sums_failure: OSError | None = None   # why they could not be built (window_sums)
         self.fingerprint = str(self.h5.attrs.get("fingerprint", ""))
         g = self.h5["definitions"]
         self.definitions = Definitions.from_json_dict(
@@ -119,11 +120,15 @@ class Reader:
         """Whether timeline() answers at once: the overview is open already (or none is needed)."""
         return TIMELINE_GROUP in self.h5 or self._timeline is not None or not self.has_records()
 
-    def window_sums(self, progress: Progress | None = None) -> Group | None:
+    def window_sums(self, progress: Progress | None = None, again: bool = False) -> Group | None:
         """The rows of the cumulative sums (the group with `seg` and the checkpoints:
         window_sums.py), built now from this cache when it has none yet (`progress` reports
         and cancels the build); None for a run without them (a profile, no states). Safe to
-        call from several threads: built once."""
+        call from several threads: built once. A build that cannot be written (a full disk,
+        its process killed: location.cannot_build) is remembered (`window_sums_failure`) and
+        raised again by the next calls without building again -- every time-window focus of
+        a script or a command paid the failed build's seconds again -- unless `again`
+        (a request to try again: Experiment.prepare_window_sums, the Advisor's link)."""
         own = self.h5.get(SUMS_GROUP)
         if own is None:
             return None
@@ -133,10 +138,19 @@ class Reader:
             return None
         with self._sums_lock:
             if self._sums is None:
-                from popview.cache import companion, window_sums
+                from popview.cache import companion, location, window_sums
 
-                self._sums = window_sums.obtain(self.path, self.h5, self.definitions,
-                                                companion.cache_digest_of(self.h5), progress)
+                failed = self.window_sums_failure
+                if failed is not None and not again:
+                    raise type(failed)(failed.errno, failed.strerror, failed.filename)
+                try:
+                    self._sums = window_sums.obtain(self.path, self.h5, self.definitions,
+                                                    companion.cache_digest_of(self.h5), progress)
+                except OSError as exc:
+                    if location.cannot_build(exc):
+                        self.window_sums_failure = exc
+                    raise
+                self.window_sums_failure = None
             found = self._sums[SUMS_GROUP]
             return Group(found, found.file.filename)
 

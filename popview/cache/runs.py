@@ -22,6 +22,15 @@ from popview.cache.kept import KeptColumn
 from popview.cache.order import concat_runs
 
 
+def save_raw(path, array: np.ndarray) -> None:
+    """The bytes of `array` into a new file at `path`; a write that fails (a full disk) is
+    raised. numpy's tofile lost a small array without a word there: its buffered write failed
+    only at the close, unchecked, and an empty run index then failed the conversion later
+    with an IndexError."""
+    with open(path, "wb") as f:
+        f.write(memoryview(np.ascontiguousarray(array)).cast("B"))
+
+
 class RunIndex:
     """Runs of rows per location in a spill (rows counted from the file's start), by
     location then chunk."""
@@ -46,7 +55,7 @@ class RunIndex:
         """As bare int64 (n_loc, runs, then the three columns): no `.npy` header to parse
         (see rawtables.py on why)."""
         head = np.array([self.n_loc, len(self.loc)], np.int64)
-        np.concatenate((head, self.loc, self.start, self.length)).astype("<i8").tofile(path)
+        save_raw(path, np.concatenate((head, self.loc, self.start, self.length)).astype("<i8"))
 
     @classmethod
     def load(cls, path: Path) -> "RunIndex":

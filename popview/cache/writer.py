@@ -17,7 +17,7 @@ import numpy as np
 
 from popview import atomic, jit, threads
 from popview._version import __version__
-from popview.cache import heap, schema
+from popview.cache import heap, location, schema
 from popview.cache.kept import Budget, KeptColumn
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
@@ -466,6 +466,10 @@ class Writer:
                 derived.build_optional_in_parallel(copy.folder, tmp_path, self.definitions,
                                                    progress.sub(0.65, 0.98), side, early, self.abort, timeline)
             self._complete(tmp_path, timeline, progress)
+        except OSError as exc:      # the overview's file failed (a full disk): named as the user knows it
+            if timeline is None or exc.filename != str(timeline):
+                raise
+            raise OSError(exc.errno, exc.strerror, str(location.overview_path(self.final_path))) from None
         finally:
             self.abort()
         progress(1.0, "done")

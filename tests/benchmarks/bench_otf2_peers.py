@@ -35,7 +35,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parent))
-from ahead import ready  # noqa: E402
+from ahead import installed_env, ready  # noqa: E402
 from bench_vs_paramedir import REPO, SHARED, figures, ratio_line, timed  # noqa: E402
 
 REAL = ("pipit/ping-pong-otf2", "pipit/ping-pong-otf2-papi", "tracer-stencil4d/traces-64",
@@ -49,13 +49,6 @@ def anchor(folder: Path) -> Path:
     if not found:
         raise FileNotFoundError(f"{folder}: no .otf2 anchor")
     return found[0]
-
-
-def installed_env(**extra) -> dict:
-    """The environment of a command as installed: bytecode cached like an installed package."""
-    env = dict(os.environ, **extra)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
 
 
 def pipit_env() -> tuple[dict | None, str]:

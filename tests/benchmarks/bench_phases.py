@@ -28,7 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ahead import ready
+from ahead import installed_env, ready
 from small import add_small
 
 HERE = Path(__file__).resolve()
@@ -110,7 +110,7 @@ print(json.dumps(phases))
 
 
 def run(prv: Path, tree: Path, cache: Path) -> list[dict]:
-    env = dict(os.environ, PYTHONPATH=str(tree), POPVIEW_PRECOMPILE="0")
+    env = installed_env(PYTHONPATH=str(tree), POPVIEW_PRECOMPILE="0")     # bytecode cached, as installed
     out = subprocess.run([sys.executable, "-c", CHILD, str(prv), str(cache)], env=env, capture_output=True,
                          text=True, check=True, cwd=tree)      # `-c` puts the working folder first on the path
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -11,7 +11,8 @@ state and thread, by default), run in turn A B C D A B C D ... on the same
 .prv, each a fresh process. Prints per size the median wall, the MB/s of
 .prv text, the CPU seconds, the joint peak resident memory of each process
 tree (popview's derived-data process included, sampled every 20 ms) and the
-ratio paramedir / popview pair by pair.
+ratio paramedir / popview pair by pair. popview runs with Python's bytecode cache, as an
+installed package does (PYTHONDONTWRITEBYTECODE is unset for it: ahead.installed_env).
 
     python tests/benchmarks/bench_vs_paramedir.py [--repeat 10,72] [--runs 3] [--out DIR]
     python tests/benchmarks/bench_vs_paramedir.py --small      # seconds: what CI runs
@@ -46,7 +47,7 @@ HERE = Path(__file__).resolve()
 SHARED = HERE.parents[3] / "shared"
 REPO = HERE.parents[2]
 sys.path.insert(0, str(HERE.parent))
-from ahead import ready  # noqa: E402
+from ahead import installed_env, ready  # noqa: E402
 DEFAULT_CFG = SHARED / "traces" / "paraver-cfgs" / "basicanalysis" / "cfgs" / "timings.cfg"
 
 
@@ -137,7 +138,7 @@ def paramedir() -> tuple[str | None, str]:
 def compare(prv: Path, out: Path, runs: int, exe: str | None, cfg: Path, warm_up: bool = True) -> None:
     size = prv.stat().st_size
     cache = out / "cache"
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = installed_env(PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     home = out / "paramedir-home"          # paramedir keeps its preferences in $HOME/.paraver
     home.mkdir(exist_ok=True)
     pm_env = dict(os.environ, HOME=str(home))
@@ -175,7 +176,7 @@ def cores(prv: Path, out: Path, runs: int) -> None:
     if not taskset or len(available) < 2:
         print(f"  SKIPPED 1 vs 2 cores: {'no taskset' if not taskset else 'fewer than 2 cores available'}")
         return
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = installed_env(PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     convert = [sys.executable, "-m", "popview", "convert", "--force", "--cache-dir", str(out / "cache"), str(prv)]
     pins = {1: str(available[0]), 2: f"{available[0]},{available[1]}"}
     results: dict[int, list[dict]] = {1: [], 2: []}

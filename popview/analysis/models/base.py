@@ -102,6 +102,21 @@ class Context:
             raise NotAvailable(f"{name} is zero during useful computation in the focus")
         return total
 
+    def counter_share(self, name: str, inputs: FocusInputs | None = None) -> float:
+        """The share of the useful time `name` was read in (1 unless the counter sets rotate)."""
+        share = (inputs or self.x).counter_shares.get(name, 1.0)
+        if isinstance(share, str):
+            raise NotAvailable(share)
+        if share <= 0:
+            raise NotAvailable(f"{name} was not read during useful computation in the focus (its counter set "
+                               "was not active)")
+        return share
+
+    def counter_scaled(self, name: str, inputs: FocusInputs | None = None) -> float:
+        """The counter over the whole useful time: as read, over the share of it read in."""
+        share = self.counter_share(name, inputs)
+        return self.counter(name, inputs) / share
+
     def weak_factor(self) -> float:
         """n / n_ref for weak scaling, 1 for strong."""
         return self.x.n_threads / self.ref.n_threads if self.scaling == "weak" else 1.0
@@ -150,11 +165,22 @@ def evaluate(spec: Spec, ctx: Context) -> MetricNode:
     except ZeroDivisionError:
         node.value, node.reason = None, "division by zero: an input is zero in this focus"
     if node.value is not None and spec.kind == "efficiency" and node.value > 1 + 1e-9:
-        node.warnings.append(f"above 100 % ({node.value:.4f}): the inputs are inconsistent "
-                             "(e.g. an ideal runtime longer than the measured one); shown unclipped")
+        node.warnings.append(_above_100(node))
     if node.value is not None and node.value < -1e-9 and spec.kind == "efficiency":
         node.warnings.append("below 0: the inputs are inconsistent; shown unclipped")
     return node
+
+
+def _above_100(node: MetricNode) -> str:
+    """Why an efficiency exceeds 100 %: a global efficiency carrying a superlinear computation
+    scalability (less useful time in total than the reference: cache effects, less redundant
+    work) is a measured fact, not an inconsistency."""
+    cs, pe = node.inputs.get("computation_scalability"), node.inputs.get("parallel_efficiency")
+    if cs is not None and cs > 1 and (pe is None or pe <= 1 + 1e-9):
+        return (f"above 100 % ({node.value:.4f}): the computation scalability is {cs:.1%}, superlinear (less "
+                "useful time in total than the reference run: cache effects, less redundant work); shown as is")
+    return (f"above 100 % ({node.value:.4f}): the inputs are inconsistent "
+            "(e.g. an ideal runtime longer than the measured one); shown unclipped")
 
 
 def _fill(node: MetricNode, spec: Spec, ctx: Context) -> None:

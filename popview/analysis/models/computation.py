@@ -16,19 +16,26 @@ FP_CLASSES = {
 }
 
 
+def _shares(ctx: Context, *names: str, inputs=None) -> dict:
+    """The read shares as inputs, for counters read only part of the time (rotating sets)."""
+    return {f"{n}_read_share": ctx.counter_share(n, inputs) for n in names
+            if ctx.counter_share(n, inputs) < 1}
+
+
 def ipc(ctx: Context):
-    i, c = ctx.counter(INS), ctx.counter(CYC)
-    return i / c, {"instructions": i, "cycles": c}
+    i, c = ctx.counter_scaled(INS), ctx.counter_scaled(CYC)
+    return i / c, {"instructions": i, "cycles": c, **_shares(ctx, INS, CYC)}
 
 
 def clock(ctx: Context):
-    c, u = ctx.counter(CYC), ctx.useful().sum()
-    return c / u / 1e9, {"cycles": c, "useful_total_s": u}
+    share = ctx.counter_share(CYC)
+    c, u = ctx.counter(CYC), ctx.useful().sum() * share
+    return c / u / 1e9, {"cycles": c, "useful_total_s": u, **_shares(ctx, CYC)}
 
 
 def instructions(ctx: Context):
-    i = ctx.counter(INS)
-    return i, {"instructions": i}
+    i = ctx.counter_scaled(INS)
+    return i, {"instructions": i, **_shares(ctx, INS)}
 
 
 def useful_total(ctx: Context):

@@ -25,22 +25,23 @@ def computation(ctx: Context):
 
 def ipc(ctx: Context):
     _compared(ctx)
-    i, c = ctx.counter(INS), ctx.counter(CYC)
-    ir, cr = ctx.counter(INS, ctx.ref), ctx.counter(CYC, ctx.ref)
+    i, c = ctx.counter_scaled(INS), ctx.counter_scaled(CYC)
+    ir, cr = ctx.counter_scaled(INS, ctx.ref), ctx.counter_scaled(CYC, ctx.ref)
     return ratio(i / c, ir / cr), {"ipc": i / c, "ipc_ref": ir / cr}
 
 
 def instruction(ctx: Context):
     _compared(ctx)
-    i, ir = ctx.counter(INS), ctx.counter(INS, ctx.ref)
+    i, ir = ctx.counter_scaled(INS), ctx.counter_scaled(INS, ctx.ref)
     return ratio(ir * ctx.weak_factor(), i), {"instructions": i, "instructions_ref": ir,
                                               "weak_factor": ctx.weak_factor()}
 
 
 def frequency(ctx: Context):
     _compared(ctx)
-    c, u = ctx.counter(CYC), ctx.useful().sum()
-    cr, ur = ctx.counter(CYC, ctx.ref), ctx.useful(ctx.ref).sum()
+    share, share_ref = ctx.counter_share(CYC), ctx.counter_share(CYC, ctx.ref)
+    c, u = ctx.counter(CYC), ctx.useful().sum() * share
+    cr, ur = ctx.counter(CYC, ctx.ref), ctx.useful(ctx.ref).sum() * share_ref
     return ratio(c / u, cr / ur), {"frequency_hz": c / u, "frequency_ref_hz": cr / ur}
 
 

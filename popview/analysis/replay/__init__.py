@@ -173,8 +173,11 @@ def _notes(msg, coll, omp, rma, forced: int, backwards: int, model: str, focus: 
                      f"channel{'' if msg.repaired_channels == 1 else 's'} paired again in order")
     if focus.kind == "callpath" and defs_processes > 1:
         notes.append("call-path focus: dependencies between processes are not followed (each process's time in "
-                     "the call path lies elsewhere in the run), so MPI serialisation reads 1; focus on "
-                     "iterations or a window to see it")
+                     "the call path lies elsewhere in the run): in the ideal run no process waits for another, "
+                     "so the MPI serialisation factors of the hybrid and critical-path models read 1 and POP "
+                     "MPI's serialisation holds only each process's own time outside computation and MPI "
+                     "(OpenMP runtime, I/O, unrecorded time); focus on iterations or a window to see waiting "
+                     "between processes")
     if coll.no_communicator and coll.calls:
         notes.append("no communicator recorded for collectives: each assumed over all processes")
     if rma.fences:

@@ -56,8 +56,10 @@ def preferred(exp) -> tuple[Variant, str]:
     procs, threads = _shape(exp)
     if paradigms & _GPU_PARADIGMS:
         gpu = "/".join(sorted(p.upper() for p in paradigms & _GPU_PARADIGMS))
+        host = f"MPI + {gpu}" if procs > 1 or "mpi" in paradigms else f"{gpu} in one process"
         return BY_KEY["hybrid-multiplicative"], (
-            f"MPI + {gpu}: the multiplicative (BSC) model treats the device layer as the second level.")
+            f"{host}: the multiplicative (BSC) model, over the host threads (the device streams are not "
+            "analysed; the host's time waiting for them is lost at the process level).")
     if threads > 1 or paradigms & _THREAD_PARADIGMS:
         what = "OpenMP" if "openmp" in paradigms else "threads"
         if procs > 1 or "mpi" in paradigms:

@@ -45,6 +45,9 @@ EVENT_ROLES: dict[int, str] = {60000028: TASK_ID, 60000022: TASKWAIT}
 ROLE_LABELS = ((re.compile(r"\btask\s*id\b", re.I), TASK_ID), (re.compile(r"\btask\s*wait\b", re.I), TASKWAIT))
 
 _KNOWN_COUNTERS = {42000050: "PAPI_TOT_INS", 42000059: "PAPI_TOT_CYC"}
+# PAPI's own descriptions of the two presets: traces of older PAPI numberings (paraver-kernel's
+# 2004 qsort_beo3: "42000060 Total cycles (Total cycles)") carry them under other codes
+_PRESET_LABELS = {"total cycles": "PAPI_TOT_CYC", "instructions completed": "PAPI_TOT_INS"}
 _PAPI = re.compile(r"\b(PAPI_[A-Z0-9_]+)")
 
 
@@ -101,7 +104,21 @@ def event_types(pcf: Pcf | None, seen: set[int]) -> dict[int, EventType]:
         out[code] = EventType(code=code, name=name, kind=kind, values=values,
                               gradient=p.gradient if p else 0, paradigm=paradigm, description=label,
                               role=event_role(code, label, kind))
+    _name_presets_by_label(out)
     return out
+
+
+def _name_presets_by_label(types: dict[int, EventType]) -> None:
+    """A counter labelled with PAPI's description of PAPI_TOT_CYC / PAPI_TOT_INS takes that name
+    when no type has it and exactly one counter carries the label."""
+    names = {et.name for et in types.values()}
+    for label, preset in _PRESET_LABELS.items():
+        if preset in names:
+            continue
+        found = [c for c, et in types.items() if et.kind == "counter"
+                 and re.sub(r"\s*[(\[].*$", "", et.description).strip().lower() == label]
+        if len(found) == 1:
+            types[found[0]].name = preset
 
 
 def readable_region(code: int, label: str, sites: list[str]) -> str:

@@ -1,0 +1,43 @@
+"""`popview convert` keeps glibc's freed arrays for the next ones (heap.keep_freed_memory) in
+its own process, which only converts and exits; not with the timeline overview (--timeline,
+--all: the derived-data process runs beside it, their joint peak is the one near the 1 GB
+bound), nor on Dask. A library's caller (a notebook, the window) never has it set."""
+from __future__ import annotations
+
+import pytest
+
+import popview
+from popview.cache import heap
+from popview.cli import main
+from popview.testing import synthetic
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    d = tmp_path_factory.mktemp("convert-heap")
+    synthetic.write(d / "t.prv", synthetic.Shape(processes=2, threads=1, iterations=5, work_ns=500_000))
+    return d / "t.prv"
+
+
+@pytest.fixture
+def kept(monkeypatch):
+    calls = []
+    monkeypatch.setattr(heap, "keep_freed_memory", lambda: calls.append(1))
+    return calls
+
+
+def test_the_convert_command_keeps_freed_memory(trace, tmp_path, kept):
+    assert main(["convert", "--force", "--cache-dir", str(tmp_path), str(trace)]) == 0
+    assert kept == [1]
+
+
+@pytest.mark.parametrize("flag", ["--timeline", "--all"])
+def test_not_beside_the_derived_data_process(trace, tmp_path, kept, flag):
+    assert main(["convert", "--force", flag, "--cache-dir", str(tmp_path), str(trace)]) == 0
+    assert kept == []
+
+
+def test_never_in_a_library_callers_process(trace, tmp_path, kept):
+    with popview.open(trace, cache_dir=tmp_path):
+        pass
+    assert kept == []

@@ -1,0 +1,36 @@
+"""The conversion's finish modules (h5py, hdf5plugin, the derived builders: 40-70 ms) are
+imported at the first records appended, while the parse threads work, not before the
+parse starts (writer.FINISH_MODULES): the Paraver reader and the writer's staging import
+no HDF5."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import sys, tempfile
+from pathlib import Path
+import numpy as np
+import popview.readers.paraver.stream
+from popview.cache.writer import FINISH_MODULES, Writer
+before = sorted(m for m in ("h5py", "hdf5plugin") if m in sys.modules)
+with tempfile.TemporaryDirectory() as tmp:
+    with Writer(Path(tmp) / "c.h5", "") as w:
+        print(before, sorted(m for m in ("h5py", "hdf5plugin") if m in sys.modules))
+        w.append("states", {"loc": np.zeros(3, np.int32), "begin": np.arange(3), "end": np.arange(3) + 1,
+                            "state": np.ones(3, np.int32)})
+        print(all(m in sys.modules for m in FINISH_MODULES))
+        w.abort()
+"""
+
+
+def test_the_reader_and_staging_import_no_hdf5_until_the_first_records():
+    out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert lines == ["[] []", "True"], out.stdout
