@@ -156,8 +156,10 @@ def convert(path, cache_dir=None, progress=None, cancel: threading.Event | None 
     conversion or for the cache found; otherwise it is built when a timeline first needs it.
     `window_sums` also builds the window sums now (popview.cache.window_sums), from the
     cache converted or found; otherwise they are built when a time window first needs them."""
-    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options,
-                                         timeline)
+    target, converted, reader, overview_failure = _convert(path, cache_dir, progress, cancel, force, beside, dask,
+                                                           dask_options, timeline)
+    if overview_failure is not None:        # the cache is there; its overview could not be written
+        raise overview_failure
     if window_sums and reader is None:
         from popview.cache.reader import Reader
 
@@ -173,9 +175,11 @@ def convert(path, cache_dir=None, progress=None, cancel: threading.Event | None 
     return target, converted
 
 
-def _convert(path, cache_dir, progress, cancel, force, beside, dask=None,
-             dask_options=None, timeline: bool = False) -> tuple[Path, bool, Reader | None]:
-    """convert(), and the cache's reader when a valid cache was found."""
+def _convert(path, cache_dir, progress, cancel, force, beside, dask=None, dask_options=None,
+             timeline: bool = False) -> tuple[Path, bool, Reader | None, OSError | None]:
+    """convert(), the cache's reader when a valid cache was found, and why the timeline
+    overview asked for with the conversion could not be written (a full disk: the cache
+    was, without it; errors.CompanionFailed naming the overview's file), else None."""
     path = Path(path)
     fmt, module = reader_for(path)
     anchor = module.anchor(path)
@@ -190,13 +194,13 @@ def _convert(path, cache_dir, progress, cancel, force, beside, dask=None,
 
     if not force and (reader := _reusable(target, files)) is not None:
         _tidy(target)
-        return target, False, reader
+        return target, False, reader, None
     location.prepare_directory(target.parent)
     lock = CacheLock(target, location.lock_name(target))
     try:
         lock.acquire(lambda: prog(0.0, "waiting for another conversion of this trace"))
         if (lock.contended or not force) and (reader := _reusable(target, files, quiet=True)) is not None:
-            return target, False, reader
+            return target, False, reader, None
         with signals.sigterm_interrupts():
             before = stats(files)
             with Writer(target, "", source_bytes=size, timeline=timeline) as writer, \
@@ -223,7 +227,7 @@ def _convert(path, cache_dir, progress, cancel, force, beside, dask=None,
         raise
     finally:
         lock.release()
-    return target, True, None
+    return target, True, None, writer.timeline_failure
 
 
 @contextmanager
@@ -331,13 +335,17 @@ def open(path, cache_dir=None, progress=None, cancel: threading.Event | None = N
     none yet); otherwise the first time-window focus builds them (Experiment.prepare_window_sums).
     An overview that cannot be written (a full disk) does not stop the opening: it is
     logged and kept in the run's timeline_failure."""
-    target, converted, reader = _convert(path, cache_dir, progress, cancel, force, beside, dask, dask_options,
-                                         bool(timeline))
+    target, converted, reader, overview_failure = _convert(path, cache_dir, progress, cancel, force, beside, dask,
+                                                           dask_options, bool(timeline))
     from popview.cache.reader import Reader    # imported by the conversion's first records, or by _reusable
 
     exp = Experiment(Path(path), reader or Reader(target, verify=False), converted)
     try:
-        if timeline == WITH_CONVERSION and not converted:
+        if overview_failure is not None:        # written with the conversion, it failed (a full disk)
+            exp.timeline_failure = overview_failure
+            log.warning("popview: %s: its timeline overview cannot be built (%s): opened without a timeline",
+                        path, overview_failure)
+        elif timeline == WITH_CONVERSION and not converted:
             exp.open_timeline_found()
         elif timeline:
             try:

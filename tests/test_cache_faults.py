@@ -292,8 +292,9 @@ def test_a_disk_that_fills_during_a_conversion_with_the_timeline_does_not_crash(
     releasing the objects of a file whose writes failed; with RLIMIT_FSIZE at the first size
     below in both cases, and on a full tmpfs in a part file), or failed with
     `unexpected IndexError` (a run index numpy's tofile wrote empty without a word). Now each
-    ends with a good cache and overview, or exit code 2 and one line naming the file (the
-    cache's folder, or the overview) and the reason, nothing left behind."""
+    ends with a good cache and overview, or exit code 2 and one line naming the file and the
+    reason: the cache's folder (nothing left behind), or the overview (the cache written
+    without it is there, and used)."""
     min_rows = 0 if where == "with the side process" else 10 ** 9
     sizes = {}
     with popview.open(trace, cache_dir=tmp_path / "whole", timeline=True) as exp:
@@ -303,7 +304,7 @@ def test_a_disk_that_fills_during_a_conversion_with_the_timeline_does_not_crash(
     if disk == "a full tmpfs":
         if not _mount_tmpfs(folder, "16m"):
             pytest.skip("mounting a tmpfs is not permitted here")
-        rooms = [int(f * (sizes["cache"] + sizes["overview"])) for f in (0.5, 1.0, 1.3, 1.45, 2.5)]
+        rooms = [int(f * (sizes["cache"] + sizes["overview"])) for f in (0.5, 1.0, 1.3, 1.8, 2.5)]
     else:
         folder.mkdir()
         rooms = [int(f * sizes["overview"]) for f in (0.3, 0.5, 0.7, 0.9)]
@@ -333,17 +334,66 @@ def test_a_disk_that_fills_during_a_conversion_with_the_timeline_does_not_crash(
             reason = os.strerror(errno.ENOSPC if disk == "a full tmpfs" else errno.EFBIG)
             cache_line = f"popview: error: {cache_dir}: cannot write the cache: {reason}"
             assert len(told) == 1, (room, done.stderr[-3000:])
-            if told[0] != cache_line:
-                name = overview.path_of(location.cache_path(trace, cache_dir, False))
-                assert told[0] == f"popview: error: {name}: cannot write the timeline overview: {reason}", told
+            cache = location.cache_path(trace, cache_dir, False)
+            if told[0] != cache_line:           # the cache was written without it, and is used
+                assert told[0] == f"popview: error: {overview.path_of(cache)}: cannot write the timeline " \
+                                  f"overview: {reason}", told
+                assert left == [cache.name], (room, left)
+                with popview.open(trace, cache_dir=cache_dir) as exp:
+                    assert not exp.converted
                 outcomes.append("overview")
+                shutil.rmtree(cache_dir)
             else:
+                assert left == [], (room, left)
                 outcomes.append("cache")
-            assert left == [], (room, left)
     finally:
         if disk == "a full tmpfs":
             subprocess.run(["umount", str(folder)], check=False)
     assert "overview" in outcomes, outcomes        # the overview's writes were reached and failed
+
+
+OPENING = """
+import resource, signal, sys
+from popview.cache import sidecar
+sidecar.MIN_ROWS = int(sys.argv[3])
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[4]), int(sys.argv[4])))
+import numpy as np
+import popview
+from popview.analysis.timeline_data import ColourMode, TimelineData
+from popview.experiment import WITH_CONVERSION
+with popview.open(sys.argv[1], cache_dir=sys.argv[2], timeline=WITH_CONVERSION) as exp:
+    print("converted", exp.converted)
+    print("failure", exp.timeline_failure)
+    print("metrics", exp.metrics("pop-mpi").find("parallel_efficiency").value is not None)
+    data = TimelineData(exp)
+    print("picture", data.picture(ColourMode("state"), np.arange(data.n_loc), 0, data.t_end, 100).message)
+print("done")
+"""
+
+
+@pytest.mark.parametrize("where", ["here", "with the side process"])
+def test_the_window_opens_a_run_whose_overview_fills_the_disk_without_a_timeline(trace, tmp_path, where):
+    """The window converts with the timeline overview (timeline=WITH_CONVERSION). Its writes
+    failing (every write past a size that the cache stays under, the overview not: RLIMIT_FSIZE)
+    used to crash the window (SIGSEGV), then, once that no longer crashed, failed the whole
+    opening. Now the cache is written without the overview and the run opens: its metrics are
+    there, the failure names the overview and why (timeline_failure: the Timeline pane shows it),
+    a timeline picture says it could not be built; the cache is kept."""
+    with popview.open(trace, cache_dir=tmp_path / "whole", timeline=True) as exp:
+        cache_size, overview_size = exp.cache_path.stat().st_size, overview.path_of(exp.cache_path).stat().st_size
+    assert cache_size < 0.7 * overview_size
+    cache_dir = tmp_path / "c"
+    min_rows = 0 if where == "with the side process" else 10 ** 9
+    done = subprocess.run([sys.executable, "-c", OPENING, str(trace), str(cache_dir), str(min_rows),
+                           str(int(0.7 * overview_size))], capture_output=True, text=True, env=_env(), timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    cache = location.cache_path(trace, cache_dir, False)
+    reason = f"{overview.path_of(cache)}: cannot write the timeline overview: {os.strerror(errno.EFBIG)}"
+    assert done.stdout.splitlines() == ["converted True", f"failure {reason}", "metrics True",
+                                        f"picture no timeline overview: it could not be built ({reason})", "done"]
+    assert f"its timeline overview cannot be built ({reason}): opened without a timeline" in done.stderr
+    assert os.listdir(cache_dir) == [cache.name]
 
 
 # ---- killed conversions -----------------------------------------------------

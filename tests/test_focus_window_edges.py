@@ -75,3 +75,14 @@ def test_good_foci_still_parse():
     assert Focus.parse("window:1.5:2") == Focus.window(1_500_000_000, 2_000_000_000)
     assert Focus.parse("iterations:main/a:b:3:7") == Focus.iterations("main/a:b", 3, 7)
     assert Focus.parse("callpath:main/x") == Focus.on_callpath("main/x")
+
+
+def test_a_missing_call_path_names_the_nearest(tmp_path, cache_dir):
+    """'callpath:mpi_allreduce' said "no call path 'mpi_allreduce'" (in two word orders, by path)."""
+    from tests.paraver.prvtext import BODY
+    with popview.open(write_trace(tmp_path, body=BODY, header=HEADER), cache_dir=cache_dir) as e:
+        for text in ("callpath:MAIN_LOOP", "iterations:main_Loop:0:0"):
+            with pytest.raises(FocusError, match=r"no call path '\w+'; did you mean 'main_loop'\?"):
+                e.metrics("pop-mpi", Focus.parse(text))
+        with pytest.raises(FocusError, match=r"call paths are region names joined by '/'"):
+            e.metrics("pop-mpi", Focus.parse("callpath:zzz"))

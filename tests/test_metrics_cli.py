@@ -176,3 +176,15 @@ def test_columns_stay_apart_with_long_values(tmp_path, capsys):
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Useful instructions"))
     cells = line[len("Useful instructions"):].split()
     assert len(cells) == 2 and all(len(c.replace(",", "")) >= 11 for c in cells), line
+
+
+def test_a_reason_of_some_runs_says_which(tmp_path, capsys):
+    """A series' n/a lines named no run: Score-P heat's two profiles each printed 'not available
+    from this profile ... gives 95.0%' and '... gives 84.2%' with no way to tell which was which."""
+    write(tmp_path / "a.prv", Shape(processes=1, iterations=2))
+    write(tmp_path / "b.prv", Shape(processes=2, iterations=2, counters=False))
+    assert main(["metrics", str(tmp_path / "a.prv"), str(tmp_path / "b.prv"), "--cache-dir",
+                 str(tmp_path / "cache"), "--no-replay", "--model", "computation"]) == 0
+    out = capsys.readouterr().out
+    assert "  n/a [2x1]: IPC, Useful instructions: the experiment has no PAPI_TOT_INS counter" in out, out
+    assert "  n/a: Vectorization efficiency" in out            # a reason of every run names none

@@ -42,13 +42,20 @@ class _Reader:
                   "recv_phys": np.array(recv_phys[:N], np.int64), "size": np.array(size[:N], np.int64),
                   "tag": np.array(tag[:N], np.int64)}
         self.m["recv_time"] = self.m["recv_phys"] - 1
+        # and a sound channel 1 -> 0: a message every 10 ms from 5 ms, received 1 ms later
+        good = {"send_loc": np.ones(N, np.int32), "recv_loc": np.zeros(N, np.int32),
+                "send_time": np.arange(N, dtype=np.int64) * 10 * MS + 5 * MS, "size": np.full(N, 8, np.int64),
+                "tag": np.full(N, 2, np.int64)}
+        good["recv_phys"] = good["send_time"] + MS
+        good["recv_time"] = good["recv_phys"] - 1
+        self.m = {k: np.concatenate([self.m[k], good[k]]) for k in self.m}
 
     def has(self, table):
         return table == "messages"
 
-    def read(self, table, t0=None, t1=None, columns=None):
+    def read(self, table, locations=None, t0=None, t1=None, columns=None):
         t = self.m["send_time"]
-        keep = np.ones(N, bool)
+        keep = np.ones(len(t), bool) if locations is None else np.isin(self.m["send_loc"], locations)
         if t0 is not None:
             keep &= t >= t0
         if t1 is not None:
@@ -62,12 +69,15 @@ class _Recording(GraphBuilder):
         return super().nodes(loc, time, kind, priority, copy)
 
 
-def _pairs(window):
+def _pairs(window, channel=(0, 1)):
     builder = _Recording(2, np.array([0, 1]))
-    stats = add_messages(builder, _Reader(), 2, window=window)
+    reader = _Reader()
+    stats = add_messages(builder, reader, 2, window=window)
     sends = next(t for k, t in builder.seen if k == SEND)
     recvs = next(t for k, t in builder.seen if k == RECV)
-    return stats, sorted(zip(sends.tolist(), recvs.tolist()))
+    good = set(reader.m["send_time"][reader.m["send_loc"] == 1].tolist())
+    pairs = sorted((s, r) for s, r in zip(sends.tolist(), recvs.tolist()) if (s in good) == (channel == (1, 0)))
+    return stats, pairs
 
 
 def test_whole_run_pairs_each_send_with_its_receive():
@@ -82,9 +92,12 @@ def test_window_pairs_as_the_whole_run():
     assert pairs == [(10 * k * MS, 10 * k * MS + MS) for k in range(5, 10)]
     # was: sends 5-9 paired with the receives of sends 3 and 4, both "received before sent"
     assert stats.backwards == 0
-    assert stats.matched == 5
+    assert stats.matched == 10          # 5 repaired, 5 of the sound channel
     # counted for the window only: the placeholders held by sends 5-9 (rows 5, 7, 9)
     assert stats.placeholders == 3 and stats.repaired_channels == 1 and stats.unmatched == 0
+    # the sound channel keeps the window's own rows
+    _, good = _pairs((50 * MS, 100 * MS), channel=(1, 0))
+    assert good == [(10 * k * MS + 5 * MS, 10 * k * MS + 6 * MS) for k in range(5, 10)]
 
 
 @pytest.mark.shared

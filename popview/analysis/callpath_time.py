@@ -63,7 +63,8 @@ def _target_and_subtree(exp, path: str) -> tuple[list[int], np.ndarray]:
     defs = exp.definitions
     target = callpath_ids(defs, path)
     if not target:
-        raise ValueError(f"no call path {path!r} in {exp.source}")
+        from popview.analysis.gather import no_callpath
+        raise no_callpath(exp.source, path, (defs.callpath_name(i) for i in range(len(defs.callpath_parent))))
     return target, subtree(defs.callpath_parent, target)
 
 

@@ -24,6 +24,20 @@ class FocusError(ValueError):
     """A focus that does not apply to this experiment."""
 
 
+def no_callpath(source, path: str, names) -> FocusError:
+    """The error for a call path `path` that `source` does not have, naming the nearest ones
+    among `names` (its call paths: "callpath:mpi_allreduce" -> "MPI_Allreduce")."""
+    import difflib
+    names = list(names)
+    low = path.strip("/").lower()
+    leaf = low.rsplit("/", 1)[-1]
+    near = [n for n in names if n.lower() == low or n.lower().rsplit("/", 1)[-1] == leaf]
+    near += [n for n in difflib.get_close_matches(path, names, n=3, cutoff=0.6) if n not in near]
+    hint = f"; did you mean {', '.join(repr(n) for n in near[:3])}?" if near else \
+        "; call paths are region names joined by '/' from the root (main/timestep)"
+    return FocusError(f"{source}: no call path {path!r}{hint}")
+
+
 def main_locations(defs) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """(locations, process index 0..P-1, thread) of the main application's threads, and notes."""
     notes = []
@@ -177,7 +191,7 @@ class _TraceGather:
         prof = trace_profile(self.exp)
         cp = prof.find(path)
         if cp is None:
-            raise FocusError(f"{self.exp.source}: no call path {path!r}")
+            raise no_callpath(self.exp.source, path, (prof.path(i) for i in range(prof.n_callpaths)))
         cat = np.zeros((len(self.locs), self.index.width))
         for name, cats in _PROFILE_TO_CATS.items():
             if prof.has(name):
@@ -269,7 +283,8 @@ def _visit_rows(exp, path: str) -> tuple[Group, int, int]:
     """The master-visits group and the row range of call path `path` in it."""
     cp = _defs_callpath(exp.definitions, path)
     if cp < 0:
-        raise FocusError(f"{exp.source}: no call path {path!r}")
+        d = exp.definitions
+        raise no_callpath(exp.source, path, (d.callpath_name(i) for i in range(len(d.callpath_parent))))
     g = _index(exp).group["master_calls"]
     off = g["cp_offsets"]
     return g, int(off[cp]), int(off[cp + 1])

@@ -44,7 +44,8 @@ def focus_span(exp, focus: Focus):
     if focus.kind == "callpath":
         cp = prof.find(focus.callpath)
         if cp is None:
-            raise FocusError(f"{exp.source}: no call path {focus.callpath!r}")
+            from popview.analysis.gather import no_callpath
+            raise no_callpath(exp.source, focus.callpath, (prof.path(i) for i in range(prof.n_callpaths)))
     span = slice(0, prof.n_callpaths) if cp is None else slice(cp, cp + int(prof.subtree_size[cp]))
     return prof, span, _locations(exp, prof)[0]
 

@@ -5,6 +5,7 @@ companion file: overview.py) are installed, in one process or two."""
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 
 import h5py
@@ -85,7 +86,7 @@ def start_early(side: SideBuilder, tables: Path, defs: Definitions) -> Path | No
 
 def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, progress: Progress,
                                side: SideBuilder, early: Path | None = None, make_room=None,
-                               timeline: Path | None = None) -> None:
+                               timeline: Path | None = None) -> OSError | None:
     """The optional builders, some in the side process and the others here, all reading
     the raw sorted tables in the folder `tables` and writing part files whose groups
     are then joined into the cache at `path` (the timeline's into a new companion file at
@@ -94,10 +95,12 @@ def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, prog
     the other here, after the other builders; when the side process was given the
     counters early (its part file: `early`), it builds the channels of the calls too,
     and this process the other builders and the channels of the states (which balances
-    the two on EPOCH-like runs)."""
+    the two on EPOCH-like runs). A write failure of the timeline overview (its part files,
+    here or there, or its file: a full disk) does not stop the cache's: the overview is
+    dropped and the failure returned, naming `timeline` (None: it was written)."""
     builders = builders_for(timeline is not None)
     if not builders:
-        return
+        return None
     src = RawTables(tables)
     last = importlib.import_module(builders[-1])
     if early is not None:
@@ -114,35 +117,61 @@ def build_optional_in_parallel(tables: Path, path: Path, defs: Definitions, prog
     if early is not None:
         parts.append(early)
         joined.append((builders[-1], {}))
+    overview_files = {str(part) for (name, _), part in zip(joined, parts) if name == TIMELINE_BUILDER} | {str(timeline)}
+    failed: list[OSError] = []
+
+    def overview_failed(exc: OSError) -> bool:
+        """Whether `exc` is a write failure of the overview's (kept in `failed`): the cache goes on."""
+        from popview.cache import location
+
+        if timeline is None or not location.is_write_failure(exc) or str(exc.filename) not in overview_files:
+            return False
+        failed.append(exc)
+        return True
+
     try:
         for options, part in zip(side_jobs, parts[len(jobs):]):
             side.submit(builders[-1], tables, part, defs, options)
         side.no_more_jobs()
         for i, (name, options) in enumerate(jobs):
-            with writing(parts[i], "w", make_room) as dst:
-                step = progress.sub(0.6 * i / len(jobs), 0.6 * (i + 1) / len(jobs))
-                importlib.import_module(name).build(src, defs, step, dst=dst, **options)
+            overview = name == TIMELINE_BUILDER
+            if overview and failed:
+                continue
+            try:
+                with writing(parts[i], "w", None if overview else make_room) as dst:
+                    step = progress.sub(0.6 * i / len(jobs), 0.6 * (i + 1) / len(jobs))
+                    importlib.import_module(name).build(src, defs, step, dst=dst, **options)
+            except OSError as exc:
+                if not (overview and overview_failed(exc)):
+                    raise
             heap.release_free_memory()       # what this builder freed: the next one peaks with the other process
-        side.wait(progress.sub(0.6, 0.95))
+        try:
+            side.wait(progress.sub(0.6, 0.95))
+        except OSError as exc:               # its jobs are the overview's: the cache's parts are here
+            if not overview_failed(exc):
+                raise
         progress(0.95, "gathering derived data")
         for target, mode, timeline_parts in ((path, "r+", False), (timeline, "w", True)):
             mine = [(name, part) for (name, _), part in zip(joined, parts)
                     if (name == TIMELINE_BUILDER) is timeline_parts]
-            if target is None or not mine:
+            if target is None or not mine or (timeline_parts and failed):
                 continue
-            with writing(target, mode, make_room) as out:
-                for name, part in mine:
-                    progress.check()
-                    with h5py.File(part, "r") as built:
-                        _join(out, built, importlib.import_module(name))
-    except OSError as exc:          # a part of the overview failed (a full disk): named as the overview
-        overview_parts = {str(part) for (name, _), part in zip(joined, parts) if name == TIMELINE_BUILDER}
-        if timeline is None or exc.filename is None or str(exc.filename) not in overview_parts:
-            raise
-        raise OSError(exc.errno, exc.strerror, str(timeline)) from None
+            try:
+                with writing(target, mode, None if timeline_parts else make_room) as out:
+                    for name, part in mine:
+                        progress.check()
+                        with h5py.File(part, "r") as built:
+                            _join(out, built, importlib.import_module(name))
+            except OSError as exc:
+                if not (timeline_parts and overview_failed(exc)):
+                    raise
     finally:
         for part in parts:
             part.unlink(missing_ok=True)
+    if not failed:
+        return None
+    Path(timeline).unlink(missing_ok=True)
+    return OSError(failed[0].errno, os.strerror(failed[0].errno), str(timeline))
 
 
 def _side_share(src: RawTables, defs: Definitions, calls_estimate: int | None = None) -> str:

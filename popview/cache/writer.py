@@ -357,6 +357,7 @@ class Writer:
         self._side = _start_side_builder(None) if timeline and source_bytes >= SIDE_AT_START_BYTES else None
         self._client = None        # a Dask client: finish() sorts and writes by location groups there
         self._written_back = _WriteBack()
+        self.timeline_failure: OSError | None = None   # why the overview asked for was not written (a full disk)
         self._keep: Budget | None = None
         self._finish_imported = False       # FINISH_MODULES
 
@@ -458,18 +459,20 @@ class Writer:
                     derived.build_core(out, self.definitions, progress.sub(0.6, 0.65), calls, copy)
                 self._written_back.start(tmp_path)     # the tables, while the derived data are built
                 if side is None and not beside:
-                    with _maybe_writing(timeline, self.abort) as overview_out:
-                        derived.build_all(RawTables(copy.folder, copy.kept), out, self.definitions,
-                                          progress.sub(0.65, 0.98),
-                                          overview_out)
+                    try:
+                        with _maybe_writing(timeline, None) as overview_out:
+                            derived.build_all(RawTables(copy.folder, copy.kept), out, self.definitions,
+                                              progress.sub(0.65, 0.98),
+                                              overview_out)
+                    except OSError as exc:
+                        self._overview_failed(exc, timeline)
             if side is not None:
-                derived.build_optional_in_parallel(copy.folder, tmp_path, self.definitions,
-                                                   progress.sub(0.65, 0.98), side, early, self.abort, timeline)
+                failed = derived.build_optional_in_parallel(copy.folder, tmp_path, self.definitions,
+                                                            progress.sub(0.65, 0.98), side, early, self.abort,
+                                                            timeline)
+                if failed is not None:
+                    self._overview_failed(failed, timeline)
             self._complete(tmp_path, timeline, progress)
-        except OSError as exc:      # the overview's file failed (a full disk): named as the user knows it
-            if timeline is None or exc.filename != str(timeline):
-                raise
-            raise OSError(exc.errno, exc.strerror, str(location.overview_path(self.final_path))) from None
         finally:
             self.abort()
         progress(1.0, "done")
@@ -521,6 +524,20 @@ class Writer:
         part.unlink()
         heap.release_free_memory()
 
+    def _overview_failed(self, exc: OSError, timeline: Path | None, any_file: bool = False) -> None:
+        """The timeline overview's file at `timeline` could not be written (`exc`: a full disk):
+        dropped, the cache goes on without it (built when first needed) and `timeline_failure`
+        says why, naming the overview's file; `exc` raised again when it is another failure (or
+        another file's but with `any_file`)."""
+        from popview.cache.errors import CompanionFailed
+
+        if timeline is None or not location.is_write_failure(exc) or not (any_file or exc.filename == str(timeline)):
+            raise exc
+        timeline.unlink(missing_ok=True)
+        self.timeline_failure = CompanionFailed(exc.errno, f"cannot write the timeline overview: "
+                                                           f"{os.strerror(exc.errno)}",
+                                                str(location.overview_path(self.final_path)))
+
     def timeline_path(self) -> Path | None:
         """Where the timeline overview is written before it is complete (None: not built)."""
         has_records = any(self.count(t) for t in ("states", "events", "messages"))   # a profile has no timeline
@@ -553,10 +570,15 @@ class Writer:
         self._written_back.join()
         progress.check()                         # nothing replaced yet: a cancel leaves all as it was
         digest = stored_digest(tmp_path)
+        placed = False
         if timeline is not None and timeline.exists():
-            overview.complete(timeline, digest)
-            atomic.put_in_place(timeline, overview.path_of(self.final_path))
-        else:
+            try:
+                overview.complete(timeline, digest)
+                atomic.put_in_place(timeline, overview.path_of(self.final_path))
+                placed = True
+            except OSError as exc:              # its seal's plain writes name no file: it is the overview's
+                self._overview_failed(exc, timeline, any_file=True)
+        if not placed:
             companion.keep_if_still_valid(overview.PART, self.final_path, digest)
         companion.keep_if_still_valid(window_sums.PART, self.final_path, digest)
         progress.check()                         # the last moment a cancel can leave no cache

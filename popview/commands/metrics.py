@@ -113,20 +113,25 @@ def render_table(s: Series, models: list[str], why: str = "", extra=()) -> str:
         out.write("-" * (width + col * len(labels)) + "\n")
         for name, texts in cells:
             out.write(name.ljust(width) + "".join(f"{c:>{col}s}" for c in texts) + "\n")
-        reasons = {}
-        for t in trees:
+        reasons, runs = {}, {}
+        for t, lab in zip(trees, labels):
             for _, n in t.walk():
                 if n.reason and (n.value is None or n.bound):
                     reasons.setdefault(n.reason, []).append(n.name)
+                    runs.setdefault(n.reason, []).append(lab)
                 for w in n.warnings:
                     reasons.setdefault(f"warning: {w}", []).append(f"{n.name} ({t.experiment})")
         for reason, names in reasons.items():
+            # a reason of some runs only says which (a profile's "... gives 95.0%" of one run)
+            where = sorted(set(runs.get(reason, [])), key=labels.index)
+            which = f" [{', '.join(where)}]" if len(labels) > 1 and where and len(where) < len(labels) else ""
             if reason.startswith("warning"):
                 out.write(f"  {reason}: {', '.join(sorted(set(names)))}\n")
             elif reason.startswith("upper bound: "):
-                out.write(f"  upper bound (\u2264): {', '.join(sorted(set(names)))}: {reason[len('upper bound: '):]}\n")
+                out.write(f"  upper bound (\u2264){which}: {', '.join(sorted(set(names)))}: "
+                          f"{reason[len('upper bound: '):]}\n")
             else:
-                out.write(f"  n/a: {', '.join(sorted(set(names)))}: {reason}\n")
+                out.write(f"  n/a{which}: {', '.join(sorted(set(names)))}: {reason}\n")
         notes = {note for t in trees for note in t.notes}
         for note in sorted(notes):
             out.write(f"  note: {note}\n")

@@ -64,8 +64,14 @@ def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: in
         m = {k: v[inside] for k, v in m.items()}
         if repair and _needs_repair(m):
             # A receive can sit on the row of a later send (the placeholders shift a channel's
-            # pairs): the channel is paired again from its first message, then cut to the window.
-            m, whole = reader.read("messages", columns=cols), True
+            # pairs): such a channel is paired again from its first message, then cut to the
+            # window; only its sender's rows are read whole
+            bad = _channel(m)[_placeholders(m) | (m["recv_phys"] < m["send_time"])]
+            senders = np.unique(m["send_loc"][np.isin(_channel(m), bad)])
+            full = reader.read("messages", locations=[int(x) for x in senders], columns=cols)
+            mine = np.isin(_channel(full), bad)
+            others = ~np.isin(_channel(m), bad)
+            m, whole = {k: np.concatenate([m[k][others], full[k][mine]]) for k in m}, True
     s_loc, r_loc = m["send_loc"], m["recv_loc"]
     s_t, r_t = m["send_time"], m["recv_phys"]
     ok = (s_loc >= 0) & (s_loc < n_loc) & (r_loc >= 0) & (r_loc < n_loc) & (s_t >= 0) & (r_t >= 0)
@@ -101,6 +107,10 @@ def add_messages(builder: GraphBuilder, reader, n_loc: int, rendezvous_bytes: in
 
 def _placeholders(m: dict) -> np.ndarray:
     return np.isin(m["tag"], PLACEHOLDER_TAGS) & (m["size"] == 0)
+
+
+def _channel(m: dict) -> np.ndarray:
+    return m["send_loc"].astype(np.int64) << 32 | m["recv_loc"].astype(np.int64)
 
 
 def _needs_repair(m: dict) -> bool:
