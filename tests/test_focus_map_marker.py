@@ -51,3 +51,15 @@ def test_epoch_window_is_not_carried_by_three_early_calls(shared_traces, tmp_pat
     b = popview.open(d / "epoch_16proc.prv.gz", cache_dir=tmp_path)
     mapped, note = carry(a, Focus.window(500_000_000, 1_000_000_000), [a, b])
     assert mapped is None, mapped              # MPI_Comm_rank iterations 2-2 before
+
+
+def test_report_refuses_a_window_without_equivalent_as_a_user_error(tmp_path, cache_dir, capsys):
+    """`popview report --focus window:...` on a series whose window has no equivalent printed
+    "unexpected ValueError: ... (set POPVIEW_DEBUG=1 to see where)"."""
+    from popview.cli import main
+    a = write_trace(tmp_path / "a", body=_body(), header=HEADER)
+    b = write_trace(tmp_path / "b", body=_body(), header=HEADER)
+    assert main(["report", str(a), str(b), "--focus", "window:0.00000052:0.0000007", "--cache-dir",
+                 str(cache_dir), "-o", str(tmp_path / "r.html")]) != 0
+    err = capsys.readouterr().err
+    assert "fill at least half of it" in err and "unexpected" not in err, err

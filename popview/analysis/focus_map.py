@@ -124,7 +124,7 @@ def carry(source, focus: Focus, targets) -> tuple[Focus | None, str]:
 
 def common_focus(exps, focus: Focus) -> tuple[Focus, str]:
     """A focus every run of `exps` has, and a note: a time window (on the first run) becomes the
-    iterations it holds. ValueError, saying why, when there is none. The one rule by which a
+    iterations it holds. FocusError (a ValueError), saying why, when there is none. The one rule by which a
     series, its scaling decision and its table gather their runs."""
     if len(exps) == 1:
         return focus, ""
@@ -132,11 +132,11 @@ def common_focus(exps, focus: Focus) -> tuple[Focus, str]:
         return _common_auto(exps)
     mapped, note = carry(exps[0], focus, exps)
     if mapped is None:
-        raise ValueError(note.replace("this run is shown alone", "open the first run alone or give an "
+        raise FocusError(note.replace("this run is shown alone", "open the first run alone or give an "
                                       "iterations / call-path focus"))
     lacking = [e.label for e in exps if not carries_to(e, mapped)]
     if lacking:
-        raise ValueError(f"{mapped.label()} does not apply to {', '.join(lacking)}: give a focus every run has")
+        raise FocusError(f"{mapped.label()} does not apply to {', '.join(lacking)}: give a focus every run has")
     return mapped, note
 
 
