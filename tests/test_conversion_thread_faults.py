@@ -352,7 +352,7 @@ class _SerialInOrder:
 
 def _serial(monkeypatch) -> None:
     """The conversion's threads made serial: one parse thread, the spill written by the
-    caller, no read-ahead, the call paths built in the caller's thread."""
+    caller, no read-ahead (nor of the next table), the call paths built in the caller's thread."""
     from popview.readers.paraver import stream
 
     class CallersSpill(writer.SpillWrites):
@@ -361,7 +361,8 @@ def _serial(monkeypatch) -> None:
 
     monkeypatch.setattr(stream, "PARSE_THREADS", 1)
     monkeypatch.setattr(writer, "SpillWrites", CallersSpill)
-    monkeypatch.setattr(writer, "_read_ahead", lambda read, items, rows, budget: (read(item) for item in items))
+    monkeypatch.setattr(writer, "_read_ahead", lambda read, items, rows, budget, first=None: (read(item) for item in items))
+    monkeypatch.setattr(writer, "_first_group_ahead", lambda *a: None)      # nor the next table's first group
     monkeypatch.setattr(writer, "_InOrder", _SerialInOrder)
 
 
