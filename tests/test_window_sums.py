@@ -17,7 +17,7 @@ import pytest
 
 import popview
 from popview.analysis.focus import Focus
-from popview.cache import Cancelled, Progress, cumulative, integrity, location, window_sums
+from popview.cache import Cancelled, Progress, cumulative, integrity, location, window_sums, writer
 from popview.cache.reader import Reader
 from popview.experiment import convert
 from popview.testing import synthetic
@@ -74,6 +74,7 @@ def _eager(trace, folder, monkeypatch):
         return g, seg, None
 
     with monkeypatch.context() as m:
+        m.setattr(writer, "SUMS_BUILDER", "none")       # the sums built by build(), after the call paths
         m.setattr(cumulative, "build", lambda *a, **k: build(*a, **{**k, "rows": True}))
         m.setattr(cumulative._Builder, "create", old_create)
         cache, _ = convert(trace, folder)

@@ -450,15 +450,20 @@ class Writer:
             early = derived.start_early(side, copy.folder, self.definitions) \
                 if side is not None and "events" in adopted else None
             beside = side is None and timeline is None and DERIVED_READS <= adopted and not jit.is_interpreted()
+            sums_ahead = side is None and timeline is None and not beside and not jit.is_interpreted() \
+                and derived.builders_for(False) == [SUMS_BUILDER]
             with writing(tmp_path, "w", self.abort) as out:
                 if beside:
                     self._tables_beside_derived(out, copy, progress, adopted)
+                elif sums_ahead:
+                    self._sums_beside_calls(out, tmp_path, copy, progress, adopted)
                 else:
                     calls = self._write_tables(out, copy, progress.sub(0.0, 0.6), adopted)
                     heap.release_free_memory()   # the sort's freed arrays: the derived data peaks next
                     derived.build_core(out, self.definitions, progress.sub(0.6, 0.65), calls, copy)
-                self._written_back.start(tmp_path)     # the tables, while the derived data are built
-                if side is None and not beside:
+                if not sums_ahead:
+                    self._written_back.start(tmp_path)     # the tables, while the derived data are built
+                if side is None and not beside and not sums_ahead:
                     try:
                         with _maybe_writing(timeline, None) as overview_out:
                             derived.build_all(RawTables(copy.folder, copy.kept), out, self.definitions,
@@ -523,6 +528,27 @@ class Writer:
                 out.copy(built[group], group)
         part.unlink()
         heap.release_free_memory()
+
+    def _sums_beside_calls(self, out: h5py.File, tmp_path: Path, copy: SortedCopy, progress: Progress,
+                           adopted: set[str]) -> None:
+        """A default conversion's finish when the reader left the call paths to the writer (the
+        Paraver reader): once the tables are written and the call paths collected, the
+        cumulative sums (its one derived builder) are computed by threads from the raw copy
+        (cumulative.Ahead) while this thread writes the call paths into the cache (0.03 s of
+        the 143 MB trace, 0.1 s at 1 GB, on one core), then written after them: the cache of
+        the one-step-after-the-other finish (tested), its objects in the same order."""
+        from popview.cache import cumulative
+
+        calls = self._write_tables(out, copy, progress.sub(0.0, 0.6), adopted)
+        heap.release_free_memory()   # the sort's freed arrays: the derived data peaks next
+        if calls is not None:
+            progress.sub(0.6, 0.65)(0.0, "writing call paths")
+            calls.prepare(max(self.definitions.n_locations, 1), copy)
+        with cumulative.Ahead(RawTables(copy.folder, copy.kept), self.definitions, progress) as sums:
+            if calls is not None:
+                calls.store(out)
+            self._written_back.start(tmp_path)     # the tables, while the sums are written
+            sums.write(out, progress.sub(0.65, 0.98))
 
     def _overview_failed(self, exc: OSError, timeline: Path | None, any_file: bool = False) -> None:
         """The timeline overview's file at `timeline` could not be written (`exc`: a full disk):
@@ -650,6 +676,9 @@ class Writer:
 # What the derived builders read: when all of it arrived in order (adopted), they can start
 # before the tables are written (Writer._tables_beside_derived).
 DERIVED_READS = {"states", "events", "calls"}
+# The derived builder of a default conversion (derived.builders_for(False)): computed while the
+# call paths are written (Writer._sums_beside_calls).
+SUMS_BUILDER = "popview.cache.cumulative"
 
 
 class _Either:
