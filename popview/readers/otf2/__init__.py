@@ -12,7 +12,7 @@ INTERPRETED_BYTES = 320 << 10
 AHEAD_OF_TIME_KERNEL = ("popview.readers.otf2.decoder", "decode_into")
 
 FORMAT = Format("otf2", "OTF2 trace", ("*.otf2",), "an OTF2 trace (traces.otf2 or its folder)",
-                name_suffixes=(".otf2",), generic_names=("traces",))
+                name_suffixes=(".otf2",), generic_names=("traces",), reuses_memory=True)
 
 
 def source_files(anchor: Path) -> list[Path]:
