@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 
 import popview
@@ -208,3 +209,17 @@ def test_stopped_beside_the_call_paths_leaves_nothing(trace, tmp_path, ahead_tak
     assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), exc
     assert ahead_taken
     _nothing_left(before, tmp_path / "cache")
+
+
+@pytest.mark.parametrize("weights, first", [([1] * 16, 8), ([1] * 2, 1), ([5, 1, 1, 1, 1, 1], 1), ([1, 1, 1, 5], 3),
+                                            ([2, 1, 1], 1), ([1, 3, 1, 1], 2)])
+def test_the_halves_cut_nearest_the_half(monkeypatch, weights, first):
+    """16 equal processes split 8 and 8 (the first cumulative weight reaching the half split them
+    7 and 9: the second thread worked 40 % longer on the 1 GB trace)."""
+    b = object.__new__(cumulative._Builder)
+    b.offsets = np.concatenate(([0], np.cumsum(np.array(weights) * 1000)))
+    b.n_loc = len(weights)
+    b.events = None
+    monkeypatch.setattr(cumulative, "SPLIT_ROWS", 0)
+    halves = b._halves([[[loc] for loc in range(len(weights))]])
+    assert [len(h) for h in halves] == [first, len(weights) - first]

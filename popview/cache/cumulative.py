@@ -494,8 +494,9 @@ class _Builder:
         weight = np.array([sum(int(self.offsets[loc + 1] - self.offsets[loc])
                                + int(ev_off[loc + 1] - ev_off[loc]) // EVENTS_PER_STATE for loc in p_locs)
                            for p_locs in processes], np.float64)
-        cut = int(np.searchsorted(np.cumsum(weight), weight.sum() / 2))
-        cut = min(max(cut, 1), len(processes) - 1)
+        # the cut nearest the half (the first cumulative weight reaching it put 7 of 16 equal
+        # processes in the first half and 9 in the second)
+        cut = int(np.argmin(np.abs(np.cumsum(weight)[:-1] - weight.sum() / 2))) + 1
         return processes[:cut], processes[cut:]
 
     def _on_two_threads(self, halves: tuple[list, list], kinds, progress: Progress) -> dict:
