@@ -190,7 +190,7 @@ def _convert(path, cache_dir, progress, cancel, force, beside, dask=None, dask_o
         raise InputError(f"{path}: cannot read: {exc}") from None
     target = location.cache_path(anchor, Path(cache_dir) if cache_dir else None, beside)
     prog = Progress(progress, cancel)
-    from popview.cache import Writer, signals
+    from popview.cache import signals
 
     if not force and (reader := _reusable(target, files)) is not None:
         _tidy(target)
@@ -203,9 +203,13 @@ def _convert(path, cache_dir, progress, cancel, force, beside, dask=None, dask_o
             return target, False, reader, None
         with signals.sigterm_interrupts():
             before = stats(files)
-            with Writer(target, "", source_bytes=size, timeline=timeline) as writer, \
-                    _engine(module, anchor, dask) as client:
-                with _fingerprinting(files, before) as hashing:
+            with _fingerprinting(files, before) as hashing:
+                # numpy and the writer's modules (50 ms) imported while the sources are hashed (the
+                # hash releases the GIL): it competed with the two parse threads for the cores
+                from popview.cache import Writer
+
+                with Writer(target, "", source_bytes=size, timeline=timeline) as writer, \
+                        _engine(module, anchor, dask) as client:
                     # a small source's kernels run as Python: numba never loads (popview.jit); not
                     # with the timeline overview, which loads it (always compiled), nor on Dask, nor
                     # where the kernels compiled ahead of time hold the format's (no numba either)

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from popview.cache.codes import DENSE_SPAN, code_index, member_rows
+from popview.cache import codes as codes_module
+from popview.cache.codes import DENSE_SPAN, FEW_CODES, code_index, member_rows
 
 
 def _expected(values, codes):
@@ -46,3 +47,23 @@ def test_spread_codes_hashed_agree_with_a_search(codes, dtype):
         values = values[(values >= -2**31) & (values < 2**31)]
     values = values.astype(dtype)
     np.testing.assert_array_equal(code_index(values, codes), _expected(values.astype(np.int64), codes))
+
+
+@pytest.mark.parametrize("codes", [[7], [40000003, 50000001, 50000002, 50000003], [-5, 0, 2**31 - 1, 2**31, 2**40],
+                                   list(range(40000000, 40000000 + FEW_CODES)), list(range(3, 3 + 3 * FEW_CODES, 3))])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint64])
+def test_member_rows_compared_or_looked_up_agree(codes, dtype, monkeypatch):
+    """A few codes are compared with every value (FEW_CODES); more are looked up: the same rows,
+    codes beyond the values' type included."""
+    codes = np.array(codes, np.int64)
+    rng = np.random.default_rng(len(codes))
+    values = rng.choice(np.concatenate([codes, codes + 1, codes - 1, [0, 1, 2**31 - 1]]), 6000)
+    if dtype == np.int32:
+        values = values[(values >= -2**31) & (values < 2**31)]
+    if dtype == np.uint64:
+        values = values[values >= 0]
+    values = values.astype(dtype)
+    compared = member_rows(values, codes)
+    monkeypatch.setattr(codes_module, "FEW_CODES", 0)
+    np.testing.assert_array_equal(compared, member_rows(values, codes))
+    np.testing.assert_array_equal(compared, np.flatnonzero(_expected(values.astype(np.int64), codes) >= 0))

@@ -273,6 +273,35 @@ def test_a_small_tmpfs_fills_up_cleanly(trace, tmp_path, size_kb):
         subprocess.run(["umount", str(disk)], check=False)
 
 
+def test_a_write_that_fails_is_kept_from_hdf5_and_raised_at_the_close(tmp_path, monkeypatch):
+    """integrity.writing: the file's writes fail past 40 KB (a full disk). HDF5 never sees it
+    (a failed write inside HDF5 crashed the process releasing the file's objects): it goes on,
+    reads back what it wrote since (held in memory), and the close raises ENOSPC naming the file."""
+    from popview.cache import integrity
+
+    real = integrity._pwrite
+
+    def full(fd, view, at):
+        if at + len(view) > 40_000:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, view, at)
+
+    monkeypatch.setattr(integrity, "_pwrite", full)
+    path = tmp_path / "x.h5"
+    values = [np.arange(200_000) * i for i in range(8)]     # beyond HDF5's chunk cache: read from the file
+    with pytest.raises(OSError) as failed:
+        with integrity.writing(path, "w") as f:
+            for i, v in enumerate(values):
+                f.create_dataset(f"d{i}", data=v, chunks=(50_000,), **integrity.checked())
+                f.attrs[f"a{i}"] = i
+            f.flush()
+            assert all(np.array_equal(f[f"d{i}"][:], v) for i, v in enumerate(values))
+            assert [f.attrs[f"a{i}"] for i in range(8)] == list(range(8))
+    assert (failed.value.errno, failed.value.filename) == (errno.ENOSPC, str(path))
+    assert os.path.getsize(path) <= 40_000       # nothing past the failure reached the disk
+    assert integrity.guard_of(f) is None         # its descriptor closed, forgotten
+
+
 FILLING = ("import resource, signal, sys\n"
            "from popview.cache import sidecar\n"
            "sidecar.MIN_ROWS = int(sys.argv[3])\n"

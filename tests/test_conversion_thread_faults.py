@@ -146,7 +146,7 @@ def test_a_reader_thread_that_dies_unexpectedly_is_an_error_not_a_hang(trace, tm
 def test_a_write_back_thread_does_not_outlive_a_failed_conversion(trace, tmp_path, monkeypatch):
     """The derived data fail while the tables' pages are written back by a thread."""
     from popview import atomic
-    from popview.cache import derived
+    from popview.cache import cumulative, derived
 
     syncing, real = threading.Event(), atomic.sync_path
 
@@ -161,6 +161,7 @@ def test_a_write_back_thread_does_not_outlive_a_failed_conversion(trace, tmp_pat
 
     monkeypatch.setattr(writer.atomic, "sync_path", slow_sync)
     monkeypatch.setattr(derived, "build_all", fails)
+    monkeypatch.setattr(cumulative.Ahead, "write", fails)     # the default finish's sums (writer._sums_beside_calls)
     before = _lasting()
     exc = _fails(trace, tmp_path / "cache")
     assert "derived data failed" in str(exc)
@@ -351,7 +352,7 @@ class _SerialInOrder:
 
 def _serial(monkeypatch) -> None:
     """The conversion's threads made serial: one parse thread, the spill written by the
-    caller, no read-ahead, the call paths built in the caller's thread."""
+    caller, no read-ahead (nor of the next table), the call paths built in the caller's thread."""
     from popview.readers.paraver import stream
 
     class CallersSpill(writer.SpillWrites):
@@ -360,7 +361,8 @@ def _serial(monkeypatch) -> None:
 
     monkeypatch.setattr(stream, "PARSE_THREADS", 1)
     monkeypatch.setattr(writer, "SpillWrites", CallersSpill)
-    monkeypatch.setattr(writer, "_read_ahead", lambda read, items, rows, budget: (read(item) for item in items))
+    monkeypatch.setattr(writer, "_read_ahead", lambda read, items, rows, budget, first=None: (read(item) for item in items))
+    monkeypatch.setattr(writer, "_first_group_ahead", lambda *a: None)      # nor the next table's first group
     monkeypatch.setattr(writer, "_InOrder", _SerialInOrder)
 
 

@@ -37,6 +37,18 @@ def test_not_beside_the_derived_data_process(trace, tmp_path, kept, flag):
     assert kept == []
 
 
+def test_not_for_an_otf2_archive(tmp_path, kept):
+    """Its decoding threads reuse their memory and its rows stay in memory: kept freed arrays
+    only raised its peak (10^7 events: 1089 against 815 MiB)."""
+    from popview.testing.otf2_writer import write_trace
+
+    write_trace(tmp_path / "a", ranks=2, iterations=5)
+    anchor = tmp_path / "a" / "traces.otf2"
+    for path in (anchor, anchor.parent):
+        assert main(["convert", "--force", "--cache-dir", str(tmp_path / "c"), str(path)]) == 0
+    assert kept == []
+
+
 def test_never_in_a_library_callers_process(trace, tmp_path, kept):
     with popview.open(trace, cache_dir=tmp_path):
         pass

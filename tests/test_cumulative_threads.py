@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 
 import popview
@@ -25,7 +26,12 @@ def trace(tmp_path_factory):
 
 @pytest.fixture
 def split(monkeypatch):
-    """Every conversion's sums split, whatever its size; the halves it took listed."""
+    """Every conversion's sums split, whatever its size, and built after the call paths are
+    written (by build(), as with the timeline overview or beside an OTF2 archive's tables);
+    the halves it took listed."""
+    from popview.cache import writer
+
+    monkeypatch.setattr(writer, "SUMS_BUILDER", "none")
     taken = []
     real = cumulative._Builder._on_two_threads
 
@@ -120,3 +126,100 @@ def test_a_failure_in_either_half_is_raised_and_leaves_nothing(trace, tmp_path, 
     assert isinstance(exc, ValueError) and f"sums of the {half} half failed" in str(exc), exc
     assert split and (half == "first" or any(n.startswith("popview-sums") for n in seen))
     _nothing_left(before, tmp_path / "cache")
+
+
+# ---- the sums computed while the call paths are written (writer.Writer._sums_beside_calls)
+
+def _sequential(patch) -> None:
+    """The finish one step after the other: calls written, then the sums built."""
+    from popview.cache import writer
+
+    patch.setattr(writer, "SUMS_BUILDER", "none")
+
+
+@pytest.fixture
+def ahead_taken(monkeypatch):
+    from popview.cache import writer
+
+    taken = []
+    real = writer.Writer._sums_beside_calls
+    monkeypatch.setattr(writer.Writer, "_sums_beside_calls", lambda self, *a: taken.append(1) or real(self, *a))
+    return taken
+
+
+@pytest.mark.parametrize("name", [None, "popview-heat/extrae/hyb_2x2/hyb_2x2.prv",
+                                  "pypop/mpi/epoch_example_traces/epoch_16proc.prv.gz",
+                                  "profet-paraver/lulesh_4+4_with_uncores_sockets1+2.chop_5it.prv"])
+def test_sums_beside_the_call_paths_give_the_sequential_cache(trace, shared_traces, tmp_path, monkeypatch,
+                                                              ahead_taken, name):
+    source = trace if name is None else shared_traces / name
+    if not source.exists():
+        pytest.skip(f"{source} is missing")
+    monkeypatch.setattr(cumulative, "SPLIT_ROWS", 0)          # two halves, each by a thread
+    ahead, warnings_ahead = _converted(source, tmp_path / "ahead", monkeypatch, one_thread=False)
+    assert ahead_taken == [1]
+    with monkeypatch.context() as patch:
+        _sequential(patch)
+        sequential, warnings_sequential = _converted(source, tmp_path / "sequential", monkeypatch, one_thread=True)
+    assert ahead_taken == [1]
+    assert warnings_ahead == warnings_sequential
+    assert_same_cache(ahead, sequential)
+
+
+def test_sums_beside_the_call_paths_give_the_same_file_every_time(trace, tmp_path, ahead_taken):
+    from popview.cache import integrity
+
+    digests = set()
+    for i in range(3):
+        with popview.open(trace, cache_dir=tmp_path / f"c{i}") as exp:
+            digests.add(integrity.stored_digest(exp.cache_path))
+    assert len(ahead_taken) == 3 and len(digests) == 1
+
+
+@pytest.mark.parametrize("where", ["sums", "calls"])
+def test_a_failure_beside_the_call_paths_is_raised_and_leaves_nothing(trace, tmp_path, monkeypatch, ahead_taken, where):
+    from popview.cache import derived
+
+    if where == "sums":
+        monkeypatch.setattr(cumulative._Builder, "_location_rows",
+                            lambda self, *a: (_ for _ in ()).throw(ValueError("the sums failed")))
+    else:
+        monkeypatch.setattr(derived, "_store_table", lambda *a: (_ for _ in ()).throw(ValueError("the calls failed")))
+    before = _lasting()
+    exc = _fails(trace, tmp_path / "cache")
+    assert isinstance(exc, ValueError) and f"the {where} failed" in str(exc), exc
+    assert ahead_taken
+    _nothing_left(before, tmp_path / "cache")
+
+
+@pytest.mark.parametrize("how", ["cancel", "interrupt"])
+@pytest.mark.parametrize("phase", ["writing call paths", "cumulative sums"])
+def test_stopped_beside_the_call_paths_leaves_nothing(trace, tmp_path, ahead_taken, phase, how):
+    cancel = threading.Event()
+
+    def progress(fraction, text):
+        if text.startswith(phase):
+            if how == "cancel":
+                cancel.set()
+            else:
+                raise KeyboardInterrupt("stopped")
+
+    before = _lasting()
+    exc = _fails(trace, tmp_path / "cache", progress=progress, cancel=cancel)
+    assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), exc
+    assert ahead_taken
+    _nothing_left(before, tmp_path / "cache")
+
+
+@pytest.mark.parametrize("weights, first", [([1] * 16, 8), ([1] * 2, 1), ([5, 1, 1, 1, 1, 1], 1), ([1, 1, 1, 5], 3),
+                                            ([2, 1, 1], 1), ([1, 3, 1, 1], 2)])
+def test_the_halves_cut_nearest_the_half(monkeypatch, weights, first):
+    """16 equal processes split 8 and 8 (the first cumulative weight reaching the half split them
+    7 and 9: the second thread worked 40 % longer on the 1 GB trace)."""
+    b = object.__new__(cumulative._Builder)
+    b.offsets = np.concatenate(([0], np.cumsum(np.array(weights) * 1000)))
+    b.n_loc = len(weights)
+    b.events = None
+    monkeypatch.setattr(cumulative, "SPLIT_ROWS", 0)
+    halves = b._halves([[[loc] for loc in range(len(weights))]])
+    assert [len(h) for h in halves] == [first, len(weights) - first]

@@ -34,3 +34,34 @@ def test_the_reader_and_staging_import_no_hdf5_until_the_first_records():
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     assert lines == ["[] []", "True"], out.stdout
+
+
+HASHED_FIRST = r"""
+import sys
+from popview import experiment
+seen = []
+real = experiment.fingerprint
+
+
+def hashed(*args, **kwargs):
+    seen.append("numpy" in sys.modules)
+    return real(*args, **kwargs)
+
+
+experiment.fingerprint = hashed
+experiment.convert(sys.argv[1], sys.argv[2], force=True)
+print(seen[:1])
+"""
+
+
+def test_the_sources_are_hashed_while_numpy_and_the_writer_are_imported(tmp_path):
+    """The fingerprint's thread starts before the conversion imports numpy and the writer (50
+    ms on one core), not after them, when it competed with the two parse threads."""
+    from popview.testing import synthetic
+
+    synthetic.write(tmp_path / "t.prv", synthetic.Shape(processes=2, threads=1, iterations=5, work_ns=500_000))
+    out = subprocess.run([sys.executable, "-c", HASHED_FIRST, str(tmp_path / "t.prv"), str(tmp_path / "cache")],
+                         capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[False]", out.stdout

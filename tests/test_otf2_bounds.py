@@ -103,3 +103,38 @@ def test_cancel_stops_the_mapping_kernel(copy):
     assert len(mapped(np.zeros(1, np.uint8)).states["begin"]) > 0
     with pytest.raises(Cancelled):
         mapped(np.ones(1, np.uint8))
+
+
+def test_a_collective_without_its_end_leaves_out_its_reserved_events(tmp_path):
+    """A collective's four events are reserved at its begin and filled at its end; one that
+    never ends leaves them out (the mapping kernel drops them in place, the others in order)."""
+    from popview.readers.otf2 import events, raw
+    from popview.readers.otf2.conversion import read_definitions
+    from popview.readers.otf2.mapping import Halves, Problems, convert_location
+    from popview.testing.otf2_writer import write_trace
+
+    write_trace(tmp_path / "t", ranks=2, iterations=10)
+    anchor = tmp_path / "t" / "traces.otf2"
+    defs, tables = read_definitions(anchor)
+    ref = tables.location_refs[0]
+    rec, _ = events.decode(anchor, ref, tables)
+    loc = tables.location_index[ref]
+
+    def mapped(records):
+        return convert_location(loc, "thread", defs.locations[loc].process, records, tables, defs.t_end, None, 1,
+                                Halves(), Halves(), Problems()).events
+
+    whole = mapped(rec)
+    cut = rec.copy()
+    end = int(np.flatnonzero(rec.kind == raw.COLL_END)[0])
+    cut.kind[end] = raw.OTHER                       # its end record never came
+    part = mapped(cut)
+    first = {}                                      # the first collective's events: each its type's first
+    for i, t in enumerate(whole["type"].tolist()):
+        first.setdefault(t, i)
+    coll = np.zeros(len(whole["type"]), bool)
+    coll[[i for t, i in first.items() if t not in set(part["type"].tolist()) or
+          np.sum(part["type"] == t) < np.sum(whole["type"] == t)]] = True
+    assert coll.sum() == 4 and len(set(whole["time"][coll].tolist())) == 1 and (part["type"] >= 0).all()
+    for name in ("time", "type", "value"):
+        assert part[name].tolist() == whole[name][~coll].tolist()

@@ -32,21 +32,70 @@ def _compare(anchor) -> int:
     reference, per_location = bindings.read_locations(anchor, refs)
     ref_counts = sum(per_location.values(), start=Counter())
     left_out = 0
+    scratch = decoder.Scratch()          # one thread's memory, reused location after location
     for ref in refs:
         out = decoder.decode_location(anchor, ref, tables.event_chunk_size, tables.location_events[ref])
         if out is None:
             left_out += 1
+            assert decoder.decode_location(anchor, ref, tables.event_chunk_size, tables.location_events[ref],
+                                           scratch=scratch) is None
             continue
         rec, counts = out
+        again, counts_again = decoder.decode_location(anchor, ref, tables.event_chunk_size,
+                                                      tables.location_events[ref], scratch=scratch)
+        assert counts_again == counts
         for col in COLUMNS:
-            np.testing.assert_array_equal(getattr(rec, col).astype(np.int64),
-                                          getattr(reference[ref], col).astype(np.int64),
-                                          err_msg=f"{anchor} location {ref} column {col}")
+            for got in (rec, again):
+                np.testing.assert_array_equal(getattr(got, col).astype(np.int64),
+                                              getattr(reference[ref], col).astype(np.int64),
+                                              err_msg=f"{anchor} location {ref} column {col}")
     if not left_out:
         decoded = sum((decoder.decode_location(anchor, r, tables.event_chunk_size, 0)[1] for r in refs),
                       start=Counter())
         assert decoded == ref_counts
     return left_out
+
+
+def test_a_scratch_is_reused_from_one_location_to_the_next(tmp_path):
+    """The decoding threads' columns and file bytes are the same memory at every location
+    (fresh memory at every location was most of their CPU: page faults), grown when a
+    location needs more."""
+    write_trace(tmp_path / "t", ranks=3, iterations=30)
+    anchor = tmp_path / "t" / "traces.otf2"
+    _, tables = read_definitions(anchor)
+    scratch = decoder.Scratch()
+    got = [decoder.decode_location(anchor, ref, tables.event_chunk_size, tables.location_events[ref],
+                                   scratch=scratch)[0] for ref in tables.location_refs[:2]]
+    assert len(got[0]) and len(got[1])
+    assert np.shares_memory(got[0].time, got[1].time) and np.shares_memory(got[0].kind, got[1].kind)
+    small = decoder.Scratch()
+    small.columns, small.bytes = decoder._new_columns(16), np.zeros(3, np.uint8)
+    ref = tables.location_refs[0]
+    rec, _ = decoder.decode_location(anchor, ref, tables.event_chunk_size, 0, scratch=small)
+    assert len(small.columns[0]) > 16 and len(small.bytes) >= archive.event_file(anchor, ref).stat().st_size
+    assert rec.time.tolist() == decoder.decode_location(anchor, ref, tables.event_chunk_size, 0)[0].time.tolist()
+
+
+def test_waiting_locations_kept_for_the_second_pass_are_copies_of_the_scratch(tmp_path, monkeypatch):
+    """OpenMP workers wait for their links; their records, kept from the first pass, must not be
+    the decoding thread's scratch, which the next location overwrites."""
+    from popview import readers
+    from popview.readers.otf2 import conversion
+    from tests.cachecompare import differences
+
+    monkeypatch.setattr(readers.otf2, "INTERPRETED_BYTES", 0)        # compiled: the worker threads decode
+    write_openmp_trace(tmp_path / "omp", ranks=2, threads=3, iterations=4)
+    anchor = tmp_path / "omp" / "traces.otf2"
+    kept = []
+    real = conversion._Conversion._keep
+    monkeypatch.setattr(conversion._Conversion, "_keep", lambda self, ref, rec: kept.append(ref) or real(self, ref, rec))
+    with popview.open(anchor, cache_dir=tmp_path / "reused") as exp:
+        reused = exp.cache_path
+    assert kept
+    monkeypatch.setattr(conversion._Conversion, "_scratch", lambda self: decoder.Scratch())     # fresh every time
+    with popview.open(anchor, cache_dir=tmp_path / "fresh") as exp:
+        fresh = exp.cache_path
+    assert differences(reused, fresh) == []
 
 
 @pytest.mark.parametrize("rel", REAL)

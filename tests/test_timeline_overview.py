@@ -21,6 +21,7 @@ from popview.cache import Cancelled, companion, integrity, overview, sidecar, wi
 from popview.cache.reader import Reader
 from popview.experiment import convert
 from popview.testing import synthetic
+from popview.testing.faults import full_disk_build
 from tests.test_cache_sidecar import trace  # noqa: F401  (the fixture: a hybrid trace with counters)
 
 
@@ -414,12 +415,7 @@ def test_an_overview_that_cannot_be_written_does_not_stop_the_opening(trace, tmp
 
     cache, _ = convert(trace, tmp_path / "c")
     calls = []
-
-    def full(source, defs, path, progress):
-        calls.append(path)
-        raise OSError(errno.ENOSPC, "No space left on device", str(path))
-
-    monkeypatch.setattr(overview, "build", full)
+    monkeypatch.setattr(overview, "build", full_disk_build(calls))
     with popview.open(trace, cache_dir=tmp_path / "c", timeline=True) as exp:
         assert len(calls) == 2, "the cache's folder, then a private file"
         assert exp.timeline_failure is not None and exp.timeline_failure.errno == errno.ENOSPC

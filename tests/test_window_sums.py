@@ -17,10 +17,11 @@ import pytest
 
 import popview
 from popview.analysis.focus import Focus
-from popview.cache import Cancelled, Progress, cumulative, integrity, location, window_sums
+from popview.cache import Cancelled, Progress, cumulative, integrity, location, window_sums, writer
 from popview.cache.reader import Reader
 from popview.experiment import convert
 from popview.testing import synthetic
+from popview.testing.faults import full_disk_build
 
 ROWS = ("seg", "ck_row", "ck_begin", "ck_cum", "ck_ctr")          # what the companion holds
 WHOLE = ("totals", "ctr_totals", "profile", "master_calls", "kind")   # what the cache keeps
@@ -73,6 +74,7 @@ def _eager(trace, folder, monkeypatch):
         return g, seg, None
 
     with monkeypatch.context() as m:
+        m.setattr(writer, "SUMS_BUILDER", "none")       # the sums built by build(), after the call paths
         m.setattr(cumulative, "build", lambda *a, **k: build(*a, **{**k, "rows": True}))
         m.setattr(cumulative._Builder, "create", old_create)
         cache, _ = convert(trace, folder)
@@ -310,12 +312,7 @@ def test_a_failed_build_is_remembered_until_asked_again(trace, tmp_path, monkeyp
     cache, _ = convert(trace, tmp_path / "c")
     calls = []
     real_build = window_sums.build
-
-    def full(source, defs, path, progress):
-        calls.append(path)
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-
-    monkeypatch.setattr(window_sums, "build", full)
+    monkeypatch.setattr(window_sums, "build", full_disk_build(calls))
     window = Focus.window(3_000_000, 9_000_000)
     with popview.open(trace, cache_dir=tmp_path / "c") as exp:
         failures = []

@@ -89,7 +89,25 @@ def _hash_bits(codes: tuple[int, ...]) -> tuple[int, int] | None:
     return None
 
 
+# Codes from which member_rows looks them up (code_index) rather than comparing every value
+# with each: the region event types are usually 3-6 (EPOCH: 4, 40000003-50000003), compared in
+# 10 ms against 31 ms of hashed lookups for the 143 MB trace's 7.6 M events.
+FEW_CODES = 8
+
+
 def member_rows(values, codes) -> np.ndarray:
     """The rows whose value is one of `codes` (sorted, distinct): the region events
-    among all of them."""
-    return np.flatnonzero(code_index(values, codes) >= 0)
+    among all of them. A few codes are compared with every value, one pass each."""
+    values, codes = np.asarray(values), np.asarray(codes)
+    if not len(codes) or not len(values) or len(codes) > FEW_CODES or values.dtype.kind not in "iu":
+        return np.flatnonzero(code_index(values, codes) >= 0)
+    if values.dtype == np.uint64:
+        values = values.view(np.int64)          # as code_index reads them
+    bounds = np.iinfo(values.dtype)
+    found = np.zeros(len(values), bool)
+    hit = np.empty(len(values), bool)
+    for code in codes.tolist():
+        if bounds.min <= code <= bounds.max:    # no value of this type can hold one outside
+            np.equal(values, code, out=hit)
+            found |= hit
+    return np.flatnonzero(found)

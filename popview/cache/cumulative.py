@@ -77,6 +77,70 @@ def build(out: h5py.File, defs: Definitions, progress: Progress, dst: h5py.File 
     _Builder(out, defs, rows, profile).run(progress, out if dst is None else dst)
 
 
+class Ahead:
+    """build() of the whole-run part (no rows) computed by threads from when it is made, while
+    the caller writes something else into the cache (the conversion's call paths); write(dst)
+    then waits for them and writes the group, as build() would have: the same group, written
+    after what the caller wrote meanwhile (one thread at a time in the HDF5 file, in a fixed
+    order, so the file is the same at every conversion). The threads report no progress but
+    see a cancel; leaving the `with` stops them and waits for them (a failure of the caller's)."""
+
+    def __init__(self, src, defs: Definitions, progress: Progress):
+        from popview import jit
+        from popview.threads import Pool
+
+        self.builder = None
+        self._jobs: list = []
+        self._stop = threading.Event()
+        self._pool = None
+        if "states" not in src or src["states"]["loc"].shape[0] == 0:
+            return                               # nothing to build (build() writes nothing either)
+        b = self.builder = _Builder(src, defs)
+        procs = b._process_groups()
+        halves = b._halves(procs)
+        self._halves = list(halves) if halves is not None else [[p for group in procs for p in group]]
+        self._kinds = [_KeptRows() for _ in self._halves]
+        b._read_whole_once()
+        quiet = Progress(None, _Either(progress.cancel, self._stop))
+        self._pool = Pool(len(self._halves), thread_name_prefix="popview-sums")
+        try:
+            for half, kinds in zip(self._halves, self._kinds):
+                self._jobs.append(self._pool.submit(jit.carry(b.part), [half], None, kinds, quiet))
+        except BaseException:
+            self.close()
+            raise
+
+    def write(self, dst: h5py.File, progress: Progress) -> None:
+        """The group into `dst`, once the threads are done (their failure raised here)."""
+        progress(0.0, "cumulative sums")
+        if self.builder is None:
+            return
+        parts = [job.result() for job in self._jobs]
+        self.close()
+        g, _, kind = self.builder.create(dst)
+        sink = _SegmentSink(kind, self._halves)
+        for kept in self._kinds:
+            kept.replay(sink)
+        sink.close()
+        self.builder.write(g, self.builder.joined(self._halves, parts))
+
+    def close(self) -> None:
+        """The threads stopped (when not done) and waited for; their failures dropped."""
+        self._stop.set()
+        for job in self._jobs:
+            job.exception()
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
 # ------------------------------------------------------------------ by parts (a finish on Dask)
 
 def plan_parts(src, defs: Definitions, budget: int | None = None) -> list[dict] | None:
@@ -103,10 +167,10 @@ def build_part(src, defs: Definitions, part: dict, path, rows: bool = False) -> 
     `path` (the dataset at its whole size, its rows only), and the sums, checkpoints and
     profile of its processes."""
     from popview.cache.chunks import WindowWriter
-    from popview.cache.integrity import LIBVER
+    from popview.cache.integrity import writing   # no write fails inside HDF5 (a full disk)
 
     b = _Builder(src, defs, rows)
-    with h5py.File(path, "w", libver=LIBVER) as f:
+    with writing(path, "w") as f:
         _, seg, kind = b.create(f)
         sinks = [_WindowSink(WindowWriter(d, part["lo"], part["hi"])) if d is not None else None for d in (seg, kind)]
         built = b.part(part["procs"], *sinks, progress=Progress())
@@ -430,8 +494,9 @@ class _Builder:
         weight = np.array([sum(int(self.offsets[loc + 1] - self.offsets[loc])
                                + int(ev_off[loc + 1] - ev_off[loc]) // EVENTS_PER_STATE for loc in p_locs)
                            for p_locs in processes], np.float64)
-        cut = int(np.searchsorted(np.cumsum(weight), weight.sum() / 2))
-        cut = min(max(cut, 1), len(processes) - 1)
+        # the cut nearest the half (the first cumulative weight reaching it put 7 of 16 equal
+        # processes in the first half and 9 in the second)
+        cut = int(np.argmin(np.abs(np.cumsum(weight)[:-1] - weight.sum() / 2))) + 1
         return processes[:cut], processes[cut:]
 
     def _on_two_threads(self, halves: tuple[list, list], kinds, progress: Progress) -> dict:
@@ -446,11 +511,7 @@ class _Builder:
         from popview import jit
         from popview.threads import Pool
 
-        for table in (self.states, self.events, self.calls):     # columns read whole: read once, not by both
-            if isinstance(table, _WholeTable):
-                for name in ("begin", "end", "state", "time", "type", "value", "callpath"):
-                    if name in table:
-                        table[name]
+        self._read_whole_once()
         stop = threading.Event()
         quiet = Progress(None, _Either(progress.cancel, stop))
         later = _KeptRows() if kinds is not None else None
@@ -468,13 +529,29 @@ class _Builder:
         if kinds is not None:
             later.replay(kinds)
             kinds.close()
-        whole = {"totals": first["totals"], "ctr_totals": first["ctr_totals"], "ck": first["ck"], "prof": first["prof"]}
-        locs = [loc for p_locs in halves[1] for loc in p_locs]
-        whole["totals"][locs] = second["totals"][locs]
-        whole["ctr_totals"][locs] = second["ctr_totals"][locs]
-        for k, v in second["ck"].items():
-            whole["ck"][k].extend(v)
-        whole["prof"].extend(second["prof"])
+        return self.joined(halves, [first, second])
+
+    def _read_whole_once(self) -> None:
+        """The columns of tables read whole (_WholeTable), read now: once, not by each thread."""
+        for table in (self.states, self.events, self.calls):
+            if isinstance(table, _WholeTable):
+                for name in ("begin", "end", "state", "time", "type", "value", "callpath"):
+                    if name in table:
+                        table[name]
+        if self.events is not None:
+            self._event_offsets()
+
+    def joined(self, halves: list, parts: list[dict]) -> dict:
+        """part()'s results of consecutive runs of processes joined in order (as join_parts does):
+        what part() of all of them gives."""
+        whole = parts[0]
+        for procs, part in zip(halves[1:], parts[1:]):
+            locs = [loc for p_locs in procs for loc in p_locs]
+            whole["totals"][locs] = part["totals"][locs]
+            whole["ctr_totals"][locs] = part["ctr_totals"][locs]
+            for k, v in part["ck"].items():
+                whole["ck"][k].extend(v)
+            whole["prof"].extend(part["prof"])
         return whole
 
     def create(self, dst: h5py.File) -> tuple[h5py.Group, h5py.Dataset | None, h5py.Dataset | None]:

@@ -256,13 +256,23 @@ class CallPathCollector:
         self.parts.append(self.builder.build(data["loc"][sel], data["time"][sel], etype, region, self.defs.t_end))
 
     def write(self, out: h5py.File, n_loc: int, copy: SortedCopy) -> None:
+        self.prepare(n_loc, copy)
+        self.store(out)
+
+    def prepare(self, n_loc: int, copy: SortedCopy) -> None:
+        """What the derived builders read of the call paths: their table (the workers'
+        visits grafted) in the definitions and the calls in the raw copy."""
         if len(self.region_types):
             parent, region = self.builder.table()
             parent, region, grafted = graft_workers(self.parts, parent, region, self.defs)
             self.defs.callpath_parent, self.defs.callpath_region = parent, region
             if grafted:
                 self.defs.flags["threads_grafted"] = True    # profiles follow the workers' own call paths
-        _replace_table(out, "calls", self.parts, sum(len(p["loc"]) for p in self.parts), n_loc, copy)
+        self._offsets = _copy_table(copy, "calls", self.parts, n_loc)
+
+    def store(self, out: h5py.File) -> None:
+        """The calls into the cache (after prepare), and what was found wrong in them."""
+        _store_table(out, "calls", self.parts, sum(len(p["loc"]) for p in self.parts), self._offsets)
         if self.builder.unmatched:
             self.defs.warn(f"{self.builder.unmatched} region exits without a matching entry were ignored")
         if self.builder.unclosed:
@@ -286,29 +296,34 @@ class CallPathCollector:
                    "region enclosing it or at the end of its thread")
 
 
-def _replace_table(out: h5py.File, table: str, parts: list[dict], n: int, n_loc: int, copy: SortedCopy) -> None:
-    """The table from sorted parts of whole locations, in the cache and its raw copy."""
+def _copy_table(copy: SortedCopy, table: str, parts: list[dict], n_loc: int) -> np.ndarray:
+    """The table from sorted parts of whole locations into the raw copy; returns its offsets."""
+    counts = np.zeros(n_loc, dtype=np.int64)
+    copy.begin(table)
+    for p in parts:
+        copy.append(table, p)
+        counts += np.bincount(p["loc"], minlength=n_loc)[:n_loc]
+    offsets = np.zeros(n_loc + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    copy.finish(table, offsets)
+    return offsets
+
+
+def _store_table(out: h5py.File, table: str, parts: list[dict], n: int, offsets: np.ndarray) -> None:
+    """The table from sorted parts of whole locations into the cache, in place of the one there."""
     if table in out:
         del out[table]
     g = out.create_group(table)
-    counts = np.zeros(n_loc, dtype=np.int64)
     pos = 0
     cols = schema.columns(table)
     sinks = {name: ChunkedWriter(create_column(g, name, dt, n)) for name, dt in cols}
     index = SparseIndex(table)
-    copy.begin(table)
     for p in parts:
-        k = len(p["loc"])
         for name, _ in cols:
             sinks[name].write(p[name])
         index.add(pos, p)
-        copy.append(table, p)
-        counts += np.bincount(p["loc"], minlength=n_loc)[:n_loc]
-        pos += k
+        pos += len(p["loc"])
     for sink in sinks.values():
         sink.close()
     index.write(g)
-    offsets = np.zeros(n_loc + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
     g.create_dataset("offsets", data=offsets, **checked())
-    copy.finish(table, offsets)

@@ -47,7 +47,7 @@ import numpy as np
 
 from popview.cache import schema
 from popview.cache.chunks import copy_rows, write_window
-from popview.cache.integrity import LIBVER, writing
+from popview.cache.integrity import writing
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.runs import RunIndex, save_raw
@@ -117,7 +117,7 @@ def sort_group(spec: dict) -> dict:
         data = {name: column[order] for name, column in data.items()}
     stem = Path(spec["folder"]) / f"{table}.{spec['index']:05d}-{secrets.token_hex(4)}"
     h5 = stem.with_name(stem.name + ".h5")
-    with h5py.File(h5, "w", libver=LIBVER) as f:
+    with writing(h5, "w") as f:
         for name, dtype in cols:
             write_window(create_column(f, name, dtype, spec["total"]), lo, data[name])
     raw = {}

@@ -81,7 +81,8 @@ class _Guarded:
 
     def __init__(self, path, mode: str):
         self.path = os.fspath(path)
-        flags = os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | (os.O_CREAT | os.O_TRUNC if mode == "w" else 0)
+        flags = os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0) \
+            | (os.O_CREAT | os.O_TRUNC if mode == "w" else 0)
         self.fd = os.open(self.path, flags, 0o666)
         self._pos = 0
         self._size = os.fstat(self.fd).st_size
@@ -115,7 +116,7 @@ class _Guarded:
         if self.failure is None:
             try:
                 while done < n:
-                    wrote = os.pwrite(self.fd, view[done:], at + done)
+                    wrote = _pwrite(self.fd, view[done:], at + done)
                     if wrote <= 0:
                         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
                     done += wrote
@@ -135,7 +136,12 @@ class _Guarded:
     def readinto(self, buf) -> int:
         view = memoryview(buf).cast("B")
         at, n = self._pos, len(view)
-        got = os.preadv(self.fd, [view], at) if n else 0
+        got = 0
+        while got < n:
+            more = _pread_into(self.fd, view[got:], at + got)
+            if more <= 0:
+                break
+            got += more
         if got < n:
             view[got:] = bytes(n - got)            # past the end: zeros, as HDF5's own driver reads
         for offset, data in self._lost:          # in order: a later write over an earlier one wins
@@ -177,6 +183,22 @@ class _Guarded:
             self.close()
         except Exception:        # noqa: BLE001 - at interpreter exit
             pass
+
+
+def _pwrite(fd: int, view, at: int) -> int:
+    if hasattr(os, "pwrite"):
+        return os.pwrite(fd, view, at)
+    os.lseek(fd, at, os.SEEK_SET)            # no pwrite (Windows): one thread writes a file at a time
+    return os.write(fd, view)
+
+
+def _pread_into(fd: int, view, at: int) -> int:
+    if hasattr(os, "preadv"):
+        return os.preadv(fd, [view], at)
+    os.lseek(fd, at, os.SEEK_SET)
+    data = os.read(fd, len(view))
+    view[:len(data)] = data
+    return len(data)
 
 
 # Files being written (_Guarded), by the name h5py gives them.

@@ -433,13 +433,13 @@ def build_part(src, defs: Definitions, plan: dict, gi: int, path, scratch) -> di
     """Location group `gi` of `plan` (see layout): its rows of every level into a file of its
     own at `path` (the datasets at their whole size), its tile records into raw files in the
     folder `scratch` (block after block, as _Tiles.add appends them)."""
-    from popview.cache.integrity import LIBVER
+    from popview.cache.integrity import writing   # no write fails inside HDF5 (a full disk)
 
     a, b = plan["groups"][gi]
     sources = _Sources(src, defs)
     scratch = Path(scratch)
     scratch.mkdir()
-    with h5py.File(path, "w", libver=LIBVER) as f:
+    with writing(path, "w") as f:
         g, dsets = _create(f, plan, (a, b))
         _fill_group(dsets, plan, sources, a, b)
         tiles = _Tiles(g, sources, plan["t_end"], plan["n_loc"], scratch, plan["sizes"], _share(plan["share"]))
@@ -502,7 +502,7 @@ def write_tile_part(spec: dict, path) -> dict:
     range of its file) taken block by block, part after part, as _Tiles._write_columns
     does, into a file of its own (the columns at their whole size, these rows only)."""
     from popview.cache.chunks import write_window
-    from popview.cache.integrity import LIBVER
+    from popview.cache.integrity import writing   # no write fails inside HDF5 (a full disk)
     from popview.cache.order import concat_runs
     from popview.cache.runs import read_runs
 
@@ -512,7 +512,7 @@ def write_tile_part(spec: dict, path) -> dict:
     starts = (bases[:, None] + runs[:, :-1] - runs[:, :1]).T.ravel()       # block-major, then part
     lengths = (runs[:, 1:] - runs[:, :-1]).T.ravel()
     lo, hi, n = spec["lo"], spec["hi"], spec["n"]
-    with h5py.File(path, "w", libver=LIBVER) as f:
+    with writing(path, "w") as f:
         for c, dt in _tile_dtypes(spec["name"]).items():
             src = np.empty(int(sizes.sum()), dt)
             for files, first, size, base in zip(spec["files"], runs[:, 0], sizes, bases):

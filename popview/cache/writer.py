@@ -450,15 +450,20 @@ class Writer:
             early = derived.start_early(side, copy.folder, self.definitions) \
                 if side is not None and "events" in adopted else None
             beside = side is None and timeline is None and DERIVED_READS <= adopted and not jit.is_interpreted()
+            sums_ahead = side is None and timeline is None and not beside and not jit.is_interpreted() \
+                and derived.builders_for(False) == [SUMS_BUILDER]
             with writing(tmp_path, "w", self.abort) as out:
                 if beside:
                     self._tables_beside_derived(out, copy, progress, adopted)
+                elif sums_ahead:
+                    self._sums_beside_calls(out, tmp_path, copy, progress, adopted)
                 else:
                     calls = self._write_tables(out, copy, progress.sub(0.0, 0.6), adopted)
                     heap.release_free_memory()   # the sort's freed arrays: the derived data peaks next
                     derived.build_core(out, self.definitions, progress.sub(0.6, 0.65), calls, copy)
-                self._written_back.start(tmp_path)     # the tables, while the derived data are built
-                if side is None and not beside:
+                if not sums_ahead:
+                    self._written_back.start(tmp_path)     # the tables, while the derived data are built
+                if side is None and not beside and not sums_ahead:
                     try:
                         with _maybe_writing(timeline, None) as overview_out:
                             derived.build_all(RawTables(copy.folder, copy.kept), out, self.definitions,
@@ -523,6 +528,27 @@ class Writer:
                 out.copy(built[group], group)
         part.unlink()
         heap.release_free_memory()
+
+    def _sums_beside_calls(self, out: h5py.File, tmp_path: Path, copy: SortedCopy, progress: Progress,
+                           adopted: set[str]) -> None:
+        """A default conversion's finish when the reader left the call paths to the writer (the
+        Paraver reader): once the tables are written and the call paths collected, the
+        cumulative sums (its one derived builder) are computed by threads from the raw copy
+        (cumulative.Ahead) while this thread writes the call paths into the cache (0.03 s of
+        the 143 MB trace, 0.1 s at 1 GB, on one core), then written after them: the cache of
+        the one-step-after-the-other finish (tested), its objects in the same order."""
+        from popview.cache import cumulative
+
+        calls = self._write_tables(out, copy, progress.sub(0.0, 0.6), adopted)
+        heap.release_free_memory()   # the sort's freed arrays: the derived data peaks next
+        if calls is not None:
+            progress.sub(0.6, 0.65)(0.0, "writing call paths")
+            calls.prepare(max(self.definitions.n_locations, 1), copy)
+        with cumulative.Ahead(RawTables(copy.folder, copy.kept), self.definitions, progress) as sums:
+            if calls is not None:
+                calls.store(out)
+            self._written_back.start(tmp_path)     # the tables, while the sums are written
+            sums.write(out, progress.sub(0.65, 0.98))
 
     def _overview_failed(self, exc: OSError, timeline: Path | None, any_file: bool = False) -> None:
         """The timeline overview's file at `timeline` could not be written (`exc`: a full disk):
@@ -608,15 +634,21 @@ class Writer:
         n_loc = max(self.definitions.n_locations, 1)
         calls = None if self.count("calls") else CallPathCollector(self.definitions)
         tables = list(schema.TABLES)
-        for i, table in enumerate(tables):
-            stage = self._tables.get(table)
-            if stage is not None and not stage.time_sorted:
-                self.unsorted_tables.append(table)
-            _write_sorted(out, table, stage, n_loc, progress.sub(i / len(tables), (i + 1) / len(tables)),
-                          None if table in adopted else copy,
-                          calls.add if calls is not None and table == "events" else None)
-            if stage is not None:
-                stage.close(remove=True)       # an adopted spill lives on as the copy's links
+        with Pool(1, thread_name_prefix="popview-read") as pool:
+            first = None
+            for i, table in enumerate(tables):
+                stage = self._tables.get(table)
+                if stage is not None and not stage.time_sorted:
+                    self.unsorted_tables.append(table)
+                ahead = _first_group_ahead(pool, self._tables.get(tables[i + 1]) if i + 1 < len(tables) else None,
+                                           tables[i + 1] if i + 1 < len(tables) else None, n_loc,
+                                           stage.n if stage is not None else 0)
+                _write_sorted(out, table, stage, n_loc, progress.sub(i / len(tables), (i + 1) / len(tables)),
+                              None if table in adopted else copy,
+                              calls.add if calls is not None and table == "events" else None, first)
+                first = ahead
+                if stage is not None:
+                    stage.close(remove=True)       # an adopted spill lives on as the copy's links
         for table in self.unsorted_tables:
             self.definitions.warn(f"{table} records were not in time order per location; sorted")
         for write in self.extra_writers:
@@ -650,6 +682,9 @@ class Writer:
 # What the derived builders read: when all of it arrived in order (adopted), they can start
 # before the tables are written (Writer._tables_beside_derived).
 DERIVED_READS = {"states", "events", "calls"}
+# The derived builder of a default conversion (derived.builders_for(False)): computed while the
+# call paths are written (Writer._sums_beside_calls).
+SUMS_BUILDER = "popview.cache.cumulative"
 
 
 class _Either:
@@ -763,34 +798,32 @@ def _offsets(stage: _Staging | None, n_loc: int) -> np.ndarray:
     return offsets
 
 
-def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int, progress: Progress,
-                  copy: SortedCopy | None, consumer=None) -> None:
-    """The table sorted by location then time, also into `copy` (None when the table
-    was adopted into it: the rows arrived in time order); `consumer` also gets each
-    sorted group of whole locations (the call paths are built from the events that way)."""
-    from popview.cache.chunks import ChunkedWriter
-    from popview.cache.integrity import checked
-    from popview.cache.sparse import SparseIndex
+def _first_group_ahead(pool: Pool, stage: _Staging | None, table: str | None, n_loc: int,
+                       now_rows: int) -> Future | None:
+    """The first group of the next table read by `pool`'s thread while this one (of
+    `now_rows` rows) is written, when the two fit the read-ahead's budget (READ_AHEAD sort
+    budgets: the 1 GB trace's 4.4 M states and its first 3.4 M-event location do); None
+    otherwise. The events' first group was read by the main thread after the states."""
+    if stage is None or not stage.n:
+        return None
+    reads = _group_reads(table, stage, n_loc)
+    if reads is None or now_rows + reads[2][0] > READ_AHEAD * SORT_BUDGET_ROWS:
+        return None
+    full, _, _, read = reads
+    return pool.submit(jit.carry(read), full[0])
 
-    loc_col, time_col, cols = schema.TABLES[table]
-    group = out.create_group(table)
-    total = stage.n if stage is not None else 0
+
+def _group_reads(table: str, stage: _Staging, n_loc: int):
+    """How the table's location groups are read: (the groups holding rows, each (index, first
+    location, end), all the groups, their rows, read(group) giving its rows by location and
+    time), or None when it has no rows."""
+    loc_col, time_col, _ = schema.TABLES[table]
     offsets = _offsets(stage, n_loc)
     counts = np.diff(offsets)
-    group.create_dataset("offsets", data=offsets, **checked())
-    dsets = {name: create_column(group, name, dtype, total) for name, dtype in cols}
-    index = SparseIndex(table)
-    if copy is not None:
-        copy.begin(table)
-    if total == 0:
-        index.write(group)
-        if copy is not None:
-            copy.finish(table, offsets)
-        return
+    if not stage.n:
+        return None
     groups = _location_groups(counts, SORT_BUDGET_ROWS // 2)    # two at once when one is read ahead
-    copied = stage.loc_sorted and stage.time_sorted      # arrived in order: nothing to sort
     runs = stage.runs(len(counts))
-    sinks = {name: ChunkedWriter(dsets[name]) for name, _ in cols}
     full = [(gi, a, b) for gi, (a, b) in enumerate(groups) if offsets[a] < offsets[b]]
 
     def read(item) -> dict[str, np.ndarray]:
@@ -801,8 +834,38 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
             data = {name: column[order] for name, column in data.items()}
         return data
 
-    sizes = [int(offsets[b] - offsets[a]) for _, a, b in full]
-    with _InOrder(consumer) as consume, closing(_read_ahead(read, full, sizes, READ_AHEAD * SORT_BUDGET_ROWS)) as reads:
+    return full, groups, [int(offsets[b] - offsets[a]) for _, a, b in full], read
+
+
+def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int, progress: Progress,
+                  copy: SortedCopy | None, consumer=None, first: Future | None = None) -> None:
+    """The table sorted by location then time, also into `copy` (None when the table
+    was adopted into it: the rows arrived in time order); `consumer` also gets each
+    sorted group of whole locations (the call paths are built from the events that way).
+    `first`: its first group, read already (_first_group_ahead)."""
+    from popview.cache.chunks import ChunkedWriter
+    from popview.cache.integrity import checked
+    from popview.cache.sparse import SparseIndex
+
+    cols = schema.columns(table)
+    group = out.create_group(table)
+    total = stage.n if stage is not None else 0
+    offsets = _offsets(stage, n_loc)
+    group.create_dataset("offsets", data=offsets, **checked())
+    dsets = {name: create_column(group, name, dtype, total) for name, dtype in cols}
+    index = SparseIndex(table)
+    if copy is not None:
+        copy.begin(table)
+    if total == 0:
+        index.write(group)
+        if copy is not None:
+            copy.finish(table, offsets)
+        return
+    copied = stage.loc_sorted and stage.time_sorted      # arrived in order: nothing to sort
+    full, groups, sizes, read = _group_reads(table, stage, n_loc)
+    sinks = {name: ChunkedWriter(dsets[name]) for name, _ in cols}
+    with _InOrder(consumer) as consume, \
+            closing(_read_ahead(read, full, sizes, READ_AHEAD * SORT_BUDGET_ROWS, first)) as reads:
         for (gi, a, _), data in zip(full, reads):
             progress(gi / len(groups), f"{'writing' if copied else 'sorting'} {table}")
             if not stage.time_sorted:
@@ -821,15 +884,16 @@ def _write_sorted(out: h5py.File, table: str, stage: _Staging | None, n_loc: int
     progress(1.0, f"{'wrote' if copied else 'sorted'} {table}")
 
 
-def _read_ahead(read, items: list, rows: list[int], budget: int):
+def _read_ahead(read, items: list, rows: list[int], budget: int, first: Future | None = None):
     """read(item) for each item in order. The next item is read by a thread while the
     caller works on this one (the sort's reads, its compressing and its call paths then
     share the two cores) when the two hold at most `budget` rows between them (READ_AHEAD
     sort budgets: two locations of the 1 GB trace, 3.4 M events each); a larger one is
-    read when its turn comes, so that the rows in memory stay within the budget."""
+    read when its turn comes, so that the rows in memory stay within the budget. `first`:
+    the first item's read, submitted already."""
     read = jit.carry(read)          # the kernels run in the caller's mode (popview.jit)
     with Pool(1, thread_name_prefix="popview-read") as pool:
-        ahead: Future | None = None
+        ahead: Future | None = first      # the first item, read ahead already (or None)
         try:
             for k, item in enumerate(items):
                 done = ahead.result() if ahead is not None else read(item)

@@ -57,6 +57,15 @@ def reader_for(path: Path):
     raise InputError(f"{path}: {what}")
 
 
+def reuses_memory(path: Path) -> bool:
+    """Whether `path`'s reader reuses its own buffers (Format.reuses_memory); False for what no
+    reader knows (the conversion says why)."""
+    try:
+        return reader_for(path)[1].FORMAT.reuses_memory
+    except InputError:
+        return False
+
+
 def profile_writer():
     """The reader package that writes popview profiles (its FORMAT.profile_suffix and
     export_profile), or InputError when none does."""

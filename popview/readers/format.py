@@ -29,6 +29,9 @@ class Format:
     name_suffixes: tuple[str, ...] = ()   # stripped from file names to name the run
     generic_names: tuple[str, ...] = ()   # file names that say nothing: the run is named by its folder
     profile_suffix: str = ""           # a format popview writes profiles in (export_profile): its suffix
+    reuses_memory: bool = False        # its conversion's threads keep and reuse their own buffers: a
+                                       # process that only converts gains nothing from glibc keeping
+                                       # freed arrays for it (popview.cache.heap), and peaks higher
 
     def run_name(self, file_name: str, folder_name: str) -> str:
         """The run's name: the file name without the format's suffix, or the folder's

@@ -22,6 +22,7 @@ class CountingWriter:
         self.t_max = 0
         self.extra_writers: list = []
         self.definitions = None
+        self.timeline = False                     # no overview built with the conversion
 
     def append(self, table: str, chunk) -> None:
         if hasattr(chunk, "n"):                   # a PreparedChunk
@@ -35,6 +36,10 @@ class CountingWriter:
     def expect_locations(self, n: int) -> None:
         """The reader announces its location count (the writer sizes its staging): checked only."""
         assert n >= 0
+
+    def keep_in_memory(self, limit: int) -> None:
+        """The reader asks for its rows to stay in memory up to `limit` bytes: checked only."""
+        assert limit >= 0
 
     def count(self, table: str) -> int:
         return self.rows[table]

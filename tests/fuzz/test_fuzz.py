@@ -42,3 +42,18 @@ def test_reader_takes_mutated_input(name, tmp_path_factory):
             faulthandler.cancel_dump_traceback_later()
 
     reads_or_refuses()
+
+
+def test_the_writer_stub_has_what_the_readers_ask_of_the_writer():
+    """The fuzz targets' writer stands in for the cache writer: a new writer attribute the
+    readers use made every reader target fail with AttributeError (twice). Each one the readers
+    name (`writer.<name>`) outside the distributed (Dask) conversion must exist on the stub."""
+    import re
+    from pathlib import Path
+
+    from tests.fuzz.targets import CountingWriter
+
+    readers = Path(__file__).resolve().parents[2] / "popview" / "readers"
+    used = {name for path in readers.rglob("*.py") if path.name != "distributed.py"
+            for name in re.findall(r"\bwriter\.([a-z_]+)\b", path.read_text())}
+    assert used and not [name for name in used if not hasattr(CountingWriter(), name)]

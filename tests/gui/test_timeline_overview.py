@@ -18,6 +18,7 @@ from popview.gui.mainwindow import PANES, MainWindow
 from popview.gui.state import AppState
 from popview.gui.timeline import TimelinePane
 from popview.testing import synthetic
+from popview.testing.faults import full_disk_build
 from tests.gui.held_builds import hold_builds
 
 PANES_HERE = [s for s in PANES if s.module in ("popview.gui.experiments", "popview.gui.logpane", "popview.gui.timeline")]
@@ -191,18 +192,13 @@ def test_a_full_disk_opens_the_run_without_a_timeline_and_says_why(qtbot, tmp_pa
     """The overview cannot be written anywhere (the cache's folder and the temporary one
     full): the run opens (its profile, metrics), the Timeline pane says why, no error
     dialog, and nothing builds it again, in the GUI thread or elsewhere (compare view)."""
-    import errno
 
     from popview.gui.compare import CompareView
 
     cache, _ = convert(trace, cache_dir)
     calls = []
-
-    def full(source, defs, path, progress):
-        calls.append(threading.current_thread() is threading.main_thread())
-        raise OSError(errno.ENOSPC, "No space left on device", str(path))
-
-    monkeypatch.setattr(overview, "build", full)
+    monkeypatch.setattr(overview, "build",
+                        full_disk_build(calls, lambda path: threading.current_thread() is threading.main_thread()))
     w = _window(qtbot, tmp_path, cache_dir)
     w.open_paths([trace])
     qtbot.waitUntil(lambda: len(w.state.experiments) == 1 and not w.jobs, timeout=120_000)

@@ -18,6 +18,7 @@ from popview.gui.advisor import AdvisorPane
 from popview.gui.advisor.model import NodeRole
 from popview.gui.state import AppState
 from popview.testing.synthetic import Shape, write
+from popview.testing.faults import full_disk_build
 from tests.gui.held_builds import hold_builds
 
 pytestmark = pytest.mark.gui
@@ -131,7 +132,6 @@ def test_a_sums_build_that_cannot_write_says_why_and_is_not_tried_again(qtbot, t
     says the figures are not computed because the window sums could not be built, naming
     the file and "No space left on device"; nothing builds them again until the focus is
     chosen again, which tries again (room made: the figures)."""
-    import errno
 
     write(tmp_path / "h.prv", SHAPE)
     cache_dir = tmp_path / "c"
@@ -140,12 +140,7 @@ def test_a_sums_build_that_cannot_write_says_why_and_is_not_tried_again(qtbot, t
                    env={**os.environ, "POPVIEW_PRECOMPILE": "0"})
     calls = []
     build = window_sums.build
-
-    def full(source, defs, path, progress):
-        calls.append(path)
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-
-    monkeypatch.setattr(window_sums, "build", full)
+    monkeypatch.setattr(window_sums, "build", full_disk_build(calls))
     state = AppState()
     pane = AdvisorPane(state)
     qtbot.addWidget(pane)

@@ -69,12 +69,13 @@ def test_cancelled_conversion_leaves_nothing(tmp_path, cache_dir):
 
 
 def test_failure_during_finish_leaves_nothing(tmp_path, cache_dir, monkeypatch):
-    from popview.cache import derived
+    from popview.cache import cumulative, derived
 
     def boom(*a, **k):
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(derived, "build_all", boom)
+    monkeypatch.setattr(cumulative.Ahead, "write", boom)      # the default finish's sums (writer._sums_beside_calls)
     with pytest.raises(RuntimeError):
         popview.open(write_trace(tmp_path), cache_dir=cache_dir)
     assert os.listdir(cache_dir) == []

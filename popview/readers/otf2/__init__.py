@@ -9,10 +9,10 @@ from popview.readers.otf2.archive import anchor, detect
 # (popview.jit.interpreted): numba's fixed cost, 0.6-0.7 s of CPU, is more than their work.
 INTERPRETED_BYTES = 320 << 10
 # ... unless the kernels compiled ahead of time (popview.aot) hold this one: then compiled there
-AHEAD_OF_TIME_KERNEL = ("popview.readers.otf2.decoder", "decode")
+AHEAD_OF_TIME_KERNEL = ("popview.readers.otf2.decoder", "decode_into")
 
 FORMAT = Format("otf2", "OTF2 trace", ("*.otf2",), "an OTF2 trace (traces.otf2 or its folder)",
-                name_suffixes=(".otf2",), generic_names=("traces",))
+                name_suffixes=(".otf2",), generic_names=("traces",), reuses_memory=True)
 
 
 def source_files(anchor: Path) -> list[Path]:

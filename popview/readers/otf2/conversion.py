@@ -22,7 +22,7 @@ from popview.cache.writer import Writer
 from popview.model import states as st
 from popview.model.definitions import Definitions
 from popview.readers.errors import InputError
-from popview.readers.otf2 import archive, events, library, raw, threads
+from popview.readers.otf2 import archive, decoder, events, library, raw, threads
 from popview.readers.otf2 import definitions as dd
 from popview.readers.otf2.callpaths import CallPaths
 from popview.readers.otf2.mapping import Halves, Links, Problems, convert_location, match_messages
@@ -121,6 +121,7 @@ class _Conversion:
         self.kept: dict[int, RawEvents] = {}
         self._kept_events = 0
         self._keeping = threading.Lock()
+        self._local = threading.local()          # each decoding thread's scratch (decoder.Scratch)
 
     # -------------------------------------------------------------- passes
     def decoded(self, refs: list[int], linked: bool):
@@ -185,7 +186,7 @@ class _Conversion:
     # -------------------------------------------------------------- workers
     def _decode_first(self, ref: int):
         """Worker: decode one location, summarise it, map it unless it waits (numba, without the GIL)."""
-        out = events.decode(self.anchor, ref, self.tables, self.cancel)
+        out = events.decode(self.anchor, ref, self.tables, self.cancel, self._scratch())
         if out is None:
             return None
         rec, counts = out
@@ -200,14 +201,22 @@ class _Conversion:
         in all (a small archive's OpenMP workers were decoded twice: 40 % of hyb_2x2's decoding)."""
         with self._keeping:
             if self._kept_events + len(rec) <= KEEP_EVENTS:
-                self.kept[ref] = rec
+                self.kept[ref] = rec.copy()       # its columns are the thread's scratch
                 self._kept_events += len(rec)
 
     def _decode_linked(self, ref: int):
         rec = self.kept.pop(ref, None)
         if rec is None:
-            rec, _ = events.decode(self.anchor, ref, self.tables, self.cancel)
+            rec, _ = events.decode(self.anchor, ref, self.tables, self.cancel, self._scratch())
         return self._map(ref, rec)
+
+    def _scratch(self) -> decoder.Scratch:
+        """This thread's decoding memory, reused from one location to the next (the mapped rows
+        and the summary never refer to the records)."""
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = decoder.Scratch()
+        return scratch
 
     def _watch(self) -> None:
         """While waiting for a worker: a cancel request reaches the running kernels."""

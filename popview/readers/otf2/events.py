@@ -13,12 +13,15 @@ from popview.readers.otf2.raw import RawEvents
 USE_DECODER = True   # False: the bindings only (the reference the decoder is tested against)
 
 
-def decode(anchor: Path, ref: int, tables: Tables, cancel=None) -> tuple[RawEvents, Counter] | None:
+def decode(anchor: Path, ref: int, tables: Tables, cancel=None,
+           scratch: decoder.Scratch | None = None) -> tuple[RawEvents, Counter] | None:
     """One location through the decoder, or None when the bindings must read it; cancel[0]
-    set (a uint8 array of one) stops the decoder with Cancelled."""
+    set (a uint8 array of one) stops the decoder with Cancelled; with `scratch` (the thread's)
+    the records are views of it, valid until its next location."""
     if not USE_DECODER:
         return None
-    return decoder.decode_location(anchor, ref, tables.event_chunk_size, tables.location_events.get(ref, 0), cancel)
+    return decoder.decode_location(anchor, ref, tables.event_chunk_size, tables.location_events.get(ref, 0), cancel,
+                                   scratch)
 
 
 def read_with_bindings(anchor: Path, refs: list[int]) -> tuple[dict[int, RawEvents], dict[int, Counter]]:

@@ -45,6 +45,9 @@ class RawEvents:
     def __len__(self) -> int:
         return len(self.kind)
 
+    def copy(self) -> "RawEvents":
+        return RawEvents(*(getattr(self, name).copy() for name in COLUMNS))
+
     @classmethod
     def empty(cls) -> "RawEvents":
         z = np.zeros(0, np.int64)
