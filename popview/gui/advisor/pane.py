@@ -21,6 +21,7 @@ from popview.gui.advisor.tab import VariantTab
 from popview.gui.jobs import Lane
 from popview.gui.widgets.elided import ElidedLabel
 from popview.gui.widgets.builds import CANCELLED, PaneBuilds
+from popview.gui.widgets.units import focus_text
 
 WINDOW_FOCI = ("window", "iterations", "auto")   # foci that read the window sums (auto: iterations, often)
 LOW_DOCK = 320
@@ -215,7 +216,7 @@ class AdvisorPane(QWidget):
         if exp is None:
             self.header.setText("<b>Advisor:</b> no experiment open")
         else:
-            self.header.setText(f"<b>Advisor:</b> {escape(focus.label())}" +
+            self.header.setText(f"<b>Advisor:</b> {escape(focus_text(focus))}" +
                                 f" &mdash; {escape(exp.name)} ({escape(exp.label)})" +
                                 (f" &mdash; scalabilities against {escape(reference.name)} "
                                  f"({escape(reference.label)})" if reference is not None else "") + algebra_label(exp))
