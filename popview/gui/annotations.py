@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from popview.gui.session_binding import binding_for
+from popview.gui.widgets.units import format_span
 
 COLOURS = [("Yellow", "#f2c200"), ("Red", "#d62728"), ("Green", "#2ca02c"), ("Blue", "#1f77b4"),
            ("Purple", "#9467bd"), ("Grey", "#7f7f7f")]
@@ -33,7 +34,7 @@ def describe(ann, exp=None) -> str:
         return f"location {location_name(exp, ann.location)}"
     if ann.kind == "time_range":
         where = f" on {location_name(exp, ann.location)}" if ann.location is not None else ""
-        return f"{ann.t0 / 1e9:.6g} s - {ann.t1 / 1e9:.6g} s{where}"
+        return f"{format_span(ann.t0, ann.t1)}{where}"
     return "experiment"
 
 

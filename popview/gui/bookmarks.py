@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 from popview.gui.annotations import (annotate, callpath_name, describe, edit_annotation, go_to_annotation,
                                      location_name)
 from popview.gui.session_binding import binding_for
+from popview.gui.widgets.units import focus_text
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 
@@ -152,7 +153,7 @@ class BookmarksPane(QWidget):
 
     def bookmark_view(self):
         n = len(self.state.session.bookmarks) + 1
-        answer = self.ask_bookmark(f"Bookmark {n}: {self.state.focus.label()}")
+        answer = self.ask_bookmark(f"Bookmark {n}: {focus_text(self.state.focus)}")
         if answer is None:
             return None
         bm = self.binding.add_bookmark(*answer)

@@ -49,6 +49,7 @@ from popview.gui.widgets.progress import JobProgress
 from popview.gui.workers import OpenJob
 from popview.runs import runs_in, series_name
 from popview.readers.errors import InputError
+from popview.gui.widgets.units import focus_text
 
 log = logging.getLogger("popview.gui")
 
@@ -285,7 +286,7 @@ class MainWindow(QMainWindow):
         self.layout_actions[self.layout_name].setChecked(True)
 
     def _show_focus(self, focus: Focus) -> None:
-        self.focus_label.setText(f" Focus: {focus.label()} ")
+        self.focus_label.setText(f" Focus: {focus_text(focus)} ")
 
     def _show_value_mode(self, mode: str) -> None:
         i = self.mode_combo.findData(mode)

@@ -249,3 +249,16 @@ def test_candidates_belong_to_the_tab_they_were_found_with(qtbot, traces, cache_
         assert pane.candidates.shown() == [] and pane.candidates.table.rowCount() == 0
         pane.select_variant("hybrid-additive")
         assert pane.candidates.shown()
+
+
+def test_empty_advisor_says_what_to_do_even_in_a_low_dock(qtbot):
+    """First run, nothing open: the Advisor of the Overview layout (about 230 px high, a 'low'
+    dock) showed only 'Advisor: whole' over an empty pane; its hint was hidden with the
+    variant note of low docks. The other panes say 'No experiment open: drop a trace...'."""
+    pane = AdvisorPane(AppState())
+    qtbot.addWidget(pane)
+    pane.resize(900, 230)
+    pane.show()
+    qtbot.waitExposed(pane)
+    assert pane.note.isVisible() and "Open a trace or profile" in pane.note.text()
+    assert "whole" not in pane.header.text()          # no focus to speak of without a run

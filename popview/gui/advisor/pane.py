@@ -21,6 +21,7 @@ from popview.gui.advisor.tab import VariantTab
 from popview.gui.jobs import Lane
 from popview.gui.widgets.elided import ElidedLabel
 from popview.gui.widgets.builds import CANCELLED, PaneBuilds
+from popview.gui.widgets.units import focus_text
 
 WINDOW_FOCI = ("window", "iterations", "auto")   # foci that read the window sums (auto: iterations, often)
 LOW_DOCK = 320
@@ -131,7 +132,7 @@ class AdvisorPane(QWidget):
         low = size.height() < LOW_DOCK
         if low != getattr(self, "_low", None):
             self._low = low
-            self.note.setVisible(not low)
+            self.note.setVisible(not low or self._exp is None)     # nothing open: the hint stays
             for i in range(self.tabs.count()):
                 self.tabs.widget(i).set_compact(low)
             self._show_warnings(*self._shown_warnings)
@@ -198,7 +199,8 @@ class AdvisorPane(QWidget):
             self.select_variant(best.key)
             self.note.setText(f"Preselected: {best.label}. {why}")
         else:
-            self.note.setText("Open a trace or profile to see its POP metrics.")
+            self.note.setText("Open a trace or profile to see its POP metrics: drop it here, or File > Open.")
+        self.note.setVisible(not getattr(self, "_low", False) or exp is None)
         self.tabs.blockSignals(False)
         self.refresh()
 
@@ -211,10 +213,13 @@ class AdvisorPane(QWidget):
         """Show the current tab for the current focus, computing it if needed."""
         exp, focus, tab = self._exp, self.state.focus, self.current_tab()
         reference = self.reference()
-        self.header.setText(f"<b>Advisor:</b> {escape(focus.label())}" +
-                            (f" &mdash; {escape(exp.name)} ({escape(exp.label)})" if exp else "") +
-                            (f" &mdash; scalabilities against {escape(reference.name)} ({escape(reference.label)})"
-                             if reference is not None else "") + algebra_label(exp))
+        if exp is None:
+            self.header.setText("<b>Advisor:</b> no experiment open")
+        else:
+            self.header.setText(f"<b>Advisor:</b> {escape(focus_text(focus))}" +
+                                f" &mdash; {escape(exp.name)} ({escape(exp.label)})" +
+                                (f" &mdash; scalabilities against {escape(reference.name)} "
+                                 f"({escape(reference.label)})" if reference is not None else "") + algebra_label(exp))
         if exp is None or tab is None:
             self._show_warnings([], [])
             return

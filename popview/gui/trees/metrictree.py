@@ -13,6 +13,7 @@ from popview.gui.trees.models import Forest, ValueTreeModel
 from popview.gui.trees.pane import TreePane
 from popview.gui.trees.values import ACTIVITY, PARADIGM, ProfileValues, implausible_counts
 from popview.gui.widgets.apart import ApartDelegate
+from popview.gui.widgets.units import focus_text
 
 IMPLAUSIBLE = QColor("#c0392b")
 
@@ -143,7 +144,7 @@ class MetricTreePane(TreePane):
         partial = focus is not None and focus.kind != "whole"
         self.scope_label.setText("Whole run (the focus is the Advisor's)" if partial else "")
         self.scope_label.setToolTip("The metric, call and system trees show the profile of the whole run; "
-                                    f"the focus ({focus.label()}) applies to the Advisor" if partial else "")
+                                    f"the focus ({focus_text(focus)}) applies to the Advisor" if partial else "")
 
     def _on_metric_selected(self, key: str) -> None:
         node = self.model.node_of_key(key)

@@ -33,3 +33,25 @@ def format_value(value: float | None, unit: str = "") -> str:
     else:
         text = f"{value:.4g}"
     return f"{text} {unit}".strip()
+
+
+def format_span(t0_ns: float, t1_ns: float) -> str:
+    """A time range in one unit, as precise as its width needs: '2.561 ms - 3.152 ms' (was
+    '0.0025613 s - 0.00315163 s'), '1 s - 1.5 s', '12.3401 s - 12.3405 s'."""
+    a, b = t0_ns / 1e9, t1_ns / 1e9
+    top = max(abs(a), abs(b))
+    scale, name = next(((s, n) for s, n in _TIME if top >= s), _TIME[-1])
+    width = abs(b - a) / scale
+    decimals = 3 if width <= 0 else max(0, min(9, 2 - math.floor(math.log10(width))))
+
+    def one(v: float) -> str:
+        text = f"{v / scale:.{decimals}f}"
+        return (text.rstrip("0").rstrip(".") if "." in text else text) or "0"
+    return f"{one(a)} {name} - {one(b)} {name}"
+
+
+def focus_text(focus) -> str:
+    """A focus as the window names it: a time window in readable units (format_span)."""
+    if getattr(focus, "kind", None) == "window" and focus.t0 is not None and focus.t1 is not None:
+        return format_span(focus.t0, focus.t1)
+    return focus.label()
