@@ -3,6 +3,7 @@ for record, on every real archive and on one with every supported record kind.""
 from __future__ import annotations
 
 import shutil
+import threading
 from collections import Counter
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 import popview
 from popview.readers import InputError
-from popview.readers.otf2 import archive, bindings, decoder, events
+from popview.readers.otf2 import archive, bindings, decoder, events, mapping
 from popview.readers.otf2.conversion import read_definitions
 from popview.readers.otf2.mapping import match_messages
 from popview.readers.otf2.raw import COLUMNS
@@ -159,6 +160,27 @@ def test_messages_match_in_fifo_order_per_key():
     assert (lost_sends, lost_recvs) == (2, 1)   # tag 6 and 1 -> 0 unanswered; comm 2 receive unsent
 
 
+def test_large_matchings_sort_their_two_sides_on_two_threads(monkeypatch):
+    """The sends' keys and sort on a helper thread beside the receives' (the matching runs
+    after the last location, when the other core would idle); small ones on one thread."""
+    names = []
+    sorted_side = mapping._sorted_side
+
+    def recording(side, layout):
+        names.append(threading.current_thread().name)
+        return sorted_side(side, layout)
+    monkeypatch.setattr(mapping, "_sorted_side", recording)
+    rows = [(0, t, 1, 0, 1, 5, 8) for t in range(50)]
+    sends, recvs = _halves(rows), _halves([(1, t + 1, 1, 0, 1, 5, 0) for t in range(50)])
+    monkeypatch.setattr(mapping, "SIDES_APART", 100)
+    assert len(match_messages(sends, recvs)[0]["send_time"]) == 50
+    assert sorted(n.startswith("popview-match") for n in names) == [False, True]
+    names.clear()
+    monkeypatch.setattr(mapping, "SIDES_APART", 101)
+    match_messages(sends, recvs)
+    assert names == [threading.current_thread().name] * 2
+
+
 def _fifo_reference(sends: dict, recvs: dict) -> list[tuple[int, int]]:
     """(send, receive) row pairs as the matching is defined, one Python step at a time: per key
     (comm, src, dst, tag) the k-th send by (time, row) with the k-th receive by (time, row);
@@ -174,10 +196,12 @@ def _fifo_reference(sends: dict, recvs: dict) -> list[tuple[int, int]]:
     return [(i, j) for *_, i, j in sorted(pairs)]
 
 
+@pytest.mark.parametrize("apart", [False, True], ids=["one thread", "sides on two threads"])
 @pytest.mark.parametrize("tag_span", [50, 1 << 62, (1 << 64) - 4], ids=["packed key", "ranges too wide to pack",
                                                                         "the whole int64 range"])
-def test_matching_equals_the_fifo_definition(tag_span):
+def test_matching_equals_the_fifo_definition(tag_span, apart, monkeypatch):
     """Order included (the cache's messages table keeps it): times and locations tie often."""
+    monkeypatch.setattr(mapping, "SIDES_APART", 0 if apart else 1 << 62)
     rng = np.random.default_rng(7)
 
     def halves(n):

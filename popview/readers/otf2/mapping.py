@@ -3,6 +3,7 @@ local call paths) and the two halves of its point-to-point messages (numba
 kernel), and the FIFO matching of those halves into messages."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -119,13 +120,24 @@ def match_messages(sends: dict, recvs: dict) -> tuple[dict, int, int]:
     Each side is sorted apart by (key, time) and a kernel walks the two in step, so
     the only arrays made are the sort orders and the pairs: allocating fresh memory
     costs here more than the sort (its page faults were 0.55 of the 0.67 s of CPU on
-    926 k halves, when both sides were joined, sorted and compared column by column)."""
+    926 k halves, when both sides were joined, sorted and compared column by column).
+    From SIDES_APART halves on, the two sides' keys and sorts run on two threads (numpy
+    releases the GIL in both): the matching runs after the last location, when the other
+    core would idle."""
     n_s, n_r = len(sends["time"]), len(recvs["time"])
     if n_s == 0 or n_r == 0:
         return _no_messages(), n_s, n_r
-    key_s, key_r = _keys(sends, recvs)
-    by_s = np.lexsort((sends["time"], key_s))
-    by_r = np.lexsort((recvs["time"], key_r))
+    layout = _key_layout(sends, recvs)
+    if layout is None:
+        key_s, key_r = _ranked_keys(sends, recvs)
+        (key_s, by_s), (key_r, by_r) = _by_key(sends, key_s), _by_key(recvs, key_r)
+    elif n_s + n_r < SIDES_APART:
+        (key_s, by_s), (key_r, by_r) = _sorted_side(sends, layout), _sorted_side(recvs, layout)
+    else:
+        with ThreadPoolExecutor(1, thread_name_prefix="popview-match") as pool:
+            job = pool.submit(_sorted_side, sends, layout)
+            key_r, by_r = _sorted_side(recvs, layout)
+            key_s, by_s = job.result()
     at_s, at_r = _pair_in_step(key_s[by_s], key_r[by_r])
     i_s, i_r = by_s[at_s], by_r[at_r]
     final = np.lexsort((sends["time"][i_s], sends["loc"][i_s]))
@@ -138,25 +150,39 @@ def match_messages(sends: dict, recvs: dict) -> tuple[dict, int, int]:
 
 
 KEY_COLUMNS = ("comm", "src", "dst", "tag")
+SIDES_APART = 200_000      # halves in all from which the two sides are keyed and sorted on two threads
 
 
-def _keys(sends: dict, recvs: dict) -> tuple[np.ndarray, np.ndarray]:
-    """One int64 per half ordered as (comm, src, dst, tag) are, equal where they all are:
-    the four packed into one number when their ranges fit 63 bits (they nearly always
-    do), else their rank among the distinct keys of both sides."""
-    key_s, key_r = np.zeros(len(sends["time"]), np.int64), np.zeros(len(recvs["time"]), np.int64)
-    bits = 0
+def _key_layout(sends: dict, recvs: dict) -> list[tuple[str, int, int]] | None:
+    """(column, lowest value of both sides, bit offset) of each key column that varies,
+    for packing the key into 63 bits; None when they do not fit."""
+    layout, bits = [], 0
     for name in reversed(KEY_COLUMNS):
         s, r = sends[name], recvs[name]
         low = min(int(s.min()), int(r.min()))
         width = max(max(int(s.max()), int(r.max())) - low, 0).bit_length()
         if bits + width > 63:
-            return _ranked_keys(sends, recvs)
+            return None
         if width:
-            key_s |= (s - low) << bits
-            key_r |= (r - low) << bits
+            layout.append((name, low, bits))
         bits += width
-    return key_s, key_r
+    return layout
+
+
+def _packed(side: dict, layout: list[tuple[str, int, int]]) -> np.ndarray:
+    key = np.zeros(len(side["time"]), np.int64)
+    for name, low, bits in layout:
+        key |= (side[name] - low) << bits
+    return key
+
+
+def _sorted_side(side: dict, layout: list[tuple[str, int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """One side's packed keys and its order by (key, time)."""
+    return _by_key(side, _packed(side, layout))
+
+
+def _by_key(side: dict, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return key, np.lexsort((side["time"], key))
 
 
 def _ranked_keys(sends: dict, recvs: dict) -> tuple[np.ndarray, np.ndarray]:
