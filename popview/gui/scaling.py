@@ -110,6 +110,7 @@ class ScalingPane(QWidget):
         QShortcut(QKeySequence.Copy, self.tree, self.copy, context=Qt.WidgetShortcut)
         self.tree.setAlternatingRowColors(False)
         self.tree.setUniformRowHeights(True)
+        self.tree.setHeaderLabels(["Metric"])       # Qt's default header of an empty table reads "1"
         self.speedup_plot = pg.PlotWidget(self)          # the theme's background and text colours
         self.efficiency_plot = pg.PlotWidget(self)
         for p, title, ylabel in ((self.speedup_plot, "Speedup", "speedup"),

@@ -280,3 +280,11 @@ def test_a_low_wide_pane_leaves_the_plots_room_to_draw(qtbot, pane):
     pane.resize(700, 700)                 # tall again: stacked, each as wide as the plots' side
     QApplication.processEvents()
     assert pane.plots.orientation() == Qt.Vertical
+
+
+def test_the_table_before_its_figures_has_no_stray_header(qtbot):
+    """While 'calculating...' (EPOCH 1-16, minutes behind the Advisor's work) the empty table's
+    only header read '1', Qt's default."""
+    p = ScalingPane(AppState())
+    qtbot.addWidget(p)
+    assert p.tree.headerItem().text(0) == "Metric"
