@@ -32,6 +32,10 @@ PLOT_DEPTH = 1
 
 
 LEGEND_COLUMNS = 3
+LOW_PANE = 420
+"""Below this height (px) the two plots go side by side: stacked, each had no room left for its curves."""
+PLOT_MIN_WIDTH = 300
+"""...when each still gets this width (px): a narrower plot's legend pushes its axes past its edge."""
 
 
 def legend_below(plot) -> pg.LegendItem:
@@ -109,7 +113,7 @@ class ScalingPane(QWidget):
         self.speedup_plot = pg.PlotWidget(self)          # the theme's background and text colours
         self.efficiency_plot = pg.PlotWidget(self)
         for p, title, ylabel in ((self.speedup_plot, "Speedup", "speedup"),
-                                 (self.efficiency_plot, "Efficiencies", "%")):
+                                 (self.efficiency_plot, "Efficiencies", "efficiency (%)")):
             p.setTitle(title)
             p.setLabel("bottom", "processing elements")
             p.setLabel("left", ylabel)
@@ -129,6 +133,7 @@ class ScalingPane(QWidget):
         self.plots = QSplitter(Qt.Vertical, self)
         self.plots.addWidget(self.speedup_plot)
         self.plots.addWidget(self.efficiency_plot)
+        self.plots.installEventFilter(self)     # a new size: stacked or side by side
         self.split = split = QSplitter(Qt.Horizontal, self)
         split.addWidget(self.tree)
         split.addWidget(self.plots)
@@ -346,7 +351,22 @@ class ScalingPane(QWidget):
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
         if event.type() == QEvent.Type.Resize and obj in (self.speedup_plot, self.efficiency_plot):
             fit_legend(obj)
+        elif event.type() == QEvent.Type.Resize and obj is self.plots:
+            self._arrange_plots()
         return super().eventFilter(obj, event)
+
+    def _arrange_plots(self) -> None:
+        """Stacked plots in a tall pane; side by side, without their titles (the axes name
+        them), in a low one: stacked in the Overview's 200 px strip, each plot gave its title,
+        axis and legend the room and drew its curves in 0 px."""
+        low = self.height() < LOW_PANE and self.plots.width() >= 2 * PLOT_MIN_WIDTH
+        orientation = Qt.Horizontal if low else Qt.Vertical
+        if orientation != self.plots.orientation():
+            self.plots.setOrientation(orientation)
+            self.plots.setSizes([1, 1])
+        for p, title in ((self.speedup_plot, "Speedup"), (self.efficiency_plot, "Efficiencies")):
+            p.setTitle(None if low else title)
+            p.setLabel("bottom", None if low else "processing elements")
 
     def copy(self) -> None:
         """Ctrl+C: the table as CSV text."""

@@ -262,3 +262,21 @@ def test_a_window_focus_builds_the_runs_sums_with_progress_and_a_cancel(qtbot, s
     finally:
         for e in exps:
             e.close()
+
+
+def test_a_low_wide_pane_leaves_the_plots_room_to_draw(qtbot, pane):
+    """In the Overview layout (the Scaling tab some 200 px high, 1400 wide) the two plots were
+    stacked: each gave its title, axis and legend the room and drew its curves in about 0 px
+    (EPOCH 1-16: 'Speedup' and 'Efficiencies' with nothing between title and axis). A low,
+    wide pane puts them side by side."""
+    pane.resize(1400, 200)
+    pane.show()
+    qtbot.waitExposed(pane)
+    qtbot.waitUntil(lambda: pane.table is not None, timeout=60_000)
+    QApplication.processEvents()
+    for plot in (pane.speedup_plot, pane.efficiency_plot):
+        vb = plot.getPlotItem().getViewBox()
+        assert vb.height() >= 40, f"{plot.getPlotItem().titleLabel.text!r}: curves in {vb.height():.0f} px"
+    pane.resize(700, 700)                 # tall again: stacked, each as wide as the plots' side
+    QApplication.processEvents()
+    assert pane.plots.orientation() == Qt.Vertical
