@@ -62,7 +62,7 @@ def _flushing_sentence(exp, focus) -> str:
     threads = sum(1 for loc in exp.definitions.locations if loc.kind == "thread")
     share = inside.sum() / max(float((union[1] - union[0]).sum()) * threads, 1.0)
     return (f"The tracer flushed its buffers {int(hit.sum())} time(s) inside the focus "
-            f"({inside.sum() / NS:.3g} s, {share * 100:.2g} % of the threads' time there): "
+            f"({nodes.format_seconds(inside.sum() / NS)}, {share * 100:.2g} % of the threads' time there): "
             "measurement overhead, neither computation nor communication.")
 
 
