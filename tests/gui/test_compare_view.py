@@ -106,7 +106,7 @@ def test_tealeaf_compare_view_and_popview_diff_agree(qtbot, shared_traces, tmp_p
     ranks = [n for n in range(len(sysm.layout.level)) if sysm.layout.level[n] == 1]
     fractions = [sysm.fraction(n) for n in ranks]
     assert len(ranks) == 8 and min(fractions) == -1.0 and max(fractions) > -0.9
-    assert "largest of each level" in left.system.legend.high_text and left.system.legend.signed
+    assert "each level to its own largest" in left.system.legend.high_text and left.system.legend.signed
     # the Advisor's delta: global efficiency +3.9 pp, as `popview diff --show metrics` gives it
     assert view.advisor.row("global_efficiency")[3] == "+3.9 pp"
     view.close()
@@ -131,7 +131,7 @@ def test_a_difference_opened_as_a_run_has_signed_scales(qtbot, pair, tmp_path, c
     assert incl.min() < 0 and calls.model.signed
     assert calls.model.scale == pytest.approx(abs(incl).max())
     assert calls.legend.signed and calls.legend.low_text.startswith("-")
-    assert system.legend.signed and "largest of each level" in system.legend.high_text
+    assert system.legend.signed and "each level to its own largest" in system.legend.high_text
     assert metrics_.legend.signed and metrics_.legend.low_text.startswith("-100 %")
     d.close()
 
