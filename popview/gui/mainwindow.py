@@ -417,7 +417,9 @@ class MainWindow(QMainWindow):
             self.addDockWidget(Area.BottomDockWidgetArea, dock)
         dock.show()
         dock.raise_()
-        if self.dockWidgetArea(dock) == Area.BottomDockWidgetArea:     # room for the cfg's timelines
+        if self.dockWidgetArea(dock) == Area.BottomDockWidgetArea and not self.cfg_panes:
+            # room for the cfg's timelines, once: a view tabbed beside an open one takes no more
+            # (each took 20-40 px more from the timeline; after two its time axis was cut)
             self.resizeDocks([dock], [max(CFG_PANE_MIN_PX, int(self.height() * CFG_PANE_SHARE))],
                              Qt.Orientation.Vertical)
         self.cfg_panes.append(pane)

@@ -345,3 +345,28 @@ def test_a_paraver_view_saved_back_opens_as_the_same_view(qtbot, window, run, tm
         assert a.col_labels == b.col_labels
         for stat in a.stats:
             np.testing.assert_array_equal(a.stats[stat], b.stats[stat])
+
+
+def test_a_second_paraver_view_takes_no_more_room_from_the_timeline(qtbot, tmp_path, cache_dir, run):
+    """Each Paraver view's pane was given 40 % of the window's height again, though it is tabbed
+    where the first one has that room already: every view took 20-60 px more from the timeline
+    and after two its time axis was cut. The first takes its room; the next ones none."""
+    from popview.gui import layouts
+
+    opened = _window(qtbot, tmp_path, cache_dir, list(PANES))
+    window = next(opened)
+    window.resize(1600, 960)
+    window.open_paths([run[0]])
+    wait_idle(qtbot, window)
+    layouts.apply(window, layouts.OVERVIEW)
+    qtbot.wait(50)
+    timeline = window.docks["Timeline"]
+    _open(qtbot, window, _cfg(tmp_path / "first.cfg"))
+    qtbot.wait(50)
+    after_first = timeline.height()
+    for name in ("second.cfg", "third.cfg"):
+        _open(qtbot, window, _cfg(tmp_path / name))
+        qtbot.wait(50)
+    assert timeline.height() == after_first
+    assert all(p.parent().height() >= 300 for p in window.cfg_panes if p.parent().isVisible())
+    next(opened, None)                       # its jobs cancelled and waited for
