@@ -66,3 +66,18 @@ def automatic_garbage_collection():
     if "popview.gui.collector" in sys.modules:
         sys.modules["popview.gui.collector"].uninstall()
 
+
+@pytest.fixture
+def spill_writes(monkeypatch):
+    """The tables whose chunks went into the conversion's spill files (kept rows write none)."""
+    from popview.cache import writer
+
+    written = []
+    real = writer._Staging._write
+
+    def write(self, f, column, at):
+        written.append(self.table)
+        return real(self, f, column, at)
+
+    monkeypatch.setattr(writer._Staging, "_write", write)
+    return written

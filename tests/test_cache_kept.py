@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import popview
-from popview.cache import kept, writer
+from popview.cache import kept
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.readers.otf2 import conversion
 from popview.testing.otf2_writer import write_openmp_trace, write_trace
@@ -31,20 +31,6 @@ def compiled(monkeypatch):
     from popview import readers
 
     monkeypatch.setattr(readers.otf2, "INTERPRETED_BYTES", 0)
-
-
-@pytest.fixture
-def spill_writes(monkeypatch):
-    """The tables whose chunks went into the spill files."""
-    written = []
-    real = writer._Staging._write
-
-    def write(self, f, column, at):
-        written.append(self.table)
-        return real(self, f, column, at)
-
-    monkeypatch.setattr(writer._Staging, "_write", write)
-    return written
 
 
 def _convert(archive, folder, **options):

@@ -65,6 +65,27 @@ def _fails(trace, cache_dir, **options) -> BaseException:
     assert caught, "the conversion did not fail"
     return caught[0]
 
+def _stopped_at(trace, cache_dir, phase: str, how: str, *, check=lambda: None) -> None:
+    """Converts `trace`, cancelled (how="cancel") or interrupted (Ctrl-C) when the progress
+    reaches `phase`; checks it stopped so, then `check()`, and left no thread nor file."""
+    cancel = threading.Event()
+    seen = []
+
+    def progress(fraction, text):
+        seen.append(text)
+        if text.startswith(phase):
+            if how == "cancel":
+                cancel.set()
+            else:
+                raise KeyboardInterrupt("stopped")
+
+    before = _lasting()
+    exc = _fails(trace, cache_dir, progress=progress, cancel=cancel)
+    assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), (exc, seen)
+    check()
+    _nothing_left(before, cache_dir)
+
+
 
 @pytest.fixture
 def small_groups(monkeypatch):
@@ -175,21 +196,7 @@ def test_stopped_in_any_phase_leaves_no_thread_and_nothing_behind(trace, tmp_pat
     """The window's cancel (an Event) or Ctrl-C / SIGTERM (a KeyboardInterrupt) at each phase,
     until the cache is sealed (a cancel after the cumulative sums was not seen: the conversion
     completed)."""
-    cancel = threading.Event()
-    seen = []
-
-    def progress(fraction, text):
-        seen.append(text)
-        if text.startswith(phase):
-            if how == "cancel":
-                cancel.set()
-            else:
-                raise KeyboardInterrupt("stopped")
-
-    before = _lasting()
-    exc = _fails(trace, tmp_path / "cache", progress=progress, cancel=cancel)
-    assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), (exc, seen)
-    _nothing_left(before, tmp_path / "cache")
+    _stopped_at(trace, tmp_path / "cache", phase, how)
 
 
 @pytest.mark.parametrize("at", ["seal", "keep_if_still_valid"])

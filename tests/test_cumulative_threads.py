@@ -11,10 +11,9 @@ import pytest
 
 import popview
 from popview.cache import cumulative
-from popview.cache.progress import Cancelled
 from popview.testing import synthetic
 from tests.cachecompare import assert_same_cache
-from tests.test_conversion_thread_faults import _fails, _lasting, _nothing_left
+from tests.test_conversion_thread_faults import _fails, _lasting, _nothing_left, _stopped_at
 
 
 @pytest.fixture(scope="module")
@@ -92,20 +91,7 @@ def test_small_or_single_process_sums_stay_on_one_thread(trace, tmp_path, monkey
 
 @pytest.mark.parametrize("how", ["cancel", "interrupt"])
 def test_stopped_during_split_sums_leaves_nothing(trace, tmp_path, split, how):
-    cancel = threading.Event()
-
-    def progress(fraction, text):
-        if text.startswith("cumulative sums"):
-            if how == "cancel":
-                cancel.set()
-            else:
-                raise KeyboardInterrupt("stopped")
-
-    before = _lasting()
-    exc = _fails(trace, tmp_path / "cache", progress=progress, cancel=cancel)
-    assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), exc
-    assert split
-    _nothing_left(before, tmp_path / "cache")
+    _stopped_at(trace, tmp_path / "cache", "cumulative sums", how, check=lambda: _taken(split))
 
 
 @pytest.mark.parametrize("half", ["first", "second"])
@@ -195,20 +181,7 @@ def test_a_failure_beside_the_call_paths_is_raised_and_leaves_nothing(trace, tmp
 @pytest.mark.parametrize("how", ["cancel", "interrupt"])
 @pytest.mark.parametrize("phase", ["writing call paths", "cumulative sums"])
 def test_stopped_beside_the_call_paths_leaves_nothing(trace, tmp_path, ahead_taken, phase, how):
-    cancel = threading.Event()
-
-    def progress(fraction, text):
-        if text.startswith(phase):
-            if how == "cancel":
-                cancel.set()
-            else:
-                raise KeyboardInterrupt("stopped")
-
-    before = _lasting()
-    exc = _fails(trace, tmp_path / "cache", progress=progress, cancel=cancel)
-    assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), exc
-    assert ahead_taken
-    _nothing_left(before, tmp_path / "cache")
+    _stopped_at(trace, tmp_path / "cache", phase, how, check=lambda: _taken(ahead_taken))
 
 
 @pytest.mark.parametrize("weights, first", [([1] * 16, 8), ([1] * 2, 1), ([5, 1, 1, 1, 1, 1], 1), ([1, 1, 1, 5], 3),
@@ -223,3 +196,7 @@ def test_the_halves_cut_nearest_the_half(monkeypatch, weights, first):
     monkeypatch.setattr(cumulative, "SPLIT_ROWS", 0)
     halves = b._halves([[[loc] for loc in range(len(weights))]])
     assert [len(h) for h in halves] == [first, len(weights) - first]
+
+
+def _taken(seen) -> None:
+    assert seen, "the path under test was not taken"

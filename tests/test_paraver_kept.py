@@ -10,7 +10,6 @@ import shutil
 import pytest
 
 import popview
-from popview.cache import writer
 from popview.readers.paraver import stream
 from popview.testing import synthetic
 from tests.cachecompare import assert_same_cache
@@ -21,20 +20,6 @@ def trace(tmp_path_factory):
     d = tmp_path_factory.mktemp("paraver-kept")
     synthetic.write(d / "t.prv", synthetic.Shape(processes=4, threads=2, iterations=30, work_ns=1_000_000))
     return d / "t.prv"
-
-
-@pytest.fixture
-def spill_writes(monkeypatch):
-    """The tables whose chunks went into the spill files."""
-    written = []
-    real = writer._Staging._write
-
-    def write(self, f, column, at):
-        written.append(self.table)
-        return real(self, f, column, at)
-
-    monkeypatch.setattr(writer._Staging, "_write", write)
-    return written
 
 
 def _convert(trace, folder):
