@@ -102,3 +102,22 @@ def test_written_out_for_the_timeline_overview(trace, tmp_path, monkeypatch, spi
     with popview.open(trace, cache_dir=tmp_path / "spilled", timeline=True) as exp:
         spilled = exp.cache_path
     assert_same_cache(written_out, spilled)
+
+
+def test_counters_summed_where_the_events_are_kept(trace, tmp_path, monkeypatch, spill_writes):
+    """The cumulative sums read the counters of events kept in memory run by run, in place
+    (cumulative._kept_pieces): many runs a location (small blocks), each location read as
+    its slices, and the sums those of the events read from the spill files."""
+    from popview.cache import cumulative
+
+    monkeypatch.setattr(cumulative, "WHOLE_ROWS", 0)            # a location's slices, not whole columns
+    monkeypatch.setattr(stream, "BLOCK", 64 << 10)              # a location's events in many runs
+    runs, real = [], cumulative._kept_pieces
+    monkeypatch.setattr(cumulative, "_kept_pieces", lambda *a: runs.append(r := real(*a)) or r)
+    kept_cache, _ = _convert(trace, tmp_path / "kept")
+    assert runs and all(r is not None for r in runs) and max(len(r) for r in runs) > 1
+    monkeypatch.setattr(stream, "KEEP_TEXT_BYTES", 0)
+    runs.clear()
+    spilled, _ = _convert(trace, tmp_path / "spilled")
+    assert runs and all(r is None for r in runs)
+    assert_same_cache(kept_cache, spilled)

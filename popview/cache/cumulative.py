@@ -46,6 +46,7 @@ from popview.cache.chunks import ChunkedWriter, copy_rows
 from popview.cache.codes import code_index
 from popview.cache.integrity import checked
 from popview.cache.progress import Progress
+from popview.cache.rawtables import RawTable, SpillColumn
 from popview.cache.writer import _Either, compression
 from popview.jit import njit
 from popview.model.categories import (CAT, CATEGORIES, CATEGORY_DESCRIPTIONS, MPI_ROLE_CATEGORY, N_CAT,
@@ -369,6 +370,35 @@ def add_readings(which, time, raw, is_double, begin, end, cat, useful_last, out)
         row = j - 1
         if row >= 0 and end[row] >= t and cat[row] <= useful_last:
             out[row, k] += as_double[i] if is_double[k] else np.float64(raw[i])
+
+
+def add_readings_by_run(pieces, codes, is_double, begin, end, cat, useful_last, out) -> None:
+    """add_readings of a location's events given as runs (type, time, value) in time order,
+    as of their concatenation: each run merged with the rows from the last one beginning
+    before its first event (where the merge would be by then), so the same readings are
+    added to the same rows in the same order."""
+    for etype, time, raw in pieces:
+        if len(time):
+            s = max(int(np.searchsorted(begin, time[0], side="left")) - 1, 0)
+            add_readings(code_index(etype, codes), time, raw, is_double, begin[s:], end[s:], cat[s:], useful_last,
+                         out[s:])
+
+
+def _kept_pieces(events, lo: int, hi: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
+    """The events [lo, hi) as (type, time, value) arrays, one triple a run of the rows the
+    writer kept in memory (rawtables.SpillColumn.pieces), contiguous, in order; None when
+    they are not kept so (in files, in the cache: read in slices)."""
+    if not isinstance(events, RawTable):
+        return None
+    found = []
+    for name in ("type", "time", "value"):
+        column = events[name]
+        pieces = column.pieces(lo, hi) if isinstance(column, SpillColumn) else None
+        if pieces is None or (found and len(pieces) != len(found[0])):
+            return None
+        found.append(pieces)
+    return [(np.ascontiguousarray(t), np.ascontiguousarray(x), np.ascontiguousarray(v, np.int64))
+            for t, x, v in zip(*found)]
 
 
 def search_sorted(a: np.ndarray, x: np.ndarray, side: str = "left") -> np.ndarray:
@@ -795,6 +825,11 @@ class _Builder:
             return
         ev = self.events
         off = self._event_offsets()
+        pieces = _kept_pieces(ev, int(off[loc]), int(off[loc + 1]))
+        if pieces is not None:      # without copying the events (the 143 MB trace's 150 MB: 40-60 ms of CPU)
+            add_readings_by_run(pieces, self.counter_codes_array, self.counter_doubles, begin, end, cat,
+                                CAT["comp_parallel"], out)
+            return
         for lo in range(int(off[loc]), int(off[loc + 1]), EVENT_SLICE):   # in slices: bounded memory
             hi = min(lo + EVENT_SLICE, int(off[loc + 1]))
             etype, time, raw = ev["type"][lo:hi], ev["time"][lo:hi], ev["value"][lo:hi]

@@ -183,6 +183,19 @@ class SpillColumn(RawColumn):
                               hi - lo, self.copy)
 
 
+    def pieces(self, lo: int, hi: int) -> list[np.ndarray] | None:
+        """Rows [lo, hi) as the slices of the arrays kept in memory that hold them, in order
+        (their concatenation is self[lo:hi]; nothing copied, only to be read), or None when
+        the column is not kept in memory."""
+        if not isinstance(self.path, KeptColumn):
+            return None
+        if hi <= lo:
+            return []
+        a = int(np.searchsorted(self.offsets, lo, side="right")) - 1
+        b = int(np.searchsorted(self.offsets, hi, side="left"))
+        return self.runs.views(self.path, a, b, lo - int(self.offsets[a]), hi - lo)
+
+
 class SegmentedColumn(RawColumn):
     """One column kept as consecutive segment files (`<path>.0`, `<path>.1`, ...; segment
     k holds rows [starts[k], starts[k + 1]))."""
