@@ -67,6 +67,13 @@ class SortedCopy:
         runs.save(self.folder / f"{table}.runs.i64")
         self.finish(table, offsets)
 
+    def release_kept(self) -> None:
+        """The columns adopted from memory let go of (freed once no other holder has them):
+        for when every reader of the copy is done."""
+        for columns in self.kept.values():
+            for column in columns.values():
+                column.release()
+
     def adopt_segments(self, table: str, segments: list[dict[str, Path]], rows: list[int],
                        offsets: np.ndarray) -> None:
         """The table is the sorted column files of consecutive location groups (written by Dask
