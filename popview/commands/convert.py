@@ -34,7 +34,7 @@ def run(args) -> int:
         # memory, cache/kept.py): the 10^7-event archive's peak was 1089 against 815 MiB, CPU 1.07x (5 pairs)
         from popview.cache import heap
 
-        heap.keep_freed_memory()
+        heap.keep_freed_memory(trim=False)     # its peaks all come in this process: no step trims
     with dask_client(args) as client:
         for path in paths:
             t0 = time.perf_counter()

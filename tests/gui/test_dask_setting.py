@@ -59,3 +59,34 @@ def test_without_dask_the_entry_says_how_to_install_it(qtbot, tmp_path, monkeypa
     qtbot.addWidget(w)
     assert not w.dask_action.isEnabled() and "popview[dask]" in w.dask_action.toolTip()
     assert dask_setting.scheduler(settings) is None            # openings convert here
+
+
+def test_the_window_starts_without_importing_dask():
+    """Asking whether Dask is installed (the File menu's entry) must not import it: the
+    import takes 0.4-0.7 s of the window's start."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from PySide6.QtWidgets import QApplication; app = QApplication([]);"
+            "from popview.gui.mainwindow import MainWindow; w = MainWindow(panes=[]);"
+            "assert w.dask_action.isEnabled(), 'dask is installed for the tests';"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('distributed', 'dask')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_cluster_without_dask_says_how_to_install_it(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_dask(name, *args, **kwargs):
+        if name.split(".")[0] == "distributed":
+            raise ImportError("No module named 'distributed'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_dask)
+    with pytest.raises(dask_setting.cluster.ClusterError, match=r"pip install 'popview\[dask\]'"):
+        dask_setting.cluster.require()
