@@ -198,13 +198,14 @@ def test_what_the_sums_read_is_let_go_of_by_a_thread_beside_the_finish(trace, tm
 
     monkeypatch.setattr(rawtables.SortedCopy, "release_kept", release_kept)
     monkeypatch.setattr(writer.Writer, "_complete", complete)
-    monkeypatch.setattr(heap, "release_free_memory", lambda: events.append(("trim", threading.current_thread().name)))
+    monkeypatch.setattr(heap, "release_free_memory",
+                        lambda last=False: events.append(("trim", threading.current_thread().name, last)))
     with popview.open(trace, cache_dir=tmp_path / "c"):
         pass
     assert ahead_taken == [1]
     assert [e[0] for e in events] in (["trim", "released", "trim", "complete"], ["trim", "released", "complete", "trim"])
-    assert {name for what, name in events if what == "trim"} == {"popview-tidy"}
-    assert not next(folder for what, folder in events if what == "released").exists()
+    assert [e[1:] for e in events if e[0] == "trim"] == [("popview-tidy", False), ("popview-tidy", True)]
+    assert not next(e[1] for e in events if e[0] == "released").exists()
     assert not [t.name for t in threading.enumerate() if t.name == "popview-tidy"]
 
 

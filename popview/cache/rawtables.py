@@ -67,6 +67,28 @@ class SortedCopy:
         runs.save(self.folder / f"{table}.runs.i64")
         self.finish(table, offsets)
 
+    def keep(self, table: str, parts: list[dict[str, np.ndarray]], offsets: np.ndarray) -> None:
+        """The table, sorted, from parts of whole locations in order, held here as those arrays
+        (not written: read by a RawTables of this process only) and read through the runs of
+        its locations, as a table adopted from memory is."""
+        self.end()
+        loc_name = schema.TABLES[table][0]
+        counts = np.diff(offsets)
+        present = np.flatnonzero(counts)
+        runs = RunIndex(present.astype(np.int64), np.ascontiguousarray(offsets[:-1][present], np.int64),
+                        np.ascontiguousarray(counts[present], np.int64), len(counts))
+        columns = {}
+        for name, dtype in schema.columns(table):
+            if name == loc_name:
+                continue                    # told by the runs
+            columns[name] = KeptColumn(f"{table}.{name}", dtype)
+            for part in parts:
+                if len(part[name]):
+                    columns[name].append(np.ascontiguousarray(part[name], dtype))
+        self.kept[table] = columns
+        runs.save(self.folder / f"{table}.runs.i64")
+        self.finish(table, offsets)
+
     def release_kept(self) -> None:
         """The columns adopted from memory let go of (freed once no other holder has them):
         for when every reader of the copy is done."""

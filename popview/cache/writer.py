@@ -553,7 +553,7 @@ class Writer:
         self._tidy_in_background()   # the sort's freed arrays given back (the derived data peaks next)
         if calls is not None:
             progress.sub(0.6, 0.65)(0.0, "writing call paths")
-            calls.prepare(max(self.definitions.n_locations, 1), copy)
+            calls.prepare(max(self.definitions.n_locations, 1), copy, in_memory=True)    # the sums' threads read them
         with cumulative.Ahead(RawTables(copy.folder, copy.kept), self.definitions, progress) as sums:
             if calls is not None:
                 calls.store(out)
@@ -570,9 +570,10 @@ class Writer:
         self._tidy_in_background(copy.folder)
 
     def _tidy_in_background(self, folder: Path | None = None) -> None:
-        """The memory glibc holds free given back to the system, then `folder` removed, by a
-        thread (after the one started before): the kernel's unmapping (8 ms after the 143 MB
-        trace's sort, on this thread before) beside this thread's work. Joined by abort()."""
+        """The memory glibc holds free given back to the system (heap.release_free_memory: with
+        `folder`, also in a process that keeps what it freed), then `folder` removed, by a thread
+        (after the one started before): the kernel's unmapping (8 ms after the 143 MB trace's
+        sort, on this thread before) beside this thread's work. Joined by abort()."""
         previous = self._tidy
         self._tidy = threading.Thread(target=_tidy, args=(previous, folder), name="popview-tidy", daemon=True)
         threads.start(self._tidy)
@@ -761,10 +762,10 @@ class _WriteBack:
 
 
 def _tidy(previous: threading.Thread | None, folder: Path | None) -> None:
-    """Writer._tidy_in_background's thread."""
+    """Writer._tidy_in_background's thread (with `folder`: at the end, nothing large allocated after)."""
     if previous is not None:
         previous.join()
-    heap.release_free_memory()
+    heap.release_free_memory(last=folder is not None)
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
 
