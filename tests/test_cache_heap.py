@@ -51,6 +51,15 @@ def test_opening_a_trace_leaves_the_callers_allocator_alone(tmp_path, cache_dir,
 def test_without_glibc_nothing_is_called(monkeypatch):
     monkeypatch.setattr(heap, "_glibc", lambda: None)
     heap.keep_freed_memory()
+    heap.one_heap()
+
+
+def test_one_heap_sets_the_arenas_only(monkeypatch):
+    libc = FakeLibc()
+    monkeypatch.setattr(heap, "_glibc", lambda: libc)
+    monkeypatch.delenv(heap.OFF_ENV, raising=False)
+    heap.one_heap()
+    assert libc.calls == [(heap.M_ARENA_MAX, 1)]
 
 
 class TrimmingLibc(FakeLibc):

@@ -1,5 +1,6 @@
 """glibc's allocator of the derived-data process (sidecar.py) and of `popview convert`'s
-own process (commands/convert.py, but with the timeline overview), set once there.
+own process (commands/convert.py; with the timeline overview and for OTF2 only its one
+heap, `one_heap`), set once there.
 
 A conversion allocates and frees arrays of tens of megabytes thousands of
 times. By default glibc maps each one of 32 MB or more afresh (its dynamic
@@ -67,6 +68,16 @@ def keep_freed_memory(trim: bool = True) -> None:
     libc.mallopt(M_TRIM_THRESHOLD, _CONVERTING[1])
     libc.mallopt(M_ARENA_MAX, 1)
     _trim[0] = trim
+
+
+def one_heap() -> None:
+    """Every thread's arrays from glibc's main heap (M_ARENA_MAX 1), nothing else set: for the
+    command line's conversions that keep glibc's trimming (with the timeline's derived-data
+    process, OTF2). Thread heaps unmapped when free and mapped afresh raised their peaks too."""
+    libc = _glibc()
+    if libc is None or os.environ.get(OFF_ENV) == "1":
+        return
+    libc.mallopt(M_ARENA_MAX, 1)
 
 
 def release_free_memory(last: bool = False) -> None:
