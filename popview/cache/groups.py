@@ -32,6 +32,8 @@ when first needed: window_sums.py) by groups of whole processes, the timeline py
 location groups, then its tiles by ranges of time blocks, each part into files
 of its own, joined here the same way (`cumulative.build_part` / `join_parts`,
 `pyramid.build_part` / `join_parts` / `write_tile_part` / `join_tile_parts`).
+A write failure of the timeline overview's parts or file (a full disk) drops the overview
+only, as on one machine: the cache is written and placed without it (`_derived_on_dask`).
 The cache is renamed into place only once signed, as always; a task rerun
 after a lost worker writes files of new names, and only those named by the
 results that reached the driver are read.
@@ -39,6 +41,7 @@ results that reached the driver are read.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from pathlib import Path
 
@@ -234,9 +237,10 @@ def finish_on_dask(writer, client, progress: Progress) -> Path:
                 progress(0.55, "writing call paths")
                 merge.collector().write(out, n_loc, copy)
             timeline = writer.timeline_path()
-            with _maybe_writing(timeline, writer.abort) as overview_out:
-                _derived_on_dask(client, copy.folder, out, defs, folder, progress.sub(0.6, 0.98), writer._part_rows,
-                                 overview_out)
+            failed = _derived_on_dask(client, copy.folder, out, defs, folder, progress.sub(0.6, 0.98),
+                                      writer._part_rows, timeline)
+        if failed is not None:          # only the overview: the cache goes on without it (a full disk)
+            writer._overview_failed(failed, timeline)
         writer._complete(tmp_path, timeline, progress)
     finally:
         writer.abort()
@@ -245,18 +249,26 @@ def finish_on_dask(writer, client, progress: Progress) -> Path:
 
 
 def _derived_on_dask(client, tables: Path, out: h5py.File, defs, folder: Path, progress: Progress,
-                     budget: int | None = None, timeline: h5py.File | None = None) -> None:
+                     budget: int | None = None, timeline: Path | None = None) -> OSError | None:
     """The derived data (derived.OPTIONAL_BUILDERS: the cumulative sums, and the timeline
-    pyramid when there is a `timeline` companion to write) built by parts on the workers
-    from the raw sorted tables in `tables` (in the shared scratch folder), joined here into
-    `out` (the pyramid into `timeline`); a builder that cannot be cut into parts is built
-    here. `budget`: rows a part (default: the builders' own groups)."""
+    pyramid when there is a `timeline` companion to write, at that path) built by parts on
+    the workers from the raw sorted tables in `tables` (in the shared scratch folder), joined
+    here into `out` (the pyramid into a new file at `timeline`); a builder that cannot be cut
+    into parts is built here. `budget`: rows a part (default: the builders' own groups).
+    A write failure of the timeline overview (a pyramid or tile part's files on a worker, or
+    the overview's file here: a full disk) does not stop the cache's, as on one machine
+    (Writer.finish): the overview is dropped and the failure returned, naming `timeline`
+    (None: it was written, or none was asked for)."""
     from popview import cluster
     from popview.cache import cumulative, derived, pyramid
 
     if tuple(derived.optional_builders()) != ("popview.cache.cumulative", "popview.cache.pyramid"):
-        derived.build_all(RawTables(tables), out, defs, progress, timeline)   # builders this module does not know
-        return
+        try:                                  # builders this module does not know
+            with _maybe_writing(timeline, None) as overview_out:
+                derived.build_all(RawTables(tables), out, defs, progress, overview_out)
+        except OSError as exc:
+            return _overview_failure(exc, timeline, exc.filename == str(timeline))
+        return None
     src = RawTables(tables)
     blob = _definitions_blob(defs)
     sums = cumulative.plan_parts(src, defs, budget)
@@ -268,6 +280,9 @@ def _derived_on_dask(client, tables: Path, out: h5py.File, defs, folder: Path, p
     results = list(cluster.in_order(client, tasks, progress.sub(0.0, 0.7), max(4 * cluster.workers(client), 8),
                                     "building derived data on Dask", sum(w for _, _, w in tasks)))
     built_pyramid, built_sums = results[:len(plan["groups"])], results[len(plan["groups"]):]
+    failed = next((part["failed"] for part in built_pyramid if "failed" in part), None)
+    if failed is not None:                   # the other parts' files go at once: room for the cache's
+        _remove_parts(built_pyramid)
     if sums is None:
         cumulative.build(src, defs, progress.sub(0.7, 0.8), dst=out)
     elif sums:
@@ -276,12 +291,76 @@ def _derived_on_dask(client, tables: Path, out: h5py.File, defs, folder: Path, p
             if part["h5"]:                      # the rows (seg): built on demand, not here (window_sums.py)
                 Path(part["h5"]).unlink()
     if timeline is None:
-        return
-    specs = pyramid.join_parts(src, defs, timeline, plan, built_pyramid, progress.sub(0.7, 0.75))
-    tasks = [(_tile_part, (spec, str(folder)), spec["hi"] - spec["lo"]) for spec in specs]
-    tiles = cluster.in_order(client, tasks, progress.sub(0.75, 1.0), max(4 * cluster.workers(client), 8),
-                             "writing the timeline's tiles on Dask", sum(w for _, _, w in tasks))
-    pyramid.join_tile_parts(timeline, list(tiles))
+        return None
+    if failed is not None:
+        return _overview_failure(OSError(failed, os.strerror(failed)), timeline, True)
+    try:
+        with writing(timeline, "w") as overview_out:   # no make_room: a failure here is the overview's only
+            specs = pyramid.join_parts(src, defs, overview_out, plan, built_pyramid, progress.sub(0.7, 0.75))
+            tasks = [(_tile_part, (spec, str(folder)), spec["hi"] - spec["lo"]) for spec in specs]
+            tiles = []
+            results = cluster.in_order(client, tasks, progress.sub(0.75, 1.0), max(4 * cluster.workers(client), 8),
+                                       "writing the timeline's tiles on Dask", sum(w for _, _, w in tasks))
+            try:
+                for part in results:
+                    tiles.append(part)
+                    if "failed" in part:
+                        break
+            finally:
+                results.close()              # the tasks not done yet cancelled when one failed
+            failed = next((part["failed"] for part in tiles if "failed" in part), None)
+            if failed is not None:
+                _remove_parts(tiles)
+                raise OSError(failed, os.strerror(failed), str(timeline))
+            pyramid.join_tile_parts(overview_out, tiles)
+    except OSError as exc:
+        return _overview_failure(exc, timeline, True)
+    return None
+
+
+def _overview_failure(exc: OSError, timeline: Path | None, overviews: bool) -> OSError:
+    """`exc`, a failure while the timeline overview was built, as the overview's (its file at
+    `timeline` removed) when it is a write failure (a full disk) of the overview's (`overviews`);
+    raised again otherwise."""
+    from popview.cache import location
+
+    if timeline is None or not overviews or not location.is_write_failure(exc):
+        raise exc
+    Path(timeline).unlink(missing_ok=True)
+    return OSError(exc.errno, os.strerror(exc.errno), str(timeline))
+
+
+def _remove_parts(parts: list[dict]) -> None:
+    """The files of the overview's parts built (pyramid_part, tile_part), once it is dropped:
+    a full disk's room back for the cache's own files."""
+    for part in parts:
+        if part.get("h5"):
+            Path(part["h5"]).unlink(missing_ok=True)
+        for channel in part.get("tiles", {}).values():
+            for path in channel["files"].values():
+                Path(path).unlink(missing_ok=True)
+
+
+def _overview_part(build, *paths: Path) -> dict:
+    """A part of the timeline overview built on a worker (`build()`), or, when it could not be
+    written there (a full disk: everything such a task writes is the overview's), its files
+    removed and {"failed": errno}: the driver drops the overview and keeps the cache, as the
+    conversion on one machine does; a task's exception would end the whole conversion."""
+    import shutil
+
+    from popview.cache import location
+
+    try:
+        return build()
+    except OSError as exc:
+        if not location.is_write_failure(exc):
+            raise
+        for path in paths:
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        return {"failed": exc.errno}
 
 
 def _definitions_blob(defs) -> bytes:
@@ -303,7 +382,8 @@ def _tile_part(spec: dict, folder: str) -> dict:
     """A Dask task: a range of blocks of one tile channel (pyramid.write_tile_part)."""
     from popview.cache import pyramid
 
-    return pyramid.write_tile_part(spec, Path(folder) / f"tiles.{spec['name']}.{spec['k0']}-{secrets.token_hex(4)}.h5")
+    path = Path(folder) / f"tiles.{spec['name']}.{spec['k0']}-{secrets.token_hex(4)}.h5"
+    return _overview_part(lambda: pyramid.write_tile_part(spec, path), path)
 
 
 def _cumulative_part(tables: str, defs_blob: bytes, part: dict, folder: str) -> dict:
@@ -319,8 +399,9 @@ def _pyramid_part(tables: str, defs_blob: bytes, plan: dict, gi: int, folder: st
     from popview.cache import pyramid
 
     token = secrets.token_hex(4)
-    return pyramid.build_part(RawTables(Path(tables)), _definitions(defs_blob), plan, gi,
-                              Path(folder) / f"pyramid.{gi:05d}-{token}.h5", Path(folder) / f"tiles.{gi:05d}-{token}")
+    path, scratch = Path(folder) / f"pyramid.{gi:05d}-{token}.h5", Path(folder) / f"tiles.{gi:05d}-{token}"
+    return _overview_part(lambda: pyramid.build_part(RawTables(Path(tables)), _definitions(defs_blob), plan, gi,
+                                                     path, scratch), path, scratch)
 
 
 def _tasks(writer, n_loc: int, folder: Path, call_paths: bool):
