@@ -102,16 +102,18 @@ class Experiment:
         """Whether a timeline of this run draws without building its overview first."""
         return not self.is_trace or self.reader.timeline_open()
 
-    def prepare_window_sums(self, progress=None, cancel: threading.Event | None = None) -> None:
+    def prepare_window_sums(self, progress=None, cancel: threading.Event | None = None, again: bool = True) -> None:
         """Make the window sums ready (popview.cache.window_sums): opened, or built from the
         cache now when it has none (seconds on a large trace: the window calls this on a
         lane of its own before a time-window or iteration focus, never in its GUI thread;
         the API and the CLI build them at their first use, in the caller's thread). A
         trace only; nothing for a profile. A build that failed before (a full disk: the
         reader remembers it, and the foci that read them fail with it at once) is tried
-        again: this is the request to build them."""
+        again: this is the request to build them; with `again` False it is raised at once
+        instead (a pane's refresh, which only the user's "try again" makes a request: a
+        build that fails meanwhile, in another thread, is not tried again either)."""
         if self.is_trace:
-            self.reader.window_sums(Progress(progress, cancel), again=True)
+            self.reader.window_sums(Progress(progress, cancel), again=again)
 
     @property
     def window_sums_failure(self) -> OSError | None:

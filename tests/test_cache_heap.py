@@ -20,7 +20,25 @@ def test_the_derived_data_process_sets_large_thresholds(monkeypatch):
     monkeypatch.setattr(heap, "_glibc", lambda: libc)
     monkeypatch.delenv(heap.OFF_ENV, raising=False)
     heap.keep_freed_memory()
-    assert libc.calls == [(heap.M_MMAP_THRESHOLD, heap._CONVERTING[0]), (heap.M_TRIM_THRESHOLD, heap._CONVERTING[1])]
+    assert libc.calls == [(heap.M_MMAP_THRESHOLD, heap._CONVERTING[0]), (heap.M_TRIM_THRESHOLD, heap._CONVERTING[1]),
+                          (heap.M_ARENA_MAX, 1)]
+
+
+def test_a_process_kept_untrimmed_skips_the_trims_between_steps(monkeypatch):
+    libc = TrimmingLibc()
+    monkeypatch.setattr(heap, "_glibc", lambda: libc)
+    monkeypatch.setattr(heap, "_trim", [True])
+    monkeypatch.delenv(heap.OFF_ENV, raising=False)
+    heap.release_free_memory()
+    heap.keep_freed_memory(trim=False)
+    heap.release_free_memory()
+    assert libc.calls[0] == ("trim", 0) and ("trim", 0) not in libc.calls[1:]
+    n = len(libc.calls)
+    heap.release_free_memory(last=True)       # nothing large allocated after: trimmed all the same
+    assert libc.calls[n:] == [("trim", 0)]
+    heap.keep_freed_memory()                  # the derived-data process: trims between its jobs
+    heap.release_free_memory()
+    assert libc.calls[-1] == ("trim", 0)
 
 
 def test_opening_a_trace_leaves_the_callers_allocator_alone(tmp_path, cache_dir, monkeypatch):
@@ -33,6 +51,15 @@ def test_opening_a_trace_leaves_the_callers_allocator_alone(tmp_path, cache_dir,
 def test_without_glibc_nothing_is_called(monkeypatch):
     monkeypatch.setattr(heap, "_glibc", lambda: None)
     heap.keep_freed_memory()
+    heap.one_heap()
+
+
+def test_one_heap_sets_the_arenas_only(monkeypatch):
+    libc = FakeLibc()
+    monkeypatch.setattr(heap, "_glibc", lambda: libc)
+    monkeypatch.delenv(heap.OFF_ENV, raising=False)
+    heap.one_heap()
+    assert libc.calls == [(heap.M_ARENA_MAX, 1)]
 
 
 class TrimmingLibc(FakeLibc):

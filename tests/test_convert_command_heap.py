@@ -1,7 +1,7 @@
-"""`popview convert` keeps glibc's freed arrays for the next ones (heap.keep_freed_memory) in
-its own process, which only converts and exits; not with the timeline overview (--timeline,
+"""`popview convert` keeps glibc's freed arrays for the next ones (heap.keep_freed_memory, one
+heap for every thread, no trims between steps) in its own process, which only converts and exits; not with the timeline overview (--timeline,
 --all: the derived-data process runs beside it, their joint peak is the one near the 1 GB
-bound), nor on Dask. A library's caller (a notebook, the window) never has it set."""
+bound; there, and for OTF2, only one heap for every thread: heap.one_heap), nor on Dask. A library's caller (a notebook, the window) never has it set."""
 from __future__ import annotations
 
 import pytest
@@ -22,19 +22,20 @@ def trace(tmp_path_factory):
 @pytest.fixture
 def kept(monkeypatch):
     calls = []
-    monkeypatch.setattr(heap, "keep_freed_memory", lambda: calls.append(1))
+    monkeypatch.setattr(heap, "keep_freed_memory", lambda trim=True: calls.append(trim))
+    monkeypatch.setattr(heap, "one_heap", lambda: calls.append("one heap"))
     return calls
 
 
 def test_the_convert_command_keeps_freed_memory(trace, tmp_path, kept):
     assert main(["convert", "--force", "--cache-dir", str(tmp_path), str(trace)]) == 0
-    assert kept == [1]
+    assert kept == [False]           # and no step trims: its peaks all come in this process
 
 
 @pytest.mark.parametrize("flag", ["--timeline", "--all"])
 def test_not_beside_the_derived_data_process(trace, tmp_path, kept, flag):
     assert main(["convert", "--force", flag, "--cache-dir", str(tmp_path), str(trace)]) == 0
-    assert kept == []
+    assert kept == ["one heap"]     # every thread from glibc's main heap, its trimming kept
 
 
 def test_not_for_an_otf2_archive(tmp_path, kept):
@@ -46,7 +47,7 @@ def test_not_for_an_otf2_archive(tmp_path, kept):
     anchor = tmp_path / "a" / "traces.otf2"
     for path in (anchor, anchor.parent):
         assert main(["convert", "--force", "--cache-dir", str(tmp_path / "c"), str(path)]) == 0
-    assert kept == []
+    assert kept == ["one heap", "one heap"]
 
 
 def test_never_in_a_library_callers_process(trace, tmp_path, kept):

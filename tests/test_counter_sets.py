@@ -89,3 +89,25 @@ def test_a_state_across_a_set_change_makes_window_counters_unknown(tmp_path, cac
         node = next(n for _, n in e.metrics("computation", Focus.window(0, 400)).walk() if n.id == "clock_rate")
         assert node.value is None and "spans a set change" in node.reason
 
+
+
+def test_a_rotation_that_starts_after_the_first_million_events_is_found(tmp_path, cache_dir):
+    """Only the first location's first 2^20 events were looked at for a second set change:
+    a run whose rotation starts later (here after 1.2 M events: set 1, cycles and
+    instructions, for 6/7 of the run, then set 2) was taken for one set, its cycles divided
+    by all the useful time (1.71 GHz instead of 2.0). The whole trace is scanned now."""
+    import numpy as np
+
+    from popview.analysis import counter_sets
+    from popview.testing import synthetic
+
+    trace = synthetic.write_rotating_sets(tmp_path / "late.prv", rows_before=600_000, rows_after=100_000)
+    with popview.open(trace, cache_dir=cache_dir) as exp:
+        types = exp.reader.read("events", columns=["type"])["type"]
+        changes = np.flatnonzero(types == counter_sets.SET_EVENT)
+        assert len(changes) == 2 and changes[0] < 1 << 20 < changes[1], changes      # the rotation starts late
+        assert counter_sets.periods(exp).rotating == {"PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCM"}
+        tree = exp.metrics("computation", "whole")
+        assert tree.value("clock_rate") == pytest.approx(2.0)           # 1.714 GHz on the old code
+        assert tree.value("ipc") == pytest.approx(1.5)
+        assert any("counter sets rotate" in n and "PAPI_TOT_CYC 85.7%" in n for n in tree.notes), tree.notes

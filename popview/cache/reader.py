@@ -193,6 +193,14 @@ class Reader:
             raise CacheDamaged(f"{self.path}: cache damaged while reading {table} "
                                f"({integrity.first_line(exc)}); it will be converted again") from None
 
+    def rows(self, table: str, column: str, lo: int, hi: int) -> np.ndarray:
+        """Rows [lo, hi) of one column of `table`, across locations (a scan by blocks)."""
+        try:
+            return read_rows(self.h5[table][column], lo, hi)
+        except OSError as exc:          # HDF5's chunk checksum: the file changed since it was opened
+            raise CacheDamaged(f"{self.path}: cache damaged while reading {table} "
+                               f"({integrity.first_line(exc)}); it will be converted again") from None
+
     def _read(self, table: str, locations, t0, t1, columns) -> dict[str, np.ndarray]:
         names = columns or [c for c, _ in schema.columns(table)]
         g = self.h5[table]

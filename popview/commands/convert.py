@@ -25,6 +25,8 @@ def add_parser(sub) -> None:
 @guarded
 def run(args) -> int:
     paths = expand_runs(args.paths)
+    from popview.cache import heap
+
     if not (args.timeline or args.all or args.dask or any(readers.reuses_memory(p) for p in paths)):
         # this process only converts, then exits: glibc keeps freed arrays for the next ones instead
         # of mapping each afresh and faulting it in page by page (popview.cache.heap). 1 GB trace: CPU
@@ -32,9 +34,12 @@ def run(args) -> int:
         # of --timeline, whose joint peak is the one near the 1 GB bound; nor for formats whose
         # decoding threads reuse their own memory (Format.reuses_memory: OTF2, whose rows stay in
         # memory, cache/kept.py): the 10^7-event archive's peak was 1089 against 815 MiB, CPU 1.07x (5 pairs)
-        from popview.cache import heap
-
-        heap.keep_freed_memory()
+        heap.keep_freed_memory(trim=False)     # its peaks all come in this process: no step trims
+    elif not args.dask:
+        # every thread from glibc's one heap all the same (heap.one_heap): the 1 GB trace with
+        # --timeline peaked at 756-761 against 875-880 MB (both processes), page faults -20 %;
+        # the 10^7-event OTF2 archive at 795-809 against 842-933 MB, CPU the same (3 pairs, load 5-6)
+        heap.one_heap()
     with dask_client(args) as client:
         for path in paths:
             t0 = time.perf_counter()

@@ -9,7 +9,9 @@ number of processing elements.
 from __future__ import annotations
 
 import math
+from html import escape
 from pathlib import Path
+from typing import NamedTuple
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -65,14 +67,47 @@ def fit_legend(plot) -> None:
 CANCELLED = "cancelled"
 
 
-def _build_table(job, unprepared, runs, model, focus, ref, mode):
-    """In the lane: the window sums of `unprepared` built (their progress reported), then the
-    table; CANCELLED when the Cancel stopped the build."""
-    from popview.cache.progress import Cancelled
+class SumsFailed(NamedTuple):
+    """The window sums of a run could not be built (a full disk): its name, and why."""
 
+    run: str
+    reason: str
+
+
+def remembered_failure(runs, again: bool = False) -> SumsFailed | None:
+    """The first of `runs` whose window-sums build failed before (the run remembers it:
+    Experiment.window_sums_failure), unless `again` (asked to try again)."""
+    from popview.failures import one_line
+
+    if again:
+        return None
+    for run in runs:
+        failed = getattr(run, "window_sums_failure", None)
+        if failed is not None:
+            return SumsFailed(run.name, one_line(failed))
+    return None
+
+
+def _build_table(job, unprepared, runs, model, focus, ref, mode, again: bool = False):
+    """In the lane: the window sums of `unprepared` built (their progress reported), then the
+    table; CANCELLED when the Cancel stopped the build; SumsFailed when a run's could not be
+    built (now, or before: a failed build is not tried again unless `again`)."""
+    from popview.cache import location
+    from popview.cache.progress import Cancelled
+    from popview.failures import one_line
+
+    failed = remembered_failure(unprepared, again)
+    if failed is not None:
+        return failed
     try:
         for i, run in enumerate(unprepared):
-            run.prepare_window_sums(lambda f, m="", i=i: job.progress((i + f) / len(unprepared), m), job.cancel)
+            try:
+                run.prepare_window_sums(lambda f, m="", i=i: job.progress((i + f) / len(unprepared), m), job.cancel,
+                                        again=again)
+            except OSError as exc:
+                if not location.cannot_build(exc):
+                    raise
+                return SumsFailed(run.name, one_line(exc))
     except Cancelled:
         return CANCELLED
     return series.build(runs, model, focus, ref, mode)
@@ -97,6 +132,7 @@ class ScalingPane(QWidget):
         self.mode_box.addItems(list(series.MODES))
         self.status = QLabel(self)
         self.status.setWordWrap(True)
+        self.status.linkActivated.connect(self._sums_again)     # "try again": window sums that failed
         self.export_button = QToolButton(self, text="Export", toolTip="Export the table or the plots")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         export_menu = QMenu(self.export_button)
@@ -208,7 +244,12 @@ class ScalingPane(QWidget):
         self.refresh()
 
     # ---- computing ----------------------------------------------------
-    def refresh(self, *_signal_args) -> None:
+    def refresh(self, *_signal_args, again: bool = False) -> None:
+        """The table computed again on the lane; with a time-window or iteration focus the
+        window sums of the runs without them built first. A run whose build failed (a full disk:
+        the run remembers it, whichever pane or call tried) is not tried again -- every change
+        of model, reference or focus built it again, seconds on a large trace, to fail the
+        same way -- but said, with a "try again" link (`again`)."""
         runs = self.runs()
         if len(runs) < 2:
             self.table = None
@@ -226,6 +267,10 @@ class ScalingPane(QWidget):
         self._drop_entry()
         unprepared = [r for r in runs if not getattr(r, "window_sums_prepared", True)] \
             if focus.kind in WINDOW_FOCI else []
+        failed = remembered_failure(unprepared, again)
+        if failed is not None:
+            self._arrived(failed, None)
+            return
         if unprepared:
             # the window sums of the runs without them (popview.cache.window_sums), built first with
             # their progress and Cancel: seconds a run on a large trace
@@ -234,8 +279,11 @@ class ScalingPane(QWidget):
                                       what="building the window sums (nothing is kept)", stop=self._stop)
             self.building.addWidget(self._entry)
             self._entry.show()
-        self.runner.submit(lambda job: _build_table(job, unprepared, runs, model, focus, ref, mode),
+        self.runner.submit(lambda job: _build_table(job, unprepared, runs, model, focus, ref, mode, again),
                            self._arrived)
+
+    def _sums_again(self, _link: str = "") -> None:
+        self.refresh(again=True)
 
     def _stop(self) -> None:
         if self.runner.stop():                 # still waiting for its turn: ended now
@@ -257,6 +305,14 @@ class ScalingPane(QWidget):
             self.efficiency_plot.clear()
             self.status.setText("Not computed: building the window sums this focus reads was cancelled; nothing "
                                 "was kept. Choose the focus again to build them.")
+        elif isinstance(table, SumsFailed):
+            self.table = None
+            self.tree.clear()
+            self.speedup_plot.clear()
+            self.efficiency_plot.clear()
+            self.status.setText(f"Not computed: the window sums of {escape(table.run)} (what this focus reads) "
+                                f"could not be built: {escape(table.reason)}. "
+                                '<a href="again">Try again</a>.')
         elif error is not None:
             self.table = None
             self.tree.clear()

@@ -494,6 +494,53 @@ def _row(s: Shape) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- rotating counter sets
+
+SET_EVENT, L1_DCM = 41999999, 42000000      # Extrae's active counter set; a counter of the second set
+
+
+def write_rotating_sets(path, rows_before: int, rows_after: int, row_ns: int = 100) -> Path:
+    """A one-thread trace (.prv, .pcf) whose counter sets rotate (Extrae's event 41999999):
+    Running in rows of `row_ns`; set 1 (200 cycles, 300 instructions a row: 2 GHz, IPC 1.5)
+    for `rows_before` rows, then set 2 (5 L1 misses a row, no cycles) for `rows_after`. The
+    set is declared at 0 and changed once, after 2 * rows_before events: a rotation that
+    starts that far in. Written with numpy, fast at millions of rows."""
+    path = Path(path)
+    n = rows_before + rows_after
+    begin = np.arange(n, dtype=np.int64) * row_ns
+    fields = np.zeros((2 * n + 1, MAX_FIELDS), np.int64)
+    counts = np.zeros(2 * n + 1, np.int64)
+    fields[0, :8] = (2, 1, 1, 1, 1, 0, SET_EVENT, 1)
+    counts[0] = 8
+    states, events = fields[1::2], fields[2::2]
+    states[:, :8] = (1, 1, 1, 1, 1, 0, 0, RUNNING)
+    states[:, 5], states[:, 6] = begin, begin + row_ns
+    counts[1::2] = 8
+    events[:, :5] = (2, 1, 1, 1, 1)
+    events[:, 5] = begin + row_ns
+    events[:rows_before, 6:10] = (CYC, 200, INS, 300)
+    counts[2::2][:rows_before] = 10
+    if rows_after:
+        events[rows_before - 1, 10:14] = (SET_EVENT, 2, L1_DCM, 0)   # the old set's last deltas, the new's zeros
+        counts[2::2][rows_before - 1] = 14
+        events[rows_before:, 6:8] = (L1_DCM, 5)
+        counts[2::2][rows_before:] = 8
+    end = n * row_ns
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(f"#Paraver (22/11/26 at 00:00):{end}_ns:1(1):1:1(1:1),1\nc:1:1:1:1\n".encode("ascii"))
+        for k in range(0, len(fields), 1 << 20):
+            f.write(_format(fields[k:k + (1 << 20)], counts[k:k + (1 << 20)]).tobytes())
+    tmp.replace(path)
+    path.with_suffix(".pcf").write_text(
+        "DEFAULT_OPTIONS\n\nLEVEL               THREAD\nUNITS               NANOSEC\n\nSTATES\n"
+        f"{IDLE}    Idle\n{RUNNING}    Running\n\nEVENT_TYPE\n"
+        f"7  {INS} PAPI_TOT_INS [Instr completed]\n7  {CYC} PAPI_TOT_CYC [Total cycles]\n"
+        f"7  {L1_DCM} PAPI_L1_DCM [L1D cache misses]\n7  {SET_EVENT} Active hardware counter set\n",
+        encoding="ascii")
+    return path
+
+
 # ---------------------------------------------------------------- series
 
 def write_scaling_series(directory, shapes=((1, 2), (2, 2), (4, 2)), total_work_ns: int = 40_000_000,

@@ -5,8 +5,11 @@ every change of the progress message's phase (parsing, sorting states,
 sorting events, ..., cumulative sums, done): the wall time, the process's CPU
 time, the CPU of each family of threads since the last phase (from
 /proc/self/task, sampled every 10 ms: the parse, spill, read, consume, zstd,
-fingerprint threads are named `popview-*`) and the peak resident memory
-within the phase. With several source trees (`--tree A --tree B`), the runs
+fingerprint threads are named `popview-*`) the peak resident memory
+within the phase and the minor page faults (fresh memory touched: the
+process's and, after each thread's CPU, its family's, in thousands). The
+child sets glibc's allocator as `popview convert` does (heap.keep_freed_memory(trim=False);
+PHASES_CLI_HEAP=0: glibc's defaults, as a library's caller has them). With several source trees (`--tree A --tree B`), the runs
 go in turn A B A B ... (each its own PYTHONPATH), and the medians per phase
 are printed per tree: the before and after of docs/cache.md's issue 25
 sections. The wall figures hold only on a machine with both cores free; the
@@ -57,10 +60,11 @@ def sample():
         except OSError:
             continue
         with lock:
-            entry = seen.setdefault(tid, [None, 0.0])
+            entry = seen.setdefault(tid, [None, 0.0, 0])
             if entry[0] is None and int(tid) in names:
                 entry[0] = family(names[int(tid)])
             entry[1] = (int(fields[11]) + int(fields[12])) / tick
+            entry[2] = int(fields[7])          # minor page faults
     with open("/proc/self/statm") as f:
         peak[0] = max(peak[0], int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE"))
 
@@ -77,6 +81,15 @@ try:
     _one_blas_thread()
 except ImportError:                                 # a tree from before it
     pass
+if os.environ.get("PHASES_CLI_HEAP", "1") == "1":
+    try:                                            # as `popview convert` sets glibc for itself (heap.py)
+        from popview.cache import heap
+        try:
+            heap.keep_freed_memory(trim=False)
+        except TypeError:                           # a tree from before trim=
+            heap.keep_freed_memory()
+    except (ImportError, AttributeError):
+        pass
 from popview.experiment import convert
 
 phases, last, before = [], [None], {}
@@ -84,15 +97,17 @@ phases, last, before = [], [None], {}
 
 def close(label):
     sample()
-    threads = {}
+    threads, faults = {}, {}
     with lock:
-        for tid, (name, cpu) in seen.items():
+        for tid, (name, cpu, flt) in seen.items():
             if name != "sampler":
-                threads[name or "other"] = threads.get(name or "other", 0.0) + cpu - before.get(tid, 0.0)
-            before[tid] = cpu
+                threads[name or "other"] = threads.get(name or "other", 0.0) + cpu - before.get(tid, (0.0, 0))[0]
+                faults[name or "other"] = faults.get(name or "other", 0) + flt - before.get(tid, (0.0, 0))[1]
+            before[tid] = (cpu, flt)
         rss, peak[0] = peak[0], 0
     phases.append({"phase": label, "end": time.perf_counter() - t0, "cpu": time.process_time() - c0,
-                   "threads": {k: round(v, 3) for k, v in threads.items() if v > 0}, "peak_mb": rss / 2**20})
+                   "threads": {k: round(v, 3) for k, v in threads.items() if v > 0}, "peak_mb": rss / 2**20,
+                   "faults": {k: v for k, v in faults.items() if v > 0}})
 
 
 def progress(fraction, message=""):
@@ -120,29 +135,38 @@ def durations(phases: list[dict]) -> dict[str, dict]:
     """Per phase: its wall, its CPU, its threads' CPU and its peak (a phase met twice adds up)."""
     found, start, cpu = {}, 0.0, 0.0
     for p in phases:
-        entry = found.setdefault(p["phase"], {"wall": 0.0, "cpu": 0.0, "threads": {}, "peak_mb": 0.0})
+        entry = found.setdefault(p["phase"], {"wall": 0.0, "cpu": 0.0, "threads": {}, "peak_mb": 0.0, "faults": 0})
         entry["wall"] += p["end"] - start
         entry["cpu"] += p["cpu"] - cpu
         for k, v in p["threads"].items():
             entry["threads"][k] = entry["threads"].get(k, 0.0) + v
+        entry["faults"] += sum(p.get("faults", {}).values())
+        for k, v in p.get("faults", {}).items():
+            entry.setdefault("thread_faults", {})[k] = entry.get("thread_faults", {}).get(k, 0) + v
         entry["peak_mb"] = max(entry["peak_mb"], p["peak_mb"])
         start, cpu = p["end"], p["cpu"]
-    found["total"] = {"wall": start, "cpu": cpu, "threads": {},
+    found["total"] = {"wall": start, "cpu": cpu, "threads": {}, "faults": sum(p["faults"] for p in found.values()),
                       "peak_mb": max(p["peak_mb"] for p in phases)}
     return found
+
+
+def _faults_of(rows: list[dict], name: str) -> str:
+    """A family of threads' page faults in a phase (median, thousands), when it has any."""
+    k = statistics.median(x.get("thread_faults", {}).get(name, 0) for x in rows) / 1e3
+    return f"/{k:.0f}k" if k >= 0.5 else ""
 
 
 def table(label: str, runs: list[dict[str, dict]]) -> str:
     order = list(dict.fromkeys(k for r in runs for k in r))
     lines = [f"{label} ({len(runs)} runs, medians)",
-             f"  {'phase':<24} {'wall s':>7} {'CPU s':>7} {'peak MB':>8}  threads' CPU s"]
+             f"  {'phase':<24} {'wall s':>7} {'CPU s':>7} {'peak MB':>8} {'faults k':>8}  threads' CPU s"]
     for phase in order:
         rows = [r[phase] for r in runs if phase in r]
-        med = {k: statistics.median(x[k] for x in rows) for k in ("wall", "cpu", "peak_mb")}
+        med = {k: statistics.median(x.get(k, 0) for x in rows) for k in ("wall", "cpu", "peak_mb", "faults")}
         names = sorted({n for x in rows for n in x["threads"]})
         threads = " ".join(f"{n.replace('popview-', '')}={statistics.median(x['threads'].get(n, 0.0) for x in rows):.2f}"
-                           for n in names)
-        lines.append(f"  {phase[:24]:<24} {med['wall']:7.2f} {med['cpu']:7.2f} {med['peak_mb']:8.0f}  {threads}")
+                           + _faults_of(rows, n) for n in names)
+        lines.append(f"  {phase[:24]:<24} {med['wall']:7.2f} {med['cpu']:7.2f} {med['peak_mb']:8.0f} {med['faults'] / 1e3:8.1f}  {threads}")
     return "\n".join(lines)
 
 

@@ -9,7 +9,9 @@ it) against `paramedir TRACE CFG OUT` (the Paraver kernel loading the trace
 and computing the cfg's histogram: basicanalysis' timings.cfg, the time per
 state and thread, by default), run in turn A B C D A B C D ... on the same
 .prv, each a fresh process. Prints per size the median wall, the MB/s of
-.prv text, the CPU seconds, the joint peak resident memory of each process
+.prv text, the CPU seconds (and their user and system parts, with the minor
+page faults: fresh memory the kernel clears, the part of a run that varies
+most on a shared virtual machine), the joint peak resident memory of each process
 tree (popview's derived-data process included, sampled every 20 ms) and the
 ratio paramedir / popview pair by pair. popview runs with Python's bytecode cache, as an
 installed package does (PYTHONDONTWRITEBYTECODE is unset for it: ahead.installed_env).
@@ -95,7 +97,8 @@ def timed(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -> d
     err = proc.stderr.read().decode(errors="replace")
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd[0]} exited {proc.returncode}: {err.strip()[-500:]}")
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": peak / 1e6}
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": peak / 1e6,
+            "user": usage.ru_utime, "sys": usage.ru_stime, "faults": usage.ru_minflt}
 
 
 # A first use of the timeline of a cache converted without its overview: built from the cache.
@@ -198,7 +201,9 @@ def figures(label: str, runs: list[dict], megabytes: float | None = None) -> str
     rate = f" = {megabytes / wall:5.0f} MB/s" if megabytes else ""
     return (f"  {label:28s} wall {wall:6.2f} s (min {min(r['wall'] for r in runs):.2f}, "
             f"max {max(r['wall'] for r in runs):.2f}){rate}, CPU {statistics.median(r['cpu'] for r in runs):6.2f} s, "
-            f"peak RSS {max(r['peak_mb'] for r in runs):5.0f} MB")
+            f"peak RSS {max(r['peak_mb'] for r in runs):5.0f} MB"
+            f" (user {statistics.median(r['user'] for r in runs):.2f} s, system {statistics.median(r['sys'] for r in runs):.2f} s, "
+            f"{statistics.median(r['faults'] for r in runs) / 1e3:.0f} k page faults)")
 
 
 def ratio_line(num: list[dict], den: list[dict], label: str) -> str:

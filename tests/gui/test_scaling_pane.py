@@ -288,3 +288,64 @@ def test_the_table_before_its_figures_has_no_stray_header(qtbot):
     p = ScalingPane(AppState())
     qtbot.addWidget(p)
     assert p.tree.headerItem().text(0) == "Metric"
+
+
+@pytest.mark.answers_later
+def test_a_sums_build_that_failed_is_not_tried_again_until_asked(qtbot, series, tmp_path, monkeypatch):
+    """No room for the window sums (a full disk): the pane says the table is not computed,
+    naming the run, the file and why. The run remembers the failure (Experiment.
+    window_sums_failure): a change of model, reference, mode or window focus used to build the
+    sums again (two attempts each, seconds on a large trace) to fail the same way; now they
+    show the reason at once, and so does the Advisor on that run. The pane's "try again" and
+    the Advisor's build again; with room again the table is computed."""
+    from popview.analysis.focus import Focus
+    from popview.cache import window_sums
+    from popview.gui.advisor import AdvisorPane
+    from popview.testing.faults import full_disk_build
+
+    _, runs = series
+    state = AppState()
+    p = ScalingPane(state)
+    qtbot.addWidget(p)
+    calls, real = [], window_sums.build
+    monkeypatch.setattr(window_sums, "build", full_disk_build(calls))      # no room for the sums
+    exps = [popview.open(path, cache_dir=tmp_path / "c") for path, _ in reversed(runs)]
+    try:
+        for e in exps:
+            state.add_experiment(e)
+        qtbot.waitUntil(lambda: not p.runner.busy and p.table is not None, timeout=60000)
+        state.set_focus(window := Focus.window(0, 2_000_000))
+        qtbot.waitUntil(lambda: not p.runner.busy and "No space left on device" in p.status.text(), timeout=60000)
+        assert len(calls) == 2, "the cache's folder, then a private file"
+        text = p.status.text()
+        p.set_model("pop-mpi")                              # the pane's own changes
+        p.reference_box.setCurrentIndex(1)
+        state.set_scaling("weak")
+        state.set_focus(Focus.window(0, 1_000_000))        # another window focus
+        qtbot.wait(300)
+        qtbot.waitUntil(lambda: not p.runner.busy, timeout=60000)
+        assert len(calls) == 2, "not built again"
+        (failed,) = [e for e in exps if e.window_sums_failure is not None]
+        assert f"Not computed: the window sums of {failed.name}" in text, text
+        assert str(window_sums.path_of(failed.cache_path)) in text and p.table is None
+        assert p.status.text() == text and p.table is None
+        state.set_focus(window)
+        state.set_scaling("auto")
+        state.set_current(failed)
+        advisor = AdvisorPane(state)                        # the Advisor on that run: the same
+        qtbot.addWidget(advisor)
+        qtbot.waitUntil(lambda: "could not be built" in advisor.current_tab().message.text(), timeout=60000)
+        assert len(calls) == 2 and not advisor._sums_builds
+        advisor._sums_again()                               # its "try again": built again
+        qtbot.waitUntil(lambda: len(calls) == 4 and not advisor._sums_builds, timeout=60000)
+        p.status.linkActivated.emit("again")                # the pane's: built again
+        qtbot.waitUntil(lambda: len(calls) == 6 and not p.runner.busy, timeout=60000)
+        assert "could not be built" in p.status.text()
+        monkeypatch.setattr(window_sums, "build", real)     # room again
+        p.status.linkActivated.emit("again")
+        qtbot.waitUntil(lambda: not p.runner.busy and "calculating" not in p.status.text(), timeout=60000)
+        assert p.table is not None, p.status.text()
+        assert all(e.window_sums_prepared for e in exps) and "Not computed" not in p.status.text()
+    finally:
+        for e in exps:
+            e.close()

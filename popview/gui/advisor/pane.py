@@ -1,6 +1,7 @@
 """The Advisor pane: POP metrics of the focus of analysis, one tab per variant."""
 from __future__ import annotations
 
+import functools
 from html import escape
 from pathlib import Path
 
@@ -60,6 +61,7 @@ class AdvisorPane(QWidget):
         self.report_runner = Lane(self, "report")
         self._sums_failed: dict[int, str] = {}
         self._sums_cancelled: set[int] = set()     # runs whose build was cancelled: asked again by a focus chosen
+        self._sums_asked: set[int] = set()         # runs whose build was asked for again (focus chosen, link)
         self.building = QVBoxLayout()
         self._sums_builds = PaneBuilds(self, self.building, "window sums",
                                        lambda exp, result, error: self._sums_built(exp, error, result),
@@ -175,6 +177,7 @@ class AdvisorPane(QWidget):
             for key in [k for k in kept if (k[0] if isinstance(k, tuple) else k) not in live]:
                 del kept[key]
         self._sums_cancelled &= live
+        self._sums_asked &= live
         exp = self.state.current
         if exp is self._exp and self.tabs.count():
             self.refresh()
@@ -243,6 +246,7 @@ class AdvisorPane(QWidget):
         if self._exp is not None:
             self._sums_cancelled.discard(id(self._exp))
             self._sums_failed.pop(id(self._exp), None)
+            self._sums_asked.add(id(self._exp))
         self.refresh()
 
     def _window_sums_ready(self, exp, tab) -> bool:
@@ -252,10 +256,16 @@ class AdvisorPane(QWidget):
         cache converted by the CLI has none), never in the GUI thread, and the Advisor
         computes once they are there. A cancelled build leaves nothing and the tab says
         so, a failed one (a full disk: popview.cache.companion) says why, until the focus is
-        chosen again or its link is followed."""
+        chosen again or its link is followed; so does a build that failed elsewhere (the Scaling
+        pane, a script: the run remembers it, Experiment.window_sums_failure), not tried again."""
         if getattr(exp, "window_sums_prepared", True):
             return True
         failed = self._sums_failed.get(id(exp))
+        remembered = getattr(exp, "window_sums_failure", None)
+        if failed is None and id(exp) not in self._sums_asked and remembered is not None:
+            from popview.failures import one_line     # failed before (the Scaling pane, ...): not tried again
+
+            failed = one_line(remembered)
         if failed is not None:
             tab.show_done()
             tab.show_roots([])
@@ -276,13 +286,16 @@ class AdvisorPane(QWidget):
         tab.show_roots([])        # not the previous focus's figures under this focus's header for that long
         self._show_warnings([], [])
         tab.show_message(f"<i>preparing the window sums of {escape(exp.name)}...</i>")
-        self._sums_builds.start(exp, exp.prepare_window_sums)
+        asked = id(exp) in self._sums_asked       # otherwise a build failing meanwhile (another pane) is not redone
+        self._sums_asked.discard(id(exp))
+        self._sums_builds.start(exp, functools.partial(exp.prepare_window_sums, again=asked))
         return False
 
     def _sums_again(self, _link: str = "") -> None:
         if self._exp is not None:
             self._sums_cancelled.discard(id(self._exp))
             self._sums_failed.pop(id(self._exp), None)
+            self._sums_asked.add(id(self._exp))
         self.refresh()
 
 

@@ -322,23 +322,44 @@ def distinct(values):
 @njit(cache=True, nogil=True)
 def _distinct_few(values):
     """distinct(), or None when there are more distinct values than room (numpy then
-    does it: np.unique compiled inside a kernel costs seconds at first use)."""
+    does it: np.unique compiled inside a kernel costs seconds at first use). The table
+    starts small and doubles as it fills: a block has a few event types, and a table
+    sized for its length (4 MB cleared a 16 MB block) was a twentieth of the 1 GB
+    trace's page faults."""
+    limit = 64
+    while limit < 4 * min(len(values), 1 << 20):
+        limit *= 2
     cap = 64
-    while cap < 4 * min(len(values), 1 << 20):
-        cap *= 2
     table = np.empty(cap, values.dtype)
     used = np.zeros(cap, np.bool_)
-    found = np.empty(min(len(values), cap // 2), values.dtype)
+    found = np.empty(cap // 2, values.dtype)
     n = 0
     for v in values:
         slot = (np.int64(v) * 0x9E3779B1) & (cap - 1)
         while used[slot] and table[slot] != v:
             slot = (slot + 1) & (cap - 1)
-        if not used[slot]:
-            if n == len(found):
+        if used[slot]:
+            continue
+        if n == cap // 2:                 # half full: twice the room, or numpy's turn
+            if cap == limit:
                 return None
-            used[slot] = True
-            table[slot] = v
-            found[n] = v
-            n += 1
+            cap *= 2
+            table = np.empty(cap, values.dtype)
+            used = np.zeros(cap, np.bool_)
+            grown = np.empty(cap // 2, values.dtype)
+            grown[:n] = found[:n]
+            found = grown
+            for k in range(n):
+                s = (np.int64(found[k]) * 0x9E3779B1) & (cap - 1)
+                while used[s]:
+                    s = (s + 1) & (cap - 1)
+                used[s] = True
+                table[s] = found[k]
+            slot = (np.int64(v) * 0x9E3779B1) & (cap - 1)
+            while used[slot]:
+                slot = (slot + 1) & (cap - 1)
+        used[slot] = True
+        table[slot] = v
+        found[n] = v
+        n += 1
     return found[:n]
