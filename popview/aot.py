@@ -16,8 +16,12 @@ Each function is compiled with its kernel's own options (`nogil` releases the
 GIL, `_nrt=False` of refcount_free, fastmath, error model...), the kernels it
 calls with theirs, for the host CPU and its features. The module's index (JSON,
 written last, by rename) names its file and that file's SHA-256, and the
-modification times and sizes of the kernels' source files: a module whose
-hash or sources differ is not used (the next build replaces it). Where the
+SHA-256 of the content of every source its code comes from: the files holding
+a kernel and the modules they import names from (their constants are frozen
+into the compiled code). A module whose hash or any of whose sources differ is
+not used (the next build replaces it): a same-size edit whose modification
+time was kept (cp -p, rsync -t, tar, an edit within the file system's clock
+tick), or a constant changed in a module without kernels, is seen. Where the
 build cannot run (no C compiler, a numba release without pycc, a compile
 error) it leaves a note of why in the folder and is not tried again for that
 key: everything runs through numba as before.
@@ -36,7 +40,7 @@ from pathlib import Path
 
 ENV = "POPVIEW_AOT"
 MANIFEST = Path(__file__).with_name("resources") / "kernels.json"     # the kernels built (precompile's list)
-FORMAT = 1                   # of the index; a change keys a new module
+FORMAT = 2                   # of the index; a change keys a new module (2: the sources by content)
 PREFIX = "popview_aot_"
 
 _lock = threading.Lock()
@@ -99,7 +103,8 @@ def key(manifest_path: Path | None = None) -> str:
 
 
 def installed(package: str) -> str:
-    """An installed package, told by its files (importlib.metadata takes a tenth of a second)."""
+    """An installed package, told by its files and its version (the name of its metadata folder
+    beside it, `numba-0.60.0.dist-info`: importlib.metadata takes a tenth of a second)."""
     import importlib.util
 
     spec = importlib.util.find_spec(package)
@@ -107,7 +112,13 @@ def installed(package: str) -> str:
         st = os.stat(spec.origin)
     except (AttributeError, TypeError, OSError):
         return "?"
-    return f"{spec.origin} {st.st_mtime_ns} {st.st_size}"
+    site = Path(spec.origin).parent.parent
+    try:
+        versions = sorted(name for name in os.listdir(site)
+                          if name.startswith(f"{package}-") and name.endswith((".dist-info", ".egg-info")))
+    except OSError:
+        versions = []
+    return f"{spec.origin} {st.st_mtime_ns} {st.st_size} {' '.join(versions)}"
 
 
 def index_path(k: str) -> Path | None:
@@ -273,15 +284,16 @@ def _note(table: dict, why: str) -> dict:
 
 def _distrust(index: dict, where: Path, fd: int | None = None) -> str:
     """Why the index cannot be trusted ("" when it can): another format, its module file not
-    whole (SHA-256; of the file open as `fd` when given), a kernel's source changed since."""
+    whole (SHA-256; of the file open as `fd` when given), a source of its code changed since
+    (its content: _sources)."""
     if index.get("format") != FORMAT or not str(index.get("file", "")).startswith(PREFIX):
         return "an index of another format"
-    for source, mtime_ns, size in index.get("sources", []):
+    for source, digest in index.get("sources", []):
         try:
-            st = os.stat(source)
+            found = _content_digest(source)
         except OSError:
             return f"source gone: {source}"
-        if (st.st_mtime_ns, st.st_size) != (mtime_ns, size):
+        if found != digest:
             return f"source changed since the build: {source}"
     try:
         if fd is None:
@@ -465,20 +477,67 @@ class _host_target:
 
 
 def _sources() -> list:
-    """[path, mtime_ns, size] of every file holding a kernel (lazy kernels made so far: popview's,
-    and a list's own modules)."""
+    """[path, SHA-256 of its content] of every source the module's code comes from: the files
+    holding a kernel (lazy kernels made so far: popview's, and a list's own modules) and the
+    modules they import names from, popview's or beside them (a constant a kernel reads from
+    a module without kernels, such as model/states.py's FORK_JOIN in the OTF2 kernel, is
+    frozen into its code). Other packages are keyed by their versions (key)."""
     from popview import jit
 
     files = set()
     for lazy in list(jit._lazy):
         code = getattr(lazy.py_func, "__code__", None)
         if code is not None and os.path.exists(code.co_filename):
-            files.add(code.co_filename)
-    out = []
-    for source in sorted(files):
-        st = os.stat(source)
-        out.append([source, st.st_mtime_ns, st.st_size])
+            files.add(os.path.abspath(code.co_filename))
+    for kernel_file in sorted(files):
+        files |= _imported_files(kernel_file)
+    return [[source, _content_digest(source)] for source in sorted(files)]
+
+
+def _imported_files(path: str) -> set[str]:
+    """The files of the modules `path` imports (import, from ... import), when they are
+    popview's or lie in its folder: modules loaded already (sys.modules), nothing imported."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(path).read_bytes(), path)
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    here = os.path.dirname(path)
+    package = _module_of(path)
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level and package is not None:
+                parent = package.rsplit(".", node.level)[0] if package.count(".") >= node.level else ""
+                base = f"{parent}.{base}".strip(".")
+            names.add(base)
+            names |= {f"{base}.{alias.name}" for alias in node.names}     # from package import module
+    mine = _package()
+    out = set()
+    for name in names:
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file and file.endswith(".py"):
+            file = os.path.abspath(file)
+            if file != os.path.abspath(path) and (file.startswith(mine + os.sep) or os.path.dirname(file) == here):
+                out.add(file)
     return out
+
+
+def _module_of(path: str) -> str | None:
+    """The name of the loaded module whose file is `path`."""
+    for name, module in list(sys.modules.items()):
+        if os.path.abspath(getattr(module, "__file__", None) or "") == path:
+            return name
+    return None
+
+
+def _content_digest(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def _package() -> str:

@@ -23,11 +23,12 @@ REPO = Path(popview.__file__).resolve().parents[1]
 KERNELS = '''
 import numpy as np
 from popview.jit import njit, refcount_free
+from aotconst import OFFSET
 
 
 @refcount_free
 def _cell(a, i):
-    return a[i] * 3 + 1
+    return a[i] * 3 + OFFSET
 
 
 @njit(cache=True, nogil=True)
@@ -141,6 +142,7 @@ print(json.dumps(out))
 def kernels_dir(tmp_path_factory) -> Path:
     where = tmp_path_factory.mktemp("aotkernels")
     (where / "aotkernels.py").write_text(textwrap.dedent(KERNELS))
+    (where / "aotconst.py").write_text("OFFSET = 1     # a constant the kernels read: frozen into their code\n")
     (where / "kernels.json").write_text(json.dumps({"scenarios": {"info": LISTED}}))
     return where
 
@@ -413,7 +415,7 @@ def test_a_damaged_or_stale_module_is_not_used(kernels_dir, built, tmp_path):
     shutil.copytree(built, cache)
     index = next(folder.glob("popview-aot-*.json"))
     entry = json.loads(index.read_text())
-    entry["sources"].append([str(kernels_dir / "aotkernels.py"), 1, 1])      # a kernel's source changed
+    entry["sources"].append([str(kernels_dir / "aotkernels.py"), "0" * 64])  # a kernel's source changed
     index.write_text(json.dumps(entry))
     out = _use(kernels_dir, cache)
     assert out["status"].startswith("source changed") and out["numba_before_fallback"] is True
@@ -789,3 +791,53 @@ def test_a_new_build_removes_this_copys_older_modules_for_this_cpu_only(tmp_path
     assert mine.exists() and other_cpu.exists() and other_copy.exists()
     assert not older.exists() and not (tmp_path / f"popview-aot-{'b' * 24}.json").exists()
     assert not stale_same_key.exists()
+
+
+def _without_numbas_cache_of_the_kernels(cache: Path) -> None:
+    """numba's own cache of the test kernels removed: it knows a source by its modification time
+    and size, and does not watch the modules a kernel reads constants from (numba's documented
+    limit), so after the edits below it would serve the old code too; without it numba compiles
+    what the files now say."""
+    doomed = [f for f in cache.rglob("aotkernels.*") if f.suffix in (".nbi", ".nbc")]
+    assert doomed
+    for f in doomed:
+        f.unlink()
+
+
+@pytest.mark.parametrize("edit", ["same size and time", "a constant's module"])
+def test_an_edited_kernel_source_does_not_load_the_old_module(kernels_dir, built, tmp_path, edit):
+    """The index knew the kernels' files by modification time and size only, and only the files
+    holding a kernel: a kernel edited to the same size with its time kept (cp -p, rsync -t, tar,
+    two edits within the file system's clock tick), or a constant changed in the module the
+    kernels import it from, left the old compiled module in use -- the old code's results,
+    silently. The index now keeps each source's content (SHA-256), the constants' modules too."""
+    import shutil
+
+    cache = tmp_path / "numba"
+    shutil.copytree(built, cache)
+    before = _use(kernels_dir, cache)
+    assert before["status"].startswith("used: 5 kernels")
+    name = "aotkernels.py" if edit == "same size and time" else "aotconst.py"
+    source = kernels_dir / name
+    text, st = source.read_bytes(), source.stat()
+    edited = text.replace(b'"negative count"', b'"negative COUNT"') if edit == "same size and time" \
+        else text.replace(b"OFFSET = 1", b"OFFSET = 7")
+    assert edited != text and len(edited) == len(text)
+    try:
+        source.write_bytes(edited)
+        if edit == "same size and time":
+            os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
+            assert source.stat().st_mtime_ns == st.st_mtime_ns and source.stat().st_size == st.st_size
+        _without_numbas_cache_of_the_kernels(cache)
+        out = _use(kernels_dir, cache)
+        assert out["status"] == f"source changed since the build: {source}", out["status"]
+        assert out["numba_before_fallback"] is True                 # the module not used: numba
+        if edit == "same size and time":
+            assert (before["raised"], out["raised"]) == ("negative count", "negative COUNT")
+        else:
+            assert out["spin"] != before["spin"]                     # what OFFSET = 7 computes
+            jit_out = _use(kernels_dir, cache, POPVIEW_AOT="0")
+            assert out["spin"] == jit_out["spin"]
+    finally:
+        source.write_bytes(text)
+        os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))

@@ -41,3 +41,43 @@ def test_digest_keeps_at_most_a_slice_of_the_file_resident(tmp_path):
     grew = int(subprocess.run([sys.executable, "-c", code, str(path)], check=True, capture_output=True,
                               text=True, env=env).stdout.split()[-1])
     assert grew < integrity._DIGEST_SLICE + (32 << 20), f"peak grew by {grew / 1e6:.0f} MB"
+
+
+def test_attrs_digest_is_that_of_every_object_opened(tmp_path):
+    """integrity.attrs_digest opens only the objects that have attributes: the digest of every
+    object opened and its attributes read, as the caches written before it were signed
+    (names of objects without attributes included, in visititems' order)."""
+    import h5py
+
+    from popview.cache.integrity import DIGEST_ATTR, attrs_digest
+
+    def every_object_opened(h5):
+        h = xxhash.xxh3_128()
+
+        def add(name, obj):
+            h.update(name.encode() + b"\0")
+            for key in sorted(obj.attrs):
+                if obj is h5 and key == DIGEST_ATTR:
+                    continue
+                value = obj.attrs[key]
+                h.update(key.encode() + b"\0" + repr(value.tolist() if hasattr(value, "tolist") else value).encode()
+                         + b"\0")
+        add("/", h5)
+        h5.visititems(add)
+        return h.hexdigest()
+
+    with h5py.File(tmp_path / "c.h5", "w") as f:
+        f.attrs["complete"] = True
+        f.attrs[DIGEST_ATTR] = np.bytes_("x")
+        f.create_dataset("b/ds", data=np.arange(3))
+        f["b/ds"].attrs["unit"] = "ns"
+        f.create_group("a/été/empty")
+        f["a"].attrs["n"] = np.arange(4)
+        f.create_dataset("z", data=[1.5])
+        first = attrs_digest(f)
+        assert first == every_object_opened(f)
+        f["a/été/empty"].attrs["late"] = 1
+        assert attrs_digest(f) == every_object_opened(f) != first
+        del f["a/été/empty"].attrs["late"]
+        f.create_group("a/été/empty2")
+        assert attrs_digest(f) == every_object_opened(f) != first

@@ -46,6 +46,30 @@ def test_a_table_begun_again_replaces_the_first(tmp_path):
     assert RawTables(tmp_path)["states"]["begin"][:].tolist() == [7]
 
 
+def test_a_table_kept_in_memory_reads_as_the_one_written(tmp_path):
+    """SortedCopy.keep: parts of whole locations held as they are (none written) read, by any
+    slice, as the same parts written into the copy; locations without rows, empty parts too."""
+    parts = [_states([0, 0, 1], [1, 2, 3]), _states([], []), _states([3, 3, 3, 4], [4, 9, 11, 12]),
+             _states([6], [20])]
+    offsets = np.array([0, 2, 3, 3, 6, 7, 7, 8])
+    written, kept = SortedCopy(tmp_path / "written"), SortedCopy(tmp_path / "kept")
+    written.begin("states")
+    for p in parts:
+        written.append("states", p)
+    written.finish("states", offsets)
+    kept.keep("states", parts, offsets)
+    assert not (tmp_path / "kept" / "states.begin").exists() and "states" in kept.kept
+    a, b = RawTables(tmp_path / "written")["states"], RawTables(tmp_path / "kept", kept.kept)["states"]
+    assert b["offsets"].tolist() == offsets.tolist()
+    for name, _ in schema.columns("states"):
+        for lo in range(9):
+            for hi in range(lo, 9):
+                assert b[name][lo:hi].tolist() == a[name][lo:hi].tolist(), (name, lo, hi)
+                assert b[name][lo:hi].dtype == a[name][lo:hi].dtype
+    kept.release_kept()
+    assert all(not c.parts for c in kept.kept["states"].values())
+
+
 @pytest.mark.parametrize("pread_min", [0, 1 << 62])
 @pytest.mark.parametrize("batch_rows", [7, 1 << 20])
 def test_a_spill_adopted_with_its_run_index_reads_as_the_sorted_table(tmp_path, monkeypatch, batch_rows, pread_min):

@@ -68,3 +68,29 @@ def test_the_timeline_draws_and_names_double_event_values(tmp_path):
         pic = data.picture(ColourMode("event", ENERGY), [0], 0, 300, 2)
         assert pic.values[0].tolist() == [0.25, 0.625]
         assert data._event_value(ENERGY, int(_bits([0.625])[0])) == "0.625"
+
+
+def test_readings_added_run_by_run_as_of_the_whole_location():
+    """cumulative.add_readings_by_run (the events kept in memory, a run of them at a time) adds
+    what add_readings adds over their concatenation, in the same order: runs cut anywhere,
+    their first events at a row's begin or end, readings at those times, rows not useful."""
+    from popview.cache.cumulative import add_readings, add_readings_by_run
+    from popview.cache.codes import code_index
+
+    rng = np.random.default_rng(7)
+    codes, doubles = np.array([INS, ENERGY], np.int64), np.array([False, True])
+    bounds = np.cumsum(rng.integers(1, 5, 400))
+    begin, end = bounds[:-1].astype(np.int64), bounds[1:].astype(np.int64)
+    cat = rng.integers(0, 12, len(begin)).astype(np.int8)
+    time = np.sort(np.r_[rng.integers(0, int(bounds[-1]) + 3, 3000), begin[::7], end[::5]]).astype(np.int64)
+    etype = rng.choice(np.array([INS, ENERGY, 50000001], np.int32), len(time))
+    value = np.where(etype == ENERGY, _bits(rng.random(len(time))), rng.integers(0, 1000, len(time)))
+    whole = np.zeros((len(begin), 2))
+    add_readings(code_index(etype, codes), time, value, doubles, begin, end, cat, 7, whole)
+    cuts = np.r_[0, np.sort(rng.choice(np.arange(1, len(time)), 60, replace=False)), len(time)]
+    cuts = np.r_[cuts, np.flatnonzero(np.isin(time, begin))[:20]]       # runs starting at a row's begin
+    cuts = np.unique(cuts)
+    runs = [(etype[a:b], time[a:b], value[a:b]) for a, b in zip(cuts[:-1], cuts[1:])] + [(etype[:0], time[:0], value[:0])]
+    by_run = np.zeros_like(whole)
+    add_readings_by_run(runs, codes, doubles, begin, end, cat, 7, by_run)
+    assert whole.any() and np.array_equal(whole, by_run)

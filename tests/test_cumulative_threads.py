@@ -178,6 +178,37 @@ def test_a_failure_beside_the_call_paths_is_raised_and_leaves_nothing(trace, tmp
     _nothing_left(before, tmp_path / "cache")
 
 
+def test_what_the_sums_read_is_let_go_of_by_a_thread_beside_the_finish(trace, tmp_path, monkeypatch, ahead_taken):
+    """Writer._let_go: once the sums' threads have read the rows kept in memory, they are let go
+    of before the sums are written and the cache sealed; the memory freed is given back to the
+    system (after the sort's, likewise) and the raw copy removed by a thread of its own,
+    which the conversion waits for."""
+    from popview.cache import heap, rawtables, writer
+
+    events, real_release, real_complete = [], rawtables.SortedCopy.release_kept, writer.Writer._complete
+
+    def release_kept(self):
+        assert any(c.parts for columns in self.kept.values() for c in columns.values())     # kept rows read
+        real_release(self)
+        events.append(("released", self.folder))
+
+    def complete(self, *a, **k):
+        events.append(("complete", None))
+        return real_complete(self, *a, **k)
+
+    monkeypatch.setattr(rawtables.SortedCopy, "release_kept", release_kept)
+    monkeypatch.setattr(writer.Writer, "_complete", complete)
+    monkeypatch.setattr(heap, "release_free_memory",
+                        lambda last=False: events.append(("trim", threading.current_thread().name, last)))
+    with popview.open(trace, cache_dir=tmp_path / "c"):
+        pass
+    assert ahead_taken == [1]
+    assert [e[0] for e in events] in (["trim", "released", "trim", "complete"], ["trim", "released", "complete", "trim"])
+    assert [e[1:] for e in events if e[0] == "trim"] == [("popview-tidy", False), ("popview-tidy", True)]
+    assert not next(e[1] for e in events if e[0] == "released").exists()
+    assert not [t.name for t in threading.enumerate() if t.name == "popview-tidy"]
+
+
 @pytest.mark.parametrize("how", ["cancel", "interrupt"])
 @pytest.mark.parametrize("phase", ["writing call paths", "cumulative sums"])
 def test_stopped_beside_the_call_paths_leaves_nothing(trace, tmp_path, ahead_taken, phase, how):

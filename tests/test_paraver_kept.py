@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 import popview
+from popview.cache import kept
 from popview.readers.paraver import stream
 from popview.testing import synthetic
 from tests.cachecompare import assert_same_cache
@@ -82,8 +83,41 @@ def test_rows_past_the_budget_are_written_out_then_spilled(trace, tmp_path, monk
     assert_same_cache(passed, spilled)
 
 
-def test_spilled_with_the_timeline_overview(trace, tmp_path, spill_writes):
-    """Its derived-data process reads files: rows kept would be written out after the parse."""
-    with popview.open(trace, cache_dir=tmp_path / "c", timeline=True):
-        pass
+def test_written_out_for_the_timeline_overview(trace, tmp_path, monkeypatch, spill_writes):
+    """The reader keeps the rows whatever the writer builds; when the writer starts a
+    derived-data process (the timeline overview's, which reads files) it writes what was
+    kept out (kept.Budget.give_up), and the cache is that of the trace spilled."""
+    from popview.cache import sidecar
+
+    if not sidecar.available():
+        pytest.skip("no side process on this platform")
+    monkeypatch.setattr(sidecar, "MIN_ROWS", 0)
+    gave_up, real = [], kept.Budget.give_up
+    monkeypatch.setattr(kept.Budget, "give_up", lambda self: gave_up.append(self.used) or real(self))
+    with popview.open(trace, cache_dir=tmp_path / "kept", timeline=True) as exp:
+        written_out = exp.cache_path
+    assert len(gave_up) == 1 and gave_up[0] > 0
     assert {"states", "events"} <= set(spill_writes)
+    monkeypatch.setattr(stream, "KEEP_TEXT_BYTES", 0)
+    with popview.open(trace, cache_dir=tmp_path / "spilled", timeline=True) as exp:
+        spilled = exp.cache_path
+    assert_same_cache(written_out, spilled)
+
+
+def test_counters_summed_where_the_events_are_kept(trace, tmp_path, monkeypatch, spill_writes):
+    """The cumulative sums read the counters of events kept in memory run by run, in place
+    (cumulative._kept_pieces): many runs a location (small blocks), each location read as
+    its slices, and the sums those of the events read from the spill files."""
+    from popview.cache import cumulative
+
+    monkeypatch.setattr(cumulative, "WHOLE_ROWS", 0)            # a location's slices, not whole columns
+    monkeypatch.setattr(stream, "BLOCK", 64 << 10)              # a location's events in many runs
+    runs, real = [], cumulative._kept_pieces
+    monkeypatch.setattr(cumulative, "_kept_pieces", lambda *a: runs.append(r := real(*a)) or r)
+    kept_cache, _ = _convert(trace, tmp_path / "kept")
+    assert runs and all(r is not None for r in runs) and max(len(r) for r in runs) > 1
+    monkeypatch.setattr(stream, "KEEP_TEXT_BYTES", 0)
+    runs.clear()
+    spilled, _ = _convert(trace, tmp_path / "spilled")
+    assert runs and all(r is None for r in runs)
+    assert_same_cache(kept_cache, spilled)

@@ -259,16 +259,17 @@ class CallPathCollector:
         self.prepare(n_loc, copy)
         self.store(out)
 
-    def prepare(self, n_loc: int, copy: SortedCopy) -> None:
+    def prepare(self, n_loc: int, copy: SortedCopy, in_memory: bool = False) -> None:
         """What the derived builders read of the call paths: their table (the workers'
-        visits grafted) in the definitions and the calls in the raw copy."""
+        visits grafted) in the definitions and the calls in the raw copy (`in_memory`: held
+        there as they are, for readers in this process only: SortedCopy.keep)."""
         if len(self.region_types):
             parent, region = self.builder.table()
             parent, region, grafted = graft_workers(self.parts, parent, region, self.defs)
             self.defs.callpath_parent, self.defs.callpath_region = parent, region
             if grafted:
                 self.defs.flags["threads_grafted"] = True    # profiles follow the workers' own call paths
-        self._offsets = _copy_table(copy, "calls", self.parts, n_loc)
+        self._offsets = _copy_table(copy, "calls", self.parts, n_loc, in_memory)
 
     def store(self, out: h5py.File) -> None:
         """The calls into the cache (after prepare), and what was found wrong in them."""
@@ -296,15 +297,20 @@ class CallPathCollector:
                    "region enclosing it or at the end of its thread")
 
 
-def _copy_table(copy: SortedCopy, table: str, parts: list[dict], n_loc: int) -> np.ndarray:
-    """The table from sorted parts of whole locations into the raw copy; returns its offsets."""
+def _copy_table(copy: SortedCopy, table: str, parts: list[dict], n_loc: int, in_memory: bool = False) -> np.ndarray:
+    """The table from sorted parts of whole locations into the raw copy (`in_memory`: held
+    there, not written); returns its offsets."""
     counts = np.zeros(n_loc, dtype=np.int64)
-    copy.begin(table)
     for p in parts:
-        copy.append(table, p)
         counts += np.bincount(p["loc"], minlength=n_loc)[:n_loc]
     offsets = np.zeros(n_loc + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
+    if in_memory:
+        copy.keep(table, parts, offsets)
+        return offsets
+    copy.begin(table)
+    for p in parts:
+        copy.append(table, p)
     copy.finish(table, offsets)
     return offsets
 

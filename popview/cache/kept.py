@@ -74,6 +74,17 @@ class KeptColumn:
             pos += length
         return out
 
+    def views(self, starts: np.ndarray, lengths: np.ndarray) -> list[np.ndarray]:
+        """The runs [start, start + length) as the appended arrays' own slices, one a run
+        (nothing copied: the caller only reads them)."""
+        if self._starts is None:
+            self._starts = np.asarray(self._firsts, np.int64)
+        found = []
+        for start, length in zip(starts.tolist(), lengths.tolist()):
+            k, at = self._where(start)
+            found.append(np.asarray(self.parts[k][at:at + length], self.dtype))
+        return found
+
     def shared(self) -> "KeptColumn":
         """Another holder of the same arrays: each holder lets go of them apart (release)."""
         other = KeptColumn(self.name, self.dtype)

@@ -67,6 +67,35 @@ class SortedCopy:
         runs.save(self.folder / f"{table}.runs.i64")
         self.finish(table, offsets)
 
+    def keep(self, table: str, parts: list[dict[str, np.ndarray]], offsets: np.ndarray) -> None:
+        """The table, sorted, from parts of whole locations in order, held here as those arrays
+        (not written: read by a RawTables of this process only) and read through the runs of
+        its locations, as a table adopted from memory is."""
+        self.end()
+        loc_name = schema.TABLES[table][0]
+        counts = np.diff(offsets)
+        present = np.flatnonzero(counts)
+        runs = RunIndex(present.astype(np.int64), np.ascontiguousarray(offsets[:-1][present], np.int64),
+                        np.ascontiguousarray(counts[present], np.int64), len(counts))
+        columns = {}
+        for name, dtype in schema.columns(table):
+            if name == loc_name:
+                continue                    # told by the runs
+            columns[name] = KeptColumn(f"{table}.{name}", dtype)
+            for part in parts:
+                if len(part[name]):
+                    columns[name].append(np.ascontiguousarray(part[name], dtype))
+        self.kept[table] = columns
+        runs.save(self.folder / f"{table}.runs.i64")
+        self.finish(table, offsets)
+
+    def release_kept(self) -> None:
+        """The columns adopted from memory let go of (freed once no other holder has them):
+        for when every reader of the copy is done."""
+        for columns in self.kept.values():
+            for column in columns.values():
+                column.release()
+
     def adopt_segments(self, table: str, segments: list[dict[str, Path]], rows: list[int],
                        offsets: np.ndarray) -> None:
         """The table is the sorted column files of consecutive location groups (written by Dask
@@ -181,6 +210,19 @@ class SpillColumn(RawColumn):
         b = int(np.searchsorted(self.offsets, hi, side="left"))
         return self.runs.read(self.path if self.spilled else None, self.dtype, a, b, lo - int(self.offsets[a]),
                               hi - lo, self.copy)
+
+
+    def pieces(self, lo: int, hi: int) -> list[np.ndarray] | None:
+        """Rows [lo, hi) as the slices of the arrays kept in memory that hold them, in order
+        (their concatenation is self[lo:hi]; nothing copied, only to be read), or None when
+        the column is not kept in memory."""
+        if not isinstance(self.path, KeptColumn):
+            return None
+        if hi <= lo:
+            return []
+        a = int(np.searchsorted(self.offsets, lo, side="right")) - 1
+        b = int(np.searchsorted(self.offsets, hi, side="left"))
+        return self.runs.views(self.path, a, b, lo - int(self.offsets[a]), hi - lo)
 
 
 class SegmentedColumn(RawColumn):

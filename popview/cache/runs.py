@@ -77,6 +77,15 @@ class RunIndex:
         return read_listed(path, dtype, loc, start, length, copy)
 
 
+    def views(self, column: KeptColumn, a: int, b: int, skip: int = 0, take: int | None = None) -> list[np.ndarray]:
+        """What read() gives from a column kept in memory, as its runs' own slices, in order."""
+        r0, r1 = int(self.loc_first_run[a]), int(self.loc_first_run[b])
+        loc, start, length = self.loc[r0:r1], self.start[r0:r1], self.length[r0:r1]
+        if skip or take is not None:
+            loc, start, length = _clip_runs(loc, start, length, skip, take)
+        return column.views(start, length)
+
+
 def read_listed(path: "Path | KeptColumn | None", dtype, loc: np.ndarray, start: np.ndarray, length: np.ndarray,
                 copy: bool = True) -> np.ndarray:
     """The runs (loc, start, length) of the column file at `path` (or kept in memory), one

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
 import threading
 from collections import deque
 from contextlib import closing, contextmanager
@@ -365,6 +366,7 @@ class Writer:
         self._side = _start_side_builder(None) if timeline and source_bytes >= SIDE_AT_START_BYTES else None
         self._client = None        # a Dask client: finish() sorts and writes by location groups there
         self._written_back = _WriteBack()
+        self._tidy: threading.Thread | None = None       # _let_go's
         self.timeline_failure: OSError | None = None   # why the overview asked for was not written (a full disk)
         self._keep: Budget | None = None
         self._finish_imported = False       # FINISH_MODULES
@@ -548,15 +550,33 @@ class Writer:
         from popview.cache import cumulative
 
         calls = self._write_tables(out, copy, progress.sub(0.0, 0.6), adopted)
-        heap.release_free_memory()   # the sort's freed arrays: the derived data peaks next
+        self._tidy_in_background()   # the sort's freed arrays given back (the derived data peaks next)
         if calls is not None:
             progress.sub(0.6, 0.65)(0.0, "writing call paths")
-            calls.prepare(max(self.definitions.n_locations, 1), copy)
+            calls.prepare(max(self.definitions.n_locations, 1), copy, in_memory=True)    # the sums' threads read them
         with cumulative.Ahead(RawTables(copy.folder, copy.kept), self.definitions, progress) as sums:
             if calls is not None:
                 calls.store(out)
             self._written_back.start(tmp_path)     # the tables, while the sums are written
-            sums.write(out, progress.sub(0.65, 0.98))
+            sums.write(out, progress.sub(0.65, 0.98), read_done=lambda: self._let_go(copy))
+
+    def _let_go(self, copy: SortedCopy) -> None:
+        """Once the derived data have read the raw copy: the rows kept in memory let go of, and
+        their memory (most of what the conversion holds by then) given back to the system and
+        the copy's files removed by a thread while this one writes the derived data and seals
+        the cache (the 143 MB trace: 10-20 ms of the kernel's unmapping, otherwise done at the
+        process's exit or at the next step, on this thread). Joined by abort()."""
+        copy.release_kept()
+        self._tidy_in_background(copy.folder)
+
+    def _tidy_in_background(self, folder: Path | None = None) -> None:
+        """The memory glibc holds free given back to the system (heap.release_free_memory: with
+        `folder`, also in a process that keeps what it freed), then `folder` removed, by a thread
+        (after the one started before): the kernel's unmapping (8 ms after the 143 MB trace's
+        sort, on this thread before) beside this thread's work. Joined by abort()."""
+        previous = self._tidy
+        self._tidy = threading.Thread(target=_tidy, args=(previous, folder), name="popview-tidy", daemon=True)
+        threads.start(self._tidy)
 
     def _overview_failed(self, exc: OSError, timeline: Path | None, any_file: bool = False) -> None:
         """The timeline overview's file at `timeline` could not be written (`exc`: a full disk):
@@ -676,6 +696,9 @@ class Writer:
             self._side.close()
             self._side = None
         self._written_back.join()      # its file goes next: no thread outlives the conversion
+        if self._tidy is not None:
+            self._tidy.join()
+            self._tidy = None
         self._close_staging()
 
     def __enter__(self):
@@ -736,6 +759,15 @@ class _WriteBack:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+
+
+def _tidy(previous: threading.Thread | None, folder: Path | None) -> None:
+    """Writer._tidy_in_background's thread (with `folder`: at the end, nothing large allocated after)."""
+    if previous is not None:
+        previous.join()
+    heap.release_free_memory(last=folder is not None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _start_side_builder(rows: int | None):

@@ -22,7 +22,6 @@ class CountingWriter:
         self.t_max = 0
         self.extra_writers: list = []
         self.definitions = None
-        self.timeline = False                     # no overview built with the conversion
 
     def append(self, table: str, chunk) -> None:
         if hasattr(chunk, "n"):                   # a PreparedChunk

@@ -304,12 +304,11 @@ def test_a_sums_build_that_failed_is_not_tried_again_until_asked(qtbot, series, 
     from popview.testing.faults import full_disk_build
 
     _, runs = series
-    calls = []
-    real = window_sums.build
-    monkeypatch.setattr(window_sums, "build", full_disk_build(calls))
     state = AppState()
     p = ScalingPane(state)
     qtbot.addWidget(p)
+    calls, real = [], window_sums.build
+    monkeypatch.setattr(window_sums, "build", full_disk_build(calls))      # no room for the sums
     exps = [popview.open(path, cache_dir=tmp_path / "c") for path, _ in reversed(runs)]
     try:
         for e in exps:

@@ -35,9 +35,9 @@ PARSE_THREADS = max(1, min(2, os.cpu_count() or 1))
 # text: its columns (about 1.1 bytes a byte of EPOCH text, 165 MB for the 143 MB trace) are then
 # sorted, written and summed where they are, not written to the spill's files and read back.
 # A larger trace is spilled as before (the budget stops a trace whose text says too little:
-# past it, what was kept is written out and the rest spilled), and so is one converted with the
-# timeline overview (its derived-data process reads the spill's files: kept rows would be written
-# out at the finish, after the parse, instead of during it).
+# past it, what was kept is written out and the rest spilled). A conversion with the timeline
+# overview keeps them too: its derived-data process reads files, and the writer writes what was
+# kept out when it starts one (kept.Budget.give_up), as for every reader that keeps rows.
 KEEP_TEXT_BYTES = 384 << 20
 KEEP_ROWS_BYTES = 512 << 20
 GZ_RATIO = 10               # text bytes a byte of .prv.gz, about, to tell whether it is kept
@@ -320,8 +320,8 @@ def text_blocks(path: Path, skip: int, block: int | None = None):
 def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     path = Path(path)
     header, header_lines, skip = read_header(path)
-    if not writer.timeline and _text_bytes(path) <= KEEP_TEXT_BYTES:     # (the timeline's derived-data
-        writer.keep_in_memory(KEEP_ROWS_BYTES)                           # process reads files)
+    if _text_bytes(path) <= KEEP_TEXT_BYTES:       # (a derived-data process reads files: the writer
+        writer.keep_in_memory(KEEP_ROWS_BYTES)     # writes the kept rows out when it starts one)
     defs, pcf = _definitions(path, header)
     appl_first_task, task_first_loc = _location_index(header)
     tally = _Tally()
