@@ -561,19 +561,20 @@ class Writer:
             sums.write(out, progress.sub(0.65, 0.98), read_done=lambda: self._let_go(copy))
 
     def _let_go(self, copy: SortedCopy) -> None:
-        """Once the derived data have read the raw copy: the rows kept in memory let go of, and
-        their memory (most of what the conversion holds by then) given back to the system and
-        the copy's files removed by a thread while this one writes the derived data and seals
-        the cache (the 143 MB trace: 10-20 ms of the kernel's unmapping, otherwise done at the
-        process's exit or at the next step, on this thread). Joined by abort()."""
+        """Once the derived data have read the raw copy: the rows kept in memory let go of (what
+        is written next reuses their memory), and the copy's files removed by a thread while this
+        one writes the derived data and seals the cache. (Giving their memory back to the system
+        there too, so that the exit unmaps less, cost more than it saved: the trim holds glibc's
+        one heap while this thread allocates, which then faults fresh pages in.)"""
         copy.release_kept()
         self._tidy_in_background(copy.folder)
 
     def _tidy_in_background(self, folder: Path | None = None) -> None:
-        """The memory glibc holds free given back to the system (heap.release_free_memory: with
-        `folder`, also in a process that keeps what it freed), then `folder` removed, by a thread
-        (after the one started before): the kernel's unmapping (8 ms after the 143 MB trace's
-        sort, on this thread before) beside this thread's work. Joined by abort()."""
+        """The memory glibc holds free given back to the system (heap.release_free_memory: not
+        in `popview convert`'s process, which keeps it for its next steps), then `folder`
+        removed, by a thread (after the one started before): the kernel's unmapping (8 ms after
+        the 143 MB trace's sort, in a process that trims) beside this thread's work. Joined by
+        abort()."""
         previous = self._tidy
         self._tidy = threading.Thread(target=_tidy, args=(previous, folder), name="popview-tidy", daemon=True)
         threads.start(self._tidy)
@@ -762,10 +763,10 @@ class _WriteBack:
 
 
 def _tidy(previous: threading.Thread | None, folder: Path | None) -> None:
-    """Writer._tidy_in_background's thread (with `folder`: at the end, nothing large allocated after)."""
+    """Writer._tidy_in_background's thread."""
     if previous is not None:
         previous.join()
-    heap.release_free_memory(last=folder is not None)
+    heap.release_free_memory()
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
 
