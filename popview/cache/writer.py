@@ -369,7 +369,7 @@ class Writer:
         self._tidy: threading.Thread | None = None       # _let_go's
         self.timeline_failure: OSError | None = None   # why the overview asked for was not written (a full disk)
         self._keep: Budget | None = None
-        self._finish_imported = False       # FINISH_MODULES
+        self._imports: threading.Thread | None = None       # importing FINISH_MODULES
 
     def finish_on(self, client, group_rows: int | None = None) -> None:
         """Sort and write the tables on the Dask cluster of `client` (popview.cache.groups),
@@ -390,10 +390,19 @@ class Writer:
         if table not in self._tables:
             self._tables[table] = _Staging(self._staging_dir, table, self._hint, self._spill, self._keep)
         self._tables[table].append(cols if isinstance(cols, PreparedChunk) else PreparedChunk(table, cols))
-        if not self._finish_imported:
-            self._finish_imported = True
-            for name in FINISH_MODULES:
-                importlib.import_module(name)
+        if self._imports is None:
+            # by a thread: the caller goes on taking the parsed blocks and handing out the next ones
+            # meanwhile (imported on this thread, the 50-60 ms left the parse threads without work)
+            self._imports = threading.Thread(target=_import_finish_modules, name="popview-imports", daemon=True)
+            threads.start(self._imports)
+
+    def _imported(self) -> None:
+        """FINISH_MODULES imported: the thread's imports waited for; a module it could not
+        import is imported here again, its error raised here."""
+        if self._imports is not None:
+            self._imports.join()
+        for name in FINISH_MODULES:
+            importlib.import_module(name)
 
     def keep_in_memory(self, limit: int) -> None:
         """Keep the staged rows in memory rather than spilling them, up to `limit` bytes in
@@ -442,6 +451,7 @@ class Writer:
         from popview.cache.integrity import writing
 
         progress = progress or Progress()
+        self._imported()
         if self.definitions is None:
             raise ValueError("definitions were never set")
         if self._client is not None:
@@ -697,6 +707,8 @@ class Writer:
             self._side.close()
             self._side = None
         self._written_back.join()      # its file goes next: no thread outlives the conversion
+        if self._imports is not None:
+            self._imports.join()
         if self._tidy is not None:
             self._tidy.join()
             self._tidy = None
@@ -760,6 +772,15 @@ class _WriteBack:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+
+
+def _import_finish_modules() -> None:
+    """Writer.append's thread: FINISH_MODULES imported (a failure is the finish's to raise)."""
+    for name in FINISH_MODULES:
+        try:
+            importlib.import_module(name)
+        except BaseException:        # noqa: BLE001 - imported again by Writer._imported, which raises
+            return
 
 
 def _tidy(previous: threading.Thread | None, folder: Path | None) -> None:
