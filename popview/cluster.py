@@ -56,6 +56,8 @@ def available() -> bool:
 
 def require() -> None:
     """Import Dask distributed, or say how to install it (a broken installation included)."""
+    if not available():
+        raise ClusterError("--dask needs Dask distributed: pip install 'popview[dask]'")
     try:
         import distributed  # noqa: F401
     except ImportError as exc:

@@ -27,9 +27,11 @@ def one_line(exc: BaseException) -> str:
     """What went wrong, in one line."""
     from popview.cache.errors import CacheError, CompanionFailed
     from popview.cache.progress import Cancelled
+    from popview.analysis.cfg.reader import CfgError
     from popview.readers.errors import InputError
 
-    if isinstance(exc, (InputError, CacheError, CompanionFailed)):      # their message names the file and why
+    # their message names the file and why (a Paraver view's said "unexpected CfgError: ...")
+    if isinstance(exc, (InputError, CacheError, CompanionFailed, CfgError)):
         return _flat(exc)
     if isinstance(exc, Cancelled):
         return "cancelled"

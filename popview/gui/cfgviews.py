@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem, QPushButton,
                                QTableView,
@@ -250,7 +250,11 @@ class CfgTimelineTab(QWidget):
 
 
 class CfgViewPane(QWidget):
-    """One cfg on one run."""
+    """One cfg on one run. `failed(message, details)`: nothing of it could be evaluated (the
+    cfg cannot be read or is no Paraver view, or the run cannot evaluate it); the one-line
+    message names the cfg and why, and the window reports it as other inputs it cannot open."""
+
+    failed = Signal(str, str)           # message, details
 
     def __init__(self, state, path: Path, exp, parent=None):
         super().__init__(parent)
@@ -277,8 +281,11 @@ class CfgViewPane(QWidget):
         self.not_evaluated.setTextFormat(Qt.TextFormat.RichText)
         self.not_evaluated.hide()
         layout.addWidget(self.not_evaluated)
-        self.lane.submit(lambda: evaluate(self.path, exp), self._show)
         state.experimentsChanged.connect(self._experiments_changed)
+
+    def start(self) -> None:
+        """Evaluate the cfg on the run, in the pane's lane (once `failed` has its listener)."""
+        self.lane.submit(lambda: evaluate(self.path, self.exp), self._show)
 
     def save_cfg(self, path) -> str | None:
         """This view's cfg written back at `path` (its windows and histograms as popview read
@@ -314,6 +321,9 @@ class CfgViewPane(QWidget):
             self.error = str(error)
             self.header.setText(f"<b>{html.escape(self.path.name)}</b> on {html.escape(self.exp.name)}: "
                                 f"not opened: {html.escape(self.error)}")
+            first = self.error.splitlines()[0] if self.error.strip() else "no details"
+            message = first if self.path.name in first else f"{self.path}: {first}"
+            self.failed.emit(f"Paraver view not opened on {self.exp.name}: {message}", self.error)
             return
         self.result = result
         n, total = len(result.tables), len(result.tables) + len(result.skipped)

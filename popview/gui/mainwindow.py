@@ -374,8 +374,8 @@ class MainWindow(QMainWindow):
             if path.suffix == SESSION_SUFFIX:
                 self._open_session(path)
                 continue
-            if path.suffix.lower() == CFG_SUFFIX and path.is_file():
-                self.open_cfg(path)
+            if path.suffix.lower() == CFG_SUFFIX and not path.is_dir():
+                self.open_cfg(path)          # one missing is said as a Paraver view that cannot be read
                 continue
             try:
                 planned.extend(runs_in(path))
@@ -396,7 +396,17 @@ class MainWindow(QMainWindow):
 
     def open_cfg(self, path: Path) -> None:
         """A Paraver view (.cfg) on the current run: a pane of its histograms beside the
-        Histograms; kept until a trace is open when none is (or one is still opening)."""
+        Histograms; kept until a trace is open when none is (or one is still opening). A cfg
+        that cannot be read (missing, a folder, not readable; then empty, binary or not a cfg,
+        found in the pane's lane) is said as other bad inputs are: a dialog naming the file and
+        what is wrong (it said "unexpected CfgError"), and no pane."""
+        from popview.analysis.cfg.reader import CfgError, check_readable
+
+        try:
+            check_readable(path)
+        except CfgError as exc:
+            self.report_failure(f"Paraver view not opened: {exc}", str(exc))
+            return
         exp = self.state.current
         if exp is None or not exp.is_trace:
             self._waiting_cfgs.append(Path(path))
@@ -405,7 +415,12 @@ class MainWindow(QMainWindow):
             return
         from popview.gui.cfgviews import CfgViewPane
 
+        before = self.saveState()          # a view that fails gives back the room and the raised tab
         pane = CfgViewPane(self.state, Path(path), exp)
+        pane.failed.connect(lambda message, details: self._cfg_failed(pane, before, message, details))
+        pane.start()
+        if pane.error is not None:         # refused at once (the tests' lanes answer before returning)
+            return
         dock = QDockWidget(f"Paraver view: {Path(path).name}", self)
         dock.setObjectName(f"dock_cfg_{len(self.cfg_panes)}_" + re.sub(r"\W", "_", Path(path).stem.lower()))
         dock.setWidget(pane)
@@ -425,6 +440,17 @@ class MainWindow(QMainWindow):
         self.cfg_panes.append(pane)
         dock.destroyed.connect(lambda _o=None, p=pane: self.cfg_panes.remove(p) if p in self.cfg_panes else None)
         log.info("opened the Paraver view %s on %s", path, exp.name)
+
+    def _cfg_failed(self, pane, before, message: str, details: str) -> None:
+        """A Paraver view nothing of which could be shown: said, and its dock gone with the room it
+        took (the timeline's) and the tab it raised over the Advisor."""
+        dock = pane.parentWidget()
+        if isinstance(dock, QDockWidget):
+            dock.close()
+            self.restoreState(before)
+        else:
+            pane.deleteLater()
+        self.report_failure(message, details)
 
     def save_view_cfg_dialog(self) -> None:
         path = ask_cfg_path(self, "Save view as Paraver cfg", "view.cfg")

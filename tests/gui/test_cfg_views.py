@@ -108,17 +108,71 @@ def test_a_cfg_given_before_the_trace_is_open_waits_for_it(qtbot, window, run, t
     assert len(pane.result.tables) == 2
 
 
-def test_a_refused_cfg_is_said_in_the_pane(qtbot, window, run, tmp_path):
+def _bad_cfgs(tmp_path) -> dict:
+    """A cfg each way an analyst meets one that cannot be a view: what the message must say."""
+    (tmp_path / "empty.cfg").write_bytes(b"")
+    (tmp_path / "blank.cfg").write_text("\n  \n")
+    (tmp_path / "binary.cfg").write_bytes(bytes(range(256)) * 8)
+    (tmp_path / "prose.cfg").write_text("hello\nthis is no view\n")
+    (tmp_path / "dimemas.cfg").write_text("#DIMEMAS_CONFIGURATION\n")
+    (tmp_path / "folder.cfg").mkdir()
+    return {"missing.cfg": "No such file", "empty.cfg": "the file is empty", "blank.cfg": "the file is empty",
+            "binary.cfg": "binary data, not a Paraver cfg", "prose.cfg": "not a Paraver cfg",
+            "dimemas.cfg": "a Dimemas configuration", "folder.cfg": "Is a directory"}
+
+
+def _said(window, name: str, why: str) -> str:
+    (message,) = [m for m in window.errors if name in m]
+    assert why in message, message
+    assert "unexpected" not in message and "CfgError" not in message and "Traceback" not in message
+    return message
+
+
+def test_a_cfg_that_cannot_be_a_view_is_said_naming_the_file_and_why(qtbot, window, run, tmp_path):
+    """It said "unexpected CfgError: ... (set POPVIEW_DEBUG=1 to see where)" in an empty pane.
+    Now a dialog as for other bad inputs, naming the file and what is wrong, no pane left; the
+    window goes on and opens a good view next."""
     trace, _ = run
     window.open_paths([trace])
     wait_idle(qtbot, window)
-    bad = tmp_path / "dimemas.cfg"
-    bad.write_text("#DIMEMAS_CONFIGURATION\n")
-    window.open_cfg(bad)
-    pane = _pane(window)
-    qtbot.waitUntil(lambda: pane.error is not None, timeout=60_000)
-    assert "Dimemas" in pane.error and "dimemas.cfg" in pane.header.text()
-    assert pane.tabs.count() == 0
+    cases = _bad_cfgs(tmp_path)
+    for name, why in cases.items():
+        window.open_cfg(tmp_path / name)                    # File > Open Paraver view
+        qtbot.waitUntil(lambda name=name: any(name in m for m in window.errors), timeout=60_000)
+        message = _said(window, name, why)
+        assert str(tmp_path / name) in message
+        qtbot.waitUntil(lambda: window.cfg_panes == [], timeout=10_000)      # no pane of nothing
+    assert len(window.errors) == len(cases)
+    pane = _open(qtbot, window, _cfg(tmp_path / "good.cfg"))
+    assert pane.error is None and len(pane.result.tables) == 2
+
+
+def test_a_missing_or_unreadable_cfg_on_the_command_line_is_said_at_once(qtbot, window, run, tmp_path,
+                                                                         monkeypatch):
+    """`popview run.prv missing.cfg`: said at once, not kept waiting for the trace; the trace opens."""
+    trace, _ = run
+    locked = tmp_path / "locked.cfg"
+    _cfg(locked)
+    real_open = open
+
+    def no_permission(file, *args, **kwargs):
+        if str(file) == str(locked):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+    monkeypatch.setattr("builtins.open", no_permission)     # root reads a chmod 000 file
+    window.open_paths([trace, tmp_path / "missing.cfg", locked])
+    assert window._waiting_cfgs == []
+    _said(window, "missing.cfg", "cannot read: No such file or directory")
+    _said(window, "locked.cfg", "cannot read: Permission denied")
+    wait_idle(qtbot, window)
+    assert window.state.current is not None and window.cfg_panes == []
+
+
+def test_a_refused_cfg_says_its_reason_in_one_line():
+    from popview.analysis.cfg import CfgError
+    from popview.failures import one_line
+
+    assert one_line(CfgError("/x/v.cfg: line 3: unknown window")) == "/x/v.cfg: line 3: unknown window"
 
 
 def test_the_file_menu_offers_paraver_views(window):
@@ -370,3 +424,34 @@ def test_a_second_paraver_view_takes_no_more_room_from_the_timeline(qtbot, tmp_p
     assert timeline.height() == after_first
     assert all(p.parent().height() >= 300 for p in window.cfg_panes if p.parent().isVisible())
     next(opened, None)                       # its jobs cancelled and waited for
+
+
+def test_a_view_that_fails_gives_back_the_room_and_the_tab_it_took(qtbot, tmp_path, cache_dir, run):
+    """The failed view's dock went, but the timeline stayed 55 px lower and the Histograms tab
+    stayed raised over the Advisor (heat 1x2, 1600x1000, a binary .cfg on the command line)."""
+    from popview.gui import layouts
+
+    opened = _window(qtbot, tmp_path, cache_dir, list(PANES))
+    window = next(opened)
+    window.resize(1600, 960)
+    window.open_paths([run[0]])
+    wait_idle(qtbot, window)
+    layouts.apply(window, layouts.OVERVIEW)
+    timeline, advisor = window.docks["Timeline"], window.docks["Advisor"]
+    heights = []
+
+    def settled() -> bool:                     # the layout's height, once it stops moving
+        heights.append(timeline.height())
+        return len(heights) > 3 and len(set(heights[-3:])) == 1
+    qtbot.waitUntil(settled, timeout=10_000)
+    height = timeline.height()
+    assert not advisor.visibleRegion().isEmpty()
+    (tmp_path / "binary.cfg").write_bytes(bytes(range(256)))
+    window.open_cfg(tmp_path / "binary.cfg")
+    qtbot.waitUntil(lambda: window.errors != [], timeout=60_000)
+    qtbot.waitUntil(lambda: window.cfg_panes == [], timeout=10_000)
+    qtbot.wait(50)
+    assert timeline.height() == height
+    assert not advisor.visibleRegion().isEmpty(), "the Advisor is raised again"
+    next(opened, None)
+

@@ -34,10 +34,28 @@ def read_cfg(path: str | Path) -> CfgView:
         with open(path, "rb") as handle:
             raw = handle.read(MAX_FILE_BYTES + 1)
     except OSError as err:
-        raise CfgError(f"{path}: cannot read: {err.strerror or err}") from None
+        raise CfgError(cannot_read(path, err)) from None
     if len(raw) > MAX_FILE_BYTES:
         raise CfgError(f"{path}: larger than {MAX_FILE_BYTES} bytes, not a Paraver cfg")
+    if not raw.strip():
+        raise CfgError(f"{path}: the file is empty, not a Paraver cfg")
+    if b"\0" in raw[:4096]:
+        raise CfgError(f"{path}: binary data, not a Paraver cfg (a cfg is a text file)")
     return parse_cfg(raw.decode("latin-1"), source=str(path))
+
+
+def check_readable(path: str | Path) -> None:
+    """CfgError (read_cfg's message) when `path` cannot be opened for reading: missing, a
+    folder, permission denied. Cheap (no read): the window asks it before waiting for a trace."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as err:
+        raise CfgError(cannot_read(Path(path), err)) from None
+
+
+def cannot_read(path: Path, err: OSError) -> str:
+    return f"{path}: cannot read: {err.strerror or err}"
 
 
 def parse_cfg(text: str, source: str = "<cfg>") -> CfgView:
