@@ -81,11 +81,9 @@ def one_heap() -> None:
     libc.mallopt(M_ARENA_MAX, 1)
 
 
-def release_free_memory(last: bool = False) -> None:
+def release_free_memory() -> None:
     """Give the memory the allocator holds free back to the system, now (any process:
-    this sets nothing). `last`: also in a process that keeps what it freed (trim=False),
-    when nothing large is allocated after: the kernel's unmapping then done by the caller
-    (a thread beside the conversion's end: writer.Writer._let_go), not by the exit."""
+    this sets nothing)."""
     libc = _glibc()
-    if libc is not None and (_trim[0] or last) and hasattr(libc, "malloc_trim"):
+    if libc is not None and _trim[0] and hasattr(libc, "malloc_trim"):
         libc.malloc_trim(0)

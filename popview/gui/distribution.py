@@ -17,7 +17,8 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 from popview.analysis.distribution import RELATIVE_SPREAD, Summary, sorted_locations, summarise
 from popview.gui.trees.source import profile_values, unavailable_reason
 from popview.gui.widgets.colorscale import colours
-from popview.gui.widgets.units import format_value
+from popview.gui.timeline.view import tick_labels
+from popview.gui.widgets.units import format_value, is_time
 
 BOX, BARS = "box", "bars"
 LEVELS = 64                # colour steps of the bars
@@ -74,6 +75,24 @@ class BoxItem(pg.GraphicsObject):
         return self._bounds
 
 
+class ValueAxis(pg.AxisItem):
+    """The value axis: a time in the window's units (ms, µs, s: as the trees and the timeline
+    write it), any other unit as pyqtgraph ticks it. It read "sec" beside 0.0001, 0.0002..."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.unit = ""
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
+        if is_time(self.unit):
+            return tick_labels([v * 1e9 for v in values], spacing * 1e9)
+        return super().tickStrings(values, scale, spacing)
+
+
+def axis_label(unit: str) -> str:
+    return "time" if is_time(unit) else unit or "value"
+
+
 class DistributionPane(QWidget):
     def __init__(self, state, parent=None):
         super().__init__(parent)
@@ -88,7 +107,9 @@ class DistributionPane(QWidget):
         self.kind.currentIndexChanged.connect(lambda _i: self.draw())
         self.caption = QLabel(self)
         self.caption.setWordWrap(True)
-        self.plot = pg.PlotWidget(self)
+        self.value_axis = ValueAxis("left")
+        self.value_axis.enableAutoSIPrefix(False)      # its label read "time (x0.001)" over ticks in ms
+        self.plot = pg.PlotWidget(self, axisItems={"left": self.value_axis})
         self.plot.setMenuEnabled(False)
         self.plot.showGrid(y=True, alpha=0.25)
         self.plot.scene().sigMouseClicked.connect(self._clicked)
@@ -159,7 +180,8 @@ class DistributionPane(QWidget):
                 self.caption.setText(f"{self.what}: no location has a value")
             return
         unit = self.unit
-        self.plot.setLabel("left", unit or "value")
+        self.value_axis.unit = unit
+        self.plot.setLabel("left", axis_label(unit))
         sel = self.state.location
         if self.kind.currentData() == BOX:
             self.plot.addItem(BoxItem(s, self.values))
@@ -192,7 +214,10 @@ class DistributionPane(QWidget):
             self.plot.addItem(pg.BarGraphItem(x0=edges[:-1].astype(float), height=heights,
                                               width=widths * (0.9 if n <= MAX_BARS else 1.0), brushes=brushes,
                                               pen=pg.mkPen(None)))
-            self.plot.getAxis("bottom").setTicks(None)
+            # a few bars: each numbered at its middle, 1 the largest (ticks read 0, 0.5, 1, 1.5 ... under 4 bars)
+            step = max(1, -(-n // 10))
+            self.plot.getAxis("bottom").setTicks(
+                [[(k + 0.45, str(k + 1)) for k in range(0, n, step)]] if n <= MAX_BARS else None)
             self.plot.setLabel("bottom", "locations, largest value first")
             self.plot.enableAutoRange()
         self.caption.setText(self._caption(s, unit))

@@ -134,3 +134,30 @@ def test_more_locations_than_bars_are_binned_by_rank(qtbot):
     assert np.all(np.diff(bars.opts["height"]) <= 0)                 # still sorted, largest first
     assert sum(bars.opts["width"]) == pytest.approx(len(v))           # every rank in one bin
     assert pane.location_at(len(v) - 0.5, 0) == int(np.argmin(v))     # the last rank is the smallest
+
+
+def test_a_time_axis_reads_in_the_windows_units_not_sec(qtbot, run):
+    """The axis was labelled "sec" (pyqtgraph's ticks in seconds: 0.0001, 0.0002 ... beside a
+    caption and trees in µs / ms); now ticks in ms / µs / s as the timeline's, and named "time"."""
+    state = AppState()
+    pane = DistributionPane(state)
+    qtbot.addWidget(pane)
+    pane.resize(400, 300)
+    pane.show()
+    state.set_current(run)
+    prof = run.profile()
+    cp = next(c for c in range(prof.n_callpaths) if prof.name(c) == "timestep")
+    state.select_metric("time")
+    state.select_callpath(cp)
+    assert 1e-4 < float(np.max(pane.values)) < 1.0, "a call path of milliseconds"
+    qtbot.waitExposed(pane)
+    axis = pane.plot.getAxis("left")
+    assert axis.labelText == "time" and "sec" not in axis.labelString() and "(x" not in axis.labelString()
+    y0, y1 = pane.plot.getPlotItem().getViewBox().viewRange()[1]
+    ticks = [v for level in axis.tickValues(y0, y1, 300) for v in level[1]]
+    texts = axis.tickStrings(ticks, 1.0, ticks[1] - ticks[0])
+    assert texts and all(t.endswith((" ms", " µs", " s", " ns")) for t in texts), texts
+    pane.set_kind(BARS)                                   # four bars numbered 1-4, not 0, 0.5, 1 ...
+    assert pane.plot.getAxis("bottom")._tickLevels == [[(k + 0.45, str(k + 1)) for k in range(4)]]
+    state.select_metric("visits")                         # any other unit keeps its name and plain ticks
+    assert pane.plot.getAxis("left").labelText == "occ"

@@ -115,7 +115,7 @@ def test_a_narrow_metric_pane_gives_its_names_the_room(qtbot):
     while index.isValid():
         rows.append(index.data())
         index = pane.view.indexBelow(index)
-    assert rows[0] == "Time (sec)" and "Computation" in rows and "Computation (sec)" not in rows
+    assert rows[0] == "Time" and "Computation" in rows and "Computation (sec)" not in rows
     assert "Visits (occ)" in rows
     mpi = pane.model.node_of_key("mpi")
     pane.pv.node("mpi").name = "MPI"
@@ -137,3 +137,13 @@ def test_the_metric_tree_says_it_is_the_whole_run_under_another_focus(qtbot):
     assert "7.02 s - 14.04 s" in pane.scope_label.toolTip()
     pane.state.set_focus(Focus.whole())
     assert not pane.scope_label.text()
+
+
+def test_a_time_metric_does_not_say_sec_beside_values_in_ms(qtbot):
+    """The Metrics pane named "Time (sec)" beside 843.3 ms and 57.19 µs: the values say their unit."""
+    pane = _metric_pane(qtbot, (), 400)
+    model = pane.model
+    names = [model.name(i) for i in range(len(model.keys))]
+    assert names[model.node_of_key("time")] == "Time" and not [n for n in names if "(sec)" in n]
+    assert "Visits (occ)" in names
+    assert model.index(model.node_of_key("time"), 1).data().endswith((" s", " ms", " µs"))

@@ -7,12 +7,18 @@ _TIME = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
 _BYTES = [(2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")]
 
 
+def is_time(unit: str) -> bool:
+    """A unit of seconds (Cube's "sec"): its values are shown in s, ms, µs or ns, so a name or
+    an axis beside them does not say "(sec)"."""
+    return unit.lower() in ("sec", "s", "seconds")
+
+
 def format_value(value: float | None, unit: str = "") -> str:
     """'1.23 ms', '4.5 MiB', '1,234 occ', '12.3 %'; 'n/a' for a missing value."""
     if value is None or not math.isfinite(value):
         return "n/a"
     u = unit.lower()
-    if u in ("sec", "s", "seconds"):
+    if is_time(u):
         a = abs(value)
         if a == 0:
             return "0 s"
