@@ -103,3 +103,73 @@ def test_interpreted_kernels_build_the_sums_after_the_tables(archive, tmp_path, 
                         real(self, *a))
     popview.open(archive, cache_dir=tmp_path / "c").close()
     assert seen == [True]
+
+
+@pytest.fixture
+def warned(monkeypatch):
+    """Both warnings the reader gives around the matching, in every conversion: one from the
+    matching (a send left unmatched) and one after it (an event count that differs)."""
+    from popview.readers.otf2 import conversion, events
+
+    real_match, real_counts = conversion.match_messages, events.count_mismatches
+    matched = []
+
+    def match(sends, recvs):
+        msgs, lost_sends, lost_recvs = real_match(sends, recvs)
+        matched.append(threading.current_thread().name)
+        return msgs, lost_sends + 1, lost_recvs
+
+    monkeypatch.setattr(conversion, "match_messages", match)
+    monkeypatch.setattr(events, "count_mismatches", lambda *a: list(real_counts(*a)) + ["a count differs"])
+    return matched
+
+
+def test_sums_begun_before_the_matching_give_the_same_cache(archive, tmp_path, monkeypatch, compiled, warned):
+    """The cumulative sums begin on their thread before the messages are matched
+    (Writer.begin_derived: the matching left the other core idle): the cache is the one built
+    with the matching first, the flags and warnings in the same places."""
+    begun = []
+    real = writer.Writer.begin_derived
+
+    def begin(self, progress):
+        begun.append(self.count("messages"))
+        return real(self, progress)
+
+    monkeypatch.setattr(writer.Writer, "begin_derived", begin)
+    with popview.open(archive, cache_dir=tmp_path / "early") as exp:
+        early = exp.cache_path
+        warnings = exp.definitions.warnings
+        flags = list(exp.definitions.flags)
+    assert begun == [0] and len(warned) == 1, "the sums were not begun before the matching"
+    unmatched = [i for i, w in enumerate(warnings) if "without a matching partner" in w]
+    assert unmatched and unmatched[0] < warnings.index("a count differs"), warnings
+    assert flags.index("unmatched_sends") < flags.index("otf2_event_counts"), flags
+    monkeypatch.setattr(writer, "DERIVED_READS", {"never"})      # not begun: the matching first, as before
+    with popview.open(archive, cache_dir=tmp_path / "serial") as exp:
+        serial = exp.cache_path
+    assert len(warned) == 2
+    assert differences(early, serial) == []
+
+
+@pytest.mark.parametrize("how", ["cancel", "interrupt"])
+def test_stopped_while_matching_beside_the_sums_leaves_nothing(archive, tmp_path, monkeypatch, compiled, how):
+    """A cancel or a Ctrl-C during the matching, the sums' thread already running: it is
+    stopped and waited for, nothing left in the cache folder."""
+    from popview.readers.otf2 import conversion
+
+    cancel = threading.Event()
+    alive = []
+
+    def match(sends, recvs):
+        alive.append(any(t.name.startswith("popview-derived") for t in threading.enumerate()))
+        if how == "cancel":
+            cancel.set()
+            raise Cancelled("cancelled by the user")
+        raise KeyboardInterrupt("stopped")
+
+    monkeypatch.setattr(conversion, "match_messages", match)
+    before = _lasting()
+    exc = _fails(archive, tmp_path / "cache", cancel=cancel)
+    assert isinstance(exc, Cancelled if how == "cancel" else KeyboardInterrupt), exc
+    assert alive == [True], "the sums were not running during the matching"
+    _nothing_left(before, tmp_path / "cache")

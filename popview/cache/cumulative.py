@@ -61,6 +61,7 @@ BUDGET_ROWS = 1_000_000    # state rows held in memory at once
 EVENT_SLICE = 1 << 20      # a location's events read at once for its counters (one slice: 20 MB)
 SPLIT_ROWS = 1 << 18       # state rows from which a conversion's sums run on two threads (_Builder._halves)
 EVENTS_PER_STATE = 8       # events weigh about this many times less than states in the sums' work
+MASTER_BLOCK = 1 << 16     # master-thread visits gathered at once for their chunks' compression
 OUTSIDE = "(outside any region)"
 # Counts kept like counters (per row, cumulative) so windows get them too.
 PSEUDO_COUNTERS = ("mpi_calls", "mpi_collective_calls")
@@ -1156,12 +1157,14 @@ class _ProfileParts:
     def __init__(self, n_loc: int):
         self.n_loc = n_loc
         self.cp, self.loc, self.cat_values, self.ctr_values = [], [], [], []
-        self.visits_cp, self.visits_loc = [], []
+        # visits counted per location where the location is added (the part's thread): (call path,
+        # -1 outside every one; location; count), one entry a call path the location entered
+        self.visits_cp, self.visits_loc, self.visits_n = [], [], []
         self.master = {k: [] for k in ("callpath", "proc", "begin", "end")}
 
     def extend(self, other: "_ProfileParts") -> None:
         """Another part's processes after these (a distributed finish's parts, in order)."""
-        for name in ("cp", "loc", "cat_values", "ctr_values", "visits_cp", "visits_loc"):
+        for name in ("cp", "loc", "cat_values", "ctr_values", "visits_cp", "visits_loc", "visits_n"):
             getattr(self, name).extend(getattr(other, name))
         for k, v in other.master.items():
             self.master[k].extend(v)
@@ -1182,42 +1185,56 @@ class _ProfileParts:
         self.ctr_values.append(csums)
         calls = rows["calls"]
         if own_visits:
-            self.visits_cp.append(calls["callpath"].astype(np.int64))
+            visits = calls["callpath"].astype(np.int64)
         elif len(calls["begin"]) and len(sb):
             # a worker's own calls count as visits of the master's call path at their start
             i = np.searchsorted(sb, calls["begin"], side="right") - 1
             ok = (i >= 0)
             ok[ok] &= se[i[ok]] > calls["begin"][ok]
-            self.visits_cp.append(np.where(ok, scp[np.maximum(i, 0)], -1).astype(np.int64))
+            visits = np.where(ok, scp[np.maximum(i, 0)], -1).astype(np.int64)
         else:
-            self.visits_cp.append(np.full(len(calls["begin"]), -1, np.int64))
-        self.visits_loc.append(np.full(len(self.visits_cp[-1]), loc))
+            visits = np.full(len(calls["begin"]), -1, np.int64)
+        # counted here, in the part's thread: the whole run's visits (3 M at 10^7 OTF2 events) were
+        # concatenated and counted after every part, on one core, while the other idled
+        visited, count = _counted(visits + 1, int(visits.max(initial=-1)) + 2)
+        self.visits_cp.append(visited - 1)
+        self.visits_loc.append(np.full(len(visited), loc, np.int64))
+        self.visits_n.append(count)
 
     def write(self, g: h5py.Group, b: _Builder) -> None:
         from popview.cache.profile_store import write_profile
         profile = build_profile(b.defs, self.n_loc, np.concatenate(self.cp), np.concatenate(self.loc),
                                 np.vstack(self.cat_values), np.vstack(self.ctr_values),
                                 np.concatenate(self.visits_cp), np.concatenate(self.visits_loc),
-                                json.loads(g.attrs["counters"]))
+                                np.concatenate(self.visits_n), json.loads(g.attrs["counters"]))
         write_profile(g.create_group("profile"), profile)
         self._write_master_calls(g.create_group("master_calls"), len(b.defs.callpath_parent))
 
     def _write_master_calls(self, g: h5py.Group, n_cp: int) -> None:
-        """Master-thread visits sorted by (call path, process, begin): iterations of a region are one slice."""
+        """Master-thread visits sorted by (call path, process, begin): iterations of a region are one slice.
+        Large columns are gathered a chunk at a time, each chunk compressed by the writer's threads
+        (ChunkedWriter): gathered whole (fresh memory) and compressed by HDF5, the 3 M visits of the
+        10^7-event OTF2 archive took 0.15-0.25 s of CPU on one core after every other part of the sums."""
         cols = {k: (np.concatenate(v) if v else np.zeros(0, np.int64)) for k, v in self.master.items()}
         order = _by_callpath(cols["callpath"], cols["proc"], cols["begin"], n_cp)
         offsets = np.zeros(n_cp + 1, np.int64)
         np.cumsum(np.bincount(cols["callpath"], minlength=n_cp)[:n_cp], out=offsets[1:])
         g.create_dataset("cp_offsets", data=offsets, **checked())
-        for k in ("proc", "begin", "end"):
-            if len(order) > 4096:
-                # as the tables' columns are (their chunks, each compressed by a thread): through HDF5's
-                # filters, the 143 MB trace's 0.3 M visits took 16-19 ms on one core
-                sink = ChunkedWriter(create_column(g, k, cols[k].dtype, len(order)))
-                sink.write(cols[k][order])
-                sink.close()
-            else:
+        if len(order) <= 4096:
+            for k in ("proc", "begin", "end"):
                 g.create_dataset(k, data=cols[k][order], **checked())
+            return
+        sinks = []
+        for k in ("proc", "begin", "end"):
+            # as the tables' columns are (their chunks, each compressed by a thread): through HDF5's
+            # filters, the 143 MB trace's 0.3 M visits took 16-19 ms on one core
+            sinks.append((cols[k], ChunkedWriter(create_column(g, k, cols[k].dtype, len(order)))))
+        for lo in range(0, len(order), MASTER_BLOCK):      # gathered in blocks: no whole fresh column
+            rows = order[lo:lo + MASTER_BLOCK]
+            for col, sink in sinks:
+                sink.write(col[rows])
+        for _, sink in sinks:
+            sink.close()
 
 
 def _by_callpath(callpath: np.ndarray, proc: np.ndarray, begin: np.ndarray, n_cp: int) -> np.ndarray:
@@ -1250,9 +1267,11 @@ def _counted(keys: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
     return present, counts[present]
 
 
-def build_profile(defs: Definitions, n_loc: int, cp, loc, cat_values, ctr_values, visits_cp, visits_loc,
+def build_profile(defs: Definitions, n_loc: int, cp, loc, cat_values, ctr_values, visits_cp, visits_loc, visits_n,
                   counter_names: list[str]):
-    """A Profile over the master threads' call paths plus one root for time outside every region."""
+    """A Profile over the master threads' call paths plus one root for time outside every region.
+    Visits come counted: `visits_n` visits of call path `visits_cp` (-1: outside every one) by
+    location `visits_loc`, one entry a pair."""
     from popview.model.definitions import Region
     from popview.model.profile import MetricDef, MetricValues, Profile, preorder
 
@@ -1274,7 +1293,9 @@ def build_profile(defs: Definitions, n_loc: int, cp, loc, cat_values, ctr_values
         metrics.append(MetricDef(ident, name, "sec", CATEGORY_DESCRIPTIONS.get(ident, name), par, "derived"))
         values[ident] = MetricValues.from_coo(n_cp, cp, loc, v)
     vcp = new[np.where(visits_cp < 0, outside, visits_cp)]
-    pair, count = _counted(vcp * n_loc + np.asarray(visits_loc, np.int64), n_cp * n_loc)
+    pair = vcp * n_loc + np.asarray(visits_loc, np.int64)      # one entry a pair: in their order
+    order = np.argsort(pair, kind="stable")
+    pair, count = pair[order], np.asarray(visits_n)[order]
     metrics.append(MetricDef("visits", "Visits", "occ", "Number of times a call path was entered"))
     values["visits"] = MetricValues.from_coo(n_cp, pair // n_loc, pair % n_loc, count.astype(np.float64))
     for k, name in enumerate(counter_names):

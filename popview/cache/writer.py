@@ -369,7 +369,8 @@ class Writer:
         self._tidy: threading.Thread | None = None       # _let_go's
         self.timeline_failure: OSError | None = None   # why the overview asked for was not written (a full disk)
         self._keep: Budget | None = None
-        self._finish_imported = False       # FINISH_MODULES
+        self._imports: threading.Thread | None = None       # importing FINISH_MODULES
+        self._early: _Beside | None = None  # the derived data begun before finish() (begin_derived)
 
     def finish_on(self, client, group_rows: int | None = None) -> None:
         """Sort and write the tables on the Dask cluster of `client` (popview.cache.groups),
@@ -390,10 +391,19 @@ class Writer:
         if table not in self._tables:
             self._tables[table] = _Staging(self._staging_dir, table, self._hint, self._spill, self._keep)
         self._tables[table].append(cols if isinstance(cols, PreparedChunk) else PreparedChunk(table, cols))
-        if not self._finish_imported:
-            self._finish_imported = True
-            for name in FINISH_MODULES:
-                importlib.import_module(name)
+        if self._imports is None:
+            # by a thread: the caller goes on taking the parsed blocks and handing out the next ones
+            # meanwhile (imported on this thread, the 50-60 ms left the parse threads without work)
+            self._imports = threading.Thread(target=_import_finish_modules, name="popview-imports", daemon=True)
+            threads.start(self._imports)
+
+    def _imported(self) -> None:
+        """FINISH_MODULES imported: the thread's imports waited for; a module it could not
+        import is imported here again, its error raised here."""
+        if self._imports is not None:
+            self._imports.join()
+        for name in FINISH_MODULES:
+            importlib.import_module(name)
 
     def keep_in_memory(self, limit: int) -> None:
         """Keep the staged rows in memory rather than spilling them, up to `limit` bytes in
@@ -435,6 +445,32 @@ class Writer:
     def time_max(self) -> int:
         return max([t.t_max for t in self._tables.values()] + [0])
 
+    def begin_derived(self, progress: Progress) -> bool:
+        """The derived data (the cumulative sums) begun now, by a thread, from the tables appended
+        so far, while the reader finishes its own work on this thread (the OTF2 reader's message
+        matching: 0.13-0.2 s after its last location at 10^7 events, with the other core idle);
+        finish() then writes the tables beside them as it does when it begins them itself
+        (_tables_beside_derived). Only where finish() would run them so (the reader's tables
+        that they read arrived in order, no timeline overview, no Dask, the kernels compiled),
+        and with the definitions set: what the derived data read of them must not change after
+        (the reader may still add what they do not read), nor may the tables they read (states,
+        events, calls) get rows. Returns whether they were begun."""
+        if self._early is not None:
+            return True
+        if self.definitions is None or not self.derived_can_begin():
+            return False
+        self._imported()
+        copy = SortedCopy(self._staging_dir / "sorted")
+        adopted = self._adopt_in_order(copy)
+        self._early = _Beside(self, copy, adopted, progress)
+        return True
+
+    def derived_can_begin(self) -> bool:
+        """Whether begin_derived() would begin the derived data now (given the definitions)."""
+        return self._client is None and not self.timeline and self._side is None and not jit.is_interpreted() \
+            and derived_builders() == [SUMS_BUILDER] \
+            and all(t in self._tables and self._tables[t].time_sorted and self._tables[t].n for t in DERIVED_READS)
+
     # ---- output ---------------------------------------------------------
     def finish(self, progress: Progress | None = None) -> Path:
         """Sort, derive, write and rename. Returns the final path."""
@@ -442,6 +478,7 @@ class Writer:
         from popview.cache.integrity import writing
 
         progress = progress or Progress()
+        self._imported()
         if self.definitions is None:
             raise ValueError("definitions were never set")
         if self._client is not None:
@@ -452,14 +489,20 @@ class Writer:
         timeline = self.timeline_path()
         side = self._side = self._side or (_start_side_builder(sum(t.n for t in self._tables.values()))
                                            if self.timeline else None)
-        copy = SortedCopy(self._staging_dir / "sorted")
+        begun = self._early
+        copy = SortedCopy(self._staging_dir / "sorted") if begun is None else begun.copy
         try:
             if side is not None and self._keep is not None:
                 self._keep.give_up()             # the side process reads files
-            adopted = self._adopt_in_order(copy)
+            if begun is None:
+                adopted = self._adopt_in_order(copy)
+            else:   # the tables appended since: in order ones need no copy (the derived data do not read them)
+                adopted = begun.adopted | {t for t, stage in self._tables.items()
+                                           if t not in begun.adopted and stage.time_sorted}
             early = derived.start_early(side, copy.folder, self.definitions) \
                 if side is not None and "events" in adopted else None
-            beside = side is None and timeline is None and DERIVED_READS <= adopted and not jit.is_interpreted()
+            beside = begun is not None or (side is None and timeline is None and DERIVED_READS <= adopted
+                                           and not jit.is_interpreted())
             sums_ahead = side is None and timeline is None and not beside and not jit.is_interpreted() \
                 and derived.builders_for(False) == [SUMS_BUILDER]
             with writing(tmp_path, "w", self.abort) as out:
@@ -508,36 +551,21 @@ class Writer:
         tables fail."""
         import h5py
 
-        from popview.cache import derived
-        from popview.cache.integrity import writing
-
-        stop = threading.Event()
-        quiet = Progress(None, _Either(progress.cancel, stop))
-        part = self._scratch.path / "beside.part"
-
-        def sums() -> None:
-            with writing(part, "w") as dst:
-                # the only builder here (builders_for(False)): the kept rows it read go once it has read them
-                derived.build_all(RawTables(copy.folder, copy.kept, sole_reader=True), dst, self.definitions, quiet)
-
-        with Pool(1, thread_name_prefix="popview-derived") as pool:
-            job = None
-            try:
-                job = pool.submit(jit.carry(sums))
-                self._write_tables(out, copy, progress.sub(0.0, 0.6), adopted)   # no calls to collect: adopted
-            except BaseException:
-                stop.set()               # a Ctrl-C as its thread starts too: it stops at once
-                if job is not None:
-                    job.exception()      # waited for: its file is closed before the scratch goes
-                raise
-            progress(0.65, "cumulative sums")
-            job.result()
+        beside = self._early or _Beside(self, copy, adopted, progress)
+        try:
+            self._write_tables(out, copy, progress.sub(0.0, 0.6), adopted)   # no calls to collect: adopted
+        except BaseException:
+            beside.close()           # a Ctrl-C as its thread starts too: it stops at once
+            raise
+        progress(0.65, "cumulative sums")
+        part = beside.result()
+        self._early = None
         progress.check()
         with h5py.File(part, "r") as built:       # builders_for(False): none built in shares (merge)
             for group in built:
                 out.copy(built[group], group)
         part.unlink()
-        heap.release_free_memory()
+        self._tidy_in_background()   # the memory freed given back while the cache is sealed (0.03 s at 10^7 events)
 
     def _sums_beside_calls(self, out: h5py.File, tmp_path: Path, copy: SortedCopy, progress: Progress,
                            adopted: set[str]) -> None:
@@ -561,19 +589,20 @@ class Writer:
             sums.write(out, progress.sub(0.65, 0.98), read_done=lambda: self._let_go(copy))
 
     def _let_go(self, copy: SortedCopy) -> None:
-        """Once the derived data have read the raw copy: the rows kept in memory let go of, and
-        their memory (most of what the conversion holds by then) given back to the system and
-        the copy's files removed by a thread while this one writes the derived data and seals
-        the cache (the 143 MB trace: 10-20 ms of the kernel's unmapping, otherwise done at the
-        process's exit or at the next step, on this thread). Joined by abort()."""
+        """Once the derived data have read the raw copy: the rows kept in memory let go of (what
+        is written next reuses their memory), and the copy's files removed by a thread while this
+        one writes the derived data and seals the cache. (Giving their memory back to the system
+        there too, so that the exit unmaps less, cost more than it saved: the trim holds glibc's
+        one heap while this thread allocates, which then faults fresh pages in.)"""
         copy.release_kept()
         self._tidy_in_background(copy.folder)
 
     def _tidy_in_background(self, folder: Path | None = None) -> None:
-        """The memory glibc holds free given back to the system (heap.release_free_memory: with
-        `folder`, also in a process that keeps what it freed), then `folder` removed, by a thread
-        (after the one started before): the kernel's unmapping (8 ms after the 143 MB trace's
-        sort, on this thread before) beside this thread's work. Joined by abort()."""
+        """The memory glibc holds free given back to the system (heap.release_free_memory: not
+        in `popview convert`'s process, which keeps it for its next steps), then `folder`
+        removed, by a thread (after the one started before): the kernel's unmapping (8 ms after
+        the 143 MB trace's sort, in a process that trims) beside this thread's work. Joined by
+        abort()."""
         previous = self._tidy
         self._tidy = threading.Thread(target=_tidy, args=(previous, folder), name="popview-tidy", daemon=True)
         threads.start(self._tidy)
@@ -690,12 +719,17 @@ class Writer:
         self._scratch.remove()
 
     def abort(self) -> None:
-        """Stop the derived-data process and remove every scratch file (the cache being
-        written too: this also makes room on a full disk)."""
+        """Stop the derived-data process (or thread) and remove every scratch file (the cache
+        being written too: this also makes room on a full disk)."""
         if self._side is not None:
             self._side.close()
             self._side = None
+        if self._early is not None:
+            self._early.close()       # waited for: its file is closed before the scratch goes
+            self._early = None
         self._written_back.join()      # its file goes next: no thread outlives the conversion
+        if self._imports is not None:
+            self._imports.join()
         if self._tidy is not None:
             self._tidy.join()
             self._tidy = None
@@ -716,6 +750,53 @@ DERIVED_READS = {"states", "events", "calls"}
 # The derived builder of a default conversion (derived.builders_for(False)): computed while the
 # call paths are written (Writer._sums_beside_calls).
 SUMS_BUILDER = "popview.cache.cumulative"
+
+
+def derived_builders() -> list[str]:
+    from popview.cache import derived
+
+    return derived.builders_for(False)
+
+
+class _Beside:
+    """The derived data (the cumulative sums) built by a thread from the tables adopted into
+    `copy`, into a part file of its own in the scratch folder (Writer._tables_beside_derived):
+    begun when made, by finish() or before it (Writer.begin_derived). The thread reports no
+    progress but sees a cancel, and close() stops it and waits for it."""
+
+    def __init__(self, writer: "Writer", copy: SortedCopy, adopted: set[str], progress: Progress):
+        from popview.cache import derived
+        from popview.cache.integrity import writing
+
+        self.copy, self.adopted = copy, adopted
+        self.part = writer._scratch.path / "beside.part"
+        self._stop = threading.Event()
+        quiet = Progress(None, _Either(progress.cancel, self._stop))
+        # the tables it reads as adopted now: the copy's own dict gets the tables adopted later
+        tables = RawTables(copy.folder, dict(copy.kept), sole_reader=True)
+        definitions, part = writer.definitions, self.part
+
+        def sums() -> None:
+            with writing(part, "w") as dst:
+                # the only builder here (builders_for(False)): the kept rows it read go once it has read them
+                derived.build_all(tables, dst, definitions, quiet)
+
+        self._pool = Pool(1, thread_name_prefix="popview-derived")
+        self._job = self._pool.submit(jit.carry(sums))
+
+    def result(self) -> Path:
+        """Its part file, once the thread is done (its failure raised here)."""
+        try:
+            self._job.result()
+        finally:
+            self._pool.shutdown()
+        return self.part
+
+    def close(self) -> None:
+        """The thread stopped (when not done) and waited for; its failure dropped."""
+        self._stop.set()
+        self._job.exception()
+        self._pool.shutdown()
 
 
 class _Either:
@@ -761,11 +842,20 @@ class _WriteBack:
             self._thread = None
 
 
+def _import_finish_modules() -> None:
+    """Writer.append's thread: FINISH_MODULES imported (a failure is the finish's to raise)."""
+    for name in FINISH_MODULES:
+        try:
+            importlib.import_module(name)
+        except BaseException:        # noqa: BLE001 - imported again by Writer._imported, which raises
+            return
+
+
 def _tidy(previous: threading.Thread | None, folder: Path | None) -> None:
-    """Writer._tidy_in_background's thread (with `folder`: at the end, nothing large allocated after)."""
+    """Writer._tidy_in_background's thread."""
     if previous is not None:
         previous.join()
-    heap.release_free_memory(last=folder is not None)
+    heap.release_free_memory()
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -43,6 +43,13 @@ class CountingWriter:
     def count(self, table: str) -> int:
         return self.rows[table]
 
+    def derived_can_begin(self) -> bool:
+        """No derived data here: a reader finishes its own work first, as before a finish()."""
+        return False
+
+    def begin_derived(self, progress) -> bool:
+        return False
+
     def time_max(self) -> int:
         return self.t_max
 

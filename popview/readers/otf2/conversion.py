@@ -83,13 +83,41 @@ def convert(path: Path, writer: Writer, progress: Progress, client=None) -> Defi
     defs.callpath_parent, defs.callpath_region = run.callpaths.tables()
     progress.check()
     heap.release_free_memory()     # what the decoding freed (0.35 GB at 10^7 events), before the messages' peak
-    _finish_messages(defs, writer, run.sends, run.recvs)
-    heap.release_free_memory()     # and what the matching freed, before the finish
-    progress.check()
-    _finish_definitions(defs, run, writer)
-    writer.set_definitions(defs)
+    sends, recvs = run.sends.arrays(), run.recvs.arrays()
+    run.sends = run.recvs = None
+    if client is None and _sums_first(defs, run, writer, sends, recvs, progress):
+        # the cumulative sums begun on their thread: the matching, on this one, no longer leaves a core idle
+        _finish_messages(defs, writer, sends, recvs, warn_at=run.warn_at)
+        del sends, recvs
+        heap.release_free_memory()
+    else:
+        _finish_messages(defs, writer, sends, recvs)
+        del sends, recvs
+        heap.release_free_memory()     # and what the matching freed, before the finish
+        progress.check()
+        _finish_definitions(defs, run, writer)
+        writer.set_definitions(defs)
     progress(1.0, "events read")
     return defs
+
+
+def _sums_first(defs: Definitions, run: "_Conversion", writer: Writer, sends: dict, recvs: dict,
+                progress: Progress) -> bool:
+    """The definitions completed before the messages are matched, and the cumulative sums begun
+    from the other tables (Writer.begin_derived), when what they read of the definitions cannot
+    depend on the messages: the run's end (the messages table's times are its halves', within
+    the other tables' times in every archive seen; where a half lies beyond, not begun). The
+    flags and the warning the matching sets keep their places (what the definitions store is
+    the same as when the matching came first). Returns whether they were begun."""
+    progress.check()
+    halves_end = max([int(side["time"].max()) for side in (sends, recvs) if len(side["time"])] + [0])
+    if halves_end > max(defs.t_end, writer.time_max()) or not writer.derived_can_begin():
+        return False
+    defs.flags["unmatched_sends"] = defs.flags["unmatched_receives"] = 0     # their places; set by the matching
+    run.warn_at = len(defs.warnings)
+    _finish_definitions(defs, run, writer)
+    writer.set_definitions(defs)
+    return writer.begin_derived(progress)
 
 
 class _Conversion:
@@ -122,6 +150,7 @@ class _Conversion:
         self._kept_events = 0
         self._keeping = threading.Lock()
         self._local = threading.local()          # each decoding thread's scratch (decoder.Scratch)
+        self.warn_at: int | None = None          # where the matching's warning goes (_sums_first)
 
     # -------------------------------------------------------------- passes
     def decoded(self, refs: list[int], linked: bool):
@@ -319,13 +348,19 @@ def _batches(refs: list[int], tables: dd.Tables) -> list[list[int]]:
     return by_budget(refs, [tables.location_events[ref] for ref in refs], BATCH_EVENTS)
 
 
-def _finish_messages(defs: Definitions, writer: Writer, sends: Halves, recvs: Halves) -> None:
-    msgs, lost_sends, lost_recvs = match_messages(sends.arrays(), recvs.arrays())   # by sender, then time
+def _finish_messages(defs: Definitions, writer: Writer, sends: dict, recvs: dict, warn_at: int | None = None) -> None:
+    """The matched messages appended, their flags set and the warning for the unmatched given
+    (at position `warn_at` of the warnings: where it stands when the matching comes first)."""
+    msgs, lost_sends, lost_recvs = match_messages(sends, recvs)   # by sender, then time
     if len(msgs["send_loc"]):
         writer.append("messages", msgs)
     defs.flags["unmatched_sends"], defs.flags["unmatched_receives"] = int(lost_sends), int(lost_recvs)
     if lost_sends or lost_recvs:
-        defs.warn(f"{lost_sends} MPI sends and {lost_recvs} receives without a matching partner were left out")
+        warning = f"{lost_sends} MPI sends and {lost_recvs} receives without a matching partner were left out"
+        if warn_at is None:
+            defs.warn(warning)
+        elif warning not in defs.warnings:
+            defs.warnings.insert(warn_at, warning)
 
 
 def _finish_definitions(defs: Definitions, run: _Conversion, writer: Writer) -> None:
