@@ -180,8 +180,8 @@ def test_a_failure_beside_the_call_paths_is_raised_and_leaves_nothing(trace, tmp
 
 def test_what_the_sums_read_is_let_go_of_by_a_thread_beside_the_finish(trace, tmp_path, monkeypatch, ahead_taken):
     """Writer._let_go: once the sums' threads have read the rows kept in memory, they are let go
-    of before the sums are written and the cache sealed; the memory freed is given back to the
-    system (after the sort's, likewise) and the raw copy removed by a thread of its own,
+    of before the sums are written and the cache sealed; the raw copy is removed (and the memory
+    freed given back where the process trims, after the sort's likewise) by a thread of its own,
     which the conversion waits for."""
     from popview.cache import heap, rawtables, writer
 
@@ -198,13 +198,12 @@ def test_what_the_sums_read_is_let_go_of_by_a_thread_beside_the_finish(trace, tm
 
     monkeypatch.setattr(rawtables.SortedCopy, "release_kept", release_kept)
     monkeypatch.setattr(writer.Writer, "_complete", complete)
-    monkeypatch.setattr(heap, "release_free_memory",
-                        lambda last=False: events.append(("trim", threading.current_thread().name, last)))
+    monkeypatch.setattr(heap, "release_free_memory", lambda: events.append(("trim", threading.current_thread().name)))
     with popview.open(trace, cache_dir=tmp_path / "c"):
         pass
     assert ahead_taken == [1]
     assert [e[0] for e in events] in (["trim", "released", "trim", "complete"], ["trim", "released", "complete", "trim"])
-    assert [e[1:] for e in events if e[0] == "trim"] == [("popview-tidy", False), ("popview-tidy", True)]
+    assert [e[1] for e in events if e[0] == "trim"] == ["popview-tidy", "popview-tidy"]
     assert not next(e[1] for e in events if e[0] == "released").exists()
     assert not [t.name for t in threading.enumerate() if t.name == "popview-tidy"]
 

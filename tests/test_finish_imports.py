@@ -1,7 +1,7 @@
 """The conversion's finish modules (h5py, hdf5plugin, the derived builders: 40-70 ms) are
-imported at the first records appended, while the parse threads work, not before the
-parse starts (writer.FINISH_MODULES): the Paraver reader and the writer's staging import
-no HDF5."""
+imported from the first records appended, by a thread, while the parse threads work and
+the reader hands them blocks, not before the parse starts (writer.FINISH_MODULES): the
+Paraver reader and the writer's staging import no HDF5."""
 from __future__ import annotations
 
 import os
@@ -23,6 +23,8 @@ with tempfile.TemporaryDirectory() as tmp:
         print(before, sorted(m for m in ("h5py", "hdf5plugin") if m in sys.modules))
         w.append("states", {"loc": np.zeros(3, np.int32), "begin": np.arange(3), "end": np.arange(3) + 1,
                             "state": np.ones(3, np.int32)})
+        print(w._imports.name)
+        w._imported()
         print(all(m in sys.modules for m in FINISH_MODULES))
         w.abort()
 """
@@ -33,7 +35,26 @@ def test_the_reader_and_staging_import_no_hdf5_until_the_first_records():
                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
-    assert lines == ["[] []", "True"], out.stdout
+    assert lines == ["[] []", "popview-imports", "True"], out.stdout
+
+
+def test_a_finish_module_that_cannot_be_imported_fails_the_finish(tmp_path, monkeypatch):
+    """Its thread says nothing: the finish imports it again and raises its error, and no
+    thread outlives the conversion."""
+    import threading
+
+    import numpy as np
+    import pytest
+
+    from popview.cache import writer
+
+    monkeypatch.setattr(writer, "FINISH_MODULES", writer.FINISH_MODULES + ("popview.no_such_module",))
+    with pytest.raises(ModuleNotFoundError, match="no_such_module"):
+        with writer.Writer(tmp_path / "c.h5", "") as w:
+            w.append("states", {"loc": np.zeros(3, np.int32), "begin": np.arange(3), "end": np.arange(3) + 1,
+                                "state": np.ones(3, np.int32)})
+            w.finish()
+    assert not [t for t in threading.enumerate() if t.name == "popview-imports"]
 
 
 HASHED_FIRST = r"""

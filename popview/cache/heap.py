@@ -1,6 +1,5 @@
 """glibc's allocator of the derived-data process (sidecar.py) and of `popview convert`'s
-own process (commands/convert.py; with the timeline overview and for OTF2 only its one
-heap, `one_heap`), set once there.
+own process (commands/convert.py; for OTF2 only its one heap, `one_heap`), set once there.
 
 A conversion allocates and frees arrays of tens of megabytes thousands of
 times. By default glibc maps each one of 32 MB or more afresh (its dynamic
@@ -10,8 +9,10 @@ convert and then exits, so there it serves large arrays from its heap and
 keeps freed memory for the next ones, for good: fixed thresholds, which turn
 glibc's dynamic threshold off in that process only. So does the command line's
 conversion (CPU -4 to -8 % on the 1 GB trace, the kernel's clearing of fresh
-pages; peak +40-60 MB), but not beside the derived-data process of a conversion
-with the timeline overview, whose joint peak is the one near the 1 GB bound.
+pages; peak +40-60 MB); beside the derived-data process of a conversion with the
+timeline overview since it serves every thread from one heap (below): the 1 GB
+trace's two processes then peaked at 776-790 MB against 774-776 MB with the one
+heap alone, CPU -5 %.
 
 Both also serve every thread from glibc's one main heap (M_ARENA_MAX 1). A thread
 otherwise gets a heap of its own, made of 64 MB pieces that glibc unmaps as soon as
@@ -21,8 +22,8 @@ took 245-290 thousand page faults (1.1 GB of fresh pages, faulted in and cleared
 the kernel; on this project's virtual machine a page the host took back costs 2-3
 times more). From one heap: 93-110 thousand, system time 2.5-3.7 -> 1.7-2.1 s, peak
 -30 MB. The threads allocate a few large arrays a block or group, so one heap's lock
-costs nothing measurable. The command line's conversion, whose peaks all come in its
-own process, keeps what it freed between its steps too (`keep_freed_memory(trim=False)`:
+costs nothing measurable. The command line's default conversion, whose peaks all come in
+its own process, keeps what it freed between its steps too (`keep_freed_memory(trim=False)`:
 release_free_memory then does nothing): the sums reuse what the sort freed instead of
 faulting it in again (faults -15 %, peak -15 MB).
 
@@ -80,11 +81,9 @@ def one_heap() -> None:
     libc.mallopt(M_ARENA_MAX, 1)
 
 
-def release_free_memory(last: bool = False) -> None:
+def release_free_memory() -> None:
     """Give the memory the allocator holds free back to the system, now (any process:
-    this sets nothing). `last`: also in a process that keeps what it freed (trim=False),
-    when nothing large is allocated after: the kernel's unmapping then done by the caller
-    (a thread beside the conversion's end: writer.Writer._let_go), not by the exit."""
+    this sets nothing)."""
     libc = _glibc()
-    if libc is not None and (_trim[0] or last) and hasattr(libc, "malloc_trim"):
+    if libc is not None and _trim[0] and hasattr(libc, "malloc_trim"):
         libc.malloc_trim(0)

@@ -369,7 +369,7 @@ class Writer:
         self._tidy: threading.Thread | None = None       # _let_go's
         self.timeline_failure: OSError | None = None   # why the overview asked for was not written (a full disk)
         self._keep: Budget | None = None
-        self._finish_imported = False       # FINISH_MODULES
+        self._imports: threading.Thread | None = None       # importing FINISH_MODULES
         self._early: _Beside | None = None  # the derived data begun before finish() (begin_derived)
 
     def finish_on(self, client, group_rows: int | None = None) -> None:
@@ -391,10 +391,19 @@ class Writer:
         if table not in self._tables:
             self._tables[table] = _Staging(self._staging_dir, table, self._hint, self._spill, self._keep)
         self._tables[table].append(cols if isinstance(cols, PreparedChunk) else PreparedChunk(table, cols))
-        if not self._finish_imported:
-            self._finish_imported = True
-            for name in FINISH_MODULES:
-                importlib.import_module(name)
+        if self._imports is None:
+            # by a thread: the caller goes on taking the parsed blocks and handing out the next ones
+            # meanwhile (imported on this thread, the 50-60 ms left the parse threads without work)
+            self._imports = threading.Thread(target=_import_finish_modules, name="popview-imports", daemon=True)
+            threads.start(self._imports)
+
+    def _imported(self) -> None:
+        """FINISH_MODULES imported: the thread's imports waited for; a module it could not
+        import is imported here again, its error raised here."""
+        if self._imports is not None:
+            self._imports.join()
+        for name in FINISH_MODULES:
+            importlib.import_module(name)
 
     def keep_in_memory(self, limit: int) -> None:
         """Keep the staged rows in memory rather than spilling them, up to `limit` bytes in
@@ -450,6 +459,7 @@ class Writer:
             return True
         if self.definitions is None or not self.derived_can_begin():
             return False
+        self._imported()
         copy = SortedCopy(self._staging_dir / "sorted")
         adopted = self._adopt_in_order(copy)
         self._early = _Beside(self, copy, adopted, progress)
@@ -468,6 +478,7 @@ class Writer:
         from popview.cache.integrity import writing
 
         progress = progress or Progress()
+        self._imported()
         if self.definitions is None:
             raise ValueError("definitions were never set")
         if self._client is not None:
@@ -578,19 +589,20 @@ class Writer:
             sums.write(out, progress.sub(0.65, 0.98), read_done=lambda: self._let_go(copy))
 
     def _let_go(self, copy: SortedCopy) -> None:
-        """Once the derived data have read the raw copy: the rows kept in memory let go of, and
-        their memory (most of what the conversion holds by then) given back to the system and
-        the copy's files removed by a thread while this one writes the derived data and seals
-        the cache (the 143 MB trace: 10-20 ms of the kernel's unmapping, otherwise done at the
-        process's exit or at the next step, on this thread). Joined by abort()."""
+        """Once the derived data have read the raw copy: the rows kept in memory let go of (what
+        is written next reuses their memory), and the copy's files removed by a thread while this
+        one writes the derived data and seals the cache. (Giving their memory back to the system
+        there too, so that the exit unmaps less, cost more than it saved: the trim holds glibc's
+        one heap while this thread allocates, which then faults fresh pages in.)"""
         copy.release_kept()
         self._tidy_in_background(copy.folder)
 
     def _tidy_in_background(self, folder: Path | None = None) -> None:
-        """The memory glibc holds free given back to the system (heap.release_free_memory: with
-        `folder`, also in a process that keeps what it freed), then `folder` removed, by a thread
-        (after the one started before): the kernel's unmapping (8 ms after the 143 MB trace's
-        sort, on this thread before) beside this thread's work. Joined by abort()."""
+        """The memory glibc holds free given back to the system (heap.release_free_memory: not
+        in `popview convert`'s process, which keeps it for its next steps), then `folder`
+        removed, by a thread (after the one started before): the kernel's unmapping (8 ms after
+        the 143 MB trace's sort, in a process that trims) beside this thread's work. Joined by
+        abort()."""
         previous = self._tidy
         self._tidy = threading.Thread(target=_tidy, args=(previous, folder), name="popview-tidy", daemon=True)
         threads.start(self._tidy)
@@ -716,6 +728,8 @@ class Writer:
             self._early.close()       # waited for: its file is closed before the scratch goes
             self._early = None
         self._written_back.join()      # its file goes next: no thread outlives the conversion
+        if self._imports is not None:
+            self._imports.join()
         if self._tidy is not None:
             self._tidy.join()
             self._tidy = None
@@ -828,11 +842,20 @@ class _WriteBack:
             self._thread = None
 
 
+def _import_finish_modules() -> None:
+    """Writer.append's thread: FINISH_MODULES imported (a failure is the finish's to raise)."""
+    for name in FINISH_MODULES:
+        try:
+            importlib.import_module(name)
+        except BaseException:        # noqa: BLE001 - imported again by Writer._imported, which raises
+            return
+
+
 def _tidy(previous: threading.Thread | None, folder: Path | None) -> None:
-    """Writer._tidy_in_background's thread (with `folder`: at the end, nothing large allocated after)."""
+    """Writer._tidy_in_background's thread."""
     if previous is not None:
         previous.join()
-    heap.release_free_memory(last=folder is not None)
+    heap.release_free_memory()
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
 

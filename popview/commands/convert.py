@@ -27,18 +27,21 @@ def run(args) -> int:
     paths = expand_runs(args.paths)
     from popview.cache import heap
 
-    if not (args.timeline or args.all or args.dask or any(readers.reuses_memory(p) for p in paths)):
+    reuses = any(readers.reuses_memory(p) for p in paths)
+    if not (args.dask or reuses):
         # this process only converts, then exits: glibc keeps freed arrays for the next ones instead
-        # of mapping each afresh and faulting it in page by page (popview.cache.heap). 1 GB trace: CPU
-        # -4 to -8 % (the kernel's page clearing), peak +40-60 MB; not beside the derived-data process
-        # of --timeline, whose joint peak is the one near the 1 GB bound; nor for formats whose
-        # decoding threads reuse their own memory (Format.reuses_memory: OTF2, whose rows stay in
-        # memory, cache/kept.py): the 10^7-event archive's peak was 1089 against 815 MiB, CPU 1.07x (5 pairs)
-        heap.keep_freed_memory(trim=False)     # its peaks all come in this process: no step trims
+        # of mapping each afresh and faulting it in page by page, and serves every thread from its one
+        # heap (popview.cache.heap). 1 GB trace: page faults 281 -> 86 k, system time 3.0 -> 2.3 s,
+        # peak 595 -> 551 MB. A default conversion's peaks all come in this process: no step trims.
+        # Beside the derived-data process of --timeline (--all) the steps still trim, for the two
+        # processes' joint peak: 1 GB trace 774-776 MB against 790 MB at most, faults 224-265 k ->
+        # 179-191 k, CPU -5 % (2 pairs against the one heap alone, load 5.5)
+        heap.keep_freed_memory(trim=bool(args.timeline or args.all))
     elif not args.dask:
-        # every thread from glibc's one heap all the same (heap.one_heap): the 1 GB trace with
-        # --timeline peaked at 756-761 against 875-880 MB (both processes), page faults -20 %;
-        # the 10^7-event OTF2 archive at 795-809 against 842-933 MB, CPU the same (3 pairs, load 5-6)
+        # formats whose decoding threads reuse their own memory (Format.reuses_memory: OTF2, whose rows
+        # stay in memory, cache/kept.py): kept freed arrays raised the 10^7-event archive's peak to 1089
+        # against 815 MiB (CPU 1.07x, 5 pairs); the one heap alone (heap.one_heap) lowered it from
+        # 842-933 to 795-809 MB, CPU the same (3 pairs, load 5-6)
         heap.one_heap()
     with dask_client(args) as client:
         for path in paths:

@@ -176,3 +176,48 @@ def test_openmp_synchronisation_and_group_communication_look_different():
     a, b = np.array(states[OPENMP_SYNC]["color"]), np.array(states[13]["color"])
     assert states[13]["name"] == "Group Communication"
     assert np.linalg.norm(a - b) > 100
+
+
+def _named(pane, view) -> bool:
+    """The run's name is on screen over its timeline: its own title whole in the scroll area, or
+    the pinned header naming it, lying over its rows."""
+    port = pane.scroll.viewport()
+    title = view.plotItem.titleLabel
+    rect = view.mapFromScene(title.mapRectToScene(title.boundingRect())).boundingRect()
+    top = view.mapTo(port, rect.topLeft()).y()
+    if title.isVisible() and rect.height() > 0 and 0 <= top and top + rect.height() <= port.height():
+        return True
+    header = getattr(pane, "run_header", None)
+    if header is None or not header.isVisible() or f"{view.exp.name} ({view.exp.label})" not in header.text():
+        return False
+    view_top = view.mapTo(port, view.rect().topLeft()).y()
+    return view_top <= header.y() and header.geometry().bottom() <= view_top + view.height()
+
+
+def test_every_stacked_run_in_sight_is_named_wherever_it_is_scrolled(pane, qtbot):
+    """The series opened scrolled to its largest run; the run above showed its last rows, all named
+    THREAD 1.x.y like every run's, without its title (heat 1x1 over 1x2, EPOCH 8 over 16)."""
+    port = pane.scroll.viewport()
+    bar = pane.scroll.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=3000)
+    step = 7
+    for value in list(range(0, bar.maximum() + 1, step)) + [bar.maximum()]:
+        bar.setValue(value)
+        qtbot.wait(5)
+        for view in pane.views.values():
+            top = view.mapTo(port, view.rect().topLeft()).y()
+            shown = min(top + view.height(), port.height()) - max(top, 0)
+            if shown >= 40:                        # a row and more of it in sight
+                assert _named(pane, view), (value, view.exp.name, top, shown)
+    pane.state.set_current(pane.state.by_size()[-1])       # as opened: the largest run in view
+    qtbot.wait(50)
+    others = [v for v in pane.views.values() if v is not pane.view]
+    above = [v for v in others if v.mapTo(port, v.rect().topLeft()).y() < 0 < v.mapTo(port, v.rect().bottomLeft()).y() - 40]
+    assert all(_named(pane, v) for v in above)
+
+
+def test_the_point_under_the_mouse_names_its_run_when_stacked(pane):
+    view = pane.views[id(pane.state.by_size()[0])]
+    t0, t1 = view.window()
+    view.hovered.emit(view.info_at((t0 + t1) / 2, 0.5))
+    assert pane.info.text().startswith(f"<b>{view.exp.name} ({view.exp.label})</b>: ")

@@ -7,7 +7,7 @@ import html
 
 import numpy as np
 
-from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QPoint, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPixmap
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (
@@ -171,6 +171,18 @@ class TimelinePane(QWidget):
         self.scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.scroll.setWidget(self.splitter)
+        # the name of the run scrolled under the top edge, whose own title is out of sight: the
+        # series opened scrolled to its largest run, and the run above showed rows without a name
+        self.run_header = QLabel(self.scroll.viewport(), textFormat=Qt.TextFormat.RichText)
+        self.run_header.setAutoFillBackground(True)
+        self.run_header.setStyleSheet("QLabel { background: palette(window); color: palette(window-text); "
+                                      "border: 1px solid palette(mid); padding: 0px 4px; }")
+        self.run_header.setToolTip("The run whose timeline is scrolled under this edge")
+        self.run_header.hide()
+        self.scroll.verticalScrollBar().valueChanged.connect(lambda _v: self._place_run_header())
+        self.splitter.splitterMoved.connect(lambda *_: self._place_run_header())
+        self.splitter.installEventFilter(self)
+        self.scroll.viewport().installEventFilter(self)
         body = QHBoxLayout()
         body.addWidget(self.scroll, 1)
         body.addWidget(side)
@@ -373,6 +385,50 @@ class TimelinePane(QWidget):
                 view.setMinimumHeight(readable_height(view) + (TITLE_PX if title else 0))
         if current is not None:
             QTimer.singleShot(0, self, lambda: self._scroll_to(current))
+        QTimer.singleShot(0, self, self._place_run_header)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
+        if event.type() in (QEvent.Type.Resize, QEvent.Type.LayoutRequest) and \
+                obj in (self.splitter, self.scroll.viewport()):
+            QTimer.singleShot(0, self, self._place_run_header)
+        return super().eventFilter(obj, event)
+
+    def _stacked_in_sight(self) -> list:
+        """The stacked runs of which at least a row's height shows in the scroll area."""
+        port = self.scroll.viewport()
+        if len(self.views) < 2 or self.one_run_box.isChecked():
+            return []
+        out = []
+        for view in self.views.values():
+            top = view.mapTo(port, view.rect().topLeft()).y()
+            if view.isVisible() and min(top + view.height(), port.height()) - max(top, 0) >= TITLE_PX + ROW_PX:
+                out.append(view)
+        return out
+
+    def _place_run_header(self) -> None:
+        """Over the run that crosses the top edge with its title out of sight: its title, pinned
+        to the edge, pushed up by the next run's own title as it comes (a list's sticky header)."""
+        port = self.scroll.viewport()
+        header = self.run_header
+        crossing = None
+        for view in self._stacked_in_sight():
+            top = view.mapTo(port, view.rect().topLeft()).y()
+            if top < 0 < top + view.height():
+                crossing = view
+        if crossing is None or getattr(crossing, "run_title", None) is None:
+            header.hide()
+            header.setProperty("run", None)
+            return
+        name, current = crossing.run_title
+        header.setText(f"<b>{html.escape(name)}</b>" if current else html.escape(name))
+        header.setFont(crossing.font())
+        header.adjustSize()
+        bottom = crossing.mapTo(port, crossing.rect().bottomLeft()).y()
+        left = crossing.mapTo(port, QPoint(int(crossing.plotItem.vb.sceneBoundingRect().left()), 0)).x()
+        header.move(left, min(0, bottom - header.height()))
+        header.setProperty("run", id(crossing))
+        header.show()
+        header.raise_()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
         """A new height (another layout) keeps the current run in view."""
@@ -639,7 +695,10 @@ class TimelinePane(QWidget):
         self.side.setFixedWidth(min(max(SIDE_PX, need), LEGEND_MAX_PX))
 
     def _show_info(self, info: dict | None) -> None:
-        self.info.setText(info_html(info) if info else "")
+        """The point under the mouse; stacked, with the run it is in (every run has a THREAD 1.1.1)."""
+        view = self.sender()
+        run = getattr(view, "run_title", None) if info else None
+        self.info.setText((f"<b>{html.escape(run[0])}</b>: " if run else "") + info_html(info) if info else "")
 
 
 def legend_chrome(legend) -> int:
