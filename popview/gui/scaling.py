@@ -27,6 +27,8 @@ from popview.gui.advisor import palette
 from popview.gui.advisor.pane import WINDOW_FOCI
 from popview.gui.advisor.runs import series_name, series_runs
 from popview.gui.jobs import Lane
+from popview.gui.widgets import compiling
+from popview.gui.widgets.compiling import waiting_text
 from popview.gui.widgets.progress import JobProgress
 
 PLOT_DEPTH = 1
@@ -125,6 +127,8 @@ class ScalingPane(QWidget):
         self._runs: list = []            # the runs on show
         self.runner = Lane(self, "Scaling")
         self._entry: JobProgress | None = None     # the window sums being built: progress and Cancel
+        self._waiting: str | None = None           # what the status says the table waits for
+        compiling.progress().changed.connect(self._compiles_changed)   # first run: "calculating" said more
 
         self.model_box = QComboBox(self)
         self.reference_box = QComboBox(self)
@@ -263,7 +267,8 @@ class ScalingPane(QWidget):
         ref = max(0, self.reference_box.currentIndex())
         mode = self.state.scaling
         focus = self.state.focus
-        self.status.setText("calculating...")
+        self._waiting = "calculating"
+        self.status.setText(waiting_text(self._waiting))
         self._drop_entry()
         unprepared = [r for r in runs if not getattr(r, "window_sums_prepared", True)] \
             if focus.kind in WINDOW_FOCI else []
@@ -274,7 +279,8 @@ class ScalingPane(QWidget):
         if unprepared:
             # the window sums of the runs without them (popview.cache.window_sums), built first with
             # their progress and Cancel: seconds a run on a large trace
-            self.status.setText(f"preparing the window sums of {len(unprepared)} run(s)...")
+            self._waiting = f"preparing the window sums of {len(unprepared)} run(s)"
+            self.status.setText(waiting_text(self._waiting))
             self._entry = JobProgress(self.runner, self, name=f"Window sums of {len(unprepared)} run(s)",
                                       what="building the window sums (nothing is kept)", stop=self._stop)
             self.building.addWidget(self._entry)
@@ -296,7 +302,13 @@ class ScalingPane(QWidget):
             self._entry.deleteLater()
             self._entry = None
 
+    def _compiles_changed(self) -> None:
+        """While the table waits: what the first run's compiles are doing, how far, how long."""
+        if self._waiting:
+            self.status.setText(waiting_text(self._waiting))
+
     def _arrived(self, table, error) -> None:
+        self._waiting = None
         self._drop_entry()
         if table == CANCELLED:
             self.table = None

@@ -273,3 +273,21 @@ def compact_tab(qtbot, key: str, label: str, root):
     tab.show_roots([root])
     qtbot.wait(50)
     return tab
+
+
+def test_a_busy_advisor_says_the_first_runs_compiles(qtbot):
+    """It said "calculating..." for minutes on a first run; now what compiles and how far."""
+    from types import SimpleNamespace
+
+    from popview.gui.advisor.tab import VariantTab
+    from popview.gui.widgets import compiling
+
+    tab = VariantTab(SimpleNamespace(key="pop-mpi", label="POP MPI"))
+    qtbot.addWidget(tab)
+    progress = compiling.progress()
+    tab.show_busy()
+    progress._seen("analysis.replay.kernel.propagate", progress.done + 1, progress.done + 1)
+    assert "calculating: compiling the analysis kernels (first run on this machine only" in tab.message.text()
+    tab.show_done()
+    progress._quieted()
+    assert "compiling" in tab.message.text(), "done: no more updates from the compiles"

@@ -98,6 +98,7 @@ def test_progress_is_reported_and_a_cancelled_lane_answers_nothing(lane, qtbot):
     (jobs.Lane, "_progress(int,double,QString)"),
     ("popview.gui.logpane.LogPane", "append(int,QString)"),
     ("popview.gui.firstrun.CompileNotice", "_show(QString,int,int)"),
+    ("popview.gui.widgets.compiling.CompileProgress", "_seen(QString,int,int)"),
 ])
 def test_receivers_of_signals_from_other_threads_are_declared_slots(cls, signature):
     """PySide6 (6.8 on) crashed the window in garbage collection when a signal emitted in a

@@ -349,3 +349,77 @@ def test_a_sums_build_that_failed_is_not_tried_again_until_asked(qtbot, series, 
     finally:
         for e in exps:
             e.close()
+
+
+@pytest.mark.answers_later
+def test_while_the_first_runs_kernels_compile_the_table_says_so(qtbot, series, monkeypatch):
+    """A first run on a new machine compiles the kernels for a minute or more (minutes under load:
+    the EPOCH series in a fresh HOME); the Scaling tab said only "calculating...". It says what
+    is happening, how far and how long, from the compiling threads (the GUI thread never waits)."""
+    import threading
+
+    from popview import firstuse
+    from popview.gui import scaling
+    from popview.gui.widgets import compiling
+
+    go = threading.Event()
+    built = scaling._build_table
+    monkeypatch.setattr(scaling, "_build_table", lambda *a: go.wait(30) and built(*a))
+    d, runs = series
+    state = AppState()
+    pane = ScalingPane(state)
+    qtbot.addWidget(pane)
+    exps = [popview.open(path, cache_dir=d / "cache") for path, _ in reversed(runs)]
+    try:
+        for e in exps:
+            state.add_experiment(e)
+        assert pane.status.text().startswith("calculating") and "..." not in pane.status.text()
+        progress = compiling.progress()
+
+        def compile_some(n):                  # as the helper process's compiles are relayed
+            for _ in range(n):
+                for phase in ("start", "end"):
+                    firstuse.relay("analysis.replay.kernel.propagate", phase)
+        worker = threading.Thread(target=compile_some, args=(6,))
+        worker.start()
+        worker.join()
+        qtbot.waitUntil(lambda: "compiling" in pane.status.text(), timeout=5000)
+        text = pane.status.text()
+        assert text.startswith("calculating: compiling the analysis kernels (first run on this machine only, about ")
+        assert f"{progress.done} of about {max(progress.expected, progress.done + 1)} done…" in text
+        assert progress.expected >= 50, "the window's kernels, from popview/resources/kernels.json"
+        progress._quiet.setInterval(10)                # the compiles stop: back to the plain word
+        firstuse.relay("analysis.replay.kernel.propagate", "end")
+        qtbot.waitUntil(lambda: pane.status.text() == "calculating…", timeout=5000)
+        progress._quiet.setInterval(compiling.QUIET_MS)
+        go.set()
+        qtbot.waitUntil(lambda: pane.table is not None, timeout=60_000)
+        assert pane.status.text().startswith("Series") or "runs, reference" in pane.status.text()
+    finally:
+        go.set()
+        pane.runner.wait()
+        for e in exps:
+            e.close()
+
+
+def test_the_time_left_comes_from_the_compiles_rate(qtbot, monkeypatch):
+    from popview.gui.widgets import compiling
+
+    progress = compiling.CompileProgress(expected=60)
+    assert progress.text() == ""
+    now = [100.0]
+    monkeypatch.setattr(compiling.time, "monotonic", lambda: now[0])
+    progress._seen("k", 1, 1)
+    now[0] = 101.0
+    assert "about a minute" in progress.text() and "1 of about 60 done" in progress.text()
+    progress.done = 20                                # 20 in 1 s: the first, small ones: no rate yet
+    assert progress.left() == "about a minute"
+    now[0] = 120.0
+    assert progress.left() == "about 40 s left"       # 20 in 20 s: the 40 left in about 40 s
+    progress.started = 21                             # one under way: still compiling when quiet
+    progress._quieted()
+    assert progress.compiling
+    progress.done = 21
+    progress._quieted()
+    assert not progress.compiling and progress.text() == ""
+    progress.deleteLater()

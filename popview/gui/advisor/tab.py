@@ -1,6 +1,8 @@
 """One variant's page: the metric tree with bars, or why nothing can be shown."""
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QHeaderView, QLabel, QTreeView, QVBoxLayout, QWidget
@@ -164,10 +166,25 @@ class VariantTab(QWidget):
         self.message.show()
 
     def show_busy(self) -> None:
-        self.show_message("<i>calculating...</i>")
+        """Waiting for the figures; on the first run on a machine, what the compiles are doing."""
+        from popview.gui.widgets import compiling
+
+        if not getattr(self, "_busy", False):
+            compiling.progress().changed.connect(self._compiles_changed)
+        self._busy = True
+        self.show_message(f"<i>{html.escape(compiling.waiting_text('calculating'))}</i>")
         self.tree.setEnabled(False)
 
+    def _compiles_changed(self) -> None:
+        if getattr(self, "_busy", False) and not self.message.isHidden():
+            self.show_busy()
+
     def show_done(self) -> None:
+        if getattr(self, "_busy", False):
+            from popview.gui.widgets import compiling
+
+            compiling.progress().changed.disconnect(self._compiles_changed)
+        self._busy = False
         self.tree.setEnabled(True)
 
 
