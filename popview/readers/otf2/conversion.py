@@ -83,14 +83,14 @@ def convert(path: Path, writer: Writer, progress: Progress, client=None) -> Defi
     defs.callpath_parent, defs.callpath_region = run.callpaths.tables()
     progress.check()
     heap.release_free_memory()     # what the decoding freed (0.35 GB at 10^7 events), before the messages' peak
-    sends, recvs = run.sends.arrays(), run.recvs.arrays()
-    run.sends = run.recvs = None
-    if client is None and _sums_first(defs, run, writer, sends, recvs, progress):
+    if client is None and _sums_first(defs, run, writer, progress):
         # the cumulative sums begun on their thread: the matching, on this one, no longer leaves a core idle
+        sends, recvs = _halves(run)
         _finish_messages(defs, writer, sends, recvs, warn_at=run.warn_at)
         del sends, recvs
         heap.release_free_memory()
     else:
+        sends, recvs = _halves(run)
         _finish_messages(defs, writer, sends, recvs)
         del sends, recvs
         heap.release_free_memory()     # and what the matching freed, before the finish
@@ -101,8 +101,15 @@ def convert(path: Path, writer: Writer, progress: Progress, client=None) -> Defi
     return defs
 
 
-def _sums_first(defs: Definitions, run: "_Conversion", writer: Writer, sends: dict, recvs: dict,
-                progress: Progress) -> bool:
+def _halves(run) -> tuple[dict, dict]:
+    """The message halves as columns; the per-location lists let go of (they were kept through
+    the matching)."""
+    sends, recvs = run.sends.arrays(), run.recvs.arrays()
+    run.sends = run.recvs = None
+    return sends, recvs
+
+
+def _sums_first(defs: Definitions, run: "_Conversion", writer: Writer, progress: Progress) -> bool:
     """The definitions completed before the messages are matched, and the cumulative sums begun
     from the other tables (Writer.begin_derived), when what they read of the definitions cannot
     depend on the messages: the run's end (the messages table's times are its halves', within
@@ -110,7 +117,7 @@ def _sums_first(defs: Definitions, run: "_Conversion", writer: Writer, sends: di
     flags and the warning the matching sets keep their places (what the definitions store is
     the same as when the matching came first). Returns whether they were begun."""
     progress.check()
-    halves_end = max([int(side["time"].max()) for side in (sends, recvs) if len(side["time"])] + [0])
+    halves_end = max((int(t.max()) for side in (run.sends, run.recvs) for t in side.time if len(t)), default=0)
     if halves_end > max(defs.t_end, writer.time_max()) or not writer.derived_can_begin():
         return False
     defs.flags["unmatched_sends"] = defs.flags["unmatched_receives"] = 0     # their places; set by the matching
