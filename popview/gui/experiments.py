@@ -10,7 +10,9 @@ from PySide6.QtWidgets import QAbstractItemView, QMenu, QTreeWidget, QTreeWidget
 from popview.gui.advisor.runs import run_key
 from popview.gui.widgets.units import format_value
 
-COLUMNS = ["Experiment", "Format", "Procs x threads", "Duration", "Paradigms"]
+# shape and duration first: in the Overview's 300 px pane the duration of an OTF2 run was cut to
+# "4.974" (its unit past the edge) behind the format column
+COLUMNS = ["Experiment", "Procs x threads", "Duration", "Format", "Paradigms"]
 EXP_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -18,8 +20,9 @@ def describe(exp) -> list[str]:
     """The row of an experiment (from its info(), which reads definitions only)."""
     info = exp.info()
     duration = info.get("duration_ns") or 0
-    return [exp.name, info.get("format", ""), f"{info.get('processes', 0)} x {info.get('threads_per_process', 0)}",
-            format_value(duration / 1e9, "sec") if duration else "n/a", ", ".join(info.get("paradigms") or [])]
+    return [exp.name, f"{info.get('processes', 0)} x {info.get('threads_per_process', 0)}",
+            format_value(duration / 1e9, "sec") if duration else "n/a", info.get("format", ""),
+            ", ".join(info.get("paradigms") or [])]
 
 
 class ExperimentsPane(QWidget):
@@ -64,7 +67,7 @@ class ExperimentsPane(QWidget):
             if id(exp) in twins:
                 key = (series, twins[id(exp)])
                 if key not in runs:
-                    runs[key] = QTreeWidgetItem([exp.name, "", row[2], "", "trace + profile"])
+                    runs[key] = QTreeWidgetItem([exp.name, row[1], "", "", "trace + profile"])
                     runs[key].setToolTip(0, "one run: its trace and its profile are two views of it")
                     parent.addChild(runs[key])
                 parent = runs[key]

@@ -95,3 +95,27 @@ def test_a_trace_and_its_profile_are_listed_as_two_views_of_one_run(qtbot):
     assert sorted(run.child(i).text(0) for i in range(run.childCount())) == ["profile", "trace"]
     assert run.text(4) == "trace + profile"
     assert next(t for t in top if t.text(0) == "other").childCount() == 0
+
+
+def test_a_narrow_experiments_pane_shows_each_runs_shape_and_duration_whole(qtbot):
+    """The Overview's 300 px Experiments pane cut an OTF2 run's duration to "4.974" (its unit past the
+    edge, behind the Format column): shape and duration come right after the name."""
+    from PySide6.QtCore import QSize
+
+    from popview.gui.experiments import COLUMNS, ExperimentsPane
+
+    state = AppState()
+    pane = ExperimentsPane(state)
+    qtbot.addWidget(pane)
+    pane.resize(QSize(300, 200))
+    pane.show()
+    run = Run("hyb_2x2", 4, "/scorep/hyb_2x2/traces.otf2")
+    run.info = lambda: {"format": "otf2", "processes": 2, "threads_per_process": 2, "duration_ns": 4_974_000_000,
+                        "paradigms": ["MPI", "OpenMP"]}
+    state.add_experiment(run)
+    qtbot.waitExposed(pane)
+    item = pane.tree.topLevelItem(0)
+    duration = COLUMNS.index("Duration")
+    assert item.text(duration) == "4.974 s" and item.text(COLUMNS.index("Procs x threads")) == "2 x 2"
+    header = pane.tree.header()
+    assert header.sectionViewportPosition(duration) + header.sectionSize(duration) <= pane.tree.viewport().width()
