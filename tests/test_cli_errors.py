@@ -175,9 +175,11 @@ def read_only_disk(tmp_path):
 
 
 def test_cache_on_a_full_disk(tmp_path, small_disk):
+    # about 93 KB of cache against the disk's 64 KB (30,000 rows of each made 62 KB once the
+    # tables were compressed harder, and fitted)
     body = "".join(f"1:1:1:1:1:{t}:{t + 5}:{t % 7}\n2:2:1:2:1:{t}:42000050:{t * 7919 % 100003}\n"
-                   for t in range(0, 300_000, 10))
-    header = "#Paraver (01/02/2024 at 10:00):300000_ns:1(2):1:2(1:1,1:1),0\n"
+                   for t in range(0, 1_200_000, 10))
+    header = "#Paraver (01/02/2024 at 10:00):1200000_ns:1(2):1:2(1:1,1:1),0\n"
     trace = write_trace(tmp_path / "t", body=body, header=header)
     code, _, err = _popview(["convert", trace, "--cache-dir", small_disk])
     _one_line_error(code, err, "no space left")
