@@ -291,3 +291,32 @@ def test_panning_by_whole_pixels_keeps_each_idle_pixel(heat_2x2, monkeypatch, bu
     after = panned.values[worker][:, :-shift] == IDLE_GAP
     assert before.mean() > 0.5
     assert (before == after).all(), f"{(before != after).sum()} pixels recoloured by panning"
+
+
+def test_the_warmed_kernels_are_those_every_picture_runs(data, source, monkeypatch):
+    """warm_kernels (run by the window on a worker before its first timeline) must compile the
+    picture kernels for every argument type the pictures give them: a type it misses is
+    compiled in the GUI thread at the first picture, freezing a first run's window."""
+    from popview import aot
+
+    calls: dict[str, set] = {"drawn": set(), "warmed": set()}
+    into = ["drawn"]
+    for name in ("dominant_kernel", "reduce_kernel"):
+        real = getattr(pyramid, name)
+
+        def spy(*args, _real=real, _name=name):
+            calls[into[0]].add((_name, aot.signature_of(args)))
+            return _real(*args)
+
+        monkeypatch.setattr(pyramid, name, spy)
+    modes = data.modes() + [ColourMode("event", MPI, categories=True), ColourMode("event", MPI),
+                            ColourMode("event", INS)]
+    for mode in modes:
+        for t0, t1 in ((0, 1024), (256, 512)):
+            data.picture(mode, [0, 1], t0, t1, 4)
+    monkeypatch.setattr(timeline_data, "_warm", False)
+    into[0] = "warmed"
+    timeline_data.warm_kernels()
+    assert timeline_data.kernels_warm()
+    assert calls["drawn"], "no picture ran a kernel: the test checks nothing"
+    assert calls["drawn"] <= calls["warmed"], calls["drawn"] - calls["warmed"]

@@ -10,6 +10,7 @@ rows x pixels whatever the size of the trace.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -677,3 +678,32 @@ def focus_span(exp, focus) -> tuple[int, int] | None:
         return None
     return None
 
+
+
+_warm_lock = threading.Lock()
+_warm = False
+
+
+def kernels_warm() -> bool:
+    """Whether warm_kernels has run in this process."""
+    return _warm
+
+
+def warm_kernels() -> None:
+    """Compile (or load) the kernels a picture runs, for the argument types TimelineData
+    gives them, in the caller's thread: the window calls this on a worker before its first
+    timeline, whose pictures are drawn in the GUI thread, so that a first run on a machine
+    does not freeze the window 0.4-1 s per kernel compiling them. Costs microseconds once
+    they are compiled (the module compiled ahead of time, numba's cache)."""
+    global _warm
+    with _warm_lock:
+        if _warm:
+            return
+        one = np.zeros(1, np.int64)
+        seg = (one, one, one + 1, np.full(1, np.iinfo(np.int64).min), one, one + 1)
+        for value in (np.zeros(1, np.int32), np.zeros(1, np.int64)):       # states / call paths; event values
+            pyramid.dominant_kernel(*seg, value, np.ones(1), 0.0, 1.0, 1, np.full((1, 1), NONE, np.int32),
+                                    np.zeros((1, 1), np.float32))
+        for spread in (True, False):
+            pyramid.reduce_kernel(*seg, np.ones(1), 0.0, 1.0, 1, spread, np.full((1, 1), np.nan))
+        _warm = True

@@ -340,3 +340,36 @@ def test_every_way_the_window_shows_a_timeline_builds_the_overview_off_the_gui_t
         view.redraw_now()
         assert view.last_picture.values.size and view.last_picture.source != "none"
     assert seen == [False] * 4
+
+
+def test_the_pictures_kernels_are_compiled_on_a_lane_before_the_first_timeline(qtbot, trace, tmp_path, monkeypatch):
+    """The pictures are drawn in the GUI thread: on a first run their kernels' compiles
+    (0.4-1 s each) froze the window at the first timeline. The pane compiles them on its lane
+    before it makes the view, also for a run whose overview is there already."""
+    from popview.analysis import timeline_data
+
+    popview.open(trace, cache_dir=tmp_path / "c", timeline=True).close()       # the overview is there
+    monkeypatch.setattr(timeline_data, "_warm", False)
+    warmed_in: list[bool] = []
+    no_view_yet: list[bool] = []
+    real = timeline_data.warm_kernels
+
+    def warm() -> None:
+        warmed_in.append(threading.current_thread() is threading.main_thread())
+        no_view_yet.append(pane.view is None)
+        real()
+
+    monkeypatch.setattr(timeline_data, "warm_kernels", warm)
+    state = AppState()
+    pane = TimelinePane(state)
+    qtbot.addWidget(pane)
+    pane.show()
+    exp = popview.open(trace, cache_dir=tmp_path / "c")
+    exp.prepare_timeline()                            # open: as after the window's own conversion
+    assert exp.timeline_prepared
+    state.add_experiment(exp)
+    qtbot.waitUntil(lambda: pane.view is not None, timeout=60_000)
+    assert warmed_in == [False] and no_view_yet == [True] and timeline_data.kernels_warm()
+    pane.view.redraw_now()
+    assert pane.view.last_picture is not None and pane.view.last_picture.values.size
+    exp.close()

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from popview.analysis.focus import Focus
+from popview.analysis import timeline_data
 from popview.analysis.timeline_data import ColourMode, focus_span, parse_time_window
 from popview.failures import one_line
 from popview.gui.jobs import Lane
@@ -269,11 +270,13 @@ class TimelinePane(QWidget):
         its progress and Cancel in the pane, and the run's view made once it is there. The
         window's openings build it only with a conversion of their own (popview.experiment
         WITH_CONVERSION): a run converted by `popview convert` appears at once (its trees and
-        the Advisor read the cache) and its overview is built here."""
-        prepared = getattr(exp, "timeline_prepared", True)
+        the Advisor read the cache) and its overview is built here. The lane also compiles the
+        pictures' kernels once (timeline_data.warm_kernels): the pictures are drawn in the GUI
+        thread, which a first run's compiles froze 0.4-1 s each."""
+        prepared = getattr(exp, "timeline_prepared", True) and timeline_data.kernels_warm()
         if prepared or id(exp) in self._unprepared:
             return prepared
-        self._preparing.start(exp, exp.prepare_timeline)
+        self._preparing.start(exp, lambda progress, cancel: _prepare(exp, progress, cancel))
         return False
 
     def _build_again(self, _link: str = "") -> None:
@@ -739,3 +742,10 @@ def info_html(info: dict) -> str:
         parts.append(f"message {arrow} {esc(m['partner'])}, {m['size']} B, "
                      f"sent {format_time(m['send_time'])}, received {format_time(m['recv_time'])}")
     return " · ".join(parts)
+
+
+def _prepare(exp, progress, cancel) -> None:
+    """A run's timeline made ready on its lane: the overview, then the pictures' kernels."""
+    if not getattr(exp, "timeline_prepared", True):
+        exp.prepare_timeline(progress, cancel)
+    timeline_data.warm_kernels()
