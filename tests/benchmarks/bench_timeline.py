@@ -132,6 +132,7 @@ def run(path: Path) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
+    from popview.analysis import timeline_data
     from popview.cache import Reader, overview
     from popview.experiment import Experiment
     from popview.gui.state import AppState
@@ -146,7 +147,8 @@ def run(path: Path) -> None:
     pane.show()
     exp = Experiment(path, Reader(path), False)
     start = time.perf_counter()
-    exp.prepare_timeline()               # as the window's opening lane does
+    exp.prepare_timeline()               # as the window's opening lane does,
+    timeline_data.warm_kernels()         # with the pictures' kernels
     print(f"timeline overview ready in {time.perf_counter() - start:.2f} s "
           f"({'opened' if overview_existed else 'built from the cache: its first use'})")
     state.add_experiment(exp)
