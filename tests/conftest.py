@@ -81,3 +81,14 @@ def spill_writes(monkeypatch):
 
     monkeypatch.setattr(writer._Staging, "_write", write)
     return written
+
+
+def pytest_configure(config):
+    """The Ctrl-C tests send SIGINT to the test process and expect KeyboardInterrupt. A suite
+    started in the background of a shell without job control (`cmd &` in a script, nohup)
+    inherits SIGINT ignored, and Python then installs no handler: 13 of those tests failed
+    with "DID NOT RAISE". Python's own handler is put back here."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
