@@ -401,10 +401,9 @@ def test_a_paraver_view_saved_back_opens_as_the_same_view(qtbot, window, run, tm
             np.testing.assert_array_equal(a.stats[stat], b.stats[stat])
 
 
-def test_a_second_paraver_view_takes_no_more_room_from_the_timeline(qtbot, tmp_path, cache_dir, run):
-    """Each Paraver view's pane was given 40 % of the window's height again, though it is tabbed
-    where the first one has that room already: every view took 20-60 px more from the timeline
-    and after two its time axis was cut. The first takes its room; the next ones none."""
+def _overview_window(qtbot, tmp_path, cache_dir, run):
+    """A 1600x960 window with every pane, the run open, in the Overview layout; and its
+    generator (next() again cancels its jobs and waits for them)."""
     from popview.gui import layouts
 
     opened = _window(qtbot, tmp_path, cache_dir, list(PANES))
@@ -413,6 +412,14 @@ def test_a_second_paraver_view_takes_no_more_room_from_the_timeline(qtbot, tmp_p
     window.open_paths([run[0]])
     wait_idle(qtbot, window)
     layouts.apply(window, layouts.OVERVIEW)
+    return opened, window
+
+
+def test_a_second_paraver_view_takes_no_more_room_from_the_timeline(qtbot, tmp_path, cache_dir, run):
+    """Each Paraver view's pane was given 40 % of the window's height again, though it is tabbed
+    where the first one has that room already: every view took 20-60 px more from the timeline
+    and after two its time axis was cut. The first takes its room; the next ones none."""
+    opened, window = _overview_window(qtbot, tmp_path, cache_dir, run)
     qtbot.wait(50)
     timeline = window.docks["Timeline"]
     _open(qtbot, window, _cfg(tmp_path / "first.cfg"))
@@ -429,14 +436,7 @@ def test_a_second_paraver_view_takes_no_more_room_from_the_timeline(qtbot, tmp_p
 def test_a_view_that_fails_gives_back_the_room_and_the_tab_it_took(qtbot, tmp_path, cache_dir, run):
     """The failed view's dock went, but the timeline stayed 55 px lower and the Histograms tab
     stayed raised over the Advisor (heat 1x2, 1600x1000, a binary .cfg on the command line)."""
-    from popview.gui import layouts
-
-    opened = _window(qtbot, tmp_path, cache_dir, list(PANES))
-    window = next(opened)
-    window.resize(1600, 960)
-    window.open_paths([run[0]])
-    wait_idle(qtbot, window)
-    layouts.apply(window, layouts.OVERVIEW)
+    opened, window = _overview_window(qtbot, tmp_path, cache_dir, run)
     timeline, advisor = window.docks["Timeline"], window.docks["Advisor"]
     heights = []
 
