@@ -73,7 +73,9 @@ def narrow(col, starts, bases, lo, out):
     """out[i] = col[i] - (bases[run of i] + lo) as uint32 where that fits in [0, MAX_OFFSET],
     else SENTINEL; runs start at `starts` (the first at 0). Returns the rows that did not fit.
     (The bounds are compared, never a difference that could overflow: the compiler may take
-    a signed difference for one that does not.)"""
+    a signed difference for one that does not.) Each run's rows are slices, indexed from 0:
+    an index of unknown sign is checked for wrapping at every row, which stops the loop's
+    vectorisation."""
     n = len(col)
     runs = len(starts)
     bad = 0
@@ -81,12 +83,14 @@ def narrow(col, starts, bases, lo, out):
         end = starts[r + 1] if r + 1 < runs else n
         base = bases[r] + lo
         top = base + MAX_OFFSET if base <= I64_MAX - MAX_OFFSET else I64_MAX
-        for i in range(starts[r], end):
-            v = col[i]
+        src = col[starts[r]:end]
+        dst = out[starts[r]:end]
+        for i in range(len(src)):
+            v = src[i]
             if v >= base and v <= top:
-                out[i] = v - base
+                dst[i] = v - base
             else:
-                out[i] = SENTINEL
+                dst[i] = SENTINEL
                 bad += 1
     return bad
 
@@ -105,18 +109,22 @@ def _widen_python(src, words, lengths, widths, bases, lo, out):
 def widen(src, words, lengths, widths, bases, lo, out):
     """out = the runs of `src` (uint32 words) one after another, run r `lengths[r]` rows from
     word `words[r]`: 8 bytes a row as they are (widths[r] 8), or 4 bytes a row plus
-    bases[r] + lo (the exceptions' rows are put back by the caller)."""
+    bases[r] + lo (the exceptions' rows are put back by the caller). Slices indexed from 0,
+    as in narrow()."""
     pos = 0
     for r in range(len(words)):
         w = words[r]
         n = lengths[r]
+        dst = out[pos:pos + n]
         if widths[r] == 8:
+            pairs = src[w:w + 2 * n]
             for k in range(n):
-                out[pos + k] = np.int64(src[w + 2 * k]) | (np.int64(src[w + 2 * k + 1]) << 32)
+                dst[k] = np.int64(pairs[2 * k]) | (np.int64(pairs[2 * k + 1]) << 32)
         else:
+            part = src[w:w + n]
             base = bases[r] + lo
             for k in range(n):
-                out[pos + k] = base + np.int64(src[w + k])
+                dst[k] = base + np.int64(part[k])
         pos += n
 
 
