@@ -8,9 +8,10 @@ from popview.analysis.report import nodes
 NS = 1e9
 
 
-def collect(exp, trees: list, focus=None) -> list[str]:
+def collect(exp, trees: list, focus=None, *, micro: str = "us") -> list[str]:
     """Node warnings of every MetricTree, inconsistent (> 100 %) efficiencies,
-    trace flushing inside the focus, and how the trace was recorded (burst mode)."""
+    trace flushing inside the focus, and how the trace was recorded (burst mode).
+    `micro`: how microseconds are written (nodes.format_seconds)."""
     out: list[str] = []
 
     def add(text: str) -> None:
@@ -30,7 +31,7 @@ def collect(exp, trees: list, focus=None) -> list[str]:
         add("Burst-mode trace: only computation bursts were recorded, so communication "
             "metrics rest on what is missing between the bursts.")
     if flags.get("flushing") and focus is not None:
-        add(flushing_warning(exp, focus))
+        add(flushing_warning(exp, focus, micro=micro))
     return out
 
 
@@ -42,15 +43,15 @@ def notes(trees: list) -> list[str]:
     return out
 
 
-def flushing_warning(exp, focus) -> str:
+def flushing_warning(exp, focus, *, micro: str = "us") -> str:
     """A sentence when the tracer flushed its buffers inside the focus, else '' (kept per experiment)."""
     cache = exp.__dict__.setdefault("_flushing_warnings", {})
-    if focus not in cache:
-        cache[focus] = _flushing_sentence(exp, focus)
-    return cache[focus]
+    if (focus, micro) not in cache:
+        cache[focus, micro] = _flushing_sentence(exp, focus, micro=micro)
+    return cache[focus, micro]
 
 
-def _flushing_sentence(exp, focus) -> str:
+def _flushing_sentence(exp, focus, *, micro: str = "us") -> str:
     begin, end = _flush_intervals(exp)
     if not len(begin):
         return ""
@@ -62,7 +63,7 @@ def _flushing_sentence(exp, focus) -> str:
     threads = sum(1 for loc in exp.definitions.locations if loc.kind == "thread")
     share = inside.sum() / max(float((union[1] - union[0]).sum()) * threads, 1.0)
     return (f"The tracer flushed its buffers {int(hit.sum())} time(s) inside the focus "
-            f"({nodes.format_seconds(inside.sum() / NS)}, {share * 100:.2g} % of the threads' time there): "
+            f"({nodes.format_seconds(inside.sum() / NS, micro=micro)}, {share * 100:.2g} % of the threads' time there): "
             "measurement overhead, neither computation nor communication.")
 
 

@@ -24,6 +24,7 @@ from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import AUTO, AUTO_LINES, AUTO_PX_PER_LINE, OFF, ON, TimelineView, format_time
 from popview.gui.widgets.elided import ElidedLabel
+from popview.gui.widgets.units import format_span
 from popview.gui.widgets.builds import CANCELLED, PaneBuilds
 
 NO_TIMELINE = "A profile has no timeline: open a trace to see one."
@@ -72,9 +73,9 @@ def critical_path_summary(path: dict, run: str = "") -> str:
         return f"{whose}: empty"
     span = (path["end"] - path["begin"]) * 1e-9
     waiting = np.asarray(path.get("waiting", np.zeros(len(span), bool)), bool)
-    return (f"{whose}: {path['begin'][0] * 1e-9:.6g} s - {path['end'][-1] * 1e-9:.6g} s: "
-            f"{span[~waiting].sum():.6g} s on {_count(int((~waiting).sum()), 'piece', 'pieces')} of work, "
-            f"{span[waiting].sum():.6g} s waiting for "
+    return (f"{whose}: {format_span(path['begin'][0], path['end'][-1])}: "
+            f"{format_time(span[~waiting].sum() * 1e9)} on {_count(int((~waiting).sum()), 'piece', 'pieces')} of work, "
+            f"{format_time(span[waiting].sum() * 1e9)} waiting for "
             f"{_count(int(waiting.sum()), 'dependency', 'dependencies')} (thin)")
 
 
