@@ -397,27 +397,18 @@ class TimelinePane(QWidget):
             QTimer.singleShot(0, self, self._place_run_header)
         return super().eventFilter(obj, event)
 
-    def _stacked_in_sight(self) -> list:
-        """The stacked runs of which at least a row's height shows in the scroll area."""
-        port = self.scroll.viewport()
-        if len(self.views) < 2 or self.one_run_box.isChecked():
-            return []
-        out = []
-        for view in self.views.values():
-            top = view.mapTo(port, view.rect().topLeft()).y()
-            if view.isVisible() and min(top + view.height(), port.height()) - max(top, 0) >= TITLE_PX + ROW_PX:
-                out.append(view)
-        return out
-
     def _place_run_header(self) -> None:
         """Over the run that crosses the top edge with its title out of sight: its title, pinned
         to the edge, pushed up by the next run's own title as it comes (a list's sticky header)."""
         port = self.scroll.viewport()
         header = self.run_header
         crossing = None
-        for view in self._stacked_in_sight():
+        stacked = len(self.views) > 1 and not self.one_run_box.isChecked()
+        # any run crossing the edge, however little of it shows: one scrolled down to its time
+        # axis alone (under 35 px, no row) was a scale without a name (audit G7)
+        for view in self.views.values() if stacked else ():
             top = view.mapTo(port, view.rect().topLeft()).y()
-            if top < 0 < top + view.height():
+            if view.isVisible() and top < 0 < top + view.height():
                 crossing = view
         if crossing is None or getattr(crossing, "run_title", None) is None:
             header.hide()
