@@ -443,7 +443,8 @@ def _definitions(path: Path, header: Header) -> tuple[Definitions, Pcf | None]:
     defs = Definitions(source_format="paraver", tool="Extrae / Paraver", date=header.date,
                        t_end=int(round(header.end_time * header.unit_ns)), source_unit_ns=header.unit_ns)
     if pcf is None:
-        defs.warn(f"{path.name}: no .pcf beside the trace: generic state and event names")
+        defs.warn(f"{path.name}: no .pcf beside the trace: generic state and event names (MPI calls "
+                  "and OpenMP regions named by their event type and value)")
     if not row:
         defs.warn(f"{path.name}: no .row beside the trace: generic location names")
     n_nodes = max(len(header.cpus_per_node), 1)
