@@ -24,6 +24,7 @@ from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import AUTO, AUTO_LINES, AUTO_PX_PER_LINE, OFF, ON, TimelineView, format_time
 from popview.gui.widgets.elided import ElidedLabel
+from popview.gui.widgets.units import format_span
 from popview.gui.widgets.builds import CANCELLED, PaneBuilds
 
 NO_TIMELINE = "A profile has no timeline: open a trace to see one."
@@ -72,9 +73,9 @@ def critical_path_summary(path: dict, run: str = "") -> str:
         return f"{whose}: empty"
     span = (path["end"] - path["begin"]) * 1e-9
     waiting = np.asarray(path.get("waiting", np.zeros(len(span), bool)), bool)
-    return (f"{whose}: {path['begin'][0] * 1e-9:.6g} s - {path['end'][-1] * 1e-9:.6g} s: "
-            f"{span[~waiting].sum():.6g} s on {_count(int((~waiting).sum()), 'piece', 'pieces')} of work, "
-            f"{span[waiting].sum():.6g} s waiting for "
+    return (f"{whose}: {format_span(path['begin'][0], path['end'][-1])}: "
+            f"{format_time(span[~waiting].sum() * 1e9)} on {_count(int((~waiting).sum()), 'piece', 'pieces')} of work, "
+            f"{format_time(span[waiting].sum() * 1e9)} waiting for "
             f"{_count(int(waiting.sum()), 'dependency', 'dependencies')} (thin)")
 
 
@@ -396,27 +397,18 @@ class TimelinePane(QWidget):
             QTimer.singleShot(0, self, self._place_run_header)
         return super().eventFilter(obj, event)
 
-    def _stacked_in_sight(self) -> list:
-        """The stacked runs of which at least a row's height shows in the scroll area."""
-        port = self.scroll.viewport()
-        if len(self.views) < 2 or self.one_run_box.isChecked():
-            return []
-        out = []
-        for view in self.views.values():
-            top = view.mapTo(port, view.rect().topLeft()).y()
-            if view.isVisible() and min(top + view.height(), port.height()) - max(top, 0) >= TITLE_PX + ROW_PX:
-                out.append(view)
-        return out
-
     def _place_run_header(self) -> None:
         """Over the run that crosses the top edge with its title out of sight: its title, pinned
         to the edge, pushed up by the next run's own title as it comes (a list's sticky header)."""
         port = self.scroll.viewport()
         header = self.run_header
         crossing = None
-        for view in self._stacked_in_sight():
+        stacked = len(self.views) > 1 and not self.one_run_box.isChecked()
+        # any run crossing the edge, however little of it shows: one scrolled down to its time
+        # axis alone (under 35 px, no row) was a scale without a name (audit G7)
+        for view in self.views.values() if stacked else ():
             top = view.mapTo(port, view.rect().topLeft()).y()
-            if top < 0 < top + view.height():
+            if view.isVisible() and top < 0 < top + view.height():
                 crossing = view
         if crossing is None or getattr(crossing, "run_title", None) is None:
             header.hide()
