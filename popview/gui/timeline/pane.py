@@ -40,6 +40,7 @@ COMMS_TIP = ("Communication lines: by default on when zoomed in far enough to te
 SIDE_PX = 200             # the legend column, widened up to LEGEND_MAX_PX for long names
 LEGEND_MAX_PX = 300       # wider names wrap: the runs keep the width
 STACK_MIN_PX = 100        # the runs and side column's least height in a low dock
+STACKED_SHARE = 0.3       # a few stacked runs keep room to show whole within this share of the window's height
 
 
 def _critical_path(exp, focus) -> dict:
@@ -186,6 +187,7 @@ class TimelinePane(QWidget):
         self.splitter.installEventFilter(self)
         self.scroll.viewport().installEventFilter(self)
         body = QHBoxLayout()
+        body.setContentsMargins(0, 0, 0, 0)   # the default 9 px above and below were the runs' 18 px
         body.addWidget(self.scroll, 1)
         body.addWidget(side)
         self.message = QLabel(NO_TIMELINE, alignment=Qt.AlignmentFlag.AlignCenter)
@@ -214,9 +216,26 @@ class TimelinePane(QWidget):
     def _fit_min_height(self) -> None:
         """A low dock: the legend scrolls, the window stays on screen; yet the side column's
         status, check boxes and a line of legend (or the gradient's key) keep their height
-        (a fixed 100 px squeezed the boxes to 6 px in a low dock)."""
+        (a fixed 100 px squeezed the boxes to 6 px in a low dock). And a few stacked runs
+        keep room to show whole, each at its least readable height, while that is at most
+        STACKED_SHARE of the window's height: in the Overview's first-run sizes the heat
+        Score-P and Extrae 2x2 runs lacked some 30 px and the lower one's time axis was cut
+        until the user scrolled; a longer series scrolls."""
         self.timeline_page.layout().activate()
-        self.stack.setMinimumHeight(max(STACK_MIN_PX, self.timeline_page.minimumSizeHint().height()))
+        least = max(STACK_MIN_PX, self.timeline_page.minimumSizeHint().height())
+        window = self.window()
+        if len(self.views) > 1 and window is not self and not self.one_run_box.isChecked():
+            runs = self.splitter.minimumSizeHint().height()
+            if runs <= STACKED_SHARE * window.height():
+                least = max(least, runs)
+        if least != self.stack.minimumHeight():
+            self.stack.setMinimumHeight(least)
+
+    def room_wanted(self) -> int:
+        """The height (px) the stacked runs lack to show whole: 0 with one run, or when they fit."""
+        if len(self.views) < 2 or self.one_run_box.isChecked() or self.stack.currentIndex() != 0:
+            return 0
+        return max(0, self.splitter.minimumSizeHint().height() - self.scroll.viewport().height())
 
     def _tool(self, text, tip, slot) -> QToolButton:
         b = QToolButton(text=text, toolTip=tip)
@@ -387,6 +406,7 @@ class TimelinePane(QWidget):
                 view.setTitle(f"<b>{text}</b>" if title and title[1] else text,
                               size=f"{view.font().pointSizeF():g}pt", justify="left")
                 view.setMinimumHeight(readable_height(view) + (TITLE_PX if title else 0))
+        self._fit_min_height()
         if current is not None:
             QTimer.singleShot(0, self, lambda: self._scroll_to(current))
         QTimer.singleShot(0, self, self._place_run_header)
