@@ -758,6 +758,8 @@ def _sums_read_in_order(in_order) -> bool:
     tables whose rows arrived in time order per location: asked before they are adopted
     (Writer.derived_can_begin, Writer._in_order) and of the set adopted (Writer.finish)."""
     return DERIVED_READS <= set(in_order)
+
+
 # The derived builder of a default conversion (derived.builders_for(False)): computed while the
 # call paths are written (Writer._sums_beside_calls).
 SUMS_BUILDER = "popview.cache.cumulative"
