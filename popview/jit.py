@@ -6,7 +6,8 @@ CPU target, then 3-12 ms to load each cached kernel) loads at the first call
 of a kernel in compiled mode. Then every kernel becomes its numba dispatcher
 at once, in the globals of every module (`activate`), so kernels compiled
 afterwards see dispatchers where they call each other, as with numba.njit
-written directly, and their numba cache is the same.
+written directly. numba caches each kernel file's kernels in a folder keyed by
+the content of the file and of the modules it imports (popview.kernel_cache).
 
 Before that, a compiled call whose argument types the ahead-of-time module
 holds (popview.aot: the kernels of resources/kernels.json, built once per
@@ -35,6 +36,7 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+import time
 import types
 from contextlib import contextmanager
 
@@ -189,6 +191,7 @@ class Kernel(_Lazy):
     def __init__(self, fn, options: dict, refcount_free: bool = False, python=None):
         self.options, self.refcount_free, self._python_impl = options, refcount_free, python
         self._ahead = None           # {argument types: the ahead-of-time compiled function}, once looked up
+        self._made_ns = time.time_ns()      # its sources changed after this: not cached (kernel_cache)
         super().__init__(fn)
 
     def _python_function(self):
@@ -197,10 +200,18 @@ class Kernel(_Lazy):
     def _make(self):
         import numba
 
+        from popview import kernel_cache
+
         options = dict(self.options)
         if self.refcount_free and refcount_free_supported():
             options["_nrt"] = False
-        return numba.njit(**options)(self.py_func)
+        where = None
+        if options.get("cache") and numba.config.CACHE_DIR:
+            where = kernel_cache.folder_for(self.py_func.__code__.co_filename, numba.config.CACHE_DIR,
+                                            self._made_ns)
+            options["cache"] = where is not None
+        with kernel_cache.cache_dir(numba.config, where):
+            return numba.njit(**options)(self.py_func)
 
     def __call__(self, *args, **kwargs):
         if getattr(_local, "interpreted", False):
@@ -221,7 +232,7 @@ class Kernel(_Lazy):
     def __getattr__(self, name):
         """The dispatcher's attributes (signatures, overloads, targetoptions, compile...)."""
         if name.startswith("__") or name in ("_compiled", "_python", "_python_impl", "options", "refcount_free",
-                                             "py_func", "_ahead"):
+                                             "py_func", "_ahead", "_made_ns"):
             raise AttributeError(name)
         return getattr(self.compiled(), name)
 

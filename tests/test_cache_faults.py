@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import popview
-from popview.cache import CacheDamaged, CacheError, CacheUnwritable, fingerprint, location, overview, scratch
+from popview.cache import CacheDamaged, CacheError, CacheUnwritable, fingerprint, location, overview
 from popview.cache.reader import Reader
 from popview.testing import synthetic
 

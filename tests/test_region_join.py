@@ -209,7 +209,7 @@ def test_late_workers_closed_form_metrics(late_workers):
     per instance the team is in it for the master's chunk and then its slowest worker's, so R and
     each process's OpenMP time are N (w_master + max w_worker); every MPI factor is 1."""
     exp, shape, ex = late_workers
-    P, T, N, K = shape.processes, shape.threads, shape.iterations, shape.parallel_regions
+    P, T, K = shape.processes, shape.threads, shape.parallel_regions
     R = ex.runtime_ns
     serial = ex.serial_useful_ns
     add = exp.metrics("hybrid-additive", "whole", use_replay=False)

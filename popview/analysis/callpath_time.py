@@ -375,11 +375,6 @@ def subtree(parent, roots) -> np.ndarray:
         inside[:-1] = grown
 
 
-def _kept_union(b, e, keep) -> tuple[np.ndarray, np.ndarray]:
-    """The union of the kept segments (sorted by begin, disjoint), touching ones joined."""
-    return _joined(b, e, keep, _EMPTY, _EMPTY, _NONE)
-
-
 _EMPTY, _NONE = np.zeros(0, np.int64), np.zeros(0, np.bool_)
 
 

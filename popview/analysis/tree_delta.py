@@ -73,10 +73,3 @@ def not_available(tree: MetricTree, reason: str, keep=lambda node: False) -> Met
             n.value, n.reason, n.min, n.avg, n.max, n.bound = None, reason, None, None, None, None
             n.warnings = []
     return out
-
-
-def delta_value(a: MetricNode | None, b: MetricNode | None) -> float | None:
-    """A - B of two nodes' values, None unless both have one."""
-    if a is None or b is None or a.value is None or b.value is None:
-        return None
-    return float(a.value) - float(b.value)

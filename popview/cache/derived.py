@@ -226,7 +226,7 @@ def region_ids(defs: Definitions, etype: np.ndarray, value: np.ndarray) -> np.nd
             label = et.values.get(v) if et else None
             name = label or f"{et.name if et else t} {v}"
             defs.regions.append(Region(name=name, paradigm=et.paradigm if et else "user",
-                                       role="function", event_type=t, event_value=v))
+                                       role=(et.region_role if et else "") or "function", event_type=t, event_value=v))
             ids[keys == key] = len(defs.regions) - 1
     return ids.astype(np.int32)
 

@@ -555,8 +555,7 @@ class Writer:
     def derived_can_begin(self) -> bool:
         """Whether begin_derived() would begin the derived data now (given the definitions)."""
         return self._client is None and not self.timeline and self._side is None and not jit.is_interpreted() \
-            and derived_builders() == [SUMS_BUILDER] \
-            and all(t in self._tables and self._tables[t].time_sorted and self._tables[t].n for t in DERIVED_READS)
+            and derived_builders() == [SUMS_BUILDER] and _sums_read_in_order(self._in_order())
 
     # ---- output ---------------------------------------------------------
     def finish(self, progress: Progress | None = None) -> Path:
@@ -588,7 +587,7 @@ class Writer:
                                            if t not in begun.adopted and stage.time_sorted}
             early = derived.start_early(side, copy.folder, self.definitions) \
                 if side is not None and "events" in adopted else None
-            beside = begun is not None or (side is None and timeline is None and DERIVED_READS <= adopted
+            beside = begun is not None or (side is None and timeline is None and _sums_read_in_order(adopted)
                                            and not jit.is_interpreted())
             sums_ahead = side is None and timeline is None and not beside and not jit.is_interpreted() \
                 and derived.builders_for(False) == [SUMS_BUILDER]
@@ -761,13 +760,18 @@ class Writer:
         the side process can start on them at once."""
         n_loc = max(self.definitions.n_locations, 1)
         adopted = set()
-        for table, stage in self._tables.items():
-            if stage.time_sorted and stage.n:
-                offsets = _offsets(stage, n_loc)
-                copy.adopt(table, stage.kept if stage.kept is not None else stage.paths, stage.runs(len(offsets) - 1),
-                           offsets, stage.narrow_layouts(), stage.run_bases)
-                adopted.add(table)
+        for table in self._in_order():
+            stage = self._tables[table]
+            offsets = _offsets(stage, n_loc)
+            copy.adopt(table, stage.kept if stage.kept is not None else stage.paths, stage.runs(len(offsets) - 1),
+                       offsets, stage.narrow_layouts(), stage.run_bases)
+            adopted.add(table)
         return adopted
+
+    def _in_order(self) -> list[str]:
+        """The tables with rows that arrived in time order per location (what _adopt_in_order
+        adopts), in the order they were begun."""
+        return [table for table, stage in self._tables.items() if stage.time_sorted and stage.n]
 
     def _write_tables(self, out: h5py.File, copy: SortedCopy, progress: Progress, adopted: set[str]):
         """The sorted tables, into the cache and, but those adopted already, as a raw copy for
@@ -834,6 +838,15 @@ class Writer:
 # What the derived builders read: when all of it arrived in order (adopted), they can start
 # before the tables are written (Writer._tables_beside_derived).
 DERIVED_READS = {"states", "events", "calls"}
+
+
+def _sums_read_in_order(in_order) -> bool:
+    """Whether every table the cumulative sums read (DERIVED_READS) is among `in_order`, the
+    tables whose rows arrived in time order per location: asked before they are adopted
+    (Writer.derived_can_begin, Writer._in_order) and of the set adopted (Writer.finish)."""
+    return DERIVED_READS <= set(in_order)
+
+
 # The derived builder of a default conversion (derived.builders_for(False)): computed while the
 # call paths are written (Writer._sums_beside_calls).
 SUMS_BUILDER = "popview.cache.cumulative"

@@ -44,8 +44,8 @@ def render(info: dict) -> str:
         f"  duration    {duration}",
         f"  shape       {info['processes']} processes x {info['threads_per_process']} threads"
         f", {info['nodes']} nodes, {info['applications']} application(s)",
-        f"  locations   " + ", ".join(f"{n} {k}" for k, n in info["locations"].items()),
-        f"  records     " + ", ".join(f"{n:,} {k}" for k, n in rec.items()),
+        "  locations   " + ", ".join(f"{n} {k}" for k, n in info["locations"].items()),
+        "  records     " + ", ".join(f"{n:,} {k}" for k, n in rec.items()),
         f"  regions     {info['regions']} regions, {info['callpaths']} call paths",
         f"  paradigms   {', '.join(info['paradigms']) or 'none detected'}",
         f"  counters    {', '.join(info['counters']) or 'none'}",

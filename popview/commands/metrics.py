@@ -13,7 +13,8 @@ from contextlib import ExitStack
 from popview.analysis.focus import Focus
 from popview.analysis.gather import FocusError
 from popview.analysis.models import ALL, MODEL_IDS
-from popview.analysis.report import nodes, variants
+from popview.analysis.report import nodes, series, variants
+from popview.analysis.report import warnings as warn
 from popview.analysis.series import Series
 from popview.analysis.tree_delta import find_like
 from popview.commands.common import (add_cache_dir, add_dask, add_paths, add_reference, expand_runs, fail,
@@ -49,7 +50,9 @@ def run(args) -> int:
         return fail(str(exc))
     paths = expand_runs(args.paths, args.reference)
     with ExitStack() as stack:
-        exps = open_runs(stack, paths, args, focus, not args.no_replay)
+        # smallest run first, as the report and the window's Scaling table order them: a shell's
+        # epoch_*.prv.gz gave the columns 16x1, 1x1, 2x1, 4x1, 8x1
+        exps = series.ordered(open_runs(stack, paths, args, focus, not args.no_replay))
         reference = find_reference(exps, args.reference) if args.reference else None
         try:
             s = Series(exps, reference=reference, scaling=args.scaling, focus=focus, use_replay=not args.no_replay)
@@ -102,6 +105,9 @@ def render_table(s: Series, models: list[str], why: str = "", extra=()) -> str:
     out.write(f"Focus: {focus}    Reference: {s.reference.label}    {s.scaling_reason}\n")
     if why:
         out.write(f"Model: {why}\n")
+    for lab, texts in run_warnings(s, labels):
+        for text in texts:
+            out.write(f"Warning{f' [{lab}]' if len(labels) > 1 else ''}: {text}\n")
     for model in models:
         trees = [c[2][model] for c in cols]
         rows = [(("  " * d) + n.name, [find_like(t, n.id) for t in trees]) for d, n in trees[0].walk()]
@@ -138,11 +144,20 @@ def render_table(s: Series, models: list[str], why: str = "", extra=()) -> str:
     return out.getvalue()
 
 
+def run_warnings(s: Series, labels: list[str]) -> list[tuple[str, list[str]]]:
+    """(label, the run's own warnings: a truncated trace, burst mode, flushing in the focus)
+    per run of the series, as the Advisor and the report show them."""
+    return [(lab, warn.run_warnings(exp, s.focus)) for exp, lab in zip(s.experiments, labels)]
+
+
 def metrics_doc(s: Series, models: list[str], why: str = "", extra=()) -> dict:
-    """What --format json writes (the metric trees with ids, values, inputs and reasons)."""
+    """What --format json writes (the metric trees with ids, values, inputs and reasons, and
+    each run's own warnings)."""
+    warned = dict(run_warnings(s, list(s.labels)))
     return {"focus": s.focus.to_dict(), "reference": str(s.reference.source), "scaling": s.scaling,
             "scaling_reason": s.scaling_reason, "models": models, "models_reason": why,
-            "runs": [{"source": src, "label": lab, "models": {m: t.to_dict() for m, t in trees.items()}}
+            "runs": [{"source": src, "label": lab, "warnings": warned.get(lab, []),
+                      "models": {m: t.to_dict() for m, t in trees.items()}}
                      for lab, src, trees in columns(s, models) + list(extra)]}
 
 

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from popview.gui.annotations import (annotate, callpath_name, describe, edit_annotation, go_to_annotation,
                                      location_name)
 from popview.gui.session_binding import binding_for
-from popview.gui.widgets.units import focus_text
+from popview.gui.widgets.units import focus_text, format_span
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 
@@ -247,7 +247,7 @@ class BookmarksPane(QWidget):
                         {"location": s.location}))
         window = self.binding.time_window
         if window is not None and window[1] > window[0]:
-            out.append((f"Timeline window {window[0] / 1e9:.6g} s - {window[1] / 1e9:.6g} s...", "time_range",
+            out.append((f"Timeline window {format_span(window[0], window[1])}...", "time_range",
                         {"t0": window[0], "t1": window[1]}))
         out.append((f"Experiment {s.current.name}...", "experiment", {}))
         return out

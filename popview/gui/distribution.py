@@ -85,7 +85,8 @@ class ValueAxis(pg.AxisItem):
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
         if is_time(self.unit):
-            return tick_labels([v * 1e9 for v in values], spacing * 1e9)
+            return tick_labels([v * 1e9 for v in values], spacing * 1e9,
+                               max(abs(self.range[0]), abs(self.range[1])) * 1e9)
         return super().tickStrings(values, scale, spacing)
 
 

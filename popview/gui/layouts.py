@@ -170,9 +170,3 @@ def install(window, toolbar, menu) -> dict[str, QAction]:
         actions[layout.key] = act
     window.layout_actions = actions
     return actions
-
-
-def apply_soon(window, key: str) -> None:
-    """Apply once the window has its size (sizes are fractions of it)."""
-    if key in LAYOUTS:
-        QTimer.singleShot(0, window, lambda: apply(window, key))

@@ -30,6 +30,7 @@ from popview.gui.jobs import Lane
 from popview.gui.widgets import compiling
 from popview.gui.widgets.compiling import waiting_text
 from popview.gui.widgets.progress import JobProgress
+from popview.gui.widgets.units import MICRO
 
 PLOT_DEPTH = 1
 """Efficiencies down to this depth of the tree are drawn in the plot."""
@@ -352,7 +353,7 @@ class ScalingPane(QWidget):
         parents: list[QTreeWidgetItem] = []
         for row in table.rows:
             parents = parents[:row.depth]
-            item = QTreeWidgetItem([row.name] + [row.text(i) for i in range(len(row.values))])
+            item = QTreeWidgetItem([row.name] + [row.text(i, micro=MICRO) for i in range(len(row.values))])
             item.setToolTip(0, tooltip_html(row.node))
             for c, (v, why) in enumerate(zip(row.values, row.reasons), start=1):
                 item.setTextAlignment(c, Qt.AlignRight | Qt.AlignVCenter)
@@ -367,7 +368,7 @@ class ScalingPane(QWidget):
                     item.setForeground(c, QBrush(QColor(text_on(rgb))))
             (parents[-1].addChild(item) if parents else self.tree.addTopLevelItem(item))
             parents.append(item)
-        extra = [("Runtime", [nodes.format_seconds(v) if v is not None else "n/a" for v in table.runtimes])]
+        extra = [("Runtime", [nodes.format_seconds(v, micro=MICRO) if v is not None else "n/a" for v in table.runtimes])]
         if table.row("speedup"):
             extra.append(("Ideal speedup", [f"{v:.2f}" for v in table.ideal_speedup()]))
         if table.runtimes:

@@ -61,6 +61,9 @@ class EventType:
     description: str = ""
     value_type: str = "int"   # int | double: the events' int64 values hold float64 bits
     role: str = ""            # one of EVENT_ROLES, set by the reader, or ""
+    # a region type: the role (Region.role) of the values the source does not name (a Paraver
+    # trace without its .pcf: Extrae's MPI and OpenMP types still say what their regions are)
+    region_role: str = ""
 
     def decode(self, values: np.ndarray) -> np.ndarray:
         """The measured values of events of this type, as float64."""

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import h5py
 import hdf5plugin
-import numpy as np
 from small import add_small, in_scratch
 
 FILTERS = {

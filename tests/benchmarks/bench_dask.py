@@ -31,7 +31,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from small import add_small

@@ -18,7 +18,6 @@ import argparse
 import os
 import resource
 import statistics
-import sys
 import time
 from pathlib import Path
 

@@ -8,8 +8,8 @@ import pytest
 import popview
 from popview.analysis.distribution import sorted_locations, summarise
 from popview.gui.distribution import BARS, BOX, BoxItem, DistributionPane
-from popview.gui.state import AppState
 from popview.testing.synthetic import Shape, write
+from tests.gui.panes import pane_alone
 
 
 def test_summary_quartiles_whiskers_and_outliers():
@@ -38,9 +38,7 @@ def drawn(pane, kind):
 
 
 def test_box_plot_and_sorted_bars_of_the_selected_call_path(qtbot, run):
-    state = AppState()
-    pane = DistributionPane(state)
-    qtbot.addWidget(pane)
+    state, pane = pane_alone(qtbot, DistributionPane)
     state.set_current(run)
     prof = run.profile()
     cp = next(c for c in range(prof.n_callpaths) if prof.name(c) == "timestep")
@@ -112,9 +110,7 @@ def test_microseconds_in_seconds_are_no_outlier_and_do_not_fill_the_axis(qtbot):
 
 
 def test_a_profile_without_the_metric_says_so(qtbot, run):
-    state = AppState()
-    pane = DistributionPane(state)
-    qtbot.addWidget(pane)
+    state, pane = pane_alone(qtbot, DistributionPane)
     state.set_current(run)
     state.select_metric("no_such_metric")
     assert "not in this profile" in pane.caption.text()
@@ -123,8 +119,7 @@ def test_a_profile_without_the_metric_says_so(qtbot, run):
 
 def test_more_locations_than_bars_are_binned_by_rank(qtbot):
     from popview.gui.distribution import MAX_BARS
-    pane = DistributionPane(AppState())
-    qtbot.addWidget(pane)
+    _, pane = pane_alone(qtbot, DistributionPane)
     v = np.random.default_rng(3).gamma(2.0, 1.0, 3 * MAX_BARS + 7)
     pane.values, pane.summary, pane.order = v, summarise(v), sorted_locations(v)
     pane.unit, pane.what = "sec", "test"
@@ -139,11 +134,7 @@ def test_more_locations_than_bars_are_binned_by_rank(qtbot):
 def test_a_time_axis_reads_in_the_windows_units_not_sec(qtbot, run):
     """The axis was labelled "sec" (pyqtgraph's ticks in seconds: 0.0001, 0.0002 ... beside a
     caption and trees in µs / ms); now ticks in ms / µs / s as the timeline's, and named "time"."""
-    state = AppState()
-    pane = DistributionPane(state)
-    qtbot.addWidget(pane)
-    pane.resize(400, 300)
-    pane.show()
+    state, pane = pane_alone(qtbot, DistributionPane, (400, 300))
     state.set_current(run)
     prof = run.profile()
     cp = next(c for c in range(prof.n_callpaths) if prof.name(c) == "timestep")

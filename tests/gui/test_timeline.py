@@ -8,10 +8,10 @@ from PySide6.QtCore import QPointF, Qt
 import popview
 from popview.analysis.focus import Focus
 from popview.gui import jobs
-from popview.gui.state import AppState
 from popview.gui.timeline import TimelinePane
 from popview.gui.timeline.pane import NO_TIMELINE
 from popview.testing import synthetic
+from tests.gui.panes import pane_alone
 
 
 @pytest.fixture(scope="module")
@@ -25,11 +25,7 @@ def traces(tmp_path_factory):
 
 @pytest.fixture
 def pane(qtbot, traces):
-    state = AppState()
-    pane = TimelinePane(state)
-    qtbot.addWidget(pane)
-    pane.resize(1200, 600)
-    pane.show()
+    state, pane = pane_alone(qtbot, TimelinePane, (1200, 600))
     _, path, cache = traces["a"]
     exp = popview.open(path, cache_dir=cache)
     state.add_experiment(exp)
@@ -251,9 +247,7 @@ def test_a_profile_says_it_has_no_timeline(qtbot):
         def close(self):
             pass
 
-    state = AppState()
-    pane = TimelinePane(state)
-    qtbot.addWidget(pane)
+    state, pane = pane_alone(qtbot, TimelinePane)
     state.add_experiment(Profile())
     assert pane.stack.currentWidget() is pane.message
     assert pane.message.text() == NO_TIMELINE
@@ -310,7 +304,7 @@ def test_critical_path_overlay(pane, qtbot):
 def test_time_ticks_have_the_decimals_their_spacing_needs():
     from popview.gui.timeline.view import tick_labels
     assert tick_labels([4.0001e9, 4.0002e9], 1e5) == ["4.0001 s", "4.0002 s"]
-    assert tick_labels([0, 5e8, 1e9], 5e8) == ["0.0 s", "0.5 s", "1.0 s"]
+    assert tick_labels([0, 5e8, 1e9], 5e8) == ["0 s", "0.5 s", "1 s"]
     assert tick_labels([2e5, 4e5], 2e5) == ["200 µs", "400 µs"]
 
 
@@ -352,11 +346,7 @@ def test_legend_names_the_regions_drawn_when_regions_outnumber_the_colour_slots(
         pytest.skip(f"{path} is not among the shared traces")
     exp = popview.open(path, cache_dir=tmp_path / "cache")
     assert len(exp.definitions.regions) > 254
-    state = AppState()
-    pane = TimelinePane(state)
-    qtbot.addWidget(pane)
-    pane.resize(1200, 500)
-    pane.show()
+    state, pane = pane_alone(qtbot, TimelinePane, (1200, 500))
     state.add_experiment(exp)
     qtbot.waitExposed(pane)
     region = np.asarray(exp.definitions.callpath_region)

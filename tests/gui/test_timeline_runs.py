@@ -11,6 +11,7 @@ from popview.gui.state import AppState
 from popview.gui.timeline import TimelinePane
 from popview.gui.timeline import view as timeline_view
 from popview.gui.timeline.pane import READABLE_ROWS, ROW_PX
+from popview.gui.widgets.units import format_span
 from popview.testing import synthetic
 
 
@@ -153,10 +154,10 @@ def test_the_critical_path_note_is_the_current_runs(pane, qtbot):
     qtbot.waitUntil(lambda: all(v.critical_path is not None for v in pane.views.values()), timeout=120_000)
     for exp in (pane.state.by_size()[0], pane.state.by_size()[-1]):
         pane.state.set_current(exp)
-        end = pane.views[id(exp)].critical_path["end"][-1] * 1e-9
+        path = pane.views[id(exp)].critical_path
         text = pane.info.text()
         assert text.startswith(f"critical path of {exp.name} ({exp.label}): ")
-        assert f"- {end:.6g} s:" in text and ("pieces of work" in text or "1 piece of work" in text)
+        assert f"{format_span(path['begin'][0], path['end'][-1])}:" in text and ("pieces of work" in text or "1 piece of work" in text)
     pane.path_box.setChecked(False)
 
 
@@ -214,6 +215,25 @@ def test_every_stacked_run_in_sight_is_named_wherever_it_is_scrolled(pane, qtbot
     others = [v for v in pane.views.values() if v is not pane.view]
     above = [v for v in others if v.mapTo(port, v.rect().topLeft()).y() < 0 < v.mapTo(port, v.rect().bottomLeft()).y() - 40]
     assert all(_named(pane, v) for v in above)
+
+
+def test_a_run_scrolled_down_to_its_time_axis_alone_is_named(pane, qtbot):
+    """Audit G7: a run scrolled under the top edge but for its time axis (under 35 px, no row)
+    showed a scale without a name; the pinned header names it as it names the runs with rows."""
+    port = pane.scroll.viewport()
+    bar = pane.scroll.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=3000)
+    seen = 0
+    for value in range(0, bar.maximum() + 1, 3):
+        bar.setValue(value)
+        qtbot.wait(5)
+        for view in pane.views.values():
+            top = view.mapTo(port, view.rect().topLeft()).y()
+            shown = top + view.height()
+            if top < 0 and 4 <= shown < 35:             # the axis, not a row, in sight
+                seen += 1
+                assert _named(pane, view), (value, view.exp.name, shown)
+    assert seen, "some scroll position shows a run's time axis alone"
 
 
 def test_the_point_under_the_mouse_names_its_run_when_stacked(pane):

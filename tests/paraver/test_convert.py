@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 import popview
-from popview.cache.reader import Reader
 from popview.readers.errors import InputError
-from tests.paraver.prvtext import BODY, HEADER, write_trace
+from tests.paraver.prvtext import BODY, write_trace
 
 
 def test_records_and_definitions(tmp_path, cache_dir):

@@ -42,7 +42,7 @@ def source_files(anchor: Path) -> list[Path]:
 
 def convert(path, writer, progress):
     rows = _rows(Path(path))
-    procs, threads = rows[:, 0], rows[:, 1]
+    procs = rows[:, 0]
     pairs, loc = np.unique(rows[:, :2], axis=0, return_inverse=True)
     defs = Definitions(source_format=FORMAT.name, tool="toy", t_end=int(rows[:, 3].max()))
     defs.nodes = ["node0"]

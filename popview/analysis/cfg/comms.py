@@ -256,7 +256,7 @@ def record_function(window, trace, name: str, unit_ns: float) -> tuple[np.ndarra
     kinds, from_begin = RECORD_FUNCTIONS[name]
     m = trace.messages
     filters = window.filters
-    logical, physical = filters.logical is not False, filters.physical is True
+    physical = filters.physical is True
     mask = message_mask(window, trace)
     every = list(RECORD_AT)
     s = _stream(trace, every)

@@ -153,7 +153,6 @@ def region_nodes(ctx: Context, parent: MetricNode) -> None:
     x = ctx.x
     if parent.value is None or not x.regions or x.runtime <= 0:
         return
-    r = x.runtime
     children = [_region_node(x, reg) for reg in x.regions]
     rest = (1 - parent.value) - sum(1 - c.value for c in children)
     if rest < -0.005:

@@ -138,20 +138,6 @@ def merge_overlaps(ptr, b, e):
 
 
 @njit(cache=True, nogil=True)
-def points_inside(ptr, t, iv_ptr, iv_b, iv_e):
-    """Whether each time t (ascending per location, CSR by ptr) lies in
-    [begin, end) of one of its location's disjoint intervals."""
-    out = np.zeros(len(t), np.bool_)
-    for loc in range(len(ptr) - 1):
-        j, j1 = iv_ptr[loc], iv_ptr[loc + 1]
-        for i in range(ptr[loc], ptr[loc + 1]):
-            while j < j1 and iv_e[j] <= t[i]:
-                j += 1
-            out[i] = j < j1 and iv_b[j] <= t[i]
-    return out
-
-
-@njit(cache=True, nogil=True)
 def leaves(ptr, begin, end, callpath):
     """Innermost call path per time: nested calls -> disjoint (begin, end, callpath)."""
     n_loc = len(ptr) - 1

@@ -21,10 +21,10 @@ class Row:
     node: object = None            # the node of the first run that has it (help text)
     bounds: list[str | None] = field(default_factory=list)    # per run: "upper" where only a bound is known
 
-    def text(self, i: int) -> str:
+    def text(self, i: int, *, micro: str = "us") -> str:
         """Run i's value as shown: '\u2264 33.6 %' for an upper bound, 'n/a' when not available."""
         bound = self.bounds[i] if i < len(self.bounds) else None
-        return nodes.BOUND_SIGN.get(bound, "") + nodes.format_as(self.node, self.values[i])
+        return nodes.BOUND_SIGN.get(bound, "") + nodes.format_as(self.node, self.values[i], micro=micro)
 
 
 @dataclass

@@ -8,9 +8,10 @@ from popview.analysis.report import nodes
 NS = 1e9
 
 
-def collect(exp, trees: list, focus=None) -> list[str]:
+def collect(exp, trees: list, focus=None, *, micro: str = "us") -> list[str]:
     """Node warnings of every MetricTree, inconsistent (> 100 %) efficiencies,
-    trace flushing inside the focus, and how the trace was recorded (burst mode)."""
+    trace flushing inside the focus, and how the trace was recorded (burst mode).
+    `micro`: how microseconds are written (nodes.format_seconds)."""
     out: list[str] = []
 
     def add(text: str) -> None:
@@ -25,13 +26,57 @@ def collect(exp, trees: list, focus=None) -> list[str]:
             if v is not None and node.kind == "efficiency" and v > 1.0 + 1e-6 and not node.warnings:
                 add(f"{node.name} is {v * 100:.1f} %, above 100 %: the inputs are inconsistent "
                     "(check clock synchronisation and the focus of analysis).")
-    flags = exp.definitions.flags
-    if flags.get("burst_mode"):
-        add("Burst-mode trace: only computation bursts were recorded, so communication "
-            "metrics rest on what is missing between the bursts.")
-    if flags.get("flushing") and focus is not None:
-        add(flushing_warning(exp, focus))
+    for text in run_warnings(exp, focus, micro=micro):
+        add(text)
     return out
+
+
+def run_warnings(exp, focus=None, *, micro: str = "us") -> list[str]:
+    """What the run itself warns of, whatever the model: a truncated trace, burst mode,
+    the tracer's flushing inside the focus (`popview metrics` prints them above its table)."""
+    flags = exp.definitions.flags
+    out = [truncation_warning(exp, focus, micro=micro)]
+    if flags.get("burst_mode"):
+        out.append("Burst-mode trace: only computation bursts were recorded, so communication "
+                   "metrics rest on what is missing between the bursts.")
+    if flags.get("flushing") and focus is not None:
+        out.append(flushing_warning(exp, focus, micro=micro))
+    return [text for text in out if text]
+
+
+def truncation_warning(exp, focus=None, *, micro: str = "us") -> str:
+    """A sentence when the reader found the trace cut short (flags["truncated"]: its last
+    line has no newline), saying how much of the run its records miss, else ''. Nothing
+    when the focus is a time window or iterations that end before the records do."""
+    d = exp.definitions
+    if not d.flags.get("truncated"):
+        return ""
+    name = getattr(exp, "source", None)
+    name = getattr(name, "name", None) or getattr(exp, "label", "") or "the trace"
+    end = records_end(exp)
+    if focus is not None and getattr(focus, "kind", "whole") in ("window", "iterations"):
+        _, focus_end = _focus_intervals(exp, focus)
+        if len(focus_end) and int(focus_end.max()) <= end:
+            return ""
+    if d.t_end > 0 and end < d.t_end * (1 - 1e-3):
+        return (f"{name} is truncated (its last line has no newline): its records stop at "
+                f"{nodes.format_seconds(end / NS, micro=micro)}, {(d.t_end - end) / d.t_end:.0%} short of the "
+                f"{nodes.format_seconds(d.t_end / NS, micro=micro)} its header gives; every figure counts the part "
+                "missing as time lost, not as time measured.")
+    return f"{name} is truncated (its last line has no newline): its last record may be cut short."
+
+
+def records_end(exp) -> int:
+    """The latest time (ns) a record of the cache reaches: each location's last state and
+    event (rows are sorted by location, then time), one row read per location."""
+    reader, end = exp.reader, 0
+    for table, column in (("states", "end"), ("events", "time")):
+        if not reader.has(table):
+            continue
+        off = np.asarray(reader.offsets(table), np.int64)
+        for last in (off[1:] - 1)[np.diff(off) > 0]:
+            end = max(end, int(reader.rows(table, column, int(last), int(last) + 1).max()))
+    return end
 
 
 def notes(trees: list) -> list[str]:
@@ -42,15 +87,15 @@ def notes(trees: list) -> list[str]:
     return out
 
 
-def flushing_warning(exp, focus) -> str:
+def flushing_warning(exp, focus, *, micro: str = "us") -> str:
     """A sentence when the tracer flushed its buffers inside the focus, else '' (kept per experiment)."""
     cache = exp.__dict__.setdefault("_flushing_warnings", {})
-    if focus not in cache:
-        cache[focus] = _flushing_sentence(exp, focus)
-    return cache[focus]
+    if (focus, micro) not in cache:
+        cache[focus, micro] = _flushing_sentence(exp, focus, micro=micro)
+    return cache[focus, micro]
 
 
-def _flushing_sentence(exp, focus) -> str:
+def _flushing_sentence(exp, focus, *, micro: str = "us") -> str:
     begin, end = _flush_intervals(exp)
     if not len(begin):
         return ""
@@ -62,7 +107,7 @@ def _flushing_sentence(exp, focus) -> str:
     threads = sum(1 for loc in exp.definitions.locations if loc.kind == "thread")
     share = inside.sum() / max(float((union[1] - union[0]).sum()) * threads, 1.0)
     return (f"The tracer flushed its buffers {int(hit.sum())} time(s) inside the focus "
-            f"({nodes.format_seconds(inside.sum() / NS)}, {share * 100:.2g} % of the threads' time there): "
+            f"({nodes.format_seconds(inside.sum() / NS, micro=micro)}, {share * 100:.2g} % of the threads' time there): "
             "measurement overhead, neither computation nor communication.")
 
 

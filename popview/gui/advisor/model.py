@@ -9,6 +9,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 
 from popview.analysis.node import ALTERNATIVES
 from popview.analysis.report import nodes
+from popview.gui.widgets.units import MICRO
 
 COLUMNS = ("Metric", "Value", "", "Rating")
 NAME, VALUE, BAR, RATING = range(4)
@@ -95,7 +96,7 @@ class MetricTreeModel(QAbstractItemModel):
         available = nodes.value(node) is not None
         if role == Qt.DisplayRole:
             if item.is_split and col in (VALUE, RATING):
-                return ("= " + nodes.format_value(node) if col == VALUE else "") if available else \
+                return ("= " + nodes.format_value(node, micro=MICRO) if col == VALUE else "") if available else \
                     self._display(node, col, available)
             return self._display(node, col, available)
         if role == Qt.ToolTipRole:
@@ -124,7 +125,7 @@ class MetricTreeModel(QAbstractItemModel):
         if col == NAME:
             return node.name
         if col == VALUE:
-            return nodes.format_value(node)
+            return nodes.format_value(node, micro=MICRO)
         if col == RATING:
             return nodes.rating_word(node) if available else f"n/a: {nodes.reason(node)}"
         return None
@@ -132,7 +133,7 @@ class MetricTreeModel(QAbstractItemModel):
 
 def tooltip_html(node) -> str:
     """The (?) help of a row: definition, formula, inputs, spread, reason."""
-    parts = [f"<b>{escape(node.name)}</b>: {escape(nodes.format_value(node))}"]
-    for head, text in nodes.help_lines(node):
+    parts = [f"<b>{escape(node.name)}</b>: {escape(nodes.format_value(node, micro=MICRO))}"]
+    for head, text in nodes.help_lines(node, micro=MICRO):
         parts.append(f"<b>{escape(head)}:</b> {escape(text)}" if head else escape(text))
     return "<p style='white-space:pre-wrap'>" + "<br>".join(parts) + "</p>"

@@ -22,7 +22,7 @@ from popview.gui.advisor.tab import VariantTab
 from popview.gui.jobs import Lane
 from popview.gui.widgets.elided import ElidedLabel
 from popview.gui.widgets.builds import CANCELLED, PaneBuilds
-from popview.gui.widgets.units import focus_text
+from popview.gui.widgets.units import MICRO, focus_text
 
 WINDOW_FOCI = ("window", "iterations", "auto")   # foci that read the window sums (auto: iterations, often)
 LOW_DOCK = 320
@@ -238,7 +238,7 @@ class AdvisorPane(QWidget):
 
         def job():
             trees = compute.variant(exp, tab.variant, focus, reference, runs, scaling)
-            return [r for t in trees for r in t.roots], warn.collect(exp, trees, focus), warn.notes(trees)
+            return [r for t in trees for r in t.roots], warn.collect(exp, trees, focus, micro=MICRO), warn.notes(trees)
         self.runner.submit(job, lambda result, error: self._arrived(key, tab, result, error))
 
     def _focus_changed(self, *_signal_args) -> None:

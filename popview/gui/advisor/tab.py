@@ -12,6 +12,7 @@ from popview.analysis.report import nodes
 from popview.gui.advisor.bar import BarDelegate
 from popview.gui.advisor.model import BAR, NAME, RATING, VALUE, MetricTreeModel, NodeRole
 from popview.gui.widgets.apart import ApartDelegate
+from popview.gui.widgets.units import MICRO
 
 
 MAX_NAME_WIDTH = 380
@@ -153,9 +154,9 @@ class VariantTab(QWidget):
         for root in self.model.roots():
             for depth, n in root.walk():
                 sp = nodes.spread(n)
-                stats = [nodes.format_as(n, x) for x in sp] if sp else ["", "", ""]
+                stats = [nodes.format_as(n, x, micro=MICRO) for x in sp] if sp else ["", "", ""]
                 rating = nodes.rating_word(n) if nodes.value(n) is not None else f"n/a: {nodes.reason(n)}"
-                lines.append("\t".join(["  " * depth + n.name, nodes.format_value(n), rating, *stats]))
+                lines.append("\t".join(["  " * depth + n.name, nodes.format_value(n, micro=MICRO), rating, *stats]))
         return "\n".join(lines) + "\n"
 
     def copy(self) -> None:

@@ -14,6 +14,7 @@ from popview.analysis.report import compute, nodes, variants
 from popview.analysis.tree_delta import difference_tree, find_like
 from popview.gui.advisor.model import BETTER, GREY, WORSE, tooltip_html
 from popview.gui.jobs import Lane
+from popview.gui.widgets.units import MICRO
 
 COLUMNS = ["Metric", "A", "B", "A - B"]
 
@@ -85,8 +86,9 @@ class AdvisorDelta(QWidget):
 
     def _item(self, na, tb, td) -> QTreeWidgetItem:
         nb, nd = find_like(tb, na.id), td.find(na.id)
-        item = QTreeWidgetItem([na.name, nodes.format_value(na), nodes.format_value(nb) if nb else "n/a",
-                                nodes.format_value(nd) if nd else "n/a"])
+        item = QTreeWidgetItem([na.name, nodes.format_value(na, micro=MICRO),
+                                nodes.format_value(nb, micro=MICRO) if nb else "n/a",
+                                nodes.format_value(nd, micro=MICRO) if nd else "n/a"])
         for c in (1, 2, 3):
             item.setTextAlignment(c, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         item.setToolTip(0, tooltip_html(na))

@@ -24,6 +24,7 @@ from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import AUTO, AUTO_LINES, AUTO_PX_PER_LINE, OFF, ON, TimelineView, format_time
 from popview.gui.widgets.elided import ElidedLabel
+from popview.gui.widgets.units import format_span
 from popview.gui.widgets.builds import CANCELLED, PaneBuilds
 
 NO_TIMELINE = "A profile has no timeline: open a trace to see one."
@@ -39,6 +40,7 @@ COMMS_TIP = ("Communication lines: by default on when zoomed in far enough to te
 SIDE_PX = 200             # the legend column, widened up to LEGEND_MAX_PX for long names
 LEGEND_MAX_PX = 300       # wider names wrap: the runs keep the width
 STACK_MIN_PX = 100        # the runs and side column's least height in a low dock
+STACKED_SHARE = 0.3       # a few stacked runs keep room to show whole within this share of the window's height
 
 
 def _critical_path(exp, focus) -> dict:
@@ -72,9 +74,9 @@ def critical_path_summary(path: dict, run: str = "") -> str:
         return f"{whose}: empty"
     span = (path["end"] - path["begin"]) * 1e-9
     waiting = np.asarray(path.get("waiting", np.zeros(len(span), bool)), bool)
-    return (f"{whose}: {path['begin'][0] * 1e-9:.6g} s - {path['end'][-1] * 1e-9:.6g} s: "
-            f"{span[~waiting].sum():.6g} s on {_count(int((~waiting).sum()), 'piece', 'pieces')} of work, "
-            f"{span[waiting].sum():.6g} s waiting for "
+    return (f"{whose}: {format_span(path['begin'][0], path['end'][-1])}: "
+            f"{format_time(span[~waiting].sum() * 1e9)} on {_count(int((~waiting).sum()), 'piece', 'pieces')} of work, "
+            f"{format_time(span[waiting].sum() * 1e9)} waiting for "
             f"{_count(int(waiting.sum()), 'dependency', 'dependencies')} (thin)")
 
 
@@ -185,6 +187,7 @@ class TimelinePane(QWidget):
         self.splitter.installEventFilter(self)
         self.scroll.viewport().installEventFilter(self)
         body = QHBoxLayout()
+        body.setContentsMargins(0, 0, 0, 0)   # the default 9 px above and below were the runs' 18 px
         body.addWidget(self.scroll, 1)
         body.addWidget(side)
         self.message = QLabel(NO_TIMELINE, alignment=Qt.AlignmentFlag.AlignCenter)
@@ -213,9 +216,26 @@ class TimelinePane(QWidget):
     def _fit_min_height(self) -> None:
         """A low dock: the legend scrolls, the window stays on screen; yet the side column's
         status, check boxes and a line of legend (or the gradient's key) keep their height
-        (a fixed 100 px squeezed the boxes to 6 px in a low dock)."""
+        (a fixed 100 px squeezed the boxes to 6 px in a low dock). And a few stacked runs
+        keep room to show whole, each at its least readable height, while that is at most
+        STACKED_SHARE of the window's height: in the Overview's first-run sizes the heat
+        Score-P and Extrae 2x2 runs lacked some 30 px and the lower one's time axis was cut
+        until the user scrolled; a longer series scrolls."""
         self.timeline_page.layout().activate()
-        self.stack.setMinimumHeight(max(STACK_MIN_PX, self.timeline_page.minimumSizeHint().height()))
+        least = max(STACK_MIN_PX, self.timeline_page.minimumSizeHint().height())
+        window = self.window()
+        if len(self.views) > 1 and window is not self and not self.one_run_box.isChecked():
+            runs = self.splitter.minimumSizeHint().height()
+            if runs <= STACKED_SHARE * window.height():
+                least = max(least, runs)
+        if least != self.stack.minimumHeight():
+            self.stack.setMinimumHeight(least)
+
+    def room_wanted(self) -> int:
+        """The height (px) the stacked runs lack to show whole: 0 with one run, or when they fit."""
+        if len(self.views) < 2 or self.one_run_box.isChecked() or self.stack.currentIndex() != 0:
+            return 0
+        return max(0, self.splitter.minimumSizeHint().height() - self.scroll.viewport().height())
 
     def _tool(self, text, tip, slot) -> QToolButton:
         b = QToolButton(text=text, toolTip=tip)
@@ -386,6 +406,7 @@ class TimelinePane(QWidget):
                 view.setTitle(f"<b>{text}</b>" if title and title[1] else text,
                               size=f"{view.font().pointSizeF():g}pt", justify="left")
                 view.setMinimumHeight(readable_height(view) + (TITLE_PX if title else 0))
+        self._fit_min_height()
         if current is not None:
             QTimer.singleShot(0, self, lambda: self._scroll_to(current))
         QTimer.singleShot(0, self, self._place_run_header)
@@ -396,27 +417,18 @@ class TimelinePane(QWidget):
             QTimer.singleShot(0, self, self._place_run_header)
         return super().eventFilter(obj, event)
 
-    def _stacked_in_sight(self) -> list:
-        """The stacked runs of which at least a row's height shows in the scroll area."""
-        port = self.scroll.viewport()
-        if len(self.views) < 2 or self.one_run_box.isChecked():
-            return []
-        out = []
-        for view in self.views.values():
-            top = view.mapTo(port, view.rect().topLeft()).y()
-            if view.isVisible() and min(top + view.height(), port.height()) - max(top, 0) >= TITLE_PX + ROW_PX:
-                out.append(view)
-        return out
-
     def _place_run_header(self) -> None:
         """Over the run that crosses the top edge with its title out of sight: its title, pinned
         to the edge, pushed up by the next run's own title as it comes (a list's sticky header)."""
         port = self.scroll.viewport()
         header = self.run_header
         crossing = None
-        for view in self._stacked_in_sight():
+        stacked = len(self.views) > 1 and not self.one_run_box.isChecked()
+        # any run crossing the edge, however little of it shows: one scrolled down to its time
+        # axis alone (under 35 px, no row) was a scale without a name (audit G7)
+        for view in self.views.values() if stacked else ():
             top = view.mapTo(port, view.rect().topLeft()).y()
-            if top < 0 < top + view.height():
+            if view.isVisible() and top < 0 < top + view.height():
                 crossing = view
         if crossing is None or getattr(crossing, "run_title", None) is None:
             header.hide()

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QMenu
 from popview.analysis.timeline_data import FLAG_ROWS, IDLE_GAP, MESSAGE_BUDGET, ColourMode, TimelineData
 from popview.gui.timeline.palette import Palette
 from popview.gui.timeline.rows import RowLayout
-from popview.gui.widgets.units import format_value
+from popview.gui.widgets.units import MICRO, format_value
 
 ZOOM_STEP = 1.25
 MIN_WINDOW_NS = 100
@@ -37,24 +37,34 @@ def format_time(ns: float) -> str:
     return format_value(ns / 1e9, "s")
 
 
-_UNITS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
+_UNITS = ((1e9, "s"), (1e6, "ms"), (1e3, MICRO), (1.0, "ns"))
 
 
-def tick_labels(values, spacing: float) -> list[str]:
-    """Tick times (ns) in the unit of the largest one, with as many decimals as the
-    spacing needs: 4.0001 s, 4.0002 s... rather than 4 s, 4 s."""
-    top = max((abs(v) for v in values), default=0.0)
-    scale, unit = next(((f, u) for f, u in _UNITS if top >= f), _UNITS[-1])
+def tick_labels(values, spacing: float, top: float | None = None) -> list[str]:
+    """Tick times (ns) in one unit, that of `top` (the axis's largest time; the largest tick
+    when not given), with as many decimals as the spacing needs and no trailing zeros:
+    4.0001 s, 4.0002 s rather than 4 s, 4 s; and a time prints the same whatever the spacing
+    of its ticks: two stacked runs ticked "1 s" and "1.0 s" (ticks of 1 s and of 0.5 s), and a
+    run's minor ticks could be in ms beside its major ticks in s."""
+    if top is None:
+        top = max((abs(v) for v in values), default=0.0)
+    scale, unit = next(((f, u) for f, u in _UNITS if abs(top) >= f), _UNITS[-1])
     step = spacing / scale if spacing > 0 else 1.0
     decimals = min(max(0, int(np.ceil(-np.log10(step) - 1e-9))), 9)
-    return [f"{v / scale:.{decimals}f} {unit}" for v in values]
+
+    def one(v: float) -> str:
+        text = f"{v / scale:.{decimals}f}"
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+        return "0" if text in ("-0", "") else text
+    return [f"{one(v)} {unit}" for v in values]
 
 
 class TimeAxis(pg.AxisItem):
-    """Time in readable units (the view's x is in ns)."""
+    """Time in readable units (the view's x is in ns), one unit for the axis's every tick."""
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph override
-        return tick_labels(values, spacing)
+        return tick_labels(values, spacing, max(abs(self.range[0]), abs(self.range[1])))
 
 
 class RowAxis(pg.AxisItem):

@@ -17,11 +17,27 @@ MIN_RATE_KERNELS, MIN_RATE_S = 15, 15.0   # the rate is trusted after this many 
 ABOUT = "about a minute"  # before the rate is known (15-25 s of CPU on an idle 2-core machine, more when loaded)
 
 
-def expected_kernels() -> int:
-    """How many compiles the window's first run needs (popview/resources/kernels.json)."""
+ANALYSIS_MODULES = ("popview.analysis.", "popview.cache.chunk_reads")
+"""Whose kernels the waiting panes wait for: the analysis's, and the cache reads it reads its
+tables through. The rest of the window's first run (reading and converting the trace, the
+timeline's overview and pictures) compiles too, in its own threads, for other panes."""
+
+
+def needed_kernels() -> list[str]:
+    """The compiles the Scaling table and the Advisor wait for on a first run, one entry a
+    compile (a kernel compiled for two argument types twice), named as firstuse.watch_compiles
+    names them: the window's kernels (popview/resources/kernels.json) of ANALYSIS_MODULES.
+    About 20 of the window's 67: "12 of about 67 done" counted the conversion's as well, and
+    the panes were ready long before 67."""
     from popview.precompile import manifest
 
-    return len(manifest().get("window", []))
+    return [f"{module.removeprefix('popview.')}.{function}" for module, function, *_ in manifest().get("window", [])
+            if module.startswith(ANALYSIS_MODULES)]
+
+
+def expected_kernels() -> int:
+    """How many compiles the waiting panes need on the window's first run (needed_kernels)."""
+    return len(needed_kernels())
 
 
 class CompileProgress(QObject):
@@ -31,13 +47,20 @@ class CompileProgress(QObject):
     changed = Signal()
     _compiled = Signal(str, int, int)     # emitted in the compiling thread, delivered in the GUI thread
 
-    def __init__(self, parent=None, expected: int | None = None):
+    def __init__(self, parent=None, expected: int | None = None, needed=None):
+        """`needed`: the kernels counted (names as firstuse.watch_compiles gives them; by default
+        needed_kernels(), whose number is `expected`); None with `expected` given: every compile."""
         from popview.firstuse import watch_compiles
 
         super().__init__(parent)
-        self.done = self.started = 0
+        self.done = self.started = 0            # of the needed kernels: what the text counts
+        self._all = (0, 0)                      # every compile (done, started): one under way keeps the note
         self.compiling = False
-        self.expected = expected_kernels() if expected is None else expected
+        if expected is None:
+            needed = needed_kernels() if needed is None else needed
+            expected = len(needed)
+        self.needed = None if needed is None else frozenset(needed)
+        self.expected = expected
         self._first: float | None = None
         self._quiet = QTimer(self, singleShot=True, interval=QUIET_MS)
         self._quiet.timeout.connect(self._quieted)
@@ -52,11 +75,19 @@ class CompileProgress(QObject):
             pass
 
     @Slot(str, int, int)   # a declared slot: compiles are told from other threads (PYSIDE-3124)
-    def _seen(self, _kernel: str, done: int, started: int) -> None:
+    def _seen(self, kernel: str, done: int, started: int) -> None:
         now = time.monotonic()
         if self._first is None:
             self._first = now
-        self.done, self.started = done, started
+        ended = done > self._all[0]
+        self._all = (done, started)
+        if self.needed is None:
+            self.done, self.started = done, started
+        elif kernel in self.needed:
+            if ended:
+                self.done += 1
+            else:
+                self.started += 1
         self.compiling = True
         self._quiet.start()
         self.changed.emit()
@@ -65,7 +96,7 @@ class CompileProgress(QObject):
     def _quieted(self) -> None:
         """No compile began or ended for a while: over, unless one is still under way (a big
         kernel takes longer than QUIET_MS on a loaded machine: "calculating..." came back)."""
-        if self.started > self.done:
+        if self.started > self.done or self._all[1] > self._all[0]:
             self._quiet.start()
             return
         self.compiling = False

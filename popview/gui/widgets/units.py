@@ -3,7 +3,11 @@ from __future__ import annotations
 
 import math
 
-_TIME = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
+MICRO = "µs"
+"""How the window writes microseconds, in every text that shows a time (the trees, the timeline,
+the Advisor and its warnings through popview.analysis.report.nodes' micro=); the command line's
+ASCII text writes "us"."""
+_TIME = [(1.0, "s"), (1e-3, "ms"), (1e-6, MICRO), (1e-9, "ns")]
 _BYTES = [(2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")]
 
 

@@ -26,7 +26,8 @@ from popview.model.definitions import Definitions
 from popview.readers.errors import InputError
 from popview.readers.paraver.stream import (MAX_BYTES_WITHOUT_RECORDS, MAX_LINE, ExpansionTooLarge, LineTooLong,
                                             _definitions, _finish_body, _location_index, _mapped_block_items,
-                                            _no_records, _parse, _records, _Tally, read_header, text_blocks)
+                                            _no_records, _parse, _records, _Tally, read_header, text_blocks,
+                                            truncated)
 
 # Bytes of text a task parses: ~0.5 s of one core's work at today's rates, and 64 tasks a 4 GB trace.
 TASK_BYTES = 64 << 20
@@ -53,7 +54,7 @@ def convert(path: Path, writer: Writer, progress: Progress, client, task_bytes: 
         for piece, part in cluster.in_order(client, tasks, progress.sub(0.0, 0.95), window,
                                             f"parsing {path.name} on Dask", total):
             if part.truncated:
-                defs.warn(f"{path.name}: last line has no newline (truncated file?)")
+                truncated(defs, path)
             tally.merge(part)
             writer.adopt(piece)
             if tally.text_bytes > MAX_BYTES_WITHOUT_RECORDS and _records(writer) == 0:

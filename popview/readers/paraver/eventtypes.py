@@ -103,7 +103,8 @@ def event_types(pcf: Pcf | None, seen: set[int]) -> dict[int, EventType]:
         name = counter_name(code, label) if kind == "counter" else label
         out[code] = EventType(code=code, name=name, kind=kind, values=values,
                               gradient=p.gradient if p else 0, paradigm=paradigm, description=label,
-                              role=event_role(code, label, kind))
+                              role=event_role(code, label, kind),
+                              region_role=REGION_TYPES[code][1] if kind == "region" and code in REGION_TYPES else "")
     _name_presets_by_label(out)
     return out
 

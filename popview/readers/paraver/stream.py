@@ -344,7 +344,7 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
         with Pool(PARSE_THREADS, thread_name_prefix="popview-parse") as pool:
             for item in blocks:
                 if len(item) == 3:
-                    defs.warn(f"{path.name}: last line has no newline (truncated file?)")
+                    truncated(defs, path)
                 pending.append((pool.submit(_parse, np.frombuffer(item[0], np.uint8),
                                             appl_first_task, task_first_loc, tick, header.end_time, narrow),
                                 item[1], len(item[0])))
@@ -355,6 +355,13 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     finally:
         blocks.close()               # the producer stops
     return _finish_body(defs, pcf, path, writer, tally, first_line)
+
+
+def truncated(defs: Definitions, path: Path) -> None:
+    """The file ends inside a line (a copy or a write cut short): said, and flagged for the
+    analysis, which says how much of the run the records miss (analysis.report.warnings)."""
+    defs.warn(f"{path.name}: last line has no newline (truncated file?)")
+    defs.flags["truncated"] = True
 
 
 def _text_bytes(path: Path) -> int:
@@ -441,7 +448,8 @@ def _definitions(path: Path, header: Header) -> tuple[Definitions, Pcf | None]:
     defs = Definitions(source_format="paraver", tool="Extrae / Paraver", date=header.date,
                        t_end=int(round(header.end_time * header.unit_ns)), source_unit_ns=header.unit_ns)
     if pcf is None:
-        defs.warn(f"{path.name}: no .pcf beside the trace: generic state and event names")
+        defs.warn(f"{path.name}: no .pcf beside the trace: generic state and event names (MPI calls "
+                  "and OpenMP regions named by their event type and value)")
     if not row:
         defs.warn(f"{path.name}: no .row beside the trace: generic location names")
     n_nodes = max(len(header.cpus_per_node), 1)
