@@ -301,6 +301,8 @@ def text_blocks(path: Path, skip: int, block: int | None = None):
         while (item := q.get()) is not None:
             if isinstance(item, (LineTooLong, ExpansionTooLarge)):
                 raise InputError(f"{path}: {item}")
+            if isinstance(item, EOFError):          # gzip's "Compressed file ended before the end-of-stream marker"
+                raise InputError(f"{path}: the compressed data end early (a truncated .gz file?): {item}")
             if isinstance(item, _READ_FAILURES):
                 raise InputError(f"{path}: cannot read: {item}")
             if isinstance(item, BaseException):
