@@ -301,6 +301,8 @@ def text_blocks(path: Path, skip: int, block: int | None = None):
         while (item := q.get()) is not None:
             if isinstance(item, (LineTooLong, ExpansionTooLarge)):
                 raise InputError(f"{path}: {item}")
+            if isinstance(item, EOFError):          # gzip's "Compressed file ended before the end-of-stream marker"
+                raise InputError(f"{path}: the compressed data end early (a truncated .gz file?): {item}")
             if isinstance(item, _READ_FAILURES):
                 raise InputError(f"{path}: cannot read: {item}")
             if isinstance(item, BaseException):
@@ -447,11 +449,18 @@ def _definitions(path: Path, header: Header) -> tuple[Definitions, Pcf | None]:
     row = parse_row(row_path) if row_path.exists() else {}
     defs = Definitions(source_format="paraver", tool="Extrae / Paraver", date=header.date,
                        t_end=int(round(header.end_time * header.unit_ns)), source_unit_ns=header.unit_ns)
-    if pcf is None:
-        defs.warn(f"{path.name}: no .pcf beside the trace: generic state and event names (MPI calls "
-                  "and OpenMP regions named by their event type and value)")
+    names = "generic state and event names (MPI calls and OpenMP regions named by their event type and value)"
+    if pcf is not None and not (pcf.states or pcf.event_types or pcf.options):
+        defs.warn(f"{pcf_path.name}: no Paraver section in it (not a .pcf?): {names}")
+        pcf = None                      # read as none: a binary or foreign file was taken silently
+    elif pcf is None:
+        defs.warn(f"{path.name}: no .pcf beside the trace: {names}")
     if not row:
-        defs.warn(f"{path.name}: no .row beside the trace: generic location names")
+        defs.warn(f"{row_path.name}: no LEVEL section in it (not a .row?): generic location names" if row_path.exists()
+                  else f"{path.name}: no .row beside the trace: generic location names")
+    elif "THREAD" in row and len(row["THREAD"]) != header.n_locations:
+        defs.warn(f"{row_path.name}: names {len(row['THREAD'])} threads, the trace has {header.n_locations}: "
+                  "generic thread names")
     n_nodes = max(len(header.cpus_per_node), 1)
     node_names = row.get("NODE", [])
     defs.nodes = node_names[:n_nodes] if len(node_names) >= n_nodes else [f"node {i + 1}" for i in range(n_nodes)]
