@@ -324,6 +324,7 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     header, header_lines, skip = read_header(path)
     if _text_bytes(path) <= KEEP_TEXT_BYTES:       # (a derived-data process reads files: the writer
         writer.keep_in_memory(KEEP_ROWS_BYTES)     # writes the kept rows out when it starts one)
+    narrow = writer.spills_narrow()                # the times and values spilled in 4 bytes where they fit
     defs, pcf = _definitions(path, header)
     appl_first_task, task_first_loc = _location_index(header)
     tally = _Tally()
@@ -347,7 +348,7 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
                 if len(item) == 3:
                     truncated(defs, path)
                 pending.append((pool.submit(_parse, np.frombuffer(item[0], np.uint8),
-                                            appl_first_task, task_first_loc, tick, header.end_time),
+                                            appl_first_task, task_first_loc, tick, header.end_time, narrow),
                                 item[1], len(item[0])))
                 if len(pending) > PARSE_THREADS:     # one more than the threads: one waits for each
                     take(pending.popleft())
@@ -376,17 +377,21 @@ def _records(writer: Writer) -> int:
     return writer.count("states") + writer.count("events") + writer.count("messages")
 
 
-def _parse(buf: np.ndarray, appl_first_task, task_first_loc, tick: int, t_end: int):
+def _parse(buf: np.ndarray, appl_first_task, task_first_loc, tick: int, t_end: int, narrow: bool = False):
     """A block parsed and its records prepared for the writer, in a worker thread (the
     kernels release the GIL): the problems found and lines read, the prepared chunks by
-    table, the event types seen, and whether burst mode and flushing appear."""
+    table, the event types seen, and whether burst mode and flushing appear. `narrow`: the
+    states' and events' times and values prepared narrow (narrow.py), for a writer that
+    spills them."""
     if buf.flags.writeable:             # one signature for every block (a mapped file's are read-only):
         buf = buf.view()                # the kernel compiles once, not twice (2.4 s at first use)
         buf.flags.writeable = False
     res = body.parse_block(buf, 0, appl_first_task, task_first_loc, tick, t_end)
     s_loc, s_begin, s_end, s_state, e_loc, e_time, e_type, e_value, comms = res[:9]
-    chunks = {"states": PreparedChunk("states", {"loc": s_loc, "begin": s_begin, "end": s_end, "state": s_state}),
-              "events": PreparedChunk("events", {"loc": e_loc, "time": e_time, "type": e_type, "value": e_value})}
+    chunks = {"states": PreparedChunk("states", {"loc": s_loc, "begin": s_begin, "end": s_end, "state": s_state},
+                                      narrow),
+              "events": PreparedChunk("events", {"loc": e_loc, "time": e_time, "type": e_type, "value": e_value},
+                                      narrow)}
     if comms.shape[1]:
         chunks["messages"] = PreparedChunk("messages", {
             "send_loc": comms[0], "recv_loc": comms[1], "send_time": comms[2], "send_phys": comms[3],
