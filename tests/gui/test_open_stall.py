@@ -1,0 +1,81 @@
+"""Opening a run stalls the GUI thread no more than the panes on show need: the Advisor's tree
+is opened once to the room its warnings leave it (it was opened whole, folded to its room, and
+folded again once the warnings took their line: 57 ms of the GUI thread on the 143 MB e10
+trace), and a pane behind another's tab (the Histograms in the Overview) computes nothing
+until it shows (its table was built and laid out at every opening: 30 ms more)."""
+from __future__ import annotations
+
+import pytest
+
+import popview
+from popview.gui.advisor import AdvisorPane
+from popview.gui.histograms import HistogramPane
+from popview.gui.state import AppState
+from popview.testing.synthetic import Shape, write
+from tests.gui.test_advisor_pane import stub  # noqa: F401 - fixture: small trees, one with a warning
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    path = tmp_path_factory.mktemp("stall") / "mpi.prv"
+    write(path, Shape(processes=2, threads=1, iterations=2))
+    return path
+
+
+def count_openings(monkeypatch, pane, calls: list) -> None:
+    """Record each call that opens or folds a whole tree of `pane` (the costly walks of every row)."""
+    from PySide6.QtWidgets import QTreeView
+
+    for name in ("expandAll", "collapseAll", "expandToDepth"):
+        method = getattr(QTreeView, name)
+
+        def counted(tree, *args, _m=method, _n=name):
+            if pane.isAncestorOf(tree):
+                calls.append(_n)
+            return _m(tree, *args)
+        monkeypatch.setattr(QTreeView, name, counted)
+
+
+@pytest.mark.parametrize("height", (900, 170), ids=("tall", "low"))
+def test_the_advisor_tree_is_opened_once_when_its_figures_arrive(qtbot, trace, cache_dir, stub, height,
+                                                                monkeypatch):
+    state = AppState()
+    pane = AdvisorPane(state)
+    qtbot.addWidget(pane)
+    pane.resize(900, height)
+    pane.show()
+    qtbot.waitExposed(pane)
+    exp = popview.open(trace, cache_dir=cache_dir)
+    with exp:
+        calls: list[str] = []
+        count_openings(monkeypatch, pane, calls)
+        state.add_experiment(exp)
+        qtbot.waitUntil(lambda: pane.current_tab().model.rowCount() > 0, timeout=30_000)
+        qtbot.waitUntil(lambda: pane.warnings.isVisible(), timeout=5000)
+        qtbot.wait(100)                               # the warnings' line laid out: no second opening
+        opened = [c for c in calls if c != "collapseAll"]
+        assert len(opened) == 1, calls
+        pane.runner.wait()
+
+
+def test_a_hidden_histograms_pane_computes_once_it_shows(qtbot, trace, cache_dir):
+    state = AppState()
+    pane = HistogramPane(state)
+    qtbot.addWidget(pane)
+    pane.resize(600, 300)
+    exp = popview.open(trace, cache_dir=cache_dir)
+    with exp:
+        asked = []
+        submit = pane.lane.submit
+        pane.lane.submit = lambda *a, **k: (asked.append(1), submit(*a, **k))[1]
+        state.add_experiment(exp)                     # behind another tab: not shown
+        qtbot.wait(300)
+        assert not asked and pane.table is None
+        pane.show()
+        qtbot.waitUntil(lambda: pane.table is not None, timeout=30_000)
+        assert len(asked) == 1
+        pane.hide()
+        state.set_focus(state.focus)                  # nothing new while hidden again
+        pane.lane.wait()
