@@ -378,10 +378,17 @@ def build(where: Path | None = None, manifest_path: Path | None = None, target_c
         from numba.pycc import CC                # ImportError where a numba release has none
         from numba.pycc import compiler as pycc_compiler
 
+    modules = {}
+    for mod in dict.fromkeys(entry[0] for entry in listed):
+        try:
+            modules[mod] = importlib.import_module(mod)
+        except Exception:
+            continue
+    sources = _sources()     # as imported, before the compiles: a file edited during the build is seen
     exports, kernels, dispatchers = {}, [], {}
     for mod, name, args in listed:
         try:
-            dispatcher = getattr(importlib.import_module(mod), name)
+            dispatcher = getattr(modules[mod], name)
             sig = tuple(precompile.data_to_type(a) for a in args)
             dispatcher.compile(sig)              # from numba's cache mostly; a stale entry fails here
         except Exception:
@@ -392,7 +399,6 @@ def build(where: Path | None = None, manifest_path: Path | None = None, target_c
         kernels.append([mod, name, args, symbol])
     if not kernels:
         raise RuntimeError("no listed kernel compiles")
-    sources = _sources()     # as imported: a file edited during the build makes the module untrusted
 
     module_name = f"{PREFIX}{k[:12]}_{os.urandom(4).hex()}"
     scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=where))

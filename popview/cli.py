@@ -41,7 +41,7 @@ USAGE = """popview [-h] [--version] [--demo] [TRACE ...]
 
 WINDOW_HELP = """The window: `popview [TRACE ...]` opens traces, profiles, folders of runs (a series)
 or a .popview session; it needs a display (on a headless machine: xvfb-run -a popview ...).
-The commands below need none; `popview COMMAND -h` describes each."""
+The commands above need none; `popview COMMAND -h` describes each."""
 
 
 def build_parser(mods) -> argparse.ArgumentParser:

@@ -74,7 +74,7 @@ def test_readings_added_run_by_run_as_of_the_whole_location():
     """cumulative.add_readings_by_run (the events kept in memory, a run of them at a time) adds
     what add_readings adds over their concatenation, in the same order: runs cut anywhere,
     their first events at a row's begin or end, readings at those times, rows not useful."""
-    from popview.cache.cumulative import add_readings, add_readings_by_run
+    from popview.cache.cumulative import add_readings, add_readings_by_run, no_reading_yet
     from popview.cache.codes import code_index
 
     rng = np.random.default_rng(7)
@@ -86,7 +86,7 @@ def test_readings_added_run_by_run_as_of_the_whole_location():
     etype = rng.choice(np.array([INS, ENERGY, 50000001], np.int32), len(time))
     value = np.where(etype == ENERGY, _bits(rng.random(len(time))), rng.integers(0, 1000, len(time)))
     whole = np.zeros((len(begin), 2))
-    add_readings(code_index(etype, codes), time, value, doubles, begin, end, cat, 7, whole)
+    add_readings(code_index(etype, codes), time, value, doubles, begin, end, cat, 7, whole, no_reading_yet(2))
     cuts = np.r_[0, np.sort(rng.choice(np.arange(1, len(time)), 60, replace=False)), len(time)]
     cuts = np.r_[cuts, np.flatnonzero(np.isin(time, begin))[:20]]       # runs starting at a row's begin
     cuts = np.unique(cuts)

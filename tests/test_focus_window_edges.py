@@ -86,3 +86,19 @@ def test_a_missing_call_path_names_the_nearest(tmp_path, cache_dir):
                 e.metrics("pop-mpi", Focus.parse(text))
         with pytest.raises(FocusError, match=r"call paths are region names joined by '/'"):
             e.metrics("pop-mpi", Focus.parse("callpath:zzz"))
+
+
+def test_a_window_outside_a_series_first_run_is_said_so(tmp_path, cache_dir):
+    """`popview metrics extrae/ --focus window:5:6` (runs of 2.0, 1.5 and 3.3 s) said the window
+    "holds no whole iterations of a repeating region": a series reads a window on its first run,
+    and one wholly outside it is refused with that run's extent, as a single run's is."""
+    from popview.analysis.focus_map import common_focus
+
+    runs = [popview.open(write_trace(tmp_path / name, body=BODY, header=HEADER), cache_dir=cache_dir)
+            for name in ("a", "b")]
+    try:
+        with pytest.raises(FocusError, match=r"the window 5e-06 s - 6e-06 s lies outside the run \(0 s - 1e-06 s\)"):
+            common_focus(runs, Focus.window(5000, 6000))
+    finally:
+        for e in runs:
+            e.close()

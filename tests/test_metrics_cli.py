@@ -188,3 +188,17 @@ def test_a_reason_of_some_runs_says_which(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "  n/a [2x1]: IPC, Useful instructions: the experiment has no PAPI_TOT_INS counter" in out, out
     assert "  n/a: Vectorization efficiency" in out            # a reason of every run names none
+
+
+def test_runs_given_in_any_order_are_columns_smallest_first(tmp_path, capsys):
+    """A shell's epoch_*.prv.gz lists 16proc before 1proc: the columns read 16x1, 1x1, 2x1, ...
+    (the report and the window's Scaling table order a series smallest first, metrics did not)."""
+    paths = []
+    for p in (4, 1, 2):
+        write(tmp_path / f"run_{p}proc.prv", Shape(processes=p, iterations=2))
+        paths.append(str(tmp_path / f"run_{p}proc.prv"))
+    assert main(["metrics", *paths, "--cache-dir", str(tmp_path / "cache"), "--no-replay"]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("POP MPI"))
+    assert header.split()[2:] == ["1x1", "2x1", "4x1"], header
+    assert "Pure MPI (1 process, 1 thread each)" in out          # not "1 processes"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from popview.analysis.focus import Focus
-from popview.analysis.gather import FocusError, iteration_window, visits
+from popview.analysis.gather import FocusError, iteration_window, run_window, visits
 
 
 def window_iterations(exp, focus: Focus) -> Focus | None:
@@ -130,6 +130,12 @@ def common_focus(exps, focus: Focus) -> tuple[Focus, str]:
         return focus, ""
     if focus.kind == "auto":
         return _common_auto(exps)
+    if focus.kind == "window":          # read on the first run: one wholly outside it is said so, not
+        try:                            # as a window holding no iterations
+            run_window(focus.t0, focus.t1, exps[0].definitions.t_end)
+        except FocusError as exc:
+            raise FocusError(f"{exc} of {getattr(exps[0], 'label', 'the first run')}, the series' first, "
+                             "whose times a window gives") from None
     mapped, note = carry(exps[0], focus, exps)
     if mapped is None:
         raise FocusError(note.replace("this run is shown alone", "open the first run alone or give an "

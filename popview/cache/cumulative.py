@@ -359,12 +359,16 @@ def _merge_search(a, x, right):
 
 
 @njit(cache=True, nogil=True)
-def add_readings(which, time, raw, is_double, begin, end, cat, useful_last, out):
+def add_readings(which, time, raw, is_double, begin, end, cat, useful_last, out, last):
     """out[row, k] += each reading of counter k (which[i]: the counter of event i, -1 for
     none), where row is the row ending at or after the reading and beginning before it,
     if useful; one merge of a location's events (in time order) with its rows. The raw
     int64 values are decoded here, only those of the readings (is_double[k]: they hold
-    float64 bits)."""
+    float64 bits). A reading of k at the time of k's previous one (last[k], updated: kept
+    across the calls of one location) closes the zero-length interval between them, not
+    the row: Extrae stamps the exit of an MPI call shorter than its clock's tick with its
+    entry's time, and that second reading counts the call's instructions (as Paraver's
+    Next Evt Val windows count it: in no useful burst)."""
     as_double = raw.view(np.float64)
     j = 0
     for i in range(len(which)):
@@ -372,6 +376,9 @@ def add_readings(which, time, raw, is_double, begin, end, cat, useful_last, out)
         if k < 0:
             continue
         t = time[i]
+        if last[k] == t:
+            continue
+        last[k] = t
         while j < len(begin) and begin[j] < t:
             j += 1
         row = j - 1
@@ -384,11 +391,17 @@ def add_readings_by_run(pieces, codes, is_double, begin, end, cat, useful_last, 
     as of their concatenation: each run merged with the rows from the last one beginning
     before its first event (where the merge would be by then), so the same readings are
     added to the same rows in the same order."""
+    last = no_reading_yet(len(codes))
     for etype, time, raw in pieces:
         if len(time):
             s = max(int(np.searchsorted(begin, time[0], side="left")) - 1, 0)
             add_readings(code_index(etype, codes), time, raw, is_double, begin[s:], end[s:], cat[s:], useful_last,
-                         out[s:])
+                         out[s:], last)
+
+
+def no_reading_yet(n: int) -> np.ndarray:
+    """add_readings' `last` before a location's first event: a time no reading has."""
+    return np.full(n, np.iinfo(np.int64).min, np.int64)
 
 
 def _kept_pieces(events, lo: int, hi: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
@@ -837,11 +850,12 @@ class _Builder:
             add_readings_by_run(pieces, self.counter_codes_array, self.counter_doubles, begin, end, cat,
                                 CAT["comp_parallel"], out)
             return
+        last = no_reading_yet(n_ctr)
         for lo in range(int(off[loc]), int(off[loc + 1]), EVENT_SLICE):   # in slices: bounded memory
             hi = min(lo + EVENT_SLICE, int(off[loc + 1]))
             etype, time, raw = ev["type"][lo:hi], ev["time"][lo:hi], ev["value"][lo:hi]
             add_readings(code_index(etype, self.counter_codes_array), time, np.ascontiguousarray(raw, np.int64),
-                         self.counter_doubles, begin, end, cat, CAT["comp_parallel"], out)
+                         self.counter_doubles, begin, end, cat, CAT["comp_parallel"], out, last)
 
     def _mpi_call_counts(self, begin, calls, out: np.ndarray) -> None:
         """Pseudo counters into out's two columns: MPI calls (all, collective) entered during each row."""

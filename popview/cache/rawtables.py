@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from popview.cache import schema
+from popview.cache import narrow
 from popview.cache.kept import KeptColumn
 from popview.cache.runs import RunIndex, save_raw
 
@@ -54,10 +55,12 @@ class SortedCopy:
         self.end()
         save_raw(self.folder / f"{table}.offsets.i64", np.ascontiguousarray(offsets, np.int64))
 
-    def adopt(self, table: str, spill: dict[str, Path | KeptColumn], runs: RunIndex, offsets: np.ndarray) -> None:
+    def adopt(self, table: str, spill: dict[str, Path | KeptColumn], runs: RunIndex, offsets: np.ndarray,
+              layouts: dict[str, narrow.ColumnLayout] | None = None, bases: narrow.RunBases | None = None) -> None:
         """The table is the writer's spill files, read through their run index: linked
         here, since the writer reads them too and removes its own names when done; or
-        the columns it kept in memory, held here."""
+        the columns it kept in memory, held here. `layouts`: those of its columns with
+        narrow chunks and their runs' `bases` (narrow.py), saved beside the run index."""
         self.end()
         for name, path in spill.items():
             if isinstance(path, KeptColumn):
@@ -65,6 +68,9 @@ class SortedCopy:
             else:
                 os.link(path, self.folder / f"{table}.{name}")
         runs.save(self.folder / f"{table}.runs.i64")
+        if layouts:
+            narrow.save(self.folder / f"{table}.layout.i64", layouts, bases or narrow.RunBases(),
+                        [name for name, _ in schema.columns(table)])
         self.finish(table, offsets)
 
     def keep(self, table: str, parts: list[dict[str, np.ndarray]], offsets: np.ndarray) -> None:
@@ -155,6 +161,9 @@ class RawTable:
         self._dtypes = dict(schema.columns(table))
         runs = folder / f"{table}.runs.i64"
         self._runs = RunIndex.load(runs) if runs.exists() else None
+        layout = folder / f"{table}.layout.i64"
+        self._narrow = narrow.load(layout, [name for name, _ in schema.columns(table)]) if layout.exists() \
+            else ({}, None)
         segments = folder / f"{table}.segments.i64"
         self._segments = np.fromfile(segments, "<i8").astype(np.int64) if segments.exists() else None
 
@@ -165,6 +174,9 @@ class RawTable:
         if name == "offsets":
             return self._offsets
         path = self.kept.get(name) or self.folder / f"{self.table}.{name}"
+        layouts, bases = self._narrow
+        if name in layouts and name not in self.kept:
+            path = narrow.SpillFile(path, layouts[name], bases)
         if self._runs is not None:
             spilled = name != schema.TABLES[self.table][0]      # the locations are told by the runs
             return SpillColumn(path, self._dtypes[name], self._offsets, self._runs, spilled,
@@ -196,7 +208,8 @@ class SpillColumn(RawColumn):
     """One column of a spill: sorted rows [lo, hi) gathered from the parts of the runs
     of the locations they belong to that hold them."""
 
-    def __init__(self, path: Path | KeptColumn, dtype, offsets: np.ndarray, runs: RunIndex, spilled: bool = True,
+    def __init__(self, path: "Path | KeptColumn | narrow.SpillFile", dtype, offsets: np.ndarray, runs: RunIndex,
+                 spilled: bool = True,
                  copy: bool = True):
         """Without `copy`, rows kept in memory in one run are read as their slice (kept.py)."""
         super().__init__(path, dtype, int(offsets[-1]))

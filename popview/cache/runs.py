@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from popview.cache.kept import KeptColumn
+from popview.cache.narrow import SpillFile
 from popview.cache.order import concat_runs
 
 
@@ -64,7 +65,7 @@ class RunIndex:
         loc, start, length = (data[2 + k * n:2 + (k + 1) * n] for k in range(3))
         return cls(loc, start, length, n_loc)
 
-    def read(self, path: "Path | KeptColumn | None", dtype, a: int, b: int, skip: int = 0, take: int | None = None,
+    def read(self, path: "Path | KeptColumn | SpillFile | None", dtype, a: int, b: int, skip: int = 0, take: int | None = None,
              copy: bool = True) -> np.ndarray:
         """The rows of locations [a, b) from the column file at `path` (only `take` of them
         after the first `skip`, when given); the location column itself (path None) is not
@@ -86,14 +87,17 @@ class RunIndex:
         return column.views(start, length)
 
 
-def read_listed(path: "Path | KeptColumn | None", dtype, loc: np.ndarray, start: np.ndarray, length: np.ndarray,
-                copy: bool = True) -> np.ndarray:
-    """The runs (loc, start, length) of the column file at `path` (or kept in memory), one
-    after another; the location column itself (path None) is not spilled but told by the runs."""
+def read_listed(path: "Path | KeptColumn | SpillFile | None", dtype, loc: np.ndarray, start: np.ndarray,
+                length: np.ndarray, copy: bool = True) -> np.ndarray:
+    """The runs (loc, start, length) of the column file at `path` (or kept in memory, or a
+    spill file with narrow chunks: narrow.py), one after another; the location column itself
+    (path None) is not spilled but told by the runs."""
     if path is None:
         return np.repeat(loc.astype(dtype), length)     # repeated in the column's own type
     if isinstance(path, KeptColumn):
         return path.read(start, length, copy)
+    if isinstance(path, SpillFile):
+        return path.read(start, length).view(dtype)
     out = np.empty(int(length.sum()), dtype)
     if len(out):
         read_runs(path, start, length, out)

@@ -20,6 +20,7 @@ from popview import atomic, jit, threads
 from popview._version import __version__
 from popview.cache import heap, location, schema
 from popview.cache.kept import Budget, KeptColumn
+from popview.cache.narrow import NARROW, ColumnLayout, RunBases, SpillFile
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.runs import RunIndex
@@ -74,12 +75,17 @@ class PreparedChunk:
     it. Made apart from the staging so that a reader can prepare its chunks in its
     worker threads (the kernels release the GIL)."""
 
-    def __init__(self, table: str, cols: dict[str, np.ndarray]):
+    def __init__(self, table: str, cols: dict[str, np.ndarray], narrow: bool = False):
+        """`narrow`: the 8-byte columns of narrow.NARROW stored in 4 bytes a row where they fit
+        (narrow.py), for a staging that spills them (a staging that keeps its rows in memory
+        widens them back)."""
         from popview.cache.order import location_order, order_three, summarize_chunk, take   # numba: only when writing
 
         loc_col, time_col, columns = schema.TABLES[table]
         locs = np.ascontiguousarray(cols[loc_col], dict(columns)[loc_col])   # the schema's int32: one signature
         self.n = len(locs)
+        self.narrow: dict[str, tuple[np.ndarray, np.ndarray]] = {}    # narrowed column -> its exceptions
+        self.bases: np.ndarray | None = None                          # each run's first time (narrow)
         if self.n == 0:
             return
         (self.counts, first, last, self.in_order, self.times_ok,
@@ -97,6 +103,35 @@ class PreparedChunk:
         else:
             order = location_order(locs, self.counts)
             self.columns = {name: take(column, order) for name, column in kept.items()}
+        if narrow and table in NARROW:
+            self._narrow(table)
+
+    def _narrow(self, table: str) -> None:
+        from popview.cache.narrow import BASED, encode, lo_of
+
+        bases = np.ascontiguousarray(self.first[self.present], np.int64)
+        for name in NARROW[table]:
+            got = encode(self.columns[name], self.starts, bases if name in BASED else None, lo_of(name))
+            if got is not None:
+                self.columns[name], rows, values = got
+                self.narrow[name] = (rows, values)
+        if self.narrow:
+            self.bases = bases
+
+    def widened(self) -> "PreparedChunk":
+        """The chunk with its narrowed columns back at 8 bytes a row (for rows kept in memory)."""
+        if not self.narrow:
+            return self
+        from popview.cache.narrow import BASED, decode, lo_of
+
+        out = object.__new__(PreparedChunk)
+        out.__dict__.update(self.__dict__)
+        out.columns = dict(self.columns)
+        for name, (rows, values) in self.narrow.items():
+            out.columns[name] = decode(self.columns[name], self.starts, self.bases if name in BASED else None,
+                                       lo_of(name), rows, values)
+        out.narrow, out.bases = {}, None
+        return out
 
     def summary(self) -> "PreparedChunk":
         """The chunk without its rows: what a staging notes of it (a piece returns these)."""
@@ -195,6 +230,10 @@ class _Staging:
         self.loc_col = schema.TABLES[table][0]      # not spilled: the run index tells it
         self.paths = {name: scratch / f"{table}.{name}" for name, _ in schema.columns(table) if name != self.loc_col}
         self._files = {name: open(path, "w+b") for name, path in self.paths.items()}
+        self._bytes = dict.fromkeys(self.paths, 0)     # where each file's next chunk goes
+        # where the chunks of the 8-byte columns that may be narrow lie, and their runs' first times
+        self.layouts = {name: ColumnLayout(name) for name in NARROW.get(table, ()) if name in self.paths}
+        self.run_bases = RunBases()
         self._runs: RunIndex | None = None
         self._budget = keep
         self.kept: dict[str, KeptColumn] | None = None
@@ -206,8 +245,10 @@ class _Staging:
     def append(self, chunk: "PreparedChunk") -> None:
         if chunk.n == 0:
             return
-        if self.kept is not None and not self._budget.take(sum(chunk.columns[name].nbytes for name in self.kept)):
-            self._budget.give_up()         # this staging's kept rows too
+        if self.kept is not None:
+            chunk = chunk.widened()
+            if not self._budget.take(sum(chunk.columns[name].nbytes for name in self.kept)):
+                self._budget.give_up()         # this staging's kept rows too
         at = self.own_rows
         self._note(chunk)
         self._note_own(chunk)
@@ -215,18 +256,32 @@ class _Staging:
             if self.kept is not None:
                 self.kept[name].append(chunk.columns[name])
             else:
-                self._write(f, chunk.columns[name], at)
+                self._write(f, chunk.columns[name], self._place(name, at, chunk.columns[name], chunk))
+        if chunk.narrow and self.kept is None:
+            self.run_bases.add(at + chunk.starts, chunk.bases)
         self.n += chunk.n
 
-    def _write(self, f, column: np.ndarray, at: int) -> None:
-        """A chunk's column into its file, at row `at`."""
-        if self._spill is None:
-            f.seek(0, os.SEEK_END)
-            f.write(column.data)
-        elif jit.is_interpreted():     # a small source: handing each write to a thread cost more
-            _pwrite_all(f.fileno(), column, at * column.itemsize)
+    def _place(self, name: str, row0: int, column: np.ndarray, chunk: "PreparedChunk | None" = None) -> int:
+        """Where a chunk's column (its first row `row0`) goes in its file, noted in the column's
+        layout (narrow.py: 8 or 4 bytes a row, each chunk of those at a multiple of 8 bytes)."""
+        at = self._bytes[name]
+        layout = self.layouts.get(name)
+        if layout is None:
+            self._bytes[name] = at + column.nbytes
+            return at
+        if chunk is not None and name in chunk.narrow:
+            layout.add(row0, at, 4, *chunk.narrow[name])
         else:
-            self._spill.write(f.fileno(), column, at * column.itemsize)
+            layout.add(row0, at, 8)
+        self._bytes[name] = at + (column.nbytes + 7) // 8 * 8
+        return at
+
+    def _write(self, f, column: np.ndarray, at: int) -> None:
+        """A chunk's column into its file, at byte `at`."""
+        if self._spill is None or jit.is_interpreted():   # a small source: handing each write to a thread cost more
+            _pwrite_all(f.fileno(), column, at)
+        else:
+            self._spill.write(f.fileno(), column, at)
 
     def spill_kept(self) -> None:
         """The rows kept in memory written into the files, where they would have been
@@ -235,7 +290,7 @@ class _Staging:
         for name, column in (kept or {}).items():
             at = 0
             for part in column.parts:
-                self._write(self._files[name], part, at)
+                self._write(self._files[name], part, self._place(name, at, part))
                 at += len(part)
 
     def _note_own(self, chunk: "PreparedChunk") -> None:
@@ -250,7 +305,7 @@ class _Staging:
         so that the arrival order stays that of the sources then this staging's file)."""
         copy = copy or self.own_rows > 0
         self.spill_kept()
-        local, first = [], 0
+        local, first, row0 = [], 0, self.own_rows
         for chunk in chunks:
             if chunk.n:
                 self._note(chunk)
@@ -265,8 +320,17 @@ class _Staging:
             return
         self._written()
         for name, f in self._files.items():
+            os.ftruncate(f.fileno(), self._bytes[name])     # after a narrow chunk's padding
             f.seek(0, os.SEEK_END)
             _copy_file(paths[name], f)
+            at, size = self._bytes[name], os.fstat(f.fileno()).st_size - self._bytes[name]
+            if name in self.layouts:          # a piece's chunks are 8 bytes a row, one after the other
+                rows = row0
+                for chunk in chunks:
+                    if chunk.n:
+                        self.layouts[name].add(rows, at + (rows - row0) * 8, 8)
+                        rows += chunk.n
+            self._bytes[name] = at + size
 
     def _note(self, chunk: "PreparedChunk") -> None:
         """What the staging keeps of a chunk besides its rows: counts, order, its runs."""
@@ -291,6 +355,8 @@ class _Staging:
         staging's own files (flushed)."""
         self.spill_kept()
         self._written()
+        if any(layout.narrow_chunks for layout in self.layouts.values()):
+            raise RuntimeError(f"{self.table}: a narrow spill is read through its run index only")
         return self.sources + ([(dict(self.paths), self.own_chunks)] if self.own_rows else [])
 
     def runs(self, n_loc: int) -> RunIndex:
@@ -310,7 +376,22 @@ class _Staging:
     def source(self, name: str) -> Path | KeptColumn | None:
         """Where the column's rows are: its file, its arrays kept in memory, or nowhere (the
         location column: told by the runs)."""
-        return (self.kept if self.kept is not None else self.paths).get(name)
+        if self.kept is not None:
+            return self.kept.get(name)
+        return self.spill_file(name)
+
+    def spill_file(self, name: str) -> Path | SpillFile | None:
+        """The column's spill file (with its layout where it has narrow chunks: narrow.py)."""
+        layout = self.layouts.get(name)
+        if layout is not None and layout.narrow_chunks:
+            return SpillFile(self.paths[name], layout, self.run_bases)
+        return self.paths.get(name)
+
+    def narrow_layouts(self) -> dict[str, ColumnLayout]:
+        """The layouts of the columns that have narrow chunks (none when kept in memory)."""
+        if self.kept is not None:
+            return {}
+        return {name: layout for name, layout in self.layouts.items() if layout.narrow_chunks}
 
     def _written(self) -> None:
         """Every row appended is in the files."""
@@ -413,6 +494,12 @@ class Writer:
         out for a derived-data process (another process reads files)."""
         self._keep = Budget(limit)
 
+    def spills_narrow(self) -> bool:
+        """Whether chunks prepared narrow (PreparedChunk(narrow=True): narrow.py) are spilled so
+        from now on: not where the rows are kept in memory (they would be widened back) nor
+        for a finish on Dask (its tasks read the spill files as plain columns)."""
+        return self._client is None and (self._keep is None or not self._keep.limit)
+
     def adopt(self, piece) -> None:
         """A piece of the staging a Dask worker spilled (popview.cache.pieces.Piece), taken
         as if its chunks were appended here now; its files are removed once copied."""
@@ -468,8 +555,7 @@ class Writer:
     def derived_can_begin(self) -> bool:
         """Whether begin_derived() would begin the derived data now (given the definitions)."""
         return self._client is None and not self.timeline and self._side is None and not jit.is_interpreted() \
-            and derived_builders() == [SUMS_BUILDER] \
-            and all(t in self._tables and self._tables[t].time_sorted and self._tables[t].n for t in DERIVED_READS)
+            and derived_builders() == [SUMS_BUILDER] and _sums_read_in_order(self._in_order())
 
     # ---- output ---------------------------------------------------------
     def finish(self, progress: Progress | None = None) -> Path:
@@ -501,7 +587,7 @@ class Writer:
                                            if t not in begun.adopted and stage.time_sorted}
             early = derived.start_early(side, copy.folder, self.definitions) \
                 if side is not None and "events" in adopted else None
-            beside = begun is not None or (side is None and timeline is None and DERIVED_READS <= adopted
+            beside = begun is not None or (side is None and timeline is None and _sums_read_in_order(adopted)
                                            and not jit.is_interpreted())
             sums_ahead = side is None and timeline is None and not beside and not jit.is_interpreted() \
                 and derived.builders_for(False) == [SUMS_BUILDER]
@@ -674,13 +760,18 @@ class Writer:
         the side process can start on them at once."""
         n_loc = max(self.definitions.n_locations, 1)
         adopted = set()
-        for table, stage in self._tables.items():
-            if stage.time_sorted and stage.n:
-                offsets = _offsets(stage, n_loc)
-                copy.adopt(table, stage.kept if stage.kept is not None else stage.paths, stage.runs(len(offsets) - 1),
-                           offsets)
-                adopted.add(table)
+        for table in self._in_order():
+            stage = self._tables[table]
+            offsets = _offsets(stage, n_loc)
+            copy.adopt(table, stage.kept if stage.kept is not None else stage.paths, stage.runs(len(offsets) - 1),
+                       offsets, stage.narrow_layouts(), stage.run_bases)
+            adopted.add(table)
         return adopted
+
+    def _in_order(self) -> list[str]:
+        """The tables with rows that arrived in time order per location (what _adopt_in_order
+        adopts), in the order they were begun."""
+        return [table for table, stage in self._tables.items() if stage.time_sorted and stage.n]
 
     def _write_tables(self, out: h5py.File, copy: SortedCopy, progress: Progress, adopted: set[str]):
         """The sorted tables, into the cache and, but those adopted already, as a raw copy for
@@ -747,6 +838,15 @@ class Writer:
 # What the derived builders read: when all of it arrived in order (adopted), they can start
 # before the tables are written (Writer._tables_beside_derived).
 DERIVED_READS = {"states", "events", "calls"}
+
+
+def _sums_read_in_order(in_order) -> bool:
+    """Whether every table the cumulative sums read (DERIVED_READS) is among `in_order`, the
+    tables whose rows arrived in time order per location: asked before they are adopted
+    (Writer.derived_can_begin, Writer._in_order) and of the set adopted (Writer.finish)."""
+    return DERIVED_READS <= set(in_order)
+
+
 # The derived builder of a default conversion (derived.builders_for(False)): computed while the
 # call paths are written (Writer._sums_beside_calls).
 SUMS_BUILDER = "popview.cache.cumulative"

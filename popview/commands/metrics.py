@@ -13,7 +13,7 @@ from contextlib import ExitStack
 from popview.analysis.focus import Focus
 from popview.analysis.gather import FocusError
 from popview.analysis.models import ALL, MODEL_IDS
-from popview.analysis.report import nodes, variants
+from popview.analysis.report import nodes, series, variants
 from popview.analysis.report import warnings as warn
 from popview.analysis.series import Series
 from popview.analysis.tree_delta import find_like
@@ -50,7 +50,9 @@ def run(args) -> int:
         return fail(str(exc))
     paths = expand_runs(args.paths, args.reference)
     with ExitStack() as stack:
-        exps = open_runs(stack, paths, args, focus, not args.no_replay)
+        # smallest run first, as the report and the window's Scaling table order them: a shell's
+        # epoch_*.prv.gz gave the columns 16x1, 1x1, 2x1, 4x1, 8x1
+        exps = series.ordered(open_runs(stack, paths, args, focus, not args.no_replay))
         reference = find_reference(exps, args.reference) if args.reference else None
         try:
             s = Series(exps, reference=reference, scaling=args.scaling, focus=focus, use_replay=not args.no_replay)

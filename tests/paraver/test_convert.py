@@ -191,3 +191,21 @@ def test_cpus_of_blocks_merge_as_one():
     a = np.array([NO_CPU_YET, 3, 3, 1, NO_CPU_YET])
     b = np.array([2, NO_CPU_YET, 3, 2, NO_CPU_YET])
     assert merge_cpus(a, b).tolist() == [2, 3, 3, SEVERAL_CPUS, NO_CPU_YET]
+
+
+def test_a_gzip_trace_cut_short_says_so(tmp_path, cache_dir):
+    """A .prv.gz whose download or copy stopped said 'cannot read: Compressed file ended before
+    the end-of-stream marker was reached' (Python's words): the file is named, and what that means."""
+    import random
+
+    from popview.readers import InputError
+
+    rng = random.Random(3)
+    body = "".join(f"1:1:1:1:1:{i * 10}:{i * 10 + 10}:{rng.choice((1, 3))}\n" for i in range(50000))
+    header = "#Paraver (01/02/2024 at 10:00):500000_ns:1(1):1:1(1:1),0\n"
+    data = gzip.compress((header + body).encode())
+    gz = tmp_path / "cut" / "g.prv.gz"
+    gz.parent.mkdir()
+    gz.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match=r"g\.prv\.gz: the compressed data end early \(a truncated \.gz file\?\)"):
+        popview.open(gz, cache_dir=cache_dir)

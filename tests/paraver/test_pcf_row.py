@@ -33,3 +33,24 @@ def test_row_levels(tmp_path):
     assert levels["THREAD"] == ["THREAD 1.1.1", "THREAD 1.2.1"]
     assert levels["CPU"] == ["1.nodeA", "2.nodeA"]
     assert levels["TASK"] == ["rank0", "rank1"]
+
+
+def test_a_pcf_or_row_that_is_none_is_said_so(tmp_path):
+    """A binary or foreign file beside the trace under the .pcf's name was taken without a word
+    (generic names, no warning); a .row naming other threads than the trace's the same."""
+    import os
+
+    from popview.experiment import open as open_experiment
+    from tests.paraver.prvtext import write_trace
+
+    prv = write_trace(tmp_path / "t")
+    prv.with_suffix(".pcf").write_bytes(os.urandom(3000).replace(b"\n", b" "))
+    prv.with_suffix(".row").write_text("LEVEL THREAD SIZE 1\nTHREAD 1.1.1\n")
+    with open_experiment(prv, tmp_path / "cache") as exp:
+        warned = exp.definitions.warnings
+        assert any(w.startswith("t.pcf: no Paraver section in it (not a .pcf?)") for w in warned), warned
+        assert "t.row: names 1 threads, the trace has 2: generic thread names" in warned, warned
+        assert exp.definitions.flags["pcf"] is False
+    prv.with_suffix(".row").write_bytes(b"\x00\x01garbage")
+    with open_experiment(prv, tmp_path / "cache2") as exp:
+        assert any(w.startswith("t.row: no LEVEL section in it (not a .row?)") for w in exp.definitions.warnings)

@@ -69,4 +69,4 @@ def preferred(exp) -> tuple[Variant, str]:
         return BY_KEY["hybrid-additive"], (
             f"{what} in one process ({threads} thread{'' if threads == 1 else 's'}): the additive model's thread level "
             "(serial region, parallel regions) is where the loss lies.")
-    return BY_KEY["pop-mpi"], f"Pure MPI ({procs} processes, 1 thread each): the POP MPI model applies."
+    return BY_KEY["pop-mpi"], f"Pure MPI ({procs} process{'es' if procs != 1 else ''}, 1 thread each): the POP MPI model applies."

@@ -301,6 +301,8 @@ def text_blocks(path: Path, skip: int, block: int | None = None):
         while (item := q.get()) is not None:
             if isinstance(item, (LineTooLong, ExpansionTooLarge)):
                 raise InputError(f"{path}: {item}")
+            if isinstance(item, EOFError):          # gzip's "Compressed file ended before the end-of-stream marker"
+                raise InputError(f"{path}: the compressed data end early (a truncated .gz file?): {item}")
             if isinstance(item, _READ_FAILURES):
                 raise InputError(f"{path}: cannot read: {item}")
             if isinstance(item, BaseException):
@@ -322,6 +324,7 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
     header, header_lines, skip = read_header(path)
     if _text_bytes(path) <= KEEP_TEXT_BYTES:       # (a derived-data process reads files: the writer
         writer.keep_in_memory(KEEP_ROWS_BYTES)     # writes the kept rows out when it starts one)
+    narrow = writer.spills_narrow()                # the times and values spilled in 4 bytes where they fit
     defs, pcf = _definitions(path, header)
     appl_first_task, task_first_loc = _location_index(header)
     tally = _Tally()
@@ -345,7 +348,7 @@ def convert(path: Path, writer: Writer, progress: Progress) -> Definitions:
                 if len(item) == 3:
                     truncated(defs, path)
                 pending.append((pool.submit(_parse, np.frombuffer(item[0], np.uint8),
-                                            appl_first_task, task_first_loc, tick, header.end_time),
+                                            appl_first_task, task_first_loc, tick, header.end_time, narrow),
                                 item[1], len(item[0])))
                 if len(pending) > PARSE_THREADS:     # one more than the threads: one waits for each
                     take(pending.popleft())
@@ -374,17 +377,21 @@ def _records(writer: Writer) -> int:
     return writer.count("states") + writer.count("events") + writer.count("messages")
 
 
-def _parse(buf: np.ndarray, appl_first_task, task_first_loc, tick: int, t_end: int):
+def _parse(buf: np.ndarray, appl_first_task, task_first_loc, tick: int, t_end: int, narrow: bool = False):
     """A block parsed and its records prepared for the writer, in a worker thread (the
     kernels release the GIL): the problems found and lines read, the prepared chunks by
-    table, the event types seen, and whether burst mode and flushing appear."""
+    table, the event types seen, and whether burst mode and flushing appear. `narrow`: the
+    states' and events' times and values prepared narrow (narrow.py), for a writer that
+    spills them."""
     if buf.flags.writeable:             # one signature for every block (a mapped file's are read-only):
         buf = buf.view()                # the kernel compiles once, not twice (2.4 s at first use)
         buf.flags.writeable = False
     res = body.parse_block(buf, 0, appl_first_task, task_first_loc, tick, t_end)
     s_loc, s_begin, s_end, s_state, e_loc, e_time, e_type, e_value, comms = res[:9]
-    chunks = {"states": PreparedChunk("states", {"loc": s_loc, "begin": s_begin, "end": s_end, "state": s_state}),
-              "events": PreparedChunk("events", {"loc": e_loc, "time": e_time, "type": e_type, "value": e_value})}
+    chunks = {"states": PreparedChunk("states", {"loc": s_loc, "begin": s_begin, "end": s_end, "state": s_state},
+                                      narrow),
+              "events": PreparedChunk("events", {"loc": e_loc, "time": e_time, "type": e_type, "value": e_value},
+                                      narrow)}
     if comms.shape[1]:
         chunks["messages"] = PreparedChunk("messages", {
             "send_loc": comms[0], "recv_loc": comms[1], "send_time": comms[2], "send_phys": comms[3],
@@ -442,11 +449,18 @@ def _definitions(path: Path, header: Header) -> tuple[Definitions, Pcf | None]:
     row = parse_row(row_path) if row_path.exists() else {}
     defs = Definitions(source_format="paraver", tool="Extrae / Paraver", date=header.date,
                        t_end=int(round(header.end_time * header.unit_ns)), source_unit_ns=header.unit_ns)
-    if pcf is None:
-        defs.warn(f"{path.name}: no .pcf beside the trace: generic state and event names (MPI calls "
-                  "and OpenMP regions named by their event type and value)")
+    names = "generic state and event names (MPI calls and OpenMP regions named by their event type and value)"
+    if pcf is not None and not (pcf.states or pcf.event_types or pcf.options):
+        defs.warn(f"{pcf_path.name}: no Paraver section in it (not a .pcf?): {names}")
+        pcf = None                      # read as none: a binary or foreign file was taken silently
+    elif pcf is None:
+        defs.warn(f"{path.name}: no .pcf beside the trace: {names}")
     if not row:
-        defs.warn(f"{path.name}: no .row beside the trace: generic location names")
+        defs.warn(f"{row_path.name}: no LEVEL section in it (not a .row?): generic location names" if row_path.exists()
+                  else f"{path.name}: no .row beside the trace: generic location names")
+    elif "THREAD" in row and len(row["THREAD"]) != header.n_locations:
+        defs.warn(f"{row_path.name}: names {len(row['THREAD'])} threads, the trace has {header.n_locations}: "
+                  "generic thread names")
     n_nodes = max(len(header.cpus_per_node), 1)
     node_names = row.get("NODE", [])
     defs.nodes = node_names[:n_nodes] if len(node_names) >= n_nodes else [f"node {i + 1}" for i in range(n_nodes)]
