@@ -79,3 +79,30 @@ def test_a_hidden_histograms_pane_computes_once_it_shows(qtbot, trace, cache_dir
         pane.hide()
         state.set_focus(state.focus)                  # nothing new while hidden again
         pane.lane.wait()
+
+
+def test_a_hidden_topology_pane_places_the_run_once_it_shows_or_is_asked(qtbot, trace, cache_dir, monkeypatch):
+    """Behind the System tree's tab in the Overview it placed and coloured every location of the
+    run at its opening (50 ms of the GUI thread's on e10)."""
+    from popview.gui import topology
+    from popview.gui.topology import TopologyPane
+
+    loads = []
+    real = topology.profile_values
+    monkeypatch.setattr(topology, "profile_values", lambda exp: (loads.append(exp), real(exp))[1])
+    state = AppState()
+    pane = TopologyPane(state)
+    qtbot.addWidget(pane)
+    pane.resize(500, 300)
+    loads.clear()
+    exp = popview.open(trace, cache_dir=cache_dir)
+    with exp:
+        state.add_experiment(exp)
+        qtbot.wait(50)
+        assert not loads and pane.canvas.placement is None
+        pane.show()
+        qtbot.waitUntil(lambda: pane.canvas.placement is not None, timeout=5000)
+        assert loads == [exp]
+        pane.hide()
+        state.set_current(None)
+        assert pane.topology() is None and len(loads) == 2       # asked: brought up to date at once
