@@ -106,3 +106,19 @@ def test_a_hidden_topology_pane_places_the_run_once_it_shows_or_is_asked(qtbot, 
         pane.hide()
         state.set_current(None)
         assert pane.topology() is None and len(loads) == 2       # asked: brought up to date at once
+
+
+def test_in_the_window_the_panes_behind_a_tab_wait_for_their_tab(qtbot, tmp_path, trace, cache_dir):
+    """A dock tabbed behind another is still 'visible' to Qt (moved out of sight): the Histograms
+    and the Topology filled themselves behind the Advisor's and the System tree's tabs."""
+    from tests.gui import gallery
+
+    window = gallery.open_window(qtbot, tmp_path, cache_dir, [trace], 1, (1500, 920))
+    hist, topo = window.panes["Histograms"], window.panes["Topology"]
+    qtbot.wait(300)
+    assert not gallery.showing(hist) and not gallery.showing(topo)
+    assert hist.table is None and topo.canvas.placement is None
+    window.docks["Histograms"].raise_()
+    window.docks["Topology"].raise_()
+    qtbot.waitUntil(lambda: hist.table is not None and topo.canvas.placement is not None, timeout=30_000)
+    hist.lane.wait()
