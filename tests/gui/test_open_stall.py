@@ -10,8 +10,8 @@ import pytest
 import popview
 from popview.gui.advisor import AdvisorPane
 from popview.gui.histograms import HistogramPane
-from popview.gui.state import AppState
 from popview.testing.synthetic import Shape, write
+from tests.gui.panes import pane_alone
 from tests.gui.test_advisor_pane import stub  # noqa: F401 - fixture: small trees, one with a warning
 
 pytestmark = pytest.mark.gui
@@ -41,11 +41,7 @@ def count_openings(monkeypatch, pane, calls: list) -> None:
 @pytest.mark.parametrize("height", (900, 170), ids=("tall", "low"))
 def test_the_advisor_tree_is_opened_once_when_its_figures_arrive(qtbot, trace, cache_dir, stub, height,
                                                                 monkeypatch):
-    state = AppState()
-    pane = AdvisorPane(state)
-    qtbot.addWidget(pane)
-    pane.resize(900, height)
-    pane.show()
+    state, pane = pane_alone(qtbot, AdvisorPane, (900, height))
     qtbot.waitExposed(pane)
     exp = popview.open(trace, cache_dir=cache_dir)
     with exp:
@@ -61,9 +57,7 @@ def test_the_advisor_tree_is_opened_once_when_its_figures_arrive(qtbot, trace, c
 
 
 def test_a_hidden_histograms_pane_computes_once_it_shows(qtbot, trace, cache_dir):
-    state = AppState()
-    pane = HistogramPane(state)
-    qtbot.addWidget(pane)
+    state, pane = pane_alone(qtbot, HistogramPane)          # not shown: behind another tab
     pane.resize(600, 300)
     exp = popview.open(trace, cache_dir=cache_dir)
     with exp:
@@ -90,9 +84,7 @@ def test_a_hidden_topology_pane_places_the_run_once_it_shows_or_is_asked(qtbot, 
     loads = []
     real = topology.profile_values
     monkeypatch.setattr(topology, "profile_values", lambda exp: (loads.append(exp), real(exp))[1])
-    state = AppState()
-    pane = TopologyPane(state)
-    qtbot.addWidget(pane)
+    state, pane = pane_alone(qtbot, TopologyPane)
     pane.resize(500, 300)
     loads.clear()
     exp = popview.open(trace, cache_dir=cache_dir)
