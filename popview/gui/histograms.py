@@ -20,6 +20,7 @@ from popview.analysis import histograms
 from popview.gui.jobs import Lane
 from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.widgets.colorscale import colour
+from popview.gui.widgets.shown import WhenShown
 from popview.gui.widgets.units import format_value
 
 WINDOWS = ("timeline", "focus", "whole")
@@ -33,10 +34,14 @@ class TableModel(QAbstractTableModel):
         super().__init__(parent)
         self.table: histograms.Table | None = None
         self.stat = ""
+        self._top = 0.0
 
     def set_table(self, table, stat: str) -> None:
         self.beginResetModel()
         self.table, self.stat = table, stat
+        stats = table.stats[stat] if table is not None and stat in table.stats else None
+        # the shades' scale, once: the header's fit to contents asked every cell, each took the maximum again
+        self._top = float(np.nanmax(stats)) if stats is not None and np.isfinite(stats).any() else 0.0
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()):  # noqa: N802,B008 - Qt override
@@ -63,8 +68,7 @@ class TableModel(QAbstractTableModel):
         return None
 
     def _shade(self, v: float):
-        stats = self.table.stats[self.stat]
-        top = np.nanmax(stats) if np.isfinite(stats).any() else 0
+        top = self._top
         return colour(v / top if top > 0 and np.isfinite(v) and v > 0 else None) if v else None
 
     def _text(self, v: float) -> str:
@@ -136,11 +140,14 @@ class HistogramPane(QWidget):
         self.pages.addWidget(self.message)
         layout.addWidget(self.pages, 1)
         layout.addWidget(self.status)
-        self._refresh_timer = QTimer(self, singleShot=True, interval=300, timeout=self.refresh)
+        # what the run, the focus or the timeline's window change is computed once the pane shows:
+        # behind the Advisor's tab (the Overview) it was built and laid out at every opening
+        self.refresh_when_shown = WhenShown(self, self.refresh)
+        self._refresh_timer = QTimer(self, singleShot=True, interval=300, timeout=self.refresh_when_shown)
         self.kind_box.currentIndexChanged.connect(lambda _: self.refresh())
         self.window_box.currentIndexChanged.connect(lambda _: self.refresh())
         self.stat_box.currentTextChanged.connect(self._stat_chosen)
-        state.currentExperimentChanged.connect(lambda _: self.refresh())
+        state.currentExperimentChanged.connect(self.refresh_when_shown)
         state.focusChanged.connect(lambda _: self._window_may_change("focus"))
         state.timeWindowChanged.connect(self._timeline_window)
         self.refresh()

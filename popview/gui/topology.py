@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from popview.gui.trees.source import profile_values, unavailable_reason
 from popview.gui.widgets.colorscale import ColorLegend, colours
+from popview.gui.widgets.shown import WhenShown
 from popview.gui.widgets.units import format_value
 
 X, Y, Z, SLICE = "X", "Y", "Z", "slice"
@@ -268,10 +269,14 @@ class TopologyPane(QWidget):
         self.slice_boxes: list[QSpinBox] = []
         self._placement = None
         self._names = None
-        state.currentExperimentChanged.connect(lambda _e: self.reload())
+        # behind the System tree's tab (the Overview) the run's placement and values waited until
+        # the pane shows: opening a run spent 50 ms of the GUI thread here for no one to see
+        self._reload_soon = WhenShown(self, self.reload)
+        self._refresh_soon = WhenShown(self, self.refresh)
+        state.currentExperimentChanged.connect(self._reload_soon)
         for sig in (state.metricSelected, state.callpathSelected):
-            sig.connect(lambda _v: self.refresh())
-        state.selectionScopeChanged.connect(self.refresh)
+            sig.connect(self._refresh_soon)
+        state.selectionScopeChanged.connect(self._refresh_soon)
         state.locationSelected.connect(self._on_location)
         self.reload()
 
@@ -279,7 +284,13 @@ class TopologyPane(QWidget):
     def definitions(self):
         return getattr(self.state.current, "definitions", None)
 
+    def _loaded(self) -> None:
+        """What a hidden pane put off (WhenShown), done now that its state is asked for."""
+        if self._reload_soon.pending:
+            self.reload()
+
     def reload(self) -> None:
+        self._reload_soon.pending = self._refresh_soon.pending = False
         self.pv = profile_values(self.state.current)
         self._placement = None
         self._names = None
@@ -293,6 +304,7 @@ class TopologyPane(QWidget):
         self._topology_changed()
 
     def topology(self) -> dict | None:
+        self._loaded()
         i = self.topo_combo.currentData()
         return None if i is None or i < 0 else self.definitions.topologies[i]
 
@@ -324,6 +336,7 @@ class TopologyPane(QWidget):
         self.refresh()
 
     def set_roles(self, roles: list[str], slices: list[int] | None = None) -> None:
+        self._loaded()
         for box, role in zip(self.role_boxes, roles):
             box.setCurrentText(role)
         for box, s in zip(self.slice_boxes, slices or []):
@@ -331,6 +344,7 @@ class TopologyPane(QWidget):
 
     def placement(self) -> Placement | None:
         """Cells of the locations for the chosen topology and dimension roles (cached)."""
+        self._loaded()
         if self.pv is None:
             return None
         n = self.pv.profile.n_locations
@@ -379,10 +393,12 @@ class TopologyPane(QWidget):
                             + (f" ({hidden} sliced away or without coordinates)" if hidden else ""))
 
     def view_state(self) -> dict:
+        self._loaded()
         return {"topology": self.topo_combo.currentIndex(), "roles": [b.currentText() for b in self.role_boxes],
                 "slices": [b.value() for b in self.slice_boxes]}
 
     def restore_view_state(self, d: dict) -> None:
+        self._loaded()
         if 0 <= d.get("topology", -1) < self.topo_combo.count():
             self.topo_combo.setCurrentIndex(d["topology"])
         if len(d.get("roles", [])) == len(self.role_boxes):

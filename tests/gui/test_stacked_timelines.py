@@ -86,3 +86,13 @@ def test_both_runs_show_whole_in_the_overview_without_scrolling(window, qtbot):
     window.resize(1500, 920)
     qtbot.wait(200)
     assert all(whole_in_sight(pane, v) for v in pane.views.values())
+
+
+def test_two_runs_of_one_name_are_told_apart_by_their_format(window):
+    """Both read 'hyb_2x2 (2x2)' one above the other: which was Score-P's, which Extrae's?"""
+    pane = window.panes["Timeline"]
+    titles = {v.exp.definitions.source_format: v.run_title[0] for v in pane.views.values()}
+    assert titles == {"otf2": "hyb_2x2 (2x2, otf2)", "paraver": "hyb_2x2 (2x2, paraver)"}, titles
+    for view in pane.views.values():
+        text = view.plotItem.titleLabel.text
+        assert view.run_title[0] in text

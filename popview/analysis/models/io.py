@@ -14,9 +14,15 @@ def _total(ctx: Context) -> float:
     return t
 
 
+def file_io(ctx: Context):
+    """Per thread, the time in file I/O: POSIX I/O and MPI-IO (BSC basicanalysis' I/O
+    efficiency counts both: 29.76 % MPI-IO + 0.27 % POSIX at 63.45 % PE gave 67.42 %, seed 000)."""
+    return ctx.x.time("io") + ctx.x.time("mpi_io")
+
+
 def io_eff(ctx: Context):
     u = ctx.useful()
-    io = ctx.x.time("io")
+    io = file_io(ctx)
     return ratio(u.mean(), (u + io).mean()), {"avg_useful_s": u.mean(), "avg_file_io_s": io.mean()}
 
 
@@ -29,8 +35,9 @@ def share(cat: str):
 
 MODEL = Model("io", "I/O", "File I/O against useful computation", roots=(
     Spec("io_efficiency", "I/O efficiency", "avg(useful) / avg(useful + file_io)",
-         "Useful computation against useful computation plus file I/O (POSIX I/O is not useful)", io_eff,
-         bound=lambda ctx: UPPER if ctx.x.time("io").sum() > 0 else EXACT),
+         "Useful computation against useful computation plus file I/O (POSIX I/O and MPI-IO: neither is "
+         "useful)", io_eff,
+         bound=lambda ctx: UPPER if file_io(ctx).sum() > 0 else EXACT),
     Spec("mpi_io_share", "MPI-IO share", "time in MPI-IO / total time",
          f"Share of all threads' time in MPI-IO calls (warned above {IO_WARNING_SHARE:.0%})", share("mpi_io"),
          kind="value"),

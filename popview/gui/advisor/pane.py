@@ -330,9 +330,12 @@ class AdvisorPane(QWidget):
             self._show(tab, *result)
 
     def _show(self, tab, roots, found, notes) -> None:
+        """The warnings first, and laid out, so that the tree is opened (tab.show_roots) once to
+        the room they leave it; shown after the tree, they took its room and it was opened again."""
         tab.show_done()
-        tab.show_roots(roots)
         self._show_warnings(found, notes)
+        self.layout().activate()
+        tab.show_roots(roots)
         self.updated.emit(tab.variant.key)
 
     def _show_warnings(self, found: list[str], notes: list[str]) -> None:

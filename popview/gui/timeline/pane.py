@@ -4,6 +4,7 @@ colour mode and the what/where of the point under the mouse."""
 from __future__ import annotations
 
 import html
+from collections import Counter
 
 import numpy as np
 
@@ -397,9 +398,10 @@ class TimelinePane(QWidget):
         THREAD 1.1.1 ... and told nothing of which run they were."""
         current = self.view
         stacked = len(self.views) > 1 and not self.one_run_box.isChecked()
+        titles = run_titles([view.exp for view in self.views.values()])
         for view in self.views.values():
             view.setVisible(view is current or not self.one_run_box.isChecked())
-            title = (run_title(view.exp), view is current) if stacked else None
+            title = (titles[id(view.exp)], view is current) if stacked else None
             if title != getattr(view, "run_title", None):
                 view.run_title = title
                 text = None if title is None else html.escape(title[0])
@@ -596,7 +598,8 @@ class TimelinePane(QWidget):
 
     def _show_path_note(self, view) -> None:
         """The info line says the critical path of the current run (each stacked run draws its own)."""
-        run = run_title(view.exp)
+        titled = getattr(view, "run_title", None)
+        run = titled[0] if titled else run_title(view.exp)
         error = getattr(view, "critical_path_error", None)
         if error is not None:
             self.info.setText(f"critical path of {html.escape(run)} not available: {html.escape(error)}")
@@ -726,6 +729,19 @@ def legend_chrome(legend) -> int:
 def run_title(exp) -> str:
     """A stacked timeline's title: the run's name and shape."""
     return f"{exp.name} ({exp.label})"
+
+
+def run_titles(exps) -> dict[int, str]:
+    """Each stacked run's title by id(exp): run_title, and the trace's format where two runs would
+    read the same (the heat Score-P and Extrae 2x2 runs both read 'hyb_2x2 (2x2)', one above the
+    other: 'hyb_2x2 (2x2, otf2)' and 'hyb_2x2 (2x2, paraver)', as the Experiments pane's Format)."""
+    plain = {id(e): run_title(e) for e in exps}
+    seen = Counter(plain.values())
+
+    def told_apart(e) -> str:
+        fmt = getattr(getattr(e, "definitions", None), "source_format", "") or ""
+        return f"{e.name} ({e.label}, {fmt})" if fmt else plain[id(e)]
+    return {id(e): told_apart(e) if seen[plain[id(e)]] > 1 else plain[id(e)] for e in exps}
 
 
 def readable_height(view) -> int:
