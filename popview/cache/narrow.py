@@ -1,4 +1,5 @@
-"""The spill's 8-byte columns in 4 bytes a row where they fit (issue 25, the tenth pass).
+"""The spill's 8-byte columns in 4 bytes a row where they fit, its event types in 1 byte
+(issue 25, the tenth pass).
 
 The writer spills the 1 GB Paraver trace's rows uncompressed (writer._Staging):
 1.2 GB of columns copied into fresh page-cache pages and read back twice (the
@@ -23,7 +24,12 @@ only the read of a column's runs changes: `SpillFile.read`, which
 `runs.read_listed` calls for such a column, wherever it is read (the sort, the
 sums, the derived-data process through `layout.i64` beside the run index).
 
-Columns kept in memory (kept.py), a Dask piece's, and the 4-byte columns are
+The events' types (`CODED`) are spilled as 1-byte codes into the chunk's table
+of its distinct types (in the order first seen; the parser takes that table as
+the block's distinct types), a chunk with more than `MAX_CODES` of them as it
+is, 4 bytes a row.
+
+Columns kept in memory (kept.py), a Dask piece's, and the other columns are
 spilled as they are; the sentinel value itself, of a column that has it, goes
 to the exceptions.
 """
