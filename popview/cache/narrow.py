@@ -66,7 +66,8 @@ def lo_of(name: str) -> int:
 
 def _highest(base):
     """The largest value stored as an offset from `base` (no overflow past int64)."""
-    return np.where(base <= I64_MAX - MAX_OFFSET, base + np.minimum(MAX_OFFSET, I64_MAX - base), I64_MAX)
+    with np.errstate(over="ignore"):
+        return np.where(base <= I64_MAX - MAX_OFFSET, base + MAX_OFFSET, I64_MAX)   # the overflows not taken
 
 
 def _narrow_python(col, starts, bases, lo, out):
