@@ -87,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
                     precompile.build_ahead()    # once: the listed kernels compiled ahead of time
                 stop_announcing()
                 _ran.append(args.command)
+    if (typo := mistyped_command(argv)) is not None:     # not a window to open on a file that is not there
+        print(typo, file=sys.stderr)
+        return 2
     unknown = [a for a in argv if a.startswith("-") and a != "--demo"]
     if unknown:       # not a file to open: the window takes files and --demo only
         print(f"popview: unknown option {unknown[0]} (the window takes files and --demo; "
@@ -95,6 +98,21 @@ def main(argv: list[str] | None = None) -> int:
     from popview.gui.app import run_gui  # Qt is imported only for the window
 
     return run_gui(argv)
+
+
+def mistyped_command(argv: list[str]) -> str | None:
+    """The message for a first word that is no file but close to a command (`popview metric
+    run.prv`: the window was started on the files 'metric' and run.prv, or said "no display
+    found" on a server), else None."""
+    if not argv or argv[0].startswith("-") or os.path.exists(argv[0]):
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(argv[0], COMMANDS, n=1, cutoff=0.6)
+    if not close:
+        return None
+    return (f"popview: {argv[0]!r} is neither a command nor a file: did you mean `popview {close[0]}`? "
+            "(popview --help lists the commands)")
 
 
 def helper_at_first_compile(scenario: str):

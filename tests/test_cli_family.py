@@ -54,3 +54,17 @@ def test_the_window_without_a_display_says_so_in_one_line(monkeypatch, capsys):
     assert main(["--demo"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no display found" in err and "xvfb-run" in err
+
+
+def test_a_mistyped_command_is_said_so_not_opened_as_a_file(tmp_path, capsys, monkeypatch):
+    """`popview metric run.prv` started the window on a file 'metric' (on a server: "no display
+    found"); a word close to a command that is no file is said to be one."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("popview.gui.app.run_gui", lambda argv: 99)     # the window, were it started
+    assert main(["metric", "run.prv"]) == 2
+    err = capsys.readouterr().err
+    assert "'metric' is neither a command nor a file: did you mean `popview metrics`?" in err, err
+    (tmp_path / "metric").write_text("")          # a file of that name is a file to open
+    from popview.cli import mistyped_command
+    assert mistyped_command(["metric"]) is None
+    assert mistyped_command(["run.prv"]) is None and mistyped_command(["--demo"]) is None

@@ -63,3 +63,13 @@ def test_the_advisor_and_report_warnings_carry_it_unless_the_focus_ends_before_t
         assert any("is truncated" in w for w in found), found
         early = Focus.window(0, end // 2)
         assert not any("is truncated" in w for w in warn.collect(exp, [tree], early))
+
+
+def test_convert_lists_the_readers_warnings(traces, capsys, tmp_path):
+    """`popview convert` on a login node said 'converted' and nothing of a truncated file; it now
+    lists the reader's warnings under the run, as `info` does."""
+    _, cut, _ = traces
+    assert main(["convert", str(cut), "--cache-dir", str(tmp_path / "c")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{cut}: converted -> ")
+    assert "  warning: run.prv: last line has no newline (truncated file?)" in lines[1:], lines

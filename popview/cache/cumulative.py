@@ -509,6 +509,7 @@ class _Builder:
         self.cp_omp = np.zeros(n_cp, bool)
         self.cp_parallel = np.zeros(n_cp, bool)
         self.cp_outlined = np.zeros(n_cp, bool)
+        self.cp_flush = np.zeros(n_cp, bool)          # the tracer writing its buffers (Extrae 40000003)
         for cp in range(n_cp):
             r = d.regions[d.callpath_region[cp]]
             if r.paradigm == "mpi":
@@ -516,6 +517,7 @@ class _Builder:
             self.cp_omp[cp] = r.paradigm == "openmp" or r.role == "outlined"
             self.cp_parallel[cp] = r.paradigm == "openmp" and r.role == "parallel"
             self.cp_outlined[cp] = r.role == "outlined"
+            self.cp_flush[cp] = r.role == "flush"
 
     # -------------------------------------------------------------- run
     def run(self, progress: Progress, dst: h5py.File) -> None:
@@ -823,7 +825,12 @@ class _Builder:
         thread = self.defs.locations[loc].thread if self.defs.locations else 0
         cat = np.full(len(begin), CAT["other"], np.int8)
         cat[(cls == StateClass.GPU)] = CAT["gpu"]
-        cat[cls == StateClass.IO] = CAT["io"]
+        io = cls == StateClass.IO
+        if self.cp_flush.any() and io.any():
+            # the tracer writing its buffers (Extrae's I/O state inside its flush event) is measurement
+            # overhead, not the program's file I/O: EPOCH's whole "POSIX I/O share" was Extrae's flushes
+            io &= ~(_inside(calls, self.cp_flush[cp], mid, None) >= 0)
+        cat[io] = CAT["io"]
         idle = cls == StateClass.IDLE
         cat[idle] = np.where(in_omp[idle] | (thread > 0), CAT["omp_idle"], CAT["idle"])
         omp_state = cls == StateClass.OPENMP

@@ -56,4 +56,14 @@ def run(args) -> int:
                 what += ", with its timeline overview"
             print(f"{path}: {what} -> {target} ({time.perf_counter() - t0:.2f} s"
                   f"{', on Dask' if client is not None and converted else ''})")
+            for warning in _warnings(target):      # as `info` lists them: a truncated file, no .pcf...
+                print(f"  warning: {warning}")
     return 0
+
+
+def _warnings(target) -> list[str]:
+    """The reader's warnings, from the summary stored in the cache (no HDF5 opened)."""
+    from popview.cache import summary
+
+    found = summary.read(target)
+    return list(found["info"].get("warnings") or []) if found else []

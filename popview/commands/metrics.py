@@ -28,7 +28,9 @@ def add_parser(sub) -> None:
     add_paths(p)
     p.add_argument("--model", default="auto", choices=["auto", *MODEL_IDS, "all"],
                    help="metric model (default auto: the one that fits the data, as the report and the "
-                        "Advisor pick it: pop-mpi, or hybrid-additive with threads; all = every model)")
+                        "Advisor pick it: pop-mpi, or hybrid-additive with threads; computation = IPC, clock "
+                        "rate, useful instructions, granularity, vectorisation; io = I/O efficiency and shares; "
+                        "all = every model)")
     p.add_argument("--focus", default="whole", help=FOCUS_HELP)
     add_reference(p)
     p.add_argument("--scaling", default="auto", choices=["strong", "weak", "auto"],
