@@ -65,10 +65,37 @@ def test_encode_decode_round_trip(mode):
     assert np.array_equal(narrow.decode(words, starts, None, narrow.UNBASED_LO, rows, values), small)
 
 
+@pytest.mark.parametrize("distinct", [1, 255, 256, 5000])
+def test_codes_round_trip(mode, distinct):
+    """Event types as 1-byte codes into the chunk's table of them, up to MAX_CODES (255) of
+    them, the extremes of int32 included; more stay 4 bytes wide."""
+    rng = np.random.default_rng(distinct)
+    pool = rng.integers(-(1 << 31), 1 << 31, distinct)
+    pool[0] = np.iinfo(np.int32).min
+    pool[-1] = np.iinfo(np.int32).max
+    pool = np.unique(pool)
+    col = np.concatenate((pool, rng.choice(pool, 20_000))).astype(np.int32)
+    got = narrow.encode_codes(col)
+    if len(pool) > narrow.MAX_CODES:
+        assert got is None
+        return
+    codes, table = got
+    assert codes.dtype == np.uint8 and sorted(table.tolist()) == sorted(pool.tolist())
+    assert np.array_equal(table[codes], col)
+    half = len(col) // 2
+    out = np.empty(2 * half, np.int32)
+    src = np.concatenate((codes, col.view(np.uint8)))        # the codes, then the same rows 4 bytes wide
+    narrow.uncode(src, np.array([0, len(col) + 8], np.int64), np.array([half, half], np.int64),
+                  np.array([1, 4], np.int64), np.array([0, 0], np.int64), table.astype(np.int64), out)
+    assert np.array_equal(out[:half], col[:half])
+    assert np.array_equal(out[half:], col[2:2 + half])
+
+
 def _chunks(rng, n_chunks: int, n_loc: int, rows: int) -> list[dict[str, np.ndarray]]:
     """Event chunks in time order per location: most runs short in time, one location whose
     runs span more than 4.29 s, values mostly small with some past 32 bits, one chunk whose
-    values are mostly large (it stays 8 bytes wide)."""
+    values are mostly large (it stays 8 bytes wide), one with thousands of event types (its
+    types stay 4 bytes wide)."""
     out, now = [], np.zeros(n_loc, np.int64)
     for c in range(n_chunks):
         p = np.full(n_loc, 0.99 / (n_loc - 1))
@@ -83,7 +110,8 @@ def _chunks(rng, n_chunks: int, n_loc: int, rows: int) -> list[dict[str, np.ndar
         value = rng.integers(-100, 100, rows)
         big = rng.random(rows) < (0.5 if c == 2 else 0.004)
         value[big] = rng.integers(1 << 32, 1 << 62, int(big.sum()))
-        out.append({"loc": loc, "time": time, "type": rng.integers(1, 50, rows).astype(np.int32), "value": value})
+        types = rng.integers(1, 50, rows) if c != 3 else rng.integers(-(1 << 31), 1 << 31, rows)   # 3: many types
+        out.append({"loc": loc, "time": time, "type": types.astype(np.int32), "value": value})
     return out
 
 
@@ -108,9 +136,10 @@ def test_a_narrow_spill_reads_as_the_plain_one(tmp_path, mode, monkeypatch, prea
     plain = _staged(tmp_path, "plain", chunks, False)
     thin = _staged(tmp_path, "thin", chunks, True)
     layouts = thin.narrow_layouts()
-    assert set(layouts) == {"time", "value"}
+    assert set(layouts) == {"time", "value", "type"}
     widths = layouts["value"].arrays()["width"]
     assert 8 in widths and 4 in widths                        # the chunk of large values stayed wide
+    assert set(layouts["type"].arrays()["width"].tolist()) == {1, 4}     # the chunk of many types too
     assert len(layouts["time"].arrays()["exc_row"]) and len(layouts["value"].arrays()["exc_row"])
     assert (tmp_path / "thin" / "events.time").stat().st_size < 0.6 * (tmp_path / "plain" / "events.time").stat().st_size
     r_plain, r_thin = plain.runs(5), thin.runs(5)

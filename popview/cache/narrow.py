@@ -39,6 +39,11 @@ from popview.jit import njit
 
 # the 8-byte columns spilled narrow, by table; those in BASED are offsets from their run's first time
 NARROW = {"events": ("time", "value"), "states": ("begin", "end")}
+# the 4-byte columns spilled as 1-byte codes into a table of the chunk's distinct values, where it
+# has at most MAX_CODES of them (the events' types: the EPOCH runs have 33)
+CODED = {"events": ("type",)}
+MAX_CODES = 255
+CODE_SLOTS = 1024                   # the coding's hash table (a power of two, 4x MAX_CODES)
 BASED = frozenset(("time", "begin", "end"))
 SENTINEL = (1 << 32) - 1            # a row listed among the exceptions
 MAX_OFFSET = SENTINEL - 1
@@ -128,6 +133,91 @@ def widen(src, words, lengths, widths, bases, lo, out):
         pos += n
 
 
+def _code_python(col, out, table):
+    values, codes = np.unique(col, return_inverse=True)
+    if len(values) > MAX_CODES:
+        return -1
+    table[:len(values)] = values
+    out[:] = codes.reshape(-1)
+    return len(values)
+
+
+@njit(cache=True, nogil=True, python=_code_python)
+def code(col, out, table):
+    """out[i] = the code of col[i] (uint8): its place in `table`, which gets the distinct values
+    in the order first seen. Returns how many, or -1 past MAX_CODES (out is then unusable)."""
+    keys = np.empty(CODE_SLOTS, col.dtype)
+    slots = np.full(CODE_SLOTS, -1, np.int64)
+    n = 0
+    last = 0
+    last_code = -1
+    for i in range(len(col)):
+        v = col[i]
+        if last_code >= 0 and v == last:
+            out[i] = last_code
+            continue
+        h = (np.int64(v) * 0x9E3779B1) & (CODE_SLOTS - 1)
+        while slots[h] >= 0 and keys[h] != v:
+            h = (h + 1) & (CODE_SLOTS - 1)
+        c = slots[h]
+        if c < 0:
+            if n == MAX_CODES:
+                return -1
+            keys[h] = v
+            slots[h] = n
+            table[n] = v
+            c = n
+            n += 1
+        out[i] = c
+        last = v
+        last_code = c
+    return n
+
+
+def _uncode_python(src, starts, lengths, widths, tab_first, tabs, out):
+    pos = 0
+    for b, n, width, t in zip(starts.tolist(), lengths.tolist(), widths.tolist(), tab_first.tolist()):
+        if width == 1:
+            out[pos:pos + n] = tabs[t + src[b:b + n].astype(np.int64)]
+        else:
+            out[pos:pos + n] = src[b:b + 4 * n].view(np.int32)
+        pos += n
+
+
+@njit(cache=True, nogil=True, python=_uncode_python)
+def uncode(src, starts, lengths, widths, tab_first, tabs, out):
+    """out = the runs of `src` (bytes) one after another, run r `lengths[r]` rows from byte
+    `starts[r]`: 1-byte codes into tabs[tab_first[r]:] (widths[r] 1), or the 4-byte values
+    themselves (little-endian)."""
+    pos = 0
+    for r in range(len(starts)):
+        b = starts[r]
+        n = lengths[r]
+        dst = out[pos:pos + n]
+        if widths[r] == 1:
+            part = src[b:b + n]
+            tab = tabs[tab_first[r]:]
+            for k in range(n):
+                dst[k] = tab[part[k]]
+        else:
+            quad = src[b:b + 4 * n]
+            for k in range(n):
+                dst[k] = np.int32(np.uint32(quad[4 * k]) | (np.uint32(quad[4 * k + 1]) << 8)
+                                  | (np.uint32(quad[4 * k + 2]) << 16) | (np.uint32(quad[4 * k + 3]) << 24))
+        pos += n
+
+
+def encode_codes(col: np.ndarray):
+    """A chunk's 4-byte column as codes: (the uint8 codes, the table of its distinct values), or
+    None when it has more than MAX_CODES of them (it stays 4 bytes wide)."""
+    out = np.empty(len(col), np.uint8)
+    table = np.empty(MAX_CODES, np.int32)
+    n = code(np.ascontiguousarray(col, np.int32), out, table)
+    if n < 0:
+        return None
+    return out, table[:n].copy()
+
+
 def encode(col: np.ndarray, starts: np.ndarray, bases: np.ndarray | None, lo: int):
     """A chunk's column (int64, ordered by location) narrowed: (the uint32 words, the
     exceptions' rows within the chunk, their values), or None when it stays 8 bytes wide."""
@@ -154,44 +244,58 @@ def decode(words: np.ndarray, starts: np.ndarray, bases: np.ndarray | None, lo: 
     return out
 
 
+PER_CHUNK = ("row0", "byte0", "width", "tab_first")
+KEYS = PER_CHUNK + ("exc_row", "exc_val", "tab")
+
+
 class ColumnLayout:
     """Where each chunk of one spilled 8-byte column lies in its file (first row, byte offset,
     width: 8 or 4 bytes a row) and the exceptions of its narrow chunks (global rows, values)."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, coded: bool = False):
+        """`coded`: a 4-byte column whose narrow chunks are 1-byte codes (CODED), else an 8-byte
+        one whose narrow chunks are 4-byte offsets (NARROW)."""
         self.name = name
+        self.coded = coded
+        self.full = 4 if coded else 8       # the width of a chunk spilled as it is
         self.lo = lo_of(name)
         self.based = name in BASED
-        self._lists: dict[str, list] = {"row0": [], "byte0": [], "width": [], "exc_row": [], "exc_val": []}
+        self._lists: dict[str, list] = {key: [] for key in KEYS}
+        self._tab_rows = 0
         self.narrow_chunks = 0
         self._arrays: dict[str, np.ndarray] | None = None
 
     def add(self, row0: int, byte0: int, width: int, exc_rows: np.ndarray | None = None,
-            exc_values: np.ndarray | None = None) -> None:
-        self._lists["row0"].append(row0)
-        self._lists["byte0"].append(byte0)
-        self._lists["width"].append(width)
-        if width == 4:
+            exc_values: np.ndarray | None = None, table: np.ndarray | None = None) -> None:
+        lists = self._lists
+        lists["row0"].append(row0)
+        lists["byte0"].append(byte0)
+        lists["width"].append(width)
+        lists["tab_first"].append(self._tab_rows)
+        if width != self.full:
             self.narrow_chunks += 1
             if exc_rows is not None and len(exc_rows):
-                self._lists["exc_row"].append(np.asarray(exc_rows, np.int64) + row0)
-                self._lists["exc_val"].append(np.asarray(exc_values, np.int64))
+                lists["exc_row"].append(np.asarray(exc_rows, np.int64) + row0)
+                lists["exc_val"].append(np.asarray(exc_values, np.int64))
+            if table is not None:
+                lists["tab"].append(np.asarray(table, np.int64))
+                self._tab_rows += len(table)
         self._arrays = None
 
     def arrays(self) -> dict[str, np.ndarray]:
         if self._arrays is None:
             lists = self._lists
-            self._arrays = {key: np.asarray(lists[key], np.int64) for key in ("row0", "byte0", "width")}
-            for key in ("exc_row", "exc_val"):
+            self._arrays = {key: np.asarray(lists[key], np.int64) for key in PER_CHUNK}
+            for key in KEYS[len(PER_CHUNK):]:
                 self._arrays[key] = np.concatenate(lists[key]).astype(np.int64) if lists[key] \
                     else np.zeros(0, np.int64)
         return self._arrays
 
     @classmethod
-    def of_arrays(cls, name: str, arrays: dict[str, np.ndarray]) -> "ColumnLayout":
-        out = cls(name)
+    def of_arrays(cls, name: str, arrays: dict[str, np.ndarray], coded: bool) -> "ColumnLayout":
+        out = cls(name, coded)
         out._arrays = arrays
-        out.narrow_chunks = int((arrays["width"] == 4).sum())
+        out.narrow_chunks = int((arrays["width"] != out.full).sum())
         return out
 
 
@@ -238,13 +342,16 @@ class SpillFile:
         """The rows [start, start + length) of each run (never across chunks), one after another."""
         starts = np.asarray(starts, np.int64)
         lengths = np.asarray(lengths, np.int64)
-        out = np.empty(int(lengths.sum()), np.int64)
+        out = np.empty(int(lengths.sum()), np.int32 if self.layout.coded else np.int64)
         if not len(out):
             return out
         lay = self.layout.arrays()
         k = np.searchsorted(lay["row0"], starts, side="right") - 1
         widths = lay["width"][k]
         byte = lay["byte0"][k] + (starts - lay["row0"][k]) * widths
+        if self.layout.coded:
+            self._uncoded(byte, lengths, widths, lay["tab_first"][k], lay["tab"], out)
+            return out
         bases = np.zeros(len(starts), np.int64)
         thin = widths == 4
         if self.layout.based and thin.any():
@@ -255,6 +362,45 @@ class SpillFile:
             self._mapped(byte, lengths, widths, bases, out)
         _put_back(lay["exc_row"], lay["exc_val"], starts, lengths, out)
         return out
+
+    def _uncoded(self, byte, lengths, widths, tab_first, tabs, out) -> None:
+        """A coded column's runs (CODED): long ones read by pread into a buffer, then decoded;
+        short ones decoded from a map of the file, as _mapped does."""
+        if len(out) < PREAD_MIN_RUN_ROWS * len(byte):
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                m = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+            finally:
+                os.close(fd)
+            src = np.frombuffer(m, np.uint8)
+            ends = np.cumsum(lengths)
+            cuts = np.searchsorted(ends, np.arange(BATCH_ROWS, int(ends[-1]), BATCH_ROWS), side="right")
+            first = 0
+            for r0, r1 in zip(np.concatenate(([0], cuts)), np.concatenate((cuts, [len(byte)]))):
+                if r1 > r0:
+                    n = int(ends[r1 - 1]) - first
+                    uncode(src, byte[r0:r1], lengths[r0:r1], widths[r0:r1], tab_first[r0:r1], tabs,
+                           out[first:first + n])
+                    m.madvise(mmap.MADV_DONTNEED)
+                    first += n
+            return
+        buf = np.empty(min(int((lengths * widths).max()), 4 * BATCH_ROWS), np.uint8)
+        zero = np.zeros(1, np.int64)
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            pos = 0
+            for at, n, width, t in zip(byte.tolist(), lengths.tolist(), widths.tolist(), tab_first.tolist()):
+                done = 0
+                step = len(buf) // width
+                while done < n:
+                    m = min(n - done, step)
+                    _pread_into(fd, memoryview(buf[:m * width]), at + width * done, self.path)
+                    uncode(buf, zero, np.array([m], np.int64), np.array([width], np.int64),
+                           np.array([t], np.int64), tabs, out[pos + done:pos + done + m])
+                    done += m
+                pos += n
+        finally:
+            os.close(fd)
 
     def _pread(self, byte, lengths, widths, bases, out) -> None:
         lo = self.layout.lo
@@ -335,8 +481,8 @@ def save(path: Path, layouts: dict[str, ColumnLayout], bases: RunBases, names: l
     parts = [np.array([len(layouts)], np.int64)]
     for name, lay in layouts.items():
         a = lay.arrays()
-        parts += [np.array([names.index(name), len(a["row0"]), len(a["exc_row"])], np.int64),
-                  a["row0"], a["byte0"], a["width"], a["exc_row"], a["exc_val"]]
+        parts += [np.array([names.index(name), int(lay.coded), len(a["row0"]), len(a["exc_row"]), len(a["tab"])],
+                           np.int64)] + [a[key] for key in KEYS]
     rows, b = bases.arrays()
     parts += [np.array([len(rows)], np.int64), rows, b]
     save_raw(path, np.concatenate(parts).astype("<i8"))
@@ -347,13 +493,14 @@ def load(path: Path, names: list[str]) -> tuple[dict[str, ColumnLayout], RunBase
     at = 1
     layouts = {}
     for _ in range(int(data[0])):
-        index, chunks, exc = (int(x) for x in data[at:at + 3])
-        at += 3
+        index, coded, chunks, exc, tab = (int(x) for x in data[at:at + 5])
+        at += 5
         arrays = {}
-        for key, n in (("row0", chunks), ("byte0", chunks), ("width", chunks), ("exc_row", exc), ("exc_val", exc)):
+        for key in KEYS:
+            n = chunks if key in PER_CHUNK else exc if key.startswith("exc") else tab
             arrays[key] = data[at:at + n]
             at += n
-        layouts[names[index]] = ColumnLayout.of_arrays(names[index], arrays)
+        layouts[names[index]] = ColumnLayout.of_arrays(names[index], arrays, bool(coded))
     n = int(data[at])
     bases = RunBases.of_arrays(data[at + 1:at + 1 + n], data[at + 1 + n:at + 1 + 2 * n])
     return layouts, bases

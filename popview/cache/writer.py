@@ -20,7 +20,7 @@ from popview import atomic, jit, threads
 from popview._version import __version__
 from popview.cache import heap, location, schema
 from popview.cache.kept import Budget, KeptColumn
-from popview.cache.narrow import NARROW, ColumnLayout, RunBases, SpillFile
+from popview.cache.narrow import CODED, NARROW, ColumnLayout, RunBases, SpillFile
 from popview.cache.progress import Progress
 from popview.cache.rawtables import RawTables, SortedCopy
 from popview.cache.runs import RunIndex
@@ -86,6 +86,7 @@ class PreparedChunk:
         self.n = len(locs)
         self.narrow: dict[str, tuple[np.ndarray, np.ndarray]] = {}    # narrowed column -> its exceptions
         self.bases: np.ndarray | None = None                          # each run's first time (narrow)
+        self.tables: dict[str, np.ndarray] = {}                       # coded column -> its values' table
         if self.n == 0:
             return
         (self.counts, first, last, self.in_order, self.times_ok,
@@ -103,12 +104,18 @@ class PreparedChunk:
         else:
             order = location_order(locs, self.counts)
             self.columns = {name: take(column, order) for name, column in kept.items()}
-        if narrow and table in NARROW:
+        if narrow and (table in NARROW or table in CODED):
             self._narrow(table)
 
     def _narrow(self, table: str) -> None:
-        from popview.cache.narrow import BASED, encode, lo_of
+        from popview.cache.narrow import BASED, encode, encode_codes, lo_of
 
+        for name in CODED.get(table, ()):
+            got = encode_codes(self.columns[name])
+            if got is not None:
+                self.columns[name], self.tables[name] = got
+        if table not in NARROW:
+            return
         bases = np.ascontiguousarray(self.first[self.present], np.int64)
         for name in NARROW[table]:
             got = encode(self.columns[name], self.starts, bases if name in BASED else None, lo_of(name))
@@ -119,8 +126,9 @@ class PreparedChunk:
             self.bases = bases
 
     def widened(self) -> "PreparedChunk":
-        """The chunk with its narrowed columns back at 8 bytes a row (for rows kept in memory)."""
-        if not self.narrow:
+        """The chunk with its narrowed columns back at 8 bytes a row and its coded ones at 4 (for
+        rows kept in memory)."""
+        if not self.narrow and not self.tables:
             return self
         from popview.cache.narrow import BASED, decode, lo_of
 
@@ -130,7 +138,9 @@ class PreparedChunk:
         for name, (rows, values) in self.narrow.items():
             out.columns[name] = decode(self.columns[name], self.starts, self.bases if name in BASED else None,
                                        lo_of(name), rows, values)
-        out.narrow, out.bases = {}, None
+        for name, values in self.tables.items():
+            out.columns[name] = values[self.columns[name]]
+        out.narrow, out.bases, out.tables = {}, None, {}
         return out
 
     def summary(self) -> "PreparedChunk":
@@ -233,6 +243,7 @@ class _Staging:
         self._bytes = dict.fromkeys(self.paths, 0)     # where each file's next chunk goes
         # where the chunks of the 8-byte columns that may be narrow lie, and their runs' first times
         self.layouts = {name: ColumnLayout(name) for name in NARROW.get(table, ()) if name in self.paths}
+        self.layouts.update({name: ColumnLayout(name, coded=True) for name in CODED.get(table, ()) if name in self.paths})
         self.run_bases = RunBases()
         self._runs: RunIndex | None = None
         self._budget = keep
@@ -262,8 +273,8 @@ class _Staging:
         self.n += chunk.n
 
     def _place(self, name: str, row0: int, column: np.ndarray, chunk: "PreparedChunk | None" = None) -> int:
-        """Where a chunk's column (its first row `row0`) goes in its file, noted in the column's
-        layout (narrow.py: 8 or 4 bytes a row, each chunk of those at a multiple of 8 bytes)."""
+        """Where a chunk's column (its first row `row0`) goes in its file, right after the chunk
+        before, noted in the column's layout (narrow.py: 8 or 4 bytes a row, or 4 or 1)."""
         at = self._bytes[name]
         layout = self.layouts.get(name)
         if layout is None:
@@ -271,9 +282,11 @@ class _Staging:
             return at
         if chunk is not None and name in chunk.narrow:
             layout.add(row0, at, 4, *chunk.narrow[name])
+        elif chunk is not None and name in chunk.tables:
+            layout.add(row0, at, 1, table=chunk.tables[name])
         else:
-            layout.add(row0, at, 8)
-        self._bytes[name] = at + (column.nbytes + 7) // 8 * 8
+            layout.add(row0, at, layout.full)
+        self._bytes[name] = at + column.nbytes
         return at
 
     def _write(self, f, column: np.ndarray, at: int) -> None:
@@ -320,15 +333,14 @@ class _Staging:
             return
         self._written()
         for name, f in self._files.items():
-            os.ftruncate(f.fileno(), self._bytes[name])     # after a narrow chunk's padding
             f.seek(0, os.SEEK_END)
             _copy_file(paths[name], f)
             at, size = self._bytes[name], os.fstat(f.fileno()).st_size - self._bytes[name]
-            if name in self.layouts:          # a piece's chunks are 8 bytes a row, one after the other
-                rows = row0
+            if name in self.layouts:          # a piece's chunks are as wide as their type, one after the other
+                full, rows = self.layouts[name].full, row0
                 for chunk in chunks:
                     if chunk.n:
-                        self.layouts[name].add(rows, at + (rows - row0) * 8, 8)
+                        self.layouts[name].add(rows, at + (rows - row0) * full, full)
                         rows += chunk.n
             self._bytes[name] = at + size
 

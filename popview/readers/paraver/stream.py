@@ -399,7 +399,8 @@ def _parse(buf: np.ndarray, appl_first_task, task_first_loc, tick: int, t_end: i
             "comm": np.full(comms.shape[1], -1, np.int32)})
     types, burst, flushing, sites = [], False, False, {}
     if len(e_type):
-        types = body.distinct(e_type).tolist()
+        coded = chunks["events"].tables.get("type")     # the chunk's distinct types, when coded (narrow.py)
+        types = (coded if coded is not None else body.distinct(e_type)).tolist()
         if eventtypes.TRACING_MODE in types:
             mode = e_type == eventtypes.TRACING_MODE
             burst = bool((e_value[mode] == eventtypes.BURST_MODE_VALUE).any())
