@@ -49,6 +49,7 @@ from popview.gui.widgets.progress import JobProgress
 from popview.gui.workers import OpenJob
 from popview.runs import runs_in, series_name
 from popview.readers.errors import InputError
+from popview.gui.widgets.runtitle import titled
 from popview.gui.widgets.units import focus_text
 
 log = logging.getLogger("popview.gui")
@@ -296,7 +297,7 @@ class MainWindow(QMainWindow):
             act.setChecked(act.data() == mode)
 
     def _show_current(self, exp) -> None:
-        self.setWindowTitle(f"popview - {exp.name} ({exp.label})" if exp is not None else "popview")
+        self.setWindowTitle(f"popview - {titled(exp, self.state.experiments)}" if exp is not None else "popview")
 
     def _about(self) -> None:
         from popview._version import __version__
