@@ -7,8 +7,8 @@ from popview.analysis import algebra_meaning, models
 from popview.analysis.focus import Focus
 from popview.analysis.gather import gather
 from popview.analysis.inputs import FocusInputs
-from popview.analysis.models.base import (NO_MPI_UNAVAILABLE, REPLAY_MISSING, Context, evaluate, relabel_without_mpi,
-                                          without_mpi)
+from popview.analysis.models.base import (NO_MPI_UNAVAILABLE, REPLAY_MISSING, Context, evaluate, relabel_threads,
+                                          relabel_without_mpi, thread_word, without_mpi)
 from popview.analysis.node import MetricTree
 
 WEAK_THRESHOLD = 0.9
@@ -200,6 +200,8 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
                 post[node.id](ctx, node)
     if hasattr(module, "NO_MPI_NAMES") and without_mpi(exp, x):
         relabel_without_mpi(roots, module.NO_MPI_NAMES, getattr(module, "NO_MPI_UNAVAILABLE", NO_MPI_UNAVAILABLE))
+    if hasattr(module, "NO_MPI_NAMES") and (word := thread_word(exp)):      # the hybrid and critical-path trees
+        relabel_threads(roots, word)
     if ctx._replay is not None:
         rp = ctx._replay
         notes += [f"replay: {n}" for n in getattr(rp, "notes", [])]
