@@ -148,6 +148,12 @@ def setup_warning(exp, focus: Focus, runtime: float) -> str | None:
             f"not the program's parallel work; {hint}")
 
 
+def run_name(exp) -> str:
+    """'name (shape)' of a run, as a series labels runs of one shape apart."""
+    label, name = getattr(exp, "label", "") or "this run", getattr(exp, "name", "")
+    return f"{name} ({label})" if name and name != label else label
+
+
 def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: str = "auto",
             use_replay: bool = True) -> MetricTree:
     """The metric tree of `model` for `exp` and `focus`; scalabilities against `reference`
@@ -198,6 +204,13 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
         for _, node in list(root.walk()):
             if node.id in post:
                 post[node.id](ctx, node)
+    if not ref_is_self:
+        from popview.analysis.models.scalability import frequency_warning
+        for root in roots:
+            for _, node in root.walk():
+                if node.id == "frequency_scalability" and (w := frequency_warning(
+                        node, run_name(exp), run_name(reference))):
+                    node.warnings.append(w)
     if hasattr(module, "NO_MPI_NAMES") and without_mpi(exp, x):
         relabel_without_mpi(roots, module.NO_MPI_NAMES, getattr(module, "NO_MPI_UNAVAILABLE", NO_MPI_UNAVAILABLE))
     if hasattr(module, "NO_MPI_NAMES") and (word := thread_word(exp)):      # the hybrid and critical-path trees
