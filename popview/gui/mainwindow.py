@@ -141,6 +141,8 @@ class MainWindow(QMainWindow):
         self.state.valueModeChanged.connect(self._show_value_mode)
         self.state.openRequested.connect(self.open_paths)
         self.state.currentExperimentChanged.connect(self._show_current)
+        # a run of the same name opening later changes the current one's title (runtitle.titled)
+        self.state.experimentsChanged.connect(lambda: self._show_current(self.state.current))
         self.statusBar().showMessage("Drop traces, profiles or folders here, or use File > Open")
         self.resize(first_run_size(self.screen()))
         self._restore_layout()
