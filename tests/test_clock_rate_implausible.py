@@ -60,7 +60,8 @@ def test_cli_table_and_json_carry_it(runs, capsys, tmp_path):
             "--cache-dir", str(tmp_path / "c")]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "warning: 250%, above 100 %" in out and "note: clock rates during useful computation differ" in out
+    assert "warning: Frequency scalability (2x1" in out and "250%, above 100 %" in out
+    assert "note: clock rates during useful computation differ" in out
     assert main(args + ["--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     run = doc["runs"][1]["models"]["pop-mpi"]

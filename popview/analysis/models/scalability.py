@@ -93,8 +93,8 @@ def frequency_warning(node, label: str, ref_label: str) -> str | None:
     if v is None or not v > FREQUENCY_MARGIN or not f or not fr:
         return None
     return (f"{v:.0%}, above 100 %: the clock rate during useful computation reads {f / 1e9:.3g} GHz in {label} "
-            f"against {fr / 1e9:.3g} GHz in the reference {ref_label}; a core does not clock {v:.2g}x faster "
-            f"from one run to another: more likely {CLOCK_CAUSE}; the computation scalability carries the same "
+            f"against {fr / 1e9:.3g} GHz in the reference {ref_label}; a core does not clock that much faster "
+            f"from one run to another; more likely {CLOCK_CAUSE}; the computation scalability carries the same "
             "factor")
 
 
