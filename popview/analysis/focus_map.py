@@ -149,19 +149,32 @@ def common_focus(exps, focus: Focus) -> tuple[Focus, str]:
 def _common_auto(exps) -> tuple[Focus, str]:
     """The automatic focus of a series: one focus for every run, so that the scalabilities
     compare the same part of the program. Each run proposes its own (popview-heat Extrae 1x1
-    proposed its source-term region's iterations 0-199, 1x2 and 2x2 MPI_Waitall's 1-199: the
-    reference then held one iteration more than the others); the first proposal that applies
-    to every run is taken. When none does, each run keeps its own, and the note says so."""
+    proposed its source-term region's iterations, 1x2 and 2x2 MPI_Waitall's 1-199: the
+    series took the first run's, so two runs of three were analysed over a focus they did not
+    propose); of the proposals every run has, the one most runs make is taken (ties: the
+    earliest run's, the reference by default), and the note names the runs that proposed it and
+    the others. When none applies to every run, each run keeps its own, and the note says so."""
     from popview.analysis.metrics import propose_focus
     proposed = [propose_focus(e) for e in exps]
     foci = [f for f, _ in proposed]
     if all(f == foci[0] for f in foci):
         return foci[0], f"automatic focus: {foci[0].label()} - {proposed[0][1]}"
-    for (f, why), e in zip(proposed, exps):
+    labels = [getattr(e, "label", f"run {i}") for i, e in enumerate(exps, 1)]
+    usable = []
+    for i, (f, why) in enumerate(proposed):
+        if f in foci[:i]:
+            continue
         if f.kind in ("whole", "callpath", "iterations") and all(_applies(x, f) for x in exps):
-            others = sorted({g.label() for g in foci if g != f})
-            return f, (f"automatic focus: {f.label()} for every run, as {getattr(e, 'label', 'a run')} proposes it "
-                       f"({why}); the others proposed {', '.join(others)}")
+            usable.append((sum(g == f for g in foci), -i, f, why))
+    if usable:
+        count, _, f, why = max(usable, key=lambda u: u[:2])
+        by = [lab for lab, g in zip(labels, foci) if g == f]
+        others = "; ".join(f"{lab} proposed {g.label()}" for lab, g in zip(labels, foci) if g != f)
+        rule = (f"the proposal of most runs ({count} of {len(exps)})" if count * 2 > len(exps) else
+                "the proposal most runs make, the earliest run's on a tie" if count > 1 or len(usable) > 1 else
+                "the only proposal every run has")
+        return f, (f"automatic focus: {f.label()} for every run, {rule}: {', '.join(by)} "
+                   f"{'propose' if len(by) > 1 else 'proposes'} it ({why}); {others}")
     return Focus("auto"), ("automatic focus: the runs propose different foci and none applies to every run: "
                            "each run is analysed over its own (see its note), so the scalabilities compare "
                            "different parts of the program")

@@ -81,6 +81,8 @@ class Series:
                 t = metrics(e, model, self.focus, reference=self.reference_of(e), scaling=self.scaling,
                             use_replay=self.use_replay)
                 t.notes.insert(0, self.scaling_reason)
+                if model != "io" and (clock := self.clock_note()):
+                    t.notes.append(clock)
                 if self.focus_note:
                     t.notes.insert(0, self.focus_note)
                 if model not in ("computation", "io"):
@@ -88,6 +90,11 @@ class Series:
                 out.append(t)
             self._trees[model] = out
         return self._trees[model]
+
+    def clock_note(self) -> str | None:
+        """Says when the runs' clock rates during useful computation differ implausibly (> 1.5x)."""
+        from popview.analysis.models.scalability import clock_rate, clock_spread_note
+        return clock_spread_note([(lab, clock_rate(x)) for lab, x in zip(self.labels, self.inputs)])
 
     def _speedup(self, exp) -> MetricNode:
         x = self.inputs[self.experiments.index(exp)]

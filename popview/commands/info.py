@@ -42,8 +42,9 @@ def render(info: dict) -> str:
         f"{info['source']}",
         f"  format      {info['format']} ({info['tool']})" + (f", recorded {info['date']}" if info["date"] else ""),
         f"  duration    {duration}",
-        f"  shape       {info['processes']} processes x {info['threads_per_process']} threads"
-        f", {info['nodes']} nodes, {info['applications']} application(s)",
+        f"  shape       {_count(info['processes'], 'process', 'processes')} x "
+        f"{_count(info['threads_per_process'], 'thread')}, {_count(info['nodes'], 'node')}, "
+        f"{_count(info['applications'], 'application')}",
         "  locations   " + ", ".join(f"{n} {k}" for k, n in info["locations"].items()),
         "  records     " + ", ".join(f"{n:,} {k}" for k, n in rec.items()),
         f"  regions     {info['regions']} regions, {info['callpaths']} call paths",
@@ -101,3 +102,8 @@ def _show(out: list[dict], as_json: bool) -> None:
     else:
         for info in out:
             print(render(info))
+
+
+def _count(n, one: str, many: str | None = None) -> str:
+    """'1 process', '2 processes': a count of things (the threads per process may be a range)."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"

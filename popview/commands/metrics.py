@@ -34,7 +34,7 @@ def add_parser(sub) -> None:
     p.add_argument("--focus", default="whole", help=FOCUS_HELP)
     add_reference(p)
     p.add_argument("--scaling", default="auto", choices=["strong", "weak", "auto"],
-                   help="strong or weak scaling (default auto: guessed from the instruction counts)")
+                   help="strong or weak scaling (default auto: guessed from the instruction counts, else the useful time, per processing element)")
     p.add_argument("--format", default="table", choices=["table", "json", "csv"],
                    help="table for people (default), json (the metric trees) or csv (one row a metric and run)")
     p.add_argument("--no-replay", action="store_true",
@@ -97,9 +97,65 @@ def columns(s: Series, models: list[str]) -> list[tuple[str, str, dict]]:
             for i, (e, lab) in enumerate(zip(s.experiments, s.labels))]
 
 
+class Footnotes:
+    """Reasons said once: a clause ('; '-separated) of at least MIN characters that recurs on
+    several reason lines of the output (a Score-P profile's 500-character fork-and-join
+    explanation on both OpenMP lines and again under every model) becomes a numbered footnote
+    the lines refer to; what a line says of its own stays on it. The JSON keeps every reason whole."""
+    MIN = 40
+
+    def __init__(self, texts):
+        count: dict[str, int] = {}
+        for text in texts:
+            for clause in set(text.split("; ")):
+                count[clause] = count.get(clause, 0) + 1
+        self.shared = {c for c, k in count.items() if k > 1 and len(c) >= self.MIN}
+        self.numbers: dict[str, int] = {}
+
+    def cite(self, text: str) -> tuple[str, str]:
+        """(' [n]' or '', the rest of `text` said on the line)."""
+        clauses = text.split("; ")
+        shared = [c for c in clauses if c in self.shared]
+        if not shared:
+            return "", text
+        n = self.numbers.setdefault("; ".join(shared), len(self.numbers) + 1)
+        return f" [{n}]", "; ".join(c for c in clauses if c not in self.shared)
+
+    def render(self) -> str:
+        if not self.numbers:
+            return ""
+        return "\nReasons:\n" + "".join(f"  [{n}] {text}\n" for text, n in self.numbers.items())
+
+
+def _reason_lines(trees, labels) -> list[tuple[str, str, str, str]]:
+    """(kind, which runs, metric names, reason) under a table: kind 'n/a', 'upper bound (\u2264)'
+    or 'warning'."""
+    reasons, runs = {}, {}
+    for t, lab in zip(trees, labels):
+        for _, n in t.walk():
+            if n.reason and (n.value is None or n.bound):
+                reasons.setdefault(n.reason, []).append(n.name)
+                runs.setdefault(n.reason, []).append(lab)
+            for w in n.warnings:
+                reasons.setdefault(f"warning: {w}", []).append(f"{n.name} ({t.experiment})")
+    out = []
+    for reason, names in reasons.items():
+        # a reason of some runs only says which (a profile's "... gives 95.0%" of one run)
+        where = sorted(set(runs.get(reason, [])), key=labels.index)
+        which = f" [{', '.join(where)}]" if len(labels) > 1 and where and len(where) < len(labels) else ""
+        names = ", ".join(sorted(set(names)))
+        if reason.startswith("warning: "):
+            out.append(("warning", "", names, reason[len("warning: "):]))
+        elif reason.startswith("upper bound: "):
+            out.append(("upper bound (\u2264)", which, names, reason[len("upper bound: "):]))
+        else:
+            out.append(("n/a", which, names, reason))
+    return out
+
+
 def render_table(s: Series, models: list[str], why: str = "", extra=()) -> str:
     """Metrics as rows, runs as columns; `extra`: more (label, source, {model: tree}) columns
-    (`popview diff`'s A - B)."""
+    (`popview diff`'s A - B). Recurring reasons are numbered footnotes under the last table."""
     out = io.StringIO()
     cols = columns(s, models) + list(extra)
     labels = [c[0] for c in cols]
@@ -110,6 +166,8 @@ def render_table(s: Series, models: list[str], why: str = "", extra=()) -> str:
     for lab, texts in run_warnings(s, labels):
         for text in texts:
             out.write(f"Warning{f' [{lab}]' if len(labels) > 1 else ''}: {text}\n")
+    lines = {model: _reason_lines([c[2][model] for c in cols], labels) for model in models}
+    notes = Footnotes([line[3] for model in models for line in lines[model]])
     for model in models:
         trees = [c[2][model] for c in cols]
         rows = [(("  " * d) + n.name, [find_like(t, n.id) for t in trees]) for d, n in trees[0].walk()]
@@ -121,28 +179,12 @@ def render_table(s: Series, models: list[str], why: str = "", extra=()) -> str:
         out.write("-" * (width + col * len(labels)) + "\n")
         for name, texts in cells:
             out.write(name.ljust(width) + "".join(f"{c:>{col}s}" for c in texts) + "\n")
-        reasons, runs = {}, {}
-        for t, lab in zip(trees, labels):
-            for _, n in t.walk():
-                if n.reason and (n.value is None or n.bound):
-                    reasons.setdefault(n.reason, []).append(n.name)
-                    runs.setdefault(n.reason, []).append(lab)
-                for w in n.warnings:
-                    reasons.setdefault(f"warning: {w}", []).append(f"{n.name} ({t.experiment})")
-        for reason, names in reasons.items():
-            # a reason of some runs only says which (a profile's "... gives 95.0%" of one run)
-            where = sorted(set(runs.get(reason, [])), key=labels.index)
-            which = f" [{', '.join(where)}]" if len(labels) > 1 and where and len(where) < len(labels) else ""
-            if reason.startswith("warning"):
-                out.write(f"  {reason}: {', '.join(sorted(set(names)))}\n")
-            elif reason.startswith("upper bound: "):
-                out.write(f"  upper bound (\u2264){which}: {', '.join(sorted(set(names)))}: "
-                          f"{reason[len('upper bound: '):]}\n")
-            else:
-                out.write(f"  n/a{which}: {', '.join(sorted(set(names)))}: {reason}\n")
-        notes = {note for t in trees for note in t.notes}
-        for note in sorted(notes):
+        for kind, which, names, reason in lines[model]:
+            mark, rest = notes.cite(reason)
+            out.write(f"  {kind}{which}: {names}{mark}{': ' + rest if rest else ''}\n")
+        for note in sorted({note for t in trees for note in t.notes}):
             out.write(f"  note: {note}\n")
+    out.write(notes.render())
     return out.getvalue()
 
 

@@ -236,7 +236,8 @@ class HistogramPane(QWidget):
             self.message.setText(f"Not available: {error or ''}")
         else:
             self.status.setText(f"{table.title}, {format_value((table.t1 - table.t0) / 1e9, 's')} window "
-                                f"from {format_value(table.t0 / 1e9, 's')} · click a cell to mark its records")
+                                f"from {format_value(table.t0 / 1e9, 's')} · " +
+                                "".join(f"{n} · " for n in table.notes) + "click a cell to mark its records")
 
     def _stat_chosen(self, stat: str) -> None:
         if self.table is not None and stat in self.table.stats:

@@ -49,6 +49,7 @@ from popview.gui.widgets.progress import JobProgress
 from popview.gui.workers import OpenJob
 from popview.runs import runs_in, series_name
 from popview.readers.errors import InputError
+from popview.gui.widgets.runtitle import titled
 from popview.gui.widgets.units import focus_text
 
 log = logging.getLogger("popview.gui")
@@ -140,6 +141,8 @@ class MainWindow(QMainWindow):
         self.state.valueModeChanged.connect(self._show_value_mode)
         self.state.openRequested.connect(self.open_paths)
         self.state.currentExperimentChanged.connect(self._show_current)
+        # a run of the same name opening later changes the current one's title (runtitle.titled)
+        self.state.experimentsChanged.connect(lambda: self._show_current(self.state.current))
         self.statusBar().showMessage("Drop traces, profiles or folders here, or use File > Open")
         self.resize(first_run_size(self.screen()))
         self._restore_layout()
@@ -296,7 +299,7 @@ class MainWindow(QMainWindow):
             act.setChecked(act.data() == mode)
 
     def _show_current(self, exp) -> None:
-        self.setWindowTitle(f"popview - {exp.name} ({exp.label})" if exp is not None else "popview")
+        self.setWindowTitle(f"popview - {titled(exp, self.state.experiments)}" if exp is not None else "popview")
 
     def _about(self) -> None:
         from popview._version import __version__

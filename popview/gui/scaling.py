@@ -41,6 +41,8 @@ LOW_PANE = 420
 """Below this height (px) the two plots go side by side: stacked, each had no room left for its curves."""
 PLOT_MIN_WIDTH = 300
 """...when each still gets this width (px): a narrower plot's legend pushes its axes past its edge."""
+TABLE_MIN_WIDTH = 420
+"""The table's least width when a low pane widens its plots (_arrange_plots)."""
 
 
 def legend_below(plot) -> pg.LegendItem:
@@ -135,6 +137,12 @@ class ScalingPane(QWidget):
         self.reference_box = QComboBox(self)
         self.mode_box = QComboBox(self)
         self.mode_box.addItems(list(series.MODES))
+        for box in (self.model_box, self.reference_box):
+            # as wide as their choices, which come after the first show: sized then, empty, they cut
+            # 'Hybrid additive' to 'Hybrid a' and '1x1  hyb_1x1' to '1x1  hyb' (heat series, Overview);
+            # a narrow pane may still shrink them
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            box.setMinimumWidth(box.fontMetrics().horizontalAdvance("x") * 10)
         self.status = QLabel(self)
         self.status.setWordWrap(True)
         self.status.linkActivated.connect(self._sums_again)     # "try again": window sums that failed
@@ -425,12 +433,28 @@ class ScalingPane(QWidget):
             self._arrange_plots()
         return super().eventFilter(obj, event)
 
+    def _table_width(self) -> int:
+        """The width the table needs to show every column whole (at least TABLE_MIN_WIDTH)."""
+        scroll = self.tree.verticalScrollBar().sizeHint().width()
+        return max(TABLE_MIN_WIDTH, self.tree.header().length() + scroll + 2 * self.tree.frameWidth())
+
     def _arrange_plots(self) -> None:
         """Stacked plots in a tall pane; side by side, without their titles (the axes name
         them), in a low one: stacked in the Overview's 200 px strip, each plot gave its title,
-        axis and legend the room and drew its curves in 0 px."""
-        low = self.height() < LOW_PANE and self.plots.width() >= 2 * PLOT_MIN_WIDTH
-        orientation = Qt.Horizontal if low else Qt.Vertical
+        axis and legend the room and drew its curves in 0 px. A low pane whose table left the
+        plots less than two plots' width gives them that width once, if its table keeps the
+        width of its columns (_table_width); else they stay stacked, without their titles
+        (heat 1x1-2x2 in the Overview at 1500x920: 390 of 1085 px, curves in 0 px, now 15)."""
+        low = self.height() < LOW_PANE
+        if not low:
+            self._widened = False
+        elif not getattr(self, "_widened", False) and self.plots.width() < 2 * PLOT_MIN_WIDTH:
+            want = 2 * PLOT_MIN_WIDTH + self.plots.handleWidth()
+            total = sum(self.split.sizes())
+            if total - want >= self._table_width():
+                self._widened = True              # once: the user's own sizes stay
+                self.split.setSizes([total - want, want])
+        orientation = Qt.Horizontal if low and self.plots.width() >= 2 * PLOT_MIN_WIDTH else Qt.Vertical
         if orientation != self.plots.orientation():
             self.plots.setOrientation(orientation)
             self.plots.setSizes([1, 1])

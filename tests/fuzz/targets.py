@@ -43,6 +43,11 @@ class CountingWriter:
     def count(self, table: str) -> int:
         return self.rows[table]
 
+    def spills_narrow(self) -> bool:
+        """Chunks may be prepared narrow (4-byte times and values where they fit), as a
+        spilling writer takes them: the fuzz runs the narrowing on mutated input too."""
+        return True
+
     def derived_can_begin(self) -> bool:
         """No derived data here: a reader finishes its own work first, as before a finish()."""
         return False

@@ -41,3 +41,20 @@ def test_cell_text_contrasts_with_its_shade(qtbot):
         back = model.data(index, Qt.ItemDataRole.BackgroundRole).color()
         text = model.data(index, Qt.ItemDataRole.ForegroundRole).color()
         assert contrast(back, text) >= 4.5, f"column {col}: text {text.name()} on {back.name()}"
+
+
+def test_a_state_table_whose_rows_leave_time_unrecorded_says_so(qtbot, shared_traces, cache_dir):
+    """heat 1x2 (Extrae): the worker records nothing while it waits; the rows added up to 93 % of
+    the threads' time and the pane said nothing (the timeline's legend: Idle (no record))."""
+    import popview
+    from popview.gui.histograms import HistogramPane
+    from tests.gui.panes import pane_alone
+
+    path = shared_traces / "popview-heat/extrae/hyb_1x2/hyb_1x2.prv"
+    state, pane = pane_alone(qtbot, HistogramPane, (700, 300))
+    with popview.open(path, cache_dir=cache_dir) as exp:
+        state.add_experiment(exp)
+        qtbot.waitUntil(lambda: pane.table is not None, timeout=60_000)
+        share = 1 - pane.table.stats["time"].sum() / ((pane.table.t1 - pane.table.t0) * len(pane.table.row_labels))
+        assert share > 0.05
+        assert f"{share:.0%} of the threads' time in this window has no state record" in pane.status.text()

@@ -423,3 +423,20 @@ def test_the_time_left_comes_from_the_compiles_rate(qtbot, monkeypatch):
     progress._quieted()
     assert not progress.compiling and progress.text() == ""
     progress.deleteLater()
+
+
+def test_in_the_overview_the_choices_are_not_cut(qtbot, series, tmp_path):
+    """In the window the Scaling tab is laid out before any run opens; its boxes took their
+    width then, empty, and cut their choices: 'Hybrid a', '1x1  hyb' (heat 1x1-2x2, Overview
+    at 1500x920)."""
+    from tests.gui import gallery
+
+    d, runs = series
+    window = gallery.open_window(qtbot, tmp_path, d / "cache", [p for p, _ in runs], len(runs), (1500, 920))
+    window.docks["Scaling"].raise_()
+    pane = window.panes["Scaling"]
+    qtbot.waitUntil(lambda: pane.table is not None, timeout=60_000)
+    qtbot.wait(200)
+    assert pane.model_box.count() and pane.reference_box.count()
+    assert not gallery.cut_choices(pane)
+    pane.runner.wait()

@@ -96,3 +96,7 @@ def test_two_runs_of_one_name_are_told_apart_by_their_format(window):
     for view in pane.views.values():
         text = view.plotItem.titleLabel.text
         assert view.run_title[0] in text
+    current = window.state.current
+    fmt = current.definitions.source_format
+    assert f"hyb_2x2 (2x2, {fmt})" in window.panes["Advisor"].header.text()
+    assert window.windowTitle() == f"popview - hyb_2x2 (2x2, {fmt})"

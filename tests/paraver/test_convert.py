@@ -158,7 +158,7 @@ def test_cli_exit_codes(tmp_path, cache_dir, capsys):
     good = write_trace(tmp_path)
     assert main(["info", str(good), "--cache-dir", str(cache_dir)]) == 0
     out = capsys.readouterr().out
-    assert "2 processes x 1 threads" in out and "PAPI_TOT_INS" in out and "paradigms   mpi" in out
+    assert "2 processes x 1 thread, 1 node, 1 application" in out and "PAPI_TOT_INS" in out and "paradigms   mpi" in out
     bad = tmp_path / "bad.prv"
     bad.write_text("nonsense\n")
     assert main(["info", str(bad), "--cache-dir", str(cache_dir)]) == 2

@@ -15,7 +15,7 @@ EXPECTED = {
     "extraeCoursecodes/MPItraces/prime_v0.prv": (16, 1, 1407, 1424, 0, ["mpi"]),
     "bsc-folding/user-functions/444.namd.prv": (1, 1, 4, 27919, 0, []),
     "paraver-kernel/cutter/qsort_beo3.prv": (4, 1, 292, 422, 33, ["mpi"]),
-    "extrae-pthread-example/my-example.prv": (1, 2, 11, 5015, 0, ["pthreads"]),
+    "extrae-pthread-example/my-example.prv": (1, 2, 11, 5015, 0, ["pthread"]),
     "profet-paraver/lulesh_4+4_with_uncores_sockets1+2.chop_5it.prv": (8, 1, 4280, 6785, 484, ["mpi"]),
     "profet-paraver/lulesh_7+1_with_uncores_sockets1+2.chop8.prv": (8, 1, 1704, 2640, 160, ["mpi"]),
 }

@@ -260,6 +260,21 @@ def without_mpi(exp, x: FocusInputs) -> bool:
     return x.n_processes <= 1 and "mpi" not in paradigms
 
 
+def thread_word(exp) -> str | None:
+    """What takes OpenMP's place in the hybrid models' names in a threaded run without OpenMP
+    ("pthreads"; METRICS.md: any X of MPI+X takes OpenMP's place unchanged), or None."""
+    paradigms = set(getattr(getattr(exp, "definitions", None), "paradigms", None) or ())
+    return "pthreads" if "pthread" in paradigms and "openmp" not in paradigms else None
+
+
+def relabel_threads(roots, word: str) -> None:
+    """The rows named after OpenMP named after the run's threading instead (their ids unchanged)."""
+    for root in roots:
+        for _, node in root.walk():
+            node.name = node.name.replace("OpenMP", word)
+            node.description = node.description.replace("OpenMP", word)
+
+
 def relabel_without_mpi(roots, names: dict[str, str], unavailable: tuple[str, ...]) -> None:
     """A run without MPI: its process-level rows named as the process level (names: id -> name,
     description NO_MPI_LOSS where the name says so), the rows that only MPI gives not available."""

@@ -22,6 +22,7 @@ from popview.gui.advisor.tab import VariantTab
 from popview.gui.jobs import Lane
 from popview.gui.widgets.elided import ElidedLabel
 from popview.gui.widgets.builds import CANCELLED, PaneBuilds
+from popview.gui.widgets.runtitle import titled
 from popview.gui.widgets.units import MICRO, focus_text
 
 WINDOW_FOCI = ("window", "iterations", "auto")   # foci that read the window sums (auto: iterations, often)
@@ -219,10 +220,11 @@ class AdvisorPane(QWidget):
         if exp is None:
             self.header.setText("<b>Advisor:</b> no experiment open")
         else:
+            opened = self.state.experiments
             self.header.setText(f"<b>Advisor:</b> {escape(focus_text(focus))}" +
-                                f" &mdash; {escape(exp.name)} ({escape(exp.label)})" +
-                                (f" &mdash; scalabilities against {escape(reference.name)} "
-                                 f"({escape(reference.label)})" if reference is not None else "") + algebra_label(exp))
+                                f" &mdash; {escape(titled(exp, opened))}" +
+                                (f" &mdash; scalabilities against {escape(titled(reference, opened))}"
+                                 if reference is not None else "") + algebra_label(exp))
         if exp is None or tab is None:
             self._show_warnings([], [])
             return

@@ -4,7 +4,6 @@ colour mode and the what/where of the point under the mouse."""
 from __future__ import annotations
 
 import html
-from collections import Counter
 
 import numpy as np
 
@@ -25,6 +24,7 @@ from popview.gui.timeline.highlight import channel as highlight_channel
 from popview.gui.timeline.rows import GROUPINGS
 from popview.gui.timeline.view import AUTO, AUTO_LINES, AUTO_PX_PER_LINE, OFF, ON, TimelineView, format_time
 from popview.gui.widgets.elided import ElidedLabel
+from popview.gui.widgets.runtitle import run_title, run_titles
 from popview.gui.widgets.units import format_span
 from popview.gui.widgets.builds import CANCELLED, PaneBuilds
 
@@ -724,24 +724,6 @@ def legend_chrome(legend) -> int:
     icon = legend.iconSize().width()
     scroll = legend.style().pixelMetric(legend.style().PixelMetric.PM_ScrollBarExtent)
     return icon + 4 * legend.spacing() + 16 + 2 * legend.frameWidth() + scroll
-
-
-def run_title(exp) -> str:
-    """A stacked timeline's title: the run's name and shape."""
-    return f"{exp.name} ({exp.label})"
-
-
-def run_titles(exps) -> dict[int, str]:
-    """Each stacked run's title by id(exp): run_title, and the trace's format where two runs would
-    read the same (the heat Score-P and Extrae 2x2 runs both read 'hyb_2x2 (2x2)', one above the
-    other: 'hyb_2x2 (2x2, otf2)' and 'hyb_2x2 (2x2, paraver)', as the Experiments pane's Format)."""
-    plain = {id(e): run_title(e) for e in exps}
-    seen = Counter(plain.values())
-
-    def told_apart(e) -> str:
-        fmt = getattr(getattr(e, "definitions", None), "source_format", "") or ""
-        return f"{e.name} ({e.label}, {fmt})" if fmt else plain[id(e)]
-    return {id(e): told_apart(e) if seen[plain[id(e)]] > 1 else plain[id(e)] for e in exps}
 
 
 def readable_height(view) -> int:

@@ -534,7 +534,7 @@ def _paradigms(seen: set[int]) -> list[str]:
     if any(60000000 <= c < 61000000 and c not in (60000019, 60000119, 60000020, 60000120) for c in seen):
         found.append("openmp")
     if any(c in (60000020, 60000120) or 61000000 <= c < 62000000 for c in seen):
-        found.append("pthreads")
+        found.append("pthread")               # the model's word (definitions.PARADIGMS), as OTF2's reader says it
     if any(63000000 <= c < 64000000 for c in seen):
         found.append("cuda")
     if any(is_io(c) for c in seen):
