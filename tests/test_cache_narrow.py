@@ -283,3 +283,26 @@ def test_the_python_stand_ins_match_the_kernels():
     narrow._uncode_python(*args, out_a)
     narrow.uncode(*args, out_b)
     assert np.array_equal(out_a, types) and np.array_equal(out_b, types)
+
+
+@pytest.mark.parametrize("share", ["counters", "all"])
+def test_the_derived_data_process_reads_a_narrow_spill(trace, tmp_path, monkeypatch, share):
+    """With the timeline overview, the derived-data process (another interpreter) reads the
+    narrow spill through the layouts saved beside its run index (the counters' share before
+    the sort, or the whole pyramid after it): the cache and overview of the rows kept in
+    memory and built in one process."""
+    from popview.cache import derived, sidecar
+
+    with popview.open(trace, cache_dir=tmp_path / "one", timeline=True) as exp:
+        one = exp.cache_path
+    monkeypatch.setattr(derived, "_side_share", lambda src, defs, calls_estimate=None: share)
+    monkeypatch.setattr(sidecar, "MIN_ROWS", 0)
+    monkeypatch.setattr(stream, "KEEP_TEXT_BYTES", 0)
+    monkeypatch.setattr(stream, "BLOCK", 64 << 10)
+    layouts = []
+    real = narrow.save
+    monkeypatch.setattr(narrow, "save", lambda path, *a: layouts.append(path.name) or real(path, *a))
+    with popview.open(trace, cache_dir=tmp_path / "two", timeline=True) as exp:
+        two = exp.cache_path
+    assert {"states.layout.i64", "events.layout.i64"} <= set(layouts)
+    assert_same_cache(one, two)          # their timeline overviews too
