@@ -252,3 +252,34 @@ def test_a_huge_time_span_and_values_through_the_reader(tmp_path, monkeypatch):
     with popview.open(prv, cache_dir=tmp_path / "spilled") as exp:
         spilled_cache = exp.cache_path
     assert_same_cache(kept_cache, spilled_cache)
+
+
+def test_the_python_stand_ins_match_the_kernels():
+    """The numpy stand-ins (run in interpreted mode, but only while numba is not loaded: a test
+    in that mode may run compiled) give what the kernels give, called directly."""
+    rng = np.random.default_rng(7)
+    col = _awkward_values(rng, 5000)
+    col[100:200] = I64.min + np.arange(100)
+    starts = np.array([0, 10, 2500], np.int64)
+    for bases, lo in ((None, narrow.UNBASED_LO), (col[starts], 0), (np.array([I64.min, -1, I64.max]), 0)):
+        b = np.zeros(3, np.int64) if bases is None else np.asarray(bases, np.int64)
+        want, got = np.empty(len(col), np.uint32), np.empty(len(col), np.uint32)
+        assert narrow._narrow_python(col, starts, b, lo, got) == narrow.narrow(col, starts, b, lo, want)
+        assert np.array_equal(got, want)
+        lengths = np.array([10, 2490, 2500], np.int64)
+        a, c = np.empty(5000, np.int64), np.empty(5000, np.int64)
+        narrow._widen_python(want, starts, lengths, np.full(3, 4, np.int64), b, lo, a)
+        narrow.widen(want, starts, lengths, np.full(3, 4, np.int64), b, lo, c)
+        assert np.array_equal(a, c)
+    types = rng.integers(-(1 << 31), 1 << 31, 40).astype(np.int32)[rng.integers(0, 40, 3000)]
+    codes, table = np.empty(3000, np.uint8), np.empty(narrow.MAX_CODES, np.int32)
+    n = narrow._code_python(types, codes, table)
+    assert np.array_equal(table[:n][codes], types)
+    k_codes, k_table = np.empty(3000, np.uint8), np.empty(narrow.MAX_CODES, np.int32)
+    assert narrow.code(types, k_codes, k_table) == n
+    out_a, out_b = np.empty(3000, np.int32), np.empty(3000, np.int32)
+    args = (codes, np.array([0], np.int64), np.array([3000], np.int64), np.array([1], np.int64),
+            np.array([0], np.int64), table[:n].astype(np.int64))
+    narrow._uncode_python(*args, out_a)
+    narrow.uncode(*args, out_b)
+    assert np.array_equal(out_a, types) and np.array_equal(out_b, types)

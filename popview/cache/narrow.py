@@ -1,4 +1,5 @@
-"""The spill's 8-byte columns in 4 bytes a row where they fit (issue 25, the tenth pass).
+"""The spill's 8-byte columns in 4 bytes a row where they fit, its event types in 1 byte
+(issue 25, the tenth pass).
 
 The writer spills the 1 GB Paraver trace's rows uncompressed (writer._Staging):
 1.2 GB of columns copied into fresh page-cache pages and read back twice (the
@@ -23,7 +24,12 @@ only the read of a column's runs changes: `SpillFile.read`, which
 `runs.read_listed` calls for such a column, wherever it is read (the sort, the
 sums, the derived-data process through `layout.i64` beside the run index).
 
-Columns kept in memory (kept.py), a Dask piece's, and the 4-byte columns are
+The events' types (`CODED`) are spilled as 1-byte codes into the chunk's table
+of its distinct types (in the order first seen; the parser takes that table as
+the block's distinct types), a chunk with more than `MAX_CODES` of them as it
+is, 4 bytes a row.
+
+Columns kept in memory (kept.py), a Dask piece's, and the other columns are
 spilled as they are; the sentinel value itself, of a column that has it, goes
 to the exceptions.
 """
@@ -60,7 +66,8 @@ def lo_of(name: str) -> int:
 
 def _highest(base):
     """The largest value stored as an offset from `base` (no overflow past int64)."""
-    return np.where(base <= I64_MAX - MAX_OFFSET, base + np.minimum(MAX_OFFSET, I64_MAX - base), I64_MAX)
+    with np.errstate(over="ignore"):
+        return np.where(base <= I64_MAX - MAX_OFFSET, base + MAX_OFFSET, I64_MAX)   # the overflows not taken
 
 
 def _narrow_python(col, starts, bases, lo, out):
@@ -350,98 +357,76 @@ class SpillFile:
         widths = lay["width"][k]
         byte = lay["byte0"][k] + (starts - lay["row0"][k]) * widths
         if self.layout.coded:
-            self._uncoded(byte, lengths, widths, lay["tab_first"][k], lay["tab"], out)
+            tabs = lay["tab"]
+            self._decoded(byte, lengths, widths, lay["tab_first"][k], out, np.uint8,
+                          lambda src, at, n, w, first, dst: uncode(src, at, n, w, first, tabs, dst))
             return out
         bases = np.zeros(len(starts), np.int64)
         thin = widths == 4
         if self.layout.based and thin.any():
             bases[thin] = self.bases.of(starts[thin])
-        if len(out) >= PREAD_MIN_RUN_ROWS * len(starts):
-            self._pread(byte, lengths, widths, bases, out)
-        else:
-            self._mapped(byte, lengths, widths, bases, out)
+        lo = self.layout.lo
+        self._decoded(byte, lengths, widths, bases, out, np.uint32,
+                      lambda src, at, n, w, base, dst: widen(src, at, n, w, base, lo, dst))
         _put_back(lay["exc_row"], lay["exc_val"], starts, lengths, out)
         return out
 
-    def _uncoded(self, byte, lengths, widths, tab_first, tabs, out) -> None:
-        """A coded column's runs (CODED): long ones read by pread into a buffer, then decoded;
-        short ones decoded from a map of the file, as _mapped does."""
+    def _decoded(self, byte, lengths, widths, extra, out, unit, kernel) -> None:
+        """out = the runs decoded, one after another, by kernel(src, starts, lengths, widths,
+        extra, out): `src` the file's bytes as items of type `unit`, the runs' starts counted in
+        those items, `extra` each run's own (base, table). Runs this long on average
+        (PREAD_MIN_RUN_ROWS) are read by pread into a buffer, a run or a piece of one at a time;
+        shorter ones are decoded from a map of the file (runs.read_runs says why)."""
+        size = np.dtype(unit).itemsize
         if len(out) < PREAD_MIN_RUN_ROWS * len(byte):
-            fd = os.open(self.path, os.O_RDONLY)
-            try:
-                m = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-            finally:
-                os.close(fd)
-            src = np.frombuffer(m, np.uint8)
-            ends = np.cumsum(lengths)
-            cuts = np.searchsorted(ends, np.arange(BATCH_ROWS, int(ends[-1]), BATCH_ROWS), side="right")
-            first = 0
-            for r0, r1 in zip(np.concatenate(([0], cuts)), np.concatenate((cuts, [len(byte)]))):
-                if r1 > r0:
-                    n = int(ends[r1 - 1]) - first
-                    uncode(src, byte[r0:r1], lengths[r0:r1], widths[r0:r1], tab_first[r0:r1], tabs,
-                           out[first:first + n])
-                    m.madvise(mmap.MADV_DONTNEED)
-                    first += n
+            src, batches = mapped_batches(self.path, unit, lengths, BATCH_ROWS)
+            for r0, r1, first, n in batches:
+                kernel(src, byte[r0:r1] // size, lengths[r0:r1], widths[r0:r1], extra[r0:r1], out[first:first + n])
             return
-        buf = np.empty(min(int((lengths * widths).max()), 4 * BATCH_ROWS), np.uint8)
+        buf = np.empty(min(int((lengths * widths).max()), 4 * BATCH_ROWS) // size + 1, unit)
+        raw = memoryview(buf).cast("B")
         zero = np.zeros(1, np.int64)
         fd = os.open(self.path, os.O_RDONLY)
         try:
             pos = 0
-            for at, n, width, t in zip(byte.tolist(), lengths.tolist(), widths.tolist(), tab_first.tolist()):
-                done = 0
-                step = len(buf) // width
+            for r, (at, n, width) in enumerate(zip(byte.tolist(), lengths.tolist(), widths.tolist())):
+                step, done = len(raw) // width, 0
                 while done < n:
                     m = min(n - done, step)
-                    _pread_into(fd, memoryview(buf[:m * width]), at + width * done, self.path)
-                    uncode(buf, zero, np.array([m], np.int64), np.array([width], np.int64),
-                           np.array([t], np.int64), tabs, out[pos + done:pos + done + m])
+                    _pread_into(fd, raw[:m * width], at + width * done, self.path)
+                    kernel(buf, zero, np.array([m], np.int64), widths[r:r + 1], extra[r:r + 1],
+                           out[pos + done:pos + done + m])
                     done += m
                 pos += n
         finally:
             os.close(fd)
 
-    def _pread(self, byte, lengths, widths, bases, out) -> None:
-        lo = self.layout.lo
-        buf = np.empty(min(int(lengths[widths == 4].max(initial=0)), BATCH_ROWS), np.uint32)
-        one = np.zeros(1, np.int64)
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            pos = 0
-            for at, n, width, base in zip(byte.tolist(), lengths.tolist(), widths.tolist(), bases.tolist()):
-                if width == 8:
-                    _pread_into(fd, memoryview(out[pos:pos + n]).cast("B"), at, self.path)
-                else:
-                    done = 0
-                    while done < n:
-                        m = min(n - done, len(buf))
-                        _pread_into(fd, memoryview(buf[:m]).cast("B"), at + 4 * done, self.path)
-                        widen(buf, one, np.array([m], np.int64), np.array([4], np.int64),
-                              np.array([base], np.int64), lo, out[pos + done:pos + done + m])
-                        done += m
-                pos += n
-        finally:
-            os.close(fd)
 
-    def _mapped(self, byte, lengths, widths, bases, out) -> None:
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            m = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-        finally:
-            os.close(fd)
-        src = np.frombuffer(m, np.uint32, count=len(m) // 4)
-        words = byte // 4
+def mapped_batches(path: Path, dtype, lengths: np.ndarray, batch_rows: int):
+    """The file at `path` mapped, as items of `dtype`, and the batches of the runs of `lengths`
+    (r0, r1, first row, rows) that hold about `batch_rows` rows each: the pages read are let go of
+    (MADV_DONTNEED: they stay cached, the process lets go of them) after each batch is taken.
+    The map goes when the last view of it does (closing it by hand fails while any reference to
+    a view, such as one held by a compiler, survives)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        m = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
+    src = np.frombuffer(m, dtype, count=len(m) // np.dtype(dtype).itemsize)
+
+    def batches():
         ends = np.cumsum(lengths)
-        cuts = np.searchsorted(ends, np.arange(BATCH_ROWS, int(ends[-1]), BATCH_ROWS), side="right")
+        cuts = np.searchsorted(ends, np.arange(batch_rows, int(ends[-1]), batch_rows), side="right")
         first = 0
-        for r0, r1 in zip(np.concatenate(([0], cuts)), np.concatenate((cuts, [len(words)]))):
+        for r0, r1 in zip(np.concatenate(([0], cuts)), np.concatenate((cuts, [len(lengths)]))):
             if r1 > r0:
                 n = int(ends[r1 - 1]) - first
-                widen(src, words[r0:r1], lengths[r0:r1], widths[r0:r1], bases[r0:r1], self.layout.lo,
-                      out[first:first + n])
-                m.madvise(mmap.MADV_DONTNEED)     # the pages stay cached; this process lets go of them
+                yield int(r0), int(r1), first, n
+                m.madvise(mmap.MADV_DONTNEED)
                 first += n
+
+    return src, batches()
 
 
 def _put_back(exc_row: np.ndarray, exc_val: np.ndarray, starts: np.ndarray, lengths: np.ndarray,

@@ -12,14 +12,13 @@ read returns counts as memory.
 """
 from __future__ import annotations
 
-import mmap
 import os
 from pathlib import Path
 
 import numpy as np
 
 from popview.cache.kept import KeptColumn
-from popview.cache.narrow import SpillFile
+from popview.cache.narrow import SpillFile, mapped_batches
 from popview.cache.order import concat_runs
 
 
@@ -129,23 +128,9 @@ def read_runs(path: Path, starts: np.ndarray, lengths: np.ndarray, out: np.ndarr
     if out.nbytes >= PREAD_MIN_RUN_BYTES * len(starts):
         _pread_runs(path, starts, lengths, out)
         return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        m = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-    finally:
-        os.close(fd)
-    # Unmapped when the last view goes (closing it by hand fails while any
-    # reference to a view, such as one held by a compiler, survives).
-    src = np.frombuffer(m, out.dtype)
-    ends = np.cumsum(lengths)
-    cuts = np.searchsorted(ends, np.arange(BATCH_ROWS, int(ends[-1]), BATCH_ROWS), side="right")
-    first = 0
-    for r0, r1 in zip(np.concatenate(([0], cuts)), np.concatenate((cuts, [len(starts)]))):
-        if r1 > r0:
-            n = int(ends[r1 - 1]) - first
-            concat_runs(src, starts[r0:r1], lengths[r0:r1], out[first:first + n])
-            m.madvise(mmap.MADV_DONTNEED)     # the pages stay cached; this process lets go of them
-            first += n
+    src, batches = mapped_batches(path, out.dtype, lengths, BATCH_ROWS)
+    for r0, r1, first, n in batches:
+        concat_runs(src, starts[r0:r1], lengths[r0:r1], out[first:first + n])
 
 
 def _pread_runs(path: Path, starts: np.ndarray, lengths: np.ndarray, out: np.ndarray) -> None:

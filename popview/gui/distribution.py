@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 from popview.analysis.distribution import RELATIVE_SPREAD, Summary, sorted_locations, summarise
 from popview.gui.trees.source import profile_values, unavailable_reason
 from popview.gui.widgets.colorscale import colours
+from popview.gui.widgets.shown import WhenShown
 from popview.gui.timeline.view import tick_labels
 from popview.gui.widgets.units import format_value, is_time
 
@@ -122,21 +123,37 @@ class DistributionPane(QWidget):
         lay.addLayout(top)
         lay.addWidget(self.plot, 1)
         lay.addWidget(self.caption)
-        state.currentExperimentChanged.connect(lambda _e: self.reload())
+        # behind the System tree's tab (the Overview) the run's values, their summary and the plot
+        # wait until the pane shows: every opening spent ~5 ms of the GUI thread here unseen
+        self._reload_soon = WhenShown(self, self.reload)
+        self._refresh_soon = WhenShown(self, self.refresh)
+        self._draw_soon = WhenShown(self, self.draw)
+        state.currentExperimentChanged.connect(self._reload_soon)
         for signal in (state.metricSelected, state.callpathSelected):
-            signal.connect(lambda _x: self.refresh())
-        state.selectionScopeChanged.connect(self.refresh)
-        state.locationSelected.connect(lambda _l: self.draw())
+            signal.connect(self._refresh_soon)
+        state.selectionScopeChanged.connect(self._refresh_soon)
+        state.locationSelected.connect(self._draw_soon)
         self.reload()
 
     def set_kind(self, kind: str) -> None:
         self.kind.setCurrentIndex(self.kind.findData(kind))
 
+    def bring_up_to_date(self) -> None:
+        """What a pane out of sight put off (WhenShown), done now."""
+        if self._reload_soon.pending:
+            self.reload()
+        elif self._refresh_soon.pending:
+            self.refresh()
+        elif self._draw_soon.pending:
+            self.draw()
+
     def reload(self) -> None:
+        self._reload_soon.pending = False
         self.pv = profile_values(self.state.current)
         self.refresh()
 
     def refresh(self) -> None:
+        self._refresh_soon.pending = False
         self.values, self.summary = np.zeros(0), None
         if self.pv is None:
             self._message(unavailable_reason(self.state.current))
@@ -174,6 +191,7 @@ class DistributionPane(QWidget):
         return location.name if process in location.name else f"{process}, {location.name}"
 
     def draw(self) -> None:
+        self._draw_soon.pending = False
         self.plot.clear()
         s = self.summary
         if s is None:

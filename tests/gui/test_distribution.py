@@ -38,7 +38,7 @@ def drawn(pane, kind):
 
 
 def test_box_plot_and_sorted_bars_of_the_selected_call_path(qtbot, run):
-    state, pane = pane_alone(qtbot, DistributionPane)
+    state, pane = pane_alone(qtbot, DistributionPane, (400, 300))
     state.set_current(run)
     prof = run.profile()
     cp = next(c for c in range(prof.n_callpaths) if prof.name(c) == "timestep")
@@ -110,7 +110,7 @@ def test_microseconds_in_seconds_are_no_outlier_and_do_not_fill_the_axis(qtbot):
 
 
 def test_a_profile_without_the_metric_says_so(qtbot, run):
-    state, pane = pane_alone(qtbot, DistributionPane)
+    state, pane = pane_alone(qtbot, DistributionPane, (400, 300))
     state.set_current(run)
     state.select_metric("no_such_metric")
     assert "not in this profile" in pane.caption.text()

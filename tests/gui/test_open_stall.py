@@ -106,11 +106,43 @@ def test_in_the_window_the_panes_behind_a_tab_wait_for_their_tab(qtbot, tmp_path
     from tests.gui import gallery
 
     window = gallery.open_window(qtbot, tmp_path, cache_dir, [trace], 1, (1500, 920))
-    hist, topo = window.panes["Histograms"], window.panes["Topology"]
+    hist, topo, dist = window.panes["Histograms"], window.panes["Topology"], window.panes["Distribution"]
     qtbot.wait(300)
-    assert not gallery.showing(hist) and not gallery.showing(topo)
+    assert not gallery.showing(hist) and not gallery.showing(topo) and not gallery.showing(dist)
     assert hist.table is None and topo.canvas.placement is None
+    assert dist.pv is None and dist.summary is None       # its values and box plot wait too (~5 ms)
     window.docks["Histograms"].raise_()
     window.docks["Topology"].raise_()
     qtbot.waitUntil(lambda: hist.table is not None and topo.canvas.placement is not None, timeout=30_000)
+    assert dist.summary is None
+    window.docks["Distribution"].raise_()
+    qtbot.waitUntil(lambda: dist.summary is not None, timeout=5000)
     hist.lane.wait()
+
+
+def test_a_hidden_distribution_pane_computes_once_it_shows(qtbot, trace, cache_dir, monkeypatch):
+    """Behind the System tree's tab it read the run's values per location, summarised and drew
+    them at every opening and at every metric or call path chosen."""
+    from popview.gui import distribution
+    from popview.gui.distribution import DistributionPane
+
+    loads = []
+    real = distribution.profile_values
+    monkeypatch.setattr(distribution, "profile_values", lambda exp: (loads.append(exp), real(exp))[1])
+    state, pane = pane_alone(qtbot, DistributionPane)
+    pane.resize(400, 300)
+    loads.clear()
+    exp = popview.open(trace, cache_dir=cache_dir)
+    with exp:
+        state.add_experiment(exp)
+        state.select_metric("time")
+        qtbot.wait(50)
+        assert not loads and pane.summary is None
+        pane.show()
+        qtbot.waitUntil(lambda: pane.summary is not None, timeout=5000)
+        assert loads == [exp]
+        pane.hide()
+        state.select_metric("visits")                 # nothing while hidden, then asked: done at once
+        assert pane.unit != "occ"
+        pane.bring_up_to_date()
+        assert pane.unit == "occ" and len(loads) == 1
