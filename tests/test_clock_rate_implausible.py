@@ -77,3 +77,14 @@ def test_tum_pos_gccg_profiles_are_flagged(tmp_path):
     assert any(n.startswith("clock rates") and "GHz" in n for n in trees[0].notes)
     warned = [t for t in trees for _, n in t.walk() if n.id == "frequency_scalability" and n.warnings]
     assert warned
+
+
+def test_the_advisor_s_trees_carry_the_series_note(runs):
+    """The Advisor compares a run with the reference among the series' runs (compute.variant)."""
+    from popview.analysis.report import compute, variants
+    slow, fast = runs
+    v = variants.BY_KEY["pop-mpi"]
+    trees = compute.variant(fast, v, popview.analysis.focus.Focus.whole(), reference=slow, series=[slow, fast])
+    assert any(n.startswith("clock rates") for t in trees for n in t.notes)
+    node = next(n for t in trees for _, n in t.walk() if n.id == "frequency_scalability")
+    assert node.warnings
