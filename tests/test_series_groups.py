@@ -73,3 +73,9 @@ def test_tum_pos_gccg_pent_is_two_series(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert [s["name"] for s in doc["series"]] == ["scorep-pent-classical-N", "scorep-pent-metis-N"]
     assert "metis-4" in doc["series"][1]["reference"]
+
+
+def test_report_on_the_folder_warns(folder, tmp_path, capsys):
+    assert main(["report", str(folder), "-o", str(tmp_path / "r.html"), "--cache-dir", str(tmp_path / "c")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the runs form 2 series by their names" in err and "g-classical-N, g-metis-N" in err
