@@ -35,8 +35,8 @@ def add_parser(sub) -> None:
     p.add_argument("--focus", default="whole", help=FOCUS_HELP)
     add_reference(p)
     p.add_argument("--scaling", default="auto", choices=["strong", "weak", "auto"],
-                   help="strong or weak scaling (default auto: guessed from the instruction counts, else the "
-                        "useful time, per processing element)")
+                   help="strong or weak scaling (default auto: guessed from the instruction counts per "
+                        "processing element; strong without them)")
     p.add_argument("--format", default="table", choices=["table", "json", "csv"],
                    help="table for people (default), json (the metric trees) or csv (one row a metric and run)")
     p.add_argument("--no-replay", action="store_true",

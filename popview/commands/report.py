@@ -25,8 +25,8 @@ def add_parser(sub) -> None:
                         f"plus computation-io): {', '.join(variants.BY_KEY)}")
     add_reference(p)
     p.add_argument("--scaling", "--mode", dest="mode", choices=series.MODES, default="auto",
-                   help="strong or weak scaling (default auto: guessed from the instruction counts, else the "
-                        "useful time, per processing element)")
+                   help="strong or weak scaling (default auto: guessed from the instruction counts per "
+                        "processing element; strong without them)")
     p.add_argument("--title", default="popview performance report", help="the report's heading")
     add_cache_dir(p)
     add_dask(p, "convert the runs and compute their metric inputs and replays, a task a run,")
