@@ -100,3 +100,24 @@ def view_kind(exp) -> str:
 def same_run(a, b) -> bool:
     """A trace and a profile of one run (never each other's reference)."""
     return a is not b and view_kind(a) != view_kind(b) and run_key(a) == run_key(b)
+
+
+def series_groups(exps) -> list[tuple[str | None, list]]:
+    """The series among runs given together, each (its name pattern, its runs in the given order):
+    runs whose names differ in more than their size (a number that is their process, thread or
+    processing-element count) are apart when that leaves some group with runs of several sizes.
+    tum-pos-gccg/pent holds scorep-pent-classical-{4,8,64} and scorep-pent-metis-{4,8,64}: taken as
+    one series, the classical 4-rank run was the metis runs' reference too. Runs of one size that
+    differ by name (prime_v0, v1, v2: code versions) stay one comparison: [(None, exps)]."""
+    def key(e) -> str:
+        p, t = e.shape()
+        sizes = {str(p), str(t), str(p * t)}
+        return re.sub(r"\d+", lambda m: "N" if m.group(0).lstrip("0") in sizes or m.group(0) in sizes
+                      else m.group(0), e.name)
+
+    groups: dict[str, list] = {}
+    for e in exps:
+        groups.setdefault(key(e), []).append(e)
+    if len(groups) < 2 or not any(len({e.shape() for e in g}) > 1 for g in groups.values()):
+        return [(None, list(exps))]
+    return list(groups.items())

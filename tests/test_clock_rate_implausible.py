@@ -77,3 +77,41 @@ def test_tum_pos_gccg_profiles_are_flagged(tmp_path):
     assert any(n.startswith("clock rates") and "GHz" in n for n in trees[0].notes)
     warned = [t for t in trees for _, n in t.walk() if n.id == "frequency_scalability" and n.warnings]
     assert warned
+
+
+def test_the_advisor_s_trees_carry_the_series_note(runs):
+    """The Advisor compares a run with the reference among the series' runs (compute.variant)."""
+    from popview.analysis.report import compute, variants
+    slow, fast = runs
+    v = variants.BY_KEY["pop-mpi"]
+    trees = compute.variant(fast, v, popview.analysis.focus.Focus.whole(), reference=slow, series=[slow, fast])
+    assert any(n.startswith("clock rates") for t in trees for n in t.notes)
+    node = next(n for t in trees for _, n in t.walk() if n.id == "frequency_scalability")
+    assert node.warnings
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="shared traces absent")
+def test_a_superlinear_warning_points_at_the_clock(tmp_path):
+    """cojack metis 8 against metis 4: global efficiency 116 % was put down to cache effects only."""
+    runs = [popview.open(SHARED / f"scorep-cojack-metis-{p}/profile.cubex", cache_dir=tmp_path) for p in (4, 8)]
+    tree = runs[1].metrics("pop-mpi", "whole", reference=runs[0])
+    node = next(n for _, n in tree.walk() if n.id == "global_efficiency")
+    assert node.value > 1 and any("superlinear" in w and "frequency scalability is 252%" in w
+                                  for w in node.warnings), node.warnings
+
+
+def test_a_superlinear_warning_points_at_the_clock_synthetic(tmp_path, cache_dir):
+    """Half the useful time at 2.5x the clock rate: global efficiency 200 % put down to cache
+    effects only on the old code."""
+    short = _body(200).replace(":1000:", ":500:")
+    lines = [ln for ln in short.splitlines() if not (ln.startswith("1:") and int(ln.split(":")[5]) >= 500)
+             and not (ln.startswith("2:") and int(ln.split(":")[5]) > 500)]
+    slow = popview.open(write_trace(tmp_path / "slow", body=_body(80), header=HEADER, pcf=PCF), cache_dir=cache_dir)
+    fast = popview.open(write_trace(tmp_path / "fast", body="\n".join(lines) + "\n",
+                                    header=HEADER.replace("1000_ns", "500_ns"), pcf=PCF),
+                        cache_dir=cache_dir)
+    with slow, fast:
+        tree = fast.metrics("pop-mpi", "whole", reference=slow)
+    node = next(n for _, n in tree.walk() if n.id == "global_efficiency")
+    assert node.value > 1, node.value
+    assert any("superlinear" in w and "frequency scalability is 250%" in w for w in node.warnings), node.warnings

@@ -110,7 +110,22 @@ def state_table(exp, t0: int, t1: int) -> Table:
                  {"time": time, "% time": time / (t1 - t0) * 100, "bursts": bursts,
                   "average burst": _ratio(time, bursts)},
                  {"time": "ns", "% time": "%", "bursts": "", "average burst": "ns"}, t0, t1, codes,
-                 np.arange(n_loc), notes=_unrecorded(time, t0, t1))
+                 np.arange(n_loc), notes=_cut_short(exp, t0, t1) + _unrecorded(time, t0, t1))
+
+
+def _cut_short(exp, t0: int, t1: int) -> list[str]:
+    """A note when the window reaches past the last record of a truncated trace (flags
+    ["truncated"]): that time is not recorded, neither a state nor a worker's idle time."""
+    if not (getattr(exp.definitions, "flags", None) or {}).get("truncated"):
+        return []
+    from popview.analysis.report.nodes import format_seconds
+    from popview.analysis.report.warnings import records_end
+    end = records_end(exp)
+    if not 0 < end < t1 or t1 <= t0:
+        return []
+    after = (t1 - max(end, t0)) / (t1 - t0)
+    return [f"the trace is truncated: no record after {format_seconds(end / 1e9)}, "
+            f"{after:.0%} of this window"]
 
 
 def _unrecorded(time: np.ndarray, t0: int, t1: int) -> list[str]:

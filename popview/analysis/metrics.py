@@ -40,6 +40,7 @@ def focus_inputs(exp, focus) -> FocusInputs:
 def reference_focus(focus: Focus, reference=None) -> Focus:
     """The focus of the reference run: the same iterations when it has them; a time window
     never carries over (popview.analysis.focus_map maps it to iterations first)."""
+    focus = as_focus(focus)
     if focus.kind in ("whole", "callpath", "auto"):
         return focus
     if focus.kind == "iterations" and reference is not None:
@@ -70,11 +71,12 @@ def guess_scaling(runs: list[FocusInputs], ref: FocusInputs) -> tuple[str, str]:
 
 
 def guess_scaling_from_time(runs: list[FocusInputs], ref: FocusInputs) -> tuple[str, str]:
-    """Without instruction counts, the same rule on the useful time: weak when the total useful
-    time grows with the processing elements, (U / U_ref) / (n / n_ref) above WEAK_THRESHOLD on
-    average (per-PE useful time not falling). LULESH (Cube, no counters) at 27-343 ranks read
-    computation scalability 3.1 % and speed-up 0.40 at 343 as 'strong scaling assumed'; its
-    per-rank useful time grows 2.5x: weak. The reason names the evidence and the way back."""
+    """Without instruction counts the series stays strong, but the reason says when the useful
+    time per processing element does not fall with more of them ((U / U_ref) / (n / n_ref) above
+    WEAK_THRESHOLD on average) and how to ask for weak scaling. Time cannot tell the two apart: a
+    strong-scaling run whose computation does not scale (replicated work, lower IPC) looks just
+    like a weak-scaling one, and taking it as weak would hide that loss. LULESH (Cube, no
+    counters, 27-343 ranks, weak) reads 3.1 % computation scalability taken as strong."""
     rows = [(x, x.useful.sum() / x.n_threads) for x in runs]
     per_ref = ref.useful.sum() / ref.n_threads if ref.n_threads else 0.0
     if per_ref <= 0 or any(not per > 0 for _, per in rows):
@@ -86,9 +88,10 @@ def guess_scaling_from_time(runs: list[FocusInputs], ref: FocusInputs) -> tuple[
     listed = ", ".join(f"{x.n_threads} PEs {per:.4g} s" for x, per in rows)
     measure = f"useful time a PE: {listed}; (U / U_ref) / (n / n_ref) average {mean:.3f}"
     if mean > WEAK_THRESHOLD:
-        return "weak", (f"weak scaling guessed: no instruction counts, but the useful time per processing element "
-                        f"does not fall with more of them ({measure} > {WEAK_THRESHOLD}): each did about as much "
-                        "work or more; give --scaling strong if every run solved the same problem")
+        return "strong", (f"strong scaling assumed: no instruction counts to tell, and the useful time per "
+                          f"processing element does not fall with more of them ({measure} > {WEAK_THRESHOLD}): "
+                          "either the computation does not scale, or each run's problem grew with its size: "
+                          "then give --scaling weak")
     return "strong", (f"strong scaling guessed: no instruction counts; the useful time per processing element falls "
                       f"with more of them ({measure} <= {WEAK_THRESHOLD})")
 
@@ -172,6 +175,17 @@ def setup_warning(exp, focus: Focus, runtime: float) -> str | None:
             f"not the program's parallel work; {hint}")
 
 
+def _point_superlinear_at_clock(roots, frequency: float) -> None:
+    """A 'superlinear computation scalability' warning (cache effects, less redundant work) says
+    when the frequency scalability carries the excess: tum-pos-gccg metis 8 ranks read global
+    efficiency 116 % put down to cache effects while its clock rate read 2.5x the reference's."""
+    for root in roots:
+        for _, node in root.walk():
+            node.warnings = [w + (f"; but the frequency scalability is {frequency:.0%}, above 100 % too: an "
+                                  "implausible clock rate, not less work, may make the excess (see its warning)")
+                             if "superlinear" in w else w for w in node.warnings]
+
+
 def run_name(exp) -> str:
     """'name (shape)' of a run, as a series labels runs of one shape apart."""
     label, name = getattr(exp, "label", "") or "this run", getattr(exp, "name", "")
@@ -235,6 +249,7 @@ def metrics(exp, model: str = "pop-mpi", focus=None, reference=None, scaling: st
                 if node.id == "frequency_scalability" and (w := frequency_warning(
                         node, run_name(exp), run_name(reference))):
                     node.warnings.append(w)
+                    _point_superlinear_at_clock(roots, node.value)
     if hasattr(module, "NO_MPI_NAMES") and without_mpi(exp, x):
         relabel_without_mpi(roots, module.NO_MPI_NAMES, getattr(module, "NO_MPI_UNAVAILABLE", NO_MPI_UNAVAILABLE))
     if hasattr(module, "NO_MPI_NAMES") and (word := thread_word(exp)):      # the hybrid and critical-path trees

@@ -101,6 +101,7 @@ class TimelineData:
         self.reader = exp.reader
         self.defs = exp.definitions
         self.n_loc = len(self.defs.locations)
+        self._recorded_end: int | None = None
         self._pyr = None      # the timeline overview, opened (or built: popview.cache.overview) when first read
         self._tile_offsets: dict[str, np.ndarray] = {}
         self._range_cache: dict[ColourMode, tuple[float, float]] = {}
@@ -139,6 +140,20 @@ class TimelineData:
     @property
     def t_end(self) -> int:
         return max(int(self.defs.t_end), 1)
+
+    @property
+    def recorded_end(self) -> int:
+        """Where the records stop: the run's end, or for a trace cut short (the reader's
+        flags["truncated"]) the time its last record reaches (report.warnings.records_end, the
+        time the metric tables' warning gives). The time after it is not recorded: not idle."""
+        if self._recorded_end is None:
+            end = self.t_end
+            if (getattr(self.defs, "flags", None) or {}).get("truncated"):
+                from popview.analysis.report.warnings import records_end
+                last = records_end(self.exp)
+                end = min(end, last) if last > 0 else end
+            self._recorded_end = end
+        return self._recorded_end
 
     def modes(self) -> list[ColourMode]:
         """Colour modes this experiment has data for."""
@@ -214,7 +229,7 @@ class TimelineData:
         worker = self._workers(rows)
         width = pic.values.shape[1]
         centre = pic.t0 + (np.arange(width) + 0.5) * ((pic.t1 - pic.t0) / width)
-        inside = (centre >= 0) & (centre < self.t_end)
+        inside = (centre >= 0) & (centre < self.recorded_end)      # a truncated trace's end: not idle
         gap = (pic.values == NONE) & worker[:, None] & inside[None, :]
         if idle is not None:
             mine = np.clip(idle[worker].astype(np.float64), 0.0, 1.0)
@@ -230,7 +245,7 @@ class TimelineData:
         pyramid.reduce_kernel(seg_row[mine], lo[mine], hi[mine], skip[mine], begin, end,
                               (end - begin).astype(np.float64), float(t0), pw, width, True, covered)
         edges = t0 + np.arange(width + 1) * pw
-        inside = np.clip(np.minimum(edges[1:], self.t_end) - np.maximum(edges[:-1], 0), 0, None) / pw
+        inside = np.clip(np.minimum(edges[1:], self.recorded_end) - np.maximum(edges[:-1], 0), 0, None) / pw
         return np.clip(inside[None, :] - np.nan_to_num(covered) / pw, 0.0, 1.0).astype(np.float32)
 
     def _categorical_records(self, mode, rows, t0, t1, width, idle: list | None = None) -> Picture:
@@ -282,7 +297,7 @@ class TimelineData:
         width_ns = self.base << level
         out = np.zeros((len(rows), len(cols)), np.float32)
         first = cols[cols >= 0] * width_ns
-        inside = np.clip(np.minimum(first + width_ns, self.t_end) - first, 0, None) / width_ns
+        inside = np.clip(np.minimum(first + width_ns, self.recorded_end) - first, 0, None) / width_ns
         out[:, cols >= 0] = np.clip(inside[None, :] - cover * (1.0 / 255.0), 0.0, 1.0)
         return out
 

@@ -4,4 +4,4 @@ stored summary (summary.py) checks it without importing numpy.
 Bump it whenever a table, column or derived dataset changes meaning: caches
 of another version are re-converted, never trusted."""
 
-SCHEMA_VERSION = 22
+SCHEMA_VERSION = 23

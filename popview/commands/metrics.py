@@ -17,6 +17,7 @@ from popview.analysis.report import nodes, series, variants
 from popview.analysis.report import warnings as warn
 from popview.analysis.series import Series
 from popview.analysis.tree_delta import find_like
+from popview.runs import series_groups
 from popview.commands.common import (add_cache_dir, add_dask, add_paths, add_reference, expand_runs, fail,
                                      find_reference, guarded, open_runs)
 
@@ -34,7 +35,8 @@ def add_parser(sub) -> None:
     p.add_argument("--focus", default="whole", help=FOCUS_HELP)
     add_reference(p)
     p.add_argument("--scaling", default="auto", choices=["strong", "weak", "auto"],
-                   help="strong or weak scaling (default auto: guessed from the instruction counts, else the useful time, per processing element)")
+                   help="strong or weak scaling (default auto: guessed from the instruction counts per "
+                        "processing element; strong without them)")
     p.add_argument("--format", default="table", choices=["table", "json", "csv"],
                    help="table for people (default), json (the metric trees) or csv (one row a metric and run)")
     p.add_argument("--no-replay", action="store_true",
@@ -56,10 +58,15 @@ def run(args) -> int:
         # epoch_*.prv.gz gave the columns 16x1, 1x1, 2x1, 4x1, 8x1
         exps = series.ordered(open_runs(stack, paths, args, focus, not args.no_replay))
         reference = find_reference(exps, args.reference) if args.reference else None
+        groups = [(None, exps)] if reference is not None else series_groups(exps)
         try:
-            s = Series(exps, reference=reference, scaling=args.scaling, focus=focus, use_replay=not args.no_replay)
-            models, why = pick_models(s, args.model)
-            text = RENDER[args.format](s, models, why)
+            parts = []
+            for name, runs in groups:
+                s = Series(runs, reference=reference, scaling=args.scaling, focus=focus,
+                           use_replay=not args.no_replay)
+                models, why = pick_models(s, args.model)
+                parts.append((name, s, models, why))
+            text = render_groups(parts, args.format)
         except (FocusError, ValueError, KeyError) as exc:
             return fail(str(exc))
     if args.output:
@@ -71,6 +78,27 @@ def run(args) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def render_groups(parts, fmt: str) -> str:
+    """One series as before; several (runs whose names differ in more than their size,
+    popview.runs.series_groups) one after another, each against its own reference, said first."""
+    if len(parts) == 1:
+        _, s, models, why = parts[0]
+        return RENDER[fmt](s, models, why)
+    names = [name for name, *_ in parts]
+    said = (f"the runs form {len(parts)} series by their names, which differ in more than their size "
+            f"({', '.join(names)}): each is analysed apart, against its own smallest run; give --reference "
+            "to compare them all as one series")
+    if fmt == "json":
+        return json.dumps({"note": said, "series": [{"name": name, **metrics_doc(s, models, why)}
+                                                    for name, s, models, why in parts]}, indent=1) + "\n"
+    if fmt == "csv":
+        texts = [render_csv(s, models, why) for _, s, models, why in parts]
+        sys.stderr.write(f"popview: {said}\n")
+        return texts[0] + "".join(t.split("\n", 1)[1] for t in texts[1:])
+    return f"Warning: {said}\n" + "".join(f"\n== Series {name} ({len(s.experiments)} runs) ==\n"
+                                          f"{render_table(s, models, why)}" for name, s, models, why in parts)
 
 
 def pick_models(s: Series, model: str) -> tuple[list[str], str]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from contextlib import ExitStack
 
 from popview.analysis.focus import Focus
@@ -10,6 +11,7 @@ from popview.analysis.report import build_report, series, variants, write_report
 from popview.commands.common import (add_cache_dir, add_dask, add_paths, add_reference, expand_runs, fail,
                                      find_reference, guarded, open_runs)
 from popview.readers.files import is_regular
+from popview.runs import series_groups
 
 
 def add_parser(sub) -> None:
@@ -23,7 +25,8 @@ def add_parser(sub) -> None:
                         f"plus computation-io): {', '.join(variants.BY_KEY)}")
     add_reference(p)
     p.add_argument("--scaling", "--mode", dest="mode", choices=series.MODES, default="auto",
-                   help="strong or weak scaling (default auto: guessed from the instruction counts, else the useful time, per processing element)")
+                   help="strong or weak scaling (default auto: guessed from the instruction counts per "
+                        "processing element; strong without them)")
     p.add_argument("--title", default="popview performance report", help="the report's heading")
     add_cache_dir(p)
     add_dask(p, "convert the runs and compute their metric inputs and replays, a task a run,")
@@ -39,6 +42,11 @@ def run(args) -> int:
         exps = open_runs(stack, paths, args, args.focus)
         runs = series.ordered(exps)
         reference = find_reference(runs, args.reference) if args.reference else 0
+        if not args.reference and len(groups := series_groups(runs)) > 1:
+            sys.stderr.write(f"popview: warning: the runs form {len(groups)} series by their names, which differ in "
+                             f"more than their size ({', '.join(name for name, _ in groups)}); the report takes "
+                             "them as one, against the smallest run: give one series' runs for a report of "
+                             "each (popview metrics shows them apart)\n")
         try:
             html_text = build_report(runs, args.focus, args.variant, None, reference, args.mode, args.title,
                                      bookmarks_note="None: bookmarks and pictures of their views come with "

@@ -102,6 +102,9 @@ def apply(window, key: str) -> None:
             docks[title].raise_()
     _resize(window, layout, size)
     check(window, key)
+    fit = getattr(window, "fit_timeline", None)
+    if fit is not None:                   # the timeline tabbed or not: a profile's one line or not
+        fit()
 
 
 def _resize(window, layout: Layout, size) -> None:

@@ -143,6 +143,10 @@ class MainWindow(QMainWindow):
         self.state.currentExperimentChanged.connect(self._show_current)
         # a run of the same name opening later changes the current one's title (runtitle.titled)
         self.state.experimentsChanged.connect(lambda: self._show_current(self.state.current))
+        self.state.experimentsChanged.connect(self._fit_timeline_soon)
+        if "Timeline" in self.docks:              # moved, tabbed or floated by hand
+            self.docks["Timeline"].dockLocationChanged.connect(self._fit_timeline_soon)
+            self.docks["Timeline"].topLevelChanged.connect(self._fit_timeline_soon)
         self.statusBar().showMessage("Drop traces, profiles or folders here, or use File > Open")
         self.resize(first_run_size(self.screen()))
         self._restore_layout()
@@ -301,6 +305,29 @@ class MainWindow(QMainWindow):
     def _show_current(self, exp) -> None:
         self.setWindowTitle(f"popview - {titled(exp, self.state.experiments)}" if exp is not None else "popview")
 
+    def _fit_timeline_soon(self) -> None:
+        QTimer.singleShot(0, self, self.fit_timeline)      # once the panes have followed the runs
+
+    def fit_timeline(self) -> None:
+        """Profiles alone have no timeline: its pane, where it has a place of its own (not
+        tabbed, not floating), is one line saying so, and the panes beside give its room to the
+        trees and the Advisor; the first trace opened gets the layout's sizes back."""
+        dock, pane = self.docks.get("Timeline"), self.panes.get("Timeline")
+        if dock is None or not hasattr(pane, "set_compact"):
+            return
+        exps = self.state.experiments
+        alone = not dock.isFloating() and not self.tabifiedDockWidgets(dock)
+        traces = any(getattr(e, "is_trace", False) for e in exps)
+        compact = alone and bool(exps) and not traces
+        if compact == pane.compact:
+            return
+        pane.set_compact(compact)
+        if traces and alone:                      # a trace now: the timeline's room back
+            if self.layout_name == layouts.OVERVIEW:
+                self._default_sizes()
+            else:
+                layouts.apply(self, self.layout_name)
+
     def _about(self) -> None:
         from popview._version import __version__
         QMessageBox.about(self, "popview", f"popview {__version__}\nPerformance analysis of parallel programs.")
@@ -348,6 +375,7 @@ class MainWindow(QMainWindow):
             dock.setFloating(False)
             dock.show()
         self._default_sizes()
+        self.fit_timeline()
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
         for job in list(self.jobs):

@@ -15,6 +15,24 @@ def variant(exp, variant, focus, reference=None, series=None, scaling: str = "au
     runs = list(series) + [r for r in (exp, reference) if all(r is not e for e in series)]
     kind, why = series_scaling(runs, focus, reference, scaling)
     trees = [exp.metrics(m, focus, reference=reference, scaling=kind) for m in variant.models]
+    clock = clock_note(runs, focus)
     for t in trees:
         t.notes.insert(0, f"{why} (over the series of {len(runs)} runs)")
+        if clock and t.model != "io":
+            t.notes.append(clock)
     return trees
+
+
+def clock_note(runs, focus) -> str | None:
+    """The series' note on clock rates that differ implausibly (Series.clock_note), for the
+    Advisor, which compares one run with the reference among the series' runs."""
+    from popview.analysis.gather import FocusError
+    from popview.analysis.metrics import focus_inputs, reference_focus, run_name
+    from popview.analysis.models.scalability import clock_rate, clock_spread_note
+    rates = []
+    for e in runs:
+        try:
+            rates.append((run_name(e), clock_rate(focus_inputs(e, reference_focus(focus, e)))))
+        except (FocusError, ValueError, KeyError):
+            rates.append((run_name(e), None))
+    return clock_spread_note(rates)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from popview.analysis.report import series
-from popview.runs import run_key
+from popview.runs import run_key, series_groups
 
 
 def series_runs(state) -> list:
@@ -17,7 +17,19 @@ def series_runs(state) -> list:
     runs = [e for e in state.experiments if state.series.get(e) == name]
     if name is None and current is not None:
         runs = [e for e in runs if e is current or _same_program(e.name, current.name)]
-    return series.ordered(_one_view_per_run(runs, current))
+    return _own_group(series.ordered(_one_view_per_run(runs, current)), current)[0]
+
+
+def _own_group(runs: list, current) -> tuple[list, str | None]:
+    """The runs of the current run's series when a folder holds several (names that differ in more
+    than their size: tum-pos-gccg/pent's classical and metis runs, popview.runs.series_groups), and
+    that series' name pattern; else the runs as given and None."""
+    if current is None or len(runs) < 2:
+        return runs, None
+    groups = series_groups(runs)
+    if len(groups) < 2:
+        return runs, None
+    return next(((g, pattern) for pattern, g in groups if any(e is current for e in g)), (runs, None))
 
 
 def _one_view_per_run(runs: list, current) -> list:
@@ -33,7 +45,17 @@ def _one_view_per_run(runs: list, current) -> list:
 
 
 def series_name(state) -> str | None:
-    return state.series.get(state.current) if state.current is not None else None
+    """The current run's series as opened (its folder), and which of the series in it when the
+    folder holds several ('pent: scorep-pent-metis-N, one of 2 series in the folder')."""
+    name = state.series.get(state.current) if state.current is not None else None
+    if name is None:
+        return None
+    runs = series.ordered(_one_view_per_run([e for e in state.experiments if state.series.get(e) == name],
+                                            state.current))
+    _, pattern = _own_group(runs, state.current)
+    if pattern is None:
+        return name
+    return f"{name}: {pattern}, one of {len(series_groups(runs))} series in the folder"
 
 
 def _same_program(a: str, b: str) -> bool:

@@ -41,6 +41,7 @@ COMMS_TIP = ("Communication lines: by default on when zoomed in far enough to te
 SIDE_PX = 200             # the legend column, widened up to LEGEND_MAX_PX for long names
 LEGEND_MAX_PX = 300       # wider names wrap: the runs keep the width
 STACK_MIN_PX = 100        # the runs and side column's least height in a low dock
+QWIDGETSIZE_MAX = (1 << 24) - 1   # Qt's "no maximum size" (not exported by PySide6)
 STACKED_SHARE = 0.3       # a few stacked runs keep room to show whole within this share of the window's height
 
 
@@ -95,6 +96,7 @@ class TimelinePane(QWidget):
         self._path_lanes: dict[int, Lane] = {}        # one per view: each view's newest request wins
         self._unprepared: dict[int, str] = {}         # runs whose overview could not be built: why
         self._settle_timer = QTimer(self, singleShot=True, interval=120, timeout=self._settled)
+        self.compact = False               # one line saying why there is no timeline (set_compact)
         self._build()
         state.experimentsChanged.connect(self._sync_experiments)
         state.currentExperimentChanged.connect(self._current_changed)
@@ -134,7 +136,7 @@ class TimelinePane(QWidget):
         self.one_run_box.toggled.connect(lambda _on: self._show_runs())
         self.save_button = self._tool("Save…", "Save the timeline as PNG or SVG", self._save_dialog)
         self.fit_scale_button = self._tool("Fit scale", "Scale the gradient to the values shown", self.fit_scale)
-        bar = QHBoxLayout()
+        self.bar = bar = QHBoxLayout()
         bar.setContentsMargins(2, 2, 2, 2)
         for w in (self.mode_box, self.group_box, self.back_button,
                   self.forward_button, self.fit_button, self.goto_edit, self.fit_scale_button, self.save_button):
@@ -222,6 +224,8 @@ class TimelinePane(QWidget):
         STACKED_SHARE of the window's height: in the Overview's first-run sizes the heat
         Score-P and Extrae 2x2 runs lacked some 30 px and the lower one's time axis was cut
         until the user scrolled; a longer series scrolls."""
+        if self.compact:                     # one line saying why there is no timeline
+            return
         self.timeline_page.layout().activate()
         least = max(STACK_MIN_PX, self.timeline_page.minimumSizeHint().height())
         window = self.window()
@@ -376,6 +380,31 @@ class TimelinePane(QWidget):
         self._apply_view_state()
         if self.path_box.isChecked() and self.view is not None:
             self._show_path_note(self.view)
+
+    def set_compact(self, on: bool) -> None:
+        """Only profiles open, in a pane of its own (not tabbed): no timeline to show, so one
+        line says why, without the tools that would act on nothing, and the pane asks no more
+        height than that line; the window gives the rest to the panes that have content (the
+        Overview left 280 px of nothing above the trees of a Cube profile)."""
+        on = bool(on)
+        if on == self.compact:
+            return
+        self.compact = on
+        for i in range(self.bar.count()):
+            widget = self.bar.itemAt(i).widget()
+            if widget is not None:
+                widget.setVisible(not on)
+        self.info.setVisible(not on)
+        self.message.setWordWrap(not on)
+        if on:
+            line = self.message.fontMetrics().height() + 2 * self.message.margin() + 8
+            self.stack.setMaximumHeight(line)
+            self.stack.setMinimumHeight(0)
+            self.setMaximumHeight(line + self.layout().spacing() * 2)
+        else:
+            self.stack.setMaximumHeight(QWIDGETSIZE_MAX)
+            self.setMaximumHeight(QWIDGETSIZE_MAX)
+            self._fit_min_height()
 
     def _show_message(self, text: str) -> None:
         """No timeline: the reason in its place, and no tool that would act on nothing."""

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QBrush, QColor, QFontMetrics
 from PySide6.QtWidgets import QMenu
 
 from popview.analysis.timeline_data import FLAG_ROWS, IDLE_GAP, MESSAGE_BUDGET, ColourMode, TimelineData
@@ -209,6 +209,7 @@ class TimelineView(pg.PlotWidget):
             self.addItem(item, ignoreBounds=True)
         self.focus_region.hide()
         self.row_band.hide()
+        self._mark_trace_end()
         self._redraw_timer = QTimer(self, singleShot=True, interval=0, timeout=self.redraw_now)
         self._record_timer = QTimer(self, singleShot=True, interval=400, timeout=self.record)
         self._hover_timer = QTimer(self, singleShot=True, interval=60, timeout=self._hover_now)
@@ -218,6 +219,26 @@ class TimelineView(pg.PlotWidget):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._apply_rows()
         self.fit()
+
+    def _mark_trace_end(self) -> None:
+        """A trace cut short (flags["truncated"]): the time after its last record hatched grey
+        and said to be unrecorded, not drawn as its threads' idle time (heat 1x2 cut at 50 %
+        of its bytes: the worker 'Idle (OpenMP worker waiting)' from 879 ms to 1.457 s)."""
+        self.trace_end = None
+        end, t_end = getattr(self.data, "recorded_end", None), getattr(self.data, "t_end", None)
+        if end is None or t_end is None or end >= t_end:
+            return
+        text = f"trace ends here (truncated):\nno record after {format_time(end)}"
+        region = pg.LinearRegionItem((end, t_end), brush=QBrush(QColor(128, 128, 128, 120), Qt.BrushStyle.BDiagPattern),
+                                     pen=pg.mkPen(110, 110, 110, width=2), movable=False)
+        region.setZValue(7)
+        region.setToolTip(text)
+        self.addItem(region, ignoreBounds=True)
+        label = pg.TextItem(text, color=(90, 90, 90), anchor=(0, 0), fill=pg.mkBrush(255, 255, 255, 200))
+        label.setPos(end, 0)
+        label.setZValue(20)
+        self.addItem(label, ignoreBounds=True)
+        self.trace_end = (end, region, label)
 
     def shutdown(self) -> None:
         """Stop every pending redraw: the experiment is about to close."""

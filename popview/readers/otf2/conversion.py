@@ -143,6 +143,7 @@ class _Conversion:
         self.counts: Counter = Counter()
         self.read: dict[int, int] = {}          # events read per location, against the announced counts
         self.seen_regions = np.zeros(len(defs.regions), bool)    # regions entered anywhere
+        self.span = [None, None]                                 # the records' first and last time (ns)
         self.callpaths = CallPaths()
         self.summaries: dict[int, threads.Summary | None] = {}
         self.waiting: list[int] = []
@@ -322,6 +323,10 @@ class _Conversion:
         for what, n in problems.counts.items():
             self.problems.add(what, n)
         ev = mapped.events
+        if len(ev["time"]):
+            first, last = int(ev["time"].min()), int(ev["time"].max())
+            self.span = [first if self.span[0] is None else min(self.span[0], first),
+                         last if self.span[1] is None else max(self.span[1], last)]
         regions = ev["value"][(ev["type"] == dd.REGION_TYPE) & (ev["value"] > 0)] - 1
         self.seen_regions[regions[regions < len(self.seen_regions)]] = True   # no sort (np.unique: 0.17 s at 10^7)
         self.done += self.tables.location_events[ref]
@@ -370,6 +375,30 @@ def _finish_messages(defs: Definitions, writer: Writer, sends: dict, recvs: dict
             defs.warnings.insert(warn_at, warning)
 
 
+UNRECORDED_SHARE = 0.01     # of the run: time the clock properties give beyond the records, said
+
+
+def unrecorded_ends(t_end: int, span, offset: int) -> str | None:
+    """Says when the definitions' clock properties (global offset, trace length: OTF2's span that
+    includes every event) reach well beyond the records. APEX 1.2.0 writes offset 0 and a trace
+    length of 584.9 ms, counted from its own start, while its events span 20.3-571.0 ms: the run's
+    duration stays the definitions' (the span the writer measured, as Vampir shows it, and what
+    the spec defines), and this says what of it holds no records."""
+    first, last = span
+    if first is None or t_end <= 0:
+        return None
+    before, after = max(first, 0), max(t_end - last, 0)
+    if before + after <= UNRECORDED_SHARE * t_end:
+        return None
+    ms = 1e6
+    return (f"the definitions' clock properties (global offset {offset}, trace length {t_end / ms:.4g} ms) give the "
+            f"run {t_end / ms:.4g} ms, the duration shown; its records span {first / ms:.4g}-{last / ms:.4g} ms: "
+            f"{before / ms:.3g} ms before the first record and {after / ms:.3g} ms after the last "
+            f"({(before + after) / t_end:.1%} of the run) hold no records (the writer's own start-up and "
+            "shut-down, or time it measured without events): whole-run figures count them as no thread's "
+            "work; a time window over the records leaves them out")
+
+
 def _finish_definitions(defs: Definitions, run: _Conversion, writer: Writer) -> None:
     counts, seen_regions = run.counts, run.seen_regions
     for mismatch in events.count_mismatches(run.anchor, run.read, run.tables):
@@ -377,6 +406,8 @@ def _finish_definitions(defs: Definitions, run: _Conversion, writer: Writer) -> 
     defs.flags["otf2_event_counts"] = dict(sorted(counts.items()))
     defs.flags["threads_grafted"] = True      # workers' visits below the fork, tasks below TASKS: profiles use them
     defs.t_end = max(defs.t_end, writer.time_max())
+    if (note := unrecorded_ends(defs.t_end, run.span, run.tables.global_offset)) is not None:
+        defs.warn(note)
     for what, n in run.problems.counts.items():
         defs.warn(f"{n} {what} not represented")
     used = {defs.regions[i].paradigm for i in np.flatnonzero(seen_regions)}
