@@ -199,3 +199,29 @@ def test_chunks_of_different_sizes_shuffled_in_one_reused_buffer(tmp_path):
             np.testing.assert_array_equal(f[name][:], values)
     assert chunks.byte_shuffle(np.arange(3, dtype=np.int32), np.full(20, 7, np.uint8)).tolist() == \
         [0, 1, 2] + [0] * 9
+
+
+@pytest.mark.parametrize("name, dtype", [("time", np.int64), ("type", np.int32), ("value", np.int64), ("loc", np.int32)])
+def test_the_events_times_and_types_are_stored_unshuffled(tmp_path, monkeypatch, name, dtype):
+    """The events' times and types without the byte shuffle (writer.UNSHUFFLED), the other
+    columns with it: written by chunks, each reads back as h5py and the threaded chunk reads
+    read it (fails if a column's pipeline and its encoding disagree)."""
+    from popview.cache import chunk_reads, chunks, schema
+
+    monkeypatch.setattr(schema, "CHUNK", 1024)
+    monkeypatch.setattr(chunk_reads, "MIN_CHUNKS", 1)
+    rng = np.random.default_rng(5)
+    data = np.cumsum(rng.integers(0, 1 << 20, 10_000)).astype(dtype) if dtype == np.int64 else \
+        rng.integers(0, 40, 10_000).astype(dtype)
+    with h5py.File(tmp_path / "u.h5", "w") as f:
+        ds = create_column(f, name, dtype, len(data))
+        out = ChunkedWriter(ds)
+        for piece in np.array_split(data, 3):
+            out.write(piece)
+        out.close()
+        shuffle, level, checksum = chunks.pipeline(ds)
+    assert (shuffle, level, checksum) == ((False, -1, True) if name in ("time", "type") else
+                                          (True, -1 if dtype == np.int64 else 1, True))
+    with h5py.File(tmp_path / "u.h5", "r") as f:
+        np.testing.assert_array_equal(f[name][:], data)
+        np.testing.assert_array_equal(chunk_reads.read_rows(f[name], 1000, 9500), data[1000:9500])
