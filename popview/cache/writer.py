@@ -62,11 +62,11 @@ def compression(level: int = 1, shuffle: bool = True) -> dict:
 # at 1, where -1 left the event types three times larger (docs/cache.md, Compression).
 COLUMN_LEVEL = {8: -1}
 # Columns stored without the byte shuffle, by name, with their level (issue 25's eleventh
-# pass): the events' times (sorted per location: their high bytes repeat, which Zstd finds
-# as well unshuffled) and types (few distinct values). On the 1 GB trace, per row: times
-# 2.6 ns at the same ratio (32) against 3.8 ns + 1-2 ns of shuffle, types 0.4 ns at ratio
-# 640 against 1.3 ns + 0.3 ns at ratio 155 (docs/cache.md, the eleventh pass).
-UNSHUFFLED = {"time": -1, "type": -1}
+# pass): the events' types (few distinct values: on the 1 GB trace 0.4 ns a row at 640 times
+# smaller, against 1.3 ns + 0.3 ns of shuffle at 155). Not the times: unshuffled they cost
+# 2.6 ns a row instead of 3.8 + 1-2 at the same size on the EPOCH traces, but were 4 times
+# larger on the 10^7-event OTF2 archive's regular times (docs/cache.md, the eleventh pass).
+UNSHUFFLED = {"type": -1}
 
 
 def create_column(group: h5py.Group, name: str, dtype, size: int) -> h5py.Dataset:
