@@ -35,11 +35,6 @@ def needed_kernels() -> list[str]:
             if module.startswith(ANALYSIS_MODULES)]
 
 
-def expected_kernels() -> int:
-    """How many compiles the waiting panes need on the window's first run (needed_kernels)."""
-    return len(needed_kernels())
-
-
 class CompileProgress(QObject):
     """Counts the compiles of popview's kernels (this process's and those relayed from its
     helper processes); `changed` when one is seen and when they stop."""
