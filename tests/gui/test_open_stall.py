@@ -56,6 +56,14 @@ def test_the_advisor_tree_is_opened_once_when_its_figures_arrive(qtbot, trace, c
         pane.runner.wait()
 
 
+
+def _counted_loads(monkeypatch, module) -> list:
+    """The runs whose values `module`'s pane reads (its profile_values), in order."""
+    loads = []
+    real = module.profile_values
+    monkeypatch.setattr(module, "profile_values", lambda exp: (loads.append(exp), real(exp))[1])
+    return loads
+
 def test_a_hidden_histograms_pane_computes_once_it_shows(qtbot, trace, cache_dir):
     state, pane = pane_alone(qtbot, HistogramPane)          # not shown: behind another tab
     pane.resize(600, 300)
@@ -81,9 +89,7 @@ def test_a_hidden_topology_pane_places_the_run_once_it_shows_or_is_asked(qtbot, 
     from popview.gui import topology
     from popview.gui.topology import TopologyPane
 
-    loads = []
-    real = topology.profile_values
-    monkeypatch.setattr(topology, "profile_values", lambda exp: (loads.append(exp), real(exp))[1])
+    loads = _counted_loads(monkeypatch, topology)
     state, pane = pane_alone(qtbot, TopologyPane)
     pane.resize(500, 300)
     loads.clear()
@@ -126,9 +132,7 @@ def test_a_hidden_distribution_pane_computes_once_it_shows(qtbot, trace, cache_d
     from popview.gui import distribution
     from popview.gui.distribution import DistributionPane
 
-    loads = []
-    real = distribution.profile_values
-    monkeypatch.setattr(distribution, "profile_values", lambda exp: (loads.append(exp), real(exp))[1])
+    loads = _counted_loads(monkeypatch, distribution)
     state, pane = pane_alone(qtbot, DistributionPane)
     pane.resize(400, 300)
     loads.clear()
