@@ -115,3 +115,52 @@ def test_graft_a_worker_that_starts_before_its_masters_enter_is_stamped():
     assert grafted == 1
     assert list(new_parent) == [-1, 0, 1, -1] and list(new_region) == [0, 1, 2, 3]
     assert list(part["callpath"]) == [0, 1, 2, 2, 3]
+
+
+def test_graft_workers_temporaries_follow_the_grafted_rows_not_all_rows(monkeypatch):
+    """2 M visits of which 2000 are grafted (a worker's visits inside the region; the others
+    after it, or the master's): the temporaries of grafting stay near the grafted rows
+    (anchors for them only, the other columns read a chunk at a time), where one int64 per
+    visit would be 16 MB."""
+    import tracemalloc
+
+    from popview.cache import grafting
+    monkeypatch.setattr(grafting, "CHUNK", 1 << 12)
+    n, n_in = 2_000_000, 1000
+    # call paths: 0 main, 1 main/parallel, 2 main/parallel/fn, 3 fn (worker root), 4 flush (worker root), 5 fn/flush
+    parent = np.array([-1, 0, 1, -1, -1, 3])
+    region = np.array([0, 1, 2, 2, 3, 3])
+    n_master = n // 2
+    n_worker = n - n_master
+    begin_m = np.arange(n_master, dtype=np.int64) * 10
+    begin_m[1] = 40          # the parallel region [40, 40 + 20 n_in)
+    cp_m = np.zeros(n_master, np.int32)
+    cp_m[1] = 1
+    end_m = begin_m + 5
+    end_m[1] = 40 + 20 * n_in
+    depth_m = np.zeros(n_master, np.int16)
+    depth_m[1] = 1
+    begin_m[2:] += 40 + 20 * n_in
+    end_m[2:] += 40 + 20 * n_in
+    # worker: n_in fn visits inside the region each with a flush nested, then flush visits after it
+    begin_w = np.arange(n_worker, dtype=np.int64) * 10 + 50
+    end_w = begin_w + 5
+    cp_w = np.full(n_worker, 4, np.int32)
+    depth_w = np.zeros(n_worker, np.int16)
+    cp_w[:2 * n_in:2], cp_w[1:2 * n_in:2], depth_w[1:2 * n_in:2] = 3, 5, 1
+    end_w[:2 * n_in:2] = begin_w[:2 * n_in:2] + 8
+    begin_w[2 * n_in:] += 40 + 20 * n_in
+    end_w[2 * n_in:] += 40 + 20 * n_in
+    part = {"loc": np.r_[np.zeros(n_master, np.int32), np.ones(n_worker, np.int32)],
+            "begin": np.r_[begin_m, begin_w], "end": np.r_[end_m, end_w], "callpath": np.r_[cp_m, cp_w],
+            "depth": np.r_[depth_m, depth_w]}
+    tracemalloc.start()
+    new_parent, new_region, grafted = grafting.graft_workers([part], parent, region, _defs_two_threads())
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert grafted == n_in
+    # 0 main, 1 main/parallel, 2 main/parallel/fn, 3 flush (worker root), 4 main/parallel/fn/flush
+    assert list(new_parent) == [-1, 0, 1, -1, 2] and list(new_region) == [0, 1, 2, 3, 3]
+    w = part["callpath"][n_master:]
+    assert (w[:2 * n_in:2] == 2).all() and (w[1:2 * n_in:2] == 4).all() and (w[2 * n_in:] == 3).all()
+    assert peak < 2_000_000, peak

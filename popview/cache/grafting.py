@@ -42,24 +42,81 @@ def graft_workers(parts: list[dict], parent: np.ndarray, region: np.ndarray,
     unchanged = parent.astype(np.int32), region.astype(np.int32), 0
     if not len(inst["end"]):
         return unchanged
-    anchors = [_anchors(p, master, inst, parent, region, openmp_work) for p in parts]
-    grafted = sum(int(((a >= 0) & (p["depth"] == 0)).sum()) for a, p in zip(anchors, parts))
+    # one part at a time, and only its grafted rows: (top-level row, anchor) kept, the nested rows found again
+    tops = [_anchors(p, master, inst, parent, region, openmp_work) for p in parts]
+    grafted = sum(len(t) for t, _ in tops)
     if not grafted:
         return unchanged
-    keys = np.unique(np.concatenate([a[a >= 0] * n_cp + p["callpath"][a >= 0] for a, p in zip(anchors, parts)]))
+    keys = np.unique(np.concatenate([np.unique(_keys(p, *_graft_rows(p, t, a), n_cp)) for (t, a), p in zip(tops, parts)]))
     new_of_key, parent, region = _grafted_paths(keys // n_cp, keys % n_cp, parent, region)
-    for a, p in zip(anchors, parts):
-        sel = a >= 0
-        p["callpath"][sel] = new_of_key[np.searchsorted(keys, a[sel] * n_cp + p["callpath"][sel])]
+    new_of_key = new_of_key.astype(np.int32)
+    for (t, a), p in zip(tops, parts):
+        rows, anchor = _graft_rows(p, t, a)
+        p["callpath"][rows] = new_of_key[np.searchsorted(keys, _keys(p, rows, anchor, n_cp))]
     parent, region, renumber = _compact(parts, parent, region)
+    renumber = renumber.astype(np.int32)
     for p in parts:
-        p["callpath"][:] = renumber[p["callpath"]]
+        cp = p["callpath"]
+        for lo in range(0, len(cp), CHUNK):
+            cp[lo:lo + CHUNK] = renumber[cp[lo:lo + CHUNK]]
     return parent.astype(np.int32), region.astype(np.int32), grafted
+
+
+CHUNK = 1 << 20     # rows renumbered at a time
+
+
+def _index_type(n: int):
+    return np.int32 if n < 2 ** 31 else np.int64
+
+
+def _graft_rows(part: dict, top: np.ndarray, anchor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows grafted with the top-level rows `top` (sorted) and the anchor of each: a
+    top-level row and the nested rows after it (rows sorted by location and begin, parents
+    first), up to the next top-level row."""
+    n = len(part["depth"])
+    itype = _index_type(n)
+    length = _span_ends(part["depth"], top).astype(itype) - top
+    total = int(length.sum())
+    shift = np.repeat(top - (np.cumsum(length) - length), length)
+    rows = np.arange(total, dtype=itype)
+    rows += shift.astype(itype, copy=False)
+    return rows, np.repeat(anchor, length)
+
+
+def _span_ends(depth: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """Per row of `top` (sorted), the next top-level row after it (or the end), CHUNK rows at a time."""
+    ends = np.full(len(top), len(depth), np.int64)
+    pending = 0                          # tops before it have their end
+    for lo in range(0, len(depth), CHUNK):
+        starts = np.flatnonzero(depth[lo:lo + CHUNK] == 0) + lo
+        if not len(starts):
+            continue
+        upto = int(np.searchsorted(top, lo + CHUNK))
+        nxt = np.searchsorted(starts, top[pending:upto], side="right")
+        found = int((nxt < len(starts)).sum())     # a prefix: the tops are sorted
+        ends[pending:pending + found] = starts[nxt[:found]]
+        pending += found
+    return ends
+
+
+def _rows_where(part: dict, test) -> np.ndarray:
+    """The rows of the part where test(columns) holds, CHUNK rows at a time."""
+    n = len(part["loc"])
+    got = [np.flatnonzero(test({k: v[lo:lo + CHUNK] for k, v in part.items()})) + lo for lo in range(0, n, CHUNK)]
+    return np.concatenate(got) if got else np.zeros(0, np.int64)
+
+
+def _keys(part: dict, rows: np.ndarray, anchor: np.ndarray, n_cp: int) -> np.ndarray:
+    """(anchor, old call path) of the rows as one int64 each."""
+    key = anchor.astype(np.int64)
+    key *= n_cp
+    key += part["callpath"][rows]
+    return key
 
 
 def _masters(defs: Definitions, n_loc: int) -> np.ndarray:
     """Per location, the first thread of its process (-1: not a thread)."""
-    out = np.full(n_loc, -1, np.int64)
+    out = np.full(n_loc, -1, np.int32)
     first: dict[int, tuple[int, int]] = {}
     for i, loc in enumerate(defs.locations):
         if loc.kind == "thread" and (loc.process not in first or loc.thread < first[loc.process][0]):
@@ -84,8 +141,7 @@ def _instances(parts: list[dict], master: np.ndarray, parallel_cp: np.ndarray) -
     """The masters' outermost parallel-construct visits, sorted by (master location, begin)."""
     cols = {k: [] for k in ("loc", "begin", "end", "callpath")}
     for p in parts:
-        loc = p["loc"].astype(np.int64)
-        sel = (master[loc] == loc) & parallel_cp[p["callpath"]] if len(loc) else np.zeros(0, bool)
+        sel = _rows_where(p, lambda c: (master[c["loc"]] == c["loc"]) & parallel_cp[c["callpath"]])
         for k in cols:
             cols[k].append(p[k][sel].astype(np.int64))
     c = {k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in cols.items()}
@@ -99,46 +155,45 @@ def _instances(parts: list[dict], master: np.ndarray, parallel_cp: np.ndarray) -
 
 
 def _anchors(part: dict, master: np.ndarray, inst: dict, parent: np.ndarray, region: np.ndarray,
-             openmp_work: np.ndarray) -> np.ndarray:
-    """Per visit of the part, the call path to graft it below (-1: none)."""
-    loc = part["loc"].astype(np.int64)
-    cp = part["callpath"].astype(np.int64)
-    n = len(loc)
-    out = np.full(n, -1, np.int64)
-    if not n:
-        return out
-    top = np.flatnonzero((part["depth"] == 0) & (master[loc] >= 0) & (master[loc] != loc))
-    if not len(top):
-        return out
-    k = _first_ending_after(inst["loc"], inst["end"], master[loc[top]], part["begin"][top].astype(np.int64))
-    found = k >= 0
-    top, k = top[found], k[found]
-    overlaps = part["end"][top] > inst["begin"][k]
-    top, k = top[overlaps | openmp_work[region[cp[top]]]], k[overlaps | openmp_work[region[cp[top]]]]
-    anchor = inst["callpath"][k]
-    same = region[cp[top]] == region[anchor]      # the worker's own visit of the construct: beside the master's
-    anchor[same] = parent[anchor[same]]
-    out[top] = anchor
-    # nested visits follow their top-level visit (rows sorted by location and begin, parents first)
-    enclosing = np.maximum.accumulate(np.where(part["depth"] == 0, np.arange(n), 0))
-    return out[enclosing]
+             openmp_work: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The part's top-level rows to graft (sorted) and the call path to graft each below,
+    CHUNK rows at a time."""
+    itype = _index_type(len(part["loc"]))
+    tops, anchors = [np.zeros(0, itype)], [np.zeros(0, np.int32)]
+    for lo in range(0, len(part["loc"]), CHUNK):
+        c = {k: v[lo:lo + CHUNK] for k, v in part.items()}
+        top = np.flatnonzero((c["depth"] == 0) & (master[c["loc"]] >= 0) & (master[c["loc"]] != c["loc"]))
+        k = _first_ending_after(inst["loc"], inst["end"], master[c["loc"][top]], c["begin"][top])
+        found = k >= 0
+        top, k = top[found], k[found]
+        cp = c["callpath"][top]
+        keep = (c["end"][top] > inst["begin"][k]) | openmp_work[region[cp]]
+        top, k, cp = top[keep], k[keep], cp[keep]
+        anchor = inst["callpath"][k]
+        same = region[cp] == region[anchor]      # the worker's own visit of the construct: beside the master's
+        anchor[same] = parent[anchor[same]]
+        top, anchor = top[anchor >= 0], anchor[anchor >= 0]     # a construct at the root: stays
+        tops.append((top + lo).astype(itype))
+        anchors.append(anchor.astype(np.int32))
+    return np.concatenate(tops), np.concatenate(anchors)
 
 
 def _first_ending_after(i_loc, i_end, q_loc, q_time) -> np.ndarray:
     """Index of the first instance of location q_loc ending after q_time (instances sorted
-    by (location, end)), or -1."""
-    n_i = len(i_loc)
-    loc = np.concatenate((i_loc, q_loc))
-    time = np.concatenate((i_end, q_time))
-    is_query = np.r_[np.zeros(n_i, np.int8), np.ones(len(q_loc), np.int8)]
-    order = np.lexsort((is_query, time, loc))       # an instance ending at q_time comes before the query
-    before = np.cumsum(is_query[order] == 0)         # instances up to each item, in sorted order
-    pos = np.empty(len(order), np.int64)
-    pos[order] = before
-    k = pos[n_i:]
-    ok = k < n_i
-    ok[ok] = i_loc[k[ok]] == q_loc[ok]
-    return np.where(ok, k, -1)
+    by (location, end)), or -1: a bisection of each query's location's instances."""
+    lo = np.searchsorted(i_loc, q_loc, side="left")
+    hi = np.searchsorted(i_loc, q_loc, side="right")
+    end = hi.copy()
+    while True:
+        open_ = lo < hi
+        if not open_.any():
+            break
+        mid = (lo + hi) // 2
+        after = np.zeros(len(mid), bool)
+        after[open_] = i_end[mid[open_]] > q_time[open_]    # an instance ending at q_time is not after it
+        hi = np.where(open_ & after, mid, hi)
+        lo = np.where(open_ & ~after, mid + 1, lo)
+    return np.where(lo < end, lo, -1)
 
 
 def _depths(parent: np.ndarray) -> np.ndarray:
