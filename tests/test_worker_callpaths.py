@@ -125,7 +125,7 @@ def test_graft_workers_temporaries_follow_the_grafted_rows_not_all_rows(monkeypa
     import tracemalloc
 
     from popview.cache import grafting
-    monkeypatch.setattr(grafting, "CHUNK", 1 << 12)
+    monkeypatch.setattr(grafting, "CHUNK", 1 << 12, raising=False)
     n, n_in = 2_000_000, 1000
     # call paths: 0 main, 1 main/parallel, 2 main/parallel/fn, 3 fn (worker root), 4 flush (worker root), 5 fn/flush
     parent = np.array([-1, 0, 1, -1, -1, 3])
