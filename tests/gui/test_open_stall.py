@@ -57,12 +57,16 @@ def test_the_advisor_tree_is_opened_once_when_its_figures_arrive(qtbot, trace, c
 
 
 
-def _counted_loads(monkeypatch, module) -> list:
-    """The runs whose values `module`'s pane reads (its profile_values), in order."""
+def _pane_counting_loads(qtbot, monkeypatch, module, pane_class, size):
+    """A pane of `module` made alone, and the runs whose values it reads (its profile_values),
+    in order, from now on."""
     loads = []
     real = module.profile_values
     monkeypatch.setattr(module, "profile_values", lambda exp: (loads.append(exp), real(exp))[1])
-    return loads
+    state, pane = pane_alone(qtbot, pane_class)
+    pane.resize(*size)
+    loads.clear()
+    return state, pane, loads
 
 def test_a_hidden_histograms_pane_computes_once_it_shows(qtbot, trace, cache_dir):
     state, pane = pane_alone(qtbot, HistogramPane)          # not shown: behind another tab
@@ -89,10 +93,7 @@ def test_a_hidden_topology_pane_places_the_run_once_it_shows_or_is_asked(qtbot, 
     from popview.gui import topology
     from popview.gui.topology import TopologyPane
 
-    loads = _counted_loads(monkeypatch, topology)
-    state, pane = pane_alone(qtbot, TopologyPane)
-    pane.resize(500, 300)
-    loads.clear()
+    state, pane, loads = _pane_counting_loads(qtbot, monkeypatch, topology, TopologyPane, (500, 300))
     exp = popview.open(trace, cache_dir=cache_dir)
     with exp:
         state.add_experiment(exp)
@@ -132,10 +133,7 @@ def test_a_hidden_distribution_pane_computes_once_it_shows(qtbot, trace, cache_d
     from popview.gui import distribution
     from popview.gui.distribution import DistributionPane
 
-    loads = _counted_loads(monkeypatch, distribution)
-    state, pane = pane_alone(qtbot, DistributionPane)
-    pane.resize(400, 300)
-    loads.clear()
+    state, pane, loads = _pane_counting_loads(qtbot, monkeypatch, distribution, DistributionPane, (400, 300))
     exp = popview.open(trace, cache_dir=cache_dir)
     with exp:
         state.add_experiment(exp)

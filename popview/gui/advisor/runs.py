@@ -20,16 +20,17 @@ def series_runs(state) -> list:
     return _own_group(series.ordered(_one_view_per_run(runs, current)), current)[0]
 
 
-def _own_group(runs: list, current) -> tuple[list, str | None]:
+def _own_group(runs: list, current) -> tuple[list, str | None, int]:
     """The runs of the current run's series when a folder holds several (names that differ in more
-    than their size: tum-pos-gccg/pent's classical and metis runs, popview.runs.series_groups), and
-    that series' name pattern; else the runs as given and None."""
+    than their size: tum-pos-gccg/pent's classical and metis runs, popview.runs.series_groups), that
+    series' name pattern and the number of series; else the runs as given, None and 1."""
     if current is None or len(runs) < 2:
-        return runs, None
+        return runs, None, 1
     groups = series_groups(runs)
     if len(groups) < 2:
-        return runs, None
-    return next(((g, pattern) for pattern, g in groups if any(e is current for e in g)), (runs, None))
+        return runs, None, 1
+    return next(((g, pattern, len(groups)) for pattern, g in groups if any(e is current for e in g)),
+                (runs, None, 1))
 
 
 def _one_view_per_run(runs: list, current) -> list:
@@ -52,10 +53,10 @@ def series_name(state) -> str | None:
         return None
     runs = series.ordered(_one_view_per_run([e for e in state.experiments if state.series.get(e) == name],
                                             state.current))
-    _, pattern = _own_group(runs, state.current)
+    _, pattern, n_series = _own_group(runs, state.current)
     if pattern is None:
         return name
-    return f"{name}: {pattern}, one of {len(series_groups(runs))} series in the folder"
+    return f"{name}: {pattern}, one of {n_series} series in the folder"
 
 
 def _same_program(a: str, b: str) -> bool:
